@@ -1,0 +1,118 @@
+:- module(etalis,
+          [ etalis_api/3,               % +Request, +Payload, -Reply
+            load_engine/4,              % +Source, +Options, -Engine, -Compiled
+            feed_events/4               % +Engine, +Text, -Summary, -Detections
+          ]).
+:- use_module(library(error)).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(http/json)).
+:- use_module(etalis/syntax).
+:- use_module(etalis/compile).
+:- use_module(etalis/runtime).
+:- use_module(etalis/operators, [store_index/3]).
+
+/** <module> etalis-py: the engine's face towards Python
+
+Python talks to the engine through etalis_api/3 only: a request term as
+text, a payload (rule text or event lines) and a reply as text.  The
+reply starts with one line of JSON, the header; for `feed` the
+detections follow, one JSON object a line.  An error is a header
+`{"error": {...}}` with the file, line and column where it applies.
+
+Requests:
+
+  - create(Source, Options): payload is rule text (Source is `file(Path)`
+    to read Path instead, or `text(Name)`); Options as compile_items/3.
+  - feed(Engine, FirstLine): payload is event lines.
+  - stats(Engine), destroy(Engine).
+  - listing(Source, Options): the binary goals and clauses.
+*/
+
+%!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
+%
+%   Serve one request from Python; never raises.
+
+etalis_api(RequestText, Payload, Reply) :-
+    catch(( term_string(Request, RequestText),
+            serve(Request, Payload, Header, Body) ),
+          Error,
+          error_reply(Error, Header, Body)),
+    !,
+    with_output_to(string(H), json_write_dict(current_output, Header, [width(0)])),
+    string_concat(H, "\n", H1),
+    string_concat(H1, Body, Reply).
+etalis_api(RequestText, _, Reply) :-
+    format(string(Reply), "{\"error\": {\"kind\": \"internal\", \"message\": \"request failed: ~w\"}}\n",
+           [RequestText]).
+
+serve(create(Source, Options), Payload, Header, "") :-
+    load_engine(source(Source, Payload), Options, M, Compiled),
+    Compiled = compiled(program(Nodes, _), _, _, settings(Policy, _, Printed, NRules)),
+    length(Nodes, NNodes),
+    maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
+    Header = _{engine: M, rules: NRules, goals: NNodes, policy: Policy, printed: PrintedS}.
+serve(feed(M, FirstLine), Payload, Header, Detections) :-
+    engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings), Detections),
+    maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
+    maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
+    Header = _{accepted: Accepted, rejected: Rs, warnings: Ws}.
+serve(stats(M), _, _{pending: Total, stores: Stores}, "") :-
+    findall(_{goal: Id, side: Side, pending: C},
+            ( engine_pending(M, I, C), C > 0, store_index(Id, Side, I) ),
+            Stores),
+    aggregate_all(sum(C), engine_pending(M, _, C), Total).
+serve(destroy(M), _, _{destroyed: M}, "") :-
+    engine_destroy(M).
+serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
+    source_items(source(Source, Payload), Items),
+    compile_items(Items, Options, Compiled),
+    with_output_to(string(Text), compiled_listing(Compiled)).
+
+%!  load_engine(+Source, +Options, -Engine, -Compiled) is det.
+%
+%   Compile the rules of Source into a new engine.
+
+load_engine(Source, Options, M, Compiled) :-
+    source_items(Source, Items),
+    compile_items(Items, Options, Compiled),
+    engine_create(M),
+    catch(load_compiled(M, Compiled), E, (engine_destroy(M), throw(E))).
+
+source_items(source(file(Path), _), Items) :- !,
+    read_etl_file(Path, Items).
+source_items(source(text(Name), Text), Items) :- !,
+    read_etl_string(Text, Name, Items).
+source_items(source(Source, _), _) :-
+    domain_error(etalis_source, Source).
+
+%!  feed_events(+Engine, +Text, -Summary, -Detections) is det.
+%
+%   Process the event lines of Text (see engine_feed/5).
+
+feed_events(M, Text, Summary, Detections) :-
+    engine_feed(M, Text, 1, Summary, Detections).
+
+error_reply(error(etalis_error(Message, Hint), pos(File, Line, Column)), Header, "") :- !,
+    Header = _{error: _{kind: rule, message: Message, hint: Hint,
+                        file: File, line: Line, column: Column}}.
+error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
+    format(string(M), "rule file ~w does not exist", [File]),
+    Header = _{error: _{kind: file, message: M, file: File}}.
+error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
+    format(string(M), "engine ~w does not exist (it was closed)", [E]),
+    Header = _{error: _{kind: engine, message: M}}.
+error_reply(Error, Header, "") :-
+    message_to_codes(Error, Codes),
+    string_codes(M, Codes),
+    Header = _{error: _{kind: internal, message: M}}.
+
+message_to_codes(Error, Codes) :-
+    catch(( message_to_codes_(Error, Codes) ), _, fail),
+    !.
+message_to_codes(Error, Codes) :-
+    format(codes(Codes), "~q", [Error]).
+
+message_to_codes_(Error, Codes) :-
+    '$messages':translate_message(Error, Lines, []),
+    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).

@@ -1,0 +1,138 @@
+:- module(etalis_binarize,
+          [ binarize_rules/2           % +Rules, -Program
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(library(ordsets)).
+:- use_module(syntax, [etalis_error/3]).
+
+/** <module> Binarization: patterns into binary goals
+
+Every pattern is split into goals of at most two inputs, each producing
+an intermediate event `'$ieN'(Vars...)` that carries the variables of
+its sub-pattern.  A rule `H <- P` becomes the goals of P plus a link
+from P's event to H.  Identical sub-patterns (equal up to variable
+renaming, with the same window and policy) become one shared goal.
+
+A program is program(Nodes, Links):
+
+  - node(Id, Op, Inputs, Out, Window, Policy)
+    Op is temporal(Name) or `or` (Inputs [L, R]), where(Goal) or
+    `filter` (Inputs [In]).  Window is a number of seconds or `inf`.
+  - link(Label, Out, Head, Where)
+*/
+
+%!  binarize_rules(+Rules, -Program) is det.
+%
+%   Rules is a list of rule(Label, Head, Pattern, Where, VarNames, Policy).
+%
+%   @error etalis_error(Message, Hint) for a rule whose head uses a
+%   variable that its pattern does not bind, or an `or` whose branches
+%   bind different variables that are used outside it.
+
+binarize_rules(Rules, program(Nodes, Links)) :-
+    foldl(binarize_rule, Rules, Links, nodes(0, []), nodes(_, RevNodes)),
+    reverse(RevNodes, Nodes).
+
+binarize_rule(rule(Label, Head, Pattern, Where, VarNames, Policy),
+              link(Label, Out, Head, Where), S0, S) :-
+    Ctx = ctx(Policy, inf, Where, VarNames),
+    term_variables(Head, Outside),
+    binarize(Pattern, Ctx, Outside, Out, S0, S),
+    head_bound(Head, Out, Ctx).
+
+head_bound(Head, Out, ctx(_, _, Where, VarNames)) :-
+    term_variables(Head, HVs),
+    term_variables(Out, OVs),
+    (   member(V, HVs), \+ ( member(O, OVs), O == V )
+    ->  var_name(V, VarNames, Name),
+        format(string(M), "variable ~w of the head is not bound by the pattern", [Name]),
+        etalis_error(M, "use the variable in an event of the pattern, or bind it in a where condition", Where)
+    ;   true
+    ).
+
+var_name(V, VarNames, Name) :-
+    (   member(Name = V0, VarNames), V0 == V
+    ->  true
+    ;   Name = '_'
+    ).
+
+%   binarize(+Pattern, +Ctx, +Outside, -Out, +S0, -S)
+%
+%   Out is the event that signals an occurrence of Pattern.  Outside
+%   holds the variables used by the rest of the rule.
+
+binarize(event(E), _, _, E, S, S).
+binarize(op(Op, P, Q), Ctx, Outside, Out, S0, S) :-
+    operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
+    term_variables(OP-OQ, Vs),
+    node(temporal(Op), [OP, OQ], Vs, Ctx, Out, S1, S).
+binarize(or(P, Q), Ctx, Outside, Out, S0, S) :-
+    operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
+    or_variables(OP, OQ, Outside, Ctx, Vs),
+    node(or, [OP, OQ], Vs, Ctx, Out, S1, S).
+binarize(where(P, Goal), Ctx, Outside, Out, S0, S) :-
+    term_variables(Outside-Goal, Outside1),
+    binarize(P, Ctx, Outside1, OP, S0, S1),
+    term_variables(OP, InVs),
+    term_variables(Goal, GoalVs),
+    include(in_vars(Outside), GoalVs, Exported),
+    term_variables(InVs-Exported, Vs),
+    node(where(Goal), [OP], Vs, Ctx, Out, S1, S).
+binarize(within(P, W), ctx(Pol, W0, Where, VN), Outside, Out, S0, S) :-
+    W1 is min(W0, W),
+    Ctx = ctx(Pol, W1, Where, VN),
+    (   P = event(E)
+    ->  term_variables(E, Vs),
+        node(filter, [E], Vs, Ctx, Out, S0, S)
+    ;   binarize(P, Ctx, Outside, Out, S0, S)
+    ).
+binarize(cnot(_, _), ctx(_, _, Where, _), _, _, _, _) :-
+    etalis_error("cnot is not supported by this version of the compiler",
+                 "express the pattern without negation for now", Where).
+
+operands(P, Q, Ctx, Outside, OP, OQ, S0, S) :-
+    term_variables(Outside-Q, OutsideP),
+    binarize(P, Ctx, OutsideP, OP, S0, S1),
+    term_variables(Outside-OP, OutsideQ),
+    binarize(Q, Ctx, OutsideQ, OQ, S1, S).
+
+in_vars(Vars, V) :-
+    member(V0, Vars),
+    V0 == V,
+    !.
+
+%   An `or` carries the variables bound by both branches.  A variable
+%   bound by one branch only may not be used outside the `or`.
+
+or_variables(OP, OQ, Outside, ctx(_, _, Where, VarNames), Vs) :-
+    term_variables(OP, PV),
+    term_variables(OQ, QV),
+    include(in_vars(QV), PV, Vs),
+    (   ( member(V, PV), \+ in_vars(QV, V)
+        ; member(V, QV), \+ in_vars(PV, V)
+        ),
+        in_vars(Outside, V)
+    ->  var_name(V, VarNames, Name),
+        format(string(M), "variable ~w is bound by only one branch of `or` but used outside it", [Name]),
+        etalis_error(M, "bind the variable in both branches, or use it only inside its branch", Where)
+    ;   true
+    ).
+
+%   node(+Op, +Inputs, +Vars, +Ctx, -Out, +S0, -S)
+%
+%   Out is the event of the goal Op over Inputs, shared with an
+%   identical goal made before.
+
+node(Op, Inputs, Vars, ctx(Policy, W, _, _), Out, nodes(N0, Nodes), S) :-
+    Key = key(Op, Inputs, Vars, W, Policy),
+    (   member(node(_, Op1, In1, Out1, W1, P1), Nodes),
+        Out1 =.. [_|Vars1],
+        key(Op1, In1, Vars1, W1, P1) =@= Key
+    ->  copy_term(key(Op1, In1, Vars1, W1, P1)-Out1, Key-Out),
+        S = nodes(N0, Nodes)
+    ;   N is N0 + 1,
+        format(atom(Name), '$ie~d', [N]),
+        Out =.. [Name|Vars],
+        S = nodes(N, [node(N, Op, Inputs, Out, W, Policy)|Nodes])
+    ).

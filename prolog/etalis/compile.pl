@@ -1,0 +1,201 @@
+:- module(etalis_compile,
+          [ compile_items/3,            % +Items, +Options, -Compiled
+            load_compiled/2,            % +Engine, +Compiled
+            compiled_listing/1          % +Compiled
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(library(error)).
+:- use_module(library(listing), [portray_clause/3]).
+:- use_module(syntax).
+:- use_module(binarize).
+:- use_module(operators).
+:- use_module(policies, [policy/1]).
+
+/** <module> Compiling rule files into event-driven clauses
+
+compile_items/3 turns the items of a rule file (see read_etl_file/2)
+into compiled(Program, Clauses, Statics, Settings):
+
+  - Program: the binary goals, see binarize_rules/2;
+  - Clauses: the '$on'/4 and '$reported'/1 clauses of the engine;
+  - Statics: static(Clause, Where), the file's background knowledge;
+  - Settings: settings(DefaultPolicy, RulePolicies, Printed, Rules)
+    with RulePolicies a list Label-Policy and Printed a list of
+    Name/Arity.
+
+Directives understood in a rule file:
+
+  - `:- policy(P).` the default consumption policy of the file;
+  - `:- policy(Label, P).` the policy of the rule labelled Label;
+  - `:- print_events([Name/Arity, ...]).` the events that are
+    reported (default: the head of every rule).
+*/
+
+%!  compile_items(+Items, +Options, -Compiled) is det.
+%
+%   Options: policy(P), a default policy that overrides the file's own
+%   `:- policy(P)` directive.
+%
+%   @error etalis_error(Message, Hint) with the position of the problem.
+
+compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
+    include(is_rule, Items, Rules0),
+    include(is_static, Items, Statics),
+    include(is_directive, Items, Directives),
+    foldl(directive, Directives, settings(_, [], _), settings(FilePolicy, Overrides, Printed0)),
+    (   option_policy(Options, Policy)
+    ->  true
+    ;   nonvar(FilePolicy)
+    ->  Policy = FilePolicy
+    ;   Policy = unrestricted
+    ),
+    unique_labels(Rules0),
+    check_overrides(Overrides, Rules0),
+    maplist(rule_policy(Policy, Overrides), Rules0, Rules),
+    binarize_rules(Rules, Program),
+    Program = program(Nodes, Links),
+    (   var(Printed0)
+    ->  findall(N/A, ( member(rule(_, H, _, _, _), Rules0), functor(H, N, A) ), Printed1),
+        sort(Printed1, Printed)
+    ;   Printed = Printed0
+    ),
+    findall(C, ( member(Node, Nodes), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
+    maplist(link_clause, Links, LinkClauses),
+    findall('$reported'(T), ( member(N/A, Printed), functor(T, N, A) ), Reported),
+    append([Reported, NodeClauses, LinkClauses], Clauses),
+    length(Rules, NRules),
+    Settings = settings(Policy, Overrides, Printed, NRules).
+
+is_rule(rule(_, _, _, _, _)).
+is_static(static(_, _)).
+is_directive(directive(_, _)).
+
+option_policy(Options, Policy) :-
+    memberchk(policy(Policy), Options),
+    nonvar(Policy),
+    must_be(oneof([unrestricted, recent, chronological]), Policy).
+
+directive(directive(D, Where), S0, S) :-
+    (   directive_(D, Where, S0, S)
+    ->  true
+    ;   format(string(M), "unknown directive ~q", [D]),
+        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...])", Where)
+    ).
+
+directive_(policy(P), Where, settings(_, O, Pr), settings(P, O, Pr)) :-
+    valid_policy(P, Where).
+directive_(policy(Label, P), Where, settings(D, O, Pr), settings(D, [Label-P-Where|O], Pr)) :-
+    valid_policy(P, Where),
+    (   atom(Label)
+    ->  true
+    ;   etalis_error("a rule label must be an atom", "write e.g. :- policy(my_rule, recent).", Where)
+    ).
+directive_(print_events(Specs), Where, settings(D, O, _), settings(D, O, Printed)) :-
+    (   is_list(Specs), maplist(event_spec, Specs, Printed)
+    ->  true
+    ;   etalis_error("print_events takes a list of Name/Arity", "write e.g. :- print_events([alarm/1]).", Where)
+    ).
+
+event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
+
+valid_policy(P, Where) :-
+    (   atom(P), policy(P)
+    ->  true
+    ;   format(string(M), "unknown consumption policy ~q", [P]),
+        etalis_error(M, "use unrestricted, recent or chronological", Where)
+    ).
+
+unique_labels(Rules) :-
+    (   append(_, [rule(L, _, _, _, _)|After], Rules),
+        L \== '',
+        member(rule(L, _, _, Where, _), After)
+    ->  format(string(M), "the label ~q is used by more than one rule", [L]),
+        etalis_error(M, "give each rule its own label", Where)
+    ;   true
+    ).
+
+check_overrides(Overrides, Rules) :-
+    forall(member(Label-_-Where, Overrides),
+           (   memberchk(rule(Label, _, _, _, _), Rules)
+           ->  true
+           ;   format(string(M), "no rule is labelled ~q", [Label]),
+               etalis_error(M, "label the rule: Label : Head <- Pattern.", Where)
+           )).
+
+rule_policy(Default, Overrides, rule(L, H, P, W, V), rule(L, H, P, W, V, Policy)) :-
+    (   L \== '', memberchk(L-Policy-_, Overrides)
+    ->  true
+    ;   Policy = Default
+    ).
+
+%!  load_compiled(+Engine, +Compiled) is det.
+%
+%   Load the clauses and static rules of Compiled into Engine and give
+%   it fresh state.
+%
+%   @error etalis_error(Message, Hint) for a static clause that cannot
+%   be defined (e.g. it redefines a built-in predicate).
+
+load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, _)) :-
+    maplist(load_static(M), Statics),
+    forall(member(C0, Clauses),
+           (   bind_engine(C0, M, C),
+               assertz(M:C)
+           )),
+    length(Nodes, N),
+    Stores is 2*N,
+    etalis_runtime:engine_start(M, Stores).
+
+bind_engine(C0, M, C) :-
+    copy_term(C0, C1),
+    replace_engine(C1, M, C).
+
+replace_engine(T, _, T) :- var(T), !.
+replace_engine('$engine', M, M) :- !.
+replace_engine(T, M, T1) :-
+    compound(T), !,
+    compound_name_arguments(T, N, As),
+    maplist([A, B]>>replace_engine(A, M, B), As, Bs),
+    compound_name_arguments(T1, N, Bs).
+replace_engine(T, _, T).
+
+load_static(M, static(Clause, Where)) :-
+    expand_term(Clause, Expanded),
+    (   is_list(Expanded) -> Cs = Expanded ; Cs = [Expanded] ),
+    forall(member(C, Cs),
+           catch(assertz(M:C), E, static_error(E, Where))).
+
+static_error(error(permission_error(modify, static_procedure, PI), _), Where) :- !,
+    format(string(M), "cannot redefine the built-in predicate ~q", [PI]),
+    etalis_error(M, "rename your predicate", Where).
+static_error(E, Where) :-
+    format(string(M), "cannot load this clause: ~q", [E]),
+    etalis_error(M, "check the clause", Where).
+
+%!  compiled_listing(+Compiled) is det.
+%
+%   Print the binary goals and the generated clauses of Compiled.
+
+compiled_listing(compiled(program(Nodes, Links), Clauses, _, settings(Policy, _, Printed, _))) :-
+    format("% default policy: ~w~n% reported events: ~q~n~n% Binary goals~n", [Policy, Printed]),
+    forall(member(Node, Nodes), print_node(Node)),
+    format("~n% Rules~n"),
+    forall(member(link(Label, Out, Head, pos(_, Line, _)), Links),
+           (   copy_term(Out-Head, O-H),
+               numbervars(O-H, 0, _),
+               format("~q <- ~q.    % ~w line ~w~n", [H, O, Label, Line]) )),
+    format("~n% Event-driven clauses~n"),
+    forall(member(C, Clauses), portray_clause(current_output, C, [module(etalis_syntax)])).
+
+print_node(node(Id, Op, Inputs, Out, W, Policy)) :-
+    copy_term(Op-Inputs-Out, Op1-Ins-O),
+    numbervars(Op1-Ins-O, 0, _),
+    node_pattern(Op1, Ins, Pattern),
+    format("~d: ~q <- ~W    % window ~w, ~w~n",
+           [Id, O, Pattern, [quoted(true), numbervars(true), module(etalis_syntax)], W, Policy]).
+
+node_pattern(temporal(Op), [L, R], P) :- P =.. [Op, L, R].
+node_pattern(or, [L, R], or(L, R)).
+node_pattern(where(G), [In], where(In, G)).
+node_pattern(filter, [In], In).

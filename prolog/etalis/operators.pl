@@ -1,0 +1,231 @@
+:- module(etalis_operators,
+          [ temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
+            node_clauses/3,             % +Module, +Node, -Clauses
+            link_clause/2,              % +Link, -Clause
+            store_index/3,              % +NodeId, ?Side, -Index
+            interval_goal/4             % +Goal, +T1, +T2, -Goal1
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+
+/** <module> One rule template per operator
+
+The event-driven backward-chaining clauses of a binary goal are made
+here.  Every generated clause has the head
+
+    '$on'(Event, T1, T2, Out)
+
+"Event occurred over [T1,T2]"; it succeeds once for every reported
+detection Out that the occurrence leads to, and stores pending goals as
+a side effect.  A goal's result event E is passed on with
+'$derived'(E, T1, T2, Out), which reports E when it is printed and
+propagates it as an event in its own right.
+
+The temporal operators differ only in their condition, result interval
+and the sides that must be stored (the side that can complete first),
+which temporal_spec/6 gives for each of them.
+*/
+
+%!  temporal_spec(?Op, ?A, ?B, -Cond, -Result, -Stored) is nondet.
+%
+%   For operands with intervals A = i(A1,A2) and B = i(B1,B2), the
+%   pattern `A Op B` holds when Cond does, over the interval
+%   Result = i(Start, End) (arithmetic expressions).  Stored lists the
+%   operands that may complete first, and so must wait as pending goals.
+
+temporal_spec(seq,           i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]).
+temporal_spec(before,        i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]).
+temporal_spec(after,         i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right]).
+temporal_spec(and,           i(A1,A2), i(B1,B2), true,
+              i(min(A1,B1), max(A2,B2)), [left,right]).
+temporal_spec(par,           i(A1,A2), i(B1,B2), max(A1,B1) < min(A2,B2),
+              i(min(A1,B1), max(A2,B2)), [left,right]).
+temporal_spec(meets,         i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right]).
+temporal_spec(met_by,        i(A1,A2), i(B1,B2), B2 =:= A1, i(B1,A2), [left,right]).
+temporal_spec(overlaps,      i(A1,A2), i(B1,B2), (A1 < B1, B1 < A2, A2 < B2), i(A1,B2), [left]).
+temporal_spec(overlapped_by, i(A1,A2), i(B1,B2), (B1 < A1, A1 < B2, B2 < A2), i(B1,A2), [right]).
+temporal_spec(starts,        i(A1,A2), i(B1,B2), (A1 =:= B1, A2 < B2), i(B1,B2), [left]).
+temporal_spec(started_by,    i(A1,A2), i(B1,B2), (A1 =:= B1, B2 < A2), i(A1,A2), [right]).
+temporal_spec(during,        i(A1,A2), i(B1,B2), (B1 < A1, A2 < B2), i(B1,B2), [left]).
+temporal_spec(contains,      i(A1,A2), i(B1,B2), (A1 < B1, B2 < A2), i(A1,A2), [right]).
+temporal_spec(finishes,      i(A1,A2), i(B1,B2), (A2 =:= B2, B1 < A1), i(B1,B2), [left,right]).
+temporal_spec(finished_by,   i(A1,A2), i(B1,B2), (A2 =:= B2, A1 < B1), i(A1,A2), [left,right]).
+temporal_spec(equals,        i(A1,A2), i(B1,B2), (A1 =:= B1, A2 =:= B2), i(A1,A2), [left,right]).
+
+%!  store_index(+NodeId, ?Side, -Index) is det.
+%
+%   Index of the goal store of Side (left or right) of node NodeId.
+
+store_index(Id, left, I) :- I is 2*Id - 1.
+store_index(Id, right, I) :- I is 2*Id.
+
+%!  node_clauses(+Module, +Node, -Clauses) is det.
+%
+%   Clauses are the '$on'/4 clauses of Node, for the engine Module.
+
+node_clauses(M, node(Id, temporal(Op), [L, R], Out, W, Policy), Clauses) :-
+    !,
+    findall(C, temporal_clause(M, Id, Op, L, R, Out, W, Policy, C), Clauses).
+node_clauses(_, node(_, Op, Inputs, Out, W, _), Clauses) :-
+    findall(C, ( member(In, Inputs), pass_clause(Op, In, Out, W, C) ), Clauses).
+
+%   pass_clause(+Op, +In, +Out, +W, -Clause): `or`, `where` and window
+%   filters pass an occurrence on over the same interval.
+
+pass_clause(Op, In0, Out0, W, ('$on'(In, T1, T2, O) :- Body)) :-
+    copy_term(Op-In0-Out0, Op1-In-Out),
+    window_check(W, T1, T2, Check),
+    pass_goal(Op1, T1, T2, Goal),
+    conj([Check, Goal, '$derived'(Out, T1, T2, O)], Body).
+
+pass_goal(or, _, _, true).
+pass_goal(filter, _, _, true).
+pass_goal(where(G), T1, T2, catch(G1, E, etalis_runtime:goal_error(E, G1))) :-
+    interval_goal(G, T1, T2, G1).
+
+%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, -Clause)
+%
+%   The clause run when the Side operand of a temporal goal occurs.
+
+temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
+    temporal_spec(Op, _, _, _, _, Stored),
+    member(Side-Other, [left-right, right-left]),
+    (   memberchk(Side, Stored)
+    ->  true
+    ;   memberchk(Other, Stored)
+    ),
+    copy_term(L0-R0-Out0, L-R-Out),
+    side_terms(Side, L, R, In, Partner),
+    join_key(L, R, Key),
+    term_variables(In, InVs), Mine =.. [p|InVs],
+    term_variables(Partner, PVs), Theirs =.. [p|PVs],
+    side_intervals(Side, i(T1,T2), i(U1,U2), A, B),
+    temporal_spec(Op, A, B, Cond, i(SX, EX), _),
+    window_check(W, T1, T2, Check),
+    window_min(W, T2, Min, MinGoal),
+    (   memberchk(Side, Stored)
+    ->  store_index(Id, Side, MyIdx),
+        Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore),
+                etalis_policies:pending_add(Policy, MyStore, Key, e(Mine, T1, T2), Min) )
+    ;   Add = true
+    ),
+    result_interval(SX, EX, S, E, Interval),
+    window_check(W, S, E, Fits),
+    conj([Interval, Fits], Result),
+    Fire = '$derived'(Out, S, E, O),
+    (   memberchk(Other, Stored)
+    ->  store_index(Id, Other, TheirIdx),
+        Store = etalis_runtime:engine_store(M, TheirIdx, TheirStore),
+        match_body(Policy, Store, TheirStore, Key, Min, e(Theirs, U1, U2),
+                   Cond, Result, Add, Fire, Match)
+    ;   Match = (Add, fail)
+    ),
+    conj([Check, MinGoal, Match], Body),
+    Clause = ('$on'(In, T1, T2, O) :- Body).
+
+side_terms(left, L, R, L, R).
+side_terms(right, L, R, R, L).
+
+side_intervals(left, Mine, Theirs, Mine, Theirs).
+side_intervals(right, Mine, Theirs, Theirs, Mine).
+
+%   match_body(+Policy, ...): store the arriving occurrence (Add) and
+%   combine it with the partner's pending occurrences, as the policy
+%   says.
+
+match_body(chronological, Store, St, Key, Min, Entry, Cond, Result, Add, Fire, Body) :-
+    !,
+    conj([Cond, Result], Test),
+    Body = ( Store,
+             (   etalis_policies:pending_take(St, Key, Min, Entry, Test)
+             ->  Fire
+             ;   Add, fail
+             ) ).
+match_body(_, Store, St, Key, Min, Entry, Cond, Result, Add, Fire, Body) :-
+    conj([Add, Store, etalis_policies:pending(St, Key, Min, Entry), Cond, Result, Fire], Body).
+
+%   The result interval, evaluated unless it is an operand's own bound.
+
+result_interval(SX, EX, S, E, Goal) :-
+    eval(SX, S, G1),
+    eval(EX, E, G2),
+    conj([G1, G2], Goal).
+
+eval(X, V, true) :- var(X), !, V = X.
+eval(X, V, V is X).
+
+%   The join key: the variables that both operands share.
+
+join_key(L, R, Key) :-
+    term_variables(L, LV),
+    term_variables(R, RV),
+    include(shared_var(RV), LV, Shared),
+    (   Shared == []
+    ->  Key = []
+    ;   Key =.. [k|Shared]
+    ).
+
+shared_var(Vs, V) :-
+    member(V0, Vs),
+    V0 == V,
+    !.
+
+window_check(inf, _, _, true) :- !.
+window_check(W, T1, T2, T2 - T1 =< W).
+
+window_min(inf, _, none, true) :- !.
+window_min(W, T2, Min, Min is T2 - W).
+
+%!  link_clause(+Link, -Clause) is det.
+%
+%   The clause that makes the rule head occur when its pattern does.
+
+link_clause(link(_, Top0, Head0, _), ('$on'(Top, T1, T2, O) :- '$derived'(Head, T1, T2, O))) :-
+    copy_term(Top0-Head0, Top-Head).
+
+%!  interval_goal(+Goal, +T1, +T2, -Goal1) is det.
+%
+%   Goal1 is the `where` condition Goal with the interval builtins
+%   start/1 (or t1/1), end/1 (or t2/1), duration/1 and ETALIS's
+%   check/N replaced for the pattern's interval [T1,T2].
+
+interval_goal(G, _, _, call(G)) :-
+    var(G),
+    !.
+interval_goal((A, B), T1, T2, (A1, B1)) :- !,
+    interval_goal(A, T1, T2, A1),
+    interval_goal(B, T1, T2, B1).
+interval_goal((A ; B), T1, T2, (A1 ; B1)) :- !,
+    interval_goal(A, T1, T2, A1),
+    interval_goal(B, T1, T2, B1).
+interval_goal((A -> B), T1, T2, (A1 -> B1)) :- !,
+    interval_goal(A, T1, T2, A1),
+    interval_goal(B, T1, T2, B1).
+interval_goal((A *-> B), T1, T2, (A1 *-> B1)) :- !,
+    interval_goal(A, T1, T2, A1),
+    interval_goal(B, T1, T2, B1).
+interval_goal(\+ A, T1, T2, \+ A1) :- !,
+    interval_goal(A, T1, T2, A1).
+interval_goal(start(X), T1, _, X = T1) :- !.
+interval_goal(t1(X), T1, _, X = T1) :- !.
+interval_goal(end(X), _, T2, X = T2) :- !.
+interval_goal(t2(X), _, T2, X = T2) :- !.
+interval_goal(duration(D), T1, T2, D is T2 - T1) :- !.
+interval_goal(Check, T1, T2, Goal) :-
+    compound(Check),
+    compound_name_arguments(Check, check, Args),
+    !,
+    maplist([A, G]>>interval_goal(A, T1, T2, G), Args, Goals),
+    conj(Goals, Goal).
+interval_goal(G, _, _, G).
+
+conj(Goals, Conj) :-
+    exclude(==(true), Goals, Goals1),
+    (   Goals1 == []
+    ->  Conj = true
+    ;   foldl1_conj(Goals1, Conj)
+    ).
+
+foldl1_conj([G], G) :- !.
+foldl1_conj([G|Gs], (G, C)) :-
+    foldl1_conj(Gs, C).

@@ -1,0 +1,308 @@
+:- module(etalis_runtime,
+          [ engine_create/1,            % -Engine
+            engine_destroy/1,           % +Engine
+            engine_start/2,             % +Engine, +StoreCount
+            engine_store/3,             % +Engine, +Index, -Store
+            engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
+            engine_pending/3,           % +Engine, ?Index, -Count
+            goal_error/2,               % +Error, +Goal
+            write_detection/1           % +Detection
+          ]).
+:- use_module(library(error)).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(http/json), [json_write/3]).
+:- use_module(store).
+
+/** <module> The runtime of a compiled rule set
+
+Each engine is a module of its own (its clauses, static rules and
+reported events) plus a global variable of the same name that holds its
+state: state(Stores, LastTime), Stores a term with one goal store per
+side of each binary goal.  Two engines never see each other's rules,
+goals or detections.
+
+Events cross in batches as text, one Prolog term a line:
+
+  - event(E, [T1, T2])  an occurrence of E over [T1, T2];
+  - event(E, T)         an occurrence of E at the point T;
+  - E                   an occurrence of E at its line number.
+
+A line that is not a valid event, or whose time is earlier than the
+last accepted one, is rejected with its line number and the reason.
+*/
+
+%!  engine_create(-Engine) is det.
+%
+%   Engine is the name of a new, empty engine module.
+
+engine_create(M) :-
+    flag(etalis_engine, N, N+1),
+    format(atom(M), 'etalis_engine_~d', [N]),
+    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1 ]),
+    assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
+    assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
+
+%!  engine_destroy(+Engine) is det.
+%
+%   Remove Engine's clauses and state.
+
+engine_destroy(M) :-
+    must_be(atom, M),
+    (   nb_current(M, _)
+    ->  nb_delete(M)
+    ;   true
+    ),
+    forall(( current_predicate(M:Name/Arity),
+             functor(Head, Name, Arity),
+             \+ predicate_property(M:Head, imported_from(_)) ),
+           abolish(M:Name/Arity)).
+
+%!  engine_start(+Engine, +StoreCount) is det.
+%
+%   Give Engine fresh state with StoreCount empty goal stores.
+
+engine_start(M, N) :-
+    must_be(nonneg, N),
+    length(List, N),
+    maplist(store_new, List),
+    Stores =.. [stores|List],
+    nb_setval(M, state(Stores, -inf)).
+
+%!  engine_store(+Engine, +Index, -Store) is det.
+%
+%   Store is goal store Index of Engine.
+
+engine_store(M, I, Store) :-
+    nb_getval(M, State),
+    arg(1, State, Stores),
+    arg(I, Stores, Store).
+
+%!  engine_pending(+Engine, ?Index, -Count) is nondet.
+%
+%   Goal store Index of Engine holds Count pending goals.
+
+engine_pending(M, I, Count) :-
+    nb_getval(M, State),
+    arg(1, State, Stores),
+    arg(I, Stores, Store),
+    store_count(Store, Count).
+
+%!  engine_feed(+Engine, +Text, +FirstLine, -Summary, -Detections) is det.
+%
+%   Process the events in Text, whose first line is line FirstLine of
+%   its source.  Detections is a string with one JSON object a line for
+%   each reported detection; Summary is
+%   summary(Accepted, Rejected, Warnings), Rejected a list of
+%   rejected(Line, Reason) and Warnings of warning(Line, Message).
+
+engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detections) :-
+    must_be(atom, M),
+    must_be(string, Text),
+    must_be(integer, FirstLine),
+    (   nb_current(M, _)
+    ->  true
+    ;   existence_error(etalis_engine, M)
+    ),
+    Offset is FirstLine - 1,
+    nb_setval(etalis_warnings, []),
+    setup_call_cleanup(
+        open_string(Text, In),
+        with_output_to(string(Detections),
+                       feed_loop(In, M, Offset, 0, Accepted, Rejected)),
+        close(In)),
+    nb_getval(etalis_warnings, Ws),
+    reverse(Ws, Warnings).
+
+feed_loop(In, M, Offset, A0, A, Rejected) :-
+    catch(read_term(In, Term, [term_position(P), syntax_errors(error)]),
+          error(syntax_error(What), Context),
+          Term = '$syntax_error'(What, Context)),
+    (   Term == end_of_file
+    ->  A = A0, Rejected = []
+    ;   term_line(Term, P, Offset, Line),
+        accept(Term, M, Line, Result),
+        (   Result == accepted
+        ->  A1 is A0 + 1, Rejected = Rest
+        ;   A1 = A0, Rejected = [Result|Rest]
+        ),
+        feed_loop(In, M, Offset, A1, A, Rest)
+    ).
+
+term_line('$syntax_error'(_, stream(_, L, _, _)), _, Offset, Line) :- !,
+    Line is L + Offset.
+term_line(_, P, Offset, Line) :-
+    (   nonvar(P)
+    ->  stream_position_data(line_count, P, L)
+    ;   L = 1
+    ),
+    Line is L + Offset.
+
+%   accept(+Term, +M, +Line, -Result) is det.
+%
+%   Process Term as an event (Result = accepted), or reject it
+%   (Result = rejected(Line, Reason)).
+
+accept(Term, M, Line, Result) :-
+    input_event(Term, Line, E, T1, T2, Reason),
+    (   var(Reason)
+    ->  in_order(M, T2, Reason)
+    ;   true
+    ),
+    (   var(Reason)
+    ->  b_setval(etalis_line, Line),
+        process(M, E, T1, T2),
+        Result = accepted
+    ;   Result = rejected(Line, Reason)
+    ).
+
+in_order(M, T2, Reason) :-
+    nb_getval(M, State),
+    arg(2, State, Last),
+    (   T2 >= Last
+    ->  nb_setarg(2, State, T2)
+    ;   format(string(Reason),
+               "time ~w is earlier than the last accepted time ~w (events must arrive in time order)",
+               [T2, Last])
+    ).
+
+process(M, E, T1, T2) :-
+    forall(M:'$on'(E, T1, T2, Out), write_detection(Out)).
+
+%   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
+%
+%   Reason is unbound for a valid event.
+
+input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
+    format(string(Reason), "syntax error: ~w", [What]).
+input_event(Term, _, _, _, _, Reason) :-
+    var(Term), !,
+    Reason = "an event cannot be a variable".
+input_event(event(E, Time), _, E, T1, T2, Reason) :- !,
+    (   event_time(Time, T1, T2, Reason)
+    ->  true
+    ;   true
+    ),
+    (   var(Reason)
+    ->  event_term(E, Reason)
+    ;   true
+    ).
+input_event(E, Line, E, Line, Line, Reason) :-
+    event_term(E, Reason).
+
+event_time(Time, T1, T2, Reason) :-
+    (   finite_number(Time)
+    ->  T1 = Time, T2 = Time
+    ;   Time = [T1, T2], finite_number(T1), finite_number(T2)
+    ->  (   T1 =< T2
+        ->  true
+        ;   format(string(Reason), "start ~w is after end ~w", [T1, T2])
+        )
+    ;   format(string(Reason), "time ~q is not a number or [Start, End]", [Time])
+    ).
+
+finite_number(X) :-
+    number(X),
+    (   float(X)
+    ->  X =:= X, abs(X) =\= inf
+    ;   true
+    ).
+
+event_term(E, Reason) :-
+    (   var(E)
+    ->  Reason = "an event cannot be a variable"
+    ;   \+ callable(E)
+    ->  format(string(Reason), "~q is not an event (an event is an atom or a compound term)", [E])
+    ;   \+ ground(E)
+    ->  format(string(Reason), "event ~q has unbound variables", [E])
+    ;   functor(E, Name, _), sub_atom(Name, 0, _, _, $)
+    ->  format(string(Reason), "event names starting with $ are reserved (~q)", [Name])
+    ;   true
+    ).
+
+%!  goal_error(+Error, +Goal) is failure.
+%
+%   A `where` condition raised Error: record a warning for the current
+%   input line and fail, so that the occurrence is not detected.
+
+goal_error(Error, Goal) :-
+    (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
+    message_to_string(Error, Msg),
+    format(string(Warning), "where condition ~q raised: ~w", [Goal, Msg]),
+    nb_getval(etalis_warnings, Ws),
+    nb_setval(etalis_warnings, [warning(Line, Warning)|Ws]),
+    fail.
+
+message_to_string(Error, Msg) :-
+    catch(message_to_codes(Error, Msg), _, fail),
+    !.
+message_to_string(Error, Msg) :-
+    format(string(Msg), "~q", [Error]).
+
+message_to_codes(Error, Msg) :-
+    '$messages':translate_message(Error, Lines, []),
+    with_output_to(string(Msg), print_message_lines(current_output, '', Lines)).
+
+%!  write_detection(+Detection) is det.
+%
+%   Write det(E, T1, T2) as one line of JSON:
+%   `{"event": "c", "args": [1], "start": 1, "end": 2}`.
+
+write_detection(det(E, T1, T2)) :-
+    compound_name_arguments_(E, Name, Args),
+    write('{"event": '),
+    json_value(Name),
+    write(', "args": ['),
+    json_values(Args),
+    write('], "start": '),
+    json_value(T1),
+    write(', "end": '),
+    json_value(T2),
+    write('}\n').
+
+compound_name_arguments_(E, Name, Args) :-
+    (   atom(E)
+    ->  Name = E, Args = []
+    ;   compound_name_arguments(E, Name, Args)
+    ).
+
+json_values([]).
+json_values([H|T]) :-
+    json_value(H),
+    (   T == []
+    ->  true
+    ;   write(', '),
+        json_values(T)
+    ).
+
+json_value(X) :-
+    (   integer(X)
+    ->  write(X)
+    ;   float(X)
+    ->  json_float(X)
+    ;   is_list(X)
+    ->  write('['), json_values(X), write(']')
+    ;   atom(X)
+    ->  json_text(X)
+    ;   string(X)
+    ->  json_text(X)
+    ;   format(string(S), "~q", [X]),
+        json_text(S)
+    ).
+
+json_float(X) :-
+    (   finite_number(X)
+    ->  write(X)
+    ;   write(null)
+    ).
+
+json_text(X) :-
+    atom_codes(X, Codes),
+    (   maplist(plain_code, Codes)
+    ->  format("\"~s\"", [Codes])
+    ;   json_write(current_output, X, [width(0)])
+    ).
+
+plain_code(C) :-
+    C >= 0'\s, C < 127,
+    C \== 0'", C \== 0'\\.

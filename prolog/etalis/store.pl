@@ -1,0 +1,248 @@
+:- module(etalis_store,
+          [ store_new/1,               % -Store
+            store_queue/3,             % +Store, +Key, -Queue
+            store_lookup/3,            % +Store, +Key, -Queue
+            store_count/2,             % +Store, -Count
+            store_entry/3,             % +Store, ?Key, ?Entry
+            queue_append/3,            % +Store, +Queue, +Entry
+            queue_reset/3,             % +Store, +Queue, +Entry
+            queue_entry/2,             % +Queue, ?Entry
+            queue_take/4,              % +Store, +Queue, ?Entry, :Condition
+            queue_expire/3             % +Store, +Queue, +MinStart
+          ]).
+:- use_module(library(error)).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+
+:- meta_predicate queue_take(+, +, ?, 0).
+
+/** <module> Goal store: pending occurrences, indexed by join key
+
+A store holds the pending occurrences of one side of one binary goal:
+"A happened at [a1,a2]; waiting for its partner".  It maps a join key
+(the values of the variables that join the two sides) to a queue of
+entries `e(Payload, T1, T2)` in arrival order.  An event therefore only
+touches the entries it can join with.
+
+The store is a mutable term on the global stack, kept alive by a global
+variable of its engine.  It is updated in place, without assert/retract:
+nb_setarg/3 copies each new cell once (which also protects it against
+backtracking), and nb_linkarg/3 links cells that are already protected,
+so appending, expiring and consuming an entry are constant-time.
+
+Store layout: st(Entries, Keys, Buckets), Buckets a compound whose
+arguments are lists of kq(Key, Queue); Queue is q(First, Last) over
+cells c(Entry, Next), with [] for none.
+*/
+
+initial_buckets(64).
+
+%!  store_new(-Store) is det.
+%
+%   Store is a new, empty store.  It must be made persistent by the
+%   caller (e.g. as part of a term given to nb_setval/2).
+
+store_new(st(0, 0, Buckets)) :-
+    initial_buckets(N),
+    empty_buckets(N, Buckets).
+
+empty_buckets(N, Buckets) :-
+    functor(Buckets, b, N),
+    forall(between(1, N, I), nb_setarg(I, Buckets, [])).
+
+%!  store_count(+Store, -Count) is det.
+%
+%   Count is the number of pending entries in Store.
+
+store_count(Store, Count) :-
+    arg(1, Store, Count).
+
+%!  store_lookup(+Store, +Key, -Queue) is semidet.
+%
+%   Queue holds the entries of Key; fails if Key has none.
+
+store_lookup(Store, Key, Queue) :-
+    arg(3, Store, Buckets),
+    bucket_index(Buckets, Key, I),
+    arg(I, Buckets, List),
+    key_queue(List, Key, Queue).
+
+key_queue([kq(K, Q0)|T], Key, Q) :-
+    (   K == Key
+    ->  Q = Q0
+    ;   key_queue(T, Key, Q)
+    ).
+
+bucket_index(Buckets, Key, I) :-
+    term_hash(Key, H),
+    (   var(H)
+    ->  instantiation_error(Key)
+    ;   true
+    ),
+    functor(Buckets, _, N),
+    I is H mod N + 1.
+
+%!  store_queue(+Store, +Key, -Queue) is det.
+%
+%   Queue holds the entries of Key, created empty if needed.
+
+store_queue(Store, Key, Queue) :-
+    (   store_lookup(Store, Key, Queue0)
+    ->  Queue = Queue0
+    ;   grow_if_full(Store),
+        arg(3, Store, Buckets),
+        bucket_index(Buckets, Key, I),
+        arg(I, Buckets, Old),
+        nb_setarg(I, Buckets, [kq(Key, q([], []))]),
+        arg(I, Buckets, Cell),
+        nb_linkarg(2, Cell, Old),
+        Cell = [kq(_, Queue)|_],
+        arg(2, Store, Keys0),
+        Keys is Keys0 + 1,
+        nb_setarg(2, Store, Keys)
+    ).
+
+%   When the keys outnumber the buckets twice, rebuild with four times
+%   as many buckets, dropping the keys whose queues are empty.
+
+grow_if_full(Store) :-
+    arg(2, Store, Keys),
+    arg(3, Store, Buckets),
+    functor(Buckets, _, N),
+    (   Keys < 2*N
+    ->  true
+    ;   findall(KQ, live_key_queue(Buckets, KQ), KQs0),
+        length(KQs0, Live),
+        N1 is 2*max(N, Live),
+        functor(Fresh, b, N1),
+        forall(between(1, N1, I), nb_setarg(I, Fresh, [])),
+        nb_setarg(3, Store, Fresh),
+        arg(3, Store, New),
+        forall(live_key_queue(Buckets, KQ), relink(New, KQ)),
+        nb_setarg(2, Store, Live)
+    ).
+
+live_key_queue(Buckets, KQ) :-
+    arg(_, Buckets, List),
+    member(KQ, List),
+    KQ = kq(_, q(First, _)),
+    First \== [].
+
+relink(Buckets, KQ) :-
+    KQ = kq(Key, _),
+    bucket_index(Buckets, Key, I),
+    arg(I, Buckets, Old),
+    nb_setarg(I, Buckets, [x]),
+    arg(I, Buckets, Cell),
+    nb_linkarg(1, Cell, KQ),
+    nb_linkarg(2, Cell, Old).
+
+%!  store_entry(+Store, ?Key, ?Entry) is nondet.
+%
+%   Enumerate all pending entries with their keys.
+
+store_entry(Store, Key, Entry) :-
+    arg(3, Store, Buckets),
+    arg(_, Buckets, List),
+    member(kq(Key, Q), List),
+    queue_entry(Q, Entry).
+
+%!  queue_entry(+Queue, ?Entry) is nondet.
+%
+%   Enumerate the entries of Queue, oldest first.
+
+queue_entry(q(First, _), Entry) :-
+    cell_entry(First, Entry).
+
+cell_entry(c(E, Next), Entry) :-
+    (   Entry = E
+    ;   cell_entry(Next, Entry)
+    ).
+
+%!  queue_append(+Store, +Queue, +Entry) is det.
+%
+%   Add Entry as the newest entry of Queue.
+
+queue_append(Store, Q, Entry) :-
+    arg(2, Q, Last),
+    (   Last == []
+    ->  nb_setarg(1, Q, c(Entry, [])),
+        arg(1, Q, Cell)
+    ;   nb_setarg(2, Last, c(Entry, [])),
+        arg(2, Last, Cell)
+    ),
+    nb_linkarg(2, Q, Cell),
+    count_add(Store, 1).
+
+%!  queue_reset(+Store, +Queue, +Entry) is det.
+%
+%   Replace all entries of Queue by Entry.
+
+queue_reset(Store, Q, Entry) :-
+    arg(1, Q, First),
+    cells_length(First, 0, Dropped),
+    nb_setarg(1, Q, c(Entry, [])),
+    arg(1, Q, Cell),
+    nb_linkarg(2, Q, Cell),
+    Delta is 1 - Dropped,
+    count_add(Store, Delta).
+
+cells_length([], N, N).
+cells_length(c(_, Next), N0, N) :-
+    N1 is N0 + 1,
+    cells_length(Next, N1, N).
+
+%!  queue_expire(+Store, +Queue, +MinStart) is det.
+%
+%   Drop the oldest entries of Queue while they start before MinStart:
+%   they can no longer complete inside their window.
+
+queue_expire(Store, Q, Min) :-
+    arg(1, Q, First),
+    (   First = c(e(_, T1, _), Next),
+        T1 < Min
+    ->  unlink_first(Store, Q, Next),
+        queue_expire(Store, Q, Min)
+    ;   true
+    ).
+
+unlink_first(Store, Q, Next) :-
+    nb_linkarg(1, Q, Next),
+    (   Next == []
+    ->  nb_setarg(2, Q, [])
+    ;   true
+    ),
+    count_add(Store, -1).
+
+%!  queue_take(+Store, +Queue, ?Entry, :Condition) is semidet.
+%
+%   Remove and return the oldest entry of Queue that unifies with Entry
+%   and for which Condition holds.
+
+queue_take(Store, Q, Entry, Cond) :-
+    arg(1, Q, First),
+    take(First, Q, 1, Q, Store, Entry, Cond).
+
+%   take(+Cell, +Prev, +Arg, +Queue, +Store, ?Entry, :Cond): Cell is
+%   argument Arg of Prev (the queue itself or the previous cell).
+
+take(Cell, Prev, Arg, Q, Store, Entry, Cond) :-
+    Cell = c(E, Next),
+    (   \+ \+ ( E = Entry, call(Cond) )
+    ->  E = Entry,
+        call(Cond),
+        nb_linkarg(Arg, Prev, Next),
+        (   Next \== []
+        ->  true
+        ;   Arg == 1
+        ->  nb_setarg(2, Q, [])
+        ;   nb_linkarg(2, Q, Prev)
+        ),
+        count_add(Store, -1)
+    ;   take(Next, Cell, 2, Q, Store, Entry, Cond)
+    ).
+
+count_add(Store, Delta) :-
+    arg(1, Store, C0),
+    C is C0 + Delta,
+    nb_setarg(1, Store, C).

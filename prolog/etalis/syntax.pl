@@ -1,0 +1,346 @@
+:- module(etalis_syntax,
+          [ read_etl_file/2,            % +File, -Items
+            read_etl_string/3,          % +Text, +Source, -Items
+            etl_operator/3,             % ?Priority, ?Type, ?Name
+            temporal_operator/1,        % ?Name
+            etalis_error/3              % +Message, +Hint, +Where
+          ]).
+:- use_module(library(error)).
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+
+/** <module> Reading ETALIS Language for Events (.etl) files
+
+An `.etl` file is read with SWI-Prolog's own reader and the ETALIS
+operator table below, so a file that original ETALIS accepts (written
+with unquoted operators) reads the same here.  Unlike ETALIS, `*`, `#`,
+`/\` and `\/` keep their Prolog meaning, so `W2 >= W1 * 1.1` in a
+`where` condition is arithmetic.
+
+Each clause of the file becomes one item:
+
+  - rule(Label, Head, Pattern, Where, VarNames)
+    An event rule `Head <- Pattern` or `Label : Head <- Pattern`.
+    Pattern is validated and normalised into the pattern language:
+    `event(E)`, `op(Op, P, Q)` for the temporal binary operators,
+    `or(P, Q)`, `cnot(P, C)`, `where(P, Goal)` and `within(P, Seconds)`.
+  - static(Clause, Where)
+    A static Prolog rule or fact: background knowledge.
+  - directive(Directive, Where)
+
+Where is `pos(Source, Line, Column)` (both 1-based).  All errors are
+thrown as error(etalis_error(Message, Hint), pos(Source, Line, Column)).
+*/
+
+%!  etl_operator(?Priority, ?Type, ?Name) is nondet.
+%
+%   The operator table of the ETALIS Language for Events.  The event
+%   operators bind tighter than `where` and `within`; `seq` and the Allen
+%   relations bind tightest.
+
+etl_operator(1200, xfx, <-).
+etl_operator(1150, xfx, where).
+etl_operator(1140, xfx, within).
+etl_operator(1130, yfx, or).
+etl_operator(1120, yfx, par).
+etl_operator(1110, yfx, and).
+etl_operator(1060, xfx, cnot).
+etl_operator(1040, yfx, seq).
+etl_operator(1040, xfx, Allen) :-
+    allen_relation(Allen).
+
+allen_relation(before).
+allen_relation(after).
+allen_relation(meets).
+allen_relation(met_by).
+allen_relation(overlaps).
+allen_relation(overlapped_by).
+allen_relation(starts).
+allen_relation(started_by).
+allen_relation(during).
+allen_relation(contains).
+allen_relation(finishes).
+allen_relation(finished_by).
+allen_relation(equals).
+
+%!  temporal_operator(?Name) is nondet.
+%
+%   Name is a binary event operator whose result depends on the
+%   intervals of both operands (`seq`, `and`, `par` and the 13 Allen
+%   relations).
+
+temporal_operator(seq).
+temporal_operator(and).
+temporal_operator(par).
+temporal_operator(Allen) :-
+    allen_relation(Allen).
+
+:- forall(etl_operator(P, T, N), op(P, T, N)).
+
+%!  read_etl_file(+File, -Items) is det.
+%
+%   Read all items of the rule file File.
+%
+%   @error existence_error(source_sink, File) if File does not exist.
+%   @error etalis_error(Message, Hint) with the position of the problem.
+
+read_etl_file(File, Items) :-
+    must_be(atom, File),
+    (   exists_file(File)
+    ->  true
+    ;   existence_error(source_sink, File)
+    ),
+    read_file_to_string(File, Text, [encoding(utf8)]),
+    read_etl_string(Text, File, Items).
+
+%!  read_etl_string(+Text, +Source, -Items) is det.
+%
+%   Read all items of Text; Source names it in positions and errors.
+
+read_etl_string(Text, Source, Items) :-
+    must_be(string, Text),
+    setup_call_cleanup(
+        open_string(Text, In),
+        read_items(In, src(Source, Text), Items),
+        close(In)).
+
+read_items(In, Src, Items) :-
+    read_item_term(In, Src, Term, Pos, VarNames),
+    (   Term == end_of_file
+    ->  Items = []
+    ;   item(Term, Pos, VarNames, Src, Item),
+        Items = [Item|Rest],
+        read_items(In, Src, Rest)
+    ).
+
+read_item_term(In, Src, Term, Pos, VarNames) :-
+    catch(read_term(In, Term,
+                    [ subterm_positions(Pos),
+                      variable_names(VarNames),
+                      module(etalis_syntax),
+                      syntax_errors(error)
+                    ]),
+          error(syntax_error(What), Context),
+          syntax_error(What, Context, Src)).
+
+syntax_error(What, Context, src(Source, Text)) :-
+    syntax_error_offset(Context, Text, Offset),
+    offset_where(Offset, src(Source, Text), Where),
+    syntax_message(What, Message),
+    etalis_error(Message,
+                 "check the operators and parentheses, and end each clause with a full stop",
+                 Where).
+
+syntax_error_offset(stream(_, _, _, CharNo), _, CharNo) :- !.
+syntax_error_offset(string(_, CharNo), _, CharNo) :- !.
+syntax_error_offset(_, _, 0).
+
+syntax_message(What, Message) :-
+    (   atom(What)
+    ->  atomic_list_concat(Words, '_', What),
+        atomic_list_concat(Words, ' ', Body)
+    ;   format(string(Body), "~w", [What])
+    ),
+    format(string(Message), "syntax error: ~w", [Body]).
+
+%!  etalis_error(+Message, +Hint, +Where) is det.
+%
+%   Throw an error about a rule file: Message says what is wrong, Hint
+%   how to fix it, Where is pos(Source, Line, Column).
+
+etalis_error(Message, Hint, Where) :-
+    throw(error(etalis_error(Message, Hint), Where)).
+
+%   Classify one clause of the file.
+
+item((:- Directive), Pos, _, Src, directive(Directive, Where)) :-
+    !,
+    pos_where(Pos, Src, Where),
+    (   var(Directive)
+    ->  etalis_error("a directive cannot be a variable", "write e.g. :- policy(recent).", Where)
+    ;   true
+    ).
+item((Left <- Body), Pos, VarNames, Src, rule(Label, Head, Pattern, Where, VarNames)) :-
+    !,
+    pos_where(Pos, Src, Where),
+    pos_args(Pos, [LeftPos, BodyPos]),
+    rule_left(Left, LeftPos, Src, Label, Head),
+    pattern(Body, BodyPos, Src, Pattern).
+item(Clause, Pos, _, Src, static(Clause, Where)) :-
+    pos_where(Pos, Src, Where),
+    static_clause(Clause, Where).
+
+rule_left(Left, Pos, Src, Label, Head) :-
+    (   nonvar(Left), Left = (Label0 : Head0)
+    ->  pos_args(Pos, [LabelPos, HeadPos]),
+        (   atom(Label0)
+        ->  Label = Label0
+        ;   pos_where(LabelPos, Src, W),
+            etalis_error("a rule label must be an atom", "write e.g. my_rule : h(X) <- a(X) seq b(X).", W)
+        ),
+        rule_head(Head0, HeadPos, Src, Head)
+    ;   Label = '',
+        rule_head(Left, Pos, Src, Head)
+    ).
+
+rule_head(Head, Pos, Src, Head) :-
+    pos_where(Pos, Src, Where),
+    (   var(Head)
+    ->  etalis_error("the head of an event rule cannot be a variable",
+                     "write the complex event, e.g. alarm(X) <- a(X) seq b(X).", Where)
+    ;   \+ callable(Head)
+    ->  format(string(M), "the head of an event rule must be an event, not ~q", [Head]),
+        etalis_error(M, "an event is an atom or a compound term such as alarm(X)", Where)
+    ;   pattern_functor(Head)
+    ->  etalis_error("the head of an event rule must be a single event, not a pattern",
+                     "put the pattern on the right of <-", Where)
+    ;   reserved_name(Head)
+    ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
+    ;   true
+    ).
+
+static_clause(Clause, Where) :-
+    (   var(Clause)
+    ->  etalis_error("a clause cannot be a variable", "remove it", Where)
+    ;   \+ callable(Clause)
+    ->  format(string(M), "~q is not a rule, a fact or a directive", [Clause]),
+        etalis_error(M, "end each clause with a full stop", Where)
+    ;   clause_head(Clause, Head), pattern_functor(Head)
+    ->  etalis_error("an event pattern without a head",
+                     "write an event rule: Head <- Pattern.", Where)
+    ;   true
+    ).
+
+clause_head((Head :- _), Head) :- !.
+clause_head(Head, Head).
+
+pattern_functor(Term) :-
+    compound(Term),
+    compound_name_arity(Term, Name, 2),
+    (   temporal_operator(Name)
+    ;   memberchk(Name, [or, cnot, where, within])
+    ),
+    !.
+
+reserved_name(Term) :-
+    functor(Term, Name, _),
+    sub_atom(Name, 0, _, _, $).
+
+%   pattern(+Term, +Pos, +Src, -Pattern)
+%
+%   Validate an event pattern and normalise it.
+
+pattern(Term, Pos, Src, _) :-
+    var(Term),
+    !,
+    pos_where(Pos, Src, Where),
+    etalis_error("a pattern cannot be a variable",
+                 "name the event, e.g. a(X) instead of X", Where).
+pattern(Term, Pos, Src, Pattern) :-
+    compound(Term),
+    compound_name_arguments(Term, Name, [L, R]),
+    pattern_operator(Name, Kind),
+    !,
+    pos_args(Pos, [LP, RP]),
+    operator_pattern(Kind, Name, L, LP, R, RP, Pos, Src, Pattern).
+pattern(Term, Pos, Src, event(Term)) :-
+    pos_where(Pos, Src, Where),
+    (   callable(Term), \+ reserved_name(Term)
+    ->  true
+    ;   callable(Term)
+    ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
+    ;   format(string(M), "unknown construct ~q in a pattern", [Term]),
+        etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, an Allen relation, where or within", Where)
+    ).
+
+pattern_operator(Name, temporal) :- temporal_operator(Name).
+pattern_operator(or, or).
+pattern_operator(cnot, cnot).
+pattern_operator(where, where).
+pattern_operator(within, within).
+
+operator_pattern(temporal, Op, L, LP, R, RP, _, Src, op(Op, P, Q)) :-
+    pattern(L, LP, Src, P),
+    pattern(R, RP, Src, Q).
+operator_pattern(or, _, L, LP, R, RP, _, Src, or(P, Q)) :-
+    pattern(L, LP, Src, P),
+    pattern(R, RP, Src, Q).
+operator_pattern(cnot, _, L, LP, R, RP, Pos, Src, cnot(P, C)) :-
+    pattern(L, LP, Src, P),
+    (   P = op(seq, _, _)
+    ->  true
+    ;   pos_where(Pos, Src, Where),
+        etalis_error("cnot negates an event between the two parts of a sequence",
+                     "write (A seq B) cnot C", Where)
+    ),
+    pattern(R, RP, Src, C).
+operator_pattern(where, _, L, LP, Goal, GP, _, Src, where(P, Goal)) :-
+    pattern(L, LP, Src, P),
+    pos_where(GP, Src, Where),
+    (   var(Goal)
+    ->  etalis_error("a where condition cannot be a variable",
+                     "write a Prolog goal, e.g. where X > 10", Where)
+    ;   callable(Goal)
+    ->  true
+    ;   format(string(M), "a where condition must be a Prolog goal, not ~q", [Goal]),
+        etalis_error(M, "write a Prolog goal, e.g. where X > 10", Where)
+    ).
+operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
+    pattern(L, LP, Src, P),
+    pos_where(DP, Src, Where),
+    duration_seconds(Duration, Where, Seconds).
+
+duration_seconds(D, Where, _) :-
+    var(D),
+    !,
+    etalis_error("a window must be a known duration, not a variable",
+                 "write e.g. within 30, within minutes(5), within hours(3)", Where).
+duration_seconds(D, Where, Seconds) :-
+    (   number(D)
+    ->  Seconds = D
+    ;   compound(D), D =.. [Unit, N], number(N), unit_seconds(Unit, S)
+    ->  Seconds is N*S
+    ;   format(string(M), "~q is not a duration", [D]),
+        etalis_error(M, "write seconds as a number, or milliseconds(N), seconds(N), minutes(N), hours(N) or days(N)", Where)
+    ),
+    (   Seconds >= 0
+    ->  true
+    ;   etalis_error("a window cannot be negative", "use a duration of zero or more", Where)
+    ).
+
+unit_seconds(milliseconds, 0.001).
+unit_seconds(seconds, 1).
+unit_seconds(minutes, 60).
+unit_seconds(hours, 3600).
+unit_seconds(days, 86400).
+
+%   Positions
+
+pos_args(parentheses_term_position(_, _, Inner), Args) :-
+    !,
+    pos_args(Inner, Args).
+pos_args(term_position(_, _, _, _, Args), Args) :- !.
+pos_args(_, [none, none]).
+
+pos_from(parentheses_term_position(From, _, _), From) :- !.
+pos_from(Pos, From) :-
+    compound(Pos),
+    arg(1, Pos, From),
+    integer(From),
+    !.
+pos_from(From-_, From) :- !.
+pos_from(_, 0).
+
+pos_where(Pos, Src, Where) :-
+    pos_from(Pos, Offset),
+    offset_where(Offset, Src, Where).
+
+offset_where(Offset, src(Source, Text), pos(Source, Line, Column)) :-
+    string_length(Text, Len),
+    Before is min(Offset, Len),
+    sub_string(Text, 0, Before, _, Prefix),
+    split_string(Prefix, "\n", "", Lines),
+    length(Lines, Line),
+    last(Lines, Current),
+    string_length(Current, Col0),
+    Column is Col0 + 1.
