@@ -52,10 +52,19 @@ temporal_spec(finishes,      i(A1,A2), i(B1,B2), (A2 =:= B2, B1 < A1), i(B1,B2),
 temporal_spec(finished_by,   i(A1,A2), i(B1,B2), (A2 =:= B2, A1 < B1), i(A1,A2), [left,right]).
 temporal_spec(equals,        i(A1,A2), i(B1,B2), (A1 =:= B1, A2 =:= B2), i(A1,A2), [left,right]).
 
-%!  store_index(+NodeId, ?Side, -Index) is det.
+%!  store_index(?NodeId, ?Side, ?Index) is det.
 %
-%   Index of the goal store of Side (left or right) of node NodeId.
+%   Index is the goal store of Side (left or right) of node NodeId.
+%   Either NodeId and Side, or Index, must be given.
 
+store_index(Id, Side, I) :-
+    integer(I),
+    !,
+    Id is (I + 1) // 2,
+    (   I mod 2 =:= 1
+    ->  Side = left
+    ;   Side = right
+    ).
 store_index(Id, left, I) :- I is 2*Id - 1.
 store_index(Id, right, I) :- I is 2*Id.
 

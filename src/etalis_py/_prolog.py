@@ -1,0 +1,124 @@
+"""The bridge to the SWI-Prolog engine embedded in this process.
+
+pyswip embeds one SWI-Prolog per process.  Every request to the engine goes
+through one foreign call, ``etalis:etalis_api/3``, with strings in and out:
+the request term and a payload (rule text or event lines), and a reply whose
+first line is a JSON header.  Passing text in bulk keeps the cost per event
+to Prolog's own reader instead of one ctypes call per term.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from .errors import EtalisError
+
+
+def prolog_dir() -> Path:
+    """The directory holding ``etalis.pl``: inside the installed package, or
+    the source tree's top-level ``prolog/`` in an editable install."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "prolog", here.parents[1] / "prolog"):
+        if (candidate / "etalis.pl").is_file():
+            return candidate
+    raise EtalisError(f"cannot find the Prolog sources (etalis.pl) near {here}")
+
+
+class PrologBridge:
+    """One SWI-Prolog with the etalis modules loaded; see :func:`bridge`."""
+
+    def __init__(self) -> None:
+        from pyswip import core  # importing pyswip starts SWI-Prolog
+
+        self._core = core
+        self._lib = core._lib
+        lib = self._lib
+        lib.PL_get_nchars.argtypes = [
+            core.term_t,
+            ctypes.POINTER(ctypes.c_size_t),
+            ctypes.POINTER(ctypes.c_char_p),
+            ctypes.c_uint,
+        ]
+        lib.PL_get_nchars.restype = ctypes.c_int
+        self._lock = threading.RLock()
+        self._attach()
+        path = str(prolog_dir() / "etalis").replace("\\", "\\\\").replace("'", "\\'")
+        self._call_goal(f"use_module('{path}')")
+        self._api = lib.PL_predicate(b"etalis_api", 3, b"etalis")
+
+    def _attach(self) -> None:
+        if self._lib.PL_thread_self() == -1:
+            if self._lib.PL_thread_attach_engine(None) < 0:
+                raise EtalisError("cannot attach a Prolog engine to this thread")
+
+    def _call_goal(self, goal: str) -> None:
+        lib = self._lib
+        fid = lib.PL_open_foreign_frame()
+        try:
+            t = lib.PL_new_term_ref()
+            if not lib.PL_chars_to_term(goal.encode("utf-8"), t) or not lib.PL_call(t, None):
+                raise EtalisError(f"Prolog goal failed: {goal}")
+        finally:
+            lib.PL_discard_foreign_frame(fid)
+
+    def request(self, request: str, payload: str = "") -> tuple[dict[str, Any], str]:
+        """Send one request; return the JSON header and the rest of the reply.
+
+        Raises :class:`EtalisError` (or a subclass) when the header is an error.
+        """
+        core, lib = self._core, self._lib
+        flags = core.CVT_STRING | core.REP_UTF8 | core.CVT_EXCEPTION
+        with self._lock:
+            self._attach()
+            fid = lib.PL_open_foreign_frame()
+            try:
+                args = lib.PL_new_term_refs(3)
+                req = request.encode("utf-8")
+                body = payload.encode("utf-8")
+                lib.PL_put_chars(args, core.PL_STRING | core.REP_UTF8, len(req), req)
+                lib.PL_put_chars(args + 1, core.PL_STRING | core.REP_UTF8, len(body), body)
+                qid = lib.PL_open_query(
+                    None, core.PL_Q_NODEBUG | core.PL_Q_CATCH_EXCEPTION, self._api, args
+                )
+                try:
+                    if not lib.PL_next_solution(qid):
+                        raise EtalisError(f"engine request failed: {request}")
+                    size = ctypes.c_size_t()
+                    ptr = ctypes.c_char_p()
+                    if not lib.PL_get_nchars(args + 2, ctypes.byref(size), ctypes.byref(ptr), flags):
+                        raise EtalisError("engine reply is not text")
+                    reply = ctypes.string_at(ptr, size.value).decode("utf-8")
+                finally:
+                    lib.PL_cut_query(qid)
+            finally:
+                lib.PL_discard_foreign_frame(fid)
+        head, _, rest = reply.partition("\n")
+        header = json.loads(head)
+        if "error" in header:
+            raise EtalisError.from_reply(header["error"])
+        return header, rest
+
+
+@functools.cache
+def bridge() -> PrologBridge:
+    """The process's bridge, started on first use (SWI-Prolog is per process)."""
+    return PrologBridge()
+
+
+def quote_atom(text: str) -> str:
+    """``text`` as a quoted Prolog atom."""
+    escaped = (
+        text.replace("\\", "\\\\")
+        .replace("'", "\\'")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+    )
+    if any(ord(c) < 32 for c in escaped):
+        escaped = "".join(c if ord(c) >= 32 else f"\\x{ord(c):x}\\" for c in escaped)
+    return f"'{escaped}'"

@@ -1,0 +1,247 @@
+"""The Python face of one compiled rule set."""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ._prolog import PrologBridge, bridge, quote_atom
+from .errors import EtalisError, EventError
+from .events import Detection, Event, InvalidEvent, Rejection, to_time
+
+POLICIES = ("unrestricted", "recent", "chronological")
+
+Callback = Callable[[Detection], Any]
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """What one batch of events did: how many were accepted, which were
+    rejected and why, what was detected, and warnings (e.g. a ``where``
+    condition that raised an error)."""
+
+    accepted: int
+    rejected: list[Rejection]
+    detections: list[Detection]
+    warnings: list[Rejection] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FeedResult:
+    """A batch of event lines as the engine answered it: the counts and the
+    detections as JSON lines, exactly as ``etalis run`` prints them."""
+
+    accepted: int
+    rejected: list[Rejection]
+    warnings: list[Rejection]
+    detection_lines: str
+
+
+@dataclass
+class EngineStats:
+    """Counters of an engine since it was made."""
+
+    accepted: int = 0
+    rejected: int = 0
+    detections: int = 0
+    pending: int = 0
+    pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Engine:
+    """A compiled rule set with its own pending goals.
+
+    Make one with :meth:`from_file` or :meth:`from_string`.  Several engines
+    can live in one process; none sees another's rules, goals or detections.
+    Call :meth:`close` (or use ``with``) to free an engine's memory.
+    """
+
+    def __init__(self, name: str, info: dict[str, Any], prolog: PrologBridge) -> None:
+        self._name = name
+        self._prolog = prolog
+        self.policy: str = info["policy"]
+        self.printed: list[str] = list(info["printed"])
+        self.rule_count: int = info["rules"]
+        self.goal_count: int = info["goals"]
+        self._queue: deque[Detection] = deque()
+        self._callbacks: dict[Optional[str], list[Callback]] = {}
+        self._stats = EngineStats()
+        self._closed = False
+
+    # -- making engines ---------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], policy: Optional[str] = None) -> "Engine":
+        """Compile the rules of an ``.etl`` file.
+
+        ``policy`` (unrestricted, recent or chronological) overrides the
+        file's ``:- policy(P).``; labelled rules may still override both.
+        Raises :class:`RuleError` with the file, line and column of a problem.
+        """
+        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy)
+
+    @classmethod
+    def from_string(cls, text: str, policy: Optional[str] = None, source: str = "<string>") -> "Engine":
+        """Compile rules given as text; ``source`` names them in errors."""
+        return cls._create(f"text({quote_atom(source)})", text, policy)
+
+    @classmethod
+    def _create(cls, source: str, text: str, policy: Optional[str]) -> "Engine":
+        options = []
+        if policy is not None:
+            if policy not in POLICIES:
+                raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
+            options.append(f"policy({policy})")
+        prolog = bridge()
+        info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
+        return cls(info["engine"], info, prolog)
+
+    # -- events in ----------------------------------------------------------
+
+    def emit(self, name: str, *args: Any, at: Any = None, start: Any = None, end: Any = None) -> list[Detection]:
+        """Process one event ``name(*args)`` at time ``at`` (or over
+        ``[start, end]``) and return what it led to.
+
+        Raises :class:`EventError` if the event is rejected, e.g. because its
+        time is earlier than the last accepted one.
+        """
+        if at is not None:
+            if start is not None or end is not None:
+                raise EventError("give either at= or start= and end=, not both")
+            t1 = t2 = to_time(at)
+        elif start is not None and end is not None:
+            t1, t2 = to_time(start), to_time(end)
+        else:
+            raise EventError(f"event {name!r} needs a time: at=T, or start=T1 and end=T2")
+        try:
+            line = Event(name, args, t1, t2).to_prolog()
+        except InvalidEvent as e:
+            raise EventError(f"event {name!r}: {e}") from None
+        result = self._feed_lines(line, 1)
+        if result.rejected:
+            raise EventError(f"event {name!r} rejected: {result.rejected[0].reason}")
+        return self._deliver(result)
+
+    def emit_many(self, events: Iterable[Any], batch_size: int = 10_000) -> BatchResult:
+        """Process many events in time order, crossing into Prolog once per
+        ``batch_size`` events.
+
+        Items may be :class:`Event` values, dicts (``event``, ``args``,
+        ``time`` or ``start``/``end``) or tuples ``(name, args, time)``.
+        Invalid or out-of-order items are rejected with their 1-based
+        position and reason, and the others are processed.
+        """
+        accepted = 0
+        rejected: list[Rejection] = []
+        warnings: list[Rejection] = []
+        detections: list[Detection] = []
+        lines: list[str] = []
+        first = 1
+        for position, item in enumerate(events, start=1):
+            try:
+                lines.append(Event.coerce(item).to_prolog())
+            except InvalidEvent as e:
+                rejected.append(Rejection(position, str(e)))
+                self._stats.rejected += 1
+                lines.append("\n")
+            if len(lines) >= batch_size:
+                result = self._feed_lines("".join(lines), first)
+                first += len(lines)
+                lines = []
+                accepted += result.accepted
+                rejected.extend(result.rejected)
+                warnings.extend(result.warnings)
+                detections.extend(self._deliver(result))
+        if lines:
+            result = self._feed_lines("".join(lines), first)
+            accepted += result.accepted
+            rejected.extend(result.rejected)
+            warnings.extend(result.warnings)
+            detections.extend(self._deliver(result))
+        rejected.sort(key=lambda r: r.line)
+        return BatchResult(accepted, rejected, detections, warnings)
+
+    def feed_text(self, text: str, first_line: int = 1) -> FeedResult:
+        """Process event lines (one Prolog term a line: ``event(a(1), 5).``,
+        ``event(a(1), [5, 7]).`` or a bare ``a(1).`` at its line number).
+
+        ``first_line`` is the line number of the text's first line in its
+        file.  Detections stay JSON lines; they are counted but neither
+        queued nor passed to callbacks.
+        """
+        result = self._feed_lines(text, first_line)
+        self._stats.detections += result.detection_lines.count("\n")
+        return result
+
+    def _feed_lines(self, text: str, first_line: int) -> FeedResult:
+        self._check_open()
+        header, body = self._prolog.request(f"feed({self._name}, {int(first_line)})", text)
+        rejected = [Rejection(int(line), str(reason)) for line, reason in header["rejected"]]
+        warnings = [Rejection(int(line), str(msg)) for line, msg in header["warnings"]]
+        self._stats.accepted += header["accepted"]
+        self._stats.rejected += len(rejected)
+        return FeedResult(header["accepted"], rejected, warnings, body)
+
+    def _deliver(self, result: FeedResult) -> list[Detection]:
+        found = [Detection.from_json(line) for line in result.detection_lines.splitlines()]
+        self._stats.detections += len(found)
+        self._queue.extend(found)
+        for d in found:
+            for cb in self._callbacks.get(d.event, ()):
+                cb(d)
+            for cb in self._callbacks.get(None, ()):
+                cb(d)
+        return found
+
+    # -- detections out -----------------------------------------------------
+
+    def on(self, name: Optional[str], callback: Callback) -> None:
+        """Call ``callback(detection)`` for each detection of event ``name``
+        (every reported event if ``name`` is None), as it is detected."""
+        self._callbacks.setdefault(name, []).append(callback)
+
+    def detections(self) -> Iterator[Detection]:
+        """Take the detections made so far, in the order they were made."""
+        while self._queue:
+            yield self._queue.popleft()
+
+    # -- state ----------------------------------------------------------------
+
+    def stats(self) -> EngineStats:
+        """Counters, and the live pending goals per binary goal."""
+        self._check_open()
+        header, _ = self._prolog.request(f"stats({self._name})")
+        self._stats.pending = header["pending"]
+        self._stats.pending_by_goal = list(header["stores"])
+        return EngineStats(**vars(self._stats))
+
+    def close(self) -> None:
+        """Free the engine's rules and pending goals."""
+        if not self._closed:
+            self._closed = True
+            self._prolog.request(f"destroy({self._name})")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EtalisError("the engine is closed")
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<Engine {self._name}: {self.rule_count} rules, policy {self.policy}>"
+
+
+def compile_listing(text: str, source: str = "<string>", policy: Optional[str] = None, path: Optional[str] = None) -> str:
+    """The binary goals and event-driven clauses that rules compile to."""
+    options = f"[policy({policy})]" if policy else "[]"
+    src = f"file({quote_atom(path)})" if path else f"text({quote_atom(source)})"
+    _, body = bridge().request(f"listing({src}, {options})", text)
+    return body
