@@ -27,6 +27,9 @@ Requests:
   - feed(Engine, FirstLine): payload is event lines.
   - stats(Engine), destroy(Engine).
   - listing(Source, Options): the binary goals and clauses.
+  - rules(Source): the parsed rules as JSON (head, pattern, policy).
+  - solve(Engine): all solutions of the goal in the payload, run in the
+    engine's module (so its static rules are visible), as JSON bindings.
 */
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
@@ -64,6 +67,14 @@ serve(stats(M), _, _{pending: Total, stores: Stores}, "") :-
     aggregate_all(sum(C), engine_pending(M, _, C), Total).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
+serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
+    source_items(source(Source, Payload), Items),
+    compile_items(Items, [], compiled(_, _, _, settings(Policy, Overrides, _, _))),
+    findall(R, ( member(rule(L, H, P, pos(_, Line, _), VN), Items),
+                 rule_json(L, H, P, Line, VN, Overrides, Policy, R) ), Rules).
+serve(solve(M), Payload, _{solutions: Solutions}, "") :-
+    term_string(Goal, Payload, [variable_names(VN)]),
+    findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
 serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, Options, Compiled),
@@ -92,6 +103,53 @@ source_items(source(Source, _), _) :-
 
 feed_events(M, Text, Summary, Detections) :-
     engine_feed(M, Text, 1, Summary, Detections).
+
+%   The parsed rules as JSON, for tools such as the reference evaluator.
+
+rule_json(Label, Head, Pattern, Line, VarNames, Overrides, Default, Json) :-
+    copy_term(Head-Pattern-VarNames, H-P-VN),
+    maplist([N=V]>>(V = '$VAR'(N)), VN),
+    term_variables(H-P, Anon),
+    foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
+    (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
+    term_json(H, HJ),
+    pattern_json(P, PJ),
+    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, policy: Pol}.
+
+pattern_json(event(E), _{op: event, event: J}) :- !, term_json(E, J).
+pattern_json(op(Op, A, B), _{op: Op, left: JA, right: JB}) :- !,
+    pattern_json(A, JA), pattern_json(B, JB).
+pattern_json(or(A, B), _{op: or, left: JA, right: JB}) :- !,
+    pattern_json(A, JA), pattern_json(B, JB).
+pattern_json(cnot(A, C), _{op: cnot, left: JA, right: JC}) :- !,
+    pattern_json(A, JA), pattern_json(C, JC).
+pattern_json(where(A, G), _{op: where, pattern: JA, goal: GS}) :- !,
+    pattern_json(A, JA),
+    with_output_to(string(GS),
+                   write_term(G, [quoted(true), numbervars(true), ignore_ops(false), spacing(next_argument)])).
+pattern_json(within(A, W), _{op: within, pattern: JA, window: W}) :-
+    pattern_json(A, JA).
+
+term_json('$VAR'(N), _{var: N}) :- !.
+term_json(T, T) :- number(T), !.
+term_json(T, _{atom: T}) :- atom(T), !.
+term_json(T, _{string: T}) :- string(T), !.
+term_json(T, _{functor: F, args: Js}) :-
+    compound_name_arguments(T, F, As),
+    maplist(term_json, As, Js).
+
+bindings_json(VN, Dict) :-
+    findall(N-J, ( member(N=V, VN), value_json(V, J) ), Pairs),
+    dict_pairs(Dict, _, Pairs).
+
+value_json(V, J) :-
+    (   var(V) -> J = null
+    ;   number(V) -> J = V
+    ;   atom(V) -> J = V
+    ;   string(V) -> J = V
+    ;   is_list(V) -> maplist(value_json, V, J)
+    ;   format(string(J), "~q", [V])
+    ).
 
 error_reply(error(etalis_error(Message, Hint), pos(File, Line, Column)), Header, "") :- !,
     Header = _{error: _{kind: rule, message: Message, hint: Hint,
