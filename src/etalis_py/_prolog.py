@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -110,8 +111,13 @@ def bridge() -> PrologBridge:
     return PrologBridge()
 
 
+_PLAIN_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
+
+
 def quote_atom(text: str) -> str:
-    """``text`` as a quoted Prolog atom."""
+    """``text`` as a Prolog atom, quoted where needed."""
+    if _PLAIN_ATOM.match(text):
+        return text
     escaped = (
         text.replace("\\", "\\\\")
         .replace("'", "\\'")

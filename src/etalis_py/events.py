@@ -29,7 +29,7 @@ def to_time(value: Any) -> Time:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
-        return value.timestamp()
+        return float(value.timestamp())
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidEvent(f"time {value!r} is not a number or a datetime")
     if isinstance(value, numbers.Integral):
@@ -117,6 +117,11 @@ def event_term(name: str, args: Sequence[Any]) -> str:
 def prolog_value(value: Any) -> str:
     """A Python value as Prolog text: str becomes an atom, bool the atoms
     true/false, numbers numbers, lists and tuples lists."""
+    kind = type(value)
+    if kind is int:
+        return str(value)
+    if kind is float and math.isfinite(value):
+        return repr(value)
     if isinstance(value, str):
         return quote_atom(value)
     if isinstance(value, bool):

@@ -1,0 +1,134 @@
+"""The ``etalis`` command: run | check | compile."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Optional, Sequence, TextIO
+
+from .engine import POLICIES, Engine, compile_listing
+from .errors import RuleError, RuleFileNotFound
+from .streams import Mapping, read_batches
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_RULES = 2
+
+
+def _columns(text: str) -> list[str]:
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def add_mapping_options(p: argparse.ArgumentParser) -> None:
+    """The options that map table rows to events (shared with ``replay``)."""
+    g = p.add_argument_group("mapping rows to events (.csv)")
+    g.add_argument("--event", help="the event name of every row")
+    g.add_argument("--event-col", metavar="COL", help="the column holding the event name")
+    g.add_argument("--args", type=_columns, default=[], metavar="COL,COL,...", help="argument columns, in order")
+    g.add_argument("--time", metavar="COL", help="the time column")
+    g.add_argument("--time-format", metavar="FMT", help="strptime format of the time column (default: seconds or ISO 8601)")
+    g.add_argument("--columns", type=_columns, metavar="COL,COL,...", help="column names of a file without a header")
+
+
+def mapping_from(ns: argparse.Namespace) -> Mapping:
+    return Mapping(
+        event=ns.event,
+        event_col=ns.event_col,
+        args=tuple(ns.args),
+        time=ns.time,
+        time_format=ns.time_format,
+        columns=tuple(ns.columns) if ns.columns else None,
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
+    run.add_argument("rules", type=Path, help="the .etl rule file")
+    run.add_argument("--events", type=Path, required=True, help="stream file: .jsonl, .csv, .pl or .events")
+    run.add_argument("--policy", choices=POLICIES, help="default consumption policy (overrides the file's)")
+    run.add_argument("--quiet", action="store_true", help="do not report rejected lines one by one")
+    add_mapping_options(run)
+
+    check = sub.add_parser("check", help="report problems in a rule file")
+    check.add_argument("rules", type=Path)
+
+    comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
+    comp.add_argument("rules", type=Path)
+    comp.add_argument("--policy", choices=POLICIES)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ns = parser().parse_args(argv)
+    try:
+        if ns.command == "run":
+            return run(ns, sys.stdout, sys.stderr)
+        if ns.command == "check":
+            return check(ns.rules, sys.stdout)
+        if ns.command == "compile":
+            sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy))
+            return EXIT_OK
+    except (RuleError, RuleFileNotFound) as e:
+        print(e, file=sys.stderr)
+        return EXIT_RULES
+    except BrokenPipeError:
+        return EXIT_OK
+    return EXIT_FAILURE
+
+
+def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if not ns.events.is_file():
+        print(f"etalis: events file {ns.events} does not exist", file=err)
+        return EXIT_FAILURE
+    engine = Engine.from_file(ns.rules, policy=ns.policy)
+    started = time.perf_counter()
+    accepted = rejected = detections = warnings = 0
+    try:
+        for batch in read_batches(ns.events, mapping_from(ns)):
+            result = engine.feed_text(batch.text, batch.first_line)
+            out.write(result.detection_lines)
+            detections += result.detection_lines.count("\n")
+            accepted += result.accepted
+            bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
+            rejected += len(bad)
+            warnings += len(result.warnings)
+            if not ns.quiet:
+                for r in bad:
+                    print(f"{ns.events}:{r.line}: rejected: {r.reason}", file=err)
+            for w in result.warnings:
+                print(f"{ns.events}:{w.line}: warning: {w.reason}", file=err)
+    except ValueError as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    finally:
+        engine.close()
+    out.flush()
+    seconds = time.perf_counter() - started
+    print(
+        f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
+        f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}",
+        file=err,
+    )
+    return EXIT_OK
+
+
+def check(rules: Path, out: TextIO) -> int:
+    engine = Engine.from_file(rules)
+    try:
+        print(
+            f"{rules}: ok: {engine.rule_count} rules, {engine.goal_count} binary goals, "
+            f"policy {engine.policy}, reports {', '.join(engine.printed) or 'nothing'}",
+            file=out,
+        )
+    finally:
+        engine.close()
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,283 @@
+"""Reading event stream files into batches of engine input.
+
+Each batch is text with one Prolog term a line, and keeps the line numbers
+of its file: a line that Python already rejected (bad JSON, an empty CSV
+field) becomes an empty line, so the engine's own rejections carry the right
+line numbers too.  ``read = accepted + rejected`` for every file.
+"""
+
+from __future__ import annotations
+
+import calendar
+import csv
+import functools
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional, TextIO
+
+from ._prolog import quote_atom
+from .events import Event, InvalidEvent, Rejection, prolog_value, to_time
+
+BATCH_LINES = 20_000
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """How rows of a table become events (``etalis run`` and ``etalis replay``).
+
+    ``event`` names every row's event, or ``event_col`` gives the column that
+    holds the name; ``args`` are the argument columns; ``time`` the time
+    column (numbers are seconds; otherwise ``time_format``, a strptime
+    format, or ISO 8601); ``columns`` names the columns of a file without a
+    header.
+    """
+
+    event: Optional[str] = None
+    event_col: Optional[str] = None
+    args: Sequence[str] = ()
+    time: Optional[str] = None
+    time_format: Optional[str] = None
+    columns: Optional[Sequence[str]] = None
+
+    def check(self) -> None:
+        if (self.event is None) == (self.event_col is None):
+            raise ValueError("give the event name with --event NAME, or its column with --event-col COL")
+        if self.time is None:
+            raise ValueError("give the time column with --time COL")
+
+    def row_reader(self, header: Sequence[str]) -> Callable[[Sequence[str]], str]:
+        """A function from a row of a table with this header to the engine's
+        input line for it; it raises InvalidEvent with the reason."""
+        missing = [c for c in (self.event_col, self.time, *self.args) if c is not None and c not in header]
+        if missing:
+            raise ValueError(f"no column {missing[0]!r} in the header: {', '.join(header)}")
+        index = {c: i for i, c in enumerate(header)}
+        arg_cols = [(index[c], c) for c in self.args]
+        time_col = index[self.time or ""]
+        fmt = self.time_format
+        fixed_name = quote_atom(self.event) if self.event is not None else None
+        name_col = index[self.event_col] if self.event_col is not None else -1
+
+        def cell(row: Sequence[str], i: int, col: str) -> str:
+            value = row[i].strip()
+            if not value:
+                raise InvalidEvent(f"column {col!r} is empty")
+            return value
+
+        def read(row: Sequence[str]) -> str:
+            name = fixed_name if fixed_name is not None else quote_atom(cell(row, name_col, self.event_col or ""))
+            args = ",".join(prolog_value(parse_value(cell(row, i, c), c)) for i, c in arg_cols)
+            t = parse_time(cell(row, time_col, self.time or ""), fmt)
+            term = f"{name}({args})" if args else name
+            return f"event({term}, {t!r}).\n"
+
+        return read
+
+
+def parse_value(value: Any, col: str = "") -> Any:
+    """A CSV field as a number if it reads as one, else as text."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        f = float(text)
+    except ValueError:
+        return text
+    if f != f or f in (float("inf"), float("-inf")):
+        raise InvalidEvent(f"column {col!r}: {text!r} is not a finite number")
+    return f
+
+
+_FIELDS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{1,2})", "d": r"(?P<d>\d{1,2})",
+           "H": r"(?P<H>\d{1,2})", "M": r"(?P<M>\d{1,2})", "S": r"(?P<S>\d{1,2})",
+           "f": r"(?P<f>\d{1,6})", "%": "%"}
+
+
+@functools.lru_cache(maxsize=32)
+def _format_regex(fmt: str) -> Optional[re.Pattern[str]]:
+    """A regex for a strptime format made only of %Y %m %d %H %M %S %f,
+    or None (then strptime itself is used)."""
+    out: list[str] = []
+    i = 0
+    while i < len(fmt):
+        c = fmt[i]
+        if c == "%" and i + 1 < len(fmt):
+            field = _FIELDS.get(fmt[i + 1])
+            if field is None or (field != "%" and f"(?P<{fmt[i + 1]}>" in "".join(out)):
+                return None
+            out.append(field)
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date."""
+    y -= m <= 2
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5 + d - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def parse_formatted_time(text: str, fmt: str) -> float:
+    """Epoch seconds of ``text`` in strptime format ``fmt``, taken as UTC."""
+    rx = _format_regex(fmt)
+    match = rx.match(text) if rx is not None else None
+    if match is not None:
+        g = match.groupdict()
+        y, mo, d = int(g.get("Y") or 1970), int(g.get("m") or 1), int(g.get("d") or 1)
+        h, mi, sec = int(g.get("H") or 0), int(g.get("M") or 0), int(g.get("S") or 0)
+        if 1 <= mo <= 12 and 1 <= d <= calendar.monthrange(y, mo)[1] and h < 24 and mi < 60 and sec < 62:
+            frac = float("0." + g["f"]) if g.get("f") else 0.0
+            return float(_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) + frac
+    try:
+        dt = datetime.strptime(text, fmt)
+    except ValueError:
+        raise InvalidEvent(f"time {text!r} does not match the format {fmt!r}") from None
+    return float(to_time(dt))
+
+
+def parse_time(value: Any, fmt: Optional[str]) -> float | int:
+    """Seconds from a number, a strptime-formatted text (naive times are
+    UTC), or ISO 8601 text."""
+    if not isinstance(value, str):
+        return to_time(value)
+    text = value.strip()
+    if fmt:
+        return parse_formatted_time(text, fmt)
+    number = parse_value(text, "time")
+    if isinstance(number, (int, float)):
+        return number
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidEvent(f"time {text!r} is not a number or an ISO 8601 date; give --time-format") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.timestamp()
+
+
+@dataclass
+class Batch:
+    """Engine input for lines ``first_line`` onwards, and the lines Python
+    rejected on the way."""
+
+    text: str
+    first_line: int
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
+    """Batches of the stream file at ``path``, by its extension."""
+    suffix = path.suffix.lower()
+    with path.open(encoding="utf-8", newline="") as f:
+        if suffix == ".jsonl":
+            yield from _jsonl_batches(f, batch_lines)
+        elif suffix == ".csv":
+            if mapping is None:
+                raise ValueError("a .csv stream needs a mapping: --event or --event-col, --args, --time")
+            mapping.check()
+            yield from _csv_batches(f, mapping, batch_lines)
+        elif suffix in (".pl", ".events"):
+            yield from _term_batches(f, batch_lines)
+        else:
+            raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .pl or .events")
+
+
+def _term_batches(f: TextIO, batch_lines: int) -> Iterator[Batch]:
+    lines: list[str] = []
+    first = 1
+    for line in f:
+        text = line.strip()
+        if text and not text.startswith("%") and not text.endswith("."):
+            text += "."
+        lines.append(text + "\n")
+        if len(lines) >= batch_lines:
+            yield Batch("".join(lines), first)
+            first += len(lines)
+            lines = []
+    if lines:
+        yield Batch("".join(lines), first)
+
+
+def _jsonl_batches(f: TextIO, batch_lines: int) -> Iterator[Batch]:
+    batch = Batch("", 1)
+    lines: list[str] = []
+    for number, line in enumerate(f, start=1):
+        if line.strip():
+            try:
+                item = json.loads(line)
+                lines.append(Event.coerce(item).to_prolog() if isinstance(item, dict) else _not_object(item))
+            except (json.JSONDecodeError, InvalidEvent) as e:
+                batch.rejected.append(Rejection(number, _reason(e)))
+                lines.append("\n")
+        else:
+            lines.append("\n")
+        if len(lines) >= batch_lines:
+            batch.text = "".join(lines)
+            yield batch
+            batch, lines = Batch("", number + 1), []
+    if lines or batch.rejected:
+        batch.text = "".join(lines)
+        yield batch
+
+
+def _not_object(item: Any) -> str:
+    raise InvalidEvent(f"{json.dumps(item)[:60]} is not a JSON object")
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, json.JSONDecodeError):
+        return f"not JSON: {e.msg} at column {e.colno}"
+    return str(e)
+
+
+def _csv_batches(f: TextIO, mapping: Mapping, batch_lines: int) -> Iterator[Batch]:
+    reader = csv.reader(f)
+    if mapping.columns:
+        header = list(mapping.columns)
+        next_line = 1
+    else:
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            return
+        next_line = reader.line_num + 1
+    read = mapping.row_reader(header)
+    batch = Batch("", next_line)
+    lines: list[str] = []
+    for row in reader:
+        # a record may span lines (quoted newlines): pad so numbering holds
+        start = next_line
+        next_line = reader.line_num + 1
+        if not row or all(not c.strip() for c in row):
+            lines.extend("\n" for _ in range(start, next_line))
+            continue
+        try:
+            if len(row) != len(header):
+                raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
+            text = read(row)
+        except InvalidEvent as e:
+            batch.rejected.append(Rejection(start, str(e)))
+            text = "\n"
+        lines.append(text)
+        lines.extend("\n" for _ in range(start + 1, next_line))
+        if len(lines) >= batch_lines:
+            batch.text = "".join(lines)
+            yield batch
+            batch, lines = Batch("", next_line), []
+    if lines or batch.rejected:
+        batch.text = "".join(lines)
+        yield batch
