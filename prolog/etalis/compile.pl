@@ -137,12 +137,17 @@ rule_policy(Default, Overrides, rule(L, H, P, W, V), rule(L, H, P, W, V, Policy)
 %   @error etalis_error(Message, Hint) for a static clause that cannot
 %   be defined (e.g. it redefines a built-in predicate).
 
-load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, _)) :-
+load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, settings(_, _, Printed, _))) :-
     maplist(load_static(M), Statics),
     forall(member(C0, Clauses),
-           (   bind_engine(C0, M, C),
+           (   bind_engine(C0, M, C1),
+               direct_derivation(C1, Printed, C),
                assertz(M:C)
            )),
+    (   predicate_property(M:'$on'(_, _, _, _), number_of_clauses(C)), C > 0
+    ->  compile_predicates([M:'$on'/4])
+    ;   true
+    ),
     length(Nodes, N),
     Stores is 2*N,
     etalis_runtime:engine_start(M, Stores).
@@ -159,6 +164,31 @@ replace_engine(T, M, T1) :-
     maplist([A, B]>>replace_engine(A, M, B), As, Bs),
     compound_name_arguments(T1, N, Bs).
 replace_engine(T, _, T).
+
+%   direct_derivation(+Clause, +Printed, -Clause1)
+%
+%   Replace '$derived'(E, T1, T2, O) in a generated clause by what it
+%   does for E: report it if it is printed, and pass it on as an event.
+
+direct_derivation((H :- B0), Printed, (H :- B)) :- !,
+    direct_goal(B0, Printed, B).
+direct_derivation(C, _, C).
+
+direct_goal((A0, B0), Printed, (A, B)) :- !,
+    direct_goal(A0, Printed, A),
+    direct_goal(B0, Printed, B).
+direct_goal((C0 -> A0 ; B0), Printed, (C -> A ; B)) :- !,
+    direct_goal(C0, Printed, C),
+    direct_goal(A0, Printed, A),
+    direct_goal(B0, Printed, B).
+direct_goal('$derived'(E, T1, T2, O), Printed, Goal) :-
+    nonvar(E), !,
+    functor(E, N, A),
+    (   memberchk(N/A, Printed)
+    ->  Goal = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
+    ;   Goal = '$on'(E, T1, T2, O)
+    ).
+direct_goal(G, _, G).
 
 load_static(M, static(Clause, Where)) :-
     expand_term(Clause, Expanded),

@@ -105,9 +105,9 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
     ),
     copy_term(L0-R0-Out0, L-R-Out),
     side_terms(Side, L, R, In, Partner),
-    join_key(L, R, Key),
-    term_variables(In, InVs), Mine =.. [p|InVs],
-    term_variables(Partner, PVs), Theirs =.. [p|PVs],
+    join_key(L, R, Key, KeyVs),
+    payload(In, KeyVs, Mine),
+    payload(Partner, KeyVs, Theirs),
     side_intervals(Side, i(T1,T2), i(U1,U2), A, B),
     temporal_spec(Op, A, B, Cond, i(SX, EX), _),
     window_check(W, T1, T2, Check),
@@ -163,16 +163,27 @@ result_interval(SX, EX, S, E, Goal) :-
 eval(X, V, true) :- var(X), !, V = X.
 eval(X, V, V is X).
 
-%   The join key: the variables that both operands share.
+%   The join key: the variables that both operands share; a single
+%   variable is its own key.
 
-join_key(L, R, Key) :-
+join_key(L, R, Key, Shared) :-
     term_variables(L, LV),
     term_variables(R, RV),
     include(shared_var(RV), LV, Shared),
     (   Shared == []
     ->  Key = []
+    ;   Shared = [Key]
+    ->  true
     ;   Key =.. [k|Shared]
     ).
+
+%   The payload of a pending occurrence: its variables that are not in
+%   the key (which the store already holds).
+
+payload(Event, KeyVs, Payload) :-
+    term_variables(Event, Vs),
+    exclude(shared_var(KeyVs), Vs, Own),
+    Payload =.. [p|Own].
 
 shared_var(Vs, V) :-
     member(V0, Vs),

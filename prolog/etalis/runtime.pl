@@ -4,6 +4,7 @@
             engine_start/2,             % +Engine, +StoreCount
             engine_store/3,             % +Engine, +Index, -Store
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
+            engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/2,               % +Error, +Goal
             write_detection/1           % +Detection
@@ -168,6 +169,14 @@ in_order(M, T2, Reason) :-
 
 process(M, E, T1, T2) :-
     forall(M:'$on'(E, T1, T2, Out), write_detection(Out)).
+
+%!  engine_process(+Engine, +Event, +T1, +T2, -Detections) is det.
+%
+%   Process one event that is known to be valid and in time order, and
+%   collect the reported detections as det(E, T1, T2) terms.
+
+engine_process(M, E, T1, T2, Detections) :-
+    findall(Out, M:'$on'(E, T1, T2, Out), Detections).
 
 %   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
 %

@@ -13,6 +13,7 @@
 :- use_module(library(error)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(library(aggregate)).
 
 :- meta_predicate queue_take(+, +, ?, 0).
 
@@ -30,8 +31,8 @@ nb_setarg/3 copies each new cell once (which also protects it against
 backtracking), and nb_linkarg/3 links cells that are already protected,
 so appending, expiring and consuming an entry are constant-time.
 
-Store layout: st(Entries, Keys, Buckets), Buckets a compound whose
-arguments are lists of kq(Key, Queue); Queue is q(First, Last) over
+Store layout: st(Mask, Keys, Buckets), Buckets a compound of 2^k
+arguments (Mask = 2^k-1) that are lists of kq(Key, Queue); Queue is q(First, Last) over
 cells c(Entry, Next), with [] for none.
 */
 
@@ -40,10 +41,11 @@ initial_buckets(64).
 %!  store_new(-Store) is det.
 %
 %   Store is a new, empty store.  It must be made persistent by the
-%   caller (e.g. as part of a term given to nb_setval/2).
+%   caller (e.g. with nb_setval/2).
 
-store_new(st(0, 0, Buckets)) :-
+store_new(st(Mask, 0, Buckets)) :-
     initial_buckets(N),
+    Mask is N - 1,
     empty_buckets(N, Buckets).
 
 empty_buckets(N, Buckets) :-
@@ -52,18 +54,19 @@ empty_buckets(N, Buckets) :-
 
 %!  store_count(+Store, -Count) is det.
 %
-%   Count is the number of pending entries in Store.
+%   Count is the number of pending entries in Store (counted, so that
+%   adding and removing entries costs nothing extra).
 
 store_count(Store, Count) :-
-    arg(1, Store, Count).
+    aggregate_all(count, store_entry(Store, _, _), Count).
 
 %!  store_lookup(+Store, +Key, -Queue) is semidet.
 %
 %   Queue holds the entries of Key; fails if Key has none.
 
-store_lookup(Store, Key, Queue) :-
-    arg(3, Store, Buckets),
-    bucket_index(Buckets, Key, I),
+store_lookup(st(Mask, _, Buckets), Key, Queue) :-
+    key_hash(Key, H),
+    I is H /\ Mask + 1,
     arg(I, Buckets, List),
     key_queue(List, Key, Queue).
 
@@ -73,52 +76,55 @@ key_queue([kq(K, Q0)|T], Key, Q) :-
     ;   key_queue(T, Key, Q)
     ).
 
-bucket_index(Buckets, Key, I) :-
+key_hash(Key, H) :-
     term_hash(Key, H),
-    (   var(H)
-    ->  instantiation_error(Key)
-    ;   true
-    ),
-    functor(Buckets, _, N),
-    I is H mod N + 1.
+    (   integer(H)
+    ->  true
+    ;   instantiation_error(Key)
+    ).
 
 %!  store_queue(+Store, +Key, -Queue) is det.
 %
 %   Queue holds the entries of Key, created empty if needed.
 
 store_queue(Store, Key, Queue) :-
-    (   store_lookup(Store, Key, Queue0)
+    Store = st(Mask, _, Buckets),
+    key_hash(Key, H),
+    I is H /\ Mask + 1,
+    arg(I, Buckets, List),
+    (   key_queue(List, Key, Queue0)
     ->  Queue = Queue0
-    ;   grow_if_full(Store),
-        arg(3, Store, Buckets),
-        bucket_index(Buckets, Key, I),
-        arg(I, Buckets, Old),
-        nb_setarg(I, Buckets, [kq(Key, q([], []))]),
-        arg(I, Buckets, Cell),
-        nb_linkarg(2, Cell, Old),
-        Cell = [kq(_, Queue)|_],
-        arg(2, Store, Keys0),
-        Keys is Keys0 + 1,
-        nb_setarg(2, Store, Keys)
+    ;   new_key(Store, Key, H, Queue)
     ).
 
-%   When the keys outnumber the buckets twice, rebuild with four times
-%   as many buckets, dropping the keys whose queues are empty.
+new_key(Store, Key, H, Queue) :-
+    grow_if_full(Store),
+    Store = st(Mask, Keys0, Buckets),
+    I is H /\ Mask + 1,
+    arg(I, Buckets, Old),
+    nb_setarg(I, Buckets, [kq(Key, q([], []))]),
+    arg(I, Buckets, Cell),
+    nb_linkarg(2, Cell, Old),
+    Cell = [kq(_, Queue)|_],
+    Keys is Keys0 + 1,
+    nb_setarg(2, Store, Keys).
+
+%   When the keys outnumber the buckets twice, rebuild with more
+%   buckets, dropping the keys whose queues are empty.
 
 grow_if_full(Store) :-
-    arg(2, Store, Keys),
-    arg(3, Store, Buckets),
-    functor(Buckets, _, N),
-    (   Keys < 2*N
+    Store = st(Mask, Keys, Buckets),
+    (   Keys < 2*(Mask+1)
     ->  true
-    ;   findall(KQ, live_key_queue(Buckets, KQ), KQs0),
-        length(KQs0, Live),
-        N1 is 2*max(N, Live),
+    ;   aggregate_all(count, live_key_queue(Buckets, _), Live),
+        N1 is 1 << msb(2*max(Mask+1, Live)),
         functor(Fresh, b, N1),
         forall(between(1, N1, I), nb_setarg(I, Fresh, [])),
         nb_setarg(3, Store, Fresh),
+        Mask1 is N1 - 1,
+        nb_setarg(1, Store, Mask1),
         arg(3, Store, New),
-        forall(live_key_queue(Buckets, KQ), relink(New, KQ)),
+        forall(live_key_queue(Buckets, KQ), relink(New, Mask1, KQ)),
         nb_setarg(2, Store, Live)
     ).
 
@@ -128,9 +134,10 @@ live_key_queue(Buckets, KQ) :-
     KQ = kq(_, q(First, _)),
     First \== [].
 
-relink(Buckets, KQ) :-
+relink(Buckets, Mask, KQ) :-
     KQ = kq(Key, _),
-    bucket_index(Buckets, Key, I),
+    key_hash(Key, H),
+    I is H /\ Mask + 1,
     arg(I, Buckets, Old),
     nb_setarg(I, Buckets, [x]),
     arg(I, Buckets, Cell),
@@ -163,7 +170,7 @@ cell_entry(c(E, Next), Entry) :-
 %
 %   Add Entry as the newest entry of Queue.
 
-queue_append(Store, Q, Entry) :-
+queue_append(_Store, Q, Entry) :-
     arg(2, Q, Last),
     (   Last == []
     ->  nb_setarg(1, Q, c(Entry, [])),
@@ -171,26 +178,16 @@ queue_append(Store, Q, Entry) :-
     ;   nb_setarg(2, Last, c(Entry, [])),
         arg(2, Last, Cell)
     ),
-    nb_linkarg(2, Q, Cell),
-    count_add(Store, 1).
+    nb_linkarg(2, Q, Cell).
 
 %!  queue_reset(+Store, +Queue, +Entry) is det.
 %
 %   Replace all entries of Queue by Entry.
 
-queue_reset(Store, Q, Entry) :-
-    arg(1, Q, First),
-    cells_length(First, 0, Dropped),
+queue_reset(_Store, Q, Entry) :-
     nb_setarg(1, Q, c(Entry, [])),
     arg(1, Q, Cell),
-    nb_linkarg(2, Q, Cell),
-    Delta is 1 - Dropped,
-    count_add(Store, Delta).
-
-cells_length([], N, N).
-cells_length(c(_, Next), N0, N) :-
-    N1 is N0 + 1,
-    cells_length(Next, N1, N).
+    nb_linkarg(2, Q, Cell).
 
 %!  queue_expire(+Store, +Queue, +MinStart) is det.
 %
@@ -201,18 +198,17 @@ queue_expire(Store, Q, Min) :-
     arg(1, Q, First),
     (   First = c(e(_, T1, _), Next),
         T1 < Min
-    ->  unlink_first(Store, Q, Next),
+    ->  unlink_first(Q, Next),
         queue_expire(Store, Q, Min)
     ;   true
     ).
 
-unlink_first(Store, Q, Next) :-
+unlink_first(Q, Next) :-
     nb_linkarg(1, Q, Next),
     (   Next == []
     ->  nb_setarg(2, Q, [])
     ;   true
-    ),
-    count_add(Store, -1).
+    ).
 
 %!  queue_take(+Store, +Queue, ?Entry, :Condition) is semidet.
 %
@@ -237,12 +233,7 @@ take(Cell, Prev, Arg, Q, Store, Entry, Cond) :-
         ;   Arg == 1
         ->  nb_setarg(2, Q, [])
         ;   nb_linkarg(2, Q, Prev)
-        ),
-        count_add(Store, -1)
+        )
     ;   take(Next, Cell, 2, Q, Store, Entry, Cond)
     ).
 
-count_add(Store, Delta) :-
-    arg(1, Store, C0),
-    C is C0 + Delta,
-    nb_setarg(1, Store, C).
