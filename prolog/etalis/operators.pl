@@ -235,9 +235,12 @@ interval_goal(Check, T1, T2, Goal) :-
     compound(Check),
     compound_name_arguments(Check, check, Args),
     !,
-    maplist([A, G]>>interval_goal(A, T1, T2, G), Args, Goals),
+    maplist(interval_arg(T1, T2), Args, Goals),
     conj(Goals, Goal).
 interval_goal(G, _, _, G).
+
+interval_arg(T1, T2, Arg, Goal) :-
+    interval_goal(Arg, T1, T2, Goal).
 
 conj(Goals, Conj) :-
     exclude(==(true), Goals, Goals1),

@@ -14,6 +14,7 @@
 :- use_module(library(apply)).
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(store).
+:- use_module(syntax, [syntax_message/2]).
 
 /** <module> The runtime of a compiled rule set
 
@@ -183,7 +184,7 @@ engine_process(M, E, T1, T2, Detections) :-
 %   Reason is unbound for a valid event.
 
 input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
-    format(string(Reason), "syntax error: ~w", [What]).
+    syntax_message(What, Reason).
 input_event(Term, _, _, _, _, Reason) :-
     var(Term), !,
     Reason = "an event cannot be a variable".
@@ -223,7 +224,10 @@ event_term(E, Reason) :-
     ;   \+ callable(E)
     ->  format(string(Reason), "~q is not an event (an event is an atom or a compound term)", [E])
     ;   \+ ground(E)
-    ->  format(string(Reason), "event ~q has unbound variables", [E])
+    ->  copy_term(E, Shown),
+        numbervars(Shown, 0, _, [singletons(true)]),
+        format(string(Reason), "event ~W has unbound variables",
+               [Shown, [quoted(true), numbervars(true)]])
     ;   functor(E, Name, _), sub_atom(Name, 0, _, _, $)
     ->  format(string(Reason), "event names starting with $ are reserved (~q)", [Name])
     ;   true

@@ -3,7 +3,8 @@
             read_etl_string/3,          % +Text, +Source, -Items
             etl_operator/3,             % ?Priority, ?Type, ?Name
             temporal_operator/1,        % ?Name
-            etalis_error/3              % +Message, +Hint, +Where
+            etalis_error/3,             % +Message, +Hint, +Where
+            syntax_message/2            % +What, -Message
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -135,13 +136,25 @@ syntax_error_offset(stream(_, _, _, CharNo), _, CharNo) :- !.
 syntax_error_offset(string(_, CharNo), _, CharNo) :- !.
 syntax_error_offset(_, _, 0).
 
+%!  syntax_message(+What, -Message) is det.
+%
+%   Message says in words what the reader's syntax_error(What) means.
+
 syntax_message(What, Message) :-
-    (   atom(What)
+    (   syntax_words(What, Body)
+    ->  true
+    ;   atom(What)
     ->  atomic_list_concat(Words, '_', What),
         atomic_list_concat(Words, ' ', Body)
     ;   format(string(Body), "~w", [What])
     ),
     format(string(Message), "syntax error: ~w", [Body]).
+
+syntax_words(end_of_clause, "unexpected end of clause").
+syntax_words(end_of_clause_expected, "end of clause (a full stop) expected").
+syntax_words(end_of_file, "unexpected end of file").
+syntax_words(cannot_start_term, "a term cannot start here").
+syntax_words(operator_balance, "unbalanced operator").
 
 %!  etalis_error(+Message, +Hint, +Where) is det.
 %

@@ -1,0 +1,34 @@
+"""Shared helpers: run rules over a stream and get detections as tuples."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Optional
+
+import pytest
+
+from etalis_py import Engine
+
+Row = tuple[Any, ...]
+
+
+def detect(rules: str, events: Iterable[Sequence[Any]], policy: Optional[str] = None) -> list[Row]:
+    """Detections as (event, args, start, end), in the order they were made.
+
+    ``events`` are (name, args, time) or (name, args, start, end).
+    """
+    with Engine.from_string(rules, policy=policy) as engine:
+        result = engine.emit_many(events)
+        assert result.rejected == [], result.rejected
+        return [(d.event, d.args, d.start, d.end) for d in result.detections]
+
+
+def points(spec: str) -> list[tuple[str, tuple[Any, ...], int]]:
+    """'a b a' -> [('a', (), 1), ('b', (), 2), ('a', (), 3)]: atomic events at
+    their 1-based position."""
+    return [(name, (), i) for i, name in enumerate(spec.split(), start=1)]
+
+
+@pytest.fixture
+def run() -> Any:
+    return detect

@@ -1,0 +1,174 @@
+"""`etalis run | check | compile` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ETALIS = [sys.executable, "-m", "etalis_py.cli"]
+PAPER_RULES = "ie <- a seq b.\ne <- ie seq c.\n"
+
+
+def etalis(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ETALIS, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def lines(out: str) -> list[tuple[str, list[object], float, float]]:
+    return [(d["event"], d["args"], d["start"], d["end"]) for d in map(json.loads, out.splitlines())]
+
+
+@pytest.fixture
+def paper(tmp_path: Path) -> Path:
+    rules = tmp_path / "paper.etl"
+    rules.write_text(PAPER_RULES)
+    return rules
+
+
+EXPECTED = {
+    "recent": [("ie", [], 3, 4), ("ie", [], 3, 5), ("e", [], 3, 6)],
+    "chronological": [("ie", [], 1, 4), ("ie", [], 2, 5), ("e", [], 1, 6)],
+    "unrestricted": [("ie", [], s, e) for e in (4, 5) for s in (1, 2, 3)]
+    + [("e", [], s, 6) for _ in range(2) for s in (1, 2, 3)],
+}
+
+
+@pytest.mark.parametrize("policy", sorted(EXPECTED))
+@pytest.mark.parametrize("fmt", ["events", "pl", "jsonl", "csv"])
+def test_run_gives_the_papers_detections_for_each_policy_and_format(tmp_path: Path, paper: Path, policy: str, fmt: str) -> None:
+    names = "a a a b b c".split()
+    extra: list[str] = []
+    if fmt in ("events", "pl"):
+        text = "".join(f"{n}.\n" for n in names) if fmt == "events" else "".join(
+            f"event({n}, {t}).\n" for t, n in enumerate(names, 1))
+    elif fmt == "jsonl":
+        text = "".join(json.dumps({"event": n, "time": t}) + "\n" for t, n in enumerate(names, 1))
+    else:
+        text = "kind,t\n" + "".join(f"{n},{t}\n" for t, n in enumerate(names, 1))
+        extra = ["--event-col", "kind", "--time", "t"]
+    stream = tmp_path / f"s.{fmt}"
+    stream.write_text(text)
+    r = etalis("run", paper, "--events", stream, "--policy", policy, *extra)
+    assert r.returncode == 0, r.stderr
+    found = lines(r.stdout)
+    if policy == "unrestricted":
+        assert sorted(found) == sorted(EXPECTED[policy])
+    else:
+        assert found == EXPECTED[policy]
+    assert r.stderr.splitlines()[-1].startswith(
+        f"events read: 6, accepted: 6, rejected: 0, detections: {len(EXPECTED[policy])}, warnings: 0, seconds: ")
+
+
+def test_run_reports_bad_lines_counts_them_and_goes_on(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- a(X) seq b(X).\n")
+    stream = tmp_path / "s.events"
+    stream.write_text(
+        "% a comment\n"            # 1: skipped
+        "a(1).\n"                  # 2: a(1) at its line number, 2
+        "b(.\n"                    # 3: rejected
+        "\n"                       # 4: skipped
+        "event(b(1), [5, 3]).\n"   # 5: rejected
+        "b(X).\n"                  # 6: rejected
+        "event(b(1), 3).\n"        # 7: c(1) over [2, 3]
+        "event(a(2), 1).\n"        # 8: rejected, too early
+        "b(1)\n"                   # 9: the full stop is optional: c(1) over [2, 9]
+    )
+    r = etalis("run", rules, "--events", stream)
+    assert r.returncode == 0
+    assert lines(r.stdout) == [("c", [1], 2, 3), ("c", [1], 2, 9)]
+    err = r.stderr.splitlines()
+    assert err[:4] == [
+        f"{stream}:3: rejected: syntax error: unexpected end of clause",
+        f"{stream}:5: rejected: start 5 is after end 3",
+        f"{stream}:6: rejected: event b(_) has unbound variables",
+        f"{stream}:8: rejected: time 1 is earlier than the last accepted time 3 (events must arrive in time order)",
+    ]
+    assert err[4].startswith("events read: 7, accepted: 3, rejected: 4, detections: 2, warnings: 0, seconds: ")
+
+
+def test_run_jsonl_rejections_carry_line_numbers(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- a(X) seq b(X).\n")
+    stream = tmp_path / "s.jsonl"
+    stream.write_text(
+        '{"event": "a", "args": [1], "time": 1}\n'
+        "not json\n"
+        '{"event": "b", "args": [1]}\n'
+        "[1, 2]\n"
+        "\n"
+        '{"event": "b", "args": [1], "start": 2, "end": 3}\n'
+    )
+    r = etalis("run", rules, "--events", stream)
+    assert lines(r.stdout) == [("c", [1], 1, 3)]
+    assert r.stderr.splitlines() == [
+        f"{stream}:2: rejected: not JSON: Expecting value at column 1",
+        f"{stream}:3: rejected: missing \"time\" (or \"start\" and \"end\")",
+        f"{stream}:4: rejected: [1, 2] is not a JSON object",
+        r.stderr.splitlines()[-1],
+    ]
+    assert r.stderr.splitlines()[-1].startswith("events read: 5, accepted: 2, rejected: 3, detections: 1,")
+
+
+def test_run_csv_maps_columns_and_rejects_bad_rows(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("hot(S, T) <- reading(S, T) where T > 30.\n")
+    stream = tmp_path / "obs.csv"
+    stream.write_text(
+        "when,station,temp\n"
+        "2020-01-01 00:00,KJFK,31.5\n"
+        "2020-01-01 01:00,KJFK,\n"
+        "yesterday,KJFK,40\n"
+        "2020-01-01 02:00,KLGA,29\n"
+        "2020-01-01 03:00,KLGA,33,extra\n"
+        "2020-01-01 04:00,KLGA,35\n"
+    )
+    r = etalis("run", rules, "--events", stream, "--event", "reading", "--args", "station,temp",
+               "--time", "when", "--time-format", "%Y-%m-%d %H:%M")
+    assert r.returncode == 0
+    assert lines(r.stdout) == [("hot", ["KJFK", 31.5], 1577836800.0, 1577836800.0),
+                               ("hot", ["KLGA", 35], 1577851200.0, 1577851200.0)]
+    assert r.stderr.splitlines()[:3] == [
+        f"{stream}:3: rejected: column 'temp' is empty",
+        f"{stream}:4: rejected: time 'yesterday' does not match the format '%Y-%m-%d %H:%M'",
+        f"{stream}:6: rejected: 4 fields where the header has 3",
+    ]
+    assert r.stderr.splitlines()[-1].startswith("events read: 6, accepted: 3, rejected: 3, detections: 2,")
+
+
+def test_run_exits_2_on_a_rule_error(tmp_path: Path) -> None:
+    rules = tmp_path / "bad.etl"
+    rules.write_text("c <- a seq (b.\n")
+    stream = tmp_path / "s.events"
+    stream.write_text("a.\n")
+    r = etalis("run", rules, "--events", stream)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert r.stderr.startswith(f"{rules}:1:")
+    assert "error: syntax error" in r.stderr and "hint:" in r.stderr
+
+
+def test_run_exits_1_on_a_missing_events_file(paper: Path, tmp_path: Path) -> None:
+    r = etalis("run", paper, "--events", tmp_path / "none.jsonl")
+    assert r.returncode == 1
+    assert "does not exist" in r.stderr
+
+
+def test_check_reports_ok_or_the_positioned_error(paper: Path, tmp_path: Path) -> None:
+    ok = etalis("check", paper)
+    assert (ok.returncode, ok.stdout) == (0, f"{paper}: ok: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0\n")
+    bad = tmp_path / "bad.etl"
+    bad.write_text("c <- a seq b.\nd(X) <- a seq b.\n")
+    r = etalis("check", bad)
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[0] == f"{bad}:2:1: error: variable X of the head is not bound by the pattern"
+
+
+def test_compile_prints_binary_goals_and_clauses(paper: Path) -> None:
+    r = etalis("compile", paper)
+    assert r.returncode == 0
+    assert "1: '$ie1' <- a seq b    % window inf, unrestricted" in r.stdout
+    assert "'$on'(b, A, B, C) :-" in r.stdout

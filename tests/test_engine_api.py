@@ -1,0 +1,176 @@
+"""The Python API: events in, detections out, errors with positions."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from etalis_py import Detection, Engine, Event, EventError, Rejection, RuleError, RuleFileNotFound
+
+SEQ = "c(X) <- a(X) seq b(X)."
+
+
+def test_emit_returns_the_detections_of_the_event() -> None:
+    with Engine.from_string(SEQ) as engine:
+        assert engine.emit("a", 1, at=1) == []
+        assert engine.emit("b", 1, at=2) == [Detection("c", (1,), 1, 2)]
+
+
+def test_emit_with_an_interval() -> None:
+    with Engine.from_string("c <- a seq b.") as engine:
+        engine.emit("a", start=1, end=3)
+        assert engine.emit("b", start=4, end=6) == [Detection("c", (), 1, 6)]
+
+
+def test_datetime_becomes_epoch_seconds_and_naive_is_utc() -> None:
+    with Engine.from_string(SEQ) as engine:
+        engine.emit("a", "k", at=datetime(2010, 12, 26, 20, 51))
+        found = engine.emit("b", "k", at=datetime(2010, 12, 26, 23, 51, tzinfo=timezone.utc))
+        assert found == [Detection("c", ("k",), 1293396660.0, 1293407460.0)]
+
+
+def test_arguments_keep_their_python_types() -> None:
+    rules = "c(A, B, C, D) <- a(A, B, C, D)."
+    with Engine.from_string(rules) as engine:
+        [d] = engine.emit("a", "it's \"x\"", 2.5, [1, "two"], True, at=1)
+        assert d.args == ("it's \"x\"", 2.5, [1, "two"], "true")
+        assert d.to_json() == '{"event": "c", "args": ["it\'s \\"x\\"", 2.5, [1, "two"], "true"], "start": 1, "end": 1}'
+
+
+def test_emit_rejects_an_earlier_time() -> None:
+    with Engine.from_string(SEQ) as engine:
+        engine.emit("a", 1, at=5)
+        with pytest.raises(EventError, match="time 4 is earlier than the last accepted time 5"):
+            engine.emit("b", 1, at=4)
+
+
+def test_emit_needs_a_time() -> None:
+    with Engine.from_string(SEQ) as engine:
+        with pytest.raises(EventError, match="needs a time"):
+            engine.emit("a", 1)
+
+
+def test_emit_many_processes_valid_items_and_rejects_the_rest_with_positions() -> None:
+    items = [
+        ("a", [1], 1),
+        Event("b", (1,), 2, 2),
+        {"event": "b", "args": [1], "time": 1},
+        ("a", "notalist", 3),
+        {"event": "a", "args": [None], "time": 4},
+        {"event": "b", "args": [1], "start": 5, "end": 6},
+    ]
+    with Engine.from_string(SEQ) as engine:
+        result = engine.emit_many(items, batch_size=2)
+        assert result.accepted == 3
+        assert result.rejected == [
+            Rejection(3, "time 1 is earlier than the last accepted time 2 (events must arrive in time order)"),
+            Rejection(4, "args 'notalist' is not a list"),
+            Rejection(5, "an argument is missing (None)"),
+        ]
+        assert result.detections == [Detection("c", (1,), 1, 2), Detection("c", (1,), 1, 6)]
+        stats = engine.stats()
+        assert (stats.accepted, stats.rejected, stats.detections) == (3, 3, 2)
+
+
+def test_callbacks_and_pull_queue_see_every_detection_in_order() -> None:
+    seen: list[Detection] = []
+    every: list[str] = []
+    with Engine.from_string("c <- a seq b.\nd <- c seq e.") as engine:
+        engine.on("d", seen.append)
+        engine.on(None, lambda d: every.append(d.event))
+        engine.emit_many([("a", [], 1), ("b", [], 2), ("e", [], 3)])
+        assert seen == [Detection("d", (), 1, 3)]
+        assert every == ["c", "d"]
+        assert list(engine.detections()) == [Detection("c", (), 1, 2), Detection("d", (), 1, 3)]
+        assert list(engine.detections()) == []
+
+
+def test_two_engines_never_see_each_others_rules_goals_or_detections() -> None:
+    one = Engine.from_string("c(X) <- a(X) seq b(X).")
+    two = Engine.from_string("c(X) <- a(X) and b(X).\nonly_two :- true.")
+    try:
+        one.emit("a", 1, at=1)
+        assert two.emit("b", 1, at=2) == []
+        assert one.emit("b", 1, at=3) == [Detection("c", (1,), 1, 3)]
+        assert two.emit("a", 1, at=4) == [Detection("c", (1,), 2, 4)]
+        assert one.stats().pending == 1
+        assert two.stats().pending == 2
+        assert list(one.detections()) == [Detection("c", (1,), 1, 3)]
+    finally:
+        one.close()
+        two.close()
+
+
+def test_stats_report_live_pending_goals_per_binary_goal() -> None:
+    with Engine.from_string("c(X) <- (a(X) seq b(X)) within 10.") as engine:
+        engine.emit_many([("a", [k], t) for t, k in enumerate([1, 2, 3, 1], start=1)])
+        stats = engine.stats()
+        assert stats.pending == 4
+        assert stats.pending_by_goal == [{"goal": 1, "side": "left", "pending": 4}]
+        engine.emit("a", 1, at=15)  # a(1) at 1 and 4 expire when key 1 is touched
+        assert engine.stats().pending == 3
+
+
+def test_a_closed_engine_refuses_work() -> None:
+    engine = Engine.from_string(SEQ)
+    engine.close()
+    with pytest.raises(Exception, match="closed"):
+        engine.emit("a", 1, at=1)
+
+
+def test_rule_errors_name_file_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.etl"
+    path.write_text("ok <- a seq b.\n\nc(X) <- a(X) seq 42.\n")
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(path)
+    e = info.value
+    assert (e.file, e.line, e.column) == (str(path), 3, 18)
+    assert e.message == "unknown construct 42 in a pattern"
+    assert str(e).startswith(f"{path}:3:18: error: unknown construct 42 in a pattern\n  hint: expected an event")
+
+
+@pytest.mark.parametrize(
+    "text,line,column,message",
+    [
+        ("c <- a seq.", 1, 10, "syntax error: unbalanced operator"),
+        ("c(X) <- a seq b.", 1, 1, "variable X of the head is not bound by the pattern"),
+        ("c <- a seq b.\n:- policy(fast).", 2, 1, "unknown consumption policy fast"),
+        (":- policy(nolabel, recent).\nc <- a seq b.", 1, 1, "no rule is labelled nolabel"),
+        ("x : c <- a.\nx : d <- b.", 2, 1, "the label x is used by more than one rule"),
+        ("a seq b.", 1, 1, "an event pattern without a head"),
+        (":- frobnicate.", 1, 1, "unknown directive frobnicate"),
+        ("c <- (a seq b) within soon.", 1, 23, "soon is not a duration"),
+        ("c(X) <- a(X) or b(Y) where Y > 1.", 1, 1, "variable X is bound by only one branch of `or` but used outside it"),
+        ("X <- a.", 1, 1, "the head of an event rule cannot be a variable"),
+        ("atom(X) :- true.", 1, 1, "cannot redefine the built-in predicate atom/1"),
+    ],
+)
+def test_rule_errors_are_positioned(text: str, line: int, column: int, message: str) -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(text, source="r.etl")
+    assert (info.value.file, info.value.line, info.value.column, info.value.message) == ("r.etl", line, column, message)
+
+
+def test_missing_rule_file() -> None:
+    with pytest.raises(RuleFileNotFound, match="nope.etl does not exist"):
+        Engine.from_file("nope.etl")
+
+
+def test_where_errors_become_warnings_and_processing_goes_on() -> None:
+    with Engine.from_string("c(X) <- a(X) where X > 1.") as engine:
+        result = engine.emit_many([("a", ["text"], 1), ("a", [2], 2)])
+        assert result.detections == [Detection("c", (2,), 2, 2)]
+        assert [w.line for w in result.warnings] == [1]
+        assert "where condition" in result.warnings[0].reason and "text" in result.warnings[0].reason
+
+
+def test_readme_example_prints_what_it_says() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    code = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    expected = [line.removeprefix("# ") for line in code.splitlines() if line.startswith("# [")]
+    printed: list[str] = []
+    namespace: dict[str, object] = {"print": lambda x: printed.append(repr(x))}
+    exec(code, namespace)
+    assert printed == expected
