@@ -144,6 +144,7 @@ def test_rule_errors_name_file_line_and_column(tmp_path: Path) -> None:
         ("c <- (a seq b) within soon.", 1, 23, "soon is not a duration"),
         ("c(X) <- a(X) or b(Y) where Y > 1.", 1, 1, "variable X is bound by only one branch of `or` but used outside it"),
         ("X <- a.", 1, 1, "the head of an event rule cannot be a variable"),
+        ("h <- a, b.", 1, 6, ", is Prolog control, not an event operator"),
         ("atom(X) :- true.", 1, 1, "cannot redefine the built-in predicate atom/1"),
     ],
 )

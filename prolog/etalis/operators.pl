@@ -111,11 +111,11 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
     side_intervals(Side, i(T1,T2), i(U1,U2), A, B),
     temporal_spec(Op, A, B, Cond, i(SX, EX), _),
     window_check(W, T1, T2, Check),
-    window_min(W, T2, Min, MinGoal),
+    window_expiry(W, T2, Expiry),
     (   memberchk(Side, Stored)
     ->  store_index(Id, Side, MyIdx),
         Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore),
-                etalis_policies:pending_add(Policy, MyStore, Key, e(Mine, T1, T2), Min) )
+                etalis_policies:pending_add(Policy, MyStore, Key, e(Mine, T1, T2), Expiry) )
     ;   Add = true
     ),
     result_interval(SX, EX, S, E, Interval),
@@ -125,11 +125,11 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
     (   memberchk(Other, Stored)
     ->  store_index(Id, Other, TheirIdx),
         Store = etalis_runtime:engine_store(M, TheirIdx, TheirStore),
-        match_body(Policy, Store, TheirStore, Key, Min, e(Theirs, U1, U2),
+        match_body(Policy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
                    Cond, Result, Add, Fire, Match)
     ;   Match = (Add, fail)
     ),
-    conj([Check, MinGoal, Match], Body),
+    conj([Check, Match], Body),
     Clause = ('$on'(In, T1, T2, O) :- Body).
 
 side_terms(left, L, R, L, R).
@@ -142,16 +142,16 @@ side_intervals(right, Mine, Theirs, Theirs, Mine).
 %   combine it with the partner's pending occurrences, as the policy
 %   says.
 
-match_body(chronological, Store, St, Key, Min, Entry, Cond, Result, Add, Fire, Body) :-
+match_body(chronological, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
     !,
     conj([Cond, Result], Test),
     Body = ( Store,
-             (   etalis_policies:pending_take(St, Key, Min, Entry, Test)
+             (   etalis_policies:pending_take(St, Key, Expiry, Entry, Test)
              ->  Fire
              ;   Add, fail
              ) ).
-match_body(_, Store, St, Key, Min, Entry, Cond, Result, Add, Fire, Body) :-
-    conj([Add, Store, etalis_policies:pending(St, Key, Min, Entry), Cond, Result, Fire], Body).
+match_body(_, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
+    conj([Add, Store, etalis_policies:pending(St, Key, Expiry, Entry), Cond, Result, Fire], Body).
 
 %   The result interval, evaluated unless it is an operand's own bound.
 
@@ -193,8 +193,12 @@ shared_var(Vs, V) :-
 window_check(inf, _, _, true) :- !.
 window_check(W, T1, T2, T2 - T1 =< W).
 
-window_min(inf, _, none, true) :- !.
-window_min(W, T2, Min, Min is T2 - W).
+%   window_expiry(+W, +T2, -Expiry): which pending occurrences an
+%   occurrence that ends at T2 shows to be too old for the window W
+%   (see etalis_policies:pending/4).
+
+window_expiry(inf, _, none) :- !.
+window_expiry(W, T2, window(T2, W)).
 
 %!  link_clause(+Link, -Clause) is det.
 %

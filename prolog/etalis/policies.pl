@@ -1,8 +1,8 @@
 :- module(etalis_policies,
           [ policy/1,                   % ?Policy
-            pending_add/5,              % +Policy, +Store, +Key, +Entry, +MinStart
-            pending/4,                  % +Store, +Key, +MinStart, ?Entry
-            pending_take/5              % +Store, +Key, +MinStart, ?Entry, :Cond
+            pending_add/5,              % +Policy, +Store, +Key, +Entry, +Expiry
+            pending/4,                  % +Store, +Key, +Expiry, ?Entry
+            pending_take/5              % +Store, +Key, +Expiry, ?Entry, :Cond
           ]).
 :- use_module(store).
 
@@ -22,9 +22,10 @@ Consumption Policies"):
     satisfies the goal's condition is used and consumed, and an
     occurrence that completes a goal is not stored itself.
 
-Entries are e(Payload, T1, T2).  MinStart is `none` when the goal has no
-window; otherwise entries that start before it can no longer complete
-and are dropped when their queue is touched.
+Entries are e(Payload, T1, T2).  Expiry is `none` when the goal has no
+window; otherwise it is window(End, W), and entries that start more than
+W before End can no longer complete and are dropped when their queue is
+touched.
 */
 
 %!  policy(?Policy) is nondet.
@@ -35,7 +36,7 @@ policy(unrestricted).
 policy(recent).
 policy(chronological).
 
-%!  pending_add(+Policy, +Store, +Key, +Entry, +MinStart) is det.
+%!  pending_add(+Policy, +Store, +Key, +Entry, +Expiry) is det.
 %
 %   Store Entry as a pending occurrence with join key Key.
 
@@ -43,31 +44,31 @@ pending_add(recent, Store, Key, Entry, _) :-
     !,
     store_queue(Store, Key, Q),
     queue_reset(Store, Q, Entry).
-pending_add(_, Store, Key, Entry, Min) :-
+pending_add(_, Store, Key, Entry, Expiry) :-
     store_queue(Store, Key, Q),
-    expire(Min, Store, Q),
+    expire(Expiry, Store, Q),
     queue_append(Store, Q, Entry).
 
-%!  pending(+Store, +Key, +MinStart, ?Entry) is nondet.
+%!  pending(+Store, +Key, +Expiry, ?Entry) is nondet.
 %
 %   Entry is a pending occurrence with join key Key, oldest first.  The
 %   caller tests the goal's condition (unrestricted and recent).
 
-pending(Store, Key, Min, Entry) :-
+pending(Store, Key, Expiry, Entry) :-
     store_lookup(Store, Key, Q),
-    expire(Min, Store, Q),
+    expire(Expiry, Store, Q),
     queue_entry(Q, Entry).
 
-%!  pending_take(+Store, +Key, +MinStart, ?Entry, :Cond) is semidet.
+%!  pending_take(+Store, +Key, +Expiry, ?Entry, :Cond) is semidet.
 %
 %   Consume the oldest pending occurrence with join key Key for which
 %   Cond holds (chronological).
 
-pending_take(Store, Key, Min, Entry, Cond) :-
+pending_take(Store, Key, Expiry, Entry, Cond) :-
     store_lookup(Store, Key, Q),
-    expire(Min, Store, Q),
+    expire(Expiry, Store, Q),
     queue_take(Store, Q, Entry, Cond).
 
 expire(none, _, _) :- !.
-expire(Min, Store, Q) :-
-    queue_expire(Store, Q, Min).
+expire(window(End, W), Store, Q) :-
+    queue_expire(Store, Q, End, W).

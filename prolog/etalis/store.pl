@@ -8,7 +8,8 @@
             queue_reset/3,             % +Store, +Queue, +Entry
             queue_entry/2,             % +Queue, ?Entry
             queue_take/4,              % +Store, +Queue, ?Entry, :Condition
-            queue_expire/3             % +Store, +Queue, +MinStart
+            queue_expire/3,            % +Store, +Queue, +MinStart
+            queue_expire/4             % +Store, +Queue, +End, +Window
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
@@ -200,6 +201,23 @@ queue_expire(Store, Q, Min) :-
         T1 < Min
     ->  unlink_first(Q, Next),
         queue_expire(Store, Q, Min)
+    ;   true
+    ).
+
+%!  queue_expire(+Store, +Queue, +End, +Window) is det.
+%
+%   Drop the oldest entries of Queue while they start more than Window
+%   before End (End - T1 > Window): with an occurrence that ends at End,
+%   they can no longer complete inside the window.  The test is the
+%   window's own (End - T1 =< Window fails), not a comparison with
+%   End - Window, whose float rounding may differ from it.
+
+queue_expire(Store, Q, End, Window) :-
+    arg(1, Q, First),
+    (   First = c(e(_, T1, _), Next),
+        End - T1 > Window
+    ->  unlink_first(Q, Next),
+        queue_expire(Store, Q, End, Window)
     ;   true
     ).
 

@@ -258,13 +258,21 @@ pattern(Term, Pos, Src, Pattern) :-
     operator_pattern(Kind, Name, L, LP, R, RP, Pos, Src, Pattern).
 pattern(Term, Pos, Src, event(Term)) :-
     pos_where(Pos, Src, Where),
-    (   callable(Term), \+ reserved_name(Term)
+    (   control_construct(Term, Name)
+    ->  format(string(M), "~w is Prolog control, not an event operator", [Name]),
+        etalis_error(M, "combine events with seq, and, par or or; put Prolog goals after where", Where)
+    ;   callable(Term), \+ reserved_name(Term)
     ->  true
     ;   callable(Term)
     ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
     ;   format(string(M), "unknown construct ~q in a pattern", [Term]),
         etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, an Allen relation, where or within", Where)
     ).
+
+control_construct(Term, Name) :-
+    compound(Term),
+    compound_name_arity(Term, Name, Arity),
+    memberchk(Name/Arity, [(',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, ('|')/2]).
 
 pattern_operator(Name, temporal) :- temporal_operator(Name).
 pattern_operator(or, or).

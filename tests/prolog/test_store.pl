@@ -1,0 +1,107 @@
+:- module(test_store, []).
+:- use_module(library(plunit)).
+:- use_module('../../prolog/etalis/store').
+
+%   A store must live in a global variable to be updated in place.
+
+fresh(Name, Store) :-
+    store_new(S0),
+    nb_setval(Name, S0),
+    nb_getval(Name, Store).
+
+entries(Store, Key, Es) :-
+    findall(E, ( store_lookup(Store, Key, Q), queue_entry(Q, E) ), Es).
+
+:- begin_tests(store).
+
+test(append_keeps_arrival_order_per_key, Es == [e(p(x), 1, 1), e(p(z), 3, 3)]) :-
+    fresh(s1, S),
+    store_queue(S, k1, Q1), queue_append(S, Q1, e(p(x), 1, 1)),
+    store_queue(S, k2, Q2), queue_append(S, Q2, e(p(y), 2, 2)),
+    store_queue(S, k1, Q3), queue_append(S, Q3, e(p(z), 3, 3)),
+    entries(S, k1, Es).
+
+test(lookup_of_an_unknown_key_fails, fail) :-
+    fresh(s2, S),
+    store_lookup(S, nokey, _).
+
+test(expire_drops_entries_that_start_too_early, Es == [e(p, 5, 5), e(p, 6, 6)]) :-
+    fresh(s3, S),
+    store_queue(S, k, Q),
+    forall(member(T, [1, 2, 5, 6]), queue_append(S, Q, e(p, T, T))),
+    queue_expire(S, Q, 4),
+    entries(S, k, Es).
+
+test(expire_everything_then_append, Es == [e(p, 9, 9)]) :-
+    fresh(s4, S),
+    store_queue(S, k, Q),
+    queue_append(S, Q, e(p, 1, 1)),
+    queue_expire(S, Q, 5),
+    queue_append(S, Q, e(p, 9, 9)),
+    entries(S, k, Es).
+
+test(take_removes_the_oldest_match_anywhere_in_the_queue, [Es, T] == [[e(p(1), 1, 1), e(p(3), 3, 3), e(p(4), 4, 4)], 2]) :-
+    fresh(s5, S),
+    store_queue(S, k, Q),
+    forall(between(1, 4, I), queue_append(S, Q, e(p(I), I, I))),
+    queue_take(S, Q, e(p(V), T, _), V mod 2 =:= 0),
+    entries(S, k, Es).
+
+test(take_of_the_last_entry_keeps_appends_working, Es == [e(p(1), 1, 1), e(p(5), 5, 5)]) :-
+    fresh(s6, S),
+    store_queue(S, k, Q),
+    queue_append(S, Q, e(p(1), 1, 1)),
+    queue_append(S, Q, e(p(2), 2, 2)),
+    queue_take(S, Q, e(p(2), _, _), true),
+    queue_append(S, Q, e(p(5), 5, 5)),
+    entries(S, k, Es).
+
+test(take_of_the_only_entry_empties_the_queue, Es == [e(p(7), 7, 7)]) :-
+    fresh(s7, S),
+    store_queue(S, k, Q),
+    queue_append(S, Q, e(p(1), 1, 1)),
+    queue_take(S, Q, _, true),
+    \+ queue_entry(Q, _),
+    queue_append(S, Q, e(p(7), 7, 7)),
+    entries(S, k, Es).
+
+test(take_fails_when_nothing_satisfies_the_condition, fail) :-
+    fresh(s8, S),
+    store_queue(S, k, Q),
+    queue_append(S, Q, e(p(1), 1, 1)),
+    queue_take(S, Q, e(p(V), _, _), V > 5).
+
+test(reset_replaces_all_entries, Es == [e(new, 3, 3)]) :-
+    fresh(s9, S),
+    store_queue(S, k, Q),
+    queue_append(S, Q, e(old, 1, 1)),
+    queue_append(S, Q, e(old, 2, 2)),
+    queue_reset(S, Q, e(new, 3, 3)),
+    entries(S, k, Es).
+
+test(growth_keeps_every_entry_of_every_key, [Count, Es] == [20000, [e(p, 4242, 4242), e(p, 14242, 14242)]]) :-
+    fresh(s10, S),
+    forall(between(0, 19999, I),
+           ( K is I mod 10000, store_queue(S, K, Q), queue_append(S, Q, e(p, I, I)) )),
+    store_count(S, Count),
+    entries(S, 4242, Es).
+
+test(compound_keys_are_compared_exactly, Es == [e(p, 2, 2)]) :-
+    fresh(s11, S),
+    store_queue(S, k(1, a), Q1), queue_append(S, Q1, e(p, 1, 1)),
+    store_queue(S, k(1.0, a), Q2), queue_append(S, Q2, e(p, 2, 2)),
+    entries(S, k(1.0, a), Es).
+
+test(non_ground_keys_are_an_instantiation_error, error(instantiation_error)) :-
+    fresh(s12, S),
+    store_queue(S, k(_), _).
+
+test(entries_survive_garbage_collection_and_backtracking, Es == [e(p(1), 1, 1), e(p(2), 2, 2), e(p(3), 3, 3)]) :-
+    fresh(s13, S),
+    forall(between(1, 3, I),
+           ( store_queue(S, k, Q), queue_append(S, Q, e(p(I), I, I)),
+             garbage_collect, fail ; true )),
+    garbage_collect,
+    entries(S, k, Es).
+
+:- end_tests(store).

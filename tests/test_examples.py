@@ -1,0 +1,28 @@
+"""The examples, run as a user runs them, on the real data they name."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parents[1]
+DATA = ROOT.parent / "shared" / "data"
+
+
+def test_blizzard_example_finds_the_boxing_day_blizzard_in_eight_years_of_jfk_data() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "etalis_py.cli", "run", str(ROOT / "examples/blizzard/blizzard.etl"),
+         "--events", str(DATA / "weather/noaa-jfk-hourly-2010-2018.csv"),
+         "--event", "reading", "--args", "VISIBILITY,WindSpeed",
+         "--time", "DATE", "--time-format", "%d-%m-%Y %H:%M", "--quiet"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    # 26 December 2010, 20:51 to 23:51 (the file's local times, read as UTC)
+    assert [json.loads(line) for line in r.stdout.splitlines()] == [
+        {"event": "blizzard", "args": [1293396660.0, 1293407460.0], "start": 1293396660.0, "end": 1293407460.0}
+    ]
+    summary = r.stderr.splitlines()[-1]
+    assert summary.startswith("events read: 75083, accepted: 75083, rejected: 0, detections: 1, warnings: 0")
