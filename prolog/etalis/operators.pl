@@ -7,6 +7,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(policies, [add_goal/6, match_goal/7]).
 
 /** <module> One rule template per operator
 
@@ -114,8 +115,8 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
     window_expiry(W, T2, Expiry),
     (   memberchk(Side, Stored)
     ->  store_index(Id, Side, MyIdx),
-        Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore),
-                etalis_policies:pending_add(Policy, MyStore, Key, e(Mine, T1, T2), Expiry) )
+        add_goal(Policy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal),
+        Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore), AddGoal )
     ;   Add = true
     ),
     result_interval(SX, EX, S, E, Interval),
@@ -145,13 +146,15 @@ side_intervals(right, Mine, Theirs, Theirs, Mine).
 match_body(chronological, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
     !,
     conj([Cond, Result], Test),
+    match_goal(chronological, St, Key, Expiry, Entry, Test, Take),
     Body = ( Store,
-             (   etalis_policies:pending_take(St, Key, Expiry, Entry, Test)
+             (   Take
              ->  Fire
              ;   Add, fail
              ) ).
-match_body(_, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
-    conj([Add, Store, etalis_policies:pending(St, Key, Expiry, Entry), Cond, Result, Fire], Body).
+match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
+    match_goal(Policy, St, Key, Expiry, Entry, Cond, Match),
+    conj([Add, Store, Match, Result, Fire], Body).
 
 %   The result interval, evaluated unless it is an operand's own bound.
 
@@ -195,7 +198,7 @@ window_check(W, T1, T2, T2 - T1 =< W).
 
 %   window_expiry(+W, +T2, -Expiry): which pending occurrences an
 %   occurrence that ends at T2 shows to be too old for the window W
-%   (see etalis_policies:pending/4).
+%   (see etalis_store:store_append/4).
 
 window_expiry(inf, _, none) :- !.
 window_expiry(W, T2, window(T2, W)).

@@ -1,12 +1,8 @@
 :- module(etalis_policies,
           [ policy/1,                   % ?Policy
-            pending_add/5,              % +Policy, +Store, +Key, +Entry, +Expiry
-            pending/4,                  % +Store, +Key, +Expiry, ?Entry
-            pending_take/5              % +Store, +Key, +Expiry, ?Entry, :Cond
+            add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
+            match_goal/7                % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
           ]).
-:- use_module(store).
-
-:- meta_predicate pending_take(+, +, +, ?, 0).
 
 /** <module> Consumption policies as store and select strategies
 
@@ -19,12 +15,14 @@ Consumption Policies"):
   - `recent`: only the newest occurrence per join key is kept (a newer
     one replaces it), and it is not consumed when used.
   - `chronological`: occurrences queue oldest first; the oldest one that
-    satisfies the goal's condition is used and consumed, and an
-    occurrence that completes a goal is not stored itself.
+    satisfies the goal's condition is used and consumed.
 
-Entries are e(Payload, T1, T2).  Expiry is `none` when the goal has no
-window; otherwise it is window(End, W), and entries that start more than
-W before End can no longer complete and are dropped when their queue is
+The templates of etalis_operators ask this module for the goals that
+store and select pending occurrences under a policy, so that the
+choice is made once, when the rules are compiled.  Entries are
+e(Payload, T1, T2).  Expiry is `none` when the goal has no window;
+otherwise it is window(End, W), and entries that start more than W
+before End can no longer complete and are dropped when their queue is
 touched.
 */
 
@@ -36,39 +34,20 @@ policy(unrestricted).
 policy(recent).
 policy(chronological).
 
-%!  pending_add(+Policy, +Store, +Key, +Entry, +Expiry) is det.
+%!  add_goal(+Policy, +Store, +Key, +Entry, +Expiry, -Goal) is det.
 %
-%   Store Entry as a pending occurrence with join key Key.
+%   Goal stores Entry as a pending occurrence with join key Key.
 
-pending_add(recent, Store, Key, Entry, _) :-
-    !,
-    store_queue(Store, Key, Q),
-    queue_reset(Store, Q, Entry).
-pending_add(_, Store, Key, Entry, Expiry) :-
-    store_queue(Store, Key, Q),
-    expire(Expiry, Store, Q),
-    queue_append(Store, Q, Entry).
+add_goal(recent, Store, Key, Entry, _, etalis_store:store_replace(Store, Key, Entry)) :- !.
+add_goal(_, Store, Key, Entry, Expiry, etalis_store:store_append(Store, Key, Entry, Expiry)).
 
-%!  pending(+Store, +Key, +Expiry, ?Entry) is nondet.
+%!  match_goal(+Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal) is det.
 %
-%   Entry is a pending occurrence with join key Key, oldest first.  The
-%   caller tests the goal's condition (unrestricted and recent).
+%   Goal finds the pending occurrences Entry with join key Key for which
+%   Cond holds: all of them (unrestricted, recent), or the oldest one,
+%   which it removes (chronological).
 
-pending(Store, Key, Expiry, Entry) :-
-    store_lookup(Store, Key, Q),
-    expire(Expiry, Store, Q),
-    queue_entry(Q, Entry).
-
-%!  pending_take(+Store, +Key, +Expiry, ?Entry, :Cond) is semidet.
-%
-%   Consume the oldest pending occurrence with join key Key for which
-%   Cond holds (chronological).
-
-pending_take(Store, Key, Expiry, Entry, Cond) :-
-    store_lookup(Store, Key, Q),
-    expire(Expiry, Store, Q),
-    queue_take(Store, Q, Entry, Cond).
-
-expire(none, _, _) :- !.
-expire(window(End, W), Store, Q) :-
-    queue_expire(Store, Q, End, W).
+match_goal(chronological, Store, Key, Expiry, Entry, Cond,
+           etalis_store:store_take(Store, Key, Expiry, Entry, Cond)) :- !.
+match_goal(_, Store, Key, Expiry, Entry, Cond,
+           ( etalis_store:store_pending(Store, Key, Expiry, Entry), Cond )).

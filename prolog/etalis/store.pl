@@ -8,15 +8,18 @@
             queue_reset/3,             % +Store, +Queue, +Entry
             queue_entry/2,             % +Queue, ?Entry
             queue_take/4,              % +Store, +Queue, ?Entry, :Condition
-            queue_expire/3,            % +Store, +Queue, +MinStart
-            queue_expire/4             % +Store, +Queue, +End, +Window
+            queue_expire/4,            % +Store, +Queue, +End, +Window
+            store_append/4,            % +Store, +Key, +Entry, +Expiry
+            store_replace/3,           % +Store, +Key, +Entry
+            store_pending/4,           % +Store, +Key, +Expiry, ?Entry
+            store_take/5               % +Store, +Key, +Expiry, ?Entry, :Cond
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(aggregate)).
 
-:- meta_predicate queue_take(+, +, ?, 0).
+:- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0).
 
 /** <module> Goal store: pending occurrences, indexed by join key
 
@@ -145,6 +148,58 @@ relink(Buckets, Mask, KQ) :-
     nb_linkarg(1, Cell, KQ),
     nb_linkarg(2, Cell, Old).
 
+%!  store_append(+Store, +Key, +Entry, +Expiry) is det.
+%
+%   Add Entry as the newest entry of Key, after dropping the entries of
+%   Key that Expiry shows to be too old: `none` keeps all, window(End, W)
+%   drops those that start more than W before End.
+
+store_append(Store, Key, Entry, Expiry) :-
+    Store = st(Mask, _, Buckets),
+    key_hash(Key, H),
+    I is H /\ Mask + 1,
+    arg(I, Buckets, List),
+    (   key_queue(List, Key, Q)
+    ->  expire(Expiry, Q)
+    ;   new_key(Store, Key, H, Q)
+    ),
+    queue_append(Store, Q, Entry).
+
+%!  store_replace(+Store, +Key, +Entry) is det.
+%
+%   Make Entry the only entry of Key.
+
+store_replace(Store, Key, Entry) :-
+    store_queue(Store, Key, Q),
+    queue_reset(Store, Q, Entry).
+
+%!  store_pending(+Store, +Key, +Expiry, ?Entry) is nondet.
+%
+%   Entry is an entry of Key, oldest first, after dropping those that
+%   Expiry shows to be too old.
+
+store_pending(st(Mask, _, Buckets), Key, Expiry, Entry) :-
+    key_hash(Key, H),
+    I is H /\ Mask + 1,
+    arg(I, Buckets, List),
+    key_queue(List, Key, Q),
+    expire(Expiry, Q),
+    arg(1, Q, First),
+    cell_entry(First, Entry).
+
+%!  store_take(+Store, +Key, +Expiry, ?Entry, :Cond) is semidet.
+%
+%   Remove and return the oldest entry of Key for which Cond holds.
+
+store_take(Store, Key, Expiry, Entry, Cond) :-
+    store_lookup(Store, Key, Q),
+    expire(Expiry, Q),
+    queue_take(Store, Q, Entry, Cond).
+
+expire(none, _).
+expire(window(End, W), Q) :-
+    queue_expire(_, Q, End, W).
+
 %!  store_entry(+Store, ?Key, ?Entry) is nondet.
 %
 %   Enumerate all pending entries with their keys.
@@ -189,20 +244,6 @@ queue_reset(_Store, Q, Entry) :-
     nb_setarg(1, Q, c(Entry, [])),
     arg(1, Q, Cell),
     nb_linkarg(2, Q, Cell).
-
-%!  queue_expire(+Store, +Queue, +MinStart) is det.
-%
-%   Drop the oldest entries of Queue while they start before MinStart:
-%   they can no longer complete inside their window.
-
-queue_expire(Store, Q, Min) :-
-    arg(1, Q, First),
-    (   First = c(e(_, T1, _), Next),
-        T1 < Min
-    ->  unlink_first(Q, Next),
-        queue_expire(Store, Q, Min)
-    ;   true
-    ).
 
 %!  queue_expire(+Store, +Queue, +End, +Window) is det.
 %

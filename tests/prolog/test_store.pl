@@ -25,18 +25,18 @@ test(lookup_of_an_unknown_key_fails, fail) :-
     fresh(s2, S),
     store_lookup(S, nokey, _).
 
-test(expire_drops_entries_that_start_too_early, Es == [e(p, 5, 5), e(p, 6, 6)]) :-
+test(expire_drops_entries_that_start_too_long_before_the_end, Es == [e(p, 5, 5), e(p, 6, 6)]) :-
     fresh(s3, S),
     store_queue(S, k, Q),
     forall(member(T, [1, 2, 5, 6]), queue_append(S, Q, e(p, T, T))),
-    queue_expire(S, Q, 4),
+    queue_expire(S, Q, 6, 2),
     entries(S, k, Es).
 
 test(expire_everything_then_append, Es == [e(p, 9, 9)]) :-
     fresh(s4, S),
     store_queue(S, k, Q),
     queue_append(S, Q, e(p, 1, 1)),
-    queue_expire(S, Q, 5),
+    queue_expire(S, Q, 9, 4),
     queue_append(S, Q, e(p, 9, 9)),
     entries(S, k, Es).
 
