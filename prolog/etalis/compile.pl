@@ -63,9 +63,55 @@ compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
     findall(C, ( member(Node, Nodes), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
     maplist(link_clause, Links, LinkClauses),
     findall('$reported'(T), ( member(N/A, Printed), functor(T, N, A) ), Reported),
-    append([Reported, NodeClauses, LinkClauses], Clauses),
+    append(NodeClauses, LinkClauses, OnClauses0),
+    unfold_links(OnClauses0, OnClauses),
+    append(Reported, OnClauses, Clauses),
     length(Rules, NRules),
     Settings = settings(Policy, Overrides, Printed, NRules).
+
+%   unfold_links(+Clauses0, -Clauses)
+%
+%   An intermediate event whose only clause links it to a rule head is
+%   not needed: the goal that derives it derives the head instead.
+
+unfold_links(Clauses0, Clauses) :-
+    findall(IE-Head,
+            ( member(('$on'(IE, T1, T2, O) :- '$derived'(Head, T1b, T2b, Ob)), Clauses0),
+              T1 == T1b, T2 == T2b, O == Ob,
+              intermediate(IE),
+              functor(IE, N, A), functor(Any, N, A),
+              aggregate_all(count, member(('$on'(Any, _, _, _) :- _), Clauses0), 1) ),
+            Links),
+    exclude(collapsed_link(Links), Clauses0, Clauses1),
+    maplist(unfold_clause(Links), Clauses1, Clauses).
+
+intermediate(E) :-
+    functor(E, Name, _),
+    sub_atom(Name, 0, _, _, '$ie').
+
+collapsed_link(Links, ('$on'(IE, _, _, _) :- _)) :-
+    member(IE0-_, Links),
+    IE0 =@= IE,
+    !.
+
+unfold_clause(Links, (H :- B0), (H :- B)) :- !,
+    unfold_goal(B0, Links, B).
+unfold_clause(_, C, C).
+
+unfold_goal((A0, B0), Links, (A, B)) :- !,
+    unfold_goal(A0, Links, A),
+    unfold_goal(B0, Links, B).
+unfold_goal((C0 -> A0 ; B0), Links, (C -> A ; B)) :- !,
+    unfold_goal(C0, Links, C),
+    unfold_goal(A0, Links, A),
+    unfold_goal(B0, Links, B).
+unfold_goal('$derived'(E, T1, T2, O), Links, '$derived'(Head, T1, T2, O)) :-
+    nonvar(E),
+    member(IE0-Head0, Links),
+    functor(IE0, N, A), functor(E, N, A),
+    !,
+    copy_term(IE0-Head0, E-Head).
+unfold_goal(G, _, G).
 
 is_rule(rule(_, _, _, _, _)).
 is_static(static(_, _)).
@@ -158,6 +204,8 @@ bind_engine(C0, M, C) :-
 
 replace_engine(T, _, T) :- var(T), !.
 replace_engine('$engine', M, M) :- !.
+replace_engine(etalis_runtime:engine_store('$engine', I, S), M, nb_getval(Name, S)) :- !,
+    etalis_runtime:store_global(M, I, Name).
 replace_engine(T, M, T1) :-
     compound(T), !,
     compound_name_arguments(T, N, As),

@@ -3,6 +3,7 @@
             engine_destroy/1,           % +Engine
             engine_start/2,             % +Engine, +StoreCount
             engine_store/3,             % +Engine, +Index, -Store
+            store_global/3,             % +Engine, +Index, -Name
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
@@ -20,8 +21,8 @@
 
 Each engine is a module of its own (its clauses, static rules and
 reported events) plus a global variable of the same name that holds its
-state: state(Stores, LastTime), Stores a term with one goal store per
-side of each binary goal.  Two engines never see each other's rules,
+state, state(StoreCount, LastTime), and one global variable per goal
+store (one per side of each binary goal), see store_global/3.  Two engines never see each other's rules,
 goals or detections.
 
 Events cross in batches as text, one Prolog term a line:
@@ -51,8 +52,9 @@ engine_create(M) :-
 
 engine_destroy(M) :-
     must_be(atom, M),
-    (   nb_current(M, _)
-    ->  nb_delete(M)
+    (   nb_current(M, state(N, _))
+    ->  forall(( between(1, N, I), store_global(M, I, Name) ), nb_delete(Name)),
+        nb_delete(M)
     ;   true
     ),
     forall(( current_predicate(M:Name/Arity),
@@ -66,28 +68,36 @@ engine_destroy(M) :-
 
 engine_start(M, N) :-
     must_be(nonneg, N),
-    length(List, N),
-    maplist(store_new, List),
-    Stores =.. [stores|List],
-    nb_setval(M, state(Stores, -inf)).
+    forall(between(1, N, I),
+           (   store_global(M, I, Name),
+               store_new(Store),
+               nb_setval(Name, Store)
+           )),
+    nb_setval(M, state(N, -inf)).
+
+%!  store_global(+Engine, +Index, -Name) is det.
+%
+%   Name is the global variable that holds goal store Index of Engine.
+
+store_global(M, I, Name) :-
+    format(atom(Name), '~w/~d', [M, I]).
 
 %!  engine_store(+Engine, +Index, -Store) is det.
 %
 %   Store is goal store Index of Engine.
 
 engine_store(M, I, Store) :-
-    nb_getval(M, State),
-    arg(1, State, Stores),
-    arg(I, Stores, Store).
+    store_global(M, I, Name),
+    nb_getval(Name, Store).
 
 %!  engine_pending(+Engine, ?Index, -Count) is nondet.
 %
 %   Goal store Index of Engine holds Count pending goals.
 
 engine_pending(M, I, Count) :-
-    nb_getval(M, State),
-    arg(1, State, Stores),
-    arg(I, Stores, Store),
+    nb_getval(M, state(N, _)),
+    between(1, N, I),
+    engine_store(M, I, Store),
     store_count(Store, Count).
 
 %!  engine_feed(+Engine, +Text, +FirstLine, -Summary, -Detections) is det.
