@@ -112,74 +112,65 @@ engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detection
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
-    (   nb_current(M, _)
+    (   nb_current(M, State)
     ->  true
     ;   existence_error(etalis_engine, M)
     ),
+    arg(2, State, Last0),
     Offset is FirstLine - 1,
     nb_setval(etalis_warnings, []),
     setup_call_cleanup(
         open_string(Text, In),
         with_output_to(string(Detections),
-                       feed_loop(In, M, Offset, 0, Accepted, Rejected)),
+                       feed_loop(In, M, Offset, Last0, Last, 0, Accepted, Rejected)),
         close(In)),
+    nb_setarg(2, State, Last),
     nb_getval(etalis_warnings, Ws),
     reverse(Ws, Warnings).
 
-feed_loop(In, M, Offset, A0, A, Rejected) :-
-    catch(read_term(In, Term, [term_position(P), syntax_errors(error)]),
+feed_loop(In, M, Offset, Last0, Last, A0, A, Rejected) :-
+    catch(read_term(In, Term, [term_position(P)]),
           error(syntax_error(What), Context),
           Term = '$syntax_error'(What, Context)),
     (   Term == end_of_file
-    ->  A = A0, Rejected = []
+    ->  Last = Last0, A = A0, Rejected = []
     ;   term_line(Term, P, Offset, Line),
-        accept(Term, M, Line, Result),
-        (   Result == accepted
-        ->  A1 is A0 + 1, Rejected = Rest
-        ;   A1 = A0, Rejected = [Result|Rest]
-        ),
-        feed_loop(In, M, Offset, A1, A, Rest)
+        (   input_event(Term, Line, E, T1, T2, Reason),
+            var(Reason),
+            T2 >= Last0
+        ->  b_setval(etalis_line, Line),
+            process(M, E, T1, T2),
+            A1 is A0 + 1,
+            feed_loop(In, M, Offset, T2, Last, A1, A, Rejected)
+        ;   rejection(Term, Line, Last0, Reason),
+            Rejected = [rejected(Line, Reason)|Rest],
+            feed_loop(In, M, Offset, Last0, Last, A0, A, Rest)
+        )
     ).
 
 term_line('$syntax_error'(_, stream(_, L, _, _)), _, Offset, Line) :- !,
     Line is L + Offset.
 term_line(_, P, Offset, Line) :-
-    (   nonvar(P)
-    ->  stream_position_data(line_count, P, L)
-    ;   L = 1
-    ),
+    stream_position_data(line_count, P, L),
     Line is L + Offset.
 
-%   accept(+Term, +M, +Line, -Result) is det.
-%
-%   Process Term as an event (Result = accepted), or reject it
-%   (Result = rejected(Line, Reason)).
+%   rejection(+Term, +Line, +LastTime, -Reason): why Term is not accepted.
 
-accept(Term, M, Line, Result) :-
-    input_event(Term, Line, E, T1, T2, Reason),
-    (   var(Reason)
-    ->  in_order(M, T2, Reason)
-    ;   true
-    ),
-    (   var(Reason)
-    ->  b_setval(etalis_line, Line),
-        process(M, E, T1, T2),
-        Result = accepted
-    ;   Result = rejected(Line, Reason)
-    ).
-
-in_order(M, T2, Reason) :-
-    nb_getval(M, State),
-    arg(2, State, Last),
-    (   T2 >= Last
-    ->  nb_setarg(2, State, T2)
+rejection(Term, Line, Last, Reason) :-
+    input_event(Term, Line, _, _, T2, Reason0),
+    (   nonvar(Reason0)
+    ->  Reason = Reason0
     ;   format(string(Reason),
                "time ~w is earlier than the last accepted time ~w (events must arrive in time order)",
                [T2, Last])
     ).
 
 process(M, E, T1, T2) :-
-    forall(M:'$on'(E, T1, T2, Out), write_detection(Out)).
+    (   M:'$on'(E, T1, T2, Out),
+        write_detection(Out),
+        fail
+    ;   true
+    ).
 
 %!  engine_process(+Engine, +Event, +T1, +T2, -Detections) is det.
 %
@@ -193,6 +184,15 @@ engine_process(M, E, T1, T2, Detections) :-
 %
 %   Reason is unbound for a valid event.
 
+input_event(event(E, T), _, E, T, T, _) :-        % the common case, fast
+    number(T),
+    T =:= T,                                    % not NaN
+    abs(T) < inf,
+    callable(E),
+    ground(E),
+    functor(E, Name, _),
+    \+ sub_atom(Name, 0, 1, _, $),
+    !.
 input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
     syntax_message(What, Reason).
 input_event(Term, _, _, _, _, Reason) :-
@@ -277,11 +277,7 @@ write_detection(det(E, T1, T2)) :-
     json_value(Name),
     write(', "args": ['),
     json_values(Args),
-    write('], "start": '),
-    json_value(T1),
-    write(', "end": '),
-    json_value(T2),
-    write('}\n').
+    format('], "start": ~w, "end": ~w}\n', [T1, T2]).
 
 compound_name_arguments_(E, Name, Args) :-
     (   atom(E)
@@ -302,30 +298,26 @@ json_value(X) :-
     (   integer(X)
     ->  write(X)
     ;   float(X)
-    ->  json_float(X)
+    ->  (   finite_number(X) -> write(X) ; write(null) )
     ;   is_list(X)
     ->  write('['), json_values(X), write(']')
-    ;   atom(X)
-    ->  json_text(X)
-    ;   string(X)
+    ;   ( atom(X) ; string(X) )
     ->  json_text(X)
     ;   format(string(S), "~q", [X]),
         json_text(S)
     ).
 
-json_float(X) :-
-    (   finite_number(X)
-    ->  write(X)
-    ;   write(null)
-    ).
+%   json_text(+Text): write Text as a JSON string literal.
 
 json_text(X) :-
     atom_codes(X, Codes),
-    (   maplist(plain_code, Codes)
-    ->  format("\"~s\"", [Codes])
+    (   plain_codes(Codes)
+    ->  put_char('"'), write(X), put_char('"')
     ;   json_write(current_output, X, [width(0)])
     ).
 
-plain_code(C) :-
+plain_codes([]).
+plain_codes([C|Cs]) :-
     C >= 0'\s, C < 127,
-    C \== 0'", C \== 0'\\.
+    C =\= 0'", C =\= 0'\\,
+    plain_codes(Cs).

@@ -11,7 +11,7 @@ from typing import Any, Optional
 
 from ._prolog import PrologBridge, bridge, quote_atom
 from .errors import EtalisError, EventError
-from .events import Detection, Event, InvalidEvent, Rejection, to_time
+from .events import Detection, Event, InvalidEvent, Rejection, event_line, to_time
 
 POLICIES = ("unrestricted", "recent", "chronological")
 
@@ -140,10 +140,11 @@ class Engine:
         warnings: list[Rejection] = []
         detections: list[Detection] = []
         lines: list[str] = []
+        names: dict[str, str] = {}
         first = 1
         for position, item in enumerate(events, start=1):
             try:
-                lines.append(Event.coerce(item).to_prolog())
+                lines.append(event_line(item, names))
             except InvalidEvent as e:
                 rejected.append(Rejection(position, str(e)))
                 self._stats.rejected += 1

@@ -81,6 +81,27 @@ class Event:
         return f"event({event_term(self.name, self.args)}, [{_number(self.start)}, {_number(self.end)}]).\n"
 
 
+def event_line(item: Any, names: dict[str, str]) -> str:
+    """The engine's input line for one item of :meth:`Engine.emit_many`;
+    a fast path for ``(name, args, time)`` tuples of plain values, the
+    general one (:meth:`Event.coerce`) for everything else.  ``names``
+    caches quoted event names."""
+    if type(item) is tuple and len(item) == 3:
+        name, args, time = item
+        kind = type(time)
+        if type(name) is str and type(args) in (tuple, list) and (
+            kind is int or (kind is float and math.isfinite(time))
+        ):
+            functor = names.get(name)
+            if functor is None:
+                functor = names[name] = quote_atom(name) if name else ""
+            if functor:
+                if args:
+                    return f"event({functor}({','.join(map(prolog_value, args))}), {time!r}).\n"
+                return f"event({functor}, {time!r}).\n"
+    return Event.coerce(item).to_prolog()
+
+
 def _from_mapping(item: Mapping[str, Any]) -> Event:
     if "event" not in item:
         raise InvalidEvent('missing "event"')
