@@ -82,13 +82,21 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
 
 %!  load_engine(+Source, +Options, -Engine, -Compiled) is det.
 %
-%   Compile the rules of Source into a new engine.
+%   Compile the rules of Source into a new engine.  Options are those of
+%   compile_items/3 and sandbox(true), which refuses rules that could
+%   run unsafe goals (see check_sandbox/3).
 
 load_engine(Source, Options, M, Compiled) :-
     source_items(Source, Items),
     compile_items(Items, Options, Compiled),
     engine_create(M),
-    catch(load_compiled(M, Compiled), E, (engine_destroy(M), throw(E))).
+    catch(( load_compiled(M, Compiled),
+            (   memberchk(sandbox(true), Options)
+            ->  check_sandbox(M, Items, Compiled)
+            ;   true
+            ) ),
+          E,
+          ( engine_destroy(M), throw(E) )).
 
 source_items(source(file(Path), _), Items) :- !,
     read_etl_file(Path, Items).

@@ -52,10 +52,12 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--events", type=Path, required=True, help="stream file: .jsonl, .csv, .pl or .events")
     run.add_argument("--policy", choices=POLICIES, help="default consumption policy (overrides the file's)")
     run.add_argument("--quiet", action="store_true", help="do not report rejected lines one by one")
+    run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
     add_mapping_options(run)
 
     check = sub.add_parser("check", help="report problems in a rule file")
     check.add_argument("rules", type=Path)
+    check.add_argument("--sandbox", action="store_true", help="also check that the rules are safe to run from an untrusted source")
 
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path)
@@ -69,7 +71,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ns.command == "run":
             return run(ns, sys.stdout, sys.stderr)
         if ns.command == "check":
-            return check(ns.rules, sys.stdout)
+            return check(ns.rules, sys.stdout, ns.sandbox)
         if ns.command == "compile":
             sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy))
             return EXIT_OK
@@ -85,7 +87,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not ns.events.is_file():
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
-    engine = Engine.from_file(ns.rules, policy=ns.policy)
+    engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox)
     started = time.perf_counter()
     accepted = rejected = detections = warnings = 0
     try:
@@ -117,8 +119,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def check(rules: Path, out: TextIO) -> int:
-    engine = Engine.from_file(rules)
+def check(rules: Path, out: TextIO, sandbox: bool = False) -> int:
+    engine = Engine.from_file(rules, sandbox=sandbox)
     try:
         print(
             f"{rules}: ok: {engine.rule_count} rules, {engine.goal_count} binary goals, "

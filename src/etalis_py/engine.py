@@ -75,23 +75,27 @@ class Engine:
     # -- making engines ---------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], policy: Optional[str] = None) -> "Engine":
+    def from_file(cls, path: str | os.PathLike[str], policy: Optional[str] = None, *, sandbox: bool = False) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
         ``policy`` (unrestricted, recent or chronological) overrides the
         file's ``:- policy(P).``; labelled rules may still override both.
+        ``sandbox=True`` refuses rules whose ``where`` conditions or static
+        rules could run shell, file or network goals (for untrusted files).
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
-        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy)
+        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox)
 
     @classmethod
-    def from_string(cls, text: str, policy: Optional[str] = None, source: str = "<string>") -> "Engine":
+    def from_string(
+        cls, text: str, policy: Optional[str] = None, source: str = "<string>", *, sandbox: bool = False
+    ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors."""
-        return cls._create(f"text({quote_atom(source)})", text, policy)
+        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox)
 
     @classmethod
-    def _create(cls, source: str, text: str, policy: Optional[str]) -> "Engine":
-        options = []
+    def _create(cls, source: str, text: str, policy: Optional[str], sandbox: bool) -> "Engine":
+        options = ["sandbox(true)"] if sandbox else []
         if policy is not None:
             if policy not in POLICIES:
                 raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")

@@ -1,0 +1,55 @@
+"""Sandbox mode: untrusted rule files may not run shell, file or network goals."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from etalis_py import Detection, Engine, RuleError
+
+
+@pytest.mark.parametrize(
+    "rules,line,culprit",
+    [
+        ("c(X) <- a(X) where shell('touch /tmp/pwned').", 1, "shell/1"),
+        ("c <- a.\nd <- b where open('/etc/passwd', read, _).", 2, "open/3"),
+        ("c <- a where helper.\nhelper :- delete_file('/tmp/x').", 2, "delete_file/1"),
+        ("c(X) <- a(X) where assertz(seen(X)).", 1, "assertz/1"),
+        ("c <- a where tcp_connect(localhost:80, _, []).", 1, "tcp_connect/3"),
+    ],
+)
+def test_sandbox_refuses_unsafe_goals_with_their_position(rules: str, line: int, culprit: str) -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(rules, source="untrusted.etl", sandbox=True)
+    assert (info.value.file, info.value.line) == ("untrusted.etl", line)
+    assert culprit.split("/")[0] in info.value.message and info.value.message.startswith("sandbox:")
+
+
+def test_sandbox_allows_pure_prolog_and_interval_builtins() -> None:
+    rules = """
+    hot(S, F, D) <- (reading(S, C) seq reading(S, C2)) where C2 > C, to_f(C2, F), duration(D).
+    to_f(C, F) :- F is C * 9 / 5 + 32.
+    """
+    with Engine.from_string(rules, sandbox=True) as engine:
+        engine.emit("reading", "x", 20, at=1)
+        assert engine.emit("reading", "x", 30, at=4) == [Detection("hot", ("x", 86, 3), 1, 4)]
+
+
+def test_without_sandbox_trusted_rules_may_use_any_prolog(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    rules = f"c <- a where open('{marker}', write, S), close(S)."
+    with Engine.from_string(rules) as engine:
+        assert engine.emit("a", at=1) == [Detection("c", (), 1, 1)]
+    assert marker.exists()
+
+
+def test_check_and_run_take_sandbox(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c <- a where shell(ls).\n")
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "check", str(rules), "--sandbox"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert r.stderr.startswith(f"{rules}:1:1: error: sandbox: shell/2 may not be called by rules from an untrusted source (reached through shell/1)")
