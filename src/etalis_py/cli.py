@@ -104,16 +104,17 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     print(f"{ns.events}:{r.line}: rejected: {r.reason}", file=err)
             for w in result.warnings:
                 print(f"{ns.events}:{w.line}: warning: {w.reason}", file=err)
+        seconds = time.perf_counter() - started
+        pending = engine.stats().pending
     except ValueError as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     finally:
         engine.close()
     out.flush()
-    seconds = time.perf_counter() - started
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
-        f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}",
+        f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}",
         file=err,
     )
     return EXIT_OK
