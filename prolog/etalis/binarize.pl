@@ -17,8 +17,9 @@ renaming, with the same window and policy) become one shared goal.
 A program is program(Nodes, Links):
 
   - node(Id, Op, Inputs, Out, Window, Policy)
-    Op is temporal(Name) or `or` (Inputs [L, R]), where(Goal) or
-    `filter` (Inputs [In]).  Window is a number of seconds or `inf`.
+    Op is temporal(Name) or `or` (Inputs [L, R]), `cnot` (Inputs
+    [L, R, N]: L seq R with no N in between), where(Goal) or `filter`
+    (Inputs [In]).  Window is a number of seconds or `inf`.
   - link(Label, Out, Head, Where)
 */
 
@@ -87,9 +88,12 @@ binarize(within(P, W), ctx(Pol, W0, Where, VN), Outside, Out, S0, S) :-
         node(filter, [E], Vs, Ctx, Out, S0, S)
     ;   binarize(P, Ctx, Outside, Out, S0, S)
     ).
-binarize(cnot(_, _), ctx(_, _, Where, _), _, _, _, _) :-
-    etalis_error("cnot is not supported by this version of the compiler",
-                 "express the pattern without negation for now", Where).
+binarize(cnot(op(seq, P, Q), N), Ctx, Outside, Out, S0, S) :-
+    operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
+    term_variables(OP-OQ-Outside, OutsideN),
+    binarize(N, Ctx, OutsideN, ON, S1, S2),
+    term_variables(OP-OQ, Vs),
+    node(cnot, [OP, OQ, ON], Vs, Ctx, Out, S2, S).
 
 operands(P, Q, Ctx, Outside, OP, OQ, S0, S) :-
     term_variables(Outside-Q, OutsideP),

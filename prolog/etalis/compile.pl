@@ -348,5 +348,6 @@ print_node(node(Id, Op, Inputs, Out, W, Policy)) :-
 
 node_pattern(temporal(Op), [L, R], P) :- P =.. [Op, L, R].
 node_pattern(or, [L, R], or(L, R)).
+node_pattern(cnot, [L, R, N], cnot(seq(L, R), N)).
 node_pattern(where(G), [In], where(In, G)).
 node_pattern(filter, [In], In).

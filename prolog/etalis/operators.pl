@@ -75,7 +75,11 @@ store_index(Id, right, I) :- I is 2*Id.
 
 node_clauses(M, node(Id, temporal(Op), [L, R], Out, W, Policy), Clauses) :-
     !,
-    findall(C, temporal_clause(M, Id, Op, L, R, Out, W, Policy, C), Clauses).
+    findall(C, temporal_clause(M, Id, Op, L, R, Out, W, Policy, none, C), Clauses).
+node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), [NegClause|Clauses]) :-
+    !,
+    negated_clause(M, Id, L-R, N, W, NegClause),
+    findall(C, temporal_clause(M, Id, seq, L, R, Out, W, Policy, negation(N), C), Clauses).
 node_clauses(_, node(_, Op, Inputs, Out, W, _), Clauses) :-
     findall(C, ( member(In, Inputs), pass_clause(Op, In, Out, W, C) ), Clauses).
 
@@ -93,24 +97,26 @@ pass_goal(filter, _, _, true).
 pass_goal(where(G), T1, T2, catch(G1, E, etalis_runtime:goal_error(E, G1))) :-
     interval_goal(G, T1, T2, G1).
 
-%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, -Clause)
+%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, +Extra, -Clause)
 %
 %   The clause run when the Side operand of a temporal goal occurs.
+%   Extra is `none`, or negation(N) for `(L seq R) cnot N`.
 
-temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
+temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Clause) :-
     temporal_spec(Op, _, _, _, _, Stored),
     member(Side-Other, [left-right, right-left]),
     (   memberchk(Side, Stored)
     ->  true
     ;   memberchk(Other, Stored)
     ),
-    copy_term(L0-R0-Out0, L-R-Out),
+    copy_term(L0-R0-Out0-Extra0, L-R-Out-Extra),
     side_terms(Side, L, R, In, Partner),
     join_key(L, R, Key, KeyVs),
     payload(In, KeyVs, Mine),
     payload(Partner, KeyVs, Theirs),
     side_intervals(Side, i(T1,T2), i(U1,U2), A, B),
-    temporal_spec(Op, A, B, Cond, i(SX, EX), _),
+    temporal_spec(Op, A, B, Cond0, i(SX, EX), _),
+    extra_condition(Extra, M, Id, L-R, A, B, W, T2, Cond0, Cond),
     window_check(W, T1, T2, Check),
     window_expiry(W, T2, Expiry),
     (   memberchk(Side, Stored)
@@ -132,6 +138,43 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Clause) :-
     ),
     conj([Check, Match], Body),
     Clause = ('$on'(In, T1, T2, O) :- Body).
+
+%   extra_condition(+Extra, +M, +Id, +LR, +A, +B, +W, +End, +Cond0, -Cond)
+%
+%   `(A seq B) cnot N`: no N over [n1,n2] with a2 < n1 and n2 < b1,
+%   among the N occurrences kept in the goal's right store.
+
+extra_condition(none, _, _, _, _, _, _, _, Cond, Cond).
+extra_condition(negation(N), M, Id, LR, i(_, A2), i(B1, _), W, End, Cond0, Cond) :-
+    negation_key(N, LR, Key, Payload),
+    store_index(Id, right, Idx),
+    window_expiry(W, End, Expiry),
+    conj([Cond0,
+          \+ ( etalis_runtime:engine_store(M, Idx, NStore),
+               etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
+               A2 < N1,
+               N2 < B1 )],
+         Cond).
+
+%   negated_clause(+M, +Id, +LR, +N, +W, -Clause): the clause that keeps
+%   every occurrence of the negated event N, keyed by the variables it
+%   shares with the sequence.
+
+negated_clause(M, Id, LR0, N0, W, ('$on'(N, T1, T2, _) :- Body)) :-
+    copy_term(LR0-N0, LR-N),
+    negation_key(N, LR, Key, Payload),
+    store_index(Id, right, Idx),
+    window_check(W, T1, T2, Check),
+    window_expiry(W, T2, Expiry),
+    conj([Check,
+          etalis_runtime:engine_store(M, Idx, Store),
+          etalis_store:store_append(Store, Key, e(Payload, T1, T2), Expiry),
+          fail],
+         Body).
+
+negation_key(N, LR, Key, Payload) :-
+    join_key(N, LR, Key, KeyVs),
+    payload(N, KeyVs, Payload).
 
 side_terms(left, L, R, L, R).
 side_terms(right, L, R, R, L).
