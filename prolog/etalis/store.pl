@@ -98,11 +98,11 @@ store_queue(Store, Key, Queue) :-
     arg(I, Buckets, List),
     (   key_queue(List, Key, Queue0)
     ->  Queue = Queue0
-    ;   new_key(Store, Key, H, Queue)
+    ;   new_key(Store, Key, H, none, Queue)
     ).
 
-new_key(Store, Key, H, Queue) :-
-    grow_if_full(Store),
+new_key(Store, Key, H, Expiry, Queue) :-
+    grow_if_full(Store, Expiry),
     Store = st(Mask, Keys0, Buckets),
     I is H /\ Mask + 1,
     arg(I, Buckets, Old),
@@ -113,15 +113,20 @@ new_key(Store, Key, H, Queue) :-
     Keys is Keys0 + 1,
     nb_setarg(2, Store, Keys).
 
-%   When the keys outnumber the buckets twice, rebuild with more
-%   buckets, dropping the keys whose queues are empty.
+%   When the keys outnumber the buckets twice, sweep: drop what Expiry
+%   shows to be too old from every queue, and rebuild with four times as
+%   many buckets as live keys, dropping the keys whose queues are empty.
+%   So keys that never come back cannot pile up, at a constant cost per
+%   new key.
 
-grow_if_full(Store) :-
+grow_if_full(Store, Expiry) :-
     Store = st(Mask, Keys, Buckets),
     (   Keys < 2*(Mask+1)
     ->  true
-    ;   aggregate_all(count, live_key_queue(Buckets, _), Live),
-        N1 is 1 << msb(2*max(Mask+1, Live)),
+    ;   forall(( arg(_, Buckets, List), member(kq(_, Q), List) ), expire(Expiry, Q)),
+        aggregate_all(count, live_key_queue(Buckets, _), Live),
+        initial_buckets(Min),
+        N1 is max(Min, 1 << (msb(max(1, Live)) + 2)),
         functor(Fresh, b, N1),
         forall(between(1, N1, I), nb_setarg(I, Fresh, [])),
         nb_setarg(3, Store, Fresh),
@@ -161,7 +166,7 @@ store_append(Store, Key, Entry, Expiry) :-
     arg(I, Buckets, List),
     (   key_queue(List, Key, Q)
     ->  expire(Expiry, Q)
-    ;   new_key(Store, Key, H, Q)
+    ;   new_key(Store, Key, H, Expiry, Q)
     ),
     queue_append(Store, Q, Entry).
 

@@ -105,3 +105,24 @@ test(entries_survive_garbage_collection_and_backtracking, Es == [e(p(1), 1, 1), 
     entries(S, k, Es).
 
 :- end_tests(store).
+
+:- begin_tests(sweep).
+
+%   100,000 keys seen once each, window 99: at most the keys added since
+%   the last sweep (fewer than twice the buckets) stay, and the table
+%   stays small.
+
+test(keys_that_never_come_back_are_swept_when_the_store_grows, true((Count =< 2*(Mask+1), Mask =< 511))) :-
+    store_new(S0), nb_setval(sw1, S0), nb_getval(sw1, S),
+    forall(between(1, 100000, T),
+           etalis_store:store_append(S, T, e(p, T, T), window(T, 99))),
+    store_count(S, Count),
+    arg(1, S, Mask).
+
+test(without_a_window_nothing_is_swept, Count == 5000) :-
+    store_new(S0), nb_setval(sw2, S0), nb_getval(sw2, S),
+    forall(between(1, 5000, T),
+           etalis_store:store_append(S, T, e(p, T, T), none)),
+    store_count(S, Count).
+
+:- end_tests(sweep).
