@@ -51,7 +51,8 @@ etalis_api(RequestText, _, Reply) :-
 
 serve(create(Source, Options), Payload, Header, "") :-
     load_engine(source(Source, Payload), Options, M, Compiled),
-    Compiled = compiled(program(Nodes, _), _, _, settings(Policy, _, Printed, NRules)),
+    Compiled = compiled(program(Nodes, _), _, _, Settings),
+    _{policy: Policy, printed: Printed, rules: NRules} :< Settings,
     length(Nodes, NNodes),
     maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: Policy, printed: PrintedS}.
@@ -60,16 +61,20 @@ serve(feed(M, FirstLine), Payload, Header, Detections) :-
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
     Header = _{accepted: Accepted, rejected: Rs, warnings: Ws}.
-serve(stats(M), _, _{pending: Total, stores: Stores}, "") :-
-    findall(_{goal: Id, side: Side, pending: C},
-            ( engine_pending(M, I, C), C > 0, store_index(Id, Side, I) ),
-            Stores),
-    aggregate_all(sum(C), engine_pending(M, _, C), Total).
+serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules}, "") :-
+    findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
+    findall(_{goal: Id, side: Side, pending: C}, ( member(Id-Side-C, Counts), C > 0 ), Stores),
+    aggregate_all(sum(C), member(_-_-C, Counts), Total),
+    findall(_{rule: Name, pending: P},
+            ( M:'$rule_goals'(Name, Ids),
+              aggregate_all(sum(C), ( member(Id, Ids), member(Id-_-C, Counts) ), P) ),
+            Rules).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
 serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
     source_items(source(Source, Payload), Items),
-    compile_items(Items, [], compiled(_, _, _, settings(Policy, Overrides, _, _))),
+    compile_items(Items, [], compiled(_, _, _, Settings)),
+    _{policy: Policy, overrides: Overrides} :< Settings,
     findall(R, ( member(rule(L, H, P, pos(_, Line, _), VN), Items),
                  rule_json(L, H, P, Line, VN, Overrides, Policy, R) ), Rules).
 serve(solve(M), Payload, _{solutions: Solutions}, "") :-

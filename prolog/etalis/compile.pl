@@ -22,16 +22,21 @@ into compiled(Program, Clauses, Statics, Settings):
   - Program: the binary goals, see binarize_rules/2;
   - Clauses: the '$on'/4 and '$reported'/1 clauses of the engine;
   - Statics: static(Clause, Where), the file's background knowledge;
-  - Settings: settings(DefaultPolicy, RulePolicies, Printed, Rules)
-    with RulePolicies a list Label-Policy and Printed a list of
-    Name/Arity.
+  - Settings: a dict with keys `policy` (the default policy),
+    `overrides` (Label-Policy-Where for labelled rules), `printed`
+    (Name/Arity of the reported events), `rules` (how many),
+    `rule_goals` (Name-GoalIds: the binary goals each rule uses; Name
+    is the rule's label, or `line N`) and `directives` (the file's
+    directives, checked and normalised, most recent first).
 
 Directives understood in a rule file:
 
   - `:- policy(P).` the default consumption policy of the file;
   - `:- policy(Label, P).` the policy of the rule labelled Label;
   - `:- print_events([Name/Arity, ...]).` the events that are
-    reported (default: the head of every rule).
+    reported (default: the head of every rule);
+  - `:- max_age(D).` pending goals of a pattern without a window are
+    dropped once older than D: the pattern behaves as `P within D`.
 */
 
 %!  compile_items(+Items, +Options, -Compiled) is det.
@@ -44,23 +49,30 @@ Directives understood in a rule file:
 compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
     include(is_rule, Items, Rules0),
     include(is_static, Items, Statics),
-    include(is_directive, Items, Directives),
-    foldl(directive, Directives, settings(_, [], _), settings(FilePolicy, Overrides, Printed0)),
+    include(is_directive, Items, Directives0),
+    foldl(directive, Directives0, [], Directives),
     (   option_policy(Options, Policy)
     ->  true
-    ;   nonvar(FilePolicy)
-    ->  Policy = FilePolicy
+    ;   memberchk(policy(Policy), Directives)
+    ->  true
     ;   Policy = unrestricted
+    ),
+    findall(L-P-W, member(rule_policy(L, P, W), Directives), Overrides),
+    (   memberchk(max_age(MaxAge), Options)
+    ->  must_be(nonneg, MaxAge)
+    ;   memberchk(max_age(MaxAge), Directives)
+    ->  true
+    ;   MaxAge = inf
     ),
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
-    maplist(rule_policy(Policy, Overrides), Rules0, Rules),
+    maplist(rule_policy(Policy, Overrides, MaxAge), Rules0, Rules),
     binarize_rules(Rules, Program),
     Program = program(Nodes, Links),
-    (   var(Printed0)
-    ->  findall(N/A, ( member(rule(_, H, _, _, _), Rules0), functor(H, N, A) ), Printed1),
+    (   memberchk(print_events(Printed), Directives)
+    ->  true
+    ;   findall(N/A, ( member(rule(_, H, _, _, _), Rules0), functor(H, N, A) ), Printed1),
         sort(Printed1, Printed)
-    ;   Printed = Printed0
     ),
     findall(C, ( member(Node, Nodes), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
     maplist(link_clause, Links, LinkClauses),
@@ -69,7 +81,31 @@ compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
     unfold_links(OnClauses0, OnClauses),
     append(Reported, OnClauses, Clauses),
     length(Rules, NRules),
-    Settings = settings(Policy, Overrides, Printed, NRules).
+    maplist(rule_goals(Nodes), Links, RuleGoals),
+    Settings = _{policy: Policy, overrides: Overrides, printed: Printed, rules: NRules,
+                 rule_goals: RuleGoals, directives: Directives}.
+
+%   rule_goals(+Nodes, +Link, -Name-GoalIds): the binary goals that a
+%   rule's pattern uses (shared goals belong to every rule using them).
+
+rule_goals(Nodes, link(Label, Out, _, pos(_, Line, _)), Name-Ids) :-
+    (   Label == ''
+    ->  format(atom(Name), 'line ~d', [Line])
+    ;   Name = Label
+    ),
+    goals_of(Out, Nodes, [], Ids0),
+    sort(Ids0, Ids).
+
+goals_of(E, Nodes, Ids0, Ids) :-
+    (   member(node(Id, _, Inputs, Out, _, _), Nodes),
+        Out =@= E,
+        \+ memberchk(Id, Ids0)
+    ->  foldl(input_goals(Nodes), Inputs, [Id|Ids0], Ids)
+    ;   Ids = Ids0
+    ).
+
+input_goals(Nodes, In, Ids0, Ids) :-
+    goals_of(In, Nodes, Ids0, Ids).
 
 %   unfold_links(+Clauses0, -Clauses)
 %
@@ -124,26 +160,31 @@ option_policy(Options, Policy) :-
     nonvar(Policy),
     must_be(oneof([unrestricted, recent, chronological]), Policy).
 
-directive(directive(D, Where), S0, S) :-
-    (   directive_(D, Where, S0, S)
+%   directive(+Directive, +Ds0, -Ds): check a directive and add its
+%   normalised form to Ds0.
+
+directive(directive(D, Where), Ds0, Ds) :-
+    (   directive_(D, Where, Ds0, Ds)
     ->  true
     ;   format(string(M), "unknown directive ~q", [D]),
-        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...])", Where)
+        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration)", Where)
     ).
 
-directive_(policy(P), Where, settings(_, O, Pr), settings(P, O, Pr)) :-
+directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
     valid_policy(P, Where).
-directive_(policy(Label, P), Where, settings(D, O, Pr), settings(D, [Label-P-Where|O], Pr)) :-
+directive_(policy(Label, P), Where, Ds, [rule_policy(Label, P, Where)|Ds]) :-
     valid_policy(P, Where),
     (   atom(Label)
     ->  true
     ;   etalis_error("a rule label must be an atom", "write e.g. :- policy(my_rule, recent).", Where)
     ).
-directive_(print_events(Specs), Where, settings(D, O, _), settings(D, O, Printed)) :-
+directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     (   is_list(Specs), maplist(event_spec, Specs, Printed)
     ->  true
     ;   etalis_error("print_events takes a list of Name/Arity", "write e.g. :- print_events([alarm/1]).", Where)
     ).
+directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
+    duration_seconds(D, Where, Seconds).
 
 event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
 
@@ -171,10 +212,14 @@ check_overrides(Overrides, Rules) :-
                etalis_error(M, "label the rule: Label : Head <- Pattern.", Where)
            )).
 
-rule_policy(Default, Overrides, rule(L, H, P, W, V), rule(L, H, P, W, V, Policy)) :-
+rule_policy(Default, Overrides, MaxAge, rule(L, H, P0, W, V), rule(L, H, P, W, V, Policy)) :-
     (   L \== '', memberchk(L-Policy-_, Overrides)
     ->  true
     ;   Policy = Default
+    ),
+    (   MaxAge == inf
+    ->  P = P0
+    ;   P = within(P0, MaxAge)
     ).
 
 %!  load_compiled(+Engine, +Compiled) is det.
@@ -185,7 +230,8 @@ rule_policy(Default, Overrides, rule(L, H, P, W, V), rule(L, H, P, W, V, Policy)
 %   @error etalis_error(Message, Hint) for a static clause that cannot
 %   be defined (e.g. it redefines a built-in predicate).
 
-load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, settings(_, _, Printed, _))) :-
+load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, Settings)) :-
+    Printed = Settings.printed,
     maplist(load_static(M), Statics),
     forall(member(C0, Clauses),
            (   bind_engine(C0, M, C1),
@@ -196,6 +242,7 @@ load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, settings(_, _, Pr
     ->  compile_predicates([M:'$on'/4])
     ;   true
     ),
+    forall(member(Name-Ids, Settings.rule_goals), assertz(M:'$rule_goals'(Name, Ids))),
     length(Nodes, N),
     Stores is 2*N,
     etalis_runtime:engine_start(M, Stores).
@@ -328,7 +375,9 @@ indicator(G, N/A) :- functor(G, N, A).
 %
 %   Print the binary goals and the generated clauses of Compiled.
 
-compiled_listing(compiled(program(Nodes, Links), Clauses, _, settings(Policy, _, Printed, _))) :-
+compiled_listing(compiled(program(Nodes, Links), Clauses, _, Settings)) :-
+    Policy = Settings.policy,
+    Printed = Settings.printed,
     format("% default policy: ~w~n% reported events: ~q~n~n% Binary goals~n", [Policy, Printed]),
     forall(member(Node, Nodes), print_node(Node)),
     format("~n% Rules~n"),

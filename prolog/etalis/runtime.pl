@@ -42,7 +42,7 @@ last accepted one, is rejected with its line number and the reason.
 engine_create(M) :-
     flag(etalis_engine, N, N+1),
     format(atom(M), 'etalis_engine_~d', [N]),
-    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1 ]),
+    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
     assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
 

@@ -4,7 +4,8 @@
             etl_operator/3,             % ?Priority, ?Type, ?Name
             temporal_operator/1,        % ?Name
             etalis_error/3,             % +Message, +Hint, +Where
-            syntax_message/2            % +What, -Message
+            syntax_message/2,           % +What, -Message
+            duration_seconds/3          % +Duration, +Where, -Seconds
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -310,6 +311,11 @@ operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
     pattern(L, LP, Src, P),
     pos_where(DP, Src, Where),
     duration_seconds(Duration, Where, Seconds).
+
+%!  duration_seconds(+Duration, +Where, -Seconds) is det.
+%
+%   Seconds is the length of Duration: a number of seconds, or
+%   milliseconds(N), seconds(N), minutes(N), hours(N) or days(N).
 
 duration_seconds(D, Where, _) :-
     var(D),

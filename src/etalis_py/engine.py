@@ -50,6 +50,7 @@ class EngineStats:
     detections: int = 0
     pending: int = 0
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
+    pending_by_rule: dict[str, int] = field(default_factory=dict)
 
 
 class Engine:
@@ -75,27 +76,48 @@ class Engine:
     # -- making engines ---------------------------------------------------
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], policy: Optional[str] = None, *, sandbox: bool = False) -> "Engine":
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        policy: Optional[str] = None,
+        *,
+        sandbox: bool = False,
+        max_age: Optional[float] = None,
+    ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
         ``policy`` (unrestricted, recent or chronological) overrides the
         file's ``:- policy(P).``; labelled rules may still override both.
         ``sandbox=True`` refuses rules whose ``where`` conditions or static
         rules could run shell, file or network goals (for untrusted files).
+        ``max_age`` (seconds) bounds the memory of patterns without a window:
+        each behaves as ``P within max_age`` (overrides ``:- max_age(D).``).
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
-        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox)
+        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age)
 
     @classmethod
     def from_string(
-        cls, text: str, policy: Optional[str] = None, source: str = "<string>", *, sandbox: bool = False
+        cls,
+        text: str,
+        policy: Optional[str] = None,
+        source: str = "<string>",
+        *,
+        sandbox: bool = False,
+        max_age: Optional[float] = None,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors."""
-        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox)
+        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age)
 
     @classmethod
-    def _create(cls, source: str, text: str, policy: Optional[str], sandbox: bool) -> "Engine":
+    def _create(
+        cls, source: str, text: str, policy: Optional[str], sandbox: bool, max_age: Optional[float]
+    ) -> "Engine":
         options = ["sandbox(true)"] if sandbox else []
+        if max_age is not None:
+            if not (isinstance(max_age, (int, float)) and max_age >= 0 and max_age != float("inf")):
+                raise ValueError(f"max_age must be a finite number of seconds >= 0, not {max_age!r}")
+            options.append(f"max_age({max_age!r})")
         if policy is not None:
             if policy not in POLICIES:
                 raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
@@ -222,6 +244,7 @@ class Engine:
         header, _ = self._prolog.request(f"stats({self._name})")
         self._stats.pending = header["pending"]
         self._stats.pending_by_goal = list(header["stores"])
+        self._stats.pending_by_rule = {r["rule"]: r["pending"] for r in header["rules"]}
         return EngineStats(**vars(self._stats))
 
     def close(self) -> None:
