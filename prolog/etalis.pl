@@ -26,6 +26,8 @@ Requests:
     to read Path instead, or `text(Name)`); Options as compile_items/3.
   - feed(Engine, FirstLine): payload is event lines.
   - stats(Engine), destroy(Engine).
+  - add_rules(Engine, Source): payload is rule text to add while running.
+  - remove_rule(Engine, Label).
   - listing(Source, Options): the binary goals and clauses.
   - rules(Source): the parsed rules as JSON (head, pattern, policy).
   - solve(Engine): all solutions of the goal in the payload, run in the
@@ -69,6 +71,25 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules}, "") :-
             ( M:'$rule_goals'(Name, Ids),
               aggregate_all(sum(C), ( member(Id, Ids), member(Id-_-C, Counts) ), P) ),
             Rules).
+serve(add_rules(M, Source), Payload, _{rules: N, goals: G}, "") :-
+    engine_compiled(M, C0),
+    source_items(source(Source, Payload), Items),
+    compile_more(Items, C0, C),
+    load_statics(M, C, Refs),
+    (   M:'$sandboxed'
+    ->  catch(check_sandbox(M, Items, C), E, ( maplist(erase, Refs), throw(E) ))
+    ;   true
+    ),
+    reload_compiled(M, C0, C),
+    compiled_size(C, N, G).
+serve(remove_rule(M, Label), _, _{rules: N, goals: G}, "") :-
+    engine_compiled(M, C0),
+    (   compile_without(Label, C0, C)
+    ->  reload_compiled(M, C0, C),
+        compiled_size(C, N, G)
+    ;   format(string(Msg), "no rule is labelled ~q", [Label]),
+        throw(error(etalis_engine_error(Msg), _))
+    ).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
 serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
@@ -85,6 +106,16 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
 
+engine_compiled(M, C) :-
+    (   catch(M:'$compiled'(C), _, fail)
+    ->  true
+    ;   existence_error(etalis_engine, M)
+    ).
+
+compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
+    length(Links, N),
+    length(Nodes, G).
+
 %!  load_engine(+Source, +Options, -Engine, -Compiled) is det.
 %
 %   Compile the rules of Source into a new engine.  Options are those of
@@ -97,7 +128,8 @@ load_engine(Source, Options, M, Compiled) :-
     engine_create(M),
     catch(( load_compiled(M, Compiled),
             (   memberchk(sandbox(true), Options)
-            ->  check_sandbox(M, Items, Compiled)
+            ->  check_sandbox(M, Items, Compiled),
+                assertz(M:'$sandboxed')
             ;   true
             ) ),
           E,
@@ -173,6 +205,8 @@ error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
 error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
     format(string(M), "engine ~w does not exist (it was closed)", [E]),
     Header = _{error: _{kind: engine, message: M}}.
+error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
+    Header = _{error: _{kind: engine, message: Message}}.
 error_reply(Error, Header, "") :-
     message_to_codes(Error, Codes),
     string_codes(M, Codes),

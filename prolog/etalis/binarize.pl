@@ -1,5 +1,6 @@
 :- module(etalis_binarize,
-          [ binarize_rules/2           % +Rules, -Program
+          [ binarize_rules/2,          % +Rules, -Program
+            binarize_rules/3           % +Rules, +Program0, -Program
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -31,9 +32,24 @@ A program is program(Nodes, Links):
 %   variable that its pattern does not bind, or an `or` whose branches
 %   bind different variables that are used outside it.
 
-binarize_rules(Rules, program(Nodes, Links)) :-
-    foldl(binarize_rule, Rules, Links, nodes(0, []), nodes(_, RevNodes)),
-    reverse(RevNodes, Nodes).
+binarize_rules(Rules, Program) :-
+    binarize_rules(Rules, program([], []), Program).
+
+%!  binarize_rules(+Rules, +Program0, -Program) is det.
+%
+%   Program is Program0 extended with Rules: their goals are shared with
+%   those of Program0 where they are identical, and new goals get new
+%   numbers.
+
+binarize_rules(Rules, program(Nodes0, Links0), program(Nodes, Links)) :-
+    foldl(max_id, Nodes0, 0, Max),
+    reverse(Nodes0, Rev0),
+    foldl(binarize_rule, Rules, NewLinks, nodes(Max, Rev0), nodes(_, RevNodes)),
+    reverse(RevNodes, Nodes),
+    append(Links0, NewLinks, Links).
+
+max_id(node(Id, _, _, _, _, _), M0, M) :-
+    M is max(M0, Id).
 
 binarize_rule(rule(Label, Head, Pattern, Where, VarNames, Policy),
               link(Label, Out, Head, Where), S0, S) :-

@@ -2,6 +2,10 @@
           [ compile_items/3,            % +Items, +Options, -Compiled
             load_compiled/2,            % +Engine, +Compiled
             check_sandbox/3,            % +Engine, +Items, +Compiled
+            compile_more/3,             % +Items, +Compiled0, -Compiled
+            compile_without/3,          % +Label, +Compiled0, -Compiled
+            reload_compiled/3,          % +Engine, +Compiled0, +Compiled
+            load_statics/3,             % +Engine, +Compiled, -Refs
             compiled_listing/1          % +Compiled
           ]).
 :- use_module(library(apply)).
@@ -46,7 +50,53 @@ Directives understood in a rule file:
 %
 %   @error etalis_error(Message, Hint) with the position of the problem.
 
-compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
+compile_items(Items, Options, Compiled) :-
+    rules_and_settings(Items, Options, _{}, Rules, Statics, Settings0),
+    binarize_rules(Rules, Program),
+    program_compiled(Program, Statics, Settings0, Compiled).
+
+%!  compile_more(+Items, +Compiled0, -Compiled) is det.
+%
+%   Extend the compiled rule set Compiled0 with the rules, static rules
+%   and `policy/2` directives of Items.  Goals identical to existing
+%   ones are shared, so their pending goals carry on.
+
+compile_more(Items, compiled(Program0, _, _, Settings0), Compiled) :-
+    rules_and_settings(Items, [], Settings0, Rules, Statics, Settings1),
+    existing_labels(Program0, Labels),
+    forall(( member(rule(L, _, _, Where, _, _), Rules), L \== '', memberchk(L, Labels) ),
+           (   format(string(M), "the label ~q is used by a rule already loaded", [L]),
+               etalis_error(M, "give each rule its own label, or remove the old rule first", Where)
+           )),
+    binarize_rules(Rules, Program0, Program),
+    program_compiled(Program, Statics, Settings1, Compiled).
+
+%!  compile_without(+Label, +Compiled0, -Compiled) is semidet.
+%
+%   Remove the rule labelled Label; the goals that no remaining rule
+%   uses go with it.  Fails if no rule has that label.
+
+compile_without(Label, compiled(program(Nodes0, Links0), _, _, Settings0), Compiled) :-
+    select(link(Label, _, _, _), Links0, Links),
+    !,
+    findall(Id, ( member(Link, Links), rule_goals(Nodes0, Link, _-Ids), member(Id, Ids) ), Used0),
+    sort(Used0, Used),
+    include(used_node(Used), Nodes0, Nodes),
+    program_compiled(program(Nodes, Links), [], Settings0, Compiled).
+
+used_node(Used, node(Id, _, _, _, _, _)) :-
+    memberchk(Id, Used).
+
+existing_labels(program(_, Links), Labels) :-
+    findall(L, ( member(link(L, _, _, _), Links), L \== '' ), Labels).
+
+%   rules_and_settings(+Items, +Options, +Defaults, -Rules, -Statics, -Settings)
+%
+%   The rules of Items with their policies, and the settings they are
+%   compiled with: those of the file, over Defaults (the settings of
+%   the engine being extended, or none).
+
+rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     include(is_rule, Items, Rules0),
     include(is_static, Items, Statics),
     include(is_directive, Items, Directives0),
@@ -55,6 +105,8 @@ compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
     ->  true
     ;   memberchk(policy(Policy), Directives)
     ->  true
+    ;   get_dict(policy, Defaults, Policy)
+    ->  true
     ;   Policy = unrestricted
     ),
     findall(L-P-W, member(rule_policy(L, P, W), Directives), Overrides),
@@ -62,17 +114,35 @@ compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
     ->  must_be(nonneg, MaxAge)
     ;   memberchk(max_age(MaxAge), Directives)
     ->  true
+    ;   get_dict(max_age, Defaults, MaxAge)
+    ->  true
     ;   MaxAge = inf
     ),
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
     maplist(rule_policy(Policy, Overrides, MaxAge), Rules0, Rules),
-    binarize_rules(Rules, Program),
-    Program = program(Nodes, Links),
     (   memberchk(print_events(Printed), Directives)
-    ->  true
-    ;   findall(N/A, ( member(rule(_, H, _, _, _), Rules0), functor(H, N, A) ), Printed1),
-        sort(Printed1, Printed)
+    ->  Explicit = true
+    ;   get_dict(printed_explicit, Defaults, true)
+    ->  Explicit = true,
+        Printed = Defaults.printed
+    ;   Explicit = false,
+        Printed = []
+    ),
+    Settings = _{policy: Policy, max_age: MaxAge, printed: Printed,
+                 printed_explicit: Explicit, overrides: Overrides,
+                 directives: Directives}.
+
+%   program_compiled(+Program, +Statics, +Settings0, -Compiled)
+%
+%   The clauses of Program, and the settings that follow from it.
+
+program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics, Settings)) :-
+    Program = program(Nodes, Links),
+    (   Settings0.printed_explicit == true
+    ->  Printed = Settings0.printed
+    ;   findall(N/A, ( member(link(_, _, H, _), Links), functor(H, N, A) ), Printed0),
+        sort(Printed0, Printed)
     ),
     findall(C, ( member(Node, Nodes), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
     maplist(link_clause, Links, LinkClauses),
@@ -80,10 +150,9 @@ compile_items(Items, Options, compiled(Program, Clauses, Statics, Settings)) :-
     append(NodeClauses, LinkClauses, OnClauses0),
     unfold_links(OnClauses0, OnClauses),
     append(Reported, OnClauses, Clauses),
-    length(Rules, NRules),
+    length(Links, NRules),
     maplist(rule_goals(Nodes), Links, RuleGoals),
-    Settings = _{policy: Policy, overrides: Overrides, printed: Printed, rules: NRules,
-                 rule_goals: RuleGoals, directives: Directives}.
+    Settings = Settings0.put(_{printed: Printed, rules: NRules, rule_goals: RuleGoals}).
 
 %   rule_goals(+Nodes, +Link, -Name-GoalIds): the binary goals that a
 %   rule's pattern uses (shared goals belong to every rule using them).
@@ -230,22 +299,50 @@ rule_policy(Default, Overrides, MaxAge, rule(L, H, P0, W, V), rule(L, H, P, W, V
 %   @error etalis_error(Message, Hint) for a static clause that cannot
 %   be defined (e.g. it redefines a built-in predicate).
 
-load_compiled(M, compiled(program(Nodes, _), Clauses, Statics, Settings)) :-
+load_compiled(M, Compiled) :-
+    load_statics(M, Compiled, _),
+    load_clauses(M, Compiled),
+    Compiled = compiled(program(Nodes, _), _, _, _),
+    stores_of(Nodes, Stores),
+    etalis_runtime:engine_start(M, Stores),
+    assertz(M:'$compiled'(Compiled)).
+
+%!  reload_compiled(+Engine, +Compiled0, +Compiled) is det.
+%
+%   Replace Engine's rules Compiled0 by Compiled (see compile_more/3 and
+%   compile_without/3), keeping the pending goals of the goals they
+%   share: stores are made for new goals and freed for dropped ones.
+%   The static rules of Compiled must be loaded first (load_statics/3).
+
+reload_compiled(M, Compiled0, Compiled) :-
+    Compiled = compiled(program(Nodes, _), _, _, _),
+    Compiled0 = compiled(program(Nodes0, _), _, _, _),
+    retractall(M:'$reported'(_)),
+    retractall(M:'$rule_goals'(_, _)),
+    abolish(M:'$on'/4),
+    dynamic(M:'$on'/4),
+    load_clauses(M, Compiled),
+    stores_of(Nodes0, Old),
+    stores_of(Nodes, New),
+    etalis_runtime:engine_restores(M, Old, New),
+    retractall(M:'$compiled'(_)),
+    assertz(M:'$compiled'(Compiled)).
+
+stores_of(Nodes, Indexes) :-
+    findall(I, ( member(node(Id, _, _, _, _, _), Nodes), store_index(Id, _, I) ), Indexes).
+
+load_clauses(M, compiled(_, Clauses, _, Settings)) :-
     Printed = Settings.printed,
-    maplist(load_static(M), Statics),
     forall(member(C0, Clauses),
            (   bind_engine(C0, M, C1),
                direct_derivation(C1, Printed, C),
                assertz(M:C)
            )),
-    (   predicate_property(M:'$on'(_, _, _, _), number_of_clauses(C)), C > 0
+    (   predicate_property(M:'$on'(_, _, _, _), number_of_clauses(N)), N > 0
     ->  compile_predicates([M:'$on'/4])
     ;   true
     ),
-    forall(member(Name-Ids, Settings.rule_goals), assertz(M:'$rule_goals'(Name, Ids))),
-    length(Nodes, N),
-    Stores is 2*N,
-    etalis_runtime:engine_start(M, Stores).
+    forall(member(Name-Ids, Settings.rule_goals), assertz(M:'$rule_goals'(Name, Ids))).
 
 bind_engine(C0, M, C) :-
     copy_term(C0, C1),
@@ -290,11 +387,21 @@ direct_goal('$derived'(E, T1, T2, O), Printed, Goal) :-
     ).
 direct_goal(G, _, G).
 
-load_static(M, static(Clause, Where)) :-
+%!  load_statics(+Engine, +Compiled, -Refs) is det.
+%
+%   Add the static rules of Compiled to Engine; Refs are their clause
+%   references, to take them back with maplist(erase, Refs).
+
+load_statics(M, compiled(_, _, Statics, _), Refs) :-
+    foldl(load_static(M), Statics, Refs, []).
+
+load_static(M, static(Clause, Where), Refs0, Refs) :-
     expand_term(Clause, Expanded),
     (   is_list(Expanded) -> Cs = Expanded ; Cs = [Expanded] ),
-    forall(member(C, Cs),
-           catch(assertz(M:C), E, static_error(E, Where))).
+    foldl(assert_static(M, Where), Cs, Refs0, Refs).
+
+assert_static(M, Where, C, [Ref|Refs], Refs) :-
+    catch(assertz(M:C, Ref), E, static_error(E, Where)).
 
 static_error(error(permission_error(modify, static_procedure, PI), _), Where) :- !,
     format(string(M), "cannot redefine the built-in predicate ~q", [PI]),

@@ -4,6 +4,7 @@
             engine_start/2,             % +Engine, +StoreCount
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
+            engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
@@ -21,7 +22,7 @@
 
 Each engine is a module of its own (its clauses, static rules and
 reported events) plus a global variable of the same name that holds its
-state, state(StoreCount, LastTime), and one global variable per goal
+state, state(StoreIndexes, LastTime), and one global variable per goal
 store (one per side of each binary goal), see store_global/3.  Two engines never see each other's rules,
 goals or detections.
 
@@ -42,7 +43,7 @@ last accepted one, is rejected with its line number and the reason.
 engine_create(M) :-
     flag(etalis_engine, N, N+1),
     format(atom(M), 'etalis_engine_~d', [N]),
-    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2 ]),
+    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1, M:'$sandboxed'/0 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
     assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
 
@@ -52,8 +53,9 @@ engine_create(M) :-
 
 engine_destroy(M) :-
     must_be(atom, M),
-    (   nb_current(M, state(N, _))
-    ->  forall(( between(1, N, I), store_global(M, I, Name) ), nb_delete(Name)),
+    (   nb_current(M, state(Indexes, _))
+    ->  forall(( member(I, Indexes), store_global(M, I, Name), nb_current(Name, _) ),
+               nb_delete(Name)),
         nb_delete(M)
     ;   true
     ),
@@ -62,18 +64,33 @@ engine_destroy(M) :-
              \+ predicate_property(M:Head, imported_from(_)) ),
            abolish(M:Name/Arity)).
 
-%!  engine_start(+Engine, +StoreCount) is det.
+%!  engine_start(+Engine, +Indexes) is det.
 %
-%   Give Engine fresh state with StoreCount empty goal stores.
+%   Give Engine fresh state with an empty goal store for each of Indexes.
 
-engine_start(M, N) :-
-    must_be(nonneg, N),
-    forall(between(1, N, I),
+engine_start(M, Indexes) :-
+    must_be(list(positive_integer), Indexes),
+    maplist(new_store(M), Indexes),
+    nb_setval(M, state(Indexes, -inf)).
+
+new_store(M, I) :-
+    store_global(M, I, Name),
+    store_new(Store),
+    nb_setval(Name, Store).
+
+%!  engine_restores(+Engine, +OldIndexes, +NewIndexes) is det.
+%
+%   Keep the goal stores of Engine that are in both, free those only in
+%   OldIndexes, and make empty ones for those only in NewIndexes.
+
+engine_restores(M, Old, New) :-
+    forall(( member(I, Old), \+ memberchk(I, New) ),
            (   store_global(M, I, Name),
-               store_new(Store),
-               nb_setval(Name, Store)
+               nb_delete(Name)
            )),
-    nb_setval(M, state(N, -inf)).
+    forall(( member(I, New), \+ memberchk(I, Old) ), new_store(M, I)),
+    nb_getval(M, State),
+    nb_setarg(1, State, New).
 
 %!  store_global(+Engine, +Index, -Name) is det.
 %
@@ -95,8 +112,8 @@ engine_store(M, I, Store) :-
 %   Goal store Index of Engine holds Count pending goals.
 
 engine_pending(M, I, Count) :-
-    nb_getval(M, state(N, _)),
-    between(1, N, I),
+    nb_getval(M, state(Indexes, _)),
+    member(I, Indexes),
     engine_store(M, I, Store),
     store_count(Store, Count).
 

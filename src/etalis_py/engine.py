@@ -236,6 +236,24 @@ class Engine:
         while self._queue:
             yield self._queue.popleft()
 
+    # -- live rule changes -----------------------------------------------------
+
+    def add_rules(self, text: str, source: str = "<added>") -> None:
+        """Add rules (and static rules) while events flow.  Goals identical
+        to those of the rules already loaded are shared, so their pending
+        goals carry on; the pending goals of other rules are untouched.
+        Raises :class:`RuleError` (and changes nothing) for a bad rule."""
+        self._check_open()
+        info, _ = self._prolog.request(f"add_rules({self._name}, text({quote_atom(source)}))", text)
+        self.rule_count, self.goal_count = info["rules"], info["goals"]
+
+    def remove_rule(self, label: str) -> None:
+        """Remove the rule labelled ``label``, with the goals (and pending
+        goals) that no other rule uses."""
+        self._check_open()
+        info, _ = self._prolog.request(f"remove_rule({self._name}, {quote_atom(label)})")
+        self.rule_count, self.goal_count = info["rules"], info["goals"]
+
     # -- state ----------------------------------------------------------------
 
     def stats(self) -> EngineStats:

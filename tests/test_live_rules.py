@@ -1,0 +1,88 @@
+"""Adding and removing rules while events flow."""
+
+from __future__ import annotations
+
+import pytest
+
+from etalis_py import Detection, Engine, EtalisError, RuleError
+
+
+def test_added_rule_detects_from_then_on_and_others_keep_their_goals() -> None:
+    with Engine.from_string("r1 : c(X) <- a(X) seq b(X).") as engine:
+        engine.emit("a", 1, at=1)
+        engine.add_rules("r2 : d(X) <- e(X) seq f(X).")
+        assert engine.rule_count == 2
+        engine.emit("e", 7, at=2)
+        assert engine.emit_many([("b", [1], 3), ("f", [7], 4)]).detections == [
+            Detection("c", (1,), 1, 3),
+            Detection("d", (7,), 2, 4),
+        ]
+
+
+def test_an_added_rule_shares_an_identical_goal_and_its_pending_goals() -> None:
+    with Engine.from_string("r1 : c(X) <- a(X) seq b(X).") as engine:
+        engine.emit("a", 1, at=1)
+        engine.add_rules("r2 : d(X) <- (a(X) seq b(X)) seq g(X).")
+        assert engine.goal_count == 2
+        # a(1) was pending before r2 came: r2 uses it through the shared goal
+        assert engine.emit_many([("b", [1], 2), ("g", [1], 3)]).detections == [
+            Detection("c", (1,), 1, 2),
+            Detection("d", (1,), 1, 3),
+        ]
+
+
+def test_removing_a_rule_keeps_goals_other_rules_share() -> None:
+    with Engine.from_string("r1 : c(X) <- a(X) seq b(X).\nr2 : d(X) <- (a(X) seq b(X)) seq g(X).") as engine:
+        engine.emit("a", 1, at=1)
+        engine.remove_rule("r1")
+        assert (engine.rule_count, engine.goal_count) == (1, 2)
+        assert engine.emit_many([("b", [1], 2), ("g", [1], 3)]).detections == [Detection("d", (1,), 1, 3)]
+        engine.remove_rule("r2")
+        assert (engine.rule_count, engine.goal_count) == (0, 0)
+        assert engine.stats().pending == 0
+        assert engine.emit_many([("a", [2], 4), ("b", [2], 5), ("g", [2], 6)]).detections == []
+
+
+def test_removing_a_rule_frees_its_pending_goals() -> None:
+    with Engine.from_string("r1 : c(X) <- a(X) seq b(X).\nr2 : d(X) <- e(X) seq f(X).") as engine:
+        engine.emit_many([("a", [1], 1), ("e", [1], 2)])
+        assert engine.stats().pending_by_rule == {"r1": 1, "r2": 1}
+        engine.remove_rule("r1")
+        assert engine.stats().pending_by_rule == {"r2": 1}
+        assert engine.emit("f", 1, at=3) == [Detection("d", (1,), 2, 3)]
+
+
+def test_a_bad_added_rule_changes_nothing() -> None:
+    with Engine.from_string("r1 : c(X) <- a(X) seq b(X).") as engine:
+        engine.emit("a", 1, at=1)
+        with pytest.raises(RuleError) as info:
+            engine.add_rules("ok : d <- e.\nbad(X) <- e seq.", source="more.etl")
+        assert (info.value.file, info.value.line) == ("more.etl", 2)
+        with pytest.raises(RuleError, match="the label r1 is used by a rule already loaded"):
+            engine.add_rules("r1 : z <- y.")
+        assert engine.rule_count == 1
+        assert engine.emit("b", 1, at=2) == [Detection("c", (1,), 1, 2)]
+
+
+def test_removing_an_unknown_label_is_an_error() -> None:
+    with Engine.from_string("r1 : c <- a seq b.") as engine:
+        with pytest.raises(EtalisError, match="no rule is labelled nope"):
+            engine.remove_rule("nope")
+
+
+def test_added_rules_are_checked_in_a_sandboxed_engine() -> None:
+    with Engine.from_string("c <- a seq b.", sandbox=True) as engine:
+        with pytest.raises(RuleError, match="sandbox: shell"):
+            engine.add_rules("d <- e where shell(ls).")
+        assert engine.rule_count == 1
+
+
+def test_added_static_rules_serve_added_rules_and_are_checked_in_a_sandbox() -> None:
+    with Engine.from_string("c <- a seq b.", sandbox=True) as engine:
+        engine.add_rules("d(X) <- e(X) where big(X).\nbig(X) :- X > 10.")
+        assert engine.emit_many([("e", [5], 1), ("e", [50], 2)]).detections == [Detection("d", (50,), 2, 2)]
+        with pytest.raises(RuleError, match="sandbox: delete_file"):
+            engine.add_rules("f(X) <- g(X) where clean(X).\nclean(X) :- delete_file(X).")
+        # the refused clean/1 clause was taken back: calling it now just fails
+        engine.add_rules("h(X) <- g(X) where clean(X).")
+        assert engine.emit("g", "/tmp/etalis-no-such-file", at=3) == []
