@@ -10,7 +10,7 @@
 :- use_module(etalis/syntax).
 :- use_module(etalis/compile).
 :- use_module(etalis/runtime).
-:- use_module(etalis/operators, [store_index/3]).
+:- use_module(etalis/operators, [store_index/3, stored_input/5]).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -28,6 +28,8 @@ Requests:
   - stats(Engine), destroy(Engine).
   - add_rules(Engine, Source): payload is rule text to add while running.
   - remove_rule(Engine, Label).
+  - pending(Engine, Name): the matched parts of a rule's pattern that wait
+    for the rest.
   - listing(Source, Options): the binary goals and clauses.
   - rules(Source): the parsed rules as JSON (head, pattern, policy).
   - solve(Engine): all solutions of the goal in the payload, run in the
@@ -90,6 +92,14 @@ serve(remove_rule(M, Label), _, _{rules: N, goals: G}, "") :-
     ;   format(string(Msg), "no rule is labelled ~q", [Label]),
         throw(error(etalis_engine_error(Msg), _))
     ).
+serve(pending(M, Label), _, _{pending: Parts}, "") :-
+    engine_compiled(M, compiled(program(Nodes, _), _, _, _)),
+    (   M:'$rule_goals'(Label, Ids)
+    ->  true
+    ;   format(string(Msg), "no rule is named ~q", [Label]),
+        throw(error(etalis_engine_error(Msg), _))
+    ),
+    findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
 serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
@@ -105,6 +115,61 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
+
+%   pending_part(+M, +Nodes, +Ids, -Part): one pending occurrence in a
+%   goal of the rule, as JSON: the goal, the part matched (with its
+%   bindings), its interval, and what it waits for.
+
+pending_part(M, Nodes, Ids, Part) :-
+    member(Id, Ids),
+    memberchk(node(Id, Op, Inputs, Out, W, Policy), Nodes),
+    Node = node(Id, Op, Inputs, Out, W, Policy),
+    stored_input(Node, Side, In, Key, Payload),
+    store_index(Id, Side, I),
+    engine_store(M, I, Store),
+    etalis_store:store_entry(Store, Key, e(Payload, T1, T2)),
+    shown(In, Nodes, Matched),
+    copy_term(Node, node(_, Op1, Inputs1, _, _, _)),
+    shown_goal(Op1, Inputs1, Nodes, Goal),
+    waiting(Op, Side, Waiting),
+    Part = _{goal: Id, pattern: Goal, matched: Matched, side: Side,
+             waiting: Waiting, start: T1, end: T2}.
+
+waiting(cnot, right, "blocks the sequence") :- !.
+waiting(_, left, "the right operand") :- !.
+waiting(_, right, "the left operand").
+
+shown_goal(Op, Inputs, Nodes, Text) :-
+    maplist(shown_term(Nodes), Inputs, Shown),
+    goal_term(Op, Shown, Term),
+    term_text(Term, Text).
+
+goal_term(temporal(Op), [L, R], T) :- T =.. [Op, L, R].
+goal_term(cnot, [L, R, N], cnot(seq(L, R), N)).
+goal_term(or, [L, R], or(L, R)).
+goal_term(where(G), [In], where(In, G)).
+goal_term(filter, [In], In).
+
+shown(In, Nodes, Text) :-
+    shown_term(Nodes, In, Term),
+    term_text(Term, Text).
+
+%   An intermediate event is shown as the sub-pattern it stands for.
+
+shown_term(Nodes, E, Term) :-
+    (   compound(E),
+        functor(E, Name, Arity),
+        sub_atom(Name, 0, _, _, '$ie'),
+        member(node(_, Op, Inputs, Out, _, _), Nodes),
+        functor(Out, Name, Arity)
+    ->  copy_term(Out-Op-Inputs, E-Op1-Inputs1),
+        maplist(shown_term(Nodes), Inputs1, Shown),
+        goal_term(Op1, Shown, Term)
+    ;   Term = E
+    ).
+
+term_text(Term, Text) :-
+    pattern_text(Term, Text).
 
 engine_compiled(M, C) :-
     (   catch(M:'$compiled'(C), _, fail)

@@ -496,11 +496,9 @@ compiled_listing(compiled(program(Nodes, Links), Clauses, _, Settings)) :-
     forall(member(C, Clauses), portray_clause(current_output, C, [module(etalis_syntax)])).
 
 print_node(node(Id, Op, Inputs, Out, W, Policy)) :-
-    copy_term(Op-Inputs-Out, Op1-Ins-O),
-    numbervars(Op1-Ins-O, 0, _),
-    node_pattern(Op1, Ins, Pattern),
-    format("~d: ~q <- ~W    % window ~w, ~w~n",
-           [Id, O, Pattern, [quoted(true), numbervars(true), module(etalis_syntax)], W, Policy]).
+    node_pattern(Op, Inputs, Pattern),
+    pattern_text('<-'(Out, Pattern), Text),
+    format("~d: ~s    % window ~w, ~w~n", [Id, Text, W, Policy]).
 
 node_pattern(temporal(Op), [L, R], P) :- P =.. [Op, L, R].
 node_pattern(or, [L, R], or(L, R)).

@@ -3,7 +3,8 @@
             node_clauses/3,             % +Module, +Node, -Clauses
             link_clause/2,              % +Link, -Clause
             store_index/3,              % +NodeId, ?Side, -Index
-            interval_goal/4             % +Goal, +T1, +T2, -Goal1
+            interval_goal/4,            % +Goal, +T1, +T2, -Goal1
+            stored_input/5              % +Node, ?Side, -Input, -Key, -Payload
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -245,6 +246,30 @@ window_check(W, T1, T2, T2 - T1 =< W).
 
 window_expiry(inf, _, none) :- !.
 window_expiry(W, T2, window(T2, W)).
+
+%!  stored_input(+Node, ?Side, -Input, -Key, -Payload) is nondet.
+%
+%   The pending occurrences that Side of Node stores are Input, held
+%   under join key Key with payload Payload (see the templates): unify
+%   Key and Payload with a store entry's to see the occurrence.
+
+stored_input(node(_, temporal(Op), [L0, R0], _, _, _), Side, In, Key, Payload) :-
+    temporal_spec(Op, _, _, _, _, Stored),
+    member(Side, Stored),
+    copy_term(L0-R0, L-R),
+    side_terms(Side, L, R, In, _),
+    join_key(L, R, Key, KeyVs),
+    payload(In, KeyVs, Payload).
+stored_input(node(_, cnot, [L0, R0, N0], _, _, _), Side, In, Key, Payload) :-
+    copy_term([L0, R0, N0], [L, R, N]),
+    (   Side = left,
+        In = L,
+        join_key(L, R, Key, KeyVs),
+        payload(L, KeyVs, Payload)
+    ;   Side = right,
+        In = N,
+        negation_key(N, L-R, Key, Payload)
+    ).
 
 %!  link_clause(+Link, -Clause) is det.
 %

@@ -5,7 +5,8 @@
             temporal_operator/1,        % ?Name
             etalis_error/3,             % +Message, +Hint, +Where
             syntax_message/2,           % +What, -Message
-            duration_seconds/3          % +Duration, +Where, -Seconds
+            duration_seconds/3,         % +Duration, +Where, -Seconds
+            pattern_text/2              % +Pattern, -Text
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -78,6 +79,36 @@ temporal_operator(Allen) :-
     allen_relation(Allen).
 
 :- forall(etl_operator(P, T, N), op(P, T, N)).
+
+%!  pattern_text(+Pattern, -Text) is det.
+%
+%   Text shows the pattern term Pattern (written with the event
+%   operators, e.g. `a(X) seq b(X)`) as a rule file would, variables as
+%   A, B, ... (`_` for those that occur once).
+
+pattern_text(Pattern, Text) :-
+    copy_term(Pattern, T),
+    numbervars(T, 0, _, [singletons(true)]),
+    with_output_to(string(Text), write_pattern(T, 1200)).
+
+write_pattern(T, Max) :-
+    compound(T),
+    compound_name_arguments(T, Op, [L, R]),
+    etl_operator(P, Type, Op),
+    !,
+    argument_priorities(Type, P, LP, RP),
+    (   P > Max -> write('(') ; true ),
+    write_pattern(L, LP),
+    format(" ~w ", [Op]),
+    write_pattern(R, RP),
+    (   P > Max -> write(')') ; true ).
+write_pattern(T, Max) :-
+    write_term(T, [quoted(true), numbervars(true), spacing(next_argument),
+                   priority(Max), module(etalis_syntax)]).
+
+argument_priorities(xfx, P, A, A) :- A is P - 1.
+argument_priorities(yfx, P, P, A) :- A is P - 1.
+argument_priorities(xfy, P, A, P) :- A is P - 1.
 
 %!  read_etl_file(+File, -Items) is det.
 %

@@ -8,7 +8,7 @@
 [Detection(event='c', args=(1,), start=1, end=2)]
 """
 
-from .engine import BatchResult, Engine, EngineStats, FeedResult, compile_listing
+from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
 from .errors import EtalisError, EventError, RuleError, RuleFileNotFound
 from .events import Detection, Event, Rejection
 
@@ -21,6 +21,7 @@ __all__ = [
     "Event",
     "EventError",
     "FeedResult",
+    "PendingPart",
     "Rejection",
     "RuleError",
     "RuleFileNotFound",

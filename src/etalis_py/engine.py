@@ -41,6 +41,21 @@ class FeedResult:
     detection_lines: str
 
 
+@dataclass(frozen=True)
+class PendingPart:
+    """A part of a rule's pattern that has matched and waits for the rest:
+    ``matched`` (with its bindings) occurred over ``[start, end]`` as the
+    ``side`` operand of binary goal ``goal`` (``pattern``)."""
+
+    goal: int
+    pattern: str
+    matched: str
+    side: str
+    waiting: str
+    start: float | int
+    end: float | int
+
+
 @dataclass
 class EngineStats:
     """Counters of an engine since it was made."""
@@ -253,6 +268,20 @@ class Engine:
         self._check_open()
         info, _ = self._prolog.request(f"remove_rule({self._name}, {quote_atom(label)})")
         self.rule_count, self.goal_count = info["rules"], info["goals"]
+
+    # -- progress ---------------------------------------------------------------
+
+    def pending(self, rule: str) -> list[PendingPart]:
+        """How much of a rule's pattern is fulfilled: each occurrence that
+        matched a part of it and waits for the rest, with its interval and
+        bindings.  ``rule`` is a label, or ``"line N"`` for an unlabelled
+        rule."""
+        self._check_open()
+        header, _ = self._prolog.request(f"pending({self._name}, {quote_atom(rule)})")
+        return [
+            PendingPart(p["goal"], p["pattern"], p["matched"], p["side"], p["waiting"], p["start"], p["end"])
+            for p in header["pending"]
+        ]
 
     # -- state ----------------------------------------------------------------
 
