@@ -10,6 +10,7 @@
 :- use_module(etalis/syntax).
 :- use_module(etalis/compile).
 :- use_module(etalis/runtime).
+:- use_module(etalis/knowledge).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 
 /** <module> etalis-py: the engine's face towards Python
@@ -34,6 +35,12 @@ Requests:
   - rules(Source): the parsed rules as JSON (head, pattern, policy).
   - solve(Engine): all solutions of the goal in the payload, run in the
     engine's module (so its static rules are visible), as JSON bindings.
+  - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
+    payload: fact lines) the engine's background knowledge, see
+    knowledge_update/4.
+
+The reply to create lists the `:- ontology(File)` directives of the
+rules, for Python to load (it owns RDF parsing and reasoning).
 */
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
@@ -59,7 +66,11 @@ serve(create(Source, Options), Payload, Header, "") :-
     _{policy: Policy, printed: Printed, rules: NRules} :< Settings,
     length(Nodes, NNodes),
     maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
-    Header = _{engine: M, rules: NRules, goals: NNodes, policy: Policy, printed: PrintedS}.
+    findall(_{path: Path, entailment: E, file: F, line: L},
+            member(ontology(Path, E, pos(F, L, _)), Settings.directives), Ontologies0),
+    reverse(Ontologies0, Ontologies),
+    Header = _{engine: M, rules: NRules, goals: NNodes, policy: Policy, printed: PrintedS,
+               ontologies: Ontologies}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
     engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings), Detections),
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
@@ -100,6 +111,10 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
+serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
+    engine_compiled(M, _),
+    knowledge_update(M, Action, Payload, N),
+    knowledge_size(M, Size).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
 serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
@@ -191,7 +206,8 @@ load_engine(Source, Options, M, Compiled) :-
     source_items(Source, Items),
     compile_items(Items, Options, Compiled),
     engine_create(M),
-    catch(( load_compiled(M, Compiled),
+    catch(( knowledge_init(M),
+            load_compiled(M, Compiled),
             (   memberchk(sandbox(true), Options)
             ->  check_sandbox(M, Items, Compiled),
                 assertz(M:'$sandboxed')
@@ -201,9 +217,11 @@ load_engine(Source, Options, M, Compiled) :-
           ( engine_destroy(M), throw(E) )).
 
 source_items(source(file(Path), _), Items) :- !,
-    read_etl_file(Path, Items).
+    read_etl_file(Path, Items0),
+    expand_prefixes(Items0, Items).
 source_items(source(text(Name), Text), Items) :- !,
-    read_etl_string(Text, Name, Items).
+    read_etl_string(Text, Name, Items0),
+    expand_prefixes(Items0, Items).
 source_items(source(Source, _), _) :-
     domain_error(etalis_source, Source).
 

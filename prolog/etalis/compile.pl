@@ -17,6 +17,7 @@
 :- use_module(binarize).
 :- use_module(operators).
 :- use_module(policies, [policy/1]).
+:- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
 
 /** <module> Compiling rule files into event-driven clauses
 
@@ -41,6 +42,11 @@ Directives understood in a rule file:
     reported (default: the head of every rule);
   - `:- max_age(D).` pending goals of a pattern without a window are
     dropped once older than D: the pattern behaves as `P within D`.
+  - `:- prefix(P, IRI).` P:Local names the IRI IRI followed by Local
+    (see expand_prefixes/2);
+  - `:- ontology(File).` or `:- ontology(File, [entailment(E)])`:
+    background knowledge to load into the engine; kept in the
+    settings' directives as ontology(Path, E, Where).
 */
 
 %!  compile_items(+Items, +Options, -Compiled) is det.
@@ -236,7 +242,7 @@ directive(directive(D, Where), Ds0, Ds) :-
     (   directive_(D, Where, Ds0, Ds)
     ->  true
     ;   format(string(M), "unknown directive ~q", [D]),
-        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration)", Where)
+        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File)", Where)
     ).
 
 directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
@@ -254,6 +260,12 @@ directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     ).
 directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
     duration_seconds(D, Where, Seconds).
+directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-
+    prefix_declaration(P, IRI, Where, NS).
+directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-
+    ontology_declaration(ontology(File), Where, Ontology).
+directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
+    ontology_declaration(ontology(File, Options), Where, Ontology).
 
 event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
 
