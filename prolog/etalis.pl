@@ -255,8 +255,15 @@ pattern_json(where(A, G), _{op: where, pattern: JA, goal: GS}) :- !,
     pattern_json(A, JA),
     with_output_to(string(GS),
                    write_term(G, [quoted(true), numbervars(true), ignore_ops(false), spacing(next_argument)])).
-pattern_json(within(A, W), _{op: within, pattern: JA, window: W}) :-
+pattern_json(within(A, W), _{op: within, pattern: JA, window: W}) :- !,
     pattern_json(A, JA).
+pattern_json(aggregate(F, X, A, Window, R), _{op: aggregate, fun: F, value: JX, pattern: JA,
+                                              window: JW, result: JR}) :-
+    pattern_json(A, JA),
+    (   F == count -> JX = null ; term_json(X, JX) ),
+    term_json(R, JR),
+    Window =.. [Kind, Size],
+    JW = _{kind: Kind, size: Size}.
 
 term_json('$VAR'(N), _{var: N}) :- !.
 term_json(T, T) :- number(T), !.

@@ -19,8 +19,8 @@ A program is program(Nodes, Links):
 
   - node(Id, Op, Inputs, Out, Window, Policy)
     Op is temporal(Name) or `or` (Inputs [L, R]), `cnot` (Inputs
-    [L, R, N]: L seq R with no N in between), where(Goal) or `filter`
-    (Inputs [In]).  Window is a number of seconds or `inf`.
+    [L, R, N]: L seq R with no N in between), where(Goal), `filter` or
+    aggregate(Fun, X, Window, Result) (Inputs [In]).  Window is a number of seconds or `inf`.
   - link(Label, Out, Head, Where)
 */
 
@@ -104,6 +104,13 @@ binarize(within(P, W), ctx(Pol, W0, Where, VN), Outside, Out, S0, S) :-
         node(filter, [E], Vs, Ctx, Out, S0, S)
     ;   binarize(P, Ctx, Outside, Out, S0, S)
     ).
+binarize(aggregate(Fun, X, P, Window, R), Ctx, Outside, Out, S0, S) :-
+    binarize(P, Ctx, Outside, OP, S0, S1),
+    term_variables(OP, PVs),
+    include(in_vars(Outside), PVs, Group0),
+    exclude(==(X), Group0, Group),
+    append(Group, [R], Vs),
+    node(aggregate(Fun, X, Window, R), [OP], Vs, Ctx, Out, S1, S).
 binarize(cnot(op(seq, P, Q), N), Ctx, Outside, Out, S0, S) :-
     operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
     term_variables(OP-OQ-Outside, OutsideN),

@@ -10,6 +10,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(library(pairs)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
 :- use_module(library(sandbox), [safe_goal/1]).
@@ -150,7 +151,12 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     ;   findall(N/A, ( member(link(_, _, H, _), Links), functor(H, N, A) ), Printed0),
         sort(Printed0, Printed)
     ),
-    findall(C, ( member(Node, Nodes), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
+    % An event completes pending goals before it becomes pending itself:
+    % upper goals (made later) come first, so that an intermediate event
+    % derived from an occurrence cannot replace or consume what a goal
+    % above is about to combine with that same occurrence.
+    upward(Nodes, Upward),
+    findall(C, ( member(Node, Upward), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
     maplist(link_clause, Links, LinkClauses),
     findall('$reported'(T), ( member(N/A, Printed), functor(T, N, A) ), Reported),
     append(NodeClauses, LinkClauses, OnClauses0),
@@ -159,6 +165,29 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     length(Links, NRules),
     maplist(rule_goals(Nodes), Links, RuleGoals),
     Settings = Settings0.put(_{printed: Printed, rules: NRules, rule_goals: RuleGoals}).
+
+%   upward(+Nodes, -Sorted): the goals, those highest above the input
+%   events first, in the order they were made otherwise.
+
+upward(Nodes, Sorted) :-
+    foldl(height_key(Nodes), Nodes, Keyed, []),
+    keysort(Keyed, SortedKeyed),
+    pairs_values(SortedKeyed, Sorted).
+
+height_key(Nodes, Node, [Neg-Node|T], T) :-
+    node_height(Nodes, Node, H),
+    Neg is -H.
+
+node_height(Nodes, node(_, _, Inputs, _, _, _), H) :-
+    foldl(input_height(Nodes), Inputs, 0, H0),
+    H is H0 + 1.
+
+input_height(Nodes, In, H0, H) :-
+    (   member(N, Nodes), N = node(_, _, _, Out, _, _), Out =@= In
+    ->  node_height(Nodes, N, H1),
+        H is max(H0, H1)
+    ;   H = H0
+    ).
 
 %   rule_goals(+Nodes, +Link, -Name-GoalIds): the binary goals that a
 %   rule's pattern uses (shared goals belong to every rule using them).
@@ -517,3 +546,5 @@ node_pattern(or, [L, R], or(L, R)).
 node_pattern(cnot, [L, R, N], cnot(seq(L, R), N)).
 node_pattern(where(G), [In], where(In, G)).
 node_pattern(filter, [In], In).
+node_pattern(aggregate(Fun, X, Window, R), [In], aggregate(F, In, Window, R)) :-
+    (   Fun == count -> F = count ; F =.. [Fun, X] ).

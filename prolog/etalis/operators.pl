@@ -81,6 +81,21 @@ node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), [NegClause|Clauses]) 
     !,
     negated_clause(M, Id, L-R, N, W, NegClause),
     findall(C, temporal_clause(M, Id, seq, L, R, Out, W, Policy, negation(N), C), Clauses).
+node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [Clause]) :-
+    !,
+    copy_term(X0-R0-In0-Out0, X-R-In-Out),
+    Out =.. [_|OutVs],
+    append(Group, [R], OutVs),
+    Key =.. [k|Group],
+    store_index(Id, left, Idx),
+    window_check(W, Start, T2, Fits),
+    conj([etalis_runtime:engine_store(M, Idx, Store),
+          catch(etalis_aggregates:aggregate_step(Store, Key, X, T1, T2, Window, Fun, start(Start)-R),
+                E, etalis_runtime:goal_error(E, aggregate(Fun, X))),
+          Fits,
+          '$derived'(Out, Start, T2, O)],
+         Body),
+    Clause = ('$on'(In, T1, T2, O) :- Body).
 node_clauses(_, node(_, Op, Inputs, Out, W, _), Clauses) :-
     findall(C, ( member(In, Inputs), pass_clause(Op, In, Out, W, C) ), Clauses).
 
@@ -105,7 +120,7 @@ pass_goal(where(G), T1, T2, catch(G1, E, etalis_runtime:goal_error(E, G1))) :-
 
 temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Clause) :-
     temporal_spec(Op, _, _, _, _, Stored),
-    member(Side-Other, [left-right, right-left]),
+    member(Side-Other, [right-left, left-right]),      % completing before storing
     (   memberchk(Side, Stored)
     ->  true
     ;   memberchk(Other, Stored)

@@ -16,6 +16,7 @@
 :- use_module(library(apply)).
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(store).
+:- use_module(aggregates).
 :- use_module(syntax, [syntax_message/2]).
 
 /** <module> The runtime of a compiled rule set
@@ -262,13 +263,18 @@ event_term(E, Reason) :-
 
 %!  goal_error(+Error, +Goal) is failure.
 %
-%   A `where` condition raised Error: record a warning for the current
-%   input line and fail, so that the occurrence is not detected.
+%   A `where` condition Goal (or an aggregate(Fun, Value)) raised Error:
+%   record a warning for the current input line and fail, so that the
+%   occurrence is not detected.
 
 goal_error(Error, Goal) :-
     (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
     message_to_string(Error, Msg),
-    format(string(Warning), "where condition ~q raised: ~w", [Goal, Msg]),
+    (   Goal = aggregate(Fun, X)
+    ->  F =.. [Fun, X],
+        format(string(Warning), "aggregate ~q raised: ~w", [F, Msg])
+    ;   format(string(Warning), "where condition ~q raised: ~w", [Goal, Msg])
+    ),
     nb_getval(etalis_warnings, Ws),
     nb_setval(etalis_warnings, [warning(Line, Warning)|Ws]),
     fail.

@@ -9,6 +9,7 @@
             queue_entry/2,             % +Queue, ?Entry
             queue_take/4,              % +Store, +Queue, ?Entry, :Condition
             queue_expire/4,            % +Store, +Queue, +End, +Window
+            queue_pop/2,               % +Queue, -Entry
             store_append/4,            % +Store, +Key, +Entry, +Expiry
             store_replace/3,           % +Store, +Key, +Entry
             store_pending/4,           % +Store, +Key, +Expiry, ?Entry
@@ -273,6 +274,14 @@ unlink_first(Q, Next) :-
     ->  nb_setarg(2, Q, [])
     ;   true
     ).
+
+%!  queue_pop(+Queue, -Entry) is semidet.
+%
+%   Remove the oldest entry of Queue; fails if it is empty.
+
+queue_pop(Q, Entry) :-
+    arg(1, Q, c(Entry, Next)),
+    unlink_first(Q, Next).
 
 %!  queue_take(+Store, +Queue, ?Entry, :Condition) is semidet.
 %

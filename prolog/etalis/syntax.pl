@@ -26,7 +26,9 @@ Each clause of the file becomes one item:
     An event rule `Head <- Pattern` or `Label : Head <- Pattern`.
     Pattern is validated and normalised into the pattern language:
     `event(E)`, `op(Op, P, Q)` for the temporal binary operators,
-    `or(P, Q)`, `cnot(P, C)`, `where(P, Goal)` and `within(P, Seconds)`.
+    `or(P, Q)`, `cnot(P, C)`, `where(P, Goal)`, `within(P, Seconds)` and
+    aggregate(Fun, X, P, Window, Result); `iteration(P, N)` is unrolled
+    into a sequence.
   - static(Clause, Where)
     A static Prolog rule or fact: background knowledge.
   - directive(Directive, Where)
@@ -207,6 +209,7 @@ item((:- Directive), Pos, _, Src, directive(Directive, Where)) :-
     ).
 item((Left <- Body), Pos, VarNames, Src, rule(Label, Head, Pattern, Where, VarNames)) :-
     !,
+    b_setval(etalis_var_names, VarNames),
     pos_where(Pos, Src, Where),
     pos_args(Pos, [LeftPos, BodyPos]),
     rule_left(Left, LeftPos, Src, Label, Head),
@@ -264,8 +267,12 @@ pattern_functor(Term) :-
     compound_name_arity(Term, Name, 2),
     (   temporal_operator(Name)
     ;   memberchk(Name, [or, cnot, where, within])
+    ;   Name == iteration
     ),
     !.
+pattern_functor(Term) :-
+    compound(Term),
+    compound_name_arity(Term, aggregate, 4).
 
 reserved_name(Term) :-
     functor(Term, Name, _),
@@ -281,6 +288,34 @@ pattern(Term, Pos, Src, _) :-
     pos_where(Pos, Src, Where),
     etalis_error("a pattern cannot be a variable",
                  "name the event, e.g. a(X) instead of X", Where).
+pattern(iteration(P, N), Pos, Src, Pattern) :-
+    !,
+    pos_where(Pos, Src, Where),
+    (   integer(N), N >= 1
+    ->  true
+    ;   format(string(M), "iteration needs a count of 1 or more, not ~q", [N]),
+        etalis_error(M, "write e.g. iteration(reading(S, _), 3)", Where)
+    ),
+    pos_args(Pos, [PP|_]),
+    pattern(P, PP, Src, P1),
+    iterate(N, P1, Pattern).
+pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Result)) :-
+    !,
+    pos_where(Pos, Src, Where),
+    pos_args4(Pos, [_, PP|_]),
+    pattern(P, PP, Src, P1),
+    aggregate_function(Fun, F, X, Where),
+    aggregate_window(Window, Win, Where),
+    (   var(Result)
+    ->  true
+    ;   etalis_error("the result of an aggregate must be a variable",
+                     "write e.g. aggregate(avg(T), temp(S, T), count(5), Avg)", Where)
+    ),
+    (   ( var(X) ; F == count )
+    ->  true
+    ;   etalis_error("an aggregate is taken over a variable of its pattern",
+                     "write e.g. sum(V) where V occurs in the pattern", Where)
+    ).
 pattern(Term, Pos, Src, Pattern) :-
     compound(Term),
     compound_name_arguments(Term, Name, [L, R]),
@@ -305,6 +340,53 @@ control_construct(Term, Name) :-
     compound(Term),
     compound_name_arity(Term, Name, Arity),
     memberchk(Name/Arity, [(',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, ('|')/2]).
+
+%   iterate(+N, +P, -Pattern): P N times in sequence.  The copies share
+%   the named variables of P; the anonymous ones are fresh in each.
+
+iterate(1, P, P) :- !.
+iterate(N, P, op(seq, Rest, Copy)) :-
+    N1 is N - 1,
+    iterate(N1, P, Rest),
+    fresh_anonymous(P, Copy).
+
+fresh_anonymous(P, Copy) :-
+    b_getval(etalis_var_names, VarNames),
+    term_variables(P, Vs),
+    exclude(named(VarNames), Vs, Anon),
+    copy_term(Anon-P, _-Copy0),
+    term_variables(Copy0, CVs),
+    term_variables(P, PVs),
+    pairs_keys_values(Pairs, PVs, CVs),
+    maplist(rebind_named(VarNames), Pairs),
+    Copy = Copy0.
+
+named(VarNames, V) :-
+    member(_ = V0, VarNames),
+    V0 == V,
+    !.
+
+rebind_named(VarNames, V-C) :-
+    (   named(VarNames, V)
+    ->  C = V
+    ;   true
+    ).
+
+aggregate_function(count, count, _, _) :- !.
+aggregate_function(Fun, F, X, Where) :-
+    (   compound(Fun), Fun =.. [F, X], memberchk(F, [sum, avg, min, max])
+    ->  true
+    ;   format(string(M), "unknown aggregate ~q", [Fun]),
+        etalis_error(M, "use count, sum(X), avg(X), min(X) or max(X)", Where)
+    ).
+
+aggregate_window(count(N), count(N), _) :-
+    integer(N), N >= 1, !.
+aggregate_window(time(D), time(S), Where) :- !,
+    duration_seconds(D, Where, S).
+aggregate_window(W, _, Where) :-
+    format(string(M), "~q is not an aggregate window", [W]),
+    etalis_error(M, "use count(N) for the last N occurrences or time(D) for those of the last D seconds", Where).
 
 pattern_operator(Name, temporal) :- temporal_operator(Name).
 pattern_operator(or, or).
@@ -379,6 +461,12 @@ pos_args(parentheses_term_position(_, _, Inner), Args) :-
     pos_args(Inner, Args).
 pos_args(term_position(_, _, _, _, Args), Args) :- !.
 pos_args(_, [none, none]).
+
+pos_args4(Pos, Args) :-
+    (   pos_args(Pos, Args0), Args0 \= [none, none]
+    ->  Args = Args0
+    ;   Args = [none, none, none, none]
+    ).
 
 pos_from(parentheses_term_position(From, _, _), From) :- !.
 pos_from(Pos, From) :-

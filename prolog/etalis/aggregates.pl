@@ -1,0 +1,112 @@
+:- module(etalis_aggregates,
+          [ aggregate_step/8            % +Store, +Key, +Value, +T1, +T2, +Window, +Fun, -Result
+          ]).
+:- use_module(library(error)).
+:- use_module(store).
+
+/** <module> Sliding-window aggregates, computed incrementally
+
+An aggregate goal keeps, per group (the values of the variables by which
+its pattern is grouped), the occurrences in its window and a running
+state s(Count, Sum, Min, Max).  A window is count(N) (the last N
+occurrences; the aggregate holds from the N-th occurrence on) or time(D)
+(the occurrences that started at most D seconds before the newest one
+ended; it holds at every occurrence).
+
+Count and Sum are updated as occurrences enter and leave; Min and Max
+likewise, and are recomputed over the window only when the occurrence
+that leaves holds the current minimum or maximum.
+*/
+
+%!  aggregate_step(+Store, +Key, +Value, +T1, +T2, +Window, +Fun,
+%!                 -Result) is semidet.
+%
+%   Add the occurrence of Value over [T1,T2] to group Key of Store and
+%   slide the window.  Result is start(Start)-Value: the aggregate Fun
+%   (count, sum, avg, min or max) over the window, which starts at
+%   Start.  Fails while a count(N) window is not yet full.
+%
+%   @error type_error(number, Value) unless Fun is count.
+
+aggregate_step(Store, Key, Value, T1, T2, Window, Fun, start(Start)-Result) :-
+    (   Fun == count
+    ->  true
+    ;   must_be(number, Value)
+    ),
+    store_queue(Store, Key, Q),
+    queue_append(Store, Q, e(Value, T1, T2)),
+    state(Store, Key, S0),
+    enter(Value, S0, S1),
+    slide(Window, Q, T2, S1, S),
+    store_replace(Store, state(Key), S),
+    full(Window, S),
+    Q = q(c(e(_, Start, _), _), _),
+    result(Fun, S, Result).
+
+state(Store, Key, S) :-
+    (   store_lookup(Store, state(Key), SQ),
+        queue_entry(SQ, S0)
+    ->  S = S0
+    ;   S = s(0, 0, none, none)
+    ).
+
+enter(V, s(C0, Sum0, Min0, Max0), s(C, Sum, Min, Max)) :-
+    C is C0 + 1,
+    (   number(V)
+    ->  Sum is Sum0 + V,
+        lower(Min0, V, Min),
+        higher(Max0, V, Max)
+    ;   Sum = Sum0, Min = Min0, Max = Max0
+    ).
+
+lower(none, V, V) :- !.
+lower(M, V, X) :- X is min(M, V).
+higher(none, V, V) :- !.
+higher(M, V, X) :- X is max(M, V).
+
+%   slide(+Window, +Queue, +End, +S0, -S): let the oldest occurrences
+%   leave while the window holds too many, or too old ones.
+
+slide(Window, Q, End, S0, S) :-
+    (   leaves(Window, Q, End, S0),
+        queue_pop(Q, e(V, _, _))
+    ->  leave(V, Q, S0, S1),
+        slide(Window, Q, End, S1, S)
+    ;   S = S0
+    ).
+
+leaves(count(N), _, _, s(C, _, _, _)) :-
+    C > N.
+leaves(time(D), Q, End, _) :-
+    Q = q(c(e(_, T1, _), _), _),
+    End - T1 > D.
+
+leave(V, Q, s(C0, Sum0, Min0, Max0), s(C, Sum, Min, Max)) :-
+    C is C0 - 1,
+    (   number(V)
+    ->  Sum is Sum0 - V,
+        (   ( V =:= Min0 ; V =:= Max0 )
+        ->  window_bounds(Q, Min, Max)
+        ;   Min = Min0, Max = Max0
+        )
+    ;   Sum = Sum0, Min = Min0, Max = Max0
+    ).
+
+window_bounds(Q, Min, Max) :-
+    findall(V, queue_entry(Q, e(V, _, _)), Vs),
+    (   Vs == []
+    ->  Min = none, Max = none
+    ;   min_list(Vs, Min),
+        max_list(Vs, Max)
+    ).
+
+full(count(N), s(C, _, _, _)) :-
+    C >= N.
+full(time(_), _).
+
+result(count, s(C, _, _, _), C).
+result(sum, s(_, Sum, _, _), Sum).
+result(avg, s(C, Sum, _, _), Avg) :-
+    Avg is Sum / C.
+result(min, s(_, _, Min, _), Min).
+result(max, s(_, _, _, Max), Max).

@@ -1,0 +1,78 @@
+"""Iteration and sliding-window aggregates."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import detect
+
+from etalis_py import Engine, RuleError
+
+
+def test_iteration_is_n_occurrences_in_sequence_sharing_named_variables() -> None:
+    events = [("t", ("a", 1), 1), ("t", ("b", 9), 2), ("t", ("a", 2), 3), ("t", ("a", 3), 4)]
+    assert detect("h(S) <- iteration(t(S, _), 3).", events) == [("h", ("a",), 1, 4)]
+
+
+def test_iteration_under_recent_uses_the_newest_occurrences() -> None:
+    events = [("t", (), i) for i in range(1, 6)]
+    assert detect("h <- iteration(t, 3).", events, policy="recent") == [
+        ("h", (), 1, 3), ("h", (), 2, 4), ("h", (), 3, 5)]
+
+
+def test_count_window_average_from_the_nth_occurrence_per_group() -> None:
+    rules = "avg_temp(S, A) <- aggregate(avg(T), temp(S, T), count(3), A)."
+    events = [("temp", ("a", v), t) for t, v in enumerate([1, 2, 3, 4, 10], start=1)] + [("temp", ("b", 5), 6)]
+    assert detect(rules, events) == [
+        ("avg_temp", ("a", 2), 1, 3),
+        ("avg_temp", ("a", 3), 2, 4),
+        ("avg_temp", ("a", 17 / 3), 3, 5),
+    ]
+
+
+def test_count_window_of_five_detects_on_every_fifth_and_later_occurrence() -> None:
+    rules = "total(S) <- aggregate(sum(V), x(V), count(5), S)."
+    events = [("x", (v,), t) for t, v in enumerate(range(1, 8), start=1)]
+    assert detect(rules, events) == [("total", (15,), 1, 5), ("total", (20,), 2, 6), ("total", (25,), 3, 7)]
+
+
+def test_time_window_maximum_and_minimum_follow_what_leaves() -> None:
+    values = [5, 1, 2, 3, 0]
+    events = [("t", ("a", v), t) for t, v in enumerate(values, start=1)]
+    assert detect("hi(S, M) <- aggregate(max(T), t(S, T), time(2), M).", events) == [
+        ("hi", ("a", 5), 1, 1), ("hi", ("a", 5), 1, 2), ("hi", ("a", 5), 1, 3),
+        ("hi", ("a", 3), 2, 4), ("hi", ("a", 3), 3, 5)]
+    assert detect("lo(S, M) <- aggregate(min(T), t(S, T), time(seconds(2)), M).", events) == [
+        ("lo", ("a", 5), 1, 1), ("lo", ("a", 1), 1, 2), ("lo", ("a", 1), 1, 3),
+        ("lo", ("a", 1), 2, 4), ("lo", ("a", 0), 3, 5)]
+
+
+def test_count_over_a_complex_pattern_and_a_where_on_the_result() -> None:
+    rules = "busy(K, N) <- aggregate(count, (req(K) seq resp(K)), time(10), N) where N >= 2."
+    events = [("req", ("k",), 1), ("resp", ("k",), 2), ("req", ("k",), 3), ("resp", ("k",), 4)]
+    # (req seq resp) occurs over [1,2], [1,4] and [3,4]
+    assert detect(rules, events) == [("busy", ("k", 2), 1, 4), ("busy", ("k", 3), 1, 4)]
+
+
+def test_a_non_numeric_value_is_a_warning_and_is_left_out() -> None:
+    with Engine.from_string("s(A) <- aggregate(sum(T), t(T), count(2), A).") as engine:
+        result = engine.emit_many([("t", ["x"], 1), ("t", [2], 2), ("t", [3], 3)])
+        assert [(d.args, d.start, d.end) for d in result.detections] == [((5,), 2, 3)]
+        assert [w.line for w in result.warnings] == [1]
+        assert result.warnings[0].reason.startswith("aggregate sum(x) raised: Type error")
+
+
+@pytest.mark.parametrize(
+    "rules,message",
+    [
+        ("h <- iteration(t, 0).", "iteration needs a count of 1 or more, not 0"),
+        ("h(A) <- aggregate(median(T), t(T), count(2), A).", "unknown aggregate median(_"),
+        ("h(A) <- aggregate(sum(T), t(T), last(2), A).", "last(2) is not an aggregate window"),
+        ("h <- aggregate(sum(T), t(T), count(2), 7).", "the result of an aggregate must be a variable"),
+    ],
+)
+def test_bad_iterations_and_aggregates_are_positioned_errors(rules: str, message: str) -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(rules, source="r.etl")
+    assert info.value.message.startswith(message)
+    assert (info.value.file, info.value.line) == ("r.etl", 1)
