@@ -186,3 +186,24 @@ def test_allen_relation_fails_on_disjoint_far_intervals(op: str) -> None:
     assert detect(f"r <- a {op} b.", [("a", (), 1, 2), ("b", (), 10, 20)]) == (
         [("r", (), 1, 20)] if op == "before" else []
     )
+
+
+def test_nested_or_passes_every_alternative_through() -> None:
+    # regression: a chain of intermediate events that only rename (or) was followed one step only
+    assert detect("e <- (a or b) or c.\nf <- ((a or b) or c) seq d.", [("a", (), 1), ("c", (), 2), ("d", (), 3)]) == [
+        ("e", (), 1, 1), ("e", (), 2, 2), ("f", (), 1, 3), ("f", (), 2, 3)]
+
+
+def test_any_n_of_the_listed_events_in_any_order() -> None:
+    rules = "two(X) <- any(2, [a(X), b(X), c(X)])."
+    events = [("c", (1,), 1), ("a", (1,), 2), ("b", (2,), 3), ("b", (1,), 4), ("a", (1,), 5)]
+    assert Counter(detect(rules, events)) == Counter([
+        ("two", (1,), 1, 2), ("two", (1,), 2, 4), ("two", (1,), 1, 4),
+        ("two", (1,), 1, 5), ("two", (1,), 4, 5)])
+
+
+def test_any_rejects_a_count_larger_than_the_list() -> None:
+    from etalis_py import Engine, RuleError
+
+    with pytest.raises(RuleError, match=r"any needs a count from 1 to 2, not 3"):
+        Engine.from_string("h <- any(3, [a, b]).")

@@ -247,12 +247,13 @@ unfold_goal((C0 -> A0 ; B0), Links, (C -> A ; B)) :- !,
     unfold_goal(C0, Links, C),
     unfold_goal(A0, Links, A),
     unfold_goal(B0, Links, B).
-unfold_goal('$derived'(E, T1, T2, O), Links, '$derived'(Head, T1, T2, O)) :-
+unfold_goal('$derived'(E, T1, T2, O), Links, Goal) :-
     nonvar(E),
     member(IE0-Head0, Links),
     functor(IE0, N, A), functor(E, N, A),
     !,
-    copy_term(IE0-Head0, E-Head).
+    copy_term(IE0-Head0, E-Head),
+    unfold_goal('$derived'(Head, T1, T2, O), Links, Goal).     % chains of links
 unfold_goal(G, _, G).
 
 is_rule(rule(_, _, _, _, _)).

@@ -268,6 +268,7 @@ pattern_functor(Term) :-
     (   temporal_operator(Name)
     ;   memberchk(Name, [or, cnot, where, within])
     ;   Name == iteration
+    ;   Name == any
     ),
     !.
 pattern_functor(Term) :-
@@ -299,6 +300,24 @@ pattern(iteration(P, N), Pos, Src, Pattern) :-
     pos_args(Pos, [PP|_]),
     pattern(P, PP, Src, P1),
     iterate(N, P1, Pattern).
+pattern(any(N, List), Pos, Src, Pattern) :-
+    !,
+    pos_where(Pos, Src, Where),
+    (   is_list(List), List \== []
+    ->  true
+    ;   etalis_error("any takes a count and a list of events",
+                     "write e.g. any(2, [a(X), b(X), c(X)])", Where)
+    ),
+    length(List, Len),
+    (   integer(N), N >= 1, N =< Len
+    ->  true
+    ;   format(string(M), "any needs a count from 1 to ~d, not ~q", [Len, N]),
+        etalis_error(M, "write e.g. any(2, [a(X), b(X), c(X)])", Where)
+    ),
+    maplist(any_event(Src), List, Ps),
+    combinations(N, Ps, Combinations),
+    maplist(all_of, Combinations, Alternatives),
+    one_of(Alternatives, Pattern).
 pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Result)) :-
     !,
     pos_where(Pos, Src, Where),
@@ -340,6 +359,34 @@ control_construct(Term, Name) :-
     compound(Term),
     compound_name_arity(Term, Name, Arity),
     memberchk(Name/Arity, [(',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, ('|')/2]).
+
+any_event(Src, E, P) :-
+    pattern(E, none, Src, P).
+
+%   any(N, Es): N distinct events of Es, in any order, is the `or` of
+%   the `and` of each N-combination of Es.
+
+%   combinations(+N, +Ps, -Cs): the N-element sublists of Ps, sharing
+%   the variables of Ps (so no findall/3, which would copy them).
+
+combinations(0, _, [[]]) :- !.
+combinations(_, [], []) :- !.
+combinations(N, [P|Ps], Cs) :-
+    N1 is N - 1,
+    combinations(N1, Ps, With0),
+    maplist(cons(P), With0, With),
+    combinations(N, Ps, Without),
+    append(With, Without, Cs).
+
+cons(H, T, [H|T]).
+
+all_of([P], P) :- !.
+all_of([P|Ps], op(and, P, Rest)) :-
+    all_of(Ps, Rest).
+
+one_of([P], P) :- !.
+one_of([P|Ps], or(P, Rest)) :-
+    one_of(Ps, Rest).
 
 %   iterate(+N, +P, -Pattern): P N times in sequence.  The copies share
 %   the named variables of P; the anonymous ones are fresh in each.
