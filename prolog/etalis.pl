@@ -27,6 +27,8 @@ Requests:
     to read Path instead, or `text(Name)`); Options as compile_items/3.
   - feed(Engine, FirstLine): payload is event lines.
   - stats(Engine), destroy(Engine).
+  - reset(Engine): fresh state (no pending goals, no last time), same rules.
+  - flush(Engine): process the events held back by a lateness.
   - add_rules(Engine, Source): payload is rule text to add while running.
   - remove_rule(Engine, Label).
   - pending(Engine, Name): the matched parts of a rule's pattern that wait
@@ -76,7 +78,10 @@ serve(feed(M, FirstLine), Payload, Header, Detections) :-
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
     Header = _{accepted: Accepted, rejected: Rs, warnings: Ws}.
-serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules}, "") :-
+serve(flush(M), _, _{released: N}, Detections) :-
+    engine_flush(M, N, Detections).
+serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
+    engine_buffered(M, Buffered),
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
     findall(_{goal: Id, side: Side, pending: C}, ( member(Id-Side-C, Counts), C > 0 ), Stores),
     aggregate_all(sum(C), member(_-_-C, Counts), Total),
@@ -117,6 +122,9 @@ serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
     knowledge_size(M, Size).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
+serve(reset(M), _, _{reset: M}, "") :-
+    engine_compiled(M, _),
+    engine_reset(M).
 serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [], compiled(_, _, _, Settings)),

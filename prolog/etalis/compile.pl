@@ -53,7 +53,10 @@ Directives understood in a rule file:
 %!  compile_items(+Items, +Options, -Compiled) is det.
 %
 %   Options: policy(P), a default policy that overrides the file's own
-%   `:- policy(P)` directive.
+%   `:- policy(P)` directive; only_rules(Ns), compile only the event
+%   rules numbered Ns (1-based, in file order, as the `rules` request
+%   lists them); report(Specs), report exactly the events Specs
+%   (Name/Arity), overriding `:- print_events(...)`.
 %
 %   @error etalis_error(Message, Hint) with the position of the problem.
 
@@ -117,8 +120,14 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Policy = unrestricted
     ),
     findall(L-P-W, member(rule_policy(L, P, W), Directives), Overrides),
+    (   memberchk(lateness(Lateness), Options)
+    ->  must_be(between(0.0, inf), Lateness)
+    ;   get_dict(lateness, Defaults, Lateness)
+    ->  true
+    ;   Lateness = none
+    ),
     (   memberchk(max_age(MaxAge), Options)
-    ->  must_be(nonneg, MaxAge)
+    ->  must_be(between(0.0, inf), MaxAge)
     ;   memberchk(max_age(MaxAge), Directives)
     ->  true
     ;   get_dict(max_age, Defaults, MaxAge)
@@ -127,8 +136,11 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ),
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
-    maplist(rule_policy(Policy, Overrides, MaxAge), Rules0, Rules),
-    (   memberchk(print_events(Printed), Directives)
+    selected_rules(Options, Rules0, Rules1),
+    maplist(rule_policy(Policy, Overrides, MaxAge), Rules1, Rules),
+    (   memberchk(report(Printed), Options)
+    ->  Explicit = true
+    ;   memberchk(print_events(Printed), Directives)
     ->  Explicit = true
     ;   get_dict(printed_explicit, Defaults, true)
     ->  Explicit = true,
@@ -136,7 +148,7 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Explicit = false,
         Printed = []
     ),
-    Settings = _{policy: Policy, max_age: MaxAge, printed: Printed,
+    Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, printed: Printed,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
 
@@ -256,6 +268,16 @@ unfold_goal('$derived'(E, T1, T2, O), Links, Goal) :-
     unfold_goal('$derived'(Head, T1, T2, O), Links, Goal).     % chains of links
 unfold_goal(G, _, G).
 
+%   selected_rules(+Options, +Rules0, -Rules): with option only_rules(Ns),
+%   the event rules numbered Ns (1-based, in file order); all otherwise.
+
+selected_rules(Options, Rules0, Rules) :-
+    (   memberchk(only_rules(Ns), Options)
+    ->  must_be(list(positive_integer), Ns),
+        findall(R, ( nth1(I, Rules0, R), memberchk(I, Ns) ), Rules)
+    ;   Rules = Rules0
+    ).
+
 is_rule(rule(_, _, _, _, _)).
 is_static(static(_, _)).
 is_directive(directive(_, _)).
@@ -344,9 +366,9 @@ rule_policy(Default, Overrides, MaxAge, rule(L, H, P0, W, V), rule(L, H, P, W, V
 load_compiled(M, Compiled) :-
     load_statics(M, Compiled, _),
     load_clauses(M, Compiled),
-    Compiled = compiled(program(Nodes, _), _, _, _),
+    Compiled = compiled(program(Nodes, _), _, _, Settings),
     stores_of(Nodes, Stores),
-    etalis_runtime:engine_start(M, Stores),
+    etalis_runtime:engine_start(M, Stores, Settings.lateness),
     assertz(M:'$compiled'(Compiled)).
 
 %!  reload_compiled(+Engine, +Compiled0, +Compiled) is det.

@@ -1,7 +1,10 @@
 :- module(etalis_runtime,
           [ engine_create/1,            % -Engine
             engine_destroy/1,           % +Engine
-            engine_start/2,             % +Engine, +StoreCount
+            engine_start/3,             % +Engine, +StoreIndexes, +Lateness
+            engine_reset/1,             % +Engine
+            engine_flush/3,             % +Engine, -Released, -Detections
+            engine_buffered/2,          % +Engine, -Count
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
             engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
@@ -14,6 +17,7 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
+:- use_module(library(heaps)).
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(store).
 :- use_module(aggregates).
@@ -23,7 +27,7 @@
 
 Each engine is a module of its own (its clauses, static rules and
 reported events) plus a global variable of the same name that holds its
-state, state(StoreIndexes, LastTime), and one global variable per goal
+state, state(StoreIndexes, Order) (see admit/4), and one global variable per goal
 store (one per side of each binary goal), see store_global/3.  Two engines never see each other's rules,
 goals or detections.
 
@@ -65,14 +69,46 @@ engine_destroy(M) :-
              \+ predicate_property(M:Head, imported_from(_)) ),
            abolish(M:Name/Arity)).
 
-%!  engine_start(+Engine, +Indexes) is det.
+%!  engine_start(+Engine, +Indexes, +Lateness) is det.
 %
 %   Give Engine fresh state with an empty goal store for each of Indexes.
+%   Lateness is `none` (events must arrive in time order) or how many
+%   seconds late an event may arrive and still be matched in order.
 
-engine_start(M, Indexes) :-
+engine_start(M, Indexes, Lateness) :-
     must_be(list(positive_integer), Indexes),
     maplist(new_store(M), Indexes),
-    nb_setval(M, state(Indexes, -inf)).
+    (   Lateness == none
+    ->  Order = in_order(-inf)
+    ;   must_be(between(0.0, inf), Lateness),
+        empty_heap(Heap),
+        Order = reorder(Lateness, none, 0, Heap)
+    ),
+    nb_setval(M, state(Indexes, Order)).
+
+%!  engine_reset(+Engine) is det.
+%
+%   Give Engine fresh state (empty goal stores, no event seen yet),
+%   keeping its rules and its lateness.
+
+engine_reset(M) :-
+    engine_state(M, state(Indexes, Order)),
+    (   Order = reorder(Lateness, _, _, _)
+    ->  true
+    ;   Lateness = none
+    ),
+    engine_start(M, Indexes, Lateness).
+
+%!  engine_buffered(+Engine, -Count) is det.
+%
+%   Count events wait in Engine's reorder buffer.
+
+engine_buffered(M, Count) :-
+    engine_state(M, State),
+    (   arg(2, State, reorder(_, _, _, H))
+    ->  heap_size(H, Count)
+    ;   Count = 0
+    ).
 
 new_store(M, I) :-
     store_global(M, I, Name),
@@ -130,41 +166,95 @@ engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detection
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
-    (   nb_current(M, State)
-    ->  true
-    ;   existence_error(etalis_engine, M)
-    ),
-    arg(2, State, Last0),
+    engine_state(M, State),
+    arg(2, State, Order0),
     Offset is FirstLine - 1,
     nb_setval(etalis_warnings, []),
     setup_call_cleanup(
         open_string(Text, In),
         with_output_to(string(Detections),
-                       feed_loop(In, M, Offset, Last0, Last, 0, Accepted, Rejected)),
+                       feed_loop(In, M, Offset, Order0, Order, 0, Accepted, Rejected)),
         close(In)),
-    nb_setarg(2, State, Last),
+    nb_setarg(2, State, Order),
     nb_getval(etalis_warnings, Ws),
     reverse(Ws, Warnings).
 
-feed_loop(In, M, Offset, Last0, Last, A0, A, Rejected) :-
+engine_state(M, State) :-
+    (   nb_current(M, State)
+    ->  true
+    ;   existence_error(etalis_engine, M)
+    ).
+
+%!  engine_flush(+Engine, -Released, -Detections) is det.
+%
+%   At the end of a stream, process the events that wait in the reorder
+%   buffer of an engine with a lateness (Released of them).
+
+engine_flush(M, Released, Detections) :-
+    engine_state(M, State),
+    arg(2, State, Order0),
+    nb_setval(etalis_warnings, []),
+    (   Order0 = reorder(L, Max, Seq, H0)
+    ->  heap_size(H0, Released),
+        with_output_to(string(Detections), release(M, inf, H0, H)),
+        nb_setarg(2, State, reorder(L, Max, Seq, H))
+    ;   Released = 0,
+        Detections = ""
+    ).
+
+feed_loop(In, M, Offset, Order0, Order, A0, A, Rejected) :-
     catch(read_term(In, Term, [term_position(P)]),
           error(syntax_error(What), Context),
           Term = '$syntax_error'(What, Context)),
     (   Term == end_of_file
-    ->  Last = Last0, A = A0, Rejected = []
+    ->  Order = Order0, A = A0, Rejected = []
     ;   term_line(Term, P, Offset, Line),
         (   input_event(Term, Line, E, T1, T2, Reason),
             var(Reason),
-            T2 >= Last0
-        ->  b_setval(etalis_line, Line),
-            process(M, E, T1, T2),
-            A1 is A0 + 1,
-            feed_loop(In, M, Offset, T2, Last, A1, A, Rejected)
-        ;   rejection(Term, Line, Last0, Reason),
+            admit(Order0, M, ev(E, T1, T2, Line), Order1)
+        ->  A1 is A0 + 1,
+            feed_loop(In, M, Offset, Order1, Order, A1, A, Rejected)
+        ;   rejection(Term, Line, Order0, Reason),
             Rejected = [rejected(Line, Reason)|Rest],
-            feed_loop(In, M, Offset, Last0, Last, A0, A, Rest)
+            feed_loop(In, M, Offset, Order0, Order, A0, A, Rest)
         )
     ).
+
+%   admit(+Order0, +M, +Event, -Order) is semidet.
+%
+%   Process Event now (in_order(LastTime)), or hold it in the reorder
+%   buffer of an engine with a lateness (reorder(Lateness, MaxTime, Seq,
+%   Heap)) and process the buffered events that can no longer be
+%   preceded by a later arrival, oldest first.  Fails for an event that
+%   comes too late.
+
+admit(in_order(Last), M, ev(E, T1, T2, Line), in_order(T2)) :-
+    T2 >= Last,
+    run(M, E, T1, T2, Line).
+admit(reorder(L, Max0, Seq0, H0), M, Ev, reorder(L, Max, Seq, H)) :-
+    Ev = ev(_, _, T2, _),
+    (   Max0 == none
+    ->  Max = T2
+    ;   T2 >= Max0 - L,
+        Max is max(Max0, T2)
+    ),
+    Seq is Seq0 + 1,
+    add_to_heap(H0, T2-Seq0, Ev, H1),
+    Mark is Max - L,
+    release(M, Mark, H1, H).
+
+release(M, Mark, H0, H) :-
+    (   min_of_heap(H0, T2-_, _),
+        T2 =< Mark
+    ->  get_from_heap(H0, _, ev(E, T1, T2, Line), H1),
+        run(M, E, T1, T2, Line),
+        release(M, Mark, H1, H)
+    ;   H = H0
+    ).
+
+run(M, E, T1, T2, Line) :-
+    b_setval(etalis_line, Line),
+    process(M, E, T1, T2).
 
 term_line('$syntax_error'(_, stream(_, L, _, _)), _, Offset, Line) :- !,
     Line is L + Offset.
@@ -172,15 +262,20 @@ term_line(_, P, Offset, Line) :-
     stream_position_data(line_count, P, L),
     Line is L + Offset.
 
-%   rejection(+Term, +Line, +LastTime, -Reason): why Term is not accepted.
+%   rejection(+Term, +Line, +Order, -Reason): why Term is not accepted.
 
-rejection(Term, Line, Last, Reason) :-
+rejection(Term, Line, Order, Reason) :-
     input_event(Term, Line, _, _, T2, Reason0),
     (   nonvar(Reason0)
     ->  Reason = Reason0
-    ;   format(string(Reason),
+    ;   Order = in_order(Last)
+    ->  format(string(Reason),
                "time ~w is earlier than the last accepted time ~w (events must arrive in time order)",
                [T2, Last])
+    ;   Order = reorder(L, Max, _, _),
+        format(string(Reason),
+               "time ~w is more than the lateness (~w s) before the latest time ~w",
+               [T2, L, Max])
     ).
 
 process(M, E, T1, T2) :-

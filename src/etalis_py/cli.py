@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", choices=POLICIES, help="default consumption policy (overrides the file's)")
     run.add_argument("--quiet", action="store_true", help="do not report rejected lines one by one")
     run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
+    run.add_argument("--lateness", type=float, metavar="SECONDS",
+                     help="accept events up to this late and match them as if in time order")
     run.add_argument("--max-age", type=float, metavar="SECONDS",
                      help="drop pending goals of patterns without a window once older than this")
     add_mapping_options(run)
@@ -89,7 +91,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if not ns.events.is_file():
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
-    engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age)
+    engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
+                              lateness=ns.lateness)
     started = time.perf_counter()
     accepted = rejected = detections = warnings = 0
     try:
@@ -106,6 +109,9 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     print(f"{ns.events}:{r.line}: rejected: {r.reason}", file=err)
             for w in result.warnings:
                 print(f"{ns.events}:{w.line}: warning: {w.reason}", file=err)
+        tail = engine.flush_lines()
+        out.write(tail)
+        detections += tail.count("\n")
         seconds = time.perf_counter() - started
         pending = engine.stats().pending
     except ValueError as e:

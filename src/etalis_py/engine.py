@@ -66,6 +66,7 @@ class EngineStats:
     pending: int = 0
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
     pending_by_rule: dict[str, int] = field(default_factory=dict)
+    buffered: int = 0
 
 
 class Engine:
@@ -98,6 +99,7 @@ class Engine:
         *,
         sandbox: bool = False,
         max_age: Optional[float] = None,
+        lateness: Optional[float] = None,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -107,9 +109,13 @@ class Engine:
         rules could run shell, file or network goals (for untrusted files).
         ``max_age`` (seconds) bounds the memory of patterns without a window:
         each behaves as ``P within max_age`` (overrides ``:- max_age(D).``).
+        ``lateness`` (seconds) lets events arrive out of time order by up to
+        that much: they are held back and matched exactly as if they had
+        arrived in order (detections come that much later; :meth:`flush`
+        releases the rest at the end of a stream); later ones are rejected.
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
-        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age)
+        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness)
 
     @classmethod
     def from_string(
@@ -120,19 +126,28 @@ class Engine:
         *,
         sandbox: bool = False,
         max_age: Optional[float] = None,
+        lateness: Optional[float] = None,
     ) -> "Engine":
-        """Compile rules given as text; ``source`` names them in errors."""
-        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age)
+        """Compile rules given as text; ``source`` names them in errors.
+        The options are those of :meth:`from_file`."""
+        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness)
 
     @classmethod
     def _create(
-        cls, source: str, text: str, policy: Optional[str], sandbox: bool, max_age: Optional[float]
+        cls,
+        source: str,
+        text: str,
+        policy: Optional[str],
+        sandbox: bool,
+        max_age: Optional[float],
+        lateness: Optional[float],
     ) -> "Engine":
         options = ["sandbox(true)"] if sandbox else []
-        if max_age is not None:
-            if not (isinstance(max_age, (int, float)) and max_age >= 0 and max_age != float("inf")):
-                raise ValueError(f"max_age must be a finite number of seconds >= 0, not {max_age!r}")
-            options.append(f"max_age({max_age!r})")
+        for name, value in (("max_age", max_age), ("lateness", lateness)):
+            if value is not None:
+                if not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
+                    raise ValueError(f"{name} must be a finite number of seconds >= 0, not {value!r}")
+                options.append(f"{name}({value!r})")
         if policy is not None:
             if policy not in POLICIES:
                 raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
@@ -239,6 +254,20 @@ class Engine:
                 cb(d)
         return found
 
+    def flush(self) -> list[Detection]:
+        """At the end of a stream, process the events that a lateness still
+        holds back, and return what they led to."""
+        self._check_open()
+        _, body = self._prolog.request(f"flush({self._name})")
+        return self._deliver(FeedResult(0, [], [], body))
+
+    def flush_lines(self) -> str:
+        """As :meth:`flush`, with the detections as JSON lines (``etalis run``)."""
+        self._check_open()
+        _, body = self._prolog.request(f"flush({self._name})")
+        self._stats.detections += body.count("\n")
+        return body
+
     # -- detections out -----------------------------------------------------
 
     def on(self, name: Optional[str], callback: Callback) -> None:
@@ -292,6 +321,7 @@ class Engine:
         self._stats.pending = header["pending"]
         self._stats.pending_by_goal = list(header["stores"])
         self._stats.pending_by_rule = {r["rule"]: r["pending"] for r in header["rules"]}
+        self._stats.buffered = header["buffered"]
         return EngineStats(**vars(self._stats))
 
     def close(self) -> None:
