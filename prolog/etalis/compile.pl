@@ -137,20 +137,76 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
     selected_rules(Options, Rules0, Rules1),
-    maplist(rule_policy(Policy, Overrides, MaxAge), Rules1, Rules),
-    (   memberchk(report(Printed), Options)
-    ->  Explicit = true
-    ;   memberchk(print_events(Printed), Directives)
-    ->  Explicit = true
+    (   memberchk(explain(true), Options)
+    ->  Explain = true
+    ;   get_dict(explain, Defaults, Explain)
+    ->  true
+    ;   Explain = false
+    ),
+    (   Explain == true
+    ->  maplist(explained_rule, Rules1, Rules2)
+    ;   Rules2 = Rules1
+    ),
+    maplist(rule_policy(Policy, Overrides, MaxAge), Rules2, Rules),
+    (   memberchk(report(Printed0), Options)
+    ->  Explicit = true,
+        explained_specs(Explain, Printed0, Printed)
+    ;   memberchk(print_events(Printed0), Directives)
+    ->  Explicit = true,
+        explained_specs(Explain, Printed0, Printed)
     ;   get_dict(printed_explicit, Defaults, true)
     ->  Explicit = true,
         Printed = Defaults.printed
     ;   Explicit = false,
         Printed = []
     ),
-    Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, printed: Printed,
+    Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, explain: Explain,
+                 printed: Printed,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
+
+%   explained_rule(+Rule0, -Rule)
+%
+%   With provenance (option explain(true)), every event carries one
+%   more argument: the list of input occurrences det(E, T1, T2) it was
+%   built from.  Input events get it when they arrive; a pattern's is
+%   the concatenation of its operands' (an aggregate's is empty, and a
+%   negated event's is not kept).
+
+explained_rule(rule(L, H0, P0, W, V), rule(L, H, P, W, V)) :-
+    explained_pattern(P0, P, Prov),
+    with_provenance(H0, Prov, H).
+
+explained_pattern(event(E0), event(E), Prov) :-
+    with_provenance(E0, Prov, E).
+explained_pattern(op(Op, A0, B0), where(op(Op, A, B), append(PA, PB, Prov)), Prov) :-
+    explained_pattern(A0, A, PA),
+    explained_pattern(B0, B, PB).
+explained_pattern(or(A0, B0), or(where(A, Prov = PA), where(B, Prov = PB)), Prov) :-
+    explained_pattern(A0, A, PA),
+    explained_pattern(B0, B, PB).
+explained_pattern(cnot(op(seq, A0, B0), C0), where(cnot(op(seq, A, B), C), append(PA, PB, Prov)), Prov) :-
+    explained_pattern(A0, A, PA),
+    explained_pattern(B0, B, PB),
+    explained_pattern(C0, C, _).
+explained_pattern(where(A0, G), where(A, G), Prov) :-
+    explained_pattern(A0, A, Prov).
+explained_pattern(within(A0, W), within(A, W), Prov) :-
+    explained_pattern(A0, A, Prov).
+explained_pattern(aggregate(F, X, A0, W, R), aggregate(F, X, A, W, R), []) :-
+    explained_pattern(A0, A, _).
+
+with_provenance(E0, Prov, E) :-
+    E0 =.. List0,
+    append(List0, [Prov], List),
+    E =.. List.
+
+explained_specs(false, Specs, Specs).
+explained_specs(true, Specs0, Specs) :-
+    maplist(explained_spec, Specs0, Specs).
+
+explained_spec(N/A0, N/A) :-
+    A is A0 + 1.
 
 %   program_compiled(+Program, +Statics, +Settings0, -Compiled)
 %
@@ -369,6 +425,10 @@ load_compiled(M, Compiled) :-
     Compiled = compiled(program(Nodes, _), _, _, Settings),
     stores_of(Nodes, Stores),
     etalis_runtime:engine_start(M, Stores, Settings.lateness),
+    (   get_dict(explain, Settings, true)
+    ->  assertz(M:'$explain')
+    ;   true
+    ),
     assertz(M:'$compiled'(Compiled)).
 
 %!  reload_compiled(+Engine, +Compiled0, +Compiled) is det.

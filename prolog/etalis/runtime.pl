@@ -48,7 +48,8 @@ last accepted one, is rejected with its line number and the reason.
 engine_create(M) :-
     flag(etalis_engine, N, N+1),
     format(atom(M), 'etalis_engine_~d', [N]),
-    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1, M:'$sandboxed'/0 ]),
+    dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
+              M:'$sandboxed'/0, M:'$explain'/0 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
     assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
 
@@ -168,6 +169,7 @@ engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detection
     must_be(integer, FirstLine),
     engine_state(M, State),
     arg(2, State, Order0),
+    explaining(M),
     Offset is FirstLine - 1,
     nb_setval(etalis_warnings, []),
     setup_call_cleanup(
@@ -192,6 +194,7 @@ engine_state(M, State) :-
 
 engine_flush(M, Released, Detections) :-
     engine_state(M, State),
+    explaining(M),
     arg(2, State, Order0),
     nb_setval(etalis_warnings, []),
     (   Order0 = reorder(L, Max, Seq, H0)
@@ -254,7 +257,21 @@ release(M, Mark, H0, H) :-
 
 run(M, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
-    process(M, E, T1, T2).
+    (   b_getval(etalis_explain, true)
+    ->  E =.. List0,
+        append(List0, [[det(E, T1, T2)]], List),
+        E1 =.. List,
+        process_explained(M, E1, T1, T2)
+    ;   process(M, E, T1, T2)
+    ).
+
+%   explaining(+M): set up for a batch whether events carry provenance.
+
+explaining(M) :-
+    (   catch(M:'$explain', _, fail)
+    ->  b_setval(etalis_explain, true)
+    ;   b_setval(etalis_explain, false)
+    ).
 
 term_line('$syntax_error'(_, stream(_, L, _, _)), _, Offset, Line) :- !,
     Line is L + Offset.
@@ -281,6 +298,16 @@ rejection(Term, Line, Order, Reason) :-
 process(M, E, T1, T2) :-
     (   M:'$on'(E, T1, T2, Out),
         write_detection(Out),
+        fail
+    ;   true
+    ).
+
+process_explained(M, E, T1, T2) :-
+    (   M:'$on'(E, T1, T2, det(D, S, End)),
+        D =.. List0,
+        append(List, [Prov], List0),
+        D1 =.. List,
+        write_detection(det(D1, S, End), Prov),
         fail
     ;   true
     ).
@@ -390,12 +417,32 @@ message_to_codes(Error, Msg) :-
 %   `{"event": "c", "args": [1], "start": 1, "end": 2}`.
 
 write_detection(det(E, T1, T2)) :-
+    detection_fields(E, T1, T2),
+    write('}\n').
+
+%   write_detection(+Detection, +Provenance): with the input occurrences
+%   it was built from.
+
+write_detection(det(E, T1, T2), Prov) :-
+    detection_fields(E, T1, T2),
+    write(', "provenance": ['),
+    provenance_items(Prov),
+    write(']}\n').
+
+provenance_items([]).
+provenance_items([det(E, T1, T2)|Ds]) :-
+    detection_fields(E, T1, T2),
+    write('}'),
+    (   Ds == [] -> true ; write(', ') ),
+    provenance_items(Ds).
+
+detection_fields(E, T1, T2) :-
     compound_name_arguments_(E, Name, Args),
     write('{"event": '),
     json_value(Name),
     write(', "args": ['),
     json_values(Args),
-    format('], "start": ~w, "end": ~w}\n', [T1, T2]).
+    format('], "start": ~w, "end": ~w', [T1, T2]).
 
 compound_name_arguments_(E, Name, Args) :-
     (   atom(E)

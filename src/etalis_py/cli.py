@@ -53,6 +53,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", choices=POLICIES, help="default consumption policy (overrides the file's)")
     run.add_argument("--quiet", action="store_true", help="do not report rejected lines one by one")
     run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
+    run.add_argument("--explain", action="store_true",
+                     help="give each detection its provenance: the input events it was built from")
     run.add_argument("--lateness", type=float, metavar="SECONDS",
                      help="accept events up to this late and match them as if in time order")
     run.add_argument("--max-age", type=float, metavar="SECONDS",
@@ -92,7 +94,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
     engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
-                              lateness=ns.lateness)
+                              lateness=ns.lateness, explain=ns.explain)
     started = time.perf_counter()
     accepted = rejected = detections = warnings = 0
     try:

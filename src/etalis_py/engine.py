@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -100,6 +100,7 @@ class Engine:
         sandbox: bool = False,
         max_age: Optional[float] = None,
         lateness: Optional[float] = None,
+        explain: bool = False,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -113,9 +114,12 @@ class Engine:
         that much: they are held back and matched exactly as if they had
         arrived in order (detections come that much later; :meth:`flush`
         releases the rest at the end of a stream); later ones are rejected.
+        ``explain=True`` gives each detection its provenance: the input
+        events it was built from.
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
-        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness)
+        extra = ["explain(true)"] if explain else []
+        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness, extra)
 
     @classmethod
     def from_string(
@@ -127,10 +131,24 @@ class Engine:
         sandbox: bool = False,
         max_age: Optional[float] = None,
         lateness: Optional[float] = None,
+        only_rules: Optional[Sequence[int]] = None,
+        report: Optional[Sequence[str]] = None,
+        explain: bool = False,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
-        The options are those of :meth:`from_file`."""
-        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness)
+        The options are those of :meth:`from_file`, and two for running
+        part of a rule set (Spark replay runs each stage so):
+        ``only_rules`` compiles only the event rules with these 1-based
+        numbers in file order (static rules and directives all apply), and
+        ``report`` reports exactly these events (``"name/arity"``),
+        whatever ``:- print_events`` says."""
+        extra: list[str] = ["explain(true)"] if explain else []
+        if only_rules is not None:
+            extra.append(f"only_rules([{', '.join(str(int(i)) for i in only_rules)}])")
+        if report is not None:
+            specs = [spec.rpartition("/") for spec in report]
+            extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
+        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra)
 
     @classmethod
     def _create(
@@ -141,8 +159,10 @@ class Engine:
         sandbox: bool,
         max_age: Optional[float],
         lateness: Optional[float],
+        extra: Sequence[str] = (),
     ) -> "Engine":
         options = ["sandbox(true)"] if sandbox else []
+        options.extend(extra)
         for name, value in (("max_age", max_age), ("lateness", lateness)):
             if value is not None:
                 if not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
@@ -323,6 +343,12 @@ class Engine:
         self._stats.pending_by_rule = {r["rule"]: r["pending"] for r in header["rules"]}
         self._stats.buffered = header["buffered"]
         return EngineStats(**vars(self._stats))
+
+    def reset(self) -> None:
+        """Forget all pending goals and the time of the last event: the
+        engine starts afresh with the same rules (and background knowledge)."""
+        self._check_open()
+        self._prolog.request(f"reset({self._name})")
 
     def close(self) -> None:
         """Free the engine's rules and pending goals."""

@@ -173,22 +173,38 @@ class Detection:
 
     Arguments come back as Python values: atoms and strings as ``str``,
     numbers as ``int`` or ``float``, lists as ``list``, other compound terms
-    as their Prolog text.
+    as their Prolog text.  With ``explain=True``, ``provenance`` holds the
+    input events it was built from (as Detection values of those events).
     """
 
     event: str
     args: tuple[Any, ...]
     start: Time
     end: Time
+    provenance: tuple["Detection", ...] = ()
 
     @classmethod
     def from_json(cls, line: str) -> "Detection":
-        d = json.loads(line)
-        return cls(d["event"], tuple(d["args"]), d["start"], d["end"])
+        return cls.from_dict(json.loads(line))
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Detection":
+        provenance = tuple(cls.from_dict(p) for p in d.get("provenance", ()))
+        return cls(d["event"], tuple(d["args"]), d["start"], d["end"], provenance)
+
+    def __repr__(self) -> str:
+        text = f"Detection(event={self.event!r}, args={self.args!r}, start={self.start!r}, end={self.end!r}"
+        return text + (f", provenance={self.provenance!r})" if self.provenance else ")")
 
     def to_json(self) -> str:
         """The line format of ``etalis run``."""
-        return json.dumps({"event": self.event, "args": list(self.args), "start": self.start, "end": self.end})
+        return json.dumps(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"event": self.event, "args": list(self.args), "start": self.start, "end": self.end}
+        if self.provenance:
+            d["provenance"] = [p.to_dict() for p in self.provenance]
+        return d
 
 
 @dataclass(frozen=True)

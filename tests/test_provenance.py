@@ -1,0 +1,54 @@
+"""Provenance: with explain=True each detection lists the input events it was built from."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from etalis_py import Detection, Engine
+
+RULES = "c(X) <- (a(X) seq b(X)) or d(X).\nf(X) <- c(X) and g(X).\nn <- (a(_) seq b(_)) cnot z."
+
+
+def ev(name: str, arg: int, t: int) -> Detection:
+    return Detection(name, (arg,), t, t)
+
+
+def test_provenance_follows_every_rule_a_detection_depends_on() -> None:
+    with Engine.from_string(RULES, explain=True) as engine:
+        found = engine.emit_many([("a", [1], 1), ("b", [1], 2), ("d", [1], 3), ("g", [1], 4)]).detections
+    assert found == [
+        Detection("c", (1,), 1, 2, (ev("a", 1, 1), ev("b", 1, 2))),
+        Detection("n", (), 1, 2, (ev("a", 1, 1), ev("b", 1, 2))),
+        Detection("c", (1,), 3, 3, (ev("d", 1, 3),)),
+        Detection("f", (1,), 1, 4, (ev("a", 1, 1), ev("b", 1, 2), ev("g", 1, 4))),
+        Detection("f", (1,), 3, 4, (ev("d", 1, 3), ev("g", 1, 4))),
+    ]
+
+
+def test_without_explain_the_same_rules_give_the_same_detections_without_provenance() -> None:
+    with Engine.from_string(RULES) as engine:
+        plain = engine.emit_many([("a", [1], 1), ("b", [1], 2), ("d", [1], 3), ("g", [1], 4)]).detections
+    assert [(d.event, d.args, d.start, d.end, d.provenance) for d in plain] == [
+        ("c", (1,), 1, 2, ()), ("n", (), 1, 2, ()), ("c", (1,), 3, 3, ()), ("f", (1,), 1, 4, ()), ("f", (1,), 3, 4, ())]
+
+
+def test_explain_with_print_events_and_an_aggregate() -> None:
+    rules = ":- print_events([av/1]).\nav(A) <- aggregate(avg(V), a(V), count(2), A)."
+    with Engine.from_string(rules, explain=True) as engine:
+        found = engine.emit_many([("a", [1], 1), ("a", [3], 2)]).detections
+    assert found == [Detection("av", (2,), 1, 2, ())]
+
+
+def test_run_explain_writes_provenance_in_each_line(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- a(X) seq b(X).\n")
+    stream = tmp_path / "s.events"
+    stream.write_text("event(a(1), 1).\nevent(b(1), 2).\n")
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(stream), "--explain"],
+                       capture_output=True, text=True, timeout=60)
+    assert [json.loads(line) for line in r.stdout.splitlines()] == [
+        {"event": "c", "args": [1], "start": 1, "end": 2, "provenance": [
+            {"event": "a", "args": [1], "start": 1, "end": 1}, {"event": "b", "args": [1], "start": 2, "end": 2}]}]
