@@ -71,7 +71,8 @@ serve(create(Source, Options), Payload, Header, "") :-
     findall(_{path: Path, entailment: E, file: F, line: L},
             member(ontology(Path, E, pos(F, L, _)), Settings.directives), Ontologies0),
     reverse(Ontologies0, Ontologies),
-    Header = _{engine: M, rules: NRules, goals: NNodes, policy: Policy, printed: PrintedS,
+    term_string(Policy, PolicyS),
+    Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
                ontologies: Ontologies}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
     engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings), Detections),
@@ -125,12 +126,13 @@ serve(destroy(M), _, _{destroyed: M}, "") :-
 serve(reset(M), _, _{reset: M}, "") :-
     engine_compiled(M, _),
     engine_reset(M).
-serve(rules(Source), Payload, _{rules: Rules, policy: Policy}, "") :-
+serve(rules(Source), Payload, _{rules: Rules, policy: PolicyS}, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [], compiled(_, _, _, Settings)),
     _{policy: Policy, overrides: Overrides} :< Settings,
     findall(R, ( member(rule(L, H, P, pos(_, Line, _), VN), Items),
-                 rule_json(L, H, P, Line, VN, Overrides, Policy, R) ), Rules).
+                 rule_json(L, H, P, Line, VN, Overrides, Policy, R) ), Rules),
+    term_string(Policy, PolicyS).
 serve(solve(M), Payload, _{solutions: Solutions}, "") :-
     term_string(Goal, Payload, [variable_names(VN)]),
     findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
@@ -250,7 +252,8 @@ rule_json(Label, Head, Pattern, Line, VarNames, Overrides, Default, Json) :-
     (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
     term_json(H, HJ),
     pattern_json(P, PJ),
-    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, policy: Pol}.
+    term_string(Pol, PolS),
+    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, policy: PolS}.
 
 pattern_json(event(E), _{op: event, event: J}) :- !, term_json(E, J).
 pattern_json(op(Op, A, B), _{op: Op, left: JA, right: JB}) :- !,

@@ -341,10 +341,10 @@ is_directive(directive(_, _)).
 option_policy(Options, Policy) :-
     memberchk(policy(Policy), Options),
     nonvar(Policy),
-    must_be(oneof([unrestricted, recent, chronological]), Policy).
-
-%   directive(+Directive, +Ds0, -Ds): check a directive and add its
-%   normalised form to Ds0.
+    (   policy(Policy)
+    ->  true
+    ;   domain_error(etalis_policy, Policy)
+    ).
 
 directive(directive(D, Where), Ds0, Ds) :-
     (   directive_(D, Where, Ds0, Ds)
@@ -378,10 +378,10 @@ directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
 event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
 
 valid_policy(P, Where) :-
-    (   atom(P), policy(P)
+    (   nonvar(P), policy(P)
     ->  true
     ;   format(string(M), "unknown consumption policy ~q", [P]),
-        etalis_error(M, "use unrestricted, recent or chronological", Where)
+        etalis_error(M, "use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)", Where)
     ).
 
 unique_labels(Rules) :-

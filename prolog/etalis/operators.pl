@@ -8,7 +8,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module(policies, [add_goal/6, match_goal/7]).
+:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1]).
 
 /** <module> One rule template per operator
 
@@ -137,7 +137,8 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Clause) :-
     window_expiry(W, T2, Expiry),
     (   memberchk(Side, Stored)
     ->  store_index(Id, Side, MyIdx),
-        add_goal(Policy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal),
+        resolve_policy(Policy, In, e(Mine, T1, T2), AddPolicy),
+        add_goal(AddPolicy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal),
         Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore), AddGoal )
     ;   Add = true
     ),
@@ -148,7 +149,8 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Clause) :-
     (   memberchk(Other, Stored)
     ->  store_index(Id, Other, TheirIdx),
         Store = etalis_runtime:engine_store(M, TheirIdx, TheirStore),
-        match_body(Policy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
+        resolve_policy(Policy, Partner, e(Theirs, U1, U2), MatchPolicy),
+        match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
                    Cond, Result, Add, Fire, Match)
     ;   Match = (Add, fail)
     ),
@@ -202,10 +204,11 @@ side_intervals(right, Mine, Theirs, Theirs, Mine).
 %   combine it with the partner's pending occurrences, as the policy
 %   says.
 
-match_body(chronological, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
+match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
+    consuming(Policy),
     !,
     conj([Cond, Result], Test),
-    match_goal(chronological, St, Key, Expiry, Entry, Test, Take),
+    match_goal(Policy, St, Key, Expiry, Entry, Test, Take),
     Body = ( Store,
              (   Take
              ->  Fire

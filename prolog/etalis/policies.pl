@@ -1,5 +1,7 @@
 :- module(etalis_policies,
           [ policy/1,                   % ?Policy
+            resolve_policy/4,           % +Policy0, +Event, +Entry, -Policy
+            consuming/1,                % +Policy
             add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
             match_goal/7                % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
           ]).
@@ -16,6 +18,12 @@ Consumption Policies"):
     one replaces it), and it is not consumed when used.
   - `chronological`: occurrences queue oldest first; the oldest one that
     satisfies the goal's condition is used and consumed.
+  - for occurrences that are intervals (ETALIS paper, "Consumption
+    Policies Defined on Time Intervals"): recent(Pref) keeps, of those
+    that end together, the longer, the shorter, or the one with the
+    greater N-th argument (Pref = longer, shorter, greater(N));
+    chronological(Pref) takes the one that starts first, and of those
+    that start together as Pref says.
 
 The templates of etalis_operators ask this module for the goals that
 store and select pending occurrences under a policy, so that the
@@ -28,26 +36,62 @@ touched.
 
 %!  policy(?Policy) is nondet.
 %
-%   Policy is a consumption policy.
+%   Policy is a consumption policy: `unrestricted`, `recent`,
+%   `chronological`, or an interval variant recent(Pref) or
+%   chronological(Pref), Pref one of `longer`, `shorter` or greater(N).
 
 policy(unrestricted).
 policy(recent).
 policy(chronological).
+policy(recent(Pref)) :- preference(Pref).
+policy(chronological(Pref)) :- preference(Pref).
+
+preference(longer).
+preference(shorter).
+preference(greater(N)) :- integer(N), N >= 1.
+
+%!  resolve_policy(+Policy0, +Event, +Entry, -Policy) is det.
+%
+%   For the variant greater(N), the preference compares argument N of
+%   Event: Policy holds by(Entry, Value), Value that argument among the
+%   variables of the stored Entry.
+
+resolve_policy(P0, Event, Entry, P) :-
+    P0 =.. [Name, greater(N)],
+    !,
+    (   compound(Event), arg(N, Event, V)
+    ->  copy_term(Entry-V, Template-Value),     % must not share the clause's variables
+        Pref = by(Template, Value)
+    ;   Pref = none
+    ),
+    P =.. [Name, Pref].
+resolve_policy(P, _, _, P).
+
+%!  consuming(+Policy) is semidet.
+%
+%   Policy consumes the occurrences it uses (chronological).
+
+consuming(chronological).
+consuming(chronological(_)).
 
 %!  add_goal(+Policy, +Store, +Key, +Entry, +Expiry, -Goal) is det.
 %
 %   Goal stores Entry as a pending occurrence with join key Key.
 
 add_goal(recent, Store, Key, Entry, _, etalis_store:store_replace(Store, Key, Entry)) :- !.
+add_goal(recent(Pref), Store, Key, Entry, _, etalis_store:store_replace_if(Store, Key, Entry, Pref)) :- !.
 add_goal(_, Store, Key, Entry, Expiry, etalis_store:store_append(Store, Key, Entry, Expiry)).
 
 %!  match_goal(+Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal) is det.
 %
 %   Goal finds the pending occurrences Entry with join key Key for which
 %   Cond holds: all of them (unrestricted, recent), or the oldest one,
-%   which it removes (chronological).
+%   which it removes (chronological; the variants take the one that
+%   starts first, preferring as they say among those starting together).
 
 match_goal(chronological, Store, Key, Expiry, Entry, Cond,
            etalis_store:store_take(Store, Key, Expiry, Entry, Cond)) :- !.
+match_goal(chronological(Pref), Store, Key, Expiry, Entry, Cond,
+           etalis_store:store_take_best(Store, Key, Expiry, Entry, Cond, Pref)) :- !.
 match_goal(_, Store, Key, Expiry, Entry, Cond,
            ( etalis_store:store_pending(Store, Key, Expiry, Entry), Cond )).

@@ -13,14 +13,16 @@
             store_append/4,            % +Store, +Key, +Entry, +Expiry
             store_replace/3,           % +Store, +Key, +Entry
             store_pending/4,           % +Store, +Key, +Expiry, ?Entry
-            store_take/5               % +Store, +Key, +Expiry, ?Entry, :Cond
+            store_take/5,              % +Store, +Key, +Expiry, ?Entry, :Cond
+            store_replace_if/4,        % +Store, +Key, +Entry, +Preference
+            store_take_best/6          % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(aggregate)).
 
-:- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0).
+:- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +).
 
 /** <module> Goal store: pending occurrences, indexed by join key
 
@@ -201,6 +203,83 @@ store_take(Store, Key, Expiry, Entry, Cond) :-
     store_lookup(Store, Key, Q),
     expire(Expiry, Q),
     queue_take(Store, Q, Entry, Cond).
+
+%!  store_replace_if(+Store, +Key, +Entry, +Preference) is det.
+%
+%   Make Entry the only entry of Key if it ends later than the one there,
+%   or ends at the same time and Preference prefers it: `longer` (it
+%   starts earlier), `shorter` (it starts later), by(Template, Value)
+%   (its Value, unified through Template, is greater) or `none`.
+
+store_replace_if(Store, Key, Entry, Pref) :-
+    store_queue(Store, Key, Q),
+    (   arg(1, Q, c(Old, _)),
+        \+ newer(Entry, Old, Pref)
+    ->  true
+    ;   queue_reset(Store, Q, Entry)
+    ).
+
+newer(e(_, _, T2), e(_, _, O2), _) :-
+    T2 > O2,
+    !.
+newer(New, Old, Pref) :-
+    New = e(_, _, T2),
+    Old = e(_, _, O2),
+    T2 =:= O2,
+    preferred(Pref, New, Old).
+
+preferred(longer, e(_, T1, _), e(_, O1, _)) :- T1 < O1.
+preferred(shorter, e(_, T1, _), e(_, O1, _)) :- T1 > O1.
+preferred(by(Template, Value), New, Old) :-
+    value_of(Template, Value, New, NV),
+    value_of(Template, Value, Old, OV),
+    greater(NV, OV).
+
+value_of(Template, Value, Entry, V) :-
+    copy_term(Template-Value, Entry-V).
+
+greater(A, B) :-
+    (   number(A), number(B)
+    ->  A > B
+    ;   A @> B
+    ).
+
+%!  store_take_best(+Store, +Key, +Expiry, ?Entry, :Cond, +Preference) is semidet.
+%
+%   Remove and return, of the entries of Key for which Cond holds, the
+%   one that starts first; of those that start together the longer, the
+%   shorter or the one with the greater value, as Preference says.
+
+store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
+    store_lookup(Store, Key, Q),
+    expire(Expiry, Q),
+    arg(1, Q, First),
+    best_cell(First, Entry, Cond, Pref, none, Best),
+    Best \== none,
+    queue_take(Store, Q, Entry, Entry == Best),
+    call(Cond).
+
+best_cell([], _, _, _, Best, Best).
+best_cell(c(E, Next), Entry, Cond, Pref, Best0, Best) :-
+    (   \+ \+ ( E = Entry, call(Cond) ),
+        (   Best0 == none
+        ;   earlier(E, Best0, Pref)
+        )
+    ->  best_cell(Next, Entry, Cond, Pref, E, Best)
+    ;   best_cell(Next, Entry, Cond, Pref, Best0, Best)
+    ).
+
+earlier(e(_, T1, _), e(_, B1, _), _) :-
+    T1 < B1,
+    !.
+earlier(E, B, Pref) :-
+    E = e(_, T1, T2),
+    B = e(_, B1, B2),
+    T1 =:= B1,
+    (   Pref == longer -> T2 > B2
+    ;   Pref == shorter -> T2 < B2
+    ;   Pref = by(Template, Value) -> preferred(by(Template, Value), E, B)
+    ).
 
 expire(none, _).
 expire(window(End, W), Q) :-

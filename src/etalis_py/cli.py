@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
-from .engine import POLICIES, Engine, compile_listing
+from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
 from .streams import Mapping, read_batches
 
@@ -50,7 +50,9 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
     run.add_argument("rules", type=Path, help="the .etl rule file")
     run.add_argument("--events", type=Path, required=True, help="stream file: .jsonl, .csv, .pl or .events")
-    run.add_argument("--policy", choices=POLICIES, help="default consumption policy (overrides the file's)")
+    run.add_argument("--policy", type=check_policy, metavar="POLICY",
+                     help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
+                     + ", or recent(P)/chronological(P) with P longer, shorter or greater(N)")
     run.add_argument("--quiet", action="store_true", help="do not report rejected lines one by one")
     run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
     run.add_argument("--explain", action="store_true",
@@ -67,7 +69,7 @@ def parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path)
-    comp.add_argument("--policy", choices=POLICIES)
+    comp.add_argument("--policy", type=check_policy, metavar="POLICY")
     return p
 
 

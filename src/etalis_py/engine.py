@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,18 @@ from .errors import EtalisError, EventError
 from .events import Detection, Event, InvalidEvent, Rejection, event_line, to_time
 
 POLICIES = ("unrestricted", "recent", "chronological")
+_POLICY = re.compile(r"unrestricted|(recent|chronological)(\((longer|shorter|greater\([1-9][0-9]*\))\))?\Z")
+
+
+def check_policy(policy: str) -> str:
+    """``policy`` if it names a consumption policy (one of POLICIES, or an
+    interval variant such as ``recent(longer)``), else ValueError."""
+    if not _POLICY.match(policy):
+        raise ValueError(
+            f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}, or for intervals "
+            "recent(P) or chronological(P) with P longer, shorter or greater(N)"
+        )
+    return policy
 
 Callback = Callable[[Detection], Any]
 
@@ -169,9 +182,7 @@ class Engine:
                     raise ValueError(f"{name} must be a finite number of seconds >= 0, not {value!r}")
                 options.append(f"{name}({value!r})")
         if policy is not None:
-            if policy not in POLICIES:
-                raise ValueError(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
-            options.append(f"policy({policy})")
+            options.append(f"policy({check_policy(policy)})")
         prolog = bridge()
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
         return cls(info["engine"], info, prolog)
