@@ -305,24 +305,38 @@ collapsed_link(Links, ('$on'(IE, _, _, _) :- _)) :-
     !.
 
 unfold_clause(Links, (H :- B0), (H :- B)) :- !,
-    unfold_goal(B0, Links, B).
+    map_derived(unfold_link(Links), B0, B).
 unfold_clause(_, C, C).
 
-unfold_goal((A0, B0), Links, (A, B)) :- !,
-    unfold_goal(A0, Links, A),
-    unfold_goal(B0, Links, B).
-unfold_goal((C0 -> A0 ; B0), Links, (C -> A ; B)) :- !,
-    unfold_goal(C0, Links, C),
-    unfold_goal(A0, Links, A),
-    unfold_goal(B0, Links, B).
-unfold_goal('$derived'(E, T1, T2, O), Links, Goal) :-
+unfold_link(Links, '$derived'(E, T1, T2, O), Goal) :-
+    (   member(IE0-Head0, Links),
+        functor(IE0, N, A), functor(E, N, A)
+    ->  copy_term(IE0-Head0, E-Head),
+        unfold_link(Links, '$derived'(Head, T1, T2, O), Goal)     % chains of links
+    ;   Goal = '$derived'(E, T1, T2, O)
+    ).
+
+%   map_derived(:Rewrite, +Body0, -Body): Body0 with each goal
+%   '$derived'(E, T1, T2, O) replaced by Goal of call(Rewrite, G, Goal).
+
+:- meta_predicate map_derived(2, +, -).
+
+map_derived(R, (A0, B0), (A, B)) :- !,
+    map_derived(R, A0, A),
+    map_derived(R, B0, B).
+map_derived(R, (C0 -> A0 ; B0), (C -> A ; B)) :- !,
+    map_derived(R, C0, C),
+    map_derived(R, A0, A),
+    map_derived(R, B0, B).
+map_derived(R, (A0 ; B0), (A ; B)) :- !,
+    map_derived(R, A0, A),
+    map_derived(R, B0, B).
+map_derived(R, G0, G) :-
+    G0 = '$derived'(E, _, _, _),
     nonvar(E),
-    member(IE0-Head0, Links),
-    functor(IE0, N, A), functor(E, N, A),
     !,
-    copy_term(IE0-Head0, E-Head),
-    unfold_goal('$derived'(Head, T1, T2, O), Links, Goal).     % chains of links
-unfold_goal(G, _, G).
+    call(R, G0, G).
+map_derived(_, G, G).
 
 %   selected_rules(+Options, +Rules0, -Rules): with option only_rules(Ns),
 %   the event rules numbered Ns (1-based, in file order); all otherwise.
@@ -492,24 +506,15 @@ replace_engine_arg(M, A, B) :-
 %   does for E: report it if it is printed, and pass it on as an event.
 
 direct_derivation((H :- B0), Printed, (H :- B)) :- !,
-    direct_goal(B0, Printed, B).
+    map_derived(direct_goal(Printed), B0, B).
 direct_derivation(C, _, C).
 
-direct_goal((A0, B0), Printed, (A, B)) :- !,
-    direct_goal(A0, Printed, A),
-    direct_goal(B0, Printed, B).
-direct_goal((C0 -> A0 ; B0), Printed, (C -> A ; B)) :- !,
-    direct_goal(C0, Printed, C),
-    direct_goal(A0, Printed, A),
-    direct_goal(B0, Printed, B).
-direct_goal('$derived'(E, T1, T2, O), Printed, Goal) :-
-    nonvar(E), !,
+direct_goal(Printed, '$derived'(E, T1, T2, O), Goal) :-
     functor(E, N, A),
     (   memberchk(N/A, Printed)
     ->  Goal = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
     ;   Goal = '$on'(E, T1, T2, O)
     ).
-direct_goal(G, _, G).
 
 %!  load_statics(+Engine, +Compiled, -Refs) is det.
 %
