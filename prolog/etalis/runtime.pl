@@ -31,7 +31,8 @@ state, state(StoreIndexes, Order) (see admit/4), and one global variable per goa
 store (one per side of each binary goal), see store_global/3.  Two engines never see each other's rules,
 goals or detections.
 
-Events cross in batches as text, one Prolog term a line:
+Events cross in batches as text, one Prolog term a line, each line
+ending in a newline:
 
   - event(E, [T1, T2])  an occurrence of E over [T1, T2];
   - event(E, T)         an occurrence of E at the point T;
@@ -206,12 +207,12 @@ engine_flush(M, Released, Detections) :-
     ).
 
 feed_loop(In, M, Offset, Order0, Order, A0, A, Rejected) :-
-    catch(read_term(In, Term, [term_position(P)]),
+    catch(read_term(In, Term, []),
           error(syntax_error(What), Context),
           Term = '$syntax_error'(What, Context)),
     (   Term == end_of_file
     ->  Order = Order0, A = A0, Rejected = []
-    ;   term_line(Term, P, Offset, Line),
+    ;   term_line(Term, In, Offset, Line),
         (   input_event(Term, Line, E, T1, T2, Reason),
             var(Reason),
             admit(Order0, M, ev(E, T1, T2, Line), Order1)
@@ -273,10 +274,15 @@ explaining(M) :-
     ;   b_setval(etalis_explain, false)
     ).
 
+%   term_line(+Term, +In, +Offset, -Line): the line of the term just
+%   read.  Every line of the input is one term, and the reader stops
+%   right after its full stop, so the term's line is the stream's current
+%   line (cheaper than asking read_term/3 for positions).
+
 term_line('$syntax_error'(_, stream(_, L, _, _)), _, Offset, Line) :- !,
     Line is L + Offset.
-term_line(_, P, Offset, Line) :-
-    stream_position_data(line_count, P, L),
+term_line(_, In, Offset, Line) :-
+    line_count(In, L),
     Line is L + Offset.
 
 %   rejection(+Term, +Line, +Order, -Reason): why Term is not accepted.
