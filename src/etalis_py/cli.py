@@ -61,6 +61,10 @@ def parser() -> argparse.ArgumentParser:
                      help="accept events up to this late and match them as if in time order")
     run.add_argument("--max-age", type=float, metavar="SECONDS",
                      help="drop pending goals of patterns without a window once older than this")
+    run.add_argument("--ontology", type=Path, action="append", default=[], metavar="FILE",
+                     help="background knowledge for rdf/3 and isa/2 (Turtle, RDF/XML or N-Triples); may be repeated")
+    run.add_argument("--entailment", choices=("rdfs", "owlrl", "none"), default=None,
+                     help="what the ontologies are closed under (default rdfs)")
     add_mapping_options(run)
 
     check = sub.add_parser("check", help="report problems in a rule file")
@@ -86,9 +90,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (RuleError, RuleFileNotFound) as e:
         print(e, file=sys.stderr)
         return EXIT_RULES
+    except _ontology_error() as e:  # evaluated only when an exception passes: rdflib loads lazily
+        print(e, file=sys.stderr)
+        return EXIT_RULES
     except BrokenPipeError:
         return EXIT_OK
     return EXIT_FAILURE
+
+
+def _ontology_error() -> type[Exception]:
+    from .knowledge import OntologyError
+
+    return OntologyError
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -97,6 +110,16 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILURE
     engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain)
+    if ns.ontology or ns.entailment:
+        try:
+            engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
+        except ValueError as e:
+            engine.close()
+            print(f"etalis: {e}", file=err)
+            return EXIT_FAILURE
+        except BaseException:
+            engine.close()
+            raise
     started = time.perf_counter()
     accepted = rejected = detections = warnings = 0
     try:

@@ -8,11 +8,14 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._prolog import PrologBridge, bridge, quote_atom
-from .errors import EtalisError, EventError
+from .errors import EtalisError, EventError, RuleError
 from .events import Detection, Event, InvalidEvent, Rejection, event_line, to_time
+
+if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
+    from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
 
 POLICIES = ("unrestricted", "recent", "chronological")
 _POLICY = re.compile(r"unrestricted|(recent|chronological)(\((longer|shorter|greater\([1-9][0-9]*\))\))?\Z")
@@ -101,6 +104,7 @@ class Engine:
         self._callbacks: dict[Optional[str], list[Callback]] = {}
         self._stats = EngineStats()
         self._closed = False
+        self._knowledge: Optional["KnowledgeBase"] = None
 
     # -- making engines ---------------------------------------------------
 
@@ -185,7 +189,14 @@ class Engine:
             options.append(f"policy({check_policy(policy)})")
         prolog = bridge()
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
-        return cls(info["engine"], info, prolog)
+        engine = cls(info["engine"], info, prolog)
+        if info.get("ontologies"):
+            try:
+                engine._load_declared(info["ontologies"])
+            except BaseException:
+                engine.close()
+                raise
+        return engine
 
     # -- events in ----------------------------------------------------------
 
@@ -360,6 +371,54 @@ class Engine:
         engine starts afresh with the same rules (and background knowledge)."""
         self._check_open()
         self._prolog.request(f"reset({self._name})")
+
+    # -- background knowledge ---------------------------------------------------
+
+    def load_ontology(
+        self, source: Union["OntologySource", Sequence["OntologySource"]], entailment: str = "rdfs"
+    ) -> "KnowledgeStats":
+        """Load RDF background knowledge for ``rdf(S, P, O)`` and
+        ``isa(X, Class)`` in ``where`` conditions and static rules.
+
+        ``source`` is a file (Turtle, RDF/XML or N-Triples, told by its
+        extension), an :class:`rdflib.Graph`, or a list of them.  The engine's
+        knowledge becomes the closure, under ``entailment`` (``rdfs``,
+        ``owlrl`` or ``none``, computed once, here), of everything loaded into
+        it so far; every load of an engine must use the same entailment.
+        Raises :class:`~etalis_py.knowledge.OntologyError` naming the file
+        (and line) that cannot be read.
+        """
+        from rdflib import Graph
+
+        from .knowledge import KnowledgeBase
+
+        self._check_open()
+        sources = [source] if isinstance(source, (str, os.PathLike, Graph)) else list(source)
+        if self._knowledge is None:
+            self._knowledge = KnowledgeBase(self._name, self._prolog)
+        return self._knowledge.load(sources, entailment)
+
+    def _load_declared(self, ontologies: list[dict[str, Any]]) -> None:
+        """Load the ontologies of the rules' ``:- ontology(File)`` directives."""
+        from .knowledge import OntologyError
+
+        first = ontologies[0]
+        for o in ontologies:
+            if o["entailment"] != first["entailment"]:
+                raise RuleError(
+                    f"ontology {o['path']} asks for {o['entailment']} entailment, "
+                    f"but line {first['line']} for {first['entailment']}",
+                    file=str(o["file"]), line=int(o["line"]), column=1,
+                    hint="an engine's ontologies are closed together: give them all the same entailment",
+                )
+        try:
+            self.load_ontology([str(o["path"]) for o in ontologies], str(first["entailment"]))
+        except OntologyError as e:
+            declared = next((o for o in ontologies if o["path"] == e.file), first)
+            raise type(e)(
+                f"{e.message} (an ontology of {declared['file']}, line {declared['line']})",
+                file=e.file, line=e.line, hint=e.hint,
+            ) from None
 
     def close(self) -> None:
         """Free the engine's rules and pending goals."""
