@@ -1,0 +1,1295 @@
+"""A reference evaluator of the declarative semantics, and differential testing.
+
+The ETALIS paper defines what a rule base means for an event stream: a unique
+minimal model, a set of (event, interval) pairs.  :func:`evaluate` computes
+that model for a finite stream straight from the definitions, by naive
+bottom-up saturation: evaluate every rule's pattern over all facts known so
+far, add what the heads give, and repeat until nothing changes.  It is slow on
+purpose and shares no code with the engine except the reader (so both sides
+read the same rules) and Prolog itself (to run ``where`` conditions against
+the file's static rules).
+
+The rest of the module holds the engine to it: :func:`check_case` runs one
+rule set and stream through both, :func:`random_case` makes random ones, and
+:func:`shrink_case` cuts a failing case down to a small one.
+
+Semantics, for sub-pattern intervals A = [a1, a2] and B = [b1, b2]:
+
+- an atomic event that occurs at t (or over [t1, t2]) is in the model there;
+- a rule ``h <- p`` puts h, with the rule's bindings, wherever p holds;
+- ``A seq B`` (and ``before``): a2 < b1, over [a1, b2]; ``A after B`` is
+  ``B seq A``;
+- ``A and B``: over [min(a1, b1), max(a2, b2)]; ``A par B`` likewise when
+  max(a1, b1) < min(a2, b2);
+- ``A or B``: wherever A or B holds;
+- the Allen relations by their definitions, over the span of both intervals;
+- ``(A seq B) cnot C``: ``A seq B`` with no C over [c1, c2], a2 < c1 and
+  c2 < b1 (C's variables that A and B bind must agree);
+- ``P where G``: P, and G succeeds with P's bindings (its solutions may bind
+  more variables); start/1, end/1, duration/1 (and t1/1, t2/1) in G refer
+  to P's interval;
+- ``P within D``: P over [t1, t2] with t2 - t1 <= D.
+
+Operands may be filled by one and the same occurrence where the definitions
+allow it, and events derived at time t feed rules at the same t.  A ``where``
+condition that raises an error fails from that point on, as in the engine.
+
+Values follow Prolog unification: the integer 1 and the float 1.0 differ.
+Event arguments may be integers, floats, atoms (Python ``str``) and booleans
+(the atoms ``true`` and ``false``).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Protocol, Union
+
+from ._prolog import bridge, quote_atom
+from .engine import Engine
+from .events import Detection, Event, Time
+
+# ---------------------------------------------------------------------------
+# Values and terms
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Real:
+    """A Prolog float.  Kept apart from ``int`` so that 1 and 1.0 do not
+    unify, as in Prolog (Python's ``1 == 1.0`` would conflate them)."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class PString:
+    """A Prolog string (``"text"``), distinct from the atom ``text``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Compound:
+    """A ground compound term ``functor(args...)``."""
+
+    functor: str
+    args: tuple["Ground", ...]
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A ground term that a ``where`` condition made and that is only known
+    by its quoted text (e.g. a list); it unifies with a variable only."""
+
+    text: str
+
+
+Ground = Union[int, Real, str, PString, Compound, Opaque]
+"""A ground Prolog term; ``str`` is an atom."""
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: Ground
+
+
+@dataclass(frozen=True)
+class Struct:
+    functor: str
+    args: tuple["Term", ...]
+
+
+Term = Union[Var, Const, Struct]
+
+
+def ground_from_python(value: Any) -> Ground:
+    """An event argument as a ground term (``str`` is an atom)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"argument {value!r} is not a finite number")
+        return Real(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"argument {value!r} of type {type(value).__name__} is not supported by the evaluator")
+
+
+def prolog_text(value: Ground) -> str:
+    """A ground term in Prolog syntax."""
+    if isinstance(value, bool):
+        raise TypeError("booleans are atoms here")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Real):
+        return repr(value.value)
+    if isinstance(value, str):
+        return quote_atom(value)
+    if isinstance(value, PString):
+        return '"' + value.text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, Compound):
+        return f"{quote_atom(value.functor)}({','.join(prolog_text(a) for a in value.args)})"
+    return value.text
+
+
+def term_from_json(j: Any) -> Term:
+    """A term as the reader gives it in JSON (see ``rules(Source)``)."""
+    if isinstance(j, bool):
+        raise ValueError(f"unexpected JSON term {j!r}")
+    if isinstance(j, int):
+        return Const(j)
+    if isinstance(j, float):
+        return Const(Real(j))
+    if "var" in j:
+        return Var(j["var"])
+    if "atom" in j:
+        return Const(j["atom"])
+    if "string" in j:
+        return Const(PString(j["string"]))
+    return Struct(j["functor"], tuple(term_from_json(a) for a in j["args"]))
+
+
+def term_text(term: Term) -> str:
+    """A term in .etl syntax (anonymous variables ``_G<n>`` as ``_``)."""
+    if isinstance(term, Var):
+        return "_" if re.fullmatch(r"_G\d+", term.name) else term.name
+    if isinstance(term, Const):
+        v = term.value
+        if isinstance(v, str) and re.fullmatch(r"[a-z][A-Za-z0-9_]*", v):
+            return v
+        return prolog_text(v)
+    return f"{quote_atom(term.functor) if not re.fullmatch(r'[a-z][A-Za-z0-9_]*', term.functor) else term.functor}" \
+        f"({', '.join(term_text(a) for a in term.args)})"
+
+
+def event_key(term: Term) -> tuple[str, int]:
+    """Name and arity of an event term."""
+    if isinstance(term, Struct):
+        return term.functor, len(term.args)
+    if isinstance(term, Const) and isinstance(term.value, str):
+        return term.value, 0
+    raise ValueError(f"{term!r} is not an event")
+
+
+def term_vars(term: Term) -> set[str]:
+    if isinstance(term, Var):
+        return {term.name}
+    if isinstance(term, Struct):
+        return set().union(*(term_vars(a) for a in term.args)) if term.args else set()
+    return set()
+
+
+Bindings = frozenset[tuple[str, Ground]]
+
+
+def match(term: Term, value: Ground, env: dict[str, Ground]) -> bool:
+    """Unify ``term`` with the ground ``value``, extending ``env`` in place."""
+    if isinstance(term, Var):
+        if term.name in env:
+            return env[term.name] == value
+        env[term.name] = value
+        return True
+    if isinstance(term, Const):
+        return term.value == value
+    if not isinstance(value, Compound) or value.functor != term.functor or len(value.args) != len(term.args):
+        return False
+    return all(match(t, v, env) for t, v in zip(term.args, value.args))
+
+
+def instantiate(term: Term, env: Mapping[str, Ground]) -> Ground:
+    """The ground instance of ``term`` under ``env``."""
+    if isinstance(term, Var):
+        if term.name not in env:
+            raise ValueError(f"variable {term.name} is not bound")
+        return env[term.name]
+    if isinstance(term, Const):
+        return term.value
+    return Compound(term.functor, tuple(instantiate(a, env) for a in term.args))
+
+
+# ---------------------------------------------------------------------------
+# Patterns and rules
+# ---------------------------------------------------------------------------
+
+TEMPORAL_OPS = (
+    "seq", "and", "par", "before", "after", "meets", "met_by", "overlaps", "overlapped_by",
+    "starts", "started_by", "during", "contains", "finishes", "finished_by", "equals",
+)
+
+
+@dataclass(frozen=True)
+class EventP:
+    event: Term
+
+
+@dataclass(frozen=True)
+class Binary:
+    """``left op right`` for a temporal operator, ``or``, or ``cnot``."""
+
+    op: str
+    left: "Pattern"
+    right: "Pattern"
+
+
+@dataclass(frozen=True)
+class Where:
+    pattern: "Pattern"
+    goal: str
+
+
+@dataclass(frozen=True)
+class Within:
+    pattern: "Pattern"
+    window: Time
+
+
+Pattern = Union[EventP, Binary, Where, Within]
+
+
+def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
+    op = j["op"]
+    if op == "event":
+        return EventP(term_from_json(j["event"]))
+    if op == "where":
+        return Where(pattern_from_json(j["pattern"]), str(j["goal"]))
+    if op == "within":
+        return Within(pattern_from_json(j["pattern"]), j["window"])
+    return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
+
+
+def pattern_text(p: Pattern) -> str:
+    """A pattern in .etl syntax, every operand in parentheses."""
+    if isinstance(p, EventP):
+        return term_text(p.event)
+    if isinstance(p, Binary):
+        return f"({pattern_text(p.left)}) {p.op} ({pattern_text(p.right)})"
+    if isinstance(p, Where):
+        return f"({pattern_text(p.pattern)}) where ({p.goal})"
+    return f"({pattern_text(p.pattern)}) within {p.window!r}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    head: Term
+    pattern: Pattern
+    label: str = ""
+
+    def text(self) -> str:
+        label = f"{self.label} : " if self.label else ""
+        return f"{label}{term_text(self.head)} <- {pattern_text(self.pattern)}."
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """Event rules as the project's reader parsed them, with the text they
+    came from (which also holds the static rules for ``where``)."""
+
+    text: str
+    rules: tuple[Rule, ...]
+
+    @classmethod
+    def from_text(cls, text: str, source: str = "rules.etl") -> "RuleSet":
+        """Parse with the engine's own reader; raises RuleError on errors."""
+        header, _ = bridge().request(f"rules(text({quote_atom(source)}))", text)
+        rules = tuple(
+            Rule(term_from_json(r["head"]), pattern_from_json(r["pattern"]), str(r["label"]))
+            for r in header["rules"]
+        )
+        return cls(text, rules)
+
+    def heads(self) -> set[tuple[str, int]]:
+        """Name and arity of every rule head: the reported events."""
+        return {event_key(r.head) for r in self.rules}
+
+
+def has_cnot(p: Pattern) -> bool:
+    if isinstance(p, EventP):
+        return False
+    if isinstance(p, Binary):
+        return p.op == "cnot" or has_cnot(p.left) or has_cnot(p.right)
+    return has_cnot(p.pattern)
+
+
+# ---------------------------------------------------------------------------
+# Facts and models
+# ---------------------------------------------------------------------------
+
+
+def reported_value(value: Any) -> Any:
+    """A value in the form the engine reports it: atoms and strings as str,
+    numbers as int or float, other terms as their quoted text."""
+    if isinstance(value, Real):
+        return value.value
+    if isinstance(value, PString):
+        return value.text
+    if isinstance(value, Opaque):
+        return value.text
+    if isinstance(value, Compound):
+        return prolog_text(value)
+    return value
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, list):
+        return ("list", tuple(_typed(v) for v in value))
+    return (type(value).__name__, value)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One (event, interval) of a model, in the engine's reported form.
+
+    Two facts are equal when event, arguments (strictly: 1 is not 1.0) and
+    interval (numerically: 1 equals 1.0) are.
+    """
+
+    event: str
+    args: tuple[Any, ...]
+    start: Time
+    end: Time
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.event, tuple(_typed(a) for a in self.args), self.start, self.end)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Fact) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    @classmethod
+    def from_detection(cls, d: Detection) -> "Fact":
+        return cls(d.event, tuple(d.args), d.start, d.end)
+
+    def text(self) -> str:
+        args = f"({', '.join(repr(a) for a in self.args)})" if self.args else ""
+        return f"{self.event}{args} [{self.start}, {self.end}]"
+
+
+@dataclass(frozen=True)
+class Model:
+    """The minimal model: ``facts`` holds every (event, interval) of it,
+    ``derived`` the ones that some rule puts there (a stream event that no
+    rule derives is in ``facts`` only).  ``derivations`` counts the ways the
+    rules derive facts and sub-patterns, the work an engine that does not
+    share duplicates must do; None when it is unbounded (a cycle that does
+    not go through time)."""
+
+    facts: frozenset[Fact]
+    derived: frozenset[Fact]
+    derivations: Optional[int]
+
+    def reported(self, events: Iterable[tuple[str, int]]) -> frozenset[Fact]:
+        """The derived facts of the given (name, arity) events."""
+        wanted = set(events)
+        return frozenset(f for f in self.derived if (f.event, len(f.args)) in wanted)
+
+
+class TooLarge(Exception):
+    """The evaluation needs more work than its budget allows."""
+
+
+# ---------------------------------------------------------------------------
+# where conditions, run by Prolog
+# ---------------------------------------------------------------------------
+
+
+class GoalSolver(Protocol):
+    def solve(self, goal: str, env: Mapping[str, Ground], start: Time, end: Time) -> list[dict[str, Ground]]:
+        """The solutions of ``goal`` with ``env`` bound and the interval
+        [start, end]: for each, the values of the goal's other variables."""
+        ...
+
+
+_VAR_TOKEN = re.compile(r"'(?:[^'\\]|\\.|'')*'|\"(?:[^\"\\]|\\.)*\"|0'.|([A-Z_][A-Za-z0-9_]*)")
+_INTERVAL_BUILTIN = re.compile(r"(?<![A-Za-z0-9_'])(start|t1|end|t2|duration)\(")
+_BUILTIN_VAR = {"start": "EvalT1_", "t1": "EvalT1_", "end": "EvalT2_", "t2": "EvalT2_", "duration": "EvalDur_"}
+
+
+def goal_variables(goal: str) -> list[str]:
+    """The named variables of a goal's text, in order of appearance."""
+    names: list[str] = []
+    for m in _VAR_TOKEN.finditer(goal):
+        name = m.group(1)
+        if name and name != "_" and name not in names:
+            names.append(name)
+    return names
+
+
+def _interval_value(t: Time) -> str:
+    return str(t) if isinstance(t, int) else repr(float(t))
+
+
+class PrologGoals:
+    """Runs ``where`` conditions in an engine made from the rule text, so
+    that the file's static rules are visible, as they are to the engine.
+
+    The interval builtins are bound by rewriting them into unifications
+    with the interval (``start(X)`` becomes ``EvalT1_ = X``); goals that use
+    start/end/duration etc. as data terms are rewritten too.
+    """
+
+    def __init__(self, text: str) -> None:
+        self._engine = Engine.from_string(text)
+        self._cache: dict[tuple[Any, ...], list[dict[str, Ground]]] = {}
+        self.warnings: list[str] = []
+
+    def close(self) -> None:
+        self._engine.close()
+
+    def __enter__(self) -> "PrologGoals":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def solve(self, goal: str, env: Mapping[str, Ground], start: Time, end: Time) -> list[dict[str, Ground]]:
+        names = goal_variables(goal)
+        bound = tuple((n, env[n]) for n in names if n in env)
+        free = [n for n in names if n not in env]
+        uses_interval = _INTERVAL_BUILTIN.search(goal) is not None
+        key = (goal, bound, (start, end) if uses_interval else None)
+        if key in self._cache:
+            return self._cache[key]
+        parts = [f"{n} = {prolog_text(v)}" for n, v in bound]
+        body = goal
+        if uses_interval:
+            parts += [f"EvalT1_ = {_interval_value(start)}", f"EvalT2_ = {_interval_value(end)}",
+                      "EvalDur_ is EvalT2_ - EvalT1_"]
+            body = _INTERVAL_BUILTIN.sub(lambda m: f"=({_BUILTIN_VAR[m.group(1)]},", goal)
+        types = [
+            f"( integer({n}) -> {n}_t = i ; float({n}) -> {n}_t = f ; atom({n}) -> {n}_t = a"
+            f" ; string({n}) -> {n}_t = s ; var({n}) -> {n}_t = v"
+            f" ; {n}_t = c, format(string({n}_q), \"~q\", [{n}]) )"
+            for n in free
+        ]
+        query = f"catch(({', '.join(parts + ['(' + body + ')'] + types)}), EvalError_, true)"
+        header, _ = bridge().request(f"solve({self._engine._name})", query)
+        solutions: list[dict[str, Ground]] = []
+        for s in header["solutions"]:
+            if s.get("EvalError_") is not None:
+                self.warnings.append(f"where condition {goal!r} raised: {s['EvalError_']}")
+                break
+            values: dict[str, Ground] = {}
+            for n in free:
+                kind = s[f"{n}_t"]
+                if kind == "v":
+                    continue
+                values[n] = _typed_value(kind, s[n], s.get(f"{n}_q"))
+            solutions.append(values)
+        self._cache[key] = solutions
+        return solutions
+
+    def quoted(self, value: Ground) -> str:
+        """The text ``~q`` gives for a ground term (as the engine reports it)."""
+        header, _ = bridge().request(f"solve({self._engine._name})",
+                                     f"format(string(S), \"~q\", [{prolog_text(value)}])")
+        return str(header["solutions"][0]["S"])
+
+
+def _typed_value(kind: str, value: Any, quoted: Any) -> Ground:
+    if kind == "i":
+        return int(value)
+    if kind == "f":
+        return Real(float(value))
+    if kind == "a":
+        return str(value)
+    if kind == "s":
+        return PString(str(value))
+    return Opaque(str(quoted))
+
+
+# ---------------------------------------------------------------------------
+# The evaluator
+# ---------------------------------------------------------------------------
+
+Interval = tuple[Time, Time]
+Match = tuple[Bindings, Time, Time]
+"""An occurrence of a pattern: its variable bindings and interval."""
+
+FactKey = tuple[str, tuple[Ground, ...], Time, Time]
+
+
+def pl_min(x: Time, y: Time) -> Time:
+    """Prolog's min/2: of two equal numbers of different types, the float."""
+    if x < y:
+        return x
+    if y < x:
+        return y
+    return x if isinstance(x, float) else y
+
+
+def pl_max(x: Time, y: Time) -> Time:
+    """Prolog's max/2: of two equal numbers of different types, the float."""
+    if x > y:
+        return x
+    if y > x:
+        return y
+    return x if isinstance(x, float) else y
+
+
+def temporal(op: str, a: Interval, b: Interval) -> Optional[Interval]:
+    """The interval of ``A op B`` for operand intervals a and b, or None
+    when the operator's condition does not hold."""
+    a1, a2 = a
+    b1, b2 = b
+    span = (pl_min(a1, b1), pl_max(a2, b2))
+    if op in ("seq", "before"):
+        return (a1, b2) if a2 < b1 else None
+    if op == "after":
+        return (b1, a2) if b2 < a1 else None
+    if op == "and":
+        return span
+    if op == "par":
+        return span if max(a1, b1) < min(a2, b2) else None
+    if op == "meets":
+        return (a1, b2) if a2 == b1 else None
+    if op == "met_by":
+        return (b1, a2) if b2 == a1 else None
+    if op == "overlaps":
+        return (a1, b2) if a1 < b1 < a2 < b2 else None
+    if op == "overlapped_by":
+        return (b1, a2) if b1 < a1 < b2 < a2 else None
+    if op == "starts":
+        return (b1, b2) if a1 == b1 and a2 < b2 else None
+    if op == "started_by":
+        return (a1, a2) if a1 == b1 and b2 < a2 else None
+    if op == "during":
+        return (b1, b2) if b1 < a1 and a2 < b2 else None
+    if op == "contains":
+        return (a1, a2) if a1 < b1 and b2 < a2 else None
+    if op == "finishes":
+        return (b1, b2) if a2 == b2 and b1 < a1 else None
+    if op == "finished_by":
+        return (a1, a2) if a2 == b2 and a1 < b1 else None
+    if op == "equals":
+        return (a1, a2) if a1 == b1 and a2 == b2 else None
+    raise ValueError(f"unknown operator {op!r}")
+
+
+def _join(x: Bindings, y: Bindings) -> Optional[Bindings]:
+    """The union of two bindings, or None when they disagree."""
+    dx = dict(x)
+    for name, value in y:
+        if name in dx and dx[name] != value:
+            return None
+    return x | y
+
+
+class _Evaluation:
+    """One evaluation: facts with the number of their derivations."""
+
+    def __init__(self, rules: RuleSet, solver: GoalSolver, budget: int) -> None:
+        self.rules = rules
+        self.solver = solver
+        self.budget = budget
+        self.work = 0
+
+    def spend(self, n: int) -> None:
+        self.work += n
+        if self.work > self.budget:
+            raise TooLarge(f"evaluation needs more than {self.budget} steps")
+
+    def pattern(self, p: Pattern, facts: Mapping[tuple[str, int], Mapping[FactKey, int]]) -> dict[Match, int]:
+        """Every occurrence of p over facts, with its number of derivations."""
+        out: Counter[Match] = Counter()
+        if isinstance(p, EventP):
+            for (_, args, s, e), n in facts.get(event_key(p.event), {}).items():
+                env: dict[str, Ground] = {}
+                if match(p.event, _as_value(p.event, args), env):
+                    out[(frozenset(env.items()), s, e)] += n
+        elif isinstance(p, Binary) and p.op == "or":
+            out.update(self.pattern(p.left, facts))
+            out.update(self.pattern(p.right, facts))
+        elif isinstance(p, Binary) and p.op == "cnot":
+            out.update(self.cnot(p, facts))
+        elif isinstance(p, Binary):
+            left = self.pattern(p.left, facts)
+            right = self.pattern(p.right, facts)
+            self.spend(len(left) * len(right))
+            for (bl, l1, l2), nl in left.items():
+                for (br, r1, r2), nr in right.items():
+                    interval = temporal(p.op, (l1, l2), (r1, r2))
+                    if interval is None:
+                        continue
+                    b = _join(bl, br)
+                    if b is not None:
+                        out[(b, interval[0], interval[1])] += nl * nr
+        elif isinstance(p, Where):
+            for (b, s, e), n in self.pattern(p.pattern, facts).items():
+                for solution in self.solver.solve(p.goal, dict(b), s, e):
+                    out[(b | frozenset(solution.items()), s, e)] += n
+        else:
+            for (b, s, e), n in self.pattern(p.pattern, facts).items():
+                if e - s <= p.window:
+                    out[(b, s, e)] += n
+        self.spend(sum(out.values()))
+        return dict(out)
+
+    def cnot(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, int]]) -> dict[Match, int]:
+        """``(A seq B) cnot C``: A then B with no C strictly between them."""
+        seq = p.left
+        if not (isinstance(seq, Binary) and seq.op == "seq"):
+            raise ValueError("cnot needs a sequence on its left: (A seq B) cnot C")
+        left = self.pattern(seq.left, facts)
+        right = self.pattern(seq.right, facts)
+        blockers = self.pattern(p.right, facts)
+        self.spend(len(left) * len(right) * max(1, len(blockers)))
+        out: Counter[Match] = Counter()
+        for (bl, a1, a2), nl in left.items():
+            for (br, b1, b2), nr in right.items():
+                b = _join(bl, br) if a2 < b1 else None
+                if b is None:
+                    continue
+                if any(a2 < c1 and c2 < b1 and _join(b, bc) is not None for (bc, c1, c2) in blockers):
+                    continue
+                out[(b, a1, b2)] += nl * nr
+        return dict(out)
+
+    def step(self, facts: Mapping[tuple[str, int], Mapping[FactKey, int]]) -> Counter[FactKey]:
+        """What one application of every rule derives from facts."""
+        derived: Counter[FactKey] = Counter()
+        for rule in self.rules.rules:
+            name, _ = event_key(rule.head)
+            for (b, s, e), n in self.pattern(rule.pattern, facts).items():
+                head = instantiate(rule.head, dict(b))
+                args = head.args if isinstance(head, Compound) else ()
+                derived[(name, args, s, e)] += n
+        return derived
+
+
+def _as_value(term: Term, args: tuple[Ground, ...]) -> Ground:
+    """The ground event with the name of ``term`` and arguments ``args``."""
+    name, _ = event_key(term)
+    return Compound(name, args) if isinstance(term, Struct) else name
+
+
+def _index(counts: Mapping[FactKey, int]) -> dict[tuple[str, int], dict[FactKey, int]]:
+    index: dict[tuple[str, int], dict[FactKey, int]] = {}
+    for key, n in counts.items():
+        index.setdefault((key[0], len(key[1])), {})[key] = n
+    return index
+
+
+def evaluate(
+    rules: RuleSet,
+    stream: Iterable[Any],
+    solver: Optional[GoalSolver] = None,
+    budget: int = 2_000_000,
+) -> Model:
+    """The minimal model of ``rules`` for the finite ``stream``.
+
+    Stream items are what :meth:`Engine.emit_many` takes.  ``where``
+    conditions run in Prolog with the file's static rules (a
+    :class:`PrologGoals` over ``rules.text`` unless ``solver`` is given).
+    Raises :class:`TooLarge` when the naive evaluation needs more than
+    ``budget`` steps.
+
+    The model is the least fixpoint of "apply every rule to all facts";
+    with ``cnot`` it is built time point by time point, each point saturated
+    before the next (the paper's stratification by time), because negation
+    must see all the facts that end before the point.
+    """
+    own = solver is None
+    goals: GoalSolver = PrologGoals(rules.text) if solver is None else solver
+    try:
+        ev = _Evaluation(rules, goals, budget)
+        base: Counter[FactKey] = Counter()
+        for item in stream:
+            e = Event.coerce(item)
+            base[(e.name, tuple(ground_from_python(a) for a in e.args), e.start, e.end)] += 1
+        if any(has_cnot(r.pattern) for r in rules.rules):
+            counts, derived, derivations = _saturate_by_time(ev, base)
+        else:
+            counts, derived, derivations = _saturate(ev, base)
+        render = goals.quoted if isinstance(goals, PrologGoals) else prolog_text
+        return Model(
+            frozenset(_fact(k, render) for k in counts),
+            frozenset(_fact(k, render) for k in derived),
+            derivations,
+        )
+    finally:
+        if own and isinstance(goals, PrologGoals):
+            goals.close()
+
+
+def _saturate(ev: _Evaluation, base: Counter[FactKey]) -> tuple[set[FactKey], set[FactKey], Optional[int]]:
+    """Apply the rules until the set of facts is closed, then on until the
+    number of derivations settles too (it does unless some cycle of rules
+    derives a fact from itself at the same interval)."""
+    counts: dict[FactKey, int] = dict(base)
+    stable_keys = 0
+    while True:
+        derived = ev.step(_index(counts))
+        new = dict(base + derived)
+        if new == counts:
+            return set(new), set(derived), ev.work
+        if set(new) == set(counts):
+            stable_keys += 1
+            if stable_keys > len(new) + 2:
+                return set(new), set(derived), None
+        counts = new
+
+
+def _saturate_by_time(ev: _Evaluation, base: Counter[FactKey]) -> tuple[set[FactKey], set[FactKey], Optional[int]]:
+    facts: set[FactKey] = set()
+    derived: set[FactKey] = set()
+    unbounded = False
+    final: Counter[FactKey] = Counter()
+    for t in sorted({k[3] for k in base}):
+        upto = Counter({k: n for k, n in base.items() if k[3] <= t})
+        counts: dict[FactKey, int] = dict(final + Counter({k: n for k, n in base.items() if k[3] == t}))
+        stable_keys = 0
+        while True:
+            step = ev.step(_index(counts))
+            new = dict(upto + step)
+            if new == counts:
+                break
+            if set(new) == set(counts):
+                stable_keys += 1
+                if stable_keys > len(new) + 2:
+                    unbounded = True
+                    break
+            counts = new
+        final = Counter(new)
+        facts |= set(new)
+        derived |= set(step)
+    return facts, derived, None if unbounded else ev.work
+
+
+def _fact(key: FactKey, render: Any) -> Fact:
+    name, args, start, end = key
+    return Fact(name, tuple(render(a) if isinstance(a, Compound) else reported_value(a) for a in args), start, end)
+
+
+# ---------------------------------------------------------------------------
+# Differential testing: one case through the evaluator and the engine
+# ---------------------------------------------------------------------------
+
+STATIC_RULES = """\
+link(0, 1). link(1, 2). link(0, 2). link(2, 3).
+path(X, Y) :- link(X, Y).
+path(X, Y) :- link(X, Z), path(Z, Y).
+"""
+"""Background knowledge that random ``where`` conditions may use."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A rule set (event rules plus static rules) and a finite stream."""
+
+    rules: tuple[Rule, ...]
+    stream: tuple[Event, ...]
+    statics: str = ""
+
+    def text(self) -> str:
+        """The rule file."""
+        lines = [r.text() for r in self.rules]
+        return "\n".join(lines) + "\n" + self.statics
+
+    def stream_text(self) -> str:
+        """The stream, one ``event(Term, [Start, End]).`` a line."""
+        return "".join(e.to_prolog() for e in self.stream)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the engine detected for a case under a policy, against the
+    model's derived facts of the reported events."""
+
+    case: Case
+    policy: str
+    expected: frozenset[Fact]
+    got: frozenset[Fact]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> frozenset[Fact]:
+        """In the model but not detected (a mismatch under unrestricted)."""
+        return self.expected - self.got
+
+    @property
+    def unexpected(self) -> frozenset[Fact]:
+        """Detected but not in the model (a mismatch under every policy)."""
+        return self.got - self.expected
+
+    @property
+    def ok(self) -> bool:
+        if self.policy == "unrestricted":
+            return self.got == self.expected
+        return self.got <= self.expected
+
+    def report(self) -> str:
+        """The case as a rule file and stream, with the difference."""
+        out = [f"policy: {self.policy}", "--- rules.etl", self.case.text().rstrip("\n"),
+               "--- stream.events", self.case.stream_text().rstrip("\n")]
+        if self.policy == "unrestricted":
+            out.append("--- in the model, not detected:")
+            out += [f"  {f.text()}" for f in sorted(self.missing, key=_fact_order)] or ["  (none)"]
+        out.append("--- detected, not in the model:")
+        out += [f"  {f.text()}" for f in sorted(self.unexpected, key=_fact_order)] or ["  (none)"]
+        return "\n".join(out)
+
+
+def _fact_order(f: Fact) -> tuple[Any, ...]:
+    return (f.end, f.start, f.event, repr(f.args))
+
+
+def engine_facts(text: str, stream: Sequence[Event], policy: str) -> tuple[frozenset[Fact], tuple[str, ...], set[tuple[str, int]]]:
+    """The engine's detections for a rule text and stream, its warnings,
+    and the events it reports."""
+    with Engine.from_string(text, policy=policy, source="rules.etl") as engine:
+        result = engine.emit_many(stream)
+        if result.rejected:
+            raise ValueError(f"the engine rejected stream items: {result.rejected}")
+        printed = {(n, int(a)) for n, _, a in (p.rpartition("/") for p in engine.printed)}
+        return (frozenset(Fact.from_detection(d) for d in result.detections),
+                tuple(w.reason for w in result.warnings), printed)
+
+
+def check_case(
+    case: Case,
+    policies: Sequence[str] = ("unrestricted", "recent", "chronological"),
+    budget: int = 300_000,
+) -> list[Outcome]:
+    """Run the case through the evaluator and, under each policy, the
+    engine.  Raises :class:`TooLarge` for a case whose model needs more than
+    ``budget`` steps (or that an engine could never finish)."""
+    text = case.text()
+    model = evaluate(RuleSet.from_text(text), case.stream, budget=budget)
+    if model.derivations is None:
+        raise TooLarge("a cycle of rules derives facts without end")
+    outcomes = []
+    for policy in policies:
+        got, warnings, printed = engine_facts(text, case.stream, policy)
+        outcomes.append(Outcome(case, policy, model.reported(printed), got, warnings))
+    return outcomes
+
+
+# ---------------------------------------------------------------------------
+# Random cases
+# ---------------------------------------------------------------------------
+
+
+class Choices(Protocol):
+    """A source of choices.  Smaller integers must mean simpler cases, so
+    that a shrinking driver (hypothesis) makes cases simpler."""
+
+    def integer(self, low: int, high: int) -> int: ...
+
+
+class RandomChoices:
+    """Choices from a seeded :class:`random.Random`."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
+
+    def integer(self, low: int, high: int) -> int:
+        return self._rng.randint(low, high)
+
+
+def _pick(ch: Choices, items: Sequence[Any]) -> Any:
+    return items[ch.integer(0, len(items) - 1)]
+
+
+def _flip(ch: Choices, percent: int) -> bool:
+    """True with the given chance; a choice of 0 means False."""
+    return ch.integer(0, 99) >= 100 - percent
+
+
+Signature = tuple[str, ...]
+"""Argument types of an event: "i" for small integers, "a" for atoms."""
+
+BASE_EVENTS: tuple[tuple[str, Signature], ...] = (
+    ("a", ("i",)), ("b", ("i",)), ("c", ("i", "i")), ("d", ()), ("e", ("a",)), ("f", ("i", "a")),
+)
+INT_VALUES = (0, 1, 2)
+ATOM_VALUES = ("x", "y")
+VAR_POOL = {"i": ("X", "Y", "Z"), "a": ("A", "B")}
+NEW_INT_VARS = ("N", "M", "X", "Y", "Z")
+# Temporal operators, the more common first.
+OPERATORS = (
+    "seq", "and", "or", "where", "within", "par", "cnot", "meets", "during", "starts", "finishes",
+    "equals", "before", "after", "overlaps", "met_by", "contains", "started_by", "finished_by",
+    "overlapped_by",
+)
+_COMPARE = (">", "<", ">=", "=<", "=:=", "=\\=")
+_IDENTITY = ("==", "\\==")
+WINDOWS: tuple[Time, ...] = (2, 1, 0, 0.5, 3, 5, 10, 0.3, 0.2, 0.7, 1.1)
+DELAYING = ("seq", "before")
+"""Operators whose left operand only waits: recursion may go through it."""
+
+
+@dataclass
+class _CaseState:
+    """What the rules of one case share while they are made: fresh
+    variable names, the sub-patterns made so far (to reuse, so that
+    rules share goals), and whether static rules are needed."""
+
+    fresh: int = 0
+    library: list[tuple[Pattern, dict[str, str], int]] = field(default_factory=list)
+    uses_statics: bool = False
+
+
+@dataclass
+class _RuleGen:
+    """State while making the pattern of one rule."""
+
+    ch: Choices
+    immediate: list[tuple[str, Signature]]
+    delayed: list[tuple[str, Signature]]
+    windows: tuple[Time, ...]
+    state: _CaseState
+
+    def pattern(self, depth: int, in_delay: bool) -> tuple[Pattern, dict[str, str]]:
+        """A pattern and the variables it binds (name -> type)."""
+        p, bound = self.make(depth, in_delay)
+        self.state.library.append((p, bound, depth))
+        return p, bound
+
+    def make(self, depth: int, in_delay: bool) -> tuple[Pattern, dict[str, str]]:
+        ch = self.ch
+        if _flip(ch, 10):
+            allowed = {name for name, _ in self.immediate}
+            reusable = [(p, b) for p, b, d in self.state.library
+                        if d <= depth and (in_delay or immediate_events(p) <= allowed)]
+            if reusable:
+                p, bound = _pick(ch, reusable)
+                return self.fresh_copy(p, bound)
+        if depth == 0 or not _flip(ch, 65):
+            return self.leaf(in_delay)
+        op = OPERATORS[min(ch.integer(0, len(OPERATORS) - 1), ch.integer(0, len(OPERATORS) - 1))]
+        if op == "where":
+            p, bound = self.pattern(depth - 1, in_delay)
+            goal, bound = self.goal(bound)
+            return Where(p, goal), bound
+        if op == "within":
+            p, bound = self.pattern(depth - 1, in_delay)
+            window = _pick(ch, self.windows) if self.windows and _flip(ch, 50) else _pick(ch, WINDOWS)
+            return Within(p, window), bound
+        left, lb = self.pattern(depth - 1, in_delay or op in DELAYING or op == "cnot")
+        right, rb = self.pattern(depth - 1, in_delay)
+        if op == "cnot":
+            # N only waits to block, so it may use any event (recursion
+            # through negation is stratified by time); its variables that
+            # the sequence does not bind are its own ("any value")
+            seq_bound = {**lb, **rb}
+            negated, nb = self.pattern(depth - 1, True)
+            negated, _ = self.private(negated, nb, seq_bound)
+            return Binary("cnot", Binary("seq", left, right), negated), seq_bound
+        if op == "or":
+            left, lb = self.private(left, lb, rb)
+            right, rb = self.private(right, rb, lb)
+            return Binary("or", left, right), {v: t for v, t in lb.items() if v in rb}
+        return Binary(op, left, right), {**lb, **rb}
+
+    def fresh_copy(self, p: Pattern, bound: dict[str, str]) -> tuple[Pattern, dict[str, str]]:
+        """p with its inner variables (those it does not bind for the
+        outside, e.g. private to a branch of `or`) renamed apart."""
+        mapping: dict[str, str] = {}
+        for v in sorted(pattern_variables(p) - set(bound)):
+            self.state.fresh += 1
+            mapping[v] = f"{v.rstrip('0123456789')}{self.state.fresh}"
+        return (rename(p, mapping) if mapping else p), bound
+
+    def private(self, p: Pattern, bound: dict[str, str], other: dict[str, str]) -> tuple[Pattern, dict[str, str]]:
+        """Rename the variables that only this branch of an `or` binds, so
+        that nothing outside the branch uses them."""
+        mapping: dict[str, str] = {}
+        for v in bound:
+            if v not in other:
+                self.state.fresh += 1
+                mapping[v] = f"{v}{self.state.fresh}"
+        if not mapping:
+            return p, bound
+        return rename(p, mapping), {mapping.get(v, v): t for v, t in bound.items()}
+
+    def leaf(self, in_delay: bool) -> tuple[Pattern, dict[str, str]]:
+        ch = self.ch
+        candidates = self.immediate + (self.delayed if in_delay else [])
+        name, sig = _pick(ch, candidates)
+        args: list[Term] = []
+        bound: dict[str, str] = {}
+        for t in sig:
+            kind = ch.integer(0, 9)
+            if kind <= 6:
+                v = _pick(ch, VAR_POOL[t])
+                args.append(Var(v))
+                bound[v] = t
+            elif kind <= 8:
+                args.append(Const(_pick(ch, INT_VALUES if t == "i" else ATOM_VALUES)))
+            else:
+                args.append(Var("_"))
+        term: Term = Struct(name, tuple(args)) if args else Const(name)
+        return EventP(term), bound
+
+    def goal(self, bound: dict[str, str]) -> tuple[str, dict[str, str]]:
+        """A where condition over the bound variables, and the variables
+        bound after it."""
+        ch = self.ch
+        ints = [v for v, t in bound.items() if t == "i"]
+        atoms = [v for v, t in bound.items() if t == "a"]
+        parts = []
+        out = dict(bound)
+        for _ in range(1 + (1 if _flip(ch, 30) else 0)):
+            kind = ch.integer(0, 9)
+            k = _pick(ch, INT_VALUES)
+            if kind == 0 and ints:
+                parts.append(f"{_pick(ch, ints)} {_pick(ch, _COMPARE)} {k}")
+            elif kind == 1 and ints:
+                parts.append(f"{_pick(ch, ints)} {_pick(ch, _COMPARE[1:])} {_pick(ch, ints)} + {k}")
+            elif kind == 2 and ints:
+                new = _pick(ch, NEW_INT_VARS)
+                expr = _pick(ch, (f"{_pick(ch, ints)} + {k}", f"{_pick(ch, ints)} * {_pick(ch, ints)}",
+                                  f"{_pick(ch, ints)} mod 2", f"{_pick(ch, ints)} / 2",
+                                  f"max({_pick(ch, ints)}, {k})"))
+                parts.append(f"{new} is {expr}")
+                out.setdefault(new, "i")
+            elif kind == 3 and ints:
+                self.state.uses_statics = True
+                new = _pick(ch, NEW_INT_VARS)
+                parts.append(f"{_pick(ch, ('link', 'path'))}({_pick(ch, ints)}, {new})")
+                out.setdefault(new, "i")
+            elif kind == 4 and ints:
+                self.state.uses_statics = True
+                parts.append("\\+ link(" + f"{_pick(ch, ints)}, {k})")
+            elif kind == 5:
+                new = _pick(ch, NEW_INT_VARS)
+                parts.append(f"member({new}, [{k}, 1])")
+                out.setdefault(new, "i")
+            elif kind == 6 and ints:
+                v = _pick(ch, ints)
+                parts.append(f"({v} > 0 ; {v} < 2)")
+            elif kind == 7 and atoms:
+                parts.append(f"{_pick(ch, atoms)} {_pick(ch, _IDENTITY)} {_pick(ch, ATOM_VALUES + tuple(atoms))}")
+            elif kind == 8:
+                builtin, var = _pick(ch, (("duration", "D"), ("start", "S"), ("end", "E")))
+                parts.append(f"{builtin}({var}), {var} {_pick(ch, ('<', '>=', '=<'))} {_pick(ch, (1, 2, 0.5))}")
+                out.setdefault(var, "t")
+            else:
+                parts.append("true")
+        return ", ".join(parts), out
+
+
+def pattern_variables(p: Pattern) -> set[str]:
+    """The named variables of p, in its events and conditions."""
+    if isinstance(p, EventP):
+        return term_vars(p.event) - {"_"}
+    if isinstance(p, Binary):
+        return pattern_variables(p.left) | pattern_variables(p.right)
+    if isinstance(p, Where):
+        return pattern_variables(p.pattern) | set(goal_variables(p.goal))
+    return pattern_variables(p.pattern)
+
+
+def immediate_events(p: Pattern) -> set[str]:
+    """The events of p that do not wait in the left operand of a `seq`
+    (or `before`) or as the negated event of `cnot`: an occurrence of one
+    of them can make p occur at once."""
+    if isinstance(p, EventP):
+        return {event_key(p.event)[0]}
+    if isinstance(p, Binary) and p.op == "cnot":
+        return immediate_events(p.left)
+    if isinstance(p, Binary):
+        left = set() if p.op in DELAYING else immediate_events(p.left)
+        return left | immediate_events(p.right)
+    return immediate_events(p.pattern)
+
+
+def rename(p: Pattern, mapping: Mapping[str, str]) -> Pattern:
+    """The pattern with variables renamed (in events and conditions)."""
+    if isinstance(p, EventP):
+        return EventP(_rename_term(p.event, mapping))
+    if isinstance(p, Binary):
+        return Binary(p.op, rename(p.left, mapping), rename(p.right, mapping))
+    if isinstance(p, Where):
+        goal = re.sub(r"\b[A-Z_][A-Za-z0-9_]*\b", lambda m: mapping.get(m.group(0), m.group(0)), p.goal)
+        return Where(rename(p.pattern, mapping), goal)
+    return Within(rename(p.pattern, mapping), p.window)
+
+
+def _rename_term(t: Term, mapping: Mapping[str, str]) -> Term:
+    if isinstance(t, Var):
+        return Var(mapping.get(t.name, t.name))
+    if isinstance(t, Struct):
+        return Struct(t.functor, tuple(_rename_term(a, mapping) for a in t.args))
+    return t
+
+
+def random_case(ch: Choices, max_rules: int = 4, max_depth: int = 3, max_events: int = 30) -> Case:
+    """A random rule set and stream.
+
+    Rules nest patterns up to ``max_depth`` operators deep, share events
+    (a rule's head in other rules' patterns), join on variables, filter
+    with ``where`` (arithmetic, static rules, interval builtins) and use
+    windows, and reuse each other's sub-patterns now and then (shared
+    goals).  A rule may use a head that is defined by itself or a later
+    rule only inside the left operand of ``seq`` (or ``before``): there
+    the occurrence waits for a later one, so recursion goes through time
+    and terminates.  Streams mix integer and fractional times, equal
+    timestamps and intervals; a few are long, over many values.
+    """
+    base = list(BASE_EVENTS[: 1 + ch.integer(0, len(BASE_EVENTS) - 1)])
+    # heads first, so that recursive and forward references know them
+    heads: list[tuple[str, Signature]] = []
+    order: list[int] = []  # index of each rule's head name in definition order
+    names: list[tuple[str, Signature]] = []
+    for _ in range(1 + ch.integer(0, max_rules - 1)):
+        if names and _flip(ch, 25):
+            chosen: tuple[str, Signature] = _pick(ch, names)
+        else:
+            chosen = (f"h{len(names) + 1}", tuple(_pick(ch, ("i", "i", "a")) for _ in range(ch.integer(0, 2))))
+            names.append(chosen)
+        heads.append(chosen)
+        order.append(names.index(chosen))
+    streamed = base + ([h for h in names if _flip(ch, 30)] if _flip(ch, 10) else [])
+    if _flip(ch, 4):
+        # now and then a long stream over many values: goal stores with
+        # more join keys than their initial buckets
+        stream = random_stream(ch, streamed, 5 * max_events, range(100))
+    else:
+        stream = random_stream(ch, streamed, max_events)
+    windows = _boundary_windows(ch, stream)
+    rules = []
+    state = _CaseState()
+    for (name, sig), index in zip(heads, order):
+        gen = _RuleGen(ch, base + names[:index], list(names), windows, state)
+        pattern, bound = gen.pattern(ch.integer(0, max_depth), False)
+        args: list[Term] = []
+        for t in sig:
+            candidates = [v for v, vt in bound.items() if vt == t]
+            if candidates and not _flip(ch, 10):
+                args.append(Var(_pick(ch, candidates)))
+            else:
+                args.append(Const(_pick(ch, INT_VALUES if t == "i" else ATOM_VALUES)))
+        rules.append(Rule(Struct(name, tuple(args)) if args else Const(name), pattern))
+    return Case(tuple(rules), stream, STATIC_RULES if state.uses_statics else "")
+
+
+def _boundary_windows(ch: Choices, stream: Sequence[Event]) -> tuple[Time, ...]:
+    """Windows exactly as long as the distance between two times of the
+    stream, computed as the engine computes it (end - start)."""
+    times = sorted({t for e in stream for t in (e.start, e.end)})
+    if len(times) < 2:
+        return ()
+    out = []
+    for _ in range(3):
+        i = ch.integer(0, len(times) - 2)
+        j = ch.integer(i + 1, len(times) - 1)
+        out.append(times[j] - times[i])
+    return tuple(out)
+
+
+def random_stream(
+    ch: Choices,
+    events: Sequence[tuple[str, Signature]],
+    max_events: int = 30,
+    values: Sequence[int] = INT_VALUES,
+) -> tuple[Event, ...]:
+    """Up to ``max_events`` events in time order.  Steps between times are
+    binary fractions, or now and then decimal ones (0.1 + 0.2 is not 0.3 in
+    floating point, and windows must agree on that)."""
+    out = []
+    t: float = ch.integer(0, 2) if _flip(ch, 50) else 0
+    steps = (0, 1, 0.5, 0, 2, 0.25, 1.5, 3) if not _flip(ch, 35) else (0, 0.1, 0.2, 0.3, 0.7, 1.1)
+    for _ in range(ch.integer(0, max_events if _flip(ch, 50) else min(8, max_events))):
+        t += _pick(ch, steps)
+        name, sig = _pick(ch, events)
+        args = tuple(_pick(ch, values if k == "i" else ATOM_VALUES) for k in sig)
+        end = _time(ch, t)
+        start = end
+        if _flip(ch, 25):
+            start = _time(ch, t - _pick(ch, (1, 0.5, 2, 3, 0.25, 0.1, 0.3)))
+        out.append(Event(name, args, start, end))
+    return tuple(out)
+
+
+def _time(ch: Choices, t: float) -> Time:
+    """t as an int when it is integral (now and then as a float all the
+    same), else as a float."""
+    if float(t).is_integer() and not _flip(ch, 10):
+        return int(t)
+    return float(t)
+
+
+# ---------------------------------------------------------------------------
+# Shrinking a failing case
+# ---------------------------------------------------------------------------
+
+
+def _children(p: Pattern) -> list[Pattern]:
+    if isinstance(p, Binary):
+        return [p.left, p.right]
+    if isinstance(p, (Where, Within)):
+        return [p.pattern]
+    return []
+
+
+def _simpler_patterns(p: Pattern) -> Iterator[Pattern]:
+    """p with one sub-pattern replaced by one of its operands."""
+    yield from _children(p)
+    if isinstance(p, Binary):
+        for left in _simpler_patterns(p.left):
+            yield replace(p, left=left)
+        for right in _simpler_patterns(p.right):
+            yield replace(p, right=right)
+    elif isinstance(p, (Where, Within)):
+        for inner in _simpler_patterns(p.pattern):
+            yield replace(p, pattern=inner)
+
+
+def _simpler_cases(case: Case) -> Iterator[Case]:
+    stream = case.stream
+    size = len(stream) // 2
+    while size >= 1:
+        for i in range(0, len(stream), size):
+            yield replace(case, stream=stream[:i] + stream[i + size:])
+        size //= 2
+    for i in range(len(case.rules)):
+        if len(case.rules) > 1:
+            yield replace(case, rules=case.rules[:i] + case.rules[i + 1:])
+    for i, rule in enumerate(case.rules):
+        for p in _simpler_patterns(rule.pattern):
+            yield replace(case, rules=case.rules[:i] + (replace(rule, pattern=p),) + case.rules[i + 1:])
+    if case.statics:
+        yield replace(case, statics="")
+
+
+def shrink_case(case: Case, policy: str, max_checks: int = 2000) -> Case:
+    """A smaller case that still fails under ``policy``: greedily drop
+    stream events and rules and replace sub-patterns by their operands
+    while the engine and the evaluator still disagree."""
+    checks = 0
+    progress = True
+    while progress and checks < max_checks:
+        progress = False
+        for candidate in _simpler_cases(case):
+            checks += 1
+            if checks > max_checks:
+                break
+            if _fails(candidate, policy):
+                case = candidate
+                progress = True
+                break
+    return case
+
+
+def _fails(case: Case, policy: str) -> bool:
+    from .errors import EtalisError
+
+    try:
+        return not check_case(case, (policy,))[0].ok
+    except (EtalisError, TooLarge, ValueError):
+        return False
