@@ -1,4 +1,4 @@
-"""The ``etalis`` command: run | check | compile."""
+"""The ``etalis`` command: run | replay | check | compile."""
 
 from __future__ import annotations
 
@@ -67,6 +67,8 @@ def parser() -> argparse.ArgumentParser:
                      help="what the ontologies are closed under (default rdfs)")
     add_mapping_options(run)
 
+    add_replay_parser(sub)
+
     check = sub.add_parser("check", help="report problems in a rule file")
     check.add_argument("rules", type=Path)
     check.add_argument("--sandbox", action="store_true", help="also check that the rules are safe to run from an untrusted source")
@@ -84,6 +86,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return run(ns, sys.stdout, sys.stderr)
         if ns.command == "check":
             return check(ns.rules, sys.stdout, ns.sandbox)
+        if ns.command == "replay":
+            return replay(ns, sys.stdout, sys.stderr)
         if ns.command == "compile":
             sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy))
             return EXIT_OK
@@ -152,6 +156,88 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}",
         file=err,
     )
+    return EXIT_OK
+
+
+def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis replay``: the same rules and mapping as ``run``, over a data
+    set on Spark (docs/spark.md)."""
+    rp = sub.add_parser("replay", help="replay a data set through the rules on Spark")
+    rp.add_argument("rules", type=Path, help="the .etl rule file")
+    rp.add_argument("--events", required=True, metavar="PATH",
+                    help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI)")
+    rp.add_argument("--input-format", choices=("csv", "parquet", "json"),
+                    help="the data's format (default: from the file name)")
+    rp.add_argument("--partition-by", metavar="COL",
+                    help="the key column: rules whose events all carry the key run partitioned by it")
+    rp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
+    rp.add_argument("--max-age", type=float, metavar="SECONDS", help="as for run")
+    rp.add_argument("--ontology", type=Path, action="append", default=[], metavar="FILE",
+                    help="background knowledge, as for run; may be repeated")
+    rp.add_argument("--entailment", choices=("rdfs", "owlrl", "none"), default=None, help="as for run")
+    rp.add_argument("--out", metavar="DIR",
+                    help="write detections, rejected rows and summary.json here (atomically); "
+                    "default: print the detections as run does")
+    rp.add_argument("--format", choices=("parquet", "csv", "json", "jsonl"), default="parquet",
+                    help="the format of --out (jsonl: exactly the lines of run)")
+    rp.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    rp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
+    rp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
+    rp.add_argument("--partitions", type=int, metavar="N", help="partitions of keyed stages (default: 4 per core)")
+    rp.add_argument("--explain", action="store_true",
+                    help="print the plan (which rules run in which stage, partitioned by what) and stop")
+    rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="show progress on stderr (default: when stderr is a terminal)")
+    rp.add_argument("--quiet", action="store_true", help="no summary on stderr")
+    add_mapping_options(rp)
+
+
+def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``etalis replay``: see :func:`etalis_py.spark.replay`."""
+    from . import spark as sp
+
+    mapping = mapping_from(ns)
+    try:
+        mapping.check()
+    except ValueError as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    if ns.explain:
+        text = ns.rules.read_text(encoding="utf-8") if ns.rules.is_file() else None
+        if text is None:
+            raise RuleFileNotFound(f"rule file {ns.rules} does not exist")
+        engine = Engine.from_file(ns.rules, policy=ns.policy)
+        printed = list(engine.printed)
+        engine.close()
+        out.write(sp.explain(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        return EXIT_OK
+    conf = {}
+    for item in ns.conf:
+        k, sep, v = item.partition("=")
+        if not sep:
+            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
+            return EXIT_FAILURE
+        conf[k.strip()] = v.strip()
+    progress = err.isatty() if ns.progress is None else ns.progress
+    try:
+        spark = sp.session(ns.master, conf)
+        result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,
+                           args=mapping.args, time=mapping.time, time_format=mapping.time_format,
+                           columns=mapping.columns, partition_by=ns.partition_by, policy=ns.policy,
+                           max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
+                           spark=spark, input_format=ns.input_format, partitions=ns.partitions,
+                           progress=progress)
+        if ns.out:
+            result.write(ns.out, ns.format, ns.overwrite)
+        else:
+            for line in result.detection_lines():
+                out.write(line)
+            out.flush()
+    except (ValueError, FileExistsError) as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    if not ns.quiet:
+        err.write(result.summary())
     return EXIT_OK
 
 
