@@ -23,7 +23,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from etalis_py import Engine
+from etalis_py.events import Event
 from etalis_py.testing import (
+    Case,
     Fact,
     RuleSet,
     TooLarge,
@@ -196,6 +198,22 @@ def test_or_of_an_intermediate_event_reaches_the_rule_head() -> None:
     expected = facts([("h", (), 1, 2)])
     assert model(rules, stream) == expected
     assert detected(rules, stream) == expected
+
+
+def test_policies_may_miss_a_blocker_so_soundness_relaxes_negation() -> None:
+    # Under chronological, a(2)@16 consumes b(2)@7.75, so h1(2) over
+    # [13.75,16] never occurs and does not block h1(0): a detection outside
+    # the model, but one that the rules with cnot relaxed to seq derive.
+    rules = "h1(Y) <- ((b(Y)) seq (a(Y))) cnot (h1(X1))."
+    stream = [("b", (2,), 7.75), ("b", (0,), 10.75), ("b", (2,), 13.75), ("a", (2,), 16), ("a", (0,), 17.0, 20)]
+    assert model(rules, stream) == facts([("h1", (2,), 7.75, 16), ("h1", (2,), 13.75, 16)])
+    assert detected(rules, stream) == model(rules, stream)
+    assert detected(rules, stream, "chronological") == facts([("h1", (2,), 7.75, 16), ("h1", (0,), 10.75, 20)])
+    assert model(rules.replace(") cnot (h1(X1))", ")"), stream) == facts(
+        [("h1", (2,), 7.75, 16), ("h1", (2,), 13.75, 16), ("h1", (0,), 10.75, 20)]
+    )
+    case = Case(RuleSet.from_text(rules).rules, tuple(Event.coerce(e) for e in stream))
+    assert [o.ok for o in check_case(case, ("unrestricted", "chronological"))] == [True, True]
 
 
 # ---------------------------------------------------------------------------
