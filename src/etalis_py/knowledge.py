@@ -46,12 +46,14 @@ form is not valid for its type) ``literal(type(DatatypeIRI, "lexical"))``.
 from __future__ import annotations
 
 import math
+import re
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from itertools import chain
 from pathlib import Path
 from typing import Any, Optional, Union
 from xml.sax import SAXParseException
@@ -91,6 +93,12 @@ _STRINGS = frozenset(
     {XSD.string, RDF.langString, XSD.normalizedString, XSD.token, XSD.language, XSD.Name, XSD.NCName, XSD.NMTOKEN}
 )
 _TIMES = frozenset({XSD.dateTime, XSD.dateTimeStamp})
+
+_TYPE: Node = RDF.type  # rdflib's namespace attributes are looked up anew each time
+_TYPES: frozenset[Node] = frozenset({RDF.type})
+_RESOURCE: Node = RDFS.Resource
+_BOOLEAN: Node = XSD.boolean
+_ESCAPE = re.compile(r"[\\'\x00-\x1f\x7f]")
 
 #: Fact lines sent to the engine per request.
 BATCH_LINES = 20_000
@@ -210,7 +218,7 @@ def _owlrl(triples: Iterable[Triple], semantics: Any) -> set[Triple]:
 def _split(triples: Iterable[Triple], closure: Closure) -> Closure:
     types = _TypeSets(closure.types)
     for s, p, o in triples:
-        if p == RDF.type:
+        if p in _TYPES:
             types.add(s, types.of(o))
         else:
             closure.triples.add((s, p, o))
@@ -219,7 +227,7 @@ def _split(triples: Iterable[Triple], closure: Closure) -> Closure:
 
 def _rdfs(triples: set[Triple]) -> Closure:
     triples = same_value_copies(triples)
-    schema = {t for t in triples if t[1] in SCHEMA_PREDICATES or (t[1] == RDF.type and t[2] in META_CLASSES)}
+    schema = {t for t in triples if t[1] in SCHEMA_PREDICATES or (t[2] in META_CLASSES and t[1] in _TYPES)}
     rest = triples - schema if schema else set(triples)
     while True:
         samples = set(_one_per_predicate(rest))
@@ -308,7 +316,7 @@ class _Vocabulary:
         self._sup: dict[Node, Classes] = {}
         self._profiles: dict[Node, _Profile] = {}
         self._typed: dict[tuple[Node, Node], Classes] = {}
-        self._resource = self.superclasses(RDFS.Resource)
+        self._resource = self.superclasses(_RESOURCE)
 
     def intern(self, classes: Iterable[Node]) -> Classes:
         fs = frozenset(classes)
@@ -334,10 +342,10 @@ class _Vocabulary:
             for r in self._range.get(q, ()):
                 obj |= self.superclasses(r)
         found = self._profiles[p] = _Profile(
-            properties=tuple(q for q in props if q != RDF.type),
+            properties=tuple(q for q in props if q not in _TYPES),
             subject=self.intern(subject),
             object=self.intern(obj),
-            typing=RDF.type in props,
+            typing=_TYPE in props,
             schema=bool(props & SCHEMA_PREDICATES) or bool((subject | obj) & META_CLASSES),
         )
         return found
@@ -400,7 +408,7 @@ class _TypeSets:
 def term_text(term: Node) -> str:
     """An RDF term as Prolog text (see the module's documentation)."""
     if isinstance(term, URIRef):
-        return quote_atom(str(term))
+        return f"'{term}'" if _ESCAPE.search(term) is None else quote_atom(str(term))
     if isinstance(term, Literal):
         return literal_text(term)
     if isinstance(term, BNode):
@@ -421,7 +429,7 @@ def literal_text(lit: Literal) -> str:
         f = float(value)
         if math.isfinite(f):
             return repr(f)
-    elif dt == XSD.boolean and isinstance(value, bool):
+    elif dt == _BOOLEAN and isinstance(value, bool):
         return "true" if value else "false"
     elif dt in _TIMES and isinstance(value, datetime):
         return repr(float(to_time(value)))
@@ -471,7 +479,7 @@ class FactWriter:
         text = self._text
         literal_of: dict[str, Node] = {}
         merged: set[str] = set()
-        for term in [*self.closure.types, *(o for _, _, o in self.closure.triples)]:
+        for term in chain(self.closure.types, (t for s, _, o in self.closure.triples for t in (s, o))):
             if isinstance(term, Literal) and term not in self._texts:
                 t = text(term)
                 if literal_of.setdefault(t, term) != term:
@@ -479,27 +487,31 @@ class FactWriter:
         seen: set[tuple[str, str, str]] = set()
         for s, p, o in self.closure.triples:
             fact = (text(s), text(p), text(o))
-            if fact[2] in merged:
+            if fact[2] in merged or fact[0] in merged:
                 if fact in seen:
                     continue
                 seen.add(fact)
             self.triples += 1
             self.facts += 1
             yield f"t({fact[0]},{fact[1]},{fact[2]}).\n"
-        by_text: dict[str, Classes] = {}
+        class_texts: dict[Classes, frozenset[str]] = {}  # per (shared) class set
+        by_text: dict[str, frozenset[str]] = {}
         for node, classes in self.closure.types.items():
+            texts = class_texts.get(classes)
+            if texts is None:
+                texts = class_texts[classes] = frozenset(text(c) for c in classes)
             t = text(node)
             previous = by_text.get(t)
-            by_text[t] = classes if previous is None else previous | classes
-        signatures: dict[Classes, int] = {}
-        for t, classes in by_text.items():
-            k = signatures.get(classes)
+            by_text[t] = texts if previous is None else previous | texts
+        signatures: dict[frozenset[str], int] = {}
+        for t, texts in by_text.items():
+            k = signatures.get(texts)
             if k is None:
-                k = signatures[classes] = len(signatures) + 1
-                for c in classes:
+                k = signatures[texts] = len(signatures) + 1
+                for c in texts:
                     self.facts += 1
-                    yield f"c({k},{text(c)}).\n"
-            self.triples += len(classes)
+                    yield f"c({k},{c}).\n"
+            self.triples += len(texts)
             self.facts += 1
             yield f"n({t},{k}).\n"
 
