@@ -318,7 +318,7 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
                     [*(pa.nulls(k, batch.schema.field(c).type) for c in spec.original),
                      rows.take(pa.array(ok, pa.int64())), pa.array(["e"] * k, pa.string()),
                      pa.array(sigs, pa.string()), pa.array(lines, pa.string()), pa.array(times, pa.float64()),
-                     pa.ListArray.from_arrays(pa.array(range(0, k * n_keys + 1, n_keys), pa.int32()),
+                     pa.ListArray.from_arrays(pa.array([j * n_keys for j in range(k + 1)], pa.int32()),
                                               pa.array(keys, pa.string())),
                      pa.nulls(k, pa.string()), pa.array(tkinds, pa.int32())],
                     names=names)
@@ -363,12 +363,15 @@ def _is_number(text: str) -> bool:
 
 @dataclass(frozen=True)
 class InjectedFailure:
-    """For tests of retries: fail the first attempt of the task for
-    partition ``partition`` of stage ``stage`` (0 for the mapping pass),
-    after it has produced some output."""
+    """For tests of retries: fail the first ``attempts`` attempts of the
+    task for partition ``partition`` of stage ``stage`` (0 for the mapping
+    pass), after it has produced some output; each failure appends a line
+    to the file ``marker`` if given."""
 
     stage: int
     partition: int = 0
+    attempts: int = 1
+    marker: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -400,16 +403,20 @@ class StageSpec:
 _ENGINES: dict[tuple[Any, ...], Engine] = {}
 
 
-def _engine_for(spec: StageSpec) -> Engine:
+def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
+    """The worker process's engine for ``spec``, and whether it was compiled
+    now.  (Called from tasks by reference, so that the cache is this
+    module's: a closure would carry a copy of it.)"""
     key = spec.engine_key()
     engine = _ENGINES.get(key)
-    if engine is None:
-        engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source,
-                                    max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report)
-        if spec.knowledge or spec.entailment:
-            _load_knowledge(engine, spec.knowledge, spec.entailment)
-        _ENGINES[key] = engine
-    return engine
+    if engine is not None:
+        return engine, False
+    engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source,
+                                max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report)
+    if spec.knowledge or spec.entailment:
+        _load_knowledge(engine, spec.knowledge, spec.entailment)
+    _ENGINES[key] = engine
+    return engine, True
 
 
 def _load_knowledge(engine: Engine, knowledge: Sequence[tuple[str, str]], entailment: Optional[str]) -> None:
@@ -427,8 +434,12 @@ def _maybe_fail(failure: Optional[InjectedFailure], stage: int) -> None:
     from pyspark import TaskContext
 
     ctx = TaskContext.get()
-    if ctx is not None and ctx.partitionId() == failure.partition and ctx.attemptNumber() == 0:
-        raise RuntimeError(f"injected failure in stage {stage}, partition {failure.partition}, first attempt")
+    if ctx is not None and ctx.partitionId() == failure.partition and ctx.attemptNumber() < failure.attempts:
+        if failure.marker:
+            with open(failure.marker, "a", encoding="utf-8") as f:
+                f.write(f"stage {stage} partition {failure.partition} attempt {ctx.attemptNumber()}\n")
+        raise RuntimeError(f"injected failure in stage {stage}, partition {failure.partition}, "
+                           f"attempt {ctx.attemptNumber()}")
 
 
 def _map_with_failure(inner: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
@@ -492,7 +503,7 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
     and path, through one engine reset for each key."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        engine = _engine_for(spec)
+        engine, compiled = _engine_for(spec)
         out = _StageOutput()
         accepted = fed = warnings = rejected = 0
         sample: list[str] = []
@@ -579,7 +590,8 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
                 _maybe_fail(spec.failure, spec.number)
         flush()
         out.add("s", n=accepted, line=json.dumps({"fed": fed, "warnings": warnings, "sample": sample,
-                                                  "rejected": rejected, "masks": masks, "kmask": kmask}))
+                                                  "rejected": rejected, "masks": masks, "kmask": kmask,
+                                                  "compiled": compiled}))
         yield out.batch()
 
     return run
@@ -662,6 +674,8 @@ class StageReport:
     passed_on: int
     warnings: int
     seconds: float
+    tasks: int = 0                  # partitions run
+    compiled: int = 0               # of which compiled the rules (the others found them compiled)
 
 
 @dataclass(frozen=True)
@@ -707,7 +721,8 @@ class ReplayResult:
                f"  mapping rows to events: {self.mapping_seconds:.3f} s"]
         for s in self.stages:
             out.append(f"  stage {s.number} ({s.partitioning}; {len(s.rules)} rules): events in {s.events_in}, "
-                       f"detections {s.detections}, passed on {s.passed_on}, {s.seconds:.3f} s")
+                       f"detections {s.detections}, passed on {s.passed_on}, {s.seconds:.3f} s "
+                       f"({s.tasks} tasks, rules compiled in {s.compiled})")
         out += [f"  warning: {w}" for w in self.warning_sample]
         return "\n".join(out) + "\n"
 
@@ -718,7 +733,8 @@ class ReplayResult:
             "mapping_seconds": self.mapping_seconds,
             "stages": [{"stage": s.number, "partitioning": s.partitioning, "rules": list(s.rules),
                         "events_in": s.events_in, "detections": s.detections, "passed_on": s.passed_on,
-                        "warnings": s.warnings, "seconds": s.seconds} for s in self.stages],
+                        "warnings": s.warnings, "seconds": s.seconds, "tasks": s.tasks,
+                        "compiled": s.compiled} for s in self.stages],
         }
 
     def write(self, out: str | os.PathLike[str], format: str = "parquet", overwrite: bool = False) -> None:
@@ -741,9 +757,11 @@ class ReplayResult:
                 with staging.open("detections.jsonl") as f:
                     for line in self.detection_lines():
                         f.write(line)
+                from pyspark.sql import functions as F
+
                 with staging.open("rejected.jsonl") as f:
-                    for text in self.rejected.toJSON().toLocalIterator():
-                        f.write(str(text) + "\n")
+                    for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator():
+                        f.write(str(r[0]) + "\n")
             else:
                 options = {"header": "true"} if format == "csv" else {}
                 self.detections.write.format(format).options(**options).save(staging.child("detections"))
@@ -889,10 +907,11 @@ def replay(
                        out.groupBy("kind").agg(F.count(F.lit(1)),
                                                F.collect_list(F.when(F.col("kind") == "s", F.col("line"))))
                        .collect()}
-            fed = warnings = 0
+            fed = warnings = compiled = 0
             for stats in summary.get("s", (0, []))[1]:
                 info = json.loads(stats)
                 fed += info["fed"]
+                compiled += info["compiled"]
                 warnings += info["warnings"]
                 any_engine_rejects = any_engine_rejects or info["rejected"] > 0
                 sample += info["sample"][: max(0, 5 - len(sample))]
@@ -905,7 +924,8 @@ def replay(
             outputs.append(out)
             reports.append(StageReport(
                 st.number, the_plan._partitioning(st), tuple(the_plan.rule(r).name for r in st.rules), fed,
-                summary.get("d", (0, []))[0], summary.get("x", (0, []))[0], warnings, perf_counter() - t1))
+                summary.get("d", (0, []))[0], summary.get("x", (0, []))[0], warnings, perf_counter() - t1,
+                summary.get("s", (0, []))[0], compiled))
 
         # 3. results
         reporter.label("collecting results")

@@ -1,0 +1,284 @@
+"""Replay over Spark (local mode): the same detections as `etalis run`, every
+row accounted for, retries without duplicates, atomic output."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+
+from etalis_py import cli
+from etalis_py.spark import InjectedFailure, ReplayResult, replay, session
+
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "weather"
+JFK = DATA / "noaa-jfk-hourly-2010-2018.csv"
+CHARLEY_OBS = DATA / "lsd-charley-2004-08-08-obs.csv"
+BLIZZARD = ROOT / "examples" / "blizzard" / "blizzard.etl"
+CHARLEY = ROOT / "examples" / "charley" / "charley.etl"
+CHARLEY_COLUMNS = ("SAMPLINGTIME,STATIONID,WINDSPEED,RELATIVEHUMIDITY,AIRTEMPERATURE,PRECIPITATION,DEWPOINT,"
+                   "WINDDIRECTION,WINDGUST,PRECIPITATIONACCUMULATED,PRESSURE,PRECIPITATIONSMOOTHED,"
+                   "SOILTEMPERATURE,VISIBILITY,PEAKWINDSPEED,WATERTEMPERATURE,PEAKWINDDIRECTION")
+CHARLEY_MAPPING = ["--columns", CHARLEY_COLUMNS, "--event", "obs",
+                   "--args", "STATIONID,WINDSPEED,AIRTEMPERATURE,RELATIVEHUMIDITY",
+                   "--time", "SAMPLINGTIME", "--time-format", "%Y-%m-%d %H:%M:%S.%f+0:00"]
+JFK_MAPPING = ["--event", "reading", "--args", "VISIBILITY,WindSpeed", "--time", "DATE",
+               "--time-format", "%d-%m-%Y %H:%M"]
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark for all these tests: 2 cores, up to 4 attempts a task."""
+    s = session("local[2,4]", {"spark.sql.session.timeZone": "UTC"})
+    yield s
+    s.stop()
+
+
+def etalis_run(rules: Path, events: Path, mapping: Sequence[str]) -> tuple[list[str], str]:
+    """`etalis run`'s detection lines and summary line (a --partition-by is left out)."""
+    options = [x for i, x in enumerate(mapping)
+               if x != "--partition-by" and (i == 0 or mapping[i - 1] != "--partition-by")]
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(events), "--quiet", *options])
+    out, err = StringIO(), StringIO()
+    assert cli.run(ns, out, err) == 0, err.getvalue()
+    return out.getvalue().splitlines(keepends=True), err.getvalue().splitlines()[-1]
+
+
+def kwargs(mapping: Sequence[str]) -> dict[str, Any]:
+    """replay() keywords from `etalis run` mapping options."""
+    names = {"--event": "event", "--event-col": "event_col", "--args": "args", "--time": "time",
+             "--time-format": "time_format", "--columns": "columns", "--partition-by": "partition_by"}
+    out: dict[str, Any] = {}
+    for opt, value in zip(mapping[::2], mapping[1::2]):
+        out[names[opt]] = value.split(",") if opt in ("--args", "--columns") else value
+    return out
+
+
+def test_replay_of_jfk_blizzard_rules_gives_exactly_the_lines_of_etalis_run(spark: SparkSession) -> None:
+    expected, summary = etalis_run(BLIZZARD, JFK, JFK_MAPPING)
+    assert expected == ['{"event": "blizzard", "args": [1293396660.0, 1293407460.0], '
+                        '"start": 1293396660.0, "end": 1293407460.0}\n']
+    assert summary.startswith("events read: 75083, accepted: 75083, rejected: 0, detections: 1,")
+    result = replay(JFK, BLIZZARD, spark=spark, **kwargs(JFK_MAPPING))
+    assert list(result.detection_lines()) == expected
+    assert (result.rows, result.events, result.rejected_rows, result.detection_count) == (75083, 75083, 0, 1)
+    assert [(s.number, s.partitioning, s.events_in) for s in result.stages] == [
+        (1, "global (one partition: its rules join events that share no key)", 75083)]
+    assert [tuple(r) for r in result.detections.collect()] == [
+        ("blizzard", 1293396660.0, 1293407460.0,
+         datetime(2010, 12, 26, 20, 51), datetime(2010, 12, 26, 23, 51))]
+    assert result.detections.columns == ["event", "arg1", "arg2", "start", "end"]
+    result.unpersist()
+
+
+def test_replay_of_charley_per_station_and_cross_station_rules_matches_etalis_run(spark: SparkSession) -> None:
+    expected, summary = etalis_run(CHARLEY, CHARLEY_OBS, CHARLEY_MAPPING)
+    assert summary.startswith("events read: 10030, accepted: 9800, rejected: 230, detections: 212,")
+    assert collections.Counter(json.loads(x)["event"] for x in expected) == {
+        "windy": 100, "jump": 63, "widespread": 28, "area_jump": 21}
+    result = replay(CHARLEY_OBS, CHARLEY, spark=spark, partition_by="STATIONID", partitions=8,
+                    **kwargs(CHARLEY_MAPPING))
+    lines = list(result.detection_lines())
+    assert collections.Counter(lines) == collections.Counter(expected)
+    assert lines == expected            # in etalis run's order, too
+    assert (result.rows, result.events, result.rejected_rows) == (10030, 9800, 230)
+    assert result.rows == result.events + result.rejected_rows
+    assert [(s.number, s.partitioning, s.events_in, s.detections, s.passed_on) for s in result.stages] == [
+        (1, "partitioned by STATIONID", 9800, 163, 63),
+        (2, "partitioned by argument 2 of jump/4", 63, 21, 21),
+        (3, "global (one partition: its rules join events that share no key)", 21, 28, 0),
+    ]
+    first = result.stages[0]
+    assert first.tasks == 8 and first.compiled <= 2     # compiled once per worker process, not per partition
+    reasons = collections.Counter(r["reason"] for r in result.rejected.select("reason").collect())
+    assert reasons == {"column 'RELATIVEHUMIDITY' is empty": 202, "column 'AIRTEMPERATURE' is empty": 28}
+    assert result.detections.columns == ["key", "event", "args", "start", "end"]
+    keyed = result.detections.filter("key is not null").count()
+    assert keyed == 163                 # stage 1's detections carry their station
+    result.unpersist()
+
+
+BAD_ROWS = (
+    "when,station,temp\n"
+    "2020-01-01 00:00,KJFK,31.5\n"
+    "2020-01-01 01:00,KJFK,\n"
+    "yesterday,KJFK,40\n"
+    "2020-01-01 02:00,KLGA,29\n"
+    "2020-01-01 03:00,KLGA,33,extra\n"
+    "2020-01-01 04:00,KLGA,35\n"
+    ",KJFK,50\n"
+    "2020-01-01 05:00,KJFK,nan\n"
+)
+HOT = "hot(S, T) <- reading(S, T) where T > 30.\n"
+HOT_MAPPING = ["--event", "reading", "--args", "station,temp", "--time", "when", "--time-format", "%Y-%m-%d %H:%M"]
+
+
+def test_replay_accounts_for_every_row_and_keeps_rejected_rows_with_their_values(
+        spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "obs.csv"
+    data.write_text(BAD_ROWS)
+    rules = tmp_path / "hot.etl"
+    rules.write_text(HOT)
+    expected, summary = etalis_run(rules, data, HOT_MAPPING)
+    assert summary.startswith("events read: 8, accepted: 3, rejected: 5, detections: 2,")
+    result = replay(data, rules, spark=spark, partition_by="station", **kwargs(HOT_MAPPING))
+    assert list(result.detection_lines()) == expected == [
+        '{"event": "hot", "args": ["KJFK", 31.5], "start": 1577836800.0, "end": 1577836800.0}\n',
+        '{"event": "hot", "args": ["KLGA", 35], "start": 1577851200.0, "end": 1577851200.0}\n']
+    assert (result.rows, result.events, result.rejected_rows) == (8, 3, 5)
+    assert [(r["when"], r["station"], r["temp"], r["_corrupt_record"], r["reason"])
+            for r in result.rejected.collect()] == [
+        ("2020-01-01 01:00", "KJFK", None, None, "column 'temp' is empty"),
+        ("yesterday", "KJFK", "40", None, "time 'yesterday' does not match the format '%Y-%m-%d %H:%M'"),
+        ("2020-01-01 03:00", "KLGA", "33", "2020-01-01 03:00,KLGA,33,extra", "4 fields where the header has 3"),
+        (None, "KJFK", "50", None, "column 'when' is empty"),
+        ("2020-01-01 05:00", "KJFK", "nan", None, "column 'temp': 'nan' is not a finite number"),
+    ]
+    assert [tuple(r) for r in result.detections.collect()] == [
+        ("KJFK", "hot", "[\"KJFK\", 31.5]", datetime(2020, 1, 1, 0, 0), datetime(2020, 1, 1, 0, 0)),
+        ("KLGA", "hot", "[\"KLGA\", 35]", datetime(2020, 1, 1, 4, 0), datetime(2020, 1, 1, 4, 0)),
+    ]
+    result.unpersist()
+
+
+def test_replay_of_a_typed_dataframe_gives_typed_columns(spark: SparkSession) -> None:
+    def at(h: int) -> datetime:
+        return datetime(2024, 5, 1, h, tzinfo=timezone.utc)
+
+    df = spark.createDataFrame(
+        [(at(1), "a", 10, 1.5), (at(2), "b", 20, 1.0), (at(3), "a", 11, 2.5), (at(4), "b", 21, 0.5),
+         (None, "a", 12, 9.0), (at(5), "a", 13, float("nan"))],
+        "ts timestamp, k string, n long, x double")
+    rules = "up(K, N1, N2) <- m(K, N1, X1) seq m(K, N2, X2) where X2 > X1.\n"
+    result = replay(df, rules, event="m", args=["k", "n", "x"], time="ts", partition_by="k", spark=spark)
+    assert result.detections.columns == ["key", "event", "arg1", "arg2", "arg3", "start", "end"]
+    assert [f.dataType.simpleString() for f in result.detections.schema.fields] == [
+        "string", "string", "string", "bigint", "bigint", "timestamp", "timestamp"]
+    assert [tuple(r) for r in result.detections.collect()] == [
+        ("a", "up", "a", 10, 11, datetime(2024, 5, 1, 1), datetime(2024, 5, 1, 3))]
+    assert list(result.detection_lines()) == [
+        '{"event": "up", "args": ["a", 10, 11], "start": 1714525200.0, "end": 1714532400.0}\n']
+    assert [(r["k"], r["n"], r["reason"]) for r in result.rejected.collect()] == [
+        ("a", 12, "column 'ts' is empty"), ("a", 13, "column 'x': 'nan' is not a finite number")]
+    assert (result.rows, result.events, result.rejected_rows) == (6, 4, 2)
+    result.unpersist()
+
+
+# a synthetic data set with a per-sensor rule and a per-area rule: 2 stages
+AREA_RULES = (
+    "rise(S, A, V1, V2) <- (r(S, A, V1) seq r(S, A, V2)) within 30 where V2 >= V1 + 5.\n"
+    "area_rise(A, S1, S2) <- (rise(S1, A, _, _) and rise(S2, A, _, _)) within 60 where S1 @< S2.\n"
+)
+AREA_MAPPING = ["--event", "r", "--args", "sensor,area,value", "--time", "t", "--partition-by", "sensor"]
+
+
+def area_data(path: Path, n: int = 3000) -> Path:
+    seed = 7
+    with path.open("w") as f:
+        f.write("t,sensor,area,value\n")
+        for i in range(n):
+            seed = (seed * 1103515245 + 12345) % 2147483648
+            s = (seed >> 8) % 40
+            f.write(f"{i // 4},s{s},area{s % 5},{(seed >> 4) % 20}\n")
+    return path
+
+
+def test_a_retried_task_gives_identical_output_without_duplicates(spark: SparkSession, tmp_path: Path) -> None:
+    data = area_data(tmp_path / "area.csv")
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    expected, _ = etalis_run(rules, data, AREA_MAPPING)
+    counts = collections.Counter(json.loads(x)["event"] for x in expected)
+    assert counts["rise"] > 100 and counts["area_rise"] > 10
+    for failure in (InjectedFailure(0, 0, marker=str(tmp_path / "failed0")),
+                    InjectedFailure(1, 1, marker=str(tmp_path / "failed1")),
+                    InjectedFailure(2, 0, marker=str(tmp_path / "failed2"))):
+        result = replay(data, rules, spark=spark, partitions=3, inject_failure=failure, **kwargs(AREA_MAPPING))
+        assert Path(failure.marker or "").read_text() == \
+            f"stage {failure.stage} partition {failure.partition} attempt 0\n"
+        assert len(result.stages) == 2
+        assert list(result.detection_lines()) == expected
+        assert (result.rows, result.events, result.rejected_rows) == (3000, 3000, 0)
+        assert result.detection_count == len(expected)
+        out = tmp_path / f"out{failure.stage}"
+        result.write(out, "jsonl")
+        assert (out / "detections.jsonl").read_text() == "".join(expected)
+        result.unpersist()
+
+
+def test_write_gives_each_format_and_refuses_to_overwrite(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "obs.csv"
+    data.write_text(BAD_ROWS)
+    result = replay(data, HOT, spark=spark, partition_by="station", **kwargs(HOT_MAPPING))
+    for fmt in ("parquet", "csv", "json", "jsonl"):
+        out = tmp_path / fmt
+        result.write(out, fmt)
+        summary = json.loads((out / "summary.json").read_text())
+        assert (summary["rows"], summary["events"], summary["rejected"], summary["detections"]) == (8, 3, 5, 2)
+        if fmt == "jsonl":
+            assert (out / "detections.jsonl").read_text().count("\n") == 2
+            rejected = [json.loads(x) for x in (out / "rejected.jsonl").read_text().splitlines()]
+            assert [(r["row"], r["reason"]) for r in rejected][0] == (1, "column 'temp' is empty")
+        else:
+            back = spark.read.format(fmt).options(header="true").load(str(out / "detections"))
+            assert sorted(r["event"] + ":" + str(r["key"]) for r in back.collect()) == ["hot:KJFK", "hot:KLGA"]
+            assert spark.read.format(fmt).options(header="true").load(str(out / "rejected")).count() == 5
+    with pytest.raises(FileExistsError):
+        result.write(tmp_path / "parquet", "parquet")
+    result.write(tmp_path / "parquet", "jsonl", overwrite=True)
+    assert sorted(p.name for p in (tmp_path / "parquet").iterdir()) == [
+        "detections.jsonl", "rejected.jsonl", "summary.json"]
+    result.unpersist()
+
+
+def test_a_failed_write_leaves_no_partial_output(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "obs.csv"
+    data.write_text(BAD_ROWS)
+    result = replay(data, HOT, spark=spark, partition_by="station", **kwargs(HOT_MAPPING))
+
+    def explode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for _ in batches:
+            raise RuntimeError("disk full")
+        yield from ()
+
+    broken: DataFrame = result.rejected.mapInArrow(explode, result.rejected.schema)
+    failing = dataclasses.replace(result, rejected=broken)
+    with pytest.raises(Exception, match="disk full"):
+        failing.write(tmp_path / "out", "parquet")
+    assert list(tmp_path.iterdir()) == [data]        # no output, no staging directory
+    result.unpersist()
+
+
+def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = area_data(tmp_path / "area.csv", 600)
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    expected, _ = etalis_run(rules, data, AREA_MAPPING)
+    assert cli.main(["replay", str(rules), "--events", str(data), *AREA_MAPPING, "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert out == "".join(expected)
+    first = err.splitlines()[0]
+    assert first.startswith(f"rows: 600, events: 600, rejected: 0, detections: {len(expected)}, warnings: 0, ")
+    assert [line.split(":")[0].strip() for line in err.splitlines()[1:4]] == [
+        "mapping rows to events", "stage 1 (partitioned by sensor; 1 rules)",
+        "stage 2 (partitioned by argument 2 of rise/4; 1 rules)"]
+
+
+def test_replay_result_summary_counts(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "obs.csv"
+    data.write_text(BAD_ROWS)
+    result: ReplayResult = replay(data, HOT, spark=spark, partition_by="station", **kwargs(HOT_MAPPING))
+    assert result.summary().splitlines()[0].startswith("rows: 8, events: 3, rejected: 5, detections: 2, warnings: 0,")
+    result.unpersist()

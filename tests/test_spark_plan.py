@@ -1,0 +1,118 @@
+"""Stratification of rule sets for a partitioned replay (no Spark needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from io import StringIO
+
+from etalis_py.analysis import InputEvents, Sig, plan, read_rules
+from etalis_py.cli import parser, replay
+
+ROOT = Path(__file__).resolve().parents[1]
+CHARLEY = ROOT / "examples" / "charley" / "charley.etl"
+BLIZZARD = ROOT / "examples" / "blizzard" / "blizzard.etl"
+
+
+def stages(rules_text: str, inp: InputEvents) -> list[tuple[list[str], object]]:
+    """(rule heads, key) per stage; key None is global, else {event: argument}."""
+    infos, _ = read_rules(rules_text, "test.etl")
+    p = plan(infos, inp)
+    return [([p.rule(r).head_text() for r in st.rules],
+             None if st.key is None else {str(s): pos for s, pos in st.key})
+            for st in p.stages]
+
+
+def test_plan_runs_per_station_rules_by_station_then_area_then_globally() -> None:
+    infos, _ = read_rules(CHARLEY.read_text(), str(CHARLEY))
+    p = plan(infos, InputEvents("obs", 4, 0, "STATIONID"))
+    assert [(st.number, [p.rule(r).head_text() for r in st.rules]) for st in p.stages] == [
+        (1, ["jump(S, A, T1, T2)", "windy(S, W)"]),
+        (2, ["area_jump(A, S1, S2)"]),
+        (3, ["widespread(A1, A2)"]),
+    ]
+    first, second, third = p.stages
+    assert first.by_input_key and first.key == ((Sig("obs", 4), 0),)
+    assert first.exports == (Sig("jump", 4),)
+    assert second.key == ((Sig("jump", 4), 1),) and second.consumes == (Sig("jump", 4),)
+    assert third.key is None and third.consumes == (Sig("area_jump", 3),)
+
+
+def test_plan_without_a_partition_key_is_one_global_stage() -> None:
+    assert stages(BLIZZARD.read_text(), InputEvents("reading", 2)) == [
+        (["blizzard_reading(T)", "spell(S, S)", "spell(S, T)", "blizzard(S, T)"], None)]
+
+
+def test_plan_follows_the_key_through_rule_heads_and_recursion() -> None:
+    rules = (
+        "start(S, T) <- r(S, V) where V > 10, end(T).\n"
+        "spell(S, T0, T) <- start(S, T0) where T = T0.\n"
+        "spell(S, T0, T) <- spell(S, T0, _) seq r(S, V) where V > 10, end(T).\n"
+        "long(S, T0) <- spell(S, T0, T) where T - T0 > 100.\n"
+    )
+    assert stages(rules, InputEvents("r", 2, 0, "station")) == [
+        (["start(S, T)", "spell(S, T0, T)", "spell(S, T0, T)", "long(S, T0)"], {"r/2": 0})]
+
+
+def test_plan_moves_rules_that_lose_the_key_to_a_later_stage() -> None:
+    rules = (
+        "hot(T) <- r(S, T) where T > 30.\n"             # stateless: safe anywhere, but its head has no key
+        "two_hot(T1, T2) <- hot(T1) seq hot(T2).\n"     # joins hot events of any station
+        "pair(S) <- r(S, _) seq r(S, _).\n"
+    )
+    assert stages(rules, InputEvents("r", 2, 0, "station")) == [
+        (["hot(T)", "pair(S)"], {"r/2": 0}),
+        (["two_hot(T1, T2)"], None),
+    ]
+
+
+def test_plan_partitions_an_aggregate_only_when_it_is_grouped_by_the_key() -> None:
+    rules = (
+        "avg(S, A) <- aggregate(avg(V), r(S, V), count(3), A).\n"
+        "total(N) <- aggregate(count, r(_, _), count(3), N).\n"
+    )
+    assert stages(rules, InputEvents("r", 2, 0, "station")) == [
+        (["avg(S, A)"], {"r/2": 0}),
+        (["total(N)"], None),
+    ]
+
+
+def test_plan_runs_globally_when_the_key_column_is_not_an_argument() -> None:
+    rules = "pair(S) <- r(S, _) seq r(S, _).\n"
+    assert stages(rules, InputEvents("r", 2, None, "other")) == [(["pair(S)"], None)]
+
+
+def test_plan_with_event_names_from_a_column_keys_every_event_of_that_arity() -> None:
+    rules = (
+        "ab(K) <- a(K, _) seq b(K, _).\n"
+        "cross(K1, K2) <- a(K1, X) seq b(K2, X).\n"
+    )
+    assert stages(rules, InputEvents(None, 2, 0, "k")) == [
+        (["ab(K)"], {"a/2": 0, "b/2": 0}),
+        (["cross(K1, K2)"], {"a/2": 1, "b/2": 1}),
+    ]
+
+
+def test_replay_explain_prints_the_plan() -> None:
+    ns = parser().parse_args([
+        "replay", str(CHARLEY), "--events", "unused.csv", "--event", "obs",
+        "--args", "STATIONID,WINDSPEED,AIRTEMPERATURE,RELATIVEHUMIDITY", "--time", "SAMPLINGTIME",
+        "--partition-by", "STATIONID", "--explain"])
+    out, err = StringIO(), StringIO()
+    assert replay(ns, out, err) == 0
+    assert out.getvalue() == (
+        "input: obs/4, partition key STATIONID (argument 1)\n"
+        "stage 1: partitioned by STATIONID\n"
+        "  line 16: jump(S, A, T1, T2) <- obs/4\n"
+        "  line 21: windy(S, W) <- obs/4\n"
+        "  consumes: obs/4 (input)\n"
+        "  passes on: jump/4\n"
+        "stage 2: partitioned by argument 2 of jump/4\n"
+        "  line 26: area_jump(A, S1, S2) <- jump/4\n"
+        "  consumes: jump/4 (stage 1)\n"
+        "  passes on: area_jump/3\n"
+        "stage 3: global (one partition: its rules join events that share no key)\n"
+        "  line 31: widespread(A1, A2) <- area_jump/3\n"
+        "  consumes: area_jump/3 (stage 2)\n"
+        "reported: area_jump/3, jump/4, widespread/2, windy/2\n"
+    )
