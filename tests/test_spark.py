@@ -6,13 +6,20 @@ from __future__ import annotations
 import collections
 import dataclasses
 import json
-from collections.abc import Iterator, Sequence
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyspark
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
@@ -282,3 +289,72 @@ def test_replay_result_summary_counts(spark: SparkSession, tmp_path: Path) -> No
     result: ReplayResult = replay(data, HOT, spark=spark, partition_by="station", **kwargs(HOT_MAPPING))
     assert result.summary().splitlines()[0].startswith("rows: 8, events: 3, rejected: 5, detections: 2, warnings: 0,")
     result.unpersist()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(predicate: Callable[[], bool], what: str, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.5)
+
+
+def test_replay_on_a_standalone_spark_cluster_matches_local_mode(spark: SparkSession, tmp_path: Path) -> None:
+    """A master and a worker started from the installed PySpark on
+    127.0.0.1; the replay's driver is an `etalis replay` process."""
+    data = area_data(tmp_path / "area.csv")
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    local = replay(data, rules, spark=spark, partitions=4, **kwargs(AREA_MAPPING))
+    expected = list(local.detection_lines())
+    local.unpersist()
+    assert len(expected) > 100
+
+    home = Path(pyspark.__file__).resolve().parent
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1"}
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    logs = {name: (tmp_path / f"{name}.log").open("w") for name in ("master", "worker")}
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        started.append(subprocess.Popen(
+            [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+             "--port", str(port), "--webui-port", str(free_port())],
+            env=env, stdout=logs["master"], stderr=subprocess.STDOUT, start_new_session=True))
+        wait_for(lambda: "Starting Spark master" in (tmp_path / "master.log").read_text(), "the master")
+        started.append(subprocess.Popen(
+            [str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+             "--cores", "2", "--memory", "2g", "--webui-port", str(free_port()),
+             "--work-dir", str(tmp_path / "work"), url],
+            env=env, stdout=logs["worker"], stderr=subprocess.STDOUT, start_new_session=True))
+        wait_for(lambda: "Registering worker" in (tmp_path / "master.log").read_text(), "the worker to register")
+        out = tmp_path / "out"
+        run = subprocess.run(
+            [sys.executable, "-m", "etalis_py.cli", "replay", str(rules), "--events", str(data), *AREA_MAPPING,
+             "--master", url, "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.executor.memory=1g",
+             "--partitions", "4", "--out", str(out), "--format", "jsonl", "--no-progress"],
+            env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, run.stderr[-3000:]
+        assert (out / "detections.jsonl").read_text() == "".join(expected)
+        summary = json.loads((out / "summary.json").read_text())
+        assert (summary["rows"], summary["events"], summary["rejected"], summary["detections"]) == \
+            (3000, 3000, 0, len(expected))
+        assert "app-" in (tmp_path / "master.log").read_text()       # it ran on the cluster
+    finally:
+        for proc in reversed(started):
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in reversed(started):
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for f in logs.values():
+            f.close()
