@@ -18,7 +18,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, TextIO
 
 from etalis_py.errors import EtalisError
 from etalis_py.testing import Case, Outcome, RandomChoices, TooLarge, check_case, random_case, shrink_case
@@ -65,9 +65,10 @@ def describe(m: Mismatch, shrink: bool = True) -> str:
     return f"case {m.index} (shrunk):\n{outcome.report()}"
 
 
-def fuzz(cases: int, seed: int, out: "object" = sys.stdout, progress: bool = False) -> int:
+def fuzz(cases: int, seed: int, out: Optional[TextIO] = None, progress: bool = False) -> int:
     """Run ``cases`` cases of ``seed``, print the first mismatch and the
     summary line; return the number of mismatches."""
+    out = sys.stdout if out is None else out
     mismatches = 0
     first: Optional[Mismatch] = None
     started = time.monotonic()
@@ -81,8 +82,8 @@ def fuzz(cases: int, seed: int, out: "object" = sys.stdout, progress: bool = Fal
             print(f"... {i + 1} cases, {mismatches} mismatches, {time.monotonic() - started:.0f}s",
                   file=sys.stderr, flush=True)
     if first is not None:
-        print(describe(first), file=out)  # type: ignore[call-overload]
-    print(f"{cases} cases, {mismatches} mismatches", file=out)  # type: ignore[call-overload]
+        print(describe(first), file=out)
+    print(f"{cases} cases, {mismatches} mismatches", file=out)
     return mismatches
 
 

@@ -200,6 +200,16 @@ def test_or_of_an_intermediate_event_reaches_the_rule_head() -> None:
     assert detected(rules, stream) == expected
 
 
+def test_negation_is_keyed_on_a_variable_that_a_where_of_the_sequence_binds() -> None:
+    # Z is bound only by the `where`; the sequence did not carry it out, so
+    # the negation was not keyed on it and any x blocked every sequence.
+    rules = "h(Y) <- ((b(Y) where Z is Y * 2) seq a(Y)) cnot x(Z)."
+    stream = [("b", (1,), 1), ("x", (1,), 2), ("a", (1,), 3), ("b", (2,), 4), ("x", (4,), 5), ("a", (2,), 6)]
+    expected = facts([("h", (1,), 1, 3)])
+    assert model(rules, stream) == expected
+    assert detected(rules, stream) == expected
+
+
 def test_policies_may_miss_a_blocker_so_soundness_relaxes_negation() -> None:
     # Under chronological, a(2)@16 consumes b(2)@7.75, so h1(2) over
     # [13.75,16] never occurs and does not block h1(0): a detection outside

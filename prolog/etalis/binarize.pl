@@ -112,11 +112,21 @@ binarize(aggregate(Fun, X, P, Window, R), Ctx, Outside, Out, S0, S) :-
     append(Group, [R], Vs),
     node(aggregate(Fun, X, Window, R), [OP], Vs, Ctx, Out, S1, S).
 binarize(cnot(op(seq, P, Q), N), Ctx, Outside, Out, S0, S) :-
-    operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
+    negation_outside(N, Outside, OutsideSeq),
+    operands(P, Q, Ctx, OutsideSeq, OP, OQ, S0, S1),
     term_variables(OP-OQ-Outside, OutsideN),
     binarize(N, Ctx, OutsideN, ON, S1, S2),
     term_variables(OP-OQ, Vs),
     node(cnot, [OP, OQ, ON], Vs, Ctx, Out, S2, S).
+
+%   negation_outside(+N, +Outside, -OutsideSeq): the negated pattern N
+%   uses its variables from outside the sequence.  A variable that the
+%   sequence binds only in a `where` (e.g. `b(Y) where Z is Y*2`) must be
+%   carried out of it, or the negation would not be keyed on it and an
+%   N with any value would block.
+
+negation_outside(N, Outside, OutsideSeq) :-
+    term_variables(Outside-N, OutsideSeq).
 
 operands(P, Q, Ctx, Outside, OP, OQ, S0, S) :-
     term_variables(Outside-Q, OutsideP),

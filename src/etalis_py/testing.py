@@ -744,6 +744,10 @@ def _saturate(ev: _Evaluation, base: Counter[FactKey]) -> tuple[set[FactKey], se
 
 
 def _saturate_by_time(ev: _Evaluation, base: Counter[FactKey]) -> tuple[set[FactKey], set[FactKey], Optional[int]]:
+    """Saturate at each end time of the stream in turn, starting from what
+    the earlier times gave.  A derived fact ends at the end of one of its
+    events, so everything that ends before t is known when t is saturated,
+    and a `cnot` at t sees all the occurrences that could block it."""
     facts: set[FactKey] = set()
     derived: set[FactKey] = set()
     unbounded = False
@@ -865,16 +869,14 @@ def _fact_order(f: Fact) -> tuple[Any, ...]:
     return (f.end, f.start, f.event, repr(f.args))
 
 
-def engine_facts(text: str, stream: Sequence[Event], policy: str) -> tuple[frozenset[Fact], tuple[str, ...], set[tuple[str, int]]]:
-    """The engine's detections for a rule text and stream, its warnings,
-    and the events it reports."""
+def engine_facts(text: str, stream: Sequence[Event], policy: str) -> tuple[frozenset[Fact], tuple[str, ...]]:
+    """The engine's detections for a rule text and stream, and its warnings."""
     with Engine.from_string(text, policy=policy, source="rules.etl") as engine:
         result = engine.emit_many(stream)
         if result.rejected:
             raise ValueError(f"the engine rejected stream items: {result.rejected}")
-        printed = {(n, int(a)) for n, _, a in (p.rpartition("/") for p in engine.printed)}
         return (frozenset(Fact.from_detection(d) for d in result.detections),
-                tuple(w.reason for w in result.warnings), printed)
+                tuple(w.reason for w in result.warnings))
 
 
 def check_case(
@@ -900,9 +902,10 @@ def check_case(
     if any(has_cnot(r.pattern) for r in rule_set.rules):
         rules = tuple(replace(r, pattern=relax_negation(r.pattern)) for r in rule_set.rules)
         relaxed = evaluate(RuleSet(text, rules), case.stream, budget=budget)
+    printed = rule_set.heads() if case.printed is None else set(case.printed)
     outcomes = []
     for policy in policies:
-        got, warnings, printed = engine_facts(text, case.stream, policy)
+        got, warnings = engine_facts(text, case.stream, policy)
         exact = policy == "unrestricted" and not case.overrides
         expected = (model if exact else relaxed).reported(printed)
         outcomes.append(Outcome(case, policy, expected, got, warnings))
