@@ -45,7 +45,10 @@ form is not valid for its type) ``literal(type(DatatypeIRI, "lexical"))``.
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import math
+import pickle
 import re
 import os
 import time
@@ -525,12 +528,16 @@ class KnowledgeBase:
     Each load adds graphs to what the engine was given before and replaces
     the engine's facts by the closure of the union, so that instance data
     loaded after its schema (or before it) is reasoned about with it.
+
+    Between loads the triples are kept pickled, as one object: millions of
+    live rdflib terms would make each of Python's full garbage collections
+    (which the event stream triggers) walk them all.
     """
 
     def __init__(self, engine: str, prolog: PrologBridge) -> None:
         self._engine = engine
         self._prolog = prolog
-        self._triples: set[Triple] = set()
+        self._snapshot = b""
         self._sources: list[str] = []
         self._entailment: Optional[str] = None
 
@@ -550,7 +557,7 @@ class KnowledgeBase:
                 f"load every ontology of an engine with the same entailment (not {entailment})"
             )
         started = time.perf_counter()
-        triples = set(self._triples)
+        triples: set[Triple] = set(pickle.loads(self._snapshot)) if self._snapshot else set()
         names = []
         for source in sources:
             graph, name = read_graph(source)
@@ -559,17 +566,20 @@ class KnowledgeBase:
             del graph
         facts = FactWriter(close(triples, entailment))
         self._replace(facts.lines())
-        self._triples = triples
+        self._snapshot = pickle.dumps(list(triples), protocol=pickle.HIGHEST_PROTOCOL)
         self._sources.extend(names)
         self._entailment = entailment
-        return KnowledgeStats(
+        stats = KnowledgeStats(
             entailment=entailment,
             sources=tuple(self._sources),
             input_triples=len(triples),
             triples=facts.triples,
             facts=facts.facts,
-            seconds=time.perf_counter() - started,
+            seconds=0.0,
         )
+        del triples, facts
+        gc.collect()  # the parsed graphs hold reference cycles: free them now, not at some later event
+        return dataclasses.replace(stats, seconds=time.perf_counter() - started)
 
     def _replace(self, lines: Iterable[str]) -> None:
         request = self._prolog.request
