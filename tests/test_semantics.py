@@ -175,6 +175,11 @@ def test_model_counts_derivations_and_sees_cycles_without_time() -> None:
         evaluate(RuleSet.from_text("c <- a and a and a."), [("a", (), t) for t in range(30)], budget=10_000)
 
 
+def test_evaluator_does_not_cover_aggregates() -> None:
+    with pytest.raises(ValueError, match="does not cover `aggregate`"):
+        RuleSet.from_text("m(S, A) <- aggregate(avg(T), temp(S, T), count(3), A).")
+
+
 # ---------------------------------------------------------------------------
 # Regressions: cases where the engine once disagreed with the evaluator
 # ---------------------------------------------------------------------------

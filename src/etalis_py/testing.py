@@ -30,6 +30,10 @@ Semantics, for sub-pattern intervals A = [a1, a2] and B = [b1, b2]:
   to P's interval;
 - ``P within D``: P over [t1, t2] with t2 - t1 <= D.
 
+``iteration`` and ``any`` are covered through the reader, which unrolls
+them into these operators; aggregates are not (they depend on the order in
+which occurrences arrive, which the paper's semantics does not define).
+
 Operands may be filled by one and the same occurrence where the definitions
 allow it, and events derived at time t feed rules at the same t.  A ``where``
 condition that raises an error fails from that point on, as in the engine.
@@ -266,7 +270,11 @@ def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
         return Where(pattern_from_json(j["pattern"]), str(j["goal"]))
     if op == "within":
         return Within(pattern_from_json(j["pattern"]), j["window"])
-    return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
+    if op in TEMPORAL_OPS or op in ("or", "cnot"):
+        return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
+    # aggregates depend on the order in which occurrences arrive, which the
+    # declarative semantics of the paper does not define
+    raise ValueError(f"the reference evaluator does not cover `{op}` patterns")
 
 
 def pattern_text(p: Pattern) -> str:
