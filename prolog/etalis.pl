@@ -128,7 +128,7 @@ serve(reset(M), _, _{reset: M}, "") :-
     engine_reset(M).
 serve(rules(Source), Payload, _{rules: Rules, policy: PolicyS}, "") :-
     source_items(source(Source, Payload), Items),
-    compile_items(Items, [], compiled(_, _, _, Settings)),
+    compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
     _{policy: Policy, overrides: Overrides} :< Settings,
     findall(R, ( member(rule(L, H, P, pos(_, Line, _), VN), Items),
                  rule_json(L, H, P, Line, VN, Overrides, Policy, R) ), Rules),

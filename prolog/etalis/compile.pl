@@ -52,7 +52,9 @@ Directives understood in a rule file:
 
 %!  compile_items(+Items, +Options, -Compiled) is det.
 %
-%   Options: policy(P), a default policy that overrides the file's own
+%   Options: recursion(unchecked), to read rules that an engine would
+%   refuse for recursing without end (see check_recursion/1), for tools;
+%   policy(P), a default policy that overrides the file's own
 %   `:- policy(P)` directive; only_rules(Ns), compile only the event
 %   rules numbered Ns (1-based, in file order, as the `rules` request
 %   lists them); report(Specs), report exactly the events Specs
@@ -136,7 +138,14 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ),
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
+
     selected_rules(Options, Rules0, Rules1),
+    (   get_dict(rule_items, Defaults, Earlier) -> true ; Earlier = [] ),
+    append(Earlier, Rules1, RuleItems),
+    (   memberchk(recursion(unchecked), Options)
+    ->  true
+    ;   check_recursion(RuleItems)
+    ),
     (   memberchk(explain(true), Options)
     ->  Explain = true
     ;   get_dict(explain, Defaults, Explain)
@@ -161,7 +170,7 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
         Printed = []
     ),
     Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, explain: Explain,
-                 printed: Printed,
+                 rule_items: RuleItems, printed: Printed,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
 
@@ -337,6 +346,63 @@ map_derived(R, G0, G) :-
     !,
     call(R, G0, G).
 map_derived(_, G, G).
+
+%   check_recursion(+Rules)
+%
+%   Refuse rules that make an event derive itself at the same time, over
+%   and over: a cycle from a rule head back to an event of a pattern that
+%   does not pass a waiting operand (the left of seq, the stored side of
+%   the one-way Allen relations, the negated part of cnot), nor a where
+%   condition (which may stop it).  Such a cycle never ends.
+
+check_recursion(Rules) :-
+    findall(edge(E, H, Where),
+            ( member(rule(_, H, P, Where, _), Rules),
+              immediate_event(P, E) ),
+            Edges),
+    (   member(edge(E0, H0, Where), Edges),
+        copy_term(E0-H0, E1-H1),
+        reaches(H1, E1, Edges, [Where])
+    ->  etalis_error("these rules derive an event from itself at the same time, forever",
+                     "put the recursive event on the left of seq (it must occur before), or guard the recursion with a where condition",
+                     Where)
+    ;   true
+    ).
+
+%   reaches(+Head, +Target, +Edges, +Seen): a chain of immediate edges
+%   leads from the event Head to one that unifies with Target.
+
+reaches(H, T, _, _) :-
+    \+ H \= T,
+    !.
+reaches(H, T, Edges, Seen) :-
+    member(edge(E0, H0, Where), Edges),
+    \+ memberchk(Where, Seen),
+    copy_term(E0-H0, E-H1),
+    \+ E \= H,
+    reaches(H1, T, Edges, [Where|Seen]).
+
+%   immediate_event(+Pattern, -Event): Event occurs in Pattern in a place
+%   where its occurrence completes the pattern at once.
+
+immediate_event(event(E), E).
+immediate_event(op(Op, L, R), E) :-
+    waiting_side(Op, Waiting),
+    (   Waiting \== left, immediate_event(L, E)
+    ;   Waiting \== right, immediate_event(R, E)
+    ).
+immediate_event(or(L, R), E) :-
+    ( immediate_event(L, E) ; immediate_event(R, E) ).
+immediate_event(cnot(op(seq, _, R), _), E) :-
+    immediate_event(R, E).
+immediate_event(within(P, _), E) :-
+    immediate_event(P, E).
+immediate_event(aggregate(_, _, P, _, _), E) :-
+    immediate_event(P, E).
+
+waiting_side(Op, left) :- memberchk(Op, [seq, before, during, starts, overlaps]), !.
+waiting_side(Op, right) :- memberchk(Op, [after, contains, started_by, overlapped_by]), !.
+waiting_side(_, none).
 
 %   selected_rules(+Options, +Rules0, -Rules): with option only_rules(Ns),
 %   the event rules numbered Ns (1-based, in file order); all otherwise.

@@ -49,6 +49,7 @@ last accepted one, is rejected with its line number and the reason.
 engine_create(M) :-
     flag(etalis_engine, N, N+1),
     format(atom(M), 'etalis_engine_~d', [N]),
+    set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
               M:'$sandboxed'/0, M:'$explain'/0 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
@@ -66,10 +67,7 @@ engine_destroy(M) :-
         nb_delete(M)
     ;   true
     ),
-    forall(( current_predicate(M:Name/Arity),
-             functor(Head, Name, Arity),
-             \+ predicate_property(M:Head, imported_from(_)) ),
-           abolish(M:Name/Arity)).
+    '$destroy_module'(M).
 
 %!  engine_start(+Engine, +Indexes, +Lateness) is det.
 %

@@ -450,7 +450,7 @@ class PrologGoals:
     """
 
     def __init__(self, text: str) -> None:
-        self._engine = Engine.from_string(text)
+        self._engine = Engine.from_string(text, only_rules=[])     # the static rules are enough
         self._cache: dict[tuple[Any, ...], list[dict[str, Ground]]] = {}
         self.warnings: list[str] = []
 
