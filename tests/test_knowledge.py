@@ -415,3 +415,11 @@ def test_cli_run_takes_ontologies(tmp_path: Path) -> None:
     r = subprocess.run(cmd + ["--ontology", str(tmp_path / "missing.ttl")], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2
     assert r.stderr.strip() == f"{tmp_path / 'missing.ttl'}: error: ontology file {tmp_path / 'missing.ttl'} does not exist"
+
+
+def test_rules_added_while_running_ask_the_knowledge_with_their_own_prefixes() -> None:
+    with Engine.from_string("c <- a.") as engine:
+        engine.load_ontology(WEATHER)
+        engine.add_rules(f":- prefix(wt, '{WT}').\nwindy(C) <- b(C) where rdf(C, rdfs:subClassOf, wt:'WindObservation').")
+        assert engine.emit("b", WT + "Diablo", at=1) == [Detection("windy", (WT + "Diablo",), 1, 1)]
+        assert engine.emit("b", WT + "Blizzard", at=2) == []
