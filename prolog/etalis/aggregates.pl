@@ -11,7 +11,8 @@ its pattern is grouped), the occurrences in its window and a running
 state s(Count, Sum, Min, Max).  A window is count(N) (the last N
 occurrences; the aggregate holds from the N-th occurrence on) or time(D)
 (the occurrences that started at most D seconds before the newest one
-ended; it holds at every occurrence).
+ended; it holds at every occurrence that lasts at most D, and the window
+starts at the earliest start in it).
 
 Count and Sum are updated as occurrences enter and leave; Min and Max
 likewise, and are recomputed over the window only when the occurrence
@@ -24,17 +25,22 @@ that leaves holds the current minimum or maximum.
 %   Add the occurrence of Value over [T1,T2] to group Key of Store and
 %   slide the window.  Result is start(Start)-Value: the aggregate Fun
 %   (count, sum, avg, min or max) over the window, which starts at
-%   Start.  Fails while a count(N) window is not yet full.
+%   Start.  Fails while a count(N) window is not yet full, and for an
+%   occurrence longer than a time(D) window (it is never in one).
 %
 %   @error type_error(number, Value) unless Fun is count.
 
 aggregate_step(Store, Key, Value, T1, T2, Window, Fun, start(Start)-Result) :-
+    (   Window = time(D)
+    ->  T2 - T1 =< D
+    ;   true
+    ),
     (   Fun == count
     ->  true
     ;   must_be(number, Value)
     ),
     store_queue(Store, Key, Q),
-    queue_append(Store, Q, e(Value, T1, T2)),
+    window_add(Window, Store, Q, e(Value, T1, T2)),
     state(Store, Key, S0),
     enter(Value, S0, S1),
     slide(Window, Q, T2, S1, S),
@@ -42,6 +48,40 @@ aggregate_step(Store, Key, Value, T1, T2, Window, Fun, start(Start)-Result) :-
     full(Window, S),
     Q = q(c(e(_, Start, _), _), _),
     result(Fun, S, Result).
+
+%   window_add(+Window, +Store, +Queue, +Entry): a count window keeps
+%   its occurrences in the order they come, a time window in order of
+%   start (among equal starts, in the order they come), so that those
+%   that started too long ago leave from the front also when occurrences
+%   that are intervals do not come in order of start; the front's start
+%   is then the window's earliest.
+
+window_add(count(_), Store, Q, E) :-
+    queue_append(Store, Q, E).
+window_add(time(_), Store, Q, E) :-
+    E = e(_, T1, _),
+    arg(2, Q, Last),
+    (   (   Last == []
+        ;   Last = c(e(_, L1, _), _),
+            L1 =< T1
+        )
+    ->  queue_append(Store, Q, E)
+    ;   insert_by_start(Q, 1, E, T1)
+    ).
+
+%   insert_by_start(+Prev, +Arg, +Entry, +T1): put Entry before the first
+%   cell from argument Arg of Prev on whose entry starts after T1 (there
+%   is one: the last).
+
+insert_by_start(Prev, Arg, E, T1) :-
+    arg(Arg, Prev, Cell),
+    Cell = c(e(_, S, _), _),
+    (   S > T1
+    ->  nb_setarg(Arg, Prev, c(E, [])),
+        arg(Arg, Prev, New),
+        nb_linkarg(2, New, Cell)
+    ;   insert_by_start(Cell, 2, E, T1)
+    ).
 
 state(Store, Key, S) :-
     (   store_lookup(Store, state(Key), SQ),

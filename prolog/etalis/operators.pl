@@ -88,8 +88,10 @@ node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [Cl
     append(Group, [R], OutVs),
     Key =.. [k|Group],
     store_index(Id, left, Idx),
+    window_check(W, T1, T2, InFits),        % a window applies to the parts too
     window_check(W, Start, T2, Fits),
-    conj([etalis_runtime:engine_store(M, Idx, Store),
+    conj([InFits,
+          etalis_runtime:engine_store(M, Idx, Store),
           catch(etalis_aggregates:aggregate_step(Store, Key, X, T1, T2, Window, Fun, start(Start)-R),
                 E, etalis_runtime:goal_error(E, aggregate(Fun, X))),
           Fits,
