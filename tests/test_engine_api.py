@@ -175,3 +175,9 @@ def test_readme_example_prints_what_it_says() -> None:
     namespace: dict[str, object] = {"print": lambda x: printed.append(repr(x))}
     exec(code, namespace)
     assert printed == expected
+
+
+def test_text_beyond_latin_1_round_trips() -> None:
+    with Engine.from_string("c(X) <- a(X).") as engine:
+        assert engine.emit("a", "café", at=1) == [Detection("c", ("café",), 1, 1)]
+        assert engine.emit("a", "naïve ☃ 日本", at=2) == [Detection("c", ("naïve ☃ 日本",), 2, 2)]

@@ -46,6 +46,8 @@ class PrologBridge:
             ctypes.c_uint,
         ]
         lib.PL_get_nchars.restype = ctypes.c_int
+        lib.PL_get_string.argtypes = [core.term_t, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)]
+        lib.PL_get_string.restype = ctypes.c_int
         self._lock = threading.RLock()
         self._attach()
         path = str(prolog_dir() / "etalis").replace("\\", "\\\\").replace("'", "\\'")
@@ -93,9 +95,15 @@ class PrologBridge:
                         raise EtalisError(f"engine request failed: {request}")
                     size = ctypes.c_size_t()
                     ptr = ctypes.c_char_p()
-                    if not lib.PL_get_nchars(args + 2, ctypes.byref(size), ctypes.byref(ptr), flags):
+                    # A reply can be megabytes: read a Latin-1 string's own
+                    # text (PL_get_nchars' conversion buffers made the process
+                    # grow by each reply); only wide text is converted.
+                    if lib.PL_get_string(args + 2, ctypes.byref(ptr), ctypes.byref(size)):
+                        reply = ctypes.string_at(ptr, size.value).decode("latin-1")
+                    elif lib.PL_get_nchars(args + 2, ctypes.byref(size), ctypes.byref(ptr), flags):
+                        reply = ctypes.string_at(ptr, size.value).decode("utf-8")
+                    else:
                         raise EtalisError("engine reply is not text")
-                    reply = ctypes.string_at(ptr, size.value).decode("utf-8")
                 finally:
                     lib.PL_cut_query(qid)
             finally:
