@@ -28,6 +28,11 @@ Requests:
   - feed(Engine, FirstLine): payload is event lines.
   - stats(Engine), destroy(Engine).
   - reset(Engine): fresh state (no pending goals, no last time), same rules.
+  - feed_segments(Engine, Resets): payload is segments of event lines
+    separated by the character 0x1D (never part of an event line); each
+    is fed as by feed(Engine, 1), after a reset if its element of Resets
+    is 1.  The reply has one header per segment and the detections of the
+    segments separated by 0x1D (many keys' events in one crossing).
   - flush(Engine): process the events held back by a lateness.
   - add_rules(Engine, Source): payload is rule text to add while running.
   - remove_rule(Engine, Label).
@@ -68,9 +73,7 @@ serve(create(Source, Options), Payload, Header, "") :-
     _{policy: Policy, printed: Printed, rules: NRules} :< Settings,
     length(Nodes, NNodes),
     maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
-    findall(_{path: Path, entailment: E, file: F, line: L},
-            member(ontology(Path, E, pos(F, L, _)), Settings.directives), Ontologies0),
-    reverse(Ontologies0, Ontologies),
+    declared_ontologies(Settings, Ontologies),
     term_string(Policy, PolicyS),
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
                ontologies: Ontologies}.
@@ -90,7 +93,7 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
             ( M:'$rule_goals'(Name, Ids),
               aggregate_all(sum(C), ( member(Id, Ids), member(Id-_-C, Counts) ), P) ),
             Rules).
-serve(add_rules(M, Source), Payload, _{rules: N, goals: G}, "") :-
+serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies}, "") :-
     engine_compiled(M, C0),
     source_items(source(Source, Payload), Items),
     compile_more(Items, C0, C),
@@ -100,7 +103,9 @@ serve(add_rules(M, Source), Payload, _{rules: N, goals: G}, "") :-
     ;   true
     ),
     reload_compiled(M, C0, C),
-    compiled_size(C, N, G).
+    compiled_size(C, N, G),
+    C = compiled(_, _, _, Settings),
+    declared_ontologies(Settings, Ontologies).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G}, "") :-
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
@@ -126,6 +131,13 @@ serve(destroy(M), _, _{destroyed: M}, "") :-
 serve(reset(M), _, _{reset: M}, "") :-
     engine_compiled(M, _),
     engine_reset(M).
+serve(feed_segments(M, Resets), Payload, _{segments: Results}, Detections) :-
+    engine_compiled(M, _),
+    split_string(Payload, "\x1d\", "", Texts),
+    maplist(feed_segment(M), Resets, Texts, Results, Outs),
+    foldl([D, Acc0, Acc]>>(Acc0 == [] -> Acc = [D] ; Acc = [D, "\x1d\"|Acc0]), Outs, [], Rev),
+    reverse(Rev, Parts),
+    atomics_to_string(Parts, Detections).
 serve(rules(Source), Payload, _{rules: Rules, policy: PolicyS}, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
@@ -140,6 +152,16 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
+
+%   feed_segment(+M, +Reset, +Text, -Header, -Detections): one segment of
+%   feed_segments.
+
+feed_segment(M, Reset, Text, Header, Detections) :-
+    (   Reset == 1
+    ->  engine_reset(M)
+    ;   true
+    ),
+    serve(feed(M, 1), Text, Header, Detections).
 
 %   pending_part(+M, +Nodes, +Ids, -Part): one pending occurrence in a
 %   goal of the rule, as JSON: the goal, the part matched (with its
@@ -195,6 +217,14 @@ shown_term(Nodes, E, Term) :-
 
 term_text(Term, Text) :-
     pattern_text(Term, Text).
+
+%   declared_ontologies(+Settings, -Ontologies): the `:- ontology`
+%   directives of the rules just read, in file order, for Python to load.
+
+declared_ontologies(Settings, Ontologies) :-
+    findall(_{path: Path, entailment: E, file: F, line: L},
+            member(ontology(Path, E, pos(F, L, _)), Settings.directives), Ontologies0),
+    reverse(Ontologies0, Ontologies).
 
 engine_compiled(M, C) :-
     (   catch(M:'$compiled'(C), _, fail)

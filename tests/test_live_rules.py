@@ -86,3 +86,18 @@ def test_added_static_rules_serve_added_rules_and_are_checked_in_a_sandbox() -> 
         # the refused clean/1 clause was taken back: calling it now just fails
         engine.add_rules("h(X) <- g(X) where clean(X).")
         assert engine.emit("g", "/tmp/etalis-no-such-file", at=3) == []
+
+
+def test_an_ontology_declared_in_added_rules_is_loaded(tmp_path: pytest.TempPathFactory) -> None:
+    from pathlib import Path
+
+    root = Path(__file__).parents[1]
+    with Engine.from_string("c <- a.") as engine:
+        engine.add_rules(
+            ":- prefix(wt, 'http://example.org/etalis-py/weather#').\n"
+            f":- ontology('{root / 'ontologies/weather.ttl'}').\n"
+            "kind(K) <- obs(K) where rdf(K, rdfs:subClassOf, wt:'WeatherObservation')."
+        )
+        assert engine.emit("obs", "http://example.org/etalis-py/weather#Diablo", at=1) == [
+            Detection("kind", ("http://example.org/etalis-py/weather#Diablo",), 1, 1)]
+        assert engine.emit("obs", "http://example.org/etalis-py/weather#Blizzard", at=2) == []

@@ -11,6 +11,7 @@
 from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
 from .errors import EtalisError, EventError, RuleError, RuleFileNotFound
 from .events import Detection, Event, Rejection
+from .knowledge import KnowledgeStats, OntologyError
 
 __all__ = [
     "BatchResult",
@@ -21,6 +22,8 @@ __all__ = [
     "Event",
     "EventError",
     "FeedResult",
+    "KnowledgeStats",
+    "OntologyError",
     "PendingPart",
     "Rejection",
     "RuleError",

@@ -276,6 +276,28 @@ class Engine:
         self._stats.detections += result.detection_lines.count("\n")
         return result
 
+    def feed_segments(self, segments: Sequence[str], resets: Sequence[bool]) -> list[FeedResult]:
+        """Process several texts of event lines in one crossing, each as by
+        :meth:`feed_text` (line numbers from 1 in each), after a
+        :meth:`reset` where ``resets`` says so.  Spark replay feeds many
+        keys' events this way."""
+        self._check_open()
+        if len(segments) != len(resets):
+            raise ValueError("give one reset flag per segment")
+        if not segments:
+            return []
+        flags = ",".join("1" if r else "0" for r in resets)
+        header, body = self._prolog.request(f"feed_segments({self._name}, [{flags}])", "\x1d".join(segments))
+        results = []
+        for h, detections in zip(header["segments"], body.split("\x1d")):
+            rejected = [Rejection(int(line), str(reason)) for line, reason in h["rejected"]]
+            warnings = [Rejection(int(line), str(msg)) for line, msg in h["warnings"]]
+            self._stats.accepted += h["accepted"]
+            self._stats.rejected += len(rejected)
+            self._stats.detections += detections.count("\n")
+            results.append(FeedResult(h["accepted"], rejected, warnings, detections))
+        return results
+
     def _feed_lines(self, text: str, first_line: int) -> FeedResult:
         self._check_open()
         header, body = self._prolog.request(f"feed({self._name}, {int(first_line)})", text)
@@ -332,6 +354,8 @@ class Engine:
         self._check_open()
         info, _ = self._prolog.request(f"add_rules({self._name}, text({quote_atom(source)}))", text)
         self.rule_count, self.goal_count = info["rules"], info["goals"]
+        if info.get("ontologies"):
+            self._load_declared(info["ontologies"])
 
     def remove_rule(self, label: str) -> None:
         """Remove the rule labelled ``label``, with the goals (and pending
