@@ -365,12 +365,13 @@ def examples(n: int) -> settings:
     )
 
 
-def checked(data: st.DataObject, family: str, aggregates: Optional[bool] = None) -> None:
+def checked(data: st.DataObject, family: str, aggregates: Optional[bool] = None,
+            intervals: Optional[bool] = None, variant: Optional[bool] = None) -> None:
     """A random case under a policy of ``family`` (recent and
     chronological now and then in an interval variant)."""
     ch = DataChoices(data)
-    case = random_case(ch, aggregates=aggregates)
-    policy = random_policy(ch, family)
+    case = random_case(ch, aggregates=aggregates, intervals=intervals)
+    policy = random_policy(ch, family, variant)
     try:
         outcome = check_case(case, (policy,))[0]
     except Uncheckable:
@@ -401,6 +402,12 @@ def test_recent_and_its_variants_detect_only_what_is_in_the_model(data: st.DataO
 @given(st.data())
 def test_chronological_and_its_variants_detect_only_what_is_in_the_model(data: st.DataObject) -> None:
     checked(data, "chronological")
+
+
+@examples(300)
+@given(st.data())
+def test_interval_variants_on_streams_of_intervals_detect_only_what_is_in_the_model(data: st.DataObject) -> None:
+    checked(data, "recent" if data.draw(st.booleans()) else "chronological", intervals=True, variant=True)
 
 
 def test_fuzz_command_finds_no_mismatch_in_a_thousand_cases() -> None:

@@ -1718,6 +1718,7 @@ def random_case(
     max_events: int = 30,
     aggregates: Optional[bool] = None,
     windows: bool = True,
+    intervals: Optional[bool] = None,
 ) -> Case:
     """A random rule set and stream.
 
@@ -1732,7 +1733,10 @@ def random_case(
     timestamps and intervals (in some, many intervals that end or start
     together); a few are long, over many values.  With ``aggregates``
     (when None, in about a third of the cases) some patterns are
-    aggregates; ``windows=False`` makes rules without ``within``.
+    aggregates; ``windows=False`` makes rules without ``within``;
+    ``intervals`` (when None, in about 40% of the cases) gives a stream of
+    mostly intervals over whole seconds, many of which end or start
+    together.
     """
     if aggregates is None:
         aggregates = _flip(ch, 30)
@@ -1755,7 +1759,9 @@ def random_case(
         # more join keys than their initial buckets
         stream = random_stream(ch, streamed, 5 * max_events, range(100))
     else:
-        stream = random_stream(ch, streamed, max_events, intervals=60 if _flip(ch, 25) else 25)
+        if intervals is None:
+            intervals = _flip(ch, 40)
+        stream = random_stream(ch, streamed, max_events, intervals=70 if intervals else 25)
     lengths = _boundary_windows(ch, stream)
     rules = []
     state = _CaseState(aggregates=aggregates, windows=windows)
@@ -1815,8 +1821,8 @@ def random_stream(
     t: float = ch.integer(0, 2) if _flip(ch, 50) else 0
     aligned = intervals >= 50
     if aligned:
-        steps: tuple[float, ...] = (0, 1, 0, 2, 1, 3)
-        lengths: tuple[float, ...] = (1, 2, 3, 4)
+        steps: tuple[float, ...] = (0, 1, 0, 2, 0, 1)
+        lengths: tuple[float, ...] = (1, 2, 3, 1, 2)
     else:
         steps = (0, 1, 0.5, 0, 2, 0.25, 1.5, 3) if not _flip(ch, 35) else (0, 0.1, 0.2, 0.3, 0.7, 1.1)
         lengths = (1, 0.5, 2, 3, 0.25, 0.1, 0.3)
@@ -1832,14 +1838,15 @@ def random_stream(
     return tuple(out)
 
 
-def random_policy(ch: Choices, family: Optional[str] = None) -> str:
+def random_policy(ch: Choices, family: Optional[str] = None, variant: Optional[bool] = None) -> str:
     """A consumption policy: unrestricted, recent or chronological (of
-    ``family`` if given), now and then an interval variant."""
+    ``family`` if given), half the time (always with ``variant=True``)
+    an interval variant."""
     name = family or _pick(ch, POLICIES)
-    if name == "unrestricted" or not _flip(ch, 50):
+    if name == "unrestricted" or not (_flip(ch, 50) if variant is None else variant):
         return name
-    variant = _pick(ch, ("longer", "shorter", "greater(1)", "greater(2)"))
-    return f"{name}({variant})"
+    kind = _pick(ch, ("longer", "shorter", "greater(1)", "greater(2)"))
+    return f"{name}({kind})"
 
 
 def _time(ch: Choices, t: float) -> Time:
