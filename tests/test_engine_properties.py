@@ -152,6 +152,15 @@ def test_a_late_aggregate_sees_its_occurrences_in_the_order_they_were_sent() -> 
         {Fact("n", ("x", 3), 1, 2): 1, Fact("n", ("x", 7), 2, 2): 1, Fact("n", ("x", 8), 2, 4): 1})
 
 
+def test_events_that_end_at_5_and_at_5_0_leave_the_lateness_buffer_in_the_order_they_came() -> None:
+    # The buffer was ordered by the standard order of terms, where 5.0
+    # comes before 5: b(1)@5.0 overtook a(1) over [2,5], and under recent
+    # met the a(1) that a(1) over [2,5] replaces in order.
+    rules = "h(X) <- a(X) seq b(X)."
+    stream = [Event("a", (1,), 2, 3), Event("a", (1,), 2, 5), Event("b", (1,), 5.0, 5.0)]
+    assert run(rules, stream, "recent", lateness=1) == run(rules, stream, "recent") == []
+
+
 @examples(150)
 @given(st.data())
 def test_a_stream_within_the_lateness_gives_exactly_the_in_order_detections(data: st.DataObject) -> None:

@@ -241,13 +241,14 @@ admit(reorder(L, Max0, Seq0, H0), M, Ev, reorder(L, Max, Seq, H)) :-
         Max is max(Max0, T2)
     ),
     Seq is Seq0 + 1,
-    add_to_heap(H0, T2-Seq0, Ev, H1),
+    Key is float(T2),           % the standard order puts 5.0 before 5
+    add_to_heap(H0, Key-Seq0, Ev, H1),
     Mark is Max - L,
     release(M, Mark, H1, H).
 
 release(M, Mark, H0, H) :-
-    (   min_of_heap(H0, T2-_, _),
-        T2 =< Mark
+    (   min_of_heap(H0, Key-_, _),
+        Key =< Mark
     ->  get_from_heap(H0, _, ev(E, T1, T2, Line), H1),
         run(M, E, T1, T2, Line),
         release(M, Mark, H1, H)
