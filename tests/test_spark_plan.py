@@ -1,13 +1,21 @@
-"""Stratification of rule sets for a partitioned replay (no Spark needed)."""
+"""Replay without Spark: the stratification of rule sets, and the mapping of
+rows to events (it must make exactly the lines `etalis run` makes)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from io import StringIO
+from typing import Any
 
+import pyarrow as pa
+
+from etalis_py import Engine
 from etalis_py.analysis import InputEvents, Sig, plan, read_rules
 from etalis_py.cli import parser, replay
+from etalis_py.events import InvalidEvent
+from etalis_py.spark import KIND, LINE, REASON, ROW, MapSpec, _map_rows, _parse_time, _parse_value
+from etalis_py.streams import Mapping, parse_time, parse_value
 
 ROOT = Path(__file__).resolve().parents[1]
 CHARLEY = ROOT / "examples" / "charley" / "charley.etl"
@@ -116,3 +124,56 @@ def test_replay_explain_prints_the_plan() -> None:
         "  consumes: area_jump/3 (stage 2)\n"
         "reported: area_jump/3, jump/4, widespread/2, windy/2\n"
     )
+
+
+# -- the mapping pass, without Spark ---------------------------------------------------
+
+TRICKY = ["5", "05", "-5", "+5", "1_000", "5.0", ".5", "5.", "1e5", "1E5", "-1e-5", "inf", "-inf", "nan",
+          "NaN", "Infinity", "iphone", "night", "s1", "e5", "E5", "1.2.3", "0x10", "١٢", "٥.٥", "1_0.5", "1e",
+          "true", "5,0", "x.y", "2020-01-01", "2020-01-01T00:00:00", "1e400", "-0.0", "0", "'quoted'", "a b"]
+
+
+def outcome(f: Any, *args: Any) -> tuple[str, Any]:
+    try:
+        value = f(*args)
+        return "ok", (type(value).__name__, value)
+    except InvalidEvent as e:
+        return "rejected", str(e)
+
+
+def test_fast_value_parsing_agrees_with_etalis_run() -> None:
+    for text in TRICKY:
+        assert outcome(_parse_value, text, "c") == outcome(parse_value, text, "c"), text
+        assert outcome(_parse_time, text, None) == outcome(parse_time, text, None), text
+
+
+def test_mapping_pass_makes_the_lines_of_etalis_run_or_its_reasons() -> None:
+    header = ["when", "name", "a", "b"]
+    rows = [["2020-01-01 00:00", "x", "1", "s1"], [" 2020-01-01 01:00 ", "y", "2.5", "it's"],
+            ["2020-01-01 02:00", "$z", "1", "2"], ["2020-01-01 03:00", "x", "", "2"],
+            ["bad", "x", "1", "2"], ["2020-01-01 04:00", "x", "nan", "2"], [" ", "", " ", ""],
+            ["2020-01-01 05:00", "w w", "1e3", "٥"]] + [["2020-01-01 06:00", "x", t, t] for t in TRICKY]
+    mapping = Mapping(event_col="name", args=("a", "b"), time="when", time_format="%Y-%m-%d %H:%M")
+    reader = mapping.row_reader(header)
+    expected = []
+    with Engine.from_string("unused <- nothing.") as engine:     # it rejects what etalis run's engine rejects
+        for r in rows:
+            try:
+                line = reader(r)
+            except InvalidEvent as e:
+                expected.append(("r", "the row is empty" if all(not c.strip() for c in r) else str(e)))
+                continue
+            engine.reset()
+            refused = engine.feed_text(line).rejected
+            expected.append(("r", refused[0].reason) if refused else ("e", line))
+    assert ("r", "event names starting with $ are reserved ('$z')") in expected
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([r[i] for r in rows], pa.string()) for i in range(4)] + [pa.array(range(len(rows)), pa.int64())],
+        names=[*header, ROW])
+    spec = MapSpec(mapping, tuple(header), 4, False, (("x/2", 1), ("y/2", 1)))
+    got: dict[int, tuple[str, str]] = {}
+    for out in _map_rows(spec)(iter([batch])):
+        d = out.to_pydict()
+        for row, kind, line, reason in zip(d[ROW], d[KIND], d[LINE], d[REASON]):
+            got[row] = ("r", reason) if kind == "r" else ("e", line)
+    assert [got[i] for i in range(len(rows))] == expected

@@ -31,7 +31,9 @@ directory that is renamed into place only when everything succeeded.
 from __future__ import annotations
 
 import csv
+import bisect
 import json
+import math
 import os
 import shutil
 import sys
@@ -46,13 +48,14 @@ from time import perf_counter
 from typing import IO, TYPE_CHECKING, Any, Optional, Union
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ._prolog import quote_atom
 from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rules
 from .engine import Engine, check_policy
 from .errors import EtalisError, RuleFileNotFound
 from .events import InvalidEvent, prolog_value, to_time
-from .streams import Mapping, parse_time, parse_value
+from .streams import Mapping, parse_formatted_time, parse_time, parse_value
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -69,6 +72,7 @@ SIG = "__etalis_sig"
 LINE = "__etalis_line"
 TIME = "__etalis_t"
 KEYS = "__etalis_keys"
+KEY1 = "__etalis_key1"
 REASON = "__etalis_reason"
 TKIND = "__etalis_tkind"
 CORRUPT = "_corrupt_record"
@@ -78,8 +82,11 @@ T_INT, T_FLOAT, T_TEXT, T_OTHER = 1, 2, 4, 8
 # kinds of input time: a number of seconds, or a date
 TK_NUMBER, TK_DATE = 1, 2
 
-STAGE_SCHEMA = ("kind string, sig string, line string, t double, row long, path array<int>, "
-                "keys array<string>, key string, n long")
+# the columns of the stages' tables (prefixed: stage 1 carries the input's own columns too)
+S_KIND, S_SIG, S_LINE, S_T, S_ROW, S_PATH, S_KEYS, S_KEY, S_N, S_REASON, S_TKIND = (
+    f"__e_{n}" for n in ("kind", "sig", "line", "t", "row", "path", "keys", "key", "n", "reason", "tkind"))
+STAGE_SCHEMA = (f"{S_KIND} string, {S_SIG} string, {S_LINE} string, {S_T} double, {S_ROW} long, "
+                f"{S_PATH} string, {S_KEYS} array<string>, {S_KEY} string, {S_N} long")
 
 
 # -- sessions ---------------------------------------------------------------------
@@ -105,8 +112,17 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
         "spark.sql.adaptive.enabled": "true",
     }
     if chosen.startswith("local"):
-        settings["spark.driver.host"] = "127.0.0.1"
-        settings["spark.driver.bindAddress"] = "127.0.0.1"
+        settings.update({
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            # a replay is a few short jobs: the JVM's first tier of JIT
+            # compilation costs far less CPU than the second, and on one
+            # machine compressing shuffle files only costs CPU
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC",
+            "spark.shuffle.compress": "false",
+            "spark.shuffle.spill.compress": "false",
+        })
+    settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = "50000"
     if not os.environ.get("PYSPARK_PYTHON") and "spark.pyspark.python" not in (conf or {}):
         # PySpark takes the workers' interpreter from the environment of
         # the process that makes the SparkContext
@@ -187,9 +203,11 @@ class MapSpec:
 
     mapping: Mapping
     original: tuple[str, ...]          # the input's columns (they come back for rejected rows)
-    key_positions: tuple[int, ...]     # arguments whose value keys some stage
     header_width: int                  # fields a CSV row should have
     has_corrupt: bool
+    first: tuple[tuple[str, int], ...]  # events stage 1 consumes, with their key's argument (-1: global)
+    raw_later: bool = False            # later stages consume input events: write SIG and KEYS
+    later: tuple[int, ...] = ()        # the arguments that key them there
 
 
 def _value_text(value: Any) -> str:
@@ -211,6 +229,35 @@ def _value_text(value: Any) -> str:
     if isinstance(value, (list, tuple, dict)):
         return json.dumps(value, default=str)
     return str(value)
+
+
+def _parse_value(text: str, col: str) -> Any:
+    """:func:`~etalis_py.streams.parse_value` of a stripped, non-empty
+    text, with two exact shortcuts: a text that starts with a letter
+    other than i or n (inf, nan) is no number for int() or float(); one
+    with a dot or an e is no int."""
+    first = text[0]
+    if first.isalpha() and first not in "iInN":
+        return text
+    if "." not in text and "e" not in text and "E" not in text:
+        return parse_value(text, col)
+    try:
+        f = float(text)
+    except ValueError:
+        return text
+    if f != f or f in (math.inf, -math.inf):
+        raise InvalidEvent(f"column {col!r}: {text!r} is not a finite number")
+    return f
+
+
+def _parse_time(text: str, fmt: Optional[str]) -> float | int:
+    """:func:`~etalis_py.streams.parse_time` of a stripped, non-empty text."""
+    if fmt:
+        return parse_formatted_time(text, fmt)
+    number = _parse_value(text, "time")
+    if isinstance(number, (int, float)):
+        return number
+    return parse_time(text, None)
 
 
 def _key_text(value: Any) -> str:
@@ -237,18 +284,23 @@ def _type_code(value: Any) -> int:
 def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The mapping pass: rows to engine input lines, exactly as
     :meth:`Mapping.row_reader` makes them (the same checks in the same
-    order, so the same reasons), or to rejections.  ``KEYS`` holds the
-    canonical text of the arguments at ``spec.key_positions``, in that
-    order."""
+    order, so the same reasons), or to rejections.  Each event gets the
+    canonical text of its stage-1 key (``KEY1``) and its kind: e (stage 1
+    consumes it), u (it does not), r (rejected)."""
     m = spec.mapping
     fixed_name = quote_atom(m.event) if m.event is not None else None
     arity = len(m.args)
-    key_slot = {p: i for i, p in enumerate(spec.key_positions)}
-    n_keys = len(spec.key_positions)
+    first = dict(spec.first)
+    later_slot = {p: i for i, p in enumerate(spec.later)}
+    n_later = len(spec.later)
+    with_later = spec.raw_later
+    key_args = set(first.values()) | set(spec.later)
     time_col = m.time or ""
-    names = [*spec.original, ROW, KIND, SIG, LINE, TIME, KEYS, REASON, TKIND]
+    names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([SIG, KEYS] if with_later else [])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        fixed_sig = f"{m.event}/{arity}"
+        fixed_first = first.get(fixed_sig) if m.event is not None else None
         for batch in batches:
             n = batch.num_rows
             if n == 0:
@@ -256,17 +308,18 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
             time_values = batch.column(time_col).to_pylist()
             time_is_date = pa.types.is_timestamp(batch.schema.field(time_col).type)
             event_names = batch.column(m.event_col).to_pylist() if m.event_col is not None else None
-            arg_cols = [(c, batch.column(c).to_pylist(), key_slot.get(p, -1)) for p, c in enumerate(m.args)]
+            arg_cols = [(p, c, batch.column(c).to_pylist(), p in key_args) for p, c in enumerate(m.args)]
             corrupt = batch.column(CORRUPT).to_pylist() if spec.has_corrupt else None
             ok: list[int] = []
-            sigs: list[str] = []
+            kinds: list[str] = []
+            key1: list[str] = []
             lines: list[str] = []
             times: list[float] = []
-            keys: list[Optional[str]] = []
             tkinds: list[int] = []
+            sigs: list[str] = []
+            keys: list[Optional[str]] = []
             bad: list[int] = []
             reasons: list[str] = []
-            fixed_sig = f"{m.event}/{arity}"
             fixed_tk = TK_DATE if (m.time_format or time_is_date) else 0
             for i in range(n):
                 try:
@@ -279,20 +332,22 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
                             raise InvalidEvent(f"event names starting with $ are reserved ({quote_atom(raw_name)})")
                         functor = quote_atom(raw_name)
                         sig = f"{raw_name}/{arity}"
+                        key_pos = first.get(sig)
                     else:
                         functor = fixed_name or ""
                         sig = fixed_sig
+                        key_pos = fixed_first
                     parts: list[str] = []
-                    row_keys: list[Optional[str]] = [None] * n_keys
-                    for c, values, slot in arg_cols:
+                    texts: dict[int, str] = {}
+                    for p, c, values, keyed in arg_cols:
                         v = values[i]
                         text = (v if v.__class__ is str else _value_text(v)).strip()
                         if not text:
                             _empty(c, batch, i, spec)
-                        value = parse_value(text, c)
+                        value = _parse_value(text, c)
                         parts.append(prolog_value(value))
-                        if slot >= 0:
-                            row_keys[slot] = _key_text(value)
+                        if keyed:
+                            texts[p] = _key_text(value)
                     tv = time_values[i]
                     if time_is_date and isinstance(tv, datetime):
                         t: float | int = to_time(tv)
@@ -300,36 +355,44 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
                         text = (tv if tv.__class__ is str else _value_text(tv)).strip()
                         if not text:
                             _empty(time_col, batch, i, spec)
-                        t = parse_time(text, m.time_format)
+                        t = _parse_time(text, m.time_format)
                 except InvalidEvent as e:
                     bad.append(i)
                     reasons.append(str(e))
                     continue
                 ok.append(i)
-                sigs.append(sig)
+                if key_pos is None:
+                    kinds.append("u")
+                    key1.append("")
+                else:
+                    kinds.append("e")
+                    key1.append(texts[key_pos] if key_pos >= 0 else "")
                 lines.append(f"event({functor}({','.join(parts)}), {t!r}).\n" if parts else f"event({functor}, {t!r}).\n")
                 times.append(float(t))
-                keys.extend(row_keys)
                 tkinds.append(fixed_tk or (TK_NUMBER if isinstance(tv, (int, float)) or _is_number(str(tv)) else TK_DATE))
+                if with_later:
+                    sigs.append(sig)
+                    keys.extend(texts.get(p) for p in spec.later)
             rows = batch.column(ROW)
             if ok:
                 k = len(ok)
+                extra = [pa.array(sigs, pa.string()),
+                         pa.ListArray.from_arrays(pa.array([j * n_later for j in range(k + 1)], pa.int32()),
+                                                  pa.array(keys, pa.string()))] if with_later else []
                 yield pa.RecordBatch.from_arrays(
                     [*(pa.nulls(k, batch.schema.field(c).type) for c in spec.original),
-                     rows.take(pa.array(ok, pa.int64())), pa.array(["e"] * k, pa.string()),
-                     pa.array(sigs, pa.string()), pa.array(lines, pa.string()), pa.array(times, pa.float64()),
-                     pa.ListArray.from_arrays(pa.array([j * n_keys for j in range(k + 1)], pa.int32()),
-                                              pa.array(keys, pa.string())),
-                     pa.nulls(k, pa.string()), pa.array(tkinds, pa.int32())],
+                     rows.take(pa.array(ok, pa.int64())), pa.array(kinds, pa.string()), pa.array(key1, pa.string()),
+                     pa.array(lines, pa.string()), pa.array(times, pa.float64()), pa.nulls(k, pa.string()),
+                     pa.array(tkinds, pa.int32()), *extra],
                     names=names)
             if bad:
                 idx = pa.array(bad, pa.int64())
                 k = len(bad)
+                extra = [pa.nulls(k, pa.string()), pa.nulls(k, pa.list_(pa.string()))] if with_later else []
                 yield pa.RecordBatch.from_arrays(
                     [*(batch.column(c).take(idx) for c in spec.original), rows.take(idx),
                      pa.array(["r"] * k, pa.string()), pa.nulls(k, pa.string()), pa.nulls(k, pa.string()),
-                     pa.nulls(k, pa.float64()), pa.nulls(k, pa.list_(pa.string())), pa.array(reasons, pa.string()),
-                     pa.nulls(k, pa.int32())],
+                     pa.nulls(k, pa.float64()), pa.array(reasons, pa.string()), pa.nulls(k, pa.int32()), *extra],
                     names=names)
 
     return run
@@ -386,6 +449,8 @@ class StageSpec:
     policy: Optional[str]
     max_age: Optional[float]
     keyed_by_input: bool
+    first: bool
+    originals: Optional[pa.Schema] = None           # stage 1: the input's columns, for rejected rows
     knowledge: tuple[tuple[str, str], ...] = ()     # ontology files: (name, text)
     entailment: Optional[str] = None
     failure: Optional[InjectedFailure] = None
@@ -456,19 +521,21 @@ def _map_with_failure(inner: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.Re
 class _StageOutput:
     """Rows of a stage's output table, gathered column by column."""
 
+    NAMES = [S_KIND, S_SIG, S_LINE, S_T, S_ROW, S_PATH, S_KEYS, S_KEY, S_N]
+
     def __init__(self) -> None:
         self.kind: list[str] = []
         self.sig: list[Optional[str]] = []
         self.line: list[Optional[str]] = []
         self.t: list[Optional[float]] = []
         self.row: list[Optional[int]] = []
-        self.path: list[Optional[list[int]]] = []
+        self.path: list[Optional[str]] = []
         self.keys: list[Optional[list[str]]] = []
         self.key: list[Optional[str]] = []
         self.n: list[Optional[int]] = []
 
     def add(self, kind: str, sig: Optional[str] = None, line: Optional[str] = None, t: Optional[float] = None,
-            row: Optional[int] = None, path: Optional[list[int]] = None, keys: Optional[list[str]] = None,
+            row: Optional[int] = None, path: Optional[str] = None, keys: Optional[list[str]] = None,
             key: Optional[str] = None, n: Optional[int] = None) -> None:
         self.kind.append(kind)
         self.sig.append(sig)
@@ -483,13 +550,11 @@ class _StageOutput:
     def __len__(self) -> int:
         return len(self.kind)
 
-    def batch(self) -> pa.RecordBatch:
-        out = pa.RecordBatch.from_arrays(
-            [pa.array(self.kind, pa.string()), pa.array(self.sig, pa.string()), pa.array(self.line, pa.string()),
-             pa.array(self.t, pa.float64()), pa.array(self.row, pa.int64()),
-             pa.array(self.path, pa.list_(pa.int32())), pa.array(self.keys, pa.list_(pa.string())),
-             pa.array(self.key, pa.string()), pa.array(self.n, pa.int64())],
-            names=["kind", "sig", "line", "t", "row", "path", "keys", "key", "n"])
+    def arrays(self) -> list[pa.Array]:
+        out = [pa.array(self.kind, pa.string()), pa.array(self.sig, pa.string()), pa.array(self.line, pa.string()),
+               pa.array(self.t, pa.float64()), pa.array(self.row, pa.int64()), pa.array(self.path, pa.string()),
+               pa.array(self.keys, pa.list_(pa.string())), pa.array(self.key, pa.string()),
+               pa.array(self.n, pa.int64())]
         self.__init__()  # type: ignore[misc]
         return out
 
@@ -498,101 +563,134 @@ def _number_text(x: Any) -> str:
     return str(x) if isinstance(x, int) else repr(float(x))
 
 
+def _path_step(stage: int, index: int) -> str:
+    """One step of a derivation path.  Paths are strings of fixed-width
+    steps, so that comparing them as strings orders detections as one
+    engine would have made them: by the input row that caused them, then
+    depth first."""
+    return f"{stage:04x}{index:08x}"
+
+
 def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A stage's task: the events of a partition, sorted by key, time, row
-    and path, through one engine reset for each key."""
+    and path, through one engine reset for each key.
+
+    Stage 1 also sees every other input row: rejected ones (``kind`` r)
+    pass through with their original columns (``originals``), and events
+    that no rule of any stage uses (``kind`` u) are counted."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         engine, compiled = _engine_for(spec)
         out = _StageOutput()
-        accepted = fed = warnings = rejected = 0
-        sample: list[str] = []
-        masks: list[int] = []       # type codes of the detections' arguments, by position
-        kmask = 0                   # ... and of their keys
-        current: Optional[str] = None
-        started = False
-        # the events waiting to be fed: at most one per time, so that each
-        # detection is attributed to the event that caused it (a detection
-        # ends when the event that completes it does)
-        lines: list[str] = []
-        rows: list[int] = []
-        paths: list[list[int]] = []
-        times: list[float] = []
-        by_time: dict[float, int] = {}
+        stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0, "mapping_rejected": 0,
+                 "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled, "sample": []}
+        masks: list[int] = stats["masks"]
+        sample: list[str] = stats["sample"]
+        current: Any = object()                 # the key being fed (no key yet)
+        originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
 
-        def flush() -> None:
-            nonlocal accepted, fed, warnings, rejected, kmask
-            if not lines:
-                return
-            result = engine.feed_text("".join(lines), 1)
-            fed += len(lines)
-            accepted += result.accepted
-            for r in result.rejected:
-                rejected += 1
-                out.add("r", line=r.reason, row=rows[r.line - 1])
-            for w in result.warnings:
-                warnings += 1
-                if len(sample) < 5:
-                    sample.append(w.reason)
-            counters = [0] * len(lines)
-            for text in result.detection_lines.splitlines():
+        def feed(lines: list[str], ts: list[float], rows: pa.Array, paths: pa.Array,
+                 segments: list[tuple[int, int, bool, Any]]) -> None:
+            """Feed segments (a, b, reset, key) of events a..b-1, each of one
+            key and distinct times, so that each detection is attributed to
+            the event that completed it (the one at its end time)."""
+            results = engine.feed_segments(["".join(lines[a:b]) for a, b, _, _ in segments],
+                                           [reset for _, _, reset, _ in segments])
+            for (a, b, _, key_text), result in zip(segments, results):
+                stats["fed"] += b - a
+                stats["accepted"] += result.accepted
+                for r in result.rejected:
+                    stats["rejected"] += 1
+                    out.add("r", line=r.reason, row=rows[a + r.line - 1].as_py())
+                for w in result.warnings:
+                    stats["warnings"] += 1
+                    if len(sample) < 5:
+                        sample.append(w.reason)
+                if result.detection_lines:
+                    attribute(result.detection_lines, ts, rows, paths, a, b, key_text)
+
+        def attribute(detections: str, ts: list[float], rows: pa.Array, paths: pa.Array, a: int, b: int,
+                      key_text: Any) -> None:
+            counters: dict[int, int] = {}
+            for text in detections.splitlines():
                 d = json.loads(text)
-                end = d["end"]
-                j = by_time.get(float(end))
-                if j is None:
-                    j = max((i for i, t in enumerate(times) if t <= float(end)), default=0)
-                path = paths[j] + [spec.number, counters[j]]
-                counters[j] += 1
+                end = float(d["end"])
+                j = max(bisect.bisect_right(ts, end, a, b) - 1, a)
+                c = counters.get(j, 0)
+                counters[j] = c + 1
+                path = (paths[j].as_py() or "") + _path_step(spec.number, c)
+                row = rows[j].as_py()
                 args = d["args"]
                 if d["event"] == TRANSFER:
                     name, arity, term, values = args
-                    out.add("x", sig=f"{name}/{arity}", t=float(end), row=rows[j], path=path,
-                            line=f"event({term}, [{_number_text(d['start'])}, {_number_text(end)}]).\n",
+                    out.add("x", sig=f"{name}/{arity}", t=end, row=row, path=path,
+                            line=f"event({term}, [{_number_text(d['start'])}, {_number_text(d['end'])}]).\n",
                             keys=[_key_text(v) for v in values])
-                else:
-                    out.add("d", sig=f"{d['event']}/{len(args)}", line=text + "\n", t=float(end), row=rows[j],
-                            path=path, key=current if spec.keyed_by_input else None)
-                    for p, v in enumerate(args):
-                        if p == len(masks):
-                            masks.append(0)
-                        masks[p] |= _type_code(v)
-                    if spec.keyed_by_input and current is not None:
-                        kmask |= _type_code(json.loads(current))
-            lines.clear()
-            rows.clear()
-            paths.clear()
-            times.clear()
-            by_time.clear()
+                    continue
+                key = key_text if spec.keyed_by_input else None
+                out.add("d", sig=f"{d['event']}/{len(args)}", line=text + "\n", t=end, row=row, path=path, key=key)
+                for p, v in enumerate(args):
+                    if p == len(masks):
+                        masks.append(0)
+                    masks[p] |= _type_code(v)
+                if key is not None:
+                    stats["kmask"] |= _type_code(json.loads(key))
+
+        def emit(extra: Optional[pa.RecordBatch] = None) -> Iterator[pa.RecordBatch]:
+            if len(out):
+                arrays = out.arrays()
+                n = len(arrays[0])
+                yield pa.RecordBatch.from_arrays(arrays + [pa.nulls(n, f.type) for f in originals],
+                                                 names=_StageOutput.NAMES + [f.name for f in originals])
+            if extra is not None and extra.num_rows:
+                yield extra
 
         for number, batch in enumerate(batches):
-            ks = batch.column("k").to_pylist()
-            ts = batch.column("t").to_pylist()
-            rs = batch.column("row").to_pylist()
-            ps = batch.column("path").to_pylist()
-            ls = batch.column("line").to_pylist()
-            for i in range(batch.num_rows):
-                k = ks[i]
-                if k != current or not started:
-                    flush()
-                    engine.reset()
-                    current, started = k, True
-                t = ts[i]
-                if t in by_time or len(lines) >= FEED_LINES:
-                    flush()
-                by_time[t] = len(lines)
-                lines.append(ls[i])
-                rows.append(rs[i])
-                paths.append(ps[i])
-                times.append(t)
-            if len(out):
-                yield out.batch()
+            passed: Optional[pa.RecordBatch] = None
+            if spec.first:
+                kind = batch.column(S_KIND)
+                tk = batch.column(S_TKIND)
+                for code in (TK_NUMBER, TK_DATE):
+                    if pc.any(pc.equal(tk, code)).as_py():
+                        stats["tkind"] |= code
+                stats["unused"] += pc.sum(pc.equal(kind, "u")).as_py() or 0
+                bad = batch.filter(pc.equal(kind, "r"))
+                if bad.num_rows:
+                    stats["mapping_rejected"] += bad.num_rows
+                    k = bad.num_rows
+                    passed = pa.RecordBatch.from_arrays(
+                        [pa.array(["m"] * k, pa.string()), pa.nulls(k, pa.string()), bad.column(S_REASON),
+                         pa.nulls(k, pa.float64()), bad.column(S_ROW), pa.nulls(k, pa.string()),
+                         pa.nulls(k, pa.list_(pa.string())), pa.nulls(k, pa.string()), pa.nulls(k, pa.int64()),
+                         *(bad.column(f.name) for f in originals)],
+                        names=_StageOutput.NAMES + [f.name for f in originals])
+                batch = batch.filter(pc.equal(kind, "e"))
+            n = batch.num_rows
+            if n:
+                ks = batch.column(S_KEY).to_pylist()
+                ts = batch.column(S_T).to_pylist()
+                lines = batch.column(S_LINE).to_pylist()
+                rows = batch.column(S_ROW)
+                paths = batch.column(S_PATH)
+                segments: list[tuple[int, int, bool, Any]] = []
+                a = 0
+                reset = False
+                for i in range(n):
+                    k = ks[i]
+                    if k != current:
+                        if i > a:
+                            segments.append((a, i, reset, current))
+                        current, a, reset = k, i, True
+                    elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
+                        segments.append((a, i, reset, current))
+                        a, reset = i, False
+                segments.append((a, n, reset, current))
+                feed(lines, ts, rows, paths, segments)
+            yield from emit(passed)
             if number == 0:
                 _maybe_fail(spec.failure, spec.number)
-        flush()
-        out.add("s", n=accepted, line=json.dumps({"fed": fed, "warnings": warnings, "sample": sample,
-                                                  "rejected": rejected, "masks": masks, "kmask": kmask,
-                                                  "compiled": compiled}))
-        yield out.batch()
+        out.add("s", line=json.dumps(stats))
+        yield from emit()
 
     return run
 
@@ -704,7 +802,6 @@ class ReplayResult:
     plan: Plan
     printed: tuple[str, ...]
     seconds: float
-    mapping_seconds: float
     lines: "DataFrame" = field(repr=False)            # the detections' JSON lines, ordered
     _cached: tuple["DataFrame", ...] = field(default=(), repr=False)
 
@@ -717,8 +814,7 @@ class ReplayResult:
     def summary(self) -> str:
         """Rows, events, rejected, detections and time per stage."""
         out = [f"rows: {self.rows}, events: {self.events}, rejected: {self.rejected_rows}, "
-               f"detections: {self.detection_count}, warnings: {self.warnings}, seconds: {self.seconds:.3f}",
-               f"  mapping rows to events: {self.mapping_seconds:.3f} s"]
+               f"detections: {self.detection_count}, warnings: {self.warnings}, seconds: {self.seconds:.3f}"]
         for s in self.stages:
             out.append(f"  stage {s.number} ({s.partitioning}; {len(s.rules)} rules): events in {s.events_in}, "
                        f"detections {s.detections}, passed on {s.passed_on}, {s.seconds:.3f} s "
@@ -730,7 +826,6 @@ class ReplayResult:
         return {
             "rows": self.rows, "events": self.events, "rejected": self.rejected_rows,
             "detections": self.detection_count, "warnings": self.warnings, "seconds": self.seconds,
-            "mapping_seconds": self.mapping_seconds,
             "stages": [{"stage": s.number, "partitioning": s.partitioning, "rules": list(s.rules),
                         "events_in": s.events_in, "detections": s.detections, "passed_on": s.passed_on,
                         "warnings": s.warnings, "seconds": s.seconds, "tasks": s.tasks,
@@ -853,116 +948,130 @@ def replay(
     reporter = _Progress(spark, progress)
     cached: list["DataFrame"] = []
     try:
-        # 1. rows to events
-        reporter.label("mapping rows to events")
-        t0 = perf_counter()
+        # rows to events: a Python pass that Spark runs in the same tasks
+        # as the scan, before stage 1's shuffle
         original = tuple(df.columns)
         numbered = df.withColumn(ROW, F.monotonically_increasing_id())
-        key_positions = sorted({p for st in the_plan.stages if st.key is not None
-                                for s, p in st.key if the_plan.input.is_input(s)})
-        mspec = MapSpec(mapping, original, tuple(key_positions),
-                        len(original) - (1 if CORRUPT in original else 0), CORRUPT in original)
-        mapped_schema = _mapped_schema(numbered)
-        mapped = numbered.mapInArrow(_map_with_failure(_map_rows(mspec), inject_failure), mapped_schema)
-        mapped = mapped.persist(StorageLevel.MEMORY_AND_DISK)
-        cached.append(mapped)
-        counts = {r[0]: (int(r[1]), int(r[2] or 0)) for r in
-                  mapped.groupBy(KIND).agg(F.count(F.lit(1)), F.bit_or(TKIND)).collect()}
-        rows = sum(c for c, _ in counts.values())
-        mapping_rejected = counts.get("r", (0, 0))[0]
-        tkinds = counts.get("e", (0, 0))[1]
-        mapping_seconds = perf_counter() - t0
-        events_df = mapped.filter(F.col(KIND) == "e")
+        first = the_plan.stages[0] if the_plan.stages else None
+        first_keys = tuple((str(s), -1 if first.key is None else first.key_position(s))
+                           for s in first.consumes if the_plan.input.is_input(s)) if first is not None else ()
+        later = tuple(sorted({p for st in the_plan.stages[1:] if st.key is not None
+                              for s, p in st.key if the_plan.input.is_input(s)}))
+        raw_later = any(the_plan.input.is_input(s) for st in the_plan.stages[1:] for s in st.consumes)
+        raw_slot = {p: i for i, p in enumerate(later)}
+        mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
+                        first_keys, raw_later, later)
+        mapped = numbered.mapInArrow(_map_with_failure(_map_rows(mspec), inject_failure),
+                                     _mapped_schema(numbered, raw_later))
+        if raw_later or not the_plan.stages:
+            mapped = mapped.persist(StorageLevel.MEMORY_AND_DISK)    # read by more than one stage
+            cached.append(mapped)
 
-        # 2. the stages
         transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
         stage_text = text + "\n" + _transfer_rules(transfer_sigs)
         n_rules = len(the_plan.rules)
         transfer_index = {s: n_rules + i for i, s in enumerate(transfer_sigs, start=1)}
         outputs: list["DataFrame"] = []
         reports: list[StageReport] = []
-        all_warnings = 0
+        totals = {"warnings": 0, "rejected": 0, "unused": 0, "mapping_rejected": 0, "tkind": 0, "kmask": 0,
+                  "fed_first": 0}
         sample: list[str] = []
-        any_engine_rejects = False
         masks: list[int] = []
-        kmask = 0
         for st in the_plan.stages:
             t1 = perf_counter()
-            reporter.label(f"stage {st.number} of {len(the_plan.stages)} ({the_plan._partitioning(st)})")
+            what = the_plan._partitioning(st)
+            reporter.label(f"stage {st.number} of {len(the_plan.stages)} ({what})"
+                           + (", with the mapping of rows to events" if st.number == 1 else ""))
             spec = StageSpec(
                 st.number, stage_text, source,
                 tuple(sorted(st.rules)) + tuple(transfer_index[s] for s in st.exports),
                 tuple(sorted({p for p in printed if Sig.parse(p) in st.produces}))
                 + ((f"{TRANSFER}/4",) if st.exports else ()),
-                policy, max_age, st.by_input_key, knowledge, entailment, inject_failure)
-            stage_in = _stage_input(the_plan, st, events_df, outputs,
-                                    {p: i for i, p in enumerate(key_positions)})
+                policy, max_age, st.by_input_key, st.number == 1,
+                _arrow_schema(spark, numbered, original) if st.number == 1 else None,
+                knowledge, entailment, inject_failure)
+            stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
             if st.key is None:
-                arranged = stage_in.repartition(1).sortWithinPartitions("t", "row", "path")
+                arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)
             else:
-                arranged = stage_in.repartition(n_parts, "k").sortWithinPartitions("k", "t", "row", "path")
-            out = arranged.mapInArrow(_run_stage(spec), STAGE_SCHEMA).persist(StorageLevel.MEMORY_AND_DISK)
+                arranged = stage_in.repartition(n_parts, S_KEY).sortWithinPartitions(S_KEY, S_T, S_ROW, S_PATH)
+            schema = _stage_schema(numbered if st.number == 1 else None, original)
+            out = arranged.mapInArrow(_run_stage(spec), schema).persist(StorageLevel.MEMORY_AND_DISK)
             cached.append(out)
             summary = {r[0]: (int(r[1]), list(r[2])) for r in
-                       out.groupBy("kind").agg(F.count(F.lit(1)),
-                                               F.collect_list(F.when(F.col("kind") == "s", F.col("line"))))
+                       out.groupBy(S_KIND).agg(F.count(F.lit(1)),
+                                               F.collect_list(F.when(F.col(S_KIND) == "s", F.col(S_LINE))))
                        .collect()}
             fed = warnings = compiled = 0
             for stats in summary.get("s", (0, []))[1]:
                 info = json.loads(stats)
                 fed += info["fed"]
-                compiled += info["compiled"]
+                compiled += int(info["compiled"])
                 warnings += info["warnings"]
-                any_engine_rejects = any_engine_rejects or info["rejected"] > 0
                 sample += info["sample"][: max(0, 5 - len(sample))]
-                kmask |= info["kmask"]
+                for name in ("rejected", "unused", "mapping_rejected"):
+                    totals[name] += info[name]
+                for name in ("tkind", "kmask"):
+                    totals[name] |= info[name]
                 for p, m in enumerate(info["masks"]):
                     if p == len(masks):
                         masks.append(0)
                     masks[p] |= m
-            all_warnings += warnings
+            if st.number == 1:
+                totals["fed_first"] = fed
+            totals["warnings"] += warnings
             outputs.append(out)
             reports.append(StageReport(
-                st.number, the_plan._partitioning(st), tuple(the_plan.rule(r).name for r in st.rules), fed,
+                st.number, what, tuple(the_plan.rule(r).name for r in st.rules), fed,
                 summary.get("d", (0, []))[0], summary.get("x", (0, []))[0], warnings, perf_counter() - t1,
                 summary.get("s", (0, []))[0], compiled))
 
-        # 3. results
         reporter.label("collecting results")
-        rejected = (mapped.filter(F.col(KIND) == "r")
-                    .select(*[F.col(f"`{c}`") for c in original], F.col(ROW).alias("row"),
-                            F.col(REASON).alias("reason")))
+        row_name = _free_name("row", original)
+        reason_name = _free_name("reason", original)
+        if the_plan.stages:
+            rows = totals["fed_first"] + totals["unused"] + totals["mapping_rejected"]
+            rejected = (outputs[0].filter(F.col(S_KIND) == "m")
+                        .select(*[F.col(f"`{c}`") for c in original], F.col(S_ROW).alias(row_name),
+                                F.col(S_LINE).alias(reason_name)))
+        else:   # no event rules: nothing runs, but every row is still read and accounted for
+            counts: dict[str, int] = {str(r[0]): int(r[1]) for r in mapped.groupBy(KIND).count().collect()}
+            rows = sum(counts.values())
+            totals["mapping_rejected"] = int(counts.get("r", 0))
+            rejected = (mapped.filter(F.col(KIND) == "r")
+                        .select(*[F.col(f"`{c}`") for c in original], F.col(ROW).alias(row_name),
+                                F.col(REASON).alias(reason_name)))
         engine_rejected = 0
-        if any_engine_rejects:     # the engine refused a line the mapping made: keep the row all the same
-            engine_rejects = None
+        if totals["rejected"]:     # the engine refused a line that the mapping made: keep the row all the same
+            refused = None
             for out in outputs:
-                r = out.filter(F.col("kind") == "r").select(F.col("row").alias(ROW), F.col("line").alias(REASON))
-                engine_rejects = r if engine_rejects is None else engine_rejects.unionByName(r)
-            assert engine_rejects is not None
-            first_reason = engine_rejects.groupBy(ROW).agg(F.min(REASON).alias(REASON))
+                r = out.filter(F.col(S_KIND) == "r").select(F.col(S_ROW).alias(ROW), F.col(S_LINE).alias(REASON))
+                refused = r if refused is None else refused.unionByName(r)
+            assert refused is not None
+            first_reason = refused.groupBy(ROW).agg(F.min(REASON).alias(REASON))
             engine_rejected = first_reason.count()
             extra = (numbered.join(first_reason, on=ROW)
-                     .select(*[F.col(f"`{c}`") for c in original], F.col(ROW).alias("row"),
-                             F.col(REASON).alias("reason")))
+                     .select(*[F.col(f"`{c}`") for c in original], F.col(ROW).alias(row_name),
+                             F.col(REASON).alias(reason_name)))
             rejected = rejected.unionByName(extra)
-        rejected_rows = mapping_rejected + engine_rejected
+        rejected_rows = totals["mapping_rejected"] + engine_rejected
         events = rows - rejected_rows
 
         detected = None
         for out in outputs:
-            d = out.filter(F.col("kind") == "d")
+            d = out.filter(F.col(S_KIND) == "d").select(S_LINE, S_KEY, S_ROW, S_PATH)
             detected = d if detected is None else detected.unionByName(d)
         if detected is None:
-            detected = spark.createDataFrame([], STAGE_SCHEMA)
-        ordered = detected.orderBy("row", "path")
-        table = _table_spec(masks, kmask if partition_by is not None and the_plan.input.key is not None else None,
-                            tkinds == TK_DATE)
-        detections = ordered.select("line", "key").mapInArrow(_typed(table), table.ddl())
+            detected = spark.createDataFrame([], f"{S_LINE} string, {S_KEY} string, {S_ROW} long, {S_PATH} string")
+        ordered = detected.orderBy(S_ROW, S_PATH)
+        table = _table_spec(masks, totals["kmask"] if the_plan.input.key is not None else None,
+                            totals["tkind"] == TK_DATE)
+        detections = (ordered.select(F.col(S_LINE).alias("line"), F.col(S_KEY).alias("key"))
+                      .mapInArrow(_typed(table), table.ddl()))
         detection_count = sum(r.detections for r in reports)
-        lines = ordered.select("line")
-        return ReplayResult(detections, rejected.orderBy("row"), rows, events, rejected_rows, detection_count,
-                            all_warnings, tuple(sample), tuple(reports), the_plan, printed,
-                            perf_counter() - started, mapping_seconds, lines, tuple(cached))
+        return ReplayResult(detections, rejected.orderBy(row_name), rows, events, rejected_rows, detection_count,
+                            totals["warnings"], tuple(sample), tuple(reports), the_plan, printed,
+                            perf_counter() - started, ordered.select(S_LINE), tuple(cached))
     except BaseException:
         for c in cached:
             c.unpersist()
@@ -1001,20 +1110,52 @@ def _transfer_rules(sigs: Sequence[Sig]) -> str:
     return "".join(out)
 
 
-def _mapped_schema(numbered: "DataFrame") -> Any:
+_MAPPED_EXTRA = (ROW, KIND, KEY1, LINE, TIME, REASON, TKIND, SIG, KEYS)
+
+
+def _mapped_schema(numbered: "DataFrame", with_later: bool) -> Any:
     from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
 
     return StructType(list(numbered.schema.fields) + [
-        StructField(KIND, StringType()), StructField(SIG, StringType()), StructField(LINE, StringType()),
-        StructField(TIME, DoubleType()), StructField(KEYS, ArrayType(StringType())),
-        StructField(REASON, StringType()), StructField(TKIND, IntegerType())])
+        StructField(KIND, StringType()), StructField(KEY1, StringType()), StructField(LINE, StringType()),
+        StructField(TIME, DoubleType()), StructField(REASON, StringType()), StructField(TKIND, IntegerType())]
+        + ([StructField(SIG, StringType()), StructField(KEYS, ArrayType(StringType()))] if with_later else []))
 
 
-def _stage_input(the_plan: Plan, st: Stage, events_df: "DataFrame", outputs: list["DataFrame"],
+def _arrow_schema(spark: "SparkSession", numbered: "DataFrame", original: Sequence[str]) -> pa.Schema:
+    """The Arrow types that Spark gives the input's columns in Python."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    fields = [f for f in numbered.schema.fields if f.name in original]
+    return to_arrow_schema(StructType(fields), timezone=spark.conf.get("spark.sql.session.timeZone"))
+
+
+def _free_name(name: str, taken: Sequence[str]) -> str:
+    """``name``, or with underscores in front if the input has such a column."""
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+def _stage_schema(numbered: Optional["DataFrame"], original: Sequence[str]) -> Any:
+    """A stage's output table; stage 1's carries the input's columns too
+    (for the rows it passes through as rejected)."""
+    from pyspark.sql.types import StructType
+
+    fields = list(StructType.fromDDL(STAGE_SCHEMA).fields)      # type: ignore[attr-defined]
+    if numbered is not None:
+        fields += [f for f in numbered.schema.fields if f.name in original]
+    return StructType(fields)
+
+
+def _stage_input(the_plan: Plan, st: Stage, mapped: "DataFrame", outputs: list["DataFrame"],
                  raw_slot: dict[int, int]) -> "DataFrame":
-    """The events a stage consumes: from the input and from earlier stages,
-    with their key (k), time (t), row, derivation path and line.  The keys
-    of input events are at ``raw_slot[position]`` of their key texts."""
+    """The events a stage consumes, with their key (k), time (t), row,
+    derivation path and line: from the input (the keys of input events are
+    at ``raw_slot[position]`` of their key texts) and from earlier stages.
+    Stage 1 gets every input row (``kind``: e to feed, u unused, r
+    rejected, with the row's own columns)."""
     from pyspark.sql import functions as F
 
     def key_of(keys: "Column", sig: "Column", raw: bool) -> "Column":
@@ -1026,20 +1167,22 @@ def _stage_input(the_plan: Plan, st: Stage, events_df: "DataFrame", outputs: lis
                 continue
             value = keys.getItem(raw_slot[p] if raw else p)
             expr = F.when(sig == str(s), value) if expr is None else expr.when(sig == str(s), value)
-        assert expr is not None
-        return expr
+        return F.lit("") if expr is None else expr.otherwise(F.lit(""))
 
-    parts: list["DataFrame"] = []
     raw = [str(s) for s in st.consumes if the_plan.input.is_input(s)]
+    common = [F.col(TIME).alias(S_T), F.col(ROW).alias(S_ROW), F.lit("").alias(S_PATH), F.col(LINE).alias(S_LINE)]
+    parts: list["DataFrame"] = []
+    if st.number == 1:
+        originals = [F.col(f"`{f.name}`") for f in mapped.schema.fields if f.name not in _MAPPED_EXTRA]
+        return mapped.select(F.col(KEY1).alias(S_KEY), *common, F.col(KIND).alias(S_KIND),
+                             F.col(REASON).alias(S_REASON), F.col(TKIND).alias(S_TKIND), *originals)
     if raw:
-        ev = events_df.filter(F.col(SIG).isin(raw))
-        parts.append(ev.select(key_of(F.col(KEYS), F.col(SIG), True).alias("k"), F.col(TIME).alias("t"),
-                               F.col(ROW).alias("row"), F.array().cast("array<int>").alias("path"),
-                               F.col(LINE).alias("line")))
+        ev = mapped.filter((F.col(KIND) != "r") & F.col(SIG).isin(raw))
+        parts.append(ev.select(key_of(F.col(KEYS), F.col(SIG), True).alias(S_KEY), *common))
     derived = [str(s) for s in st.consumes]
     for out in outputs:
-        x = out.filter((F.col("kind") == "x") & F.col("sig").isin(derived))
-        parts.append(x.select(key_of(F.col("keys"), F.col("sig"), False).alias("k"), "t", "row", "path", "line"))
+        x = out.filter((F.col(S_KIND) == "x") & F.col(S_SIG).isin(derived))
+        parts.append(x.select(key_of(F.col(S_KEYS), F.col(S_SIG), False).alias(S_KEY), S_T, S_ROW, S_PATH, S_LINE))
     result = parts[0]
     for p in parts[1:]:
         result = result.unionByName(p)
