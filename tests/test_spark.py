@@ -181,6 +181,30 @@ def test_a_later_stage_reads_input_events_as_well_as_derived_ones(spark: SparkSe
     result.unpersist()
 
 
+def test_replay_ships_background_knowledge_to_the_workers(spark: SparkSession, tmp_path: Path) -> None:
+    rules = tmp_path / "fire.etl"
+    rules.write_text(
+        ":- prefix(wt, 'http://example.org/etalis-py/weather#').\n"
+        "enhanced_fire(Area) <- (active_fire(Area, _) and weather_observation(Area, Obs)) within hours(3)\n"
+        "    where isa(Obs, wt:'WindObservation').\n")
+    obs = "http://example.org/etalis-py/observations#observ_"
+    data = tmp_path / "fire.csv"
+    data.write_text(
+        "kind,area,obs,t\n"
+        f"active_fire,napa,none,0\nweather_observation,napa,{obs}3,1800\nweather_observation,napa,{obs}1,3600\n"
+        f"weather_observation,sonoma,{obs}2,5400\nactive_fire,sonoma,none,7200\n"
+        f"weather_observation,napa,{obs}2,14400\n")
+    ontologies = [ROOT / "ontologies" / "weather.ttl", ROOT / "examples" / "enhanced_fire" / "observations.ttl"]
+    mapping = ["--event-col", "kind", "--args", "area,obs", "--time", "t"]
+    expected, _ = etalis_run(rules, data, [*mapping, *(x for o in ontologies for x in ("--ontology", str(o)))])
+    assert expected == ['{"event": "enhanced_fire", "args": ["napa"], "start": 0, "end": 3600}\n',
+                        '{"event": "enhanced_fire", "args": ["sonoma"], "start": 5400, "end": 7200}\n']
+    result = replay(data, rules, spark=spark, partition_by="area", ontology=ontologies, **kwargs(mapping))
+    assert result.stages[0].partitioning == "partitioned by area"
+    assert list(result.detection_lines()) == expected
+    result.unpersist()
+
+
 def test_replay_of_a_typed_dataframe_gives_typed_columns(spark: SparkSession) -> None:
     def at(h: int) -> datetime:
         return datetime(2024, 5, 1, h, tzinfo=timezone.utc)
