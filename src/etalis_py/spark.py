@@ -980,8 +980,8 @@ def replay(
         for st in the_plan.stages:
             t1 = perf_counter()
             what = the_plan._partitioning(st)
-            reporter.label(f"stage {st.number} of {len(the_plan.stages)} ({what})"
-                           + (", with the mapping of rows to events" if st.number == 1 else ""))
+            reporter.label(f"stage {st.number}/{len(the_plan.stages)}, "
+                           + ("global" if st.key is None else what.replace("partitioned ", "")))
             spec = StageSpec(
                 st.number, stage_text, source,
                 tuple(sorted(st.rules)) + tuple(transfer_index[s] for s in st.exports),
@@ -1322,8 +1322,8 @@ class _Progress:
             bar = ""
             if total:
                 filled = int(20 * done / total)
-                bar = f" [{'#' * filled}{'.' * (20 - filled)}] {done}/{total} tasks"
-            line = f"etalis replay: {self.text}{bar}, {elapsed:.0f} s"
+                bar = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} tasks, "
+            line = f"etalis replay {elapsed:.0f} s: {bar}{self.text}"
             if self.tty:
                 self.out.write("\r" + line[:119].ljust(119))
                 self.out.flush()
