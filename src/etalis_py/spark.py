@@ -121,6 +121,7 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
             "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC",
             "spark.shuffle.compress": "false",
             "spark.shuffle.spill.compress": "false",
+            "spark.driver.memory": "2g",        # the executors' too, in local mode
         })
     settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = "50000"
     if not os.environ.get("PYSPARK_PYTHON") and "spark.pyspark.python" not in (conf or {}):
