@@ -31,6 +31,7 @@ burst(S1, S2) <- (alarm(S1) seq alarm(S2)) within 0.05 where S1 \\== S2.
 """
 SENSORS = 100_000
 STEP = 0.01
+CHUNK = 100_000
 
 
 def stream(n: int) -> Iterator[tuple[str, tuple[object, ...], float]]:
@@ -65,13 +66,17 @@ def main() -> None:
     first_rss = None
     worst = 0.0
     while done < ns.events:
-        batch = [next(events) for _ in range(min(ns.every, ns.events - done))]
-        started = time.perf_counter()
-        result = engine.emit_many(batch, batch_size=20_000)
-        seconds = time.perf_counter() - started
-        list(engine.detections())          # drain the pull queue, as a consumer would
-        done += len(batch)
-        detections += len(result.detections)
+        step = min(ns.every, ns.events - done)
+        seconds = 0.0
+        for _ in range(0, step, CHUNK):        # a stream arrives in pieces, not as one list
+            chunk = [next(events) for _ in range(min(CHUNK, ns.events - done))]
+            started = time.perf_counter()
+            result = engine.emit_many(chunk, batch_size=20_000)
+            seconds += time.perf_counter() - started
+            list(engine.detections())          # drain the pull queue, as a consumer would
+            done += len(chunk)
+            detections += len(result.detections)
+        batch = range(step)
         rss = rss_mb()
         if first_rss is None:
             first_rss = rss
