@@ -125,6 +125,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             engine.close()
             raise
     started = time.perf_counter()
+    cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
     try:
         for batch in read_batches(ns.events, mapping_from(ns)):
@@ -144,6 +145,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(tail)
         detections += tail.count("\n")
         seconds = time.perf_counter() - started
+        cpu_seconds = time.process_time() - cpu_started
         pending = engine.stats().pending
     except ValueError as e:
         print(f"etalis: {e}", file=err)
@@ -153,7 +155,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.flush()
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
-        f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}",
+        f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "
+        f"cpu seconds: {cpu_seconds:.3f}",
         file=err,
     )
     return EXIT_OK
