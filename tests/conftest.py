@@ -6,6 +6,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 from etalis_py import Engine
 
@@ -32,3 +34,22 @@ def points(spec: str) -> list[tuple[str, tuple[Any, ...], int]]:
 @pytest.fixture
 def run() -> Any:
     return detect
+
+
+class DataChoices:
+    """Choices drawn by hypothesis, which shrinks them towards 0 (simpler)."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        self._data = data
+
+    def integer(self, low: int, high: int) -> int:
+        return self._data.draw(st.integers(low, high))
+
+
+def examples(n: int) -> settings:
+    """n examples, no deadline (a case takes milliseconds to a second)."""
+    return settings(
+        max_examples=n,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+    )

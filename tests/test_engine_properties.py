@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Optional
 
+from conftest import DataChoices, examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -47,22 +48,6 @@ from etalis_py.testing import (
 BUDGET = 300_000
 
 
-class DataChoices:
-    """Choices drawn by hypothesis, which shrinks them towards 0 (simpler)."""
-
-    def __init__(self, data: st.DataObject) -> None:
-        self._data = data
-
-    def integer(self, low: int, high: int) -> int:
-        return self._data.draw(st.integers(low, high))
-
-
-def examples(n: int) -> settings:
-    return settings(
-        max_examples=n,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-    )
 
 
 def pick(ch: Choices, items: Sequence[Time]) -> Time:

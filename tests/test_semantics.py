@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
 import pytest
+
+from conftest import DataChoices, examples
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -346,23 +348,6 @@ def test_policies_may_miss_a_blocker_so_soundness_relaxes_negation() -> None:
 # ---------------------------------------------------------------------------
 
 
-class DataChoices:
-    """Choices drawn by hypothesis, which shrinks them towards 0 (simpler)."""
-
-    def __init__(self, data: st.DataObject) -> None:
-        self._data = data
-
-    def integer(self, low: int, high: int) -> int:
-        return self._data.draw(st.integers(low, high))
-
-
-def examples(n: int) -> settings:
-    """n examples, no deadline (a case takes milliseconds to a second)."""
-    return settings(
-        max_examples=n,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
-    )
 
 
 def checked(data: st.DataObject, family: str, aggregates: Optional[bool] = None,
