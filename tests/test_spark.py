@@ -205,7 +205,7 @@ def test_replay_ships_background_knowledge_to_the_workers(spark: SparkSession, t
     result.unpersist()
 
 
-def test_replay_of_a_typed_dataframe_gives_typed_columns(spark: SparkSession) -> None:
+def test_replay_of_a_typed_dataframe_gives_typed_columns(spark: SparkSession, tmp_path: Path) -> None:
     def at(h: int) -> datetime:
         return datetime(2024, 5, 1, h, tzinfo=timezone.utc)
 
@@ -226,6 +226,15 @@ def test_replay_of_a_typed_dataframe_gives_typed_columns(spark: SparkSession) ->
         ("a", 12, "column 'ts' is empty"), ("a", 13, "column 'x': 'nan' is not a finite number")]
     assert (result.rows, result.events, result.rejected_rows) == (6, 4, 2)
     result.unpersist()
+    for fmt in ("parquet", "json"):          # the same table from a file
+        path = tmp_path / f"m.{fmt}"
+        df.write.format(fmt).save(str(path))
+        again = replay(path, rules, event="m", args=["k", "n", "x"], time="ts", partition_by="k", spark=spark,
+                       input_format=fmt)
+        assert list(again.detection_lines()) == [
+            '{"event": "up", "args": ["a", 10, 11], "start": 1714525200.0, "end": 1714532400.0}\n']
+        assert (again.rows, again.events, again.rejected_rows) == (6, 4, 2)
+        again.unpersist()
 
 
 # a synthetic data set with a per-sensor rule and a per-area rule: 2 stages
@@ -292,6 +301,18 @@ def test_write_gives_each_format_and_refuses_to_overwrite(spark: SparkSession, t
     result.write(tmp_path / "parquet", "jsonl", overwrite=True)
     assert sorted(p.name for p in (tmp_path / "parquet").iterdir()) == [
         "detections.jsonl", "rejected.jsonl", "summary.json"]
+    for fmt in ("jsonl", "parquet"):     # through Hadoop's file system API, as for hdfs:// or s3a://
+        uri = f"file://{tmp_path}/uri-{fmt}"
+        result.write(uri, fmt)
+        written = tmp_path / f"uri-{fmt}"
+        assert json.loads((written / "summary.json").read_text())["rows"] == 8
+        if fmt == "jsonl":
+            assert (written / "detections.jsonl").read_text() == (tmp_path / "jsonl" / "detections.jsonl").read_text()
+        else:
+            assert spark.read.parquet(uri + "/detections").count() == 2
+        with pytest.raises(FileExistsError):
+            result.write(uri, fmt)
+    assert not [p for p in tmp_path.iterdir() if "staging" in p.name]
     result.unpersist()
 
 

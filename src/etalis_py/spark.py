@@ -5,11 +5,11 @@ Parquet or JSON path) to events with the same options as ``etalis run``,
 and runs the rules over them on Spark, in stages (see
 :mod:`etalis_py.analysis`):
 
-1. *Mapping.*  A Python pass (``mapInArrow``) turns each row into the
-   engine's input line exactly as ``etalis run`` does, or into a rejection
-   with the reason.  Each row keeps its number in the input (``row``), so
-   that ties in time are broken as ``etalis run`` breaks them: by input
-   order.
+1. *Mapping.*  A Python pass (``mapInArrow``, in the same tasks as the
+   scan, before stage 1's shuffle) turns each row into the engine's input
+   line exactly as ``etalis run`` does, or into a rejection with the
+   reason.  Each row keeps its number in the input (``row``), so that ties
+   in time are broken as ``etalis run`` breaks them: by input order.
 2. *Stages.*  Each stage repartitions the events it consumes by its key
    (or into one partition), sorts each partition by key, time, row and
    derivation path, and feeds each key's events in order to an engine
@@ -30,8 +30,8 @@ directory that is renamed into place only when everything succeeded.
 
 from __future__ import annotations
 
-import csv
 import bisect
+import csv
 import json
 import math
 import os
@@ -39,7 +39,7 @@ import shutil
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 from ._prolog import quote_atom
 from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rules
 from .engine import Engine, check_policy
-from .errors import EtalisError, RuleFileNotFound
+from .errors import RuleFileNotFound
 from .events import InvalidEvent, prolog_value, to_time
 from .streams import Mapping, parse_formatted_time, parse_time, parse_value
 
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 DEFAULT_MASTER = "local[*,4]"       # local mode on all cores, up to 4 attempts per task
 TRANSFER = "etalis__transfer"      # the hidden event that carries derived events between stages
 FORMATS = ("parquet", "csv", "json", "jsonl")
-FEED_LINES = 20_000                 # events per crossing into Prolog
+FEED_LINES = 20_000                 # at most this many events of one key fed at once
 
 # column names of the internal tables, unlikely to clash with a user's
 ROW = "__etalis_row"
@@ -787,7 +787,10 @@ class ReplayResult:
     one ``args`` column of JSON arrays), ``start`` and ``end`` (timestamps
     when the input time was a date, else seconds), in the order ``etalis
     run`` would print them.  ``rejected`` has the rejected rows' original
-    columns, ``row`` (its number in the input order) and ``reason``.
+    columns, ``row`` (a number that orders the rows as the input does:
+    Spark's ``monotonically_increasing_id``, the row's index within the
+    first split of the input, larger numbers for later splits) and
+    ``reason``.
     ``rows = events + rejected_rows`` always holds.
     """
 
@@ -827,6 +830,7 @@ class ReplayResult:
         return {
             "rows": self.rows, "events": self.events, "rejected": self.rejected_rows,
             "detections": self.detection_count, "warnings": self.warnings, "seconds": self.seconds,
+            "plan": self.plan.explain(self.printed),
             "stages": [{"stage": s.number, "partitioning": s.partitioning, "rules": list(s.rules),
                         "events_in": s.events_in, "detections": s.detections, "passed_on": s.passed_on,
                         "warnings": s.warnings, "seconds": s.seconds, "tasks": s.tasks,
@@ -850,21 +854,16 @@ class ReplayResult:
         staging = target.staging()
         try:
             if format == "jsonl":
-                with staging.open("detections.jsonl") as f:
-                    for line in self.detection_lines():
-                        f.write(line)
                 from pyspark.sql import functions as F
 
-                with staging.open("rejected.jsonl") as f:
-                    for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator():
-                        f.write(str(r[0]) + "\n")
+                staging.write_lines("detections.jsonl", self.detection_lines())
+                staging.write_lines("rejected.jsonl", (
+                    str(r[0]) + "\n" for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator()))
             else:
                 options = {"header": "true"} if format == "csv" else {}
                 self.detections.write.format(format).options(**options).save(staging.child("detections"))
                 self.rejected.write.format(format).options(**options).save(staging.child("rejected"))
-            with staging.open("summary.json") as f:
-                json.dump(self.summary_dict(), f, indent=1)
-                f.write("\n")
+            staging.write_lines("summary.json", [json.dumps(self.summary_dict(), indent=1) + "\n"])
             target.replace_with(staging, overwrite)
         except BaseException:
             staging.remove()
@@ -1208,12 +1207,13 @@ def _table_spec(masks: list[int], kmask: Optional[int], timestamps: bool) -> Tab
 
 
 class _OutputDir:
-    """An output directory, local or on a Hadoop file system (hdfs://, s3a://)."""
+    """An output directory: a local path, or a URI of a Hadoop file system
+    (hdfs://, s3a://, file://), handled through Spark's JVM."""
 
     def __init__(self, spark: "SparkSession", path: str) -> None:
         self.spark = spark
         self.path = path.rstrip("/") or path
-        self.local = "://" not in path or path.startswith("file://")
+        self.local = "://" not in path
 
     def _fs(self, path: str) -> tuple[Any, Any]:
         jvm = self.spark.sparkContext._jvm
@@ -1222,7 +1222,7 @@ class _OutputDir:
         return p.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration()), p
 
     def _local_path(self) -> Path:
-        return Path(self.path[len("file://"):] if self.path.startswith("file://") else self.path)
+        return Path(self.path)
 
     def exists(self) -> bool:
         if self.local:
@@ -1271,10 +1271,27 @@ class _Staging:
     def child(self, name: str) -> str:
         return f"{self.where}/{name}"
 
-    def open(self, name: str) -> IO[str]:
-        if not self.target.local:
-            raise ValueError("jsonl output and summary.json need a local --out directory")
-        return open(Path(self.where) / name, "w", encoding="utf-8")
+    def write_lines(self, name: str, lines: Iterable[str]) -> None:
+        """Write the file ``name`` (driver side)."""
+        if self.target.local:
+            with open(Path(self.where) / name, "w", encoding="utf-8") as f:
+                f.writelines(lines)
+            return
+        fs, p = self.target._fs(self.child(name))
+        stream = fs.create(p, True)
+        try:
+            chunk: list[str] = []
+            size = 0
+            for line in lines:
+                chunk.append(line)
+                size += len(line)
+                if size >= 1 << 20:
+                    stream.write(bytearray("".join(chunk).encode("utf-8")))
+                    chunk, size = [], 0
+            if chunk:
+                stream.write(bytearray("".join(chunk).encode("utf-8")))
+        finally:
+            stream.close()
 
     def remove(self) -> None:
         if self.target.local:
