@@ -27,7 +27,6 @@ global partition.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
