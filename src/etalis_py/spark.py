@@ -64,6 +64,7 @@ DEFAULT_MASTER = "local[*,4]"       # local mode on all cores, up to 4 attempts 
 TRANSFER = "etalis__transfer"      # the hidden event that carries derived events between stages
 FORMATS = ("parquet", "csv", "json", "jsonl")
 FEED_LINES = 20_000                 # at most this many events of one key fed at once
+MAX_ENGINES = 16                    # compiled engines kept by a worker process
 
 # column names of the internal tables, unlikely to clash with a user's
 ROW = "__etalis_row"
@@ -481,6 +482,8 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
                                 max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report)
     if spec.knowledge or spec.entailment:
         _load_knowledge(engine, spec.knowledge, spec.entailment)
+    while len(_ENGINES) >= MAX_ENGINES:     # a long-lived worker that ran many replays: free the oldest
+        _ENGINES.pop(next(iter(_ENGINES))).close()
     _ENGINES[key] = engine
     return engine, True
 
