@@ -24,7 +24,7 @@ from dataclasses import replace
 from typing import Optional
 
 from conftest import DataChoices, examples
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import pytest
 
 from conftest import DataChoices, examples
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from etalis_py import Engine
