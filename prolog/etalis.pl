@@ -183,19 +183,15 @@ pending_part(M, Nodes, Ids, Part) :-
              waiting: Waiting, start: T1, end: T2}.
 
 waiting(cnot, right, "blocks the sequence") :- !.
+waiting(fnot, right, "blocks the pattern") :- !.
 waiting(_, left, "the right operand") :- !.
 waiting(_, right, "the left operand").
 
 shown_goal(Op, Inputs, Nodes, Text) :-
     maplist(shown_term(Nodes), Inputs, Shown),
-    goal_term(Op, Shown, Term),
+    node_pattern(Op, Shown, Term),
     term_text(Term, Text).
 
-goal_term(temporal(Op), [L, R], T) :- T =.. [Op, L, R].
-goal_term(cnot, [L, R, N], cnot(seq(L, R), N)).
-goal_term(or, [L, R], or(L, R)).
-goal_term(where(G), [In], where(In, G)).
-goal_term(filter, [In], In).
 
 shown(In, Nodes, Text) :-
     shown_term(Nodes, In, Term),
@@ -211,7 +207,7 @@ shown_term(Nodes, E, Term) :-
         functor(Out, Name, Arity)
     ->  copy_term(Out-Op-Inputs, E-Op1-Inputs1),
         maplist(shown_term(Nodes), Inputs1, Shown),
-        goal_term(Op1, Shown, Term)
+        node_pattern(Op1, Shown, Term)
     ;   Term = E
     ).
 
@@ -291,6 +287,8 @@ pattern_json(op(Op, A, B), _{op: Op, left: JA, right: JB}) :- !,
 pattern_json(or(A, B), _{op: or, left: JA, right: JB}) :- !,
     pattern_json(A, JA), pattern_json(B, JB).
 pattern_json(cnot(A, C), _{op: cnot, left: JA, right: JC}) :- !,
+    pattern_json(A, JA), pattern_json(C, JC).
+pattern_json(fnot(A, C), _{op: fnot, left: JA, right: JC}) :- !,
     pattern_json(A, JA), pattern_json(C, JC).
 pattern_json(where(A, G), _{op: where, pattern: JA, goal: GS}) :- !,
     pattern_json(A, JA),

@@ -3,7 +3,8 @@
     .venv/bin/python tests/fuzz_semantics.py --cases 20000 --seed 1
 
 Each case is a random rule set and stream (see etalis_py.testing.random_case;
-about a third of them with aggregates), run through the evaluator and
+about a third of them with aggregates, a fifth with cnot or fnot at the top
+of every rule), run through the evaluator and
 through the engine under every consumption policy: under `unrestricted` the
 detections must be exactly the model's derived facts of the reported events,
 each as often as the rules derive it; under `recent` and `chronological`
@@ -54,7 +55,7 @@ def run_case(seed: int, index: int, policies: Optional[tuple[str, ...]] = None) 
     rng = random.Random(f"{seed}:{index}")
     while True:
         ch = RandomChoices(rng)
-        case = random_case(ch)
+        case = random_case(ch, negation=ch.integer(0, 4) == 0)
         chosen = policies or ("unrestricted", random_policy(ch, "recent"), random_policy(ch, "chronological"))
         try:
             outcomes = check_case(case, chosen)

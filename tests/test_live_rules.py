@@ -52,6 +52,20 @@ def test_removing_a_rule_frees_its_pending_goals() -> None:
         assert engine.emit("f", 1, at=3) == [Detection("d", (1,), 2, 3)]
 
 
+def test_an_added_fnot_rule_shares_the_pattern_and_its_removal_frees_its_blockers() -> None:
+    with Engine.from_string("r1 : c(X) <- a(X) seq b(X).") as engine:
+        engine.emit("a", 1, at=1)
+        engine.add_rules("r2 : q(X) <- (a(X) seq b(X)) fnot z(X).")
+        assert engine.goal_count == 2
+        engine.emit_many([("z", [1], 2), ("a", [2], 3)])
+        assert engine.stats().pending_by_rule == {"r1": 2, "r2": 3}
+        # a(1) waited before r2 came; z(1) lies inside [1,4] and blocks q(1)
+        assert engine.emit_many([("b", [1], 4), ("b", [2], 5)]).detections == [
+            Detection("c", (1,), 1, 4), Detection("q", (2,), 3, 5), Detection("c", (2,), 3, 5)]
+        engine.remove_rule("r2")
+        assert (engine.goal_count, engine.stats().pending_by_rule) == (1, {"r1": 2})
+
+
 def test_a_bad_added_rule_changes_nothing() -> None:
     with Engine.from_string("r1 : c(X) <- a(X) seq b(X).") as engine:
         engine.emit("a", 1, at=1)

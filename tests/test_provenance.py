@@ -28,6 +28,13 @@ def test_provenance_follows_every_rule_a_detection_depends_on() -> None:
     ]
 
 
+def test_provenance_of_fnot_is_that_of_its_pattern() -> None:
+    rules = "q(X) <- (a(X) seq b(X)) fnot z(X)."
+    with Engine.from_string(rules, explain=True) as engine:
+        found = engine.emit_many([("a", [1], 1), ("a", [2], 1), ("z", [2], 2), ("b", [1], 3), ("b", [2], 3)]).detections
+    assert found == [Detection("q", (1,), 1, 3, (ev("a", 1, 1), ev("b", 1, 3)))]
+
+
 def test_without_explain_the_same_rules_give_the_same_detections_without_provenance() -> None:
     with Engine.from_string(RULES) as engine:
         plain = engine.emit_many([("a", [1], 1), ("b", [1], 2), ("d", [1], 3), ("g", [1], 4)]).detections

@@ -19,6 +19,8 @@ from etalis_py import Detection, Engine, RuleError
         ("c <- a where helper.\nhelper :- delete_file('/tmp/x').", 2, "delete_file/1"),
         ("c(X) <- a(X) where assertz(seen(X)).", 1, "assertz/1"),
         ("c <- a where tcp_connect(localhost:80, _, []).", 1, "tcp_connect/3"),
+        ("c(N) <- aggregate(count, a where shell(ls), count(2), N).", 1, "shell/1"),
+        ("c <- (a seq b) fnot (x where shell(ls)).", 1, "shell/1"),
     ],
 )
 def test_sandbox_refuses_unsafe_goals_with_their_position(rules: str, line: int, culprit: str) -> None:

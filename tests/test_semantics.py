@@ -181,6 +181,17 @@ def test_model_cnot_blocks_sequences_with_the_event_strictly_between() -> None:
     assert detected(rules, stream) == expected
 
 
+def test_model_fnot_blocks_the_pattern_with_the_event_strictly_inside() -> None:
+    rules = "blk(X) <- x(X).\nc(X) <- (a(X) and b(X)) fnot blk(X).\n"
+    stream = [("b", (1,), 1), ("a", (2,), 1), ("x", (1,), 2), ("a", (1,), 3), ("b", (2,), 3),
+              ("x", (2,), 3), ("b", (1,), 4)]
+    # c(1) over [1,3] holds x(1)@2 inside, over [3,4] nothing; x(2)@3 is
+    # at the end of c(2) over [1,3]
+    expected = facts([("c", (2,), 1, 3), ("c", (1,), 3, 4), ("blk", (1,), 2, 2), ("blk", (2,), 3, 3)])
+    assert model(rules, stream) == expected
+    assert detected(rules, stream) == expected
+
+
 def test_model_counts_derivations_and_sees_cycles_without_time() -> None:
     rule_set = RuleSet.from_text("p <- b.\np <- p and a.\n")
     m = evaluate(rule_set, [("b", (), 1), ("a", (), 1)])
@@ -351,11 +362,12 @@ def test_policies_may_miss_a_blocker_so_soundness_relaxes_negation() -> None:
 
 
 def checked(data: st.DataObject, family: str, aggregates: Optional[bool] = None,
-            intervals: Optional[bool] = None, variant: Optional[bool] = None) -> None:
+            intervals: Optional[bool] = None, variant: Optional[bool] = None,
+            negation: bool = False) -> None:
     """A random case under a policy of ``family`` (recent and
     chronological now and then in an interval variant)."""
     ch = DataChoices(data)
-    case = random_case(ch, aggregates=aggregates, intervals=intervals)
+    case = random_case(ch, aggregates=aggregates, intervals=intervals, negation=negation)
     policy = random_policy(ch, family, variant)
     try:
         outcome = check_case(case, (policy,))[0]
@@ -375,6 +387,19 @@ def test_unrestricted_detects_exactly_the_model(data: st.DataObject) -> None:
 @given(st.data())
 def test_unrestricted_aggregates_detect_exactly_the_model(data: st.DataObject) -> None:
     checked(data, "unrestricted", aggregates=True)
+
+
+@examples(300)
+@given(st.data())
+def test_unrestricted_negation_detects_exactly_the_model(data: st.DataObject) -> None:
+    # every rule has cnot or fnot at its top
+    checked(data, "unrestricted", negation=True)
+
+
+@examples(150)
+@given(st.data())
+def test_policies_with_negation_detect_only_what_is_in_the_relaxed_model(data: st.DataObject) -> None:
+    checked(data, "recent" if data.draw(st.booleans()) else "chronological", negation=True)
 
 
 @examples(500)

@@ -19,7 +19,8 @@ A program is program(Nodes, Links):
 
   - node(Id, Op, Inputs, Out, Window, Policy)
     Op is temporal(Name) or `or` (Inputs [L, R]), `cnot` (Inputs
-    [L, R, N]: L seq R with no N in between), where(Goal), `filter` or
+    [L, R, N]: L seq R with no N in between), `fnot` (Inputs [P, N]: P
+    with no N inside its interval), where(Goal), `filter` or
     aggregate(Fun, X, Window, Result) (Inputs [In]).  Window is a number of seconds or `inf`.
   - link(Label, Out, Head, Where)
 */
@@ -118,6 +119,14 @@ binarize(cnot(op(seq, P, Q), N), Ctx, Outside, Out, S0, S) :-
     binarize(N, Ctx, OutsideN, ON, S1, S2),
     term_variables(OP-OQ, Vs),
     node(cnot, [OP, OQ, ON], Vs, Ctx, Out, S2, S).
+
+binarize(fnot(P, N), Ctx, Outside, Out, S0, S) :-
+    negation_outside(N, Outside, OutsideP),
+    binarize(P, Ctx, OutsideP, OP, S0, S1),
+    term_variables(OP-Outside, OutsideN),
+    binarize(N, Ctx, OutsideN, ON, S1, S2),
+    term_variables(OP, Vs),
+    node(fnot, [OP, ON], Vs, Ctx, Out, S2, S).
 
 %   negation_outside(+N, +Outside, -OutsideSeq): the negated pattern N
 %   uses its variables from outside the sequence.  A variable that the

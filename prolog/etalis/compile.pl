@@ -6,7 +6,8 @@
             compile_without/3,          % +Label, +Compiled0, -Compiled
             reload_compiled/3,          % +Engine, +Compiled0, +Compiled
             load_statics/3,             % +Engine, +Compiled, -Refs
-            compiled_listing/1          % +Compiled
+            compiled_listing/1,         % +Compiled
+            node_pattern/3              % +Op, +Inputs, -Pattern
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -198,6 +199,9 @@ explained_pattern(cnot(op(seq, A0, B0), C0), where(cnot(op(seq, A, B), C), appen
     explained_pattern(A0, A, PA),
     explained_pattern(B0, B, PB),
     explained_pattern(C0, C, _).
+explained_pattern(fnot(A0, C0), fnot(A, C), Prov) :-
+    explained_pattern(A0, A, Prov),
+    explained_pattern(C0, C, _).
 explained_pattern(where(A0, G), where(A, G), Prov) :-
     explained_pattern(A0, A, Prov).
 explained_pattern(within(A0, W), within(A, W), Prov) :-
@@ -352,7 +356,7 @@ map_derived(_, G, G).
 %   Refuse rules that make an event derive itself at the same time, over
 %   and over: a cycle from a rule head back to an event of a pattern that
 %   does not pass a waiting operand (the left of seq, the stored side of
-%   the one-way Allen relations, the negated part of cnot), nor a where
+%   the one-way Allen relations, the negated part of cnot or fnot), nor a where
 %   condition (which may stop it).  Such a cycle never ends.
 
 check_recursion(Rules) :-
@@ -395,6 +399,8 @@ immediate_event(or(L, R), E) :-
     ( immediate_event(L, E) ; immediate_event(R, E) ).
 immediate_event(cnot(op(seq, _, R), _), E) :-
     immediate_event(R, E).
+immediate_event(fnot(P, _), E) :-
+    immediate_event(P, E).
 immediate_event(within(P, _), E) :-
     immediate_event(P, E).
 immediate_event(aggregate(_, _, P, _, _), E) :-
@@ -635,6 +641,10 @@ pattern_goal(or(P, Q), Goal) :-
     ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
 pattern_goal(cnot(P, Q), Goal) :-
     ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
+pattern_goal(fnot(P, Q), Goal) :-
+    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
+pattern_goal(aggregate(_, _, P, _, _), Goal) :-
+    pattern_goal(P, Goal).
 
 safe(M, Goal, Where) :-
     catch(safe_goal(M:Goal), E, unsafe(E, Where)),
@@ -695,9 +705,16 @@ print_node(node(Id, Op, Inputs, Out, W, Policy)) :-
     pattern_text('<-'(Out, Pattern), Text),
     format("~d: ~s    % window ~w, ~w~n", [Id, Text, W, Policy]).
 
+%!  node_pattern(+Op, +Inputs, -Pattern) is det.
+%
+%   Pattern is the binary goal Op over Inputs written as a pattern (with
+%   the operator names of the rule language), for listings and
+%   Engine.pending().
+
 node_pattern(temporal(Op), [L, R], P) :- P =.. [Op, L, R].
 node_pattern(or, [L, R], or(L, R)).
 node_pattern(cnot, [L, R, N], cnot(seq(L, R), N)).
+node_pattern(fnot, [P, N], fnot(P, N)).
 node_pattern(where(G), [In], where(In, G)).
 node_pattern(filter, [In], In).
 node_pattern(aggregate(Fun, X, Window, R), [In], aggregate(F, In, Window, R)) :-

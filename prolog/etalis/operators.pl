@@ -81,6 +81,10 @@ node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), [NegClause|Clauses]) 
     !,
     negated_clause(M, Id, L-R, N, W, NegClause),
     findall(C, temporal_clause(M, Id, seq, L, R, Out, W, Policy, negation(N), C), Clauses).
+node_clauses(M, node(Id, fnot, [P, N], Out, W, _), [NegClause, Clause]) :-
+    !,
+    negated_clause(M, Id, P, N, W, NegClause),
+    unblocked_clause(M, Id, P, N, Out, W, Clause).
 node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [Clause]) :-
     !,
     copy_term(X0-R0-In0-Out0, X-R-In-Out),
@@ -176,9 +180,28 @@ extra_condition(negation(N), M, Id, LR, i(_, A2), i(B1, _), W, End, Cond0, Cond)
                N2 < B1 )],
          Cond).
 
-%   negated_clause(+M, +Id, +LR, +N, +W, -Clause): the clause that keeps
+%   unblocked_clause(+M, +Id, +P, +N, +Out, +W, -Clause)
+%
+%   `P fnot N`: an occurrence of P over [t1,t2] passes on when no N over
+%   [n1,n2] with t1 < n1 and n2 < t2 is kept in the goal's right store.
+
+unblocked_clause(M, Id, P0, N0, Out0, W, ('$on'(P, T1, T2, O) :- Body)) :-
+    copy_term(P0-N0-Out0, P-N-Out),
+    negation_key(N, P, Key, Payload),
+    store_index(Id, right, Idx),
+    window_check(W, T1, T2, Check),
+    window_expiry(W, T2, Expiry),
+    conj([Check,
+          \+ ( etalis_runtime:engine_store(M, Idx, NStore),
+               etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
+               T1 < N1,
+               N2 < T2 ),
+          '$derived'(Out, T1, T2, O)],
+         Body).
+
+%   negated_clause(+M, +Id, +Ps, +N, +W, -Clause): the clause that keeps
 %   every occurrence of the negated event N, keyed by the variables it
-%   shares with the sequence.
+%   shares with the operands Ps.
 
 negated_clause(M, Id, LR0, N0, W, ('$on'(N, T1, T2, _) :- Body)) :-
     copy_term(LR0-N0, LR-N),
@@ -280,6 +303,9 @@ stored_input(node(_, temporal(Op), [L0, R0], _, _, _), Side, In, Key, Payload) :
     side_terms(Side, L, R, In, _),
     join_key(L, R, Key, KeyVs),
     payload(In, KeyVs, Payload).
+stored_input(node(_, fnot, [P0, N0], _, _, _), right, N, Key, Payload) :-
+    copy_term(P0-N0, P-N),
+    negation_key(N, P, Key, Payload).
 stored_input(node(_, cnot, [L0, R0, N0], _, _, _), Side, In, Key, Payload) :-
     copy_term([L0, R0, N0], [L, R, N]),
     (   Side = left,

@@ -26,7 +26,7 @@ Each clause of the file becomes one item:
     An event rule `Head <- Pattern` or `Label : Head <- Pattern`.
     Pattern is validated and normalised into the pattern language:
     `event(E)`, `op(Op, P, Q)` for the temporal binary operators,
-    `or(P, Q)`, `cnot(P, C)`, `where(P, Goal)`, `within(P, Seconds)` and
+    `or(P, Q)`, `cnot(P, C)`, `fnot(P, C)`, `where(P, Goal)`, `within(P, Seconds)` and
     aggregate(Fun, X, P, Window, Result); `iteration(P, N)` is unrolled
     into a sequence.
   - static(Clause, Where)
@@ -50,6 +50,7 @@ etl_operator(1130, yfx, or).
 etl_operator(1120, yfx, par).
 etl_operator(1110, yfx, and).
 etl_operator(1060, xfx, cnot).
+etl_operator(1060, xfx, fnot).
 etl_operator(1040, yfx, seq).
 etl_operator(1040, xfx, Allen) :-
     allen_relation(Allen).
@@ -266,7 +267,7 @@ pattern_functor(Term) :-
     compound(Term),
     compound_name_arity(Term, Name, 2),
     (   temporal_operator(Name)
-    ;   memberchk(Name, [or, cnot, where, within])
+    ;   memberchk(Name, [or, cnot, fnot, where, within])
     ;   Name == iteration
     ;   Name == any
     ),
@@ -352,7 +353,7 @@ pattern(Term, Pos, Src, event(Term)) :-
     ;   callable(Term)
     ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
     ;   format(string(M), "unknown construct ~q in a pattern", [Term]),
-        etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, an Allen relation, where or within", Where)
+        etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, fnot, an Allen relation, where or within", Where)
     ).
 
 control_construct(Term, Name) :-
@@ -438,6 +439,7 @@ aggregate_window(W, _, Where) :-
 pattern_operator(Name, temporal) :- temporal_operator(Name).
 pattern_operator(or, or).
 pattern_operator(cnot, cnot).
+pattern_operator(fnot, fnot).
 pattern_operator(where, where).
 pattern_operator(within, within).
 
@@ -455,6 +457,9 @@ operator_pattern(cnot, _, L, LP, R, RP, Pos, Src, cnot(P, C)) :-
         etalis_error("cnot negates an event between the two parts of a sequence",
                      "write (A seq B) cnot C", Where)
     ),
+    pattern(R, RP, Src, C).
+operator_pattern(fnot, _, L, LP, R, RP, _, Src, fnot(P, C)) :-
+    pattern(L, LP, Src, P),
     pattern(R, RP, Src, C).
 operator_pattern(where, _, L, LP, Goal, GP, _, Src, where(P, Goal)) :-
     pattern(L, LP, Src, P),

@@ -39,7 +39,7 @@ from ._prolog import bridge, quote_atom
 # searched for a key and runs globally (rule sets are small in practice).
 MAX_KEY_SEARCH = 20_000
 
-_KNOWN_OPS = {"event", "where", "within", "or", "cnot", "aggregate"}
+_KNOWN_OPS = {"event", "where", "within", "or", "cnot", "fnot", "aggregate"}
 
 
 @dataclass(frozen=True, order=True)

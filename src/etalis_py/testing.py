@@ -25,6 +25,8 @@ Semantics, for sub-pattern intervals A = [a1, a2] and B = [b1, b2]:
 - the Allen relations by their definitions, over the span of both intervals;
 - ``(A seq B) cnot C``: ``A seq B`` with no C over [c1, c2], a2 < c1 and
   c2 < b1 (C's variables that A and B bind must agree);
+- ``P fnot C``: P over [t1, t2] with no C over [c1, c2], t1 < c1 and
+  c2 < t2 (C's variables that P binds must agree);
 - ``P where G``: P, and G succeeds with P's bindings (its solutions may bind
   more variables); start/1, end/1, duration/1 (and t1/1, t2/1) in G refer
   to P's interval;
@@ -251,7 +253,8 @@ class EventP:
 
 @dataclass(frozen=True)
 class Binary:
-    """``left op right`` for a temporal operator, ``or``, or ``cnot``."""
+    """``left op right`` for a temporal operator, ``or``, ``cnot`` or
+    ``fnot``."""
 
     op: str
     left: "Pattern"
@@ -288,6 +291,7 @@ class Aggregate:
 Pattern = Union[EventP, Binary, Where, Within, Aggregate]
 
 AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+NEGATIONS = ("cnot", "fnot")
 
 
 def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
@@ -298,7 +302,7 @@ def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
         return Where(pattern_from_json(j["pattern"]), str(j["goal"]))
     if op == "within":
         return Within(pattern_from_json(j["pattern"]), j["window"])
-    if op in TEMPORAL_OPS or op in ("or", "cnot"):
+    if op in TEMPORAL_OPS or op in NEGATIONS or op == "or":
         return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
     if op == "aggregate":
         value = j["value"]
@@ -362,12 +366,13 @@ class RuleSet:
         return {event_key(r.head) for r in self.rules}
 
 
-def has_cnot(p: Pattern) -> bool:
+def has_negation(p: Pattern) -> bool:
+    """Whether p uses ``cnot`` or ``fnot``."""
     if isinstance(p, EventP):
         return False
     if isinstance(p, Binary):
-        return p.op == "cnot" or has_cnot(p.left) or has_cnot(p.right)
-    return has_cnot(p.pattern)
+        return p.op in NEGATIONS or has_negation(p.left) or has_negation(p.right)
+    return has_negation(p.pattern)
 
 
 def has_aggregate(p: Pattern) -> bool:
@@ -777,6 +782,8 @@ def exported_variables(p: Pattern, outside: frozenset[str]) -> frozenset[str]:
         seq = _cnot_sequence(p)
         oa, ob, _ = _cnot_outsides(p, outside)
         return exported_variables(seq.left, oa) | exported_variables(seq.right, ob)
+    if isinstance(p, Binary) and p.op == "fnot":
+        return exported_variables(p.left, _fnot_outsides(p, outside)[0])
     if isinstance(p, Binary):
         ol, orr = _operand_outsides(p, outside)
         el = exported_variables(p.left, ol)
@@ -822,6 +829,12 @@ def _cnot_outsides(p: Binary, outside: frozenset[str]) -> tuple[frozenset[str], 
     return oa, ob, ea | exported_variables(seq.right, ob) | outside
 
 
+def _fnot_outsides(p: Binary, outside: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """What the rest of the rule uses, seen from P and C of ``P fnot C``."""
+    op = outside | frozenset(pattern_variables(p.right))
+    return op, outside | exported_variables(p.left, op)
+
+
 @dataclass(frozen=True)
 class _Context:
     """Where a sub-pattern stands: the narrowest window around it, and the
@@ -853,9 +866,10 @@ def _as_ground(x: Union[int, float]) -> Ground:
 
 def aggregate_value(fun: str, values: Sequence[Optional[Ground]]) -> Ground:
     """The aggregate ``fun`` of the values of a window (numbers, in the
-    order the occurrences came), as Prolog computes it: ``avg`` is Sum / N,
-    an integer when it divides evenly; of equal numbers of different types
-    ``min`` and ``max`` give the float."""
+    order the occurrences came), as Prolog computes it: ``sum`` adds the
+    integers exactly and then the sum of the floats, if there are any;
+    ``avg`` is Sum / N, an integer when it divides evenly; of equal numbers
+    of different types ``min`` and ``max`` give the float."""
     if fun == "count":
         return len(values)
     nums = [_number(v) for v in values]
@@ -863,9 +877,14 @@ def aggregate_value(fun: str, values: Sequence[Optional[Ground]]) -> Ground:
     if len(numbers) != len(nums) or not numbers:
         raise ValueError(f"aggregate {fun} over non-numbers {values!r}")
     if fun in ("sum", "avg"):
-        total: Union[int, float] = 0
-        for x in numbers:
-            total = total + x
+        # the integers exactly, plus the floats (as the engine keeps them)
+        total: Union[int, float] = sum(x for x in numbers if isinstance(x, int))
+        floats = [x for x in numbers if isinstance(x, float)]
+        if floats:
+            float_part = 0.0
+            for x in floats:
+                float_part += x
+            total = total + float_part
         if fun == "sum":
             return _as_ground(total)
         if isinstance(total, int) and total % len(numbers) == 0:
@@ -939,6 +958,8 @@ class _Evaluation:
                     _add_to(out, (frozenset(env.items()), s, e), n)
         elif isinstance(p, Binary) and p.op == "cnot":
             out = self.cnot(p, facts, ctx)
+        elif isinstance(p, Binary) and p.op == "fnot":
+            out = self.fnot(p, facts, ctx)
         elif isinstance(p, Binary):
             lc, rc = ctx, ctx
             if self.aggregates:
@@ -997,6 +1018,21 @@ class _Evaluation:
                     continue
                 _add_to(out, (b, a1, b2), nl * nr)
         return out
+
+    def fnot(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],
+             ctx: _Context) -> dict[Match, Weight]:
+        """``P fnot C``: P with no C strictly inside its interval."""
+        cp, cc = ctx, ctx
+        if self.aggregates:
+            op, oc = _fnot_outsides(p, ctx.outside)
+            cp, cc = _Context(ctx.window, op), _Context(ctx.window, oc)
+        occurrences = self.pattern(p.left, facts, cp)
+        blockers = self.pattern(p.right, facts, cc)
+        self.spend(len(occurrences) * max(1, len(blockers)))
+        return {
+            (b, t1, t2): n for (b, t1, t2), n in occurrences.items()
+            if not any(t1 < c1 and c2 < t2 and _join(b, bc) is not None for (bc, c1, c2) in blockers)
+        }
 
     def aggregate(self, p: Aggregate, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],
                   ctx: _Context) -> dict[Match, Weight]:
@@ -1095,7 +1131,7 @@ def evaluate(
     ``provenance=True`` fills :attr:`Model.explained`.
 
     The model is the least fixpoint of "apply every rule to all facts";
-    with ``cnot`` or aggregates it is built time point by time point, each
+    with negation or aggregates it is built time point by time point, each
     point saturated before the next (the paper's stratification by time),
     because negation must see all the facts that end before the point, and
     an aggregate all the occurrences of its pattern up to it.
@@ -1143,7 +1179,7 @@ def evaluate(
         for i, e in enumerate(events):
             key = (e.name, tuple(ground_from_python(a) for a in e.args), e.start, e.end)
             _add_to(base, key, Derivations({(i, (i,) if provenance else ()): 1}) if tracked else 1)
-        if ev.aggregates or any(has_cnot(r.pattern) for r in rules.rules):
+        if ev.aggregates or any(has_negation(r.pattern) for r in rules.rules):
             facts, derived, derivations = _saturate_by_time(ev, base)
         else:
             facts, derived, derivations = _saturate(ev, base)
@@ -1198,7 +1234,7 @@ def _saturate_by_time(ev: _Evaluation, base: Mapping[FactKey, Weight]) -> _Satur
     """Saturate at each end time of the stream in turn, starting from what
     the earlier times gave.  A derived fact ends at the end of one of its
     events, so everything that ends before t is known when t is saturated,
-    and a `cnot` at t sees all the occurrences that could block it."""
+    and a negation at t sees all the occurrences that could block it."""
     final: dict[FactKey, Weight] = {}
     derived: dict[FactKey, Weight] = {}
     unbounded = False
@@ -1314,7 +1350,8 @@ class Outcome:
             out += [self._line(f) for f in sorted(self.missing, key=_fact_order)] or ["  (none)"]
             out.append("--- detected, not in the model (or more often than derived):")
         else:
-            relaxed = " (with cnot relaxed to seq)" if "cnot" in self.case.text() else ""
+            negated = any(has_negation(r.pattern) for r in self.case.rules)
+            relaxed = " (with negation relaxed)" if negated else ""
             out.append(f"--- detected, not in the model{relaxed}:")
         out += [self._line(f) for f in sorted(self.unexpected, key=_fact_order)] or ["  (none)"]
         if self.unchecked:
@@ -1332,15 +1369,24 @@ def _fact_order(f: Fact) -> tuple[Any, ...]:
     return (f.end, f.start, f.event, repr(f.args))
 
 
-def engine_facts(text: str, stream: Sequence[Event], policy: str) -> tuple[Counter[Fact], tuple[str, ...]]:
+def engine_facts(text: str, stream: Sequence[Event], policy: str,
+                 limit: int = 300_000) -> tuple[Counter[Fact], tuple[str, ...]]:
     """The engine's detections for a rule text and stream, each as often as
-    it was detected, and its warnings."""
+    it was detected, and its warnings.  Raises :class:`TooLarge` once there
+    are more than ``limit`` detections: rules whose detections multiply
+    with every event would soon exhaust memory."""
+    found: Counter[Fact] = Counter()
+    warnings: list[str] = []
     with Engine.from_string(text, policy=policy, source="rules.etl") as engine:
-        result = engine.emit_many(stream)
-        if result.rejected:
-            raise ValueError(f"the engine rejected stream items: {result.rejected}")
-        return (Counter(Fact.from_detection(d) for d in result.detections),
-                tuple(w.reason for w in result.warnings))
+        for event in stream:
+            result = engine.emit_many([event])
+            if result.rejected:
+                raise ValueError(f"the engine rejected stream items: {result.rejected}")
+            found.update(Fact.from_detection(d) for d in result.detections)
+            warnings += (w.reason for w in result.warnings)
+            if found.total() > limit:
+                raise TooLarge(f"the engine made more than {limit} detections")
+        return found, tuple(warnings)
 
 
 def check_case(
@@ -1353,8 +1399,9 @@ def check_case(
     the detections must be the model's derived facts of the reported
     events, each as often as the rules derive it; under other policies
     every detection must be in the model.  Raises :class:`TooLarge` for a
-    case whose model needs more than ``budget`` steps (or that an engine
-    could never finish), :class:`OrderDependent` for one whose aggregates
+    case whose model needs more than ``budget`` steps or has more than
+    ``budget`` derivations (or that an engine could never finish),
+    :class:`OrderDependent` for one whose aggregates
     depend on the engine's order of derivation (see :func:`evaluate`).
 
     Where only soundness is checked, negation is relaxed first: a policy
@@ -1370,9 +1417,7 @@ def check_case(
     exact_policies = [p for p in policies if p == "unrestricted" and not case.overrides]
     model: Optional[Model] = None
     if exact_policies:
-        model = evaluate(rule_set, case.stream, budget=budget)
-        if model.derivations is None:
-            raise TooLarge("a cycle of rules derives facts without end")
+        model = _bounded(evaluate(rule_set, case.stream, budget=budget), budget)
     relaxed = model
     unchecked: frozenset[tuple[str, int]] = frozenset()
     if len(exact_policies) < len(policies):
@@ -1380,12 +1425,10 @@ def check_case(
         unchecked = frozenset(aggregate_dependent(rules))
         if relaxed is None or unchecked or rules != rule_set.rules:
             kept = tuple(r for r in rules if event_key(r.head) not in unchecked)
-            relaxed = evaluate(RuleSet(text, kept), case.stream, budget=budget)
-            if relaxed.derivations is None:
-                raise TooLarge("a cycle of rules derives facts without end")
+            relaxed = _bounded(evaluate(RuleSet(text, kept), case.stream, budget=budget), budget)
     outcomes = []
     for policy in policies:
-        got, warnings = engine_facts(text, case.stream, policy)
+        got, warnings = engine_facts(text, case.stream, policy, budget)
         if policy in exact_policies:
             assert model is not None
             outcomes.append(Outcome(case, policy, model.reported_counts(printed), got, warnings))
@@ -1397,9 +1440,20 @@ def check_case(
     return outcomes
 
 
+def _bounded(model: Model, budget: int) -> Model:
+    """The model, if an engine can report its derivations."""
+    if model.derivations is None:
+        raise TooLarge("a cycle of rules derives facts without end")
+    total = sum(model.counts.values())
+    if total > budget:
+        raise TooLarge(f"the rules derive facts {total} times")
+    return model
+
+
 def relax_negation(p: Pattern) -> Pattern:
-    """p with every ``(A seq B) cnot C`` replaced by ``A seq B``."""
-    if isinstance(p, Binary) and p.op == "cnot":
+    """p with every ``(A seq B) cnot C`` replaced by ``A seq B``, and
+    every ``P fnot C`` by P."""
+    if isinstance(p, Binary) and p.op in NEGATIONS:
         return relax_negation(p.left)
     if isinstance(p, Binary):
         return replace(p, left=relax_negation(p.left), right=relax_negation(p.right))
@@ -1453,7 +1507,7 @@ VAR_POOL = {"i": ("X", "Y", "Z"), "a": ("A", "B")}
 NEW_INT_VARS = ("N", "M", "X", "Y", "Z")
 # Temporal operators, the more common first.
 OPERATORS = (
-    "seq", "and", "or", "where", "within", "par", "cnot", "meets", "during", "starts", "finishes",
+    "seq", "and", "or", "where", "within", "par", "cnot", "fnot", "meets", "during", "starts", "finishes",
     "equals", "before", "after", "overlaps", "met_by", "contains", "started_by", "finished_by",
     "overlapped_by",
 )
@@ -1510,6 +1564,11 @@ class _RuleGen:
         op = OPERATORS[min(ch.integer(0, len(OPERATORS) - 1), ch.integer(0, len(OPERATORS) - 1))]
         if op == "within" and not self.state.windows:
             op = "where"
+        return self.operator(op, depth, in_delay)
+
+    def operator(self, op: str, depth: int, in_delay: bool) -> tuple[Pattern, dict[str, str]]:
+        """A pattern made with op at the top."""
+        ch = self.ch
         if op == "where":
             p, bound = self.pattern(depth - 1, in_delay)
             goal, bound = self.goal(bound)
@@ -1518,6 +1577,17 @@ class _RuleGen:
             p, bound = self.pattern(depth - 1, in_delay)
             window = _pick(ch, self.windows) if self.windows and _flip(ch, 50) else _pick(ch, WINDOWS)
             return Within(p, window), bound
+        if op == "fnot":
+            # like cnot's: C only waits to block, and its own variables
+            # stand for any value
+            p, bound = self.pattern(depth - 1, in_delay)
+            if isinstance(p, EventP) and _flip(ch, 70):
+                # an instant has no inside: give P a length
+                first, fb = self.leaf(True)
+                p, bound = Binary("seq", first, p), {**fb, **bound}
+            negated, nb = self.pattern(depth - 1, True)
+            negated, _ = self.private(negated, nb, bound)
+            return Binary("fnot", p, negated), bound
         left, lb = self.pattern(depth - 1, in_delay or op in DELAYING or op == "cnot")
         right, rb = self.pattern(depth - 1, in_delay)
         if op == "cnot":
@@ -1665,7 +1735,7 @@ def event_variables(p: Pattern) -> set[str]:
     and the patterns of aggregates."""
     if isinstance(p, EventP):
         return term_vars(p.event) - {"_"}
-    if isinstance(p, Binary) and p.op == "cnot":
+    if isinstance(p, Binary) and p.op in NEGATIONS:
         return event_variables(p.left)
     if isinstance(p, Binary):
         return event_variables(p.left) | event_variables(p.right)
@@ -1676,11 +1746,11 @@ def event_variables(p: Pattern) -> set[str]:
 
 def immediate_events(p: Pattern) -> set[str]:
     """The events of p that do not wait in the left operand of a `seq`
-    (or `before`) or as the negated event of `cnot`: an occurrence of one
+    (or `before`) or as the negated event of `cnot` or `fnot`: an occurrence of one
     of them can make p occur at once."""
     if isinstance(p, EventP):
         return {event_key(p.event)[0]}
-    if isinstance(p, Binary) and p.op == "cnot":
+    if isinstance(p, Binary) and p.op in NEGATIONS:
         return immediate_events(p.left)
     if isinstance(p, Binary):
         left = set() if p.op in DELAYING else immediate_events(p.left)
@@ -1719,6 +1789,7 @@ def random_case(
     aggregates: Optional[bool] = None,
     windows: bool = True,
     intervals: Optional[bool] = None,
+    negation: bool = False,
 ) -> Case:
     """A random rule set and stream.
 
@@ -1736,7 +1807,8 @@ def random_case(
     aggregates; ``windows=False`` makes rules without ``within``;
     ``intervals`` (when None, in about 40% of the cases) gives a stream of
     mostly intervals over whole seconds, many of which end or start
-    together.
+    together.  With ``negation`` every rule negates: its pattern is
+    ``cnot`` or ``fnot`` at the top.
     """
     if aggregates is None:
         aggregates = _flip(ch, 30)
@@ -1767,7 +1839,11 @@ def random_case(
     state = _CaseState(aggregates=aggregates, windows=windows)
     for (name, sig), index in zip(heads, order):
         gen = _RuleGen(ch, base + names[:index], list(names), lengths, state)
-        pattern, bound = gen.pattern(ch.integer(0, max_depth), False)
+        if negation:
+            op = _pick(ch, NEGATIONS)
+            pattern, bound = gen.operator(op, 1 + ch.integer(0, max_depth - 1), False)
+        else:
+            pattern, bound = gen.pattern(ch.integer(0, max_depth), False)
         args: list[Term] = []
         for t in sig:
             candidates = [v for v, vt in bound.items() if vt == t]
