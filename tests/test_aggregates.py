@@ -36,6 +36,17 @@ def test_count_window_of_five_detects_on_every_fifth_and_later_occurrence() -> N
     assert detect(rules, events) == [("total", (15,), 1, 5), ("total", (20,), 2, 6), ("total", (25,), 3, 7)]
 
 
+def test_a_sum_is_an_integer_again_once_the_floats_have_left_its_window() -> None:
+    rules = "s(S) <- aggregate(sum(V), a(V), count(2), S)."
+    values = [1, 2.5, 3, 4, 0.1, 0.2, 5]
+    found = detect(rules, [("a", (v,), t) for t, v in enumerate(values, start=1)])
+    # repr tells 7 from 7.0; 0.1 + 0.2 is a float sum, and 0.2 + 5 leaves no
+    # rounding error of 0.1 behind
+    assert [(repr(args[0]), start, end) for _, args, start, end in found] == [
+        ("3.5", 1, 2), ("5.5", 2, 3), ("7", 3, 4), ("4.1", 4, 5), ("0.30000000000000004", 5, 6),
+        ("5.2", 6, 7)]
+
+
 def test_time_window_maximum_and_minimum_follow_what_leaves() -> None:
     values = [5, 1, 2, 3, 0]
     events = [("t", ("a", v), t) for t, v in enumerate(values, start=1)]

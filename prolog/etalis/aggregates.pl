@@ -8,7 +8,10 @@
 
 An aggregate goal keeps, per group (the values of the variables by which
 its pattern is grouped), the occurrences in its window and a running
-state s(Count, Sum, Min, Max).  A window is count(N) (the last N
+state s(Count, Exact, Floats, Inexact, Min, Max): the sum of the window's
+integers (and rationals), and the number and sum of its floats.  The sum
+is exact while no float is in the window, and again once the last float
+has left it.  A window is count(N) (the last N
 occurrences; the aggregate holds from the N-th occurrence on) or time(D)
 (the occurrences that started at most D seconds before the newest one
 ended; it holds at every occurrence that lasts at most D, and the window
@@ -87,17 +90,43 @@ state(Store, Key, S) :-
     (   store_lookup(Store, state(Key), SQ),
         queue_entry(SQ, S0)
     ->  S = S0
-    ;   S = s(0, 0, none, none)
+    ;   S = s(0, 0, 0, 0.0, none, none)
     ).
 
-enter(V, s(C0, Sum0, Min0, Max0), s(C, Sum, Min, Max)) :-
+enter(V, s(C0, X0, F0, I0, Min0, Max0), s(C, X, F, I, Min, Max)) :-
     C is C0 + 1,
     (   number(V)
-    ->  Sum is Sum0 + V,
+    ->  add(V, X0, F0, I0, X, F, I),
         lower(Min0, V, Min),
         higher(Max0, V, Max)
-    ;   Sum = Sum0, Min = Min0, Max = Max0
+    ;   X = X0, F = F0, I = I0, Min = Min0, Max = Max0
     ).
+
+%   add(+V, +Exact0, +Floats0, +Inexact0, -Exact, -Floats, -Inexact):
+%   V enters the split sum.
+
+add(V, X0, F0, I0, X0, F, I) :-
+    float(V),
+    !,
+    F is F0 + 1,
+    I is I0 + V.
+add(V, X0, F, I, X, F, I) :-
+    X is X0 + V.
+
+%   remove(+V, +Exact0, +Floats0, +Inexact0, -Exact, -Floats, -Inexact):
+%   V leaves the split sum; the float part starts afresh when it is
+%   empty, so no rounding error stays behind.
+
+remove(V, X0, F0, I0, X0, F, I) :-
+    float(V),
+    !,
+    F is F0 - 1,
+    (   F =:= 0
+    ->  I = 0.0
+    ;   I is I0 - V
+    ).
+remove(V, X0, F, I, X, F, I) :-
+    X is X0 - V.
 
 lower(none, V, V) :- !.
 lower(M, V, X) :- X is min(M, V).
@@ -115,21 +144,21 @@ slide(Window, Q, End, S0, S) :-
     ;   S = S0
     ).
 
-leaves(count(N), _, _, s(C, _, _, _)) :-
+leaves(count(N), _, _, s(C, _, _, _, _, _)) :-
     C > N.
 leaves(time(D), Q, End, _) :-
     Q = q(c(e(_, T1, _), _), _),
     End - T1 > D.
 
-leave(V, Q, s(C0, Sum0, Min0, Max0), s(C, Sum, Min, Max)) :-
+leave(V, Q, s(C0, X0, F0, I0, Min0, Max0), s(C, X, F, I, Min, Max)) :-
     C is C0 - 1,
     (   number(V)
-    ->  Sum is Sum0 - V,
+    ->  remove(V, X0, F0, I0, X, F, I),
         (   ( V =:= Min0 ; V =:= Max0 )
         ->  window_bounds(Q, Min, Max)
         ;   Min = Min0, Max = Max0
         )
-    ;   Sum = Sum0, Min = Min0, Max = Max0
+    ;   X = X0, F = F0, I = I0, Min = Min0, Max = Max0
     ).
 
 window_bounds(Q, Min, Max) :-
@@ -140,13 +169,20 @@ window_bounds(Q, Min, Max) :-
         max_list(Vs, Max)
     ).
 
-full(count(N), s(C, _, _, _)) :-
+full(count(N), s(C, _, _, _, _, _)) :-
     C >= N.
 full(time(_), _).
 
-result(count, s(C, _, _, _), C).
-result(sum, s(_, Sum, _, _), Sum).
-result(avg, s(C, Sum, _, _), Avg) :-
+result(count, s(C, _, _, _, _, _), C).
+result(sum, S, Sum) :-
+    sum(S, Sum).
+result(avg, S, Avg) :-
+    S = s(C, _, _, _, _, _),
+    sum(S, Sum),
     Avg is Sum / C.
-result(min, s(_, _, Min, _), Min).
-result(max, s(_, _, _, Max), Max).
+result(min, s(_, _, _, _, Min, _), Min).
+result(max, s(_, _, _, _, _, Max), Max).
+
+sum(s(_, X, 0, _, _, _), X) :- !.
+sum(s(_, X, _, I, _, _), Sum) :-
+    Sum is X + I.
