@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import deque
@@ -83,6 +84,14 @@ class EngineStats:
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
     pending_by_rule: dict[str, int] = field(default_factory=dict)
     buffered: int = 0
+
+
+def parse_detections(lines: str) -> list[Detection]:
+    """The detections of JSON lines, decoded as one array (much faster
+    than a line at a time)."""
+    if not lines:
+        return []
+    return [Detection.from_dict(d) for d in json.loads("[" + lines.rstrip("\n").replace("\n", ",") + "]")]
 
 
 class Engine:
@@ -308,7 +317,7 @@ class Engine:
         return FeedResult(header["accepted"], rejected, warnings, body)
 
     def _deliver(self, result: FeedResult) -> list[Detection]:
-        found = [Detection.from_json(line) for line in result.detection_lines.splitlines()]
+        found = parse_detections(result.detection_lines)
         self._stats.detections += len(found)
         self._queue.extend(found)
         for d in found:
