@@ -20,6 +20,44 @@ def test_iteration_under_recent_uses_the_newest_occurrences() -> None:
         ("h", (), 1, 3), ("h", (), 2, 4), ("h", (), 3, 5)]
 
 
+TEMP_RULES = """
+:- policy(recent).
+:- policy(first, chronological).
+:- print_events([temp_increase/1, temp_alarm/1]).
+first : temp_increase(T) <- monitoring seq temp(T).
+temp_increase(T2) <- (temp_increase(T1) seq temp(T2)) where T2 > T1.
+temp_alarm(T) <- temp_increase(T) where T > 100.
+"""
+
+
+def test_the_papers_temp_increase_carries_the_maximum_and_temp_alarm_fires_over_100() -> None:
+    # ETALIS paper, "Iterative and Aggregation Patterns": an increase at every
+    # new maximum (the newest increase is the maximum so far), an alarm when
+    # it is over 100 F; the first reading after monitoring starts the chain
+    temps = [70, 75, 72, 80, 99, 101, 100, 103]
+    events = [("monitoring", (), 0)] + [("temp", (v,), t) for t, v in enumerate(temps, start=1)]
+    assert detect(TEMP_RULES, events) == [
+        ("temp_increase", (70,), 0, 1), ("temp_increase", (75,), 0, 2), ("temp_increase", (80,), 0, 4),
+        ("temp_increase", (99,), 0, 5), ("temp_increase", (101,), 0, 6), ("temp_alarm", (101,), 0, 6),
+        ("temp_increase", (103,), 0, 8), ("temp_alarm", (103,), 0, 8)]
+
+
+COUNTER = "s(1) <- r(V) where V > 0.\ns(C1) <- (s(C) seq r(V)) where (V > 0, C1 is C + 1).\n"
+
+
+@pytest.mark.parametrize("policy,expected", [
+    # a new start replaces the count under recent (the last to arrive)...
+    ("recent", [("s", (1,), 1, 1), ("s", (2,), 1, 2), ("s", (1,), 2, 2), ("s", (2,), 2, 3), ("s", (1,), 3, 3)]),
+    # ...and the count goes on under recent(longer): it started earlier
+    ("recent(longer)", [("s", (1,), 1, 1), ("s", (2,), 1, 2), ("s", (1,), 2, 2), ("s", (3,), 1, 3), ("s", (1,), 3, 3)]),
+    ("chronological", [("s", (1,), 1, 1), ("s", (2,), 1, 2), ("s", (1,), 2, 2), ("s", (3,), 1, 3), ("s", (1,), 3, 3)]),
+])
+def test_a_counter_carried_by_recursion_sees_the_count_before_the_event_that_restarts_it(
+        policy: str, expected: list[tuple[object, ...]]) -> None:
+    # r@2 first continues the count pending since r@1, then starts a new one
+    assert detect(COUNTER, [("r", (1,), t) for t in (1, 2, 3)], policy=policy) == expected
+
+
 def test_count_window_average_from_the_nth_occurrence_per_group() -> None:
     rules = "avg_temp(S, A) <- aggregate(avg(T), temp(S, T), count(3), A)."
     events = [("temp", ("a", v), t) for t, v in enumerate([1, 2, 3, 4, 10], start=1)] + [("temp", ("b", 5), 6)]

@@ -233,11 +233,13 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
         sort(Printed0, Printed)
     ),
     % An event completes pending goals before it becomes pending itself:
-    % upper goals (made later) come first, so that an intermediate event
-    % derived from an occurrence cannot replace or consume what a goal
-    % above is about to combine with that same occurrence.
+    % the clauses that combine an occurrence with pending goals come
+    % first, and among them upper goals (made later), so that an event
+    % derived from an occurrence cannot replace or consume what a goal is
+    % about to combine with that same occurrence.
     upward(Nodes, Upward),
-    findall(C, ( member(Node, Upward), node_clauses('$engine', Node, Cs), member(C, Cs) ), NodeClauses),
+    findall(P-C, ( member(Node, Upward), node_clauses('$engine', Node, Cs), member(P-C, Cs) ), Phased),
+    phase_order(Phased, NodeClauses),
     maplist(link_clause, Links, LinkClauses),
     findall('$reported'(T), ( member(N/A, Printed), functor(T, N, A) ), Reported),
     append(NodeClauses, LinkClauses, OnClauses0),
@@ -246,6 +248,14 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     length(Links, NRules),
     maplist(rule_goals(Nodes), Links, RuleGoals),
     Settings = Settings0.put(_{printed: Printed, rules: NRules, rule_goals: RuleGoals}).
+
+%   phase_order(+Phased, -Clauses): the `complete` clauses, then the
+%   `pass` ones, each in the order given.
+
+phase_order(Phased, Clauses) :-
+    findall(C, member(complete-C, Phased), Complete),
+    findall(C, member(pass-C, Phased), Pass),
+    append(Complete, Pass, Clauses).
 
 %   upward(+Nodes, -Sorted): the goals, those highest above the input
 %   events first, in the order they were made otherwise.

@@ -1,6 +1,6 @@
 :- module(etalis_operators,
           [ temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
-            node_clauses/3,             % +Module, +Node, -Clauses
+            node_clauses/3,             % +Module, +Node, -PhasedClauses
             link_clause/2,              % +Link, -Clause
             store_index/3,              % +NodeId, ?Side, -Index
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
@@ -70,22 +70,27 @@ store_index(Id, Side, I) :-
 store_index(Id, left, I) :- I is 2*Id - 1.
 store_index(Id, right, I) :- I is 2*Id.
 
-%!  node_clauses(+Module, +Node, -Clauses) is det.
+%!  node_clauses(+Module, +Node, -PhasedClauses) is det.
 %
-%   Clauses are the '$on'/4 clauses of Node, for the engine Module.
+%   PhasedClauses are the '$on'/4 clauses of Node, for the engine
+%   Module, each as Phase-Clause.  Phase is `complete` for a clause that
+%   combines the occurrence with pending goals, and `pass` for one that
+%   only stores it or passes it on.  An event must complete pending
+%   goals before anything derived from it can become pending, or (under
+%   `recent`) replace them.
 
 node_clauses(M, node(Id, temporal(Op), [L, R], Out, W, Policy), Clauses) :-
     !,
     findall(C, temporal_clause(M, Id, Op, L, R, Out, W, Policy, none, C), Clauses).
-node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), [NegClause|Clauses]) :-
+node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), [pass-NegClause|Clauses]) :-
     !,
     negated_clause(M, Id, L-R, N, W, NegClause),
     findall(C, temporal_clause(M, Id, seq, L, R, Out, W, Policy, negation(N), C), Clauses).
-node_clauses(M, node(Id, fnot, [P, N], Out, W, _), [NegClause, Clause]) :-
+node_clauses(M, node(Id, fnot, [P, N], Out, W, _), [pass-NegClause, pass-Clause]) :-
     !,
     negated_clause(M, Id, P, N, W, NegClause),
     unblocked_clause(M, Id, P, N, Out, W, Clause).
-node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [Clause]) :-
+node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [pass-Clause]) :-
     !,
     copy_term(X0-R0-In0-Out0, X-R-In-Out),
     Out =.. [_|OutVs],
@@ -103,7 +108,7 @@ node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [Cl
          Body),
     Clause = ('$on'(In, T1, T2, O) :- Body).
 node_clauses(_, node(_, Op, Inputs, Out, W, _), Clauses) :-
-    findall(C, ( member(In, Inputs), pass_clause(Op, In, Out, W, C) ), Clauses).
+    findall(pass-C, ( member(In, Inputs), pass_clause(Op, In, Out, W, C) ), Clauses).
 
 %   pass_clause(+Op, +In, +Out, +W, -Clause): `or`, `where` and window
 %   filters pass an occurrence on over the same interval.
@@ -119,12 +124,12 @@ pass_goal(filter, _, _, true).
 pass_goal(where(G), T1, T2, catch(G1, E, etalis_runtime:goal_error(E, G1))) :-
     interval_goal(G, T1, T2, G1).
 
-%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, +Extra, -Clause)
+%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, +Extra, -Phase-Clause)
 %
 %   The clause run when the Side operand of a temporal goal occurs.
 %   Extra is `none`, or negation(N) for `(L seq R) cnot N`.
 
-temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Clause) :-
+temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Phase-Clause) :-
     temporal_spec(Op, _, _, _, _, Stored),
     member(Side-Other, [right-left, left-right]),      % completing before storing
     (   memberchk(Side, Stored)
@@ -153,12 +158,14 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Clause) :-
     conj([Interval, Fits], Result),
     Fire = '$derived'(Out, S, E, O),
     (   memberchk(Other, Stored)
-    ->  store_index(Id, Other, TheirIdx),
+    ->  Phase = complete,
+        store_index(Id, Other, TheirIdx),
         Store = etalis_runtime:engine_store(M, TheirIdx, TheirStore),
         resolve_policy(Policy, Partner, e(Theirs, U1, U2), MatchPolicy),
         match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
                    Cond, Result, Add, Fire, Match)
-    ;   Match = (Add, fail)
+    ;   Phase = pass,
+        Match = (Add, fail)
     ),
     conj([Check, Match], Body),
     Clause = ('$on'(In, T1, T2, O) :- Body).
