@@ -58,6 +58,15 @@ def test_a_counter_carried_by_recursion_sees_the_count_before_the_event_that_res
     assert detect(COUNTER, [("r", (1,), t) for t in (1, 2, 3)], policy=policy) == expected
 
 
+def test_a_counting_rule_written_before_a_start_that_the_same_event_completes_counts() -> None:
+    # docs/language.md: derived events are processed depth first, so under
+    # recent the counting rule comes first and its goals run first
+    rules = "s(C1) <- (s(C) seq r(V)) where C1 is C + 1.\ns(1) <- go seq r(V).\n"
+    events = [("go", (), 0)] + [("r", (1,), t) for t in (1, 2, 3)]
+    assert detect(rules, events, policy="recent(longer)") == [
+        ("s", (1,), 0, 1), ("s", (2,), 0, 2), ("s", (1,), 0, 2), ("s", (3,), 0, 3), ("s", (1,), 0, 3)]
+
+
 def test_count_window_average_from_the_nth_occurrence_per_group() -> None:
     rules = "avg_temp(S, A) <- aggregate(avg(T), temp(S, T), count(3), A)."
     events = [("temp", ("a", v), t) for t, v in enumerate([1, 2, 3, 4, 10], start=1)] + [("temp", ("b", 5), 6)]
