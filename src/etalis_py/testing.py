@@ -62,7 +62,7 @@ import math
 import random
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Protocol, TypeVar, Union
 
@@ -961,12 +961,7 @@ class _Evaluation:
         elif isinstance(p, Binary) and p.op == "fnot":
             out = self.fnot(p, facts, ctx)
         elif isinstance(p, Binary):
-            lc, rc = ctx, ctx
-            if self.aggregates:
-                ol, orr = _operand_outsides(p, ctx.outside)
-                lc, rc = _Context(ctx.window, ol), _Context(ctx.window, orr)
-            left = self.pattern(p.left, facts, lc)
-            right = self.pattern(p.right, facts, rc)
+            left, right = self.operands(p, facts, ctx, _operand_outsides)
             if p.op == "or":
                 out = _merge(left, right)
             else:
@@ -996,6 +991,18 @@ class _Evaluation:
         self.spend(sum(_total(w) for w in out.values()))
         return out
 
+    def operands(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]], ctx: _Context,
+                 outsides: Callable[[Binary, frozenset[str]], tuple[frozenset[str], frozenset[str]]],
+                 ) -> tuple[dict[Match, Weight], dict[Match, Weight]]:
+        """The occurrences of p's left and right operands; ``outsides``
+        gives what the rest of the rule uses, seen from each (which
+        matters to aggregates only)."""
+        lc, rc = ctx, ctx
+        if self.aggregates:
+            ol, orr = outsides(p, ctx.outside)
+            lc, rc = _Context(ctx.window, ol), _Context(ctx.window, orr)
+        return self.pattern(p.left, facts, lc), self.pattern(p.right, facts, rc)
+
     def cnot(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],
              ctx: _Context) -> dict[Match, Weight]:
         """``(A seq B) cnot C``: A then B with no C strictly between them."""
@@ -1022,12 +1029,7 @@ class _Evaluation:
     def fnot(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],
              ctx: _Context) -> dict[Match, Weight]:
         """``P fnot C``: P with no C strictly inside its interval."""
-        cp, cc = ctx, ctx
-        if self.aggregates:
-            op, oc = _fnot_outsides(p, ctx.outside)
-            cp, cc = _Context(ctx.window, op), _Context(ctx.window, oc)
-        occurrences = self.pattern(p.left, facts, cp)
-        blockers = self.pattern(p.right, facts, cc)
+        occurrences, blockers = self.operands(p, facts, ctx, _fnot_outsides)
         self.spend(len(occurrences) * max(1, len(blockers)))
         return {
             (b, t1, t2): n for (b, t1, t2), n in occurrences.items()
