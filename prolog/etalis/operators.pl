@@ -177,15 +177,22 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Phase-Clause) :-
 
 extra_condition(none, _, _, _, _, _, _, _, Cond, Cond).
 extra_condition(negation(N), M, Id, LR, i(_, A2), i(B1, _), W, End, Cond0, Cond) :-
-    negation_key(N, LR, Key, Payload),
+    no_blocker(M, Id, N, LR, W, End, A2, B1, Unblocked),
+    conj([Cond0, Unblocked], Cond).
+
+%   no_blocker(+M, +Id, +N, +Ps, +W, +End, +After, +Before, -Goal): Goal
+%   succeeds when no occurrence of the negated event N over [n1,n2] with
+%   After < n1 and n2 < Before is kept in the right store of goal Id
+%   (keyed by N's variables shared with the operands Ps).
+
+no_blocker(M, Id, N, Ps, W, End, After, Before,
+           \+ ( etalis_runtime:engine_store(M, Idx, NStore),
+                etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
+                After < N1,
+                N2 < Before )) :-
+    negation_key(N, Ps, Key, Payload),
     store_index(Id, right, Idx),
-    window_expiry(W, End, Expiry),
-    conj([Cond0,
-          \+ ( etalis_runtime:engine_store(M, Idx, NStore),
-               etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
-               A2 < N1,
-               N2 < B1 )],
-         Cond).
+    window_expiry(W, End, Expiry).
 
 %   unblocked_clause(+M, +Id, +P, +N, +Out, +W, -Clause)
 %
@@ -194,17 +201,9 @@ extra_condition(negation(N), M, Id, LR, i(_, A2), i(B1, _), W, End, Cond0, Cond)
 
 unblocked_clause(M, Id, P0, N0, Out0, W, ('$on'(P, T1, T2, O) :- Body)) :-
     copy_term(P0-N0-Out0, P-N-Out),
-    negation_key(N, P, Key, Payload),
-    store_index(Id, right, Idx),
     window_check(W, T1, T2, Check),
-    window_expiry(W, T2, Expiry),
-    conj([Check,
-          \+ ( etalis_runtime:engine_store(M, Idx, NStore),
-               etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
-               T1 < N1,
-               N2 < T2 ),
-          '$derived'(Out, T1, T2, O)],
-         Body).
+    no_blocker(M, Id, N, P, W, T2, T1, T2, Unblocked),
+    conj([Check, Unblocked, '$derived'(Out, T1, T2, O)], Body).
 
 %   negated_clause(+M, +Id, +Ps, +N, +W, -Clause): the clause that keeps
 %   every occurrence of the negated event N, keyed by the variables it
