@@ -8,25 +8,37 @@
 [Detection(event='c', args=(1,), start=1, end=2)]
 """
 
+from importlib.metadata import PackageNotFoundError, version as _version
+
 from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
 from .errors import EtalisError, EventError, RuleError, RuleFileNotFound
-from .events import Detection, Event, Rejection
+from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
 from .knowledge import KnowledgeStats, OntologyError
+
+try:
+    __version__ = _version("etalis-py")
+except PackageNotFoundError:  # run from a source tree that is not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "BatchResult",
     "Detection",
+    "Detections",
     "Engine",
     "EngineStats",
     "EtalisError",
     "Event",
     "EventError",
     "FeedResult",
+    "InvalidEvent",
     "KnowledgeStats",
     "OntologyError",
     "PendingPart",
     "Rejection",
     "RuleError",
     "RuleFileNotFound",
+    "__version__",
     "compile_listing",
+    "format_time",
+    "to_time",
 ]

@@ -6,14 +6,14 @@ import json
 import os
 import re
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._prolog import PrologBridge, bridge, quote_atom
 from .errors import EtalisError, EventError, RuleError
-from .events import Detection, Event, InvalidEvent, Rejection, event_line, to_time
+from .events import Detection, Detections, Event, InvalidEvent, Rejection, event_line, to_time
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
@@ -43,7 +43,7 @@ class BatchResult:
 
     accepted: int
     rejected: list[Rejection]
-    detections: list[Detection]
+    detections: Detections
     warnings: list[Rejection] = field(default_factory=list)
 
 
@@ -86,12 +86,12 @@ class EngineStats:
     buffered: int = 0
 
 
-def parse_detections(lines: str) -> list[Detection]:
+def parse_detections(lines: str) -> Detections:
     """The detections of JSON lines, decoded as one array (much faster
     than a line at a time)."""
     if not lines:
-        return []
-    return [Detection.from_dict(d) for d in json.loads("[" + lines.rstrip("\n").replace("\n", ",") + "]")]
+        return Detections()
+    return Detections(Detection.from_dict(d) for d in json.loads("[" + lines.rstrip("\n").replace("\n", ",") + "]"))
 
 
 class Engine:
@@ -209,7 +209,7 @@ class Engine:
 
     # -- events in ----------------------------------------------------------
 
-    def emit(self, name: str, *args: Any, at: Any = None, start: Any = None, end: Any = None) -> list[Detection]:
+    def emit(self, name: str, *args: Any, at: Any = None, start: Any = None, end: Any = None) -> Detections:
         """Process one event ``name(*args)`` at time ``at`` (or over
         ``[start, end]``) and return what it led to.
 
@@ -245,7 +245,7 @@ class Engine:
         accepted = 0
         rejected: list[Rejection] = []
         warnings: list[Rejection] = []
-        detections: list[Detection] = []
+        detections = Detections()
         lines: list[str] = []
         names: dict[str, str] = {}
         first = 1
@@ -316,7 +316,7 @@ class Engine:
         self._stats.rejected += len(rejected)
         return FeedResult(header["accepted"], rejected, warnings, body)
 
-    def _deliver(self, result: FeedResult) -> list[Detection]:
+    def _deliver(self, result: FeedResult) -> Detections:
         found = parse_detections(result.detection_lines)
         self._stats.detections += len(found)
         self._queue.extend(found)
@@ -327,7 +327,7 @@ class Engine:
                 cb(d)
         return found
 
-    def flush(self) -> list[Detection]:
+    def flush(self) -> Detections:
         """At the end of a stream, process the events that a lateness still
         holds back, and return what they led to."""
         self._check_open()
@@ -348,10 +348,12 @@ class Engine:
         (every reported event if ``name`` is None), as it is detected."""
         self._callbacks.setdefault(name, []).append(callback)
 
-    def detections(self) -> Iterator[Detection]:
-        """Take the detections made so far, in the order they were made."""
-        while self._queue:
-            yield self._queue.popleft()
+    def detections(self) -> Detections:
+        """Take the detections made so far, in the order they were made
+        (a list with ``to_frame()`` for pandas)."""
+        taken = Detections(self._queue)
+        self._queue.clear()
+        return taken
 
     # -- live rule changes -----------------------------------------------------
 

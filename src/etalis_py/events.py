@@ -1,43 +1,140 @@
 """Events and detections as Python values, and their Prolog text form.
 
-Time is numeric: seconds, integer or float.  A :class:`datetime.datetime`
-becomes epoch seconds at the boundary; a naive datetime is taken as UTC so
-that the same data gives the same times on every machine.
+Time is numeric: seconds, integer or float.  :func:`to_time` is the one
+reader of times at the boundary (``emit(at=...)``, JSONL and CSV files,
+``emit_frame``): numbers, ISO 8601 text, datetimes, pandas Timestamps and
+numpy datetime64 values.  A time without a zone is taken as UTC (or as the
+zone given) so that the same data gives the same times on every machine.
+Detections give their times back as numbers (``start``, ``end``) and as
+UTC datetimes (``start_time``, ``end_time``).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Union
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import TYPE_CHECKING, Any, Optional, Union
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ._prolog import quote_atom
+from .errors import EventError
+
+if TYPE_CHECKING:  # pandas is imported only when a frame is made
+    import pandas as pd
 
 Time = Union[int, float]
+Zone = Union[str, tzinfo, None]
+
+InvalidEvent = EventError
+"""The former name of :class:`~etalis_py.errors.EventError`, kept as an alias."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
-class InvalidEvent(ValueError):
-    """An event that cannot be sent to the engine; the message is the reason."""
+def zone(tz: Zone) -> tzinfo:
+    """The time zone ``tz`` names: a tzinfo, an IANA name such as
+    ``"Europe/Berlin"``, ``"UTC"``, or None for UTC."""
+    if tz is None:
+        return timezone.utc
+    if isinstance(tz, tzinfo):
+        return tz
+    if tz.upper() in ("UTC", "Z"):
+        return timezone.utc
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {tz!r}: give an IANA name such as 'Europe/Berlin', or 'UTC'") from None
 
 
-def to_time(value: Any) -> Time:
-    """A time in seconds from a number or a datetime."""
+def to_time(value: Any, tz: Zone = None) -> Time:
+    """Seconds since 1970-01-01 UTC of a time given as a number (seconds,
+    kept as it is), a numeric text, ISO 8601 text (``2010-12-26T20:51:00Z``,
+    ``2010-12-26 20:51``, ``...+01:00``), a :class:`datetime.datetime`
+    (pandas Timestamps are ones) or a numpy datetime64.
+
+    A time without a zone is in ``tz`` (default UTC).  Raises
+    :class:`~etalis_py.errors.EventError` saying why a value is no time."""
     if isinstance(value, datetime):
+        if value != value:  # pandas NaT
+            raise InvalidEvent("time is missing (NaT)")
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=zone(tz))
         return float(value.timestamp())
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidEvent(f"time {value!r} is not a number or a datetime")
+    if isinstance(value, str):
+        return _text_time(value, tz)
+    if isinstance(value, bool):
+        raise InvalidEvent(f"time {value!r} is not a number or a date")
     if isinstance(value, numbers.Integral):
         return int(value)
-    f = float(value)
-    if not math.isfinite(f):
-        raise InvalidEvent(f"time {value!r} is not finite")
-    return f
+    if isinstance(value, numbers.Real):
+        f = float(value)
+        if not math.isfinite(f):
+            raise InvalidEvent(f"time {value!r} is not finite")
+        return f
+    if type(value).__name__ == "datetime64":  # numpy, imported by whoever made it
+        if value != value:
+            raise InvalidEvent("time is missing (NaT)")
+        nanoseconds = value.astype("datetime64[ns]").astype("int64")
+        return to_time(_EPOCH + timedelta(microseconds=int(nanoseconds) // 1000), tz)
+    raise InvalidEvent(f"time {value!r} is not a number, an ISO 8601 text or a datetime")
+
+
+def _text_time(value: str, tz: Zone) -> Time:
+    text = value.strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        f = float(text)
+    except ValueError:
+        pass
+    else:
+        if not math.isfinite(f):
+            raise InvalidEvent(f"time {text!r} is not finite")
+        return f
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise InvalidEvent(f"time {text!r} is not a number or an ISO 8601 date") from None
+    return to_time(dt, tz)
+
+
+def to_datetime(t: Time, tz: Zone = None) -> datetime:
+    """The aware datetime of ``t`` seconds since 1970-01-01 UTC, in ``tz``
+    (default UTC)."""
+    return (_EPOCH + timedelta(seconds=t)).astimezone(zone(tz))
+
+
+def format_time(t: Time, fmt: Optional[str] = None, tz: Zone = None) -> str:
+    """``t`` seconds as text: ISO 8601 (``2010-12-26T20:51:00Z``; with its
+    offset in another zone) or, with ``fmt``, a strftime format; in ``tz``
+    (default UTC)."""
+    dt = to_datetime(t, tz)
+    if fmt is not None:
+        return dt.strftime(fmt)
+    text = dt.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") and dt.tzinfo is timezone.utc else text
+
+
+def format_duration(seconds: Time) -> str:
+    """A duration for people: ``45s``, ``12m 05s``, ``3h 00m``, ``2d 03h 00m``."""
+    if seconds < 60:
+        return f"{seconds:g}s"
+    whole = int(seconds)
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d {hours:02d}h {minutes:02d}m"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {secs:02d}s"
 
 
 @dataclass(frozen=True)
@@ -173,8 +270,12 @@ class Detection:
 
     Arguments come back as Python values: atoms and strings as ``str``,
     numbers as ``int`` or ``float``, lists as ``list``, other compound terms
-    as their Prolog text.  With ``explain=True``, ``provenance`` holds the
-    input events it was built from (as Detection values of those events).
+    as their Prolog text.  ``start`` and ``end`` are seconds as the events
+    gave them; ``start_time``, ``end_time`` and ``duration`` are the same as
+    UTC datetimes and a timedelta, and ``str(d)`` reads
+    ``blizzard(1.0) 2010-12-26 20:51 → 23:51 UTC (3h 00m)``.  With
+    ``explain=True``, ``provenance`` holds the input events it was built
+    from (as Detection values of those events).
     """
 
     event: str
@@ -192,9 +293,52 @@ class Detection:
         provenance = tuple(cls.from_dict(p) for p in d.get("provenance", ()))
         return cls(d["event"], tuple(d["args"]), d["start"], d["end"], provenance)
 
+    @property
+    def start_time(self) -> datetime:
+        """``start`` as an aware UTC datetime (``.astimezone(tz)`` for another zone)."""
+        return to_datetime(self.start)
+
+    @property
+    def end_time(self) -> datetime:
+        """``end`` as an aware UTC datetime."""
+        return to_datetime(self.end)
+
+    @property
+    def duration(self) -> timedelta:
+        """``end - start`` as a timedelta."""
+        return timedelta(seconds=self.end - self.start)
+
     def __repr__(self) -> str:
         text = f"Detection(event={self.event!r}, args={self.args!r}, start={self.start!r}, end={self.end!r}"
         return text + (f", provenance={self.provenance!r})" if self.provenance else ")")
+
+    def __str__(self) -> str:
+        return self.format()
+
+    def term(self) -> str:
+        """``event(arg, ...)`` as people read it: texts unquoted."""
+        return f"{self.event}({', '.join(map(_show, self.args))})" if self.args else self.event
+
+    def format(self, tz: Zone = None, fmt: Optional[str] = None) -> str:
+        """The detection as one line: its term, its interval in ``tz``
+        (default UTC; ``fmt`` a strftime format for both ends) and its
+        duration, e.g. ``blizzard(1.0) 2010-12-26 20:51 → 23:51 UTC (3h 00m)``.
+        Times out of the datetime range are shown as numbers."""
+        try:
+            start, end = to_datetime(self.start, tz), to_datetime(self.end, tz)
+        except (OverflowError, ValueError, OSError):
+            return f"{self.term()} [{self.start!r}, {self.end!r}]"
+        if fmt is not None:
+            first, last = start.strftime(fmt), end.strftime(fmt)
+        else:
+            first, last = _readable(start, end)
+        where = "UTC" if tz is None else start.tzname() or str(tz)
+        if self.start == self.end:
+            return f"{self.term()} {first} {where}"
+        return f"{self.term()} {first} → {last} {where} ({format_duration(self.end - self.start)})"
+
+    def _repr_html_(self) -> str:
+        return Detections([self])._repr_html_()
 
     def to_json(self) -> str:
         """The line format of ``etalis run``."""
@@ -205,6 +349,69 @@ class Detection:
         if self.provenance:
             d["provenance"] = [p.to_dict() for p in self.provenance]
         return d
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"[{', '.join(map(_show, value))}]"
+    return str(value)
+
+
+def _readable(start: datetime, end: datetime) -> tuple[str, str]:
+    """Both ends to the minute, or the second (and fraction) if needed; the
+    end without its date when it is the start's."""
+    exact = any(t.second or t.microsecond for t in (start, end))
+    clock = "%H:%M:%S" if exact else "%H:%M"
+
+    def text(t: datetime, pattern: str) -> str:
+        out = t.strftime(pattern)
+        return out + f"{t.microsecond / 1e6:.6f}".rstrip("0")[1:] if t.microsecond else out
+
+    last = text(end, clock if end.date() == start.date() else "%Y-%m-%d " + clock)
+    return text(start, "%Y-%m-%d " + clock), last
+
+
+HTML_ROWS = 50
+
+
+class Detections(list[Detection]):
+    """Detections in the order they were made: a list, and a table for
+    pandas (:meth:`to_frame`) and Jupyter (an HTML table)."""
+
+    def to_frame(self, tz: Zone = None) -> "pd.DataFrame":
+        """A DataFrame with a row per detection: ``event``, one column per
+        argument (``arg0``, ``arg1``, ...; empty where a detection has fewer),
+        ``start`` and ``end`` as datetimes in ``tz`` (default UTC) and
+        ``duration`` as a timedelta."""
+        import pandas as pd
+
+        width = max((len(d.args) for d in self), default=0)
+        columns: dict[str, Any] = {"event": pd.Series([d.event for d in self], dtype=object)}
+        for i in range(width):
+            columns[f"arg{i}"] = pd.Series([d.args[i] if i < len(d.args) else None for d in self], dtype=object)
+        for end in ("start", "end"):
+            seconds = pd.Series([getattr(d, end) for d in self], dtype="float64")
+            columns[end] = pd.to_datetime(seconds, unit="s", utc=True).dt.tz_convert(zone(tz))
+        columns["duration"] = columns["end"] - columns["start"]
+        return pd.DataFrame(columns)
+
+    def _repr_html_(self) -> str:
+        rows = [
+            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in _cells(d)) + "</tr>"
+            for d in self[:HTML_ROWS]
+        ]
+        if len(self) > HTML_ROWS:
+            rows.append(f'<tr><td colspan="5">… {len(self) - HTML_ROWS} more</td></tr>')
+        head = "".join(f"<th>{h}</th>" for h in ("event", "args", "start", "end", "duration"))
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _cells(d: Detection) -> tuple[str, str, str, str, str]:
+    args = ", ".join(map(_show, d.args))
+    try:
+        return d.event, args, format_time(d.start), format_time(d.end), format_duration(d.end - d.start)
+    except (OverflowError, ValueError, OSError):
+        return d.event, args, repr(d.start), repr(d.end), repr(d.end - d.start)
 
 
 @dataclass(frozen=True)

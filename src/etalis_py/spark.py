@@ -254,12 +254,7 @@ def _parse_value(text: str, col: str) -> Any:
 
 def _parse_time(text: str, fmt: Optional[str]) -> float | int:
     """:func:`~etalis_py.streams.parse_time` of a stripped, non-empty text."""
-    if fmt:
-        return parse_formatted_time(text, fmt)
-    number = _parse_value(text, "time")
-    if isinstance(number, (int, float)):
-        return number
-    return parse_time(text, None)
+    return parse_formatted_time(text, fmt) if fmt else parse_time(text, None)
 
 
 def _key_text(value: Any) -> str:

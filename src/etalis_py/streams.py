@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional, TextIO
 
@@ -150,23 +150,17 @@ def parse_formatted_time(text: str, fmt: str) -> float:
 
 
 def parse_time(value: Any, fmt: Optional[str]) -> float | int:
-    """Seconds from a number, a strptime-formatted text (naive times are
-    UTC), or ISO 8601 text."""
-    if not isinstance(value, str):
-        return to_time(value)
-    text = value.strip()
-    if fmt:
-        return parse_formatted_time(text, fmt)
-    number = parse_value(text, "time")
-    if isinstance(number, (int, float)):
-        return number
+    """Seconds from a table's time cell: a strptime-formatted text with
+    ``fmt`` (naive times are UTC), else whatever :func:`~etalis_py.events.to_time`
+    reads (numbers, ISO 8601)."""
+    if fmt and isinstance(value, str):
+        return parse_formatted_time(value.strip(), fmt)
     try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        raise InvalidEvent(f"time {text!r} is not a number or an ISO 8601 date; give --time-format") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
+        return to_time(value)
+    except InvalidEvent as e:
+        if isinstance(value, str) and str(e).endswith("ISO 8601 date"):
+            raise InvalidEvent(f"{e}; give --time-format") from None
+        raise
 
 
 @dataclass
