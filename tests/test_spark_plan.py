@@ -101,11 +101,11 @@ def test_plan_with_event_names_from_a_column_keys_every_event_of_that_arity() ->
     ]
 
 
-def test_replay_explain_prints_the_plan() -> None:
+def test_replay_plan_prints_the_plan() -> None:
     ns = parser().parse_args([
         "replay", str(CHARLEY), "--events", "unused.csv", "--event", "obs",
         "--args", "STATIONID,WINDSPEED,AIRTEMPERATURE,RELATIVEHUMIDITY", "--time", "SAMPLINGTIME",
-        "--partition-by", "STATIONID", "--explain"])
+        "--partition-by", "STATIONID", "--plan"])
     out, err = StringIO(), StringIO()
     assert replay(ns, out, err) == 0
     assert out.getvalue() == (

@@ -6,11 +6,12 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence, TextIO
+from collections.abc import Iterator, Sequence
+from typing import BinaryIO, Optional, TextIO
 
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
-from .streams import Mapping, read_batches
+from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -43,17 +44,49 @@ def mapping_from(ns: argparse.Namespace) -> Mapping:
     )
 
 
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    """Where ``run`` reads its events: a file, standard input, a growing file."""
+    p.add_argument("--events", type=Path, required=True, metavar="FILE",
+                   help="stream file: .jsonl, .csv, .pl or .events; - reads standard input")
+    p.add_argument("--input-format", choices=STREAM_KINDS,
+                   help="the stream's format (default: by the file's extension; for - csv when --time is given, "
+                   "else jsonl when the first line starts with {, else events)")
+    p.add_argument("--follow", action="store_true",
+                   help="keep reading the file as it grows (tail -f), until Ctrl-C or --follow-timeout")
+    p.add_argument("--follow-timeout", type=float, metavar="SECONDS",
+                   help="with --follow: stop once the file has not grown for this long")
+
+
+def add_quiet_option(p: argparse.ArgumentParser) -> None:
+    """``--quiet`` means the same on every command."""
+    p.add_argument("--quiet", action="store_true",
+                   help="no per-line reports (rejected rows, warnings) and no progress line; "
+                   "the summary and errors are still printed")
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("etalis-py")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument("--version", action="version", version=f"etalis {version()}", help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
 
     run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
     run.add_argument("rules", type=Path, help="the .etl rule file")
-    run.add_argument("--events", type=Path, required=True, help="stream file: .jsonl, .csv, .pl or .events")
+    add_input_options(run)
     run.add_argument("--policy", type=check_policy, metavar="POLICY",
                      help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
                      + ", or recent(P)/chronological(P) with P longer, shorter or greater(N)")
-    run.add_argument("--quiet", action="store_true", help="do not report rejected lines one by one")
+    add_quiet_option(run)
     run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
     run.add_argument("--explain", action="store_true",
                      help="give each detection its provenance: the input events it was built from")
@@ -70,12 +103,13 @@ def parser() -> argparse.ArgumentParser:
     add_replay_parser(sub)
 
     check = sub.add_parser("check", help="report problems in a rule file")
-    check.add_argument("rules", type=Path)
+    check.add_argument("rules", type=Path, help="the .etl rule file")
+    add_quiet_option(check)
     check.add_argument("--sandbox", action="store_true", help="also check that the rules are safe to run from an untrusted source")
 
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
-    comp.add_argument("rules", type=Path)
-    comp.add_argument("--policy", type=check_policy, metavar="POLICY")
+    comp.add_argument("rules", type=Path, help="the .etl rule file")
+    comp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
     return p
 
 
@@ -108,10 +142,25 @@ def _ontology_error() -> type[Exception]:
     return OntologyError
 
 
+def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> Iterator[Batch]:
+    """The batches of ``run``'s input: the file, standard input (``-``), or
+    the file as it grows (``--follow``)."""
+    mapping = mapping_from(ns)
+    if str(ns.events) == "-":
+        if ns.follow:
+            raise ValueError("--follow follows a growing file; standard input (-) is read until it ends anyway")
+        return read_live(stdin_chunks(stdin or sys.stdin.buffer), ns.input_format, mapping)
+    if ns.follow:
+        return read_live(follow_chunks(ns.events, ns.follow_timeout), ns.input_format or stream_kind(ns.events),
+                         mapping)
+    return read_batches(ns.events, mapping, kind=ns.input_format)
+
+
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if not ns.events.is_file():
+    if str(ns.events) != "-" and not ns.events.is_file():
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
+    source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
     engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain)
     if ns.ontology or ns.entailment:
@@ -128,9 +177,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
     try:
-        for batch in read_batches(ns.events, mapping_from(ns)):
+        for batch in event_batches(ns):
             result = engine.feed_text(batch.text, batch.first_line)
             out.write(result.detection_lines)
+            out.flush()         # a live stream's detections as they happen
             detections += result.detection_lines.count("\n")
             accepted += result.accepted
             bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
@@ -138,9 +188,9 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             warnings += len(result.warnings)
             if not ns.quiet:
                 for r in bad:
-                    print(f"{ns.events}:{r.line}: rejected: {r.reason}", file=err)
-            for w in result.warnings:
-                print(f"{ns.events}:{w.line}: warning: {w.reason}", file=err)
+                    print(f"{source}:{r.line}: rejected: {r.reason}", file=err)
+                for w in result.warnings:
+                    print(f"{source}:{w.line}: warning: {w.reason}", file=err)
         tail = engine.flush_lines()
         out.write(tail)
         detections += tail.count("\n")
@@ -187,11 +237,13 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
     rp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
     rp.add_argument("--partitions", type=int, metavar="N", help="partitions of keyed stages (default: 4 per core)")
-    rp.add_argument("--explain", action="store_true",
+    rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
+    rp.add_argument("--explain", action="store_true",
+                    help="provenance, as for run: not available on Spark (an error that says so)")
     rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="show progress on stderr (default: when stderr is a terminal)")
-    rp.add_argument("--quiet", action="store_true", help="no summary on stderr")
+                    help="show progress on stderr (default: when stderr is a terminal and not --quiet)")
+    add_quiet_option(rp)
     add_mapping_options(rp)
 
 
@@ -206,6 +258,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.explain:
+        print("etalis: replay --explain: provenance is not available on Spark; give each detection its "
+              "input events with etalis run --explain, or print the replay's plan with --plan", file=err)
+        return EXIT_FAILURE
+    if ns.plan:
         text = ns.rules.read_text(encoding="utf-8") if ns.rules.is_file() else None
         if text is None:
             raise RuleFileNotFound(f"rule file {ns.rules} does not exist")
@@ -221,7 +277,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
             return EXIT_FAILURE
         conf[k.strip()] = v.strip()
-    progress = err.isatty() if ns.progress is None else ns.progress
+    progress = (err.isatty() and not ns.quiet) if ns.progress is None else ns.progress
     try:
         spark = sp.session(ns.master, conf)
         result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,
@@ -239,8 +295,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (ValueError, FileExistsError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
-    if not ns.quiet:
-        err.write(result.summary())
+    err.write(result.summary())
     return EXIT_OK
 
 

@@ -9,15 +9,18 @@ line numbers too.  ``read = accepted + rejected`` for every file.
 from __future__ import annotations
 
 import calendar
+import codecs
 import csv
 import functools
+import io
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Optional, TextIO
+from typing import Any, BinaryIO, Optional, TextIO
 
 from ._prolog import quote_atom
 from .events import Event, InvalidEvent, Rejection, prolog_value, to_time
@@ -173,21 +176,130 @@ class Batch:
     rejected: list[Rejection] = field(default_factory=list)
 
 
-def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
-    """Batches of the stream file at ``path``, by its extension."""
+STREAM_KINDS = ("jsonl", "csv", "events")
+
+
+def stream_kind(path: Path) -> str:
+    """The kind of stream file ``path`` is, by its extension: jsonl, csv
+    or events (``.pl`` and ``.events``)."""
     suffix = path.suffix.lower()
+    if suffix in (".pl", ".events"):
+        return "events"
+    if suffix in (".jsonl", ".csv"):
+        return suffix[1:]
+    raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .pl or .events, or give --input-format")
+
+
+def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int = BATCH_LINES,
+                 kind: Optional[str] = None) -> Iterator[Batch]:
+    """Batches of the stream file at ``path``, of ``kind`` (default: by its
+    extension, see :func:`stream_kind`)."""
+    kind = kind or stream_kind(path)
     with path.open(encoding="utf-8", newline="") as f:
-        if suffix == ".jsonl":
-            yield from _jsonl_batches(f, batch_lines)
-        elif suffix == ".csv":
-            if mapping is None:
-                raise ValueError("a .csv stream needs a mapping: --event or --event-col, --args, --time")
-            mapping.check()
-            yield from _csv_batches(f, mapping, batch_lines)
-        elif suffix in (".pl", ".events"):
-            yield from _term_batches(f, batch_lines)
-        else:
-            raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .pl or .events")
+        yield from _batches(f, kind, mapping, batch_lines)
+
+
+def _batches(f: TextIO, kind: str, mapping: Optional[Mapping], batch_lines: int) -> Iterator[Batch]:
+    if kind == "jsonl":
+        yield from _jsonl_batches(f, batch_lines)
+    elif kind == "csv":
+        if mapping is None:
+            raise ValueError("a .csv stream needs a mapping: --event or --event-col, --args, --time")
+        mapping.check()
+        yield from _csv_batches(f, mapping, batch_lines)
+    elif kind == "events":
+        yield from _term_batches(f, batch_lines)
+    else:
+        raise ValueError(f"unknown stream kind {kind!r}: use one of {', '.join(STREAM_KINDS)}")
+
+
+# -- live sources: standard input and a growing file ----------------------------------
+
+
+def read_live(chunks: Iterable[str], kind: Optional[str], mapping: Optional[Mapping] = None,
+              batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
+    """Batches of a stream that arrives in ``chunks`` of whole lines (the
+    last one may lack its newline), one or more batches per chunk as soon
+    as it arrives, numbered as lines of one file.
+
+    ``kind`` None sniffs it: csv when ``mapping`` gives a time column, else
+    jsonl when the first line that is not blank starts with ``{``, else
+    events.
+    """
+    offset = 0
+    for chunk in chunks:
+        lines = chunk.count("\n") + (not chunk.endswith("\n"))
+        if kind is None:
+            if not chunk.strip():
+                offset += lines
+                continue
+            kind = "csv" if mapping is not None and mapping.time is not None else (
+                "jsonl" if chunk.lstrip().startswith("{") else "events")
+        for batch in _batches(io.StringIO(chunk, newline=""), kind, mapping, batch_lines):
+            yield _shifted(batch, offset)
+        if kind == "csv" and mapping is not None and not mapping.columns:
+            header = next(csv.reader(io.StringIO(chunk, newline="")), None)
+            if header:
+                mapping = replace(mapping, columns=tuple(h.strip() for h in header))
+        offset += lines
+
+
+def _shifted(batch: Batch, offset: int) -> Batch:
+    if not offset:
+        return batch
+    return replace(batch, first_line=batch.first_line + offset,
+                   rejected=[replace(r, line=r.line + offset) for r in batch.rejected])
+
+
+def stdin_chunks(stream: BinaryIO, size: int = 1 << 16) -> Iterator[str]:
+    """Whole lines of ``stream`` (standard input) as they arrive: each
+    chunk is what one read gave, up to its last newline."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    pending = ""
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        data = read(size)
+        pending += decoder.decode(data, final=not data)
+        if not data:
+            if pending:
+                yield pending
+            return
+        cut = pending.rfind("\n") + 1
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+
+
+def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1,
+                  sleep: Callable[[float], None] = time.sleep,
+                  clock: Callable[[], float] = time.monotonic) -> Iterator[str]:
+    """Whole lines of the file at ``path`` as it grows (``tail -f``): what
+    is there, then what is appended, polled every ``poll`` seconds; until
+    Ctrl-C or, with ``timeout``, until the file has not grown for that
+    many seconds.  A last line without its newline is given at the end."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    pending = ""
+    with path.open("rb") as f:
+        idle_since = clock()
+        try:
+            while True:
+                data = f.read(1 << 20)
+                if data:
+                    idle_since = clock()
+                    pending += decoder.decode(data)
+                    cut = pending.rfind("\n") + 1
+                    if cut:
+                        yield pending[:cut]
+                        pending = pending[cut:]
+                    continue
+                if timeout is not None and clock() - idle_since >= timeout:
+                    break
+                sleep(poll)
+        except KeyboardInterrupt:
+            pass
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending
 
 
 def _term_batches(f: TextIO, batch_lines: int) -> Iterator[Batch]:

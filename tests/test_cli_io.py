@@ -1,0 +1,169 @@
+"""`etalis run` on standard input and on a growing file, the command line's
+shape (help, --version, --quiet), and replay's --plan and --explain."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from etalis_py import cli
+from etalis_py.streams import Mapping, read_live
+
+ETALIS = [sys.executable, "-m", "etalis_py.cli"]
+RULES = "c(X) <- a(X) seq b(X).\n"
+
+
+@pytest.fixture
+def rules(tmp_path: Path) -> Path:
+    path = tmp_path / "c.etl"
+    path.write_text(RULES)
+    return path
+
+
+def run_stdin(rules: Path, text: str, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ETALIS, "run", str(rules), "--events", "-", *options], input=text,
+                          capture_output=True, text=True, timeout=120)
+
+
+STDIN_CASES = {
+    "events": ("a(1).\nb(.\nb(1).\n", [], "<stdin>:2: rejected: syntax error: unexpected end of clause",
+               '{"event": "c", "args": [1], "start": 1, "end": 3}\n'),
+    "jsonl": ('{"event": "a", "args": [1], "time": 5}\nxx\n{"event": "b", "args": [1], "time": 7}\n', [],
+              "<stdin>:2: rejected: not JSON: Expecting value at column 1",
+              '{"event": "c", "args": [1], "start": 5, "end": 7}\n'),
+    "csv": ("k,x,t\na,1,1\nb,,2\nb,1,3\n", ["--event-col", "k", "--args", "x", "--time", "t"],
+            "<stdin>:3: rejected: column 'x' is empty", '{"event": "c", "args": [1], "start": 1, "end": 3}\n'),
+    "explicit jsonl": ('\n{"event": "a", "args": [1], "time": 5}\n[]\n{"event": "b", "args": [1], "time": 7}\n',
+                       ["--input-format", "jsonl"], "<stdin>:3: rejected: [] is not a JSON object",
+                       '{"event": "c", "args": [1], "start": 5, "end": 7}\n'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STDIN_CASES))
+def test_run_reads_events_from_stdin(rules: Path, case: str) -> None:
+    text, options, rejection, detections = STDIN_CASES[case]
+    r = run_stdin(rules, text, *options)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == detections
+    assert r.stderr.splitlines()[0] == rejection
+    assert r.stderr.splitlines()[1].startswith("events read: 3, accepted: 2, rejected: 1, detections: 1,")
+
+
+def test_run_on_stdin_prints_each_detection_as_it_happens(rules: Path) -> None:
+    """The detection of the first two lines comes out while stdin is still
+    open; later lines are numbered on from them (a bare term occurs at its
+    line's number)."""
+    proc = subprocess.Popen([*ETALIS, "run", str(rules), "--events", "-"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write("a(1).\nb(1).\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == '{"event": "c", "args": [1], "start": 1, "end": 2}\n'
+        proc.stdin.write("a(2).\nb(2).\n")
+        proc.stdin.close()
+        out, err = proc.stdout.read(), proc.stderr.read()
+        assert proc.wait(timeout=120) == 0
+    finally:
+        proc.kill()
+    assert out == '{"event": "c", "args": [2], "start": 3, "end": 4}\n'
+    assert err.startswith("events read: 4, accepted: 4, rejected: 0, detections: 2,")
+
+
+def test_run_follows_a_growing_file_until_the_timeout(rules: Path, tmp_path: Path) -> None:
+    stream = tmp_path / "grow.jsonl"
+    stream.write_text('{"event": "a", "args": [1], "time": 1}\n')
+
+    def append() -> None:
+        for line in ('{"event": "b", "args": [1], "time": 2}\n', "oops\n",
+                     '{"event": "a", "args": [2], "time": 3}\n{"event": "b", "args": [2],', ' "time": 4}\n'):
+            time.sleep(0.3)
+            with stream.open("a") as f:
+                f.write(line)
+
+    writer = threading.Thread(target=append)
+    started = time.monotonic()
+    proc = subprocess.Popen([*ETALIS, "run", str(rules), "--events", str(stream), "--follow", "--follow-timeout", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    writer.start()
+    out, err = proc.communicate(timeout=120)
+    writer.join()
+    assert proc.returncode == 0, err
+    assert out == ('{"event": "c", "args": [1], "start": 1, "end": 2}\n'
+                   '{"event": "c", "args": [2], "start": 3, "end": 4}\n')
+    assert err.splitlines()[0] == "{}:3: rejected: not JSON: Expecting value at column 1".format(stream)
+    assert err.splitlines()[1].startswith("events read: 5, accepted: 4, rejected: 1, detections: 2,")
+    assert time.monotonic() - started >= 3.2       # 4 appends 0.3 s apart, then 2 s without growth
+
+
+def test_follow_on_stdin_is_an_error(rules: Path) -> None:
+    r = run_stdin(rules, "a(1).\n", "--follow")
+    assert r.returncode == 1
+    assert r.stderr == "etalis: --follow follows a growing file; standard input (-) is read until it ends anyway\n"
+
+
+def test_live_csv_keeps_the_header_and_the_line_numbers_across_chunks() -> None:
+    mapping = Mapping(event_col="k", args=("x",), time="t")
+    batches = list(read_live(["k,x,t\na,1,1\n", "\nb,,2\n", "b,1,3"], None, mapping))
+    assert [(b.text, b.first_line, [(r.line, r.reason) for r in b.rejected]) for b in batches] == [
+        ("event(a(1), 1).\n", 2, []),
+        ("\n\n", 3, [(4, "column 'x' is empty")]),
+        ("event(b(1), 3).\n", 5, []),
+    ]
+
+
+def test_live_stream_kind_is_sniffed_after_blank_lines() -> None:
+    batches = list(read_live(["\n", '{"event": "a", "time": 1}\n'], None, Mapping()))
+    assert [(b.text, b.first_line) for b in batches] == [("event(a, [1, 1]).\n", 2)]
+
+
+def walk(parser: argparse.ArgumentParser, path: str = "etalis") -> list[tuple[str, argparse.Action]]:
+    found = []
+    for action in parser._actions:
+        found.append((path, action))
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += walk(sub, f"{path} {name}")
+    return found
+
+
+def test_every_argument_of_every_command_has_help() -> None:
+    actions = walk(cli.parser())
+    assert {path for path, _ in actions} == {"etalis", "etalis run", "etalis replay", "etalis check",
+                                             "etalis compile"}
+    missing = [f"{path} {a.option_strings or a.dest}" for path, a in actions
+               if not a.help or a.help == argparse.SUPPRESS]
+    assert missing == []
+
+
+def test_version_is_the_installed_packages() -> None:
+    from importlib.metadata import version
+
+    r = subprocess.run([*ETALIS, "--version"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (0, f"etalis {version('etalis-py')}\n")
+
+
+def test_quiet_run_prints_only_the_summary_on_stderr(rules: Path) -> None:
+    r = run_stdin(rules, "a(1).\nb(.\nb(1).\n", "--quiet")
+    assert r.stdout == '{"event": "c", "args": [1], "start": 1, "end": 3}\n'
+    assert len(r.stderr.splitlines()) == 1
+    assert r.stderr.startswith("events read: 3, accepted: 2, rejected: 1, detections: 1,")
+
+
+def test_replay_explain_says_provenance_is_not_available_on_spark(rules: Path) -> None:
+    ns = cli.parser().parse_args(["replay", str(rules), "--events", "x.csv", "--event", "a", "--time", "t",
+                                  "--explain"])
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.replay(ns, out, err) == 1
+    assert out.getvalue() == ""
+    assert err.getvalue() == (
+        "etalis: replay --explain: provenance is not available on Spark; give each detection its input events "
+        "with etalis run --explain, or print the replay's plan with --plan\n")
