@@ -9,6 +9,7 @@ from pathlib import Path
 from collections.abc import Iterator, Sequence
 from typing import BinaryIO, Optional, TextIO
 
+from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
@@ -64,20 +65,9 @@ def add_quiet_option(p: argparse.ArgumentParser) -> None:
                    "the summary and errors are still printed")
 
 
-def version() -> str:
-    """The installed package's version."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as installed
-
-    try:
-        return installed("etalis-py")
-    except PackageNotFoundError:
-        return "unknown (not installed)"
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
-    p.add_argument("--version", action="version", version=f"etalis {version()}", help="print the version and exit")
+    p.add_argument("--version", action="version", version=f"etalis {__version__}", help="print the version and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
 
     run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
