@@ -179,3 +179,73 @@ def test_emit_emit_many_and_detections_give_detections_with_to_frame() -> None:
         result = engine.emit_many([("a", [2], 3), ("b", [2], 4)])
         assert isinstance(result.detections, Detections)
         assert result.detections.to_frame()["arg0"].tolist() == [2]
+
+
+# -- the pull queue holds what nothing delivered -------------------------------------------
+
+
+def test_after_100k_events_whose_detections_emit_many_returned_the_queue_holds_none() -> None:
+    events = [(name, [i], 2 * i + k) for i in range(50_000) for k, name in enumerate("ab")]
+    with Engine.from_string("c(X) <- (a(X) seq b(X)) within 5.") as engine:
+        result = engine.emit_many(events)
+        assert (result.accepted, len(result.detections)) == (100_000, 50_000)
+        assert result.detections[-1] == Detection("c", (49_999,), 99_998, 99_999)
+        stats = engine.stats()
+        assert (stats.queued, stats.dropped) == (0, 0)
+        assert engine.detections() == []
+
+
+def test_the_pull_queue_drops_the_oldest_past_max_queued_counts_them_and_warns_once() -> None:
+    events = [(name, [i], 2 * i + k) for i in range(10) for k, name in enumerate("ab")]
+    with Engine.from_string("c(X) <- a(X) seq b(X).", max_queued=3) as engine:
+        with pytest.warns(RuntimeWarning) as caught:
+            assert engine.emit_many(events[:10], collect=False).detections == []
+            assert engine.emit_many(events[10:], collect=False).detections == []
+        assert [str(w.message) for w in caught] == [
+            "the pull queue holds at most 3 detections: the oldest are dropped "
+            "(take them with detections(), register a callback with on(), or give max_queued=)"
+        ]
+        assert caught[0].filename == __file__
+        stats = engine.stats()
+        assert (stats.queued, stats.dropped, stats.detections) == (3, 7, 10)
+        assert engine.detections() == [Detection("c", (i,), 2 * i, 2 * i + 1) for i in (7, 8, 9)]
+        assert engine.stats().queued == 0
+
+
+def test_max_queued_must_be_a_whole_number_or_none() -> None:
+    with pytest.raises(ValueError) as e:
+        Engine.from_string("c <- a seq b.", max_queued=-1)
+    assert str(e.value) == "max_queued must be a whole number >= 0 or None, not -1"
+    with Engine.from_string("c <- a seq b.", max_queued=None) as engine:
+        engine.emit_many([("a", [], i) for i in range(1, 5)] + [("b", [], 5)], collect=False)
+        assert len(engine.detections()) == 4
+
+
+def test_off_stops_a_callback_or_all_of_an_event_and_says_when_there_is_none() -> None:
+    seen: list[str] = []
+    with Engine.from_string("c <- a seq b.\nd <- a seq e.") as engine:
+        engine.on("c", seen.append)
+        engine.on(None, seen.append)
+        engine.off("c", seen.append)
+        engine.emit_many([("a", [], 1), ("b", [], 2)])
+        assert seen == [Detection("c", (), 1, 2)]
+        engine.off(None)
+        engine.emit("e", at=3)
+        assert len(seen) == 1
+        with pytest.raises(ValueError) as e:
+            engine.off("c")
+        assert str(e.value) == "no callback registered for 'c'"
+        with pytest.raises(ValueError) as e:
+            engine.off(None, print)
+        assert str(e.value) == "callback <built-in function print> is not registered for every event"
+
+
+def test_emit_many_of_a_dataframe_says_to_use_emit_frame() -> None:
+    frame = pd.DataFrame({"t": [1, 2], "x": [1, 2]})
+    with Engine.from_string("c <- a seq b.") as engine:
+        with pytest.raises(TypeError) as e:
+            engine.emit_many(frame)
+        assert str(e.value) == (
+            "emit_many() takes events, not the rows of a DataFrame (it would iterate over the column names): "
+            "use emit_frame(df, event=..., args=..., time=...)"
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ def check_policy(policy: str) -> str:
     return policy
 
 Callback = Callable[[Detection], Any]
+
+MAX_QUEUED = 100_000
+"""How many detections the pull queue holds by default before it drops the oldest."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,8 @@ class EngineStats:
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
     pending_by_rule: dict[str, int] = field(default_factory=dict)
     buffered: int = 0
+    queued: int = 0
+    dropped: int = 0
 
 
 def parse_detections(lines: str) -> Detections:
@@ -102,14 +108,16 @@ class Engine:
     Call :meth:`close` (or use ``with``) to free an engine's memory.
     """
 
-    def __init__(self, name: str, info: dict[str, Any], prolog: PrologBridge) -> None:
+    def __init__(
+        self, name: str, info: dict[str, Any], prolog: PrologBridge, max_queued: Optional[int] = MAX_QUEUED
+    ) -> None:
         self._name = name
         self._prolog = prolog
         self.policy: str = info["policy"]
         self.printed: list[str] = list(info["printed"])
         self.rule_count: int = info["rules"]
         self.goal_count: int = info["goals"]
-        self._queue: deque[Detection] = deque()
+        self._queue: deque[Detection] = deque(maxlen=max_queued)
         self._callbacks: dict[Optional[str], list[Callback]] = {}
         self._stats = EngineStats()
         self._closed = False
@@ -127,6 +135,7 @@ class Engine:
         max_age: Optional[float] = None,
         lateness: Optional[float] = None,
         explain: bool = False,
+        max_queued: Optional[int] = MAX_QUEUED,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -141,11 +150,15 @@ class Engine:
         arrived in order (detections come that much later; :meth:`flush`
         releases the rest at the end of a stream); later ones are rejected.
         ``explain=True`` gives each detection its provenance: the input
-        events it was built from.
+        events it was built from.  ``max_queued`` bounds the pull queue of
+        :meth:`detections` (None: no bound); past it the oldest are dropped
+        and counted in ``stats().dropped``.
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
-        return cls._create(f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness, extra)
+        return cls._create(
+            f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness, extra, max_queued
+        )
 
     @classmethod
     def from_string(
@@ -160,6 +173,7 @@ class Engine:
         only_rules: Optional[Sequence[int]] = None,
         report: Optional[Sequence[str]] = None,
         explain: bool = False,
+        max_queued: Optional[int] = MAX_QUEUED,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
         The options are those of :meth:`from_file`, and two for running
@@ -174,7 +188,7 @@ class Engine:
         if report is not None:
             specs = [spec.rpartition("/") for spec in report]
             extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
-        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra)
+        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra, max_queued)
 
     @classmethod
     def _create(
@@ -186,6 +200,7 @@ class Engine:
         max_age: Optional[float],
         lateness: Optional[float],
         extra: Sequence[str] = (),
+        max_queued: Optional[int] = MAX_QUEUED,
     ) -> "Engine":
         options = ["sandbox(true)"] if sandbox else []
         options.extend(extra)
@@ -196,9 +211,11 @@ class Engine:
                 options.append(f"{name}({value!r})")
         if policy is not None:
             options.append(f"policy({check_policy(policy)})")
+        if max_queued is not None and (type(max_queued) is not int or max_queued < 0):
+            raise ValueError(f"max_queued must be a whole number >= 0 or None, not {max_queued!r}")
         prolog = bridge()
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
-        engine = cls(info["engine"], info, prolog)
+        engine = cls(info["engine"], info, prolog, max_queued)
         if info.get("ontologies"):
             try:
                 engine._load_declared(info["ontologies"])
@@ -233,15 +250,23 @@ class Engine:
             raise EventError(f"event {name!r} rejected: {result.rejected[0].reason}")
         return self._deliver(result)
 
-    def emit_many(self, events: Iterable[Any], batch_size: int = 10_000) -> BatchResult:
+    def emit_many(self, events: Iterable[Any], batch_size: int = 10_000, *, collect: bool = True) -> BatchResult:
         """Process many events in time order, crossing into Prolog once per
         ``batch_size`` events.
 
         Items may be :class:`Event` values, dicts (``event``, ``args``,
         ``time`` or ``start``/``end``) or tuples ``(name, args, time)``.
         Invalid or out-of-order items are rejected with their 1-based
-        position and reason, and the others are processed.
+        position and reason, and the others are processed.  The result
+        holds the detections; with ``collect=False`` it holds none, and
+        those that no callback took wait in the pull queue
+        (:meth:`detections`).  A pandas DataFrame goes to :meth:`emit_frame`.
         """
+        if _is_frame(events):
+            raise TypeError(
+                "emit_many() takes events, not the rows of a DataFrame (it would iterate over the column names): "
+                "use emit_frame(df, event=..., args=..., time=...)"
+            )
         accepted = 0
         rejected: list[Rejection] = []
         warnings: list[Rejection] = []
@@ -263,13 +288,13 @@ class Engine:
                 accepted += result.accepted
                 rejected.extend(result.rejected)
                 warnings.extend(result.warnings)
-                detections.extend(self._deliver(result))
+                detections.extend(self._deliver(result, collect))
         if lines:
             result = self._feed_lines("".join(lines), first)
             accepted += result.accepted
             rejected.extend(result.rejected)
             warnings.extend(result.warnings)
-            detections.extend(self._deliver(result))
+            detections.extend(self._deliver(result, collect))
         rejected.sort(key=lambda r: r.line)
         return BatchResult(accepted, rejected, detections, warnings)
 
@@ -316,16 +341,37 @@ class Engine:
         self._stats.rejected += len(rejected)
         return FeedResult(header["accepted"], rejected, warnings, body)
 
-    def _deliver(self, result: FeedResult) -> Detections:
+    def _deliver(self, result: FeedResult, returned: bool = True) -> Detections:
+        """The detections of ``result``, each passed to its callbacks; if
+        they are not ``returned``, those that no callback took are queued
+        for :meth:`detections` (the oldest dropped past ``max_queued``)."""
         found = parse_detections(result.detection_lines)
         self._stats.detections += len(found)
-        self._queue.extend(found)
+        everything = self._callbacks.get(None, [])
+        unseen: list[Detection] = []
         for d in found:
-            for cb in self._callbacks.get(d.event, ()):
+            callbacks = self._callbacks.get(d.event, []) + everything
+            for cb in callbacks:
                 cb(d)
-            for cb in self._callbacks.get(None, ()):
-                cb(d)
-        return found
+            if not callbacks and not returned:
+                unseen.append(d)
+        if unseen:
+            self._queue_up(unseen)
+        return found if returned else Detections()
+
+    def _queue_up(self, unseen: list[Detection]) -> None:
+        bound = self._queue.maxlen
+        overflow = 0 if bound is None else len(self._queue) + len(unseen) - bound
+        if overflow > 0:
+            if not self._stats.dropped:
+                warnings.warn(
+                    f"the pull queue holds at most {bound} detections: the oldest are dropped "
+                    "(take them with detections(), register a callback with on(), or give max_queued=)",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
+            self._stats.dropped += overflow
+        self._queue.extend(unseen)
 
     def flush(self) -> Detections:
         """At the end of a stream, process the events that a lateness still
@@ -348,9 +394,28 @@ class Engine:
         (every reported event if ``name`` is None), as it is detected."""
         self._callbacks.setdefault(name, []).append(callback)
 
+    def off(self, name: Optional[str], callback: Optional[Callback] = None) -> None:
+        """Stop calling ``callback`` (every callback if None) for event
+        ``name`` (None: the callbacks registered with ``on(None, ...)``).
+        Raises ValueError if no such callback is registered."""
+        registered = self._callbacks.get(name, [])
+        if callback is None and registered:
+            del self._callbacks[name]
+        elif callback is not None and callback in registered:
+            registered.remove(callback)
+            if not registered:
+                del self._callbacks[name]
+        else:
+            what = "no callback" if callback is None else f"callback {callback!r} is not"
+            raise ValueError(f"{what} registered for {'every event' if name is None else repr(name)}")
+
     def detections(self) -> Detections:
-        """Take the detections made so far, in the order they were made
-        (a list with ``to_frame()`` for pandas)."""
+        """Take the detections that wait in the pull queue, in the order
+        they were made (a list with ``to_frame()`` for pandas).  Only
+        what was not delivered waits there: a detection that a callback
+        took, or that :meth:`emit`, :meth:`emit_many` or :meth:`flush`
+        returned, is not queued; ``emit_many(..., collect=False)`` leaves
+        the rest here."""
         taken = Detections(self._queue)
         self._queue.clear()
         return taken
@@ -399,6 +464,7 @@ class Engine:
         self._stats.pending_by_goal = list(header["stores"])
         self._stats.pending_by_rule = {r["rule"]: r["pending"] for r in header["rules"]}
         self._stats.buffered = header["buffered"]
+        self._stats.queued = len(self._queue)
         return EngineStats(**vars(self._stats))
 
     def reset(self) -> None:
@@ -481,3 +547,9 @@ def compile_listing(text: str, source: str = "<string>", policy: Optional[str] =
     src = f"file({quote_atom(path)})" if path else f"text({quote_atom(source)})"
     _, body = bridge().request(f"listing({src}, {options})", text)
     return body
+
+
+def _is_frame(value: Any) -> bool:
+    """Whether ``value`` is a pandas DataFrame (or a pyarrow Table), without importing pandas."""
+    kind = type(value)
+    return kind.__name__ in ("DataFrame", "Table") and kind.__module__.split(".")[0] in ("pandas", "pyarrow")
