@@ -167,3 +167,95 @@ def test_replay_explain_says_provenance_is_not_available_on_spark(rules: Path) -
     assert err.getvalue() == (
         "etalis: replay --explain: provenance is not available on Spark; give each detection its input events "
         "with etalis run --explain, or print the replay's plan with --plan\n")
+
+
+# -- output: --out FILE --format jsonl|csv|parquet, --iso, --strftime, --tz -------------------
+
+OUT_RULES = "c(X, Y) <- a(X, Y) seq b(X).\nd(X) <- b(X).\n"
+OUT_EVENTS = ('event(a(1, \'x,"y"\'), 1293396660).\nevent(b(1), 1293407460).\n'
+              "event(a(2, [1, 2]), 1293407461.5).\nevent(b(2), 1293407462.5).\n")
+
+
+@pytest.fixture
+def out_case(tmp_path: Path) -> tuple[Path, Path]:
+    rules, events = tmp_path / "c.etl", tmp_path / "s.events"
+    rules.write_text(OUT_RULES)
+    events.write_text(OUT_EVENTS)
+    return rules, events
+
+
+def run_out(rules: Path, events: Path, *options: str) -> str:
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(events), *options])
+    out, err = io.StringIO(), io.StringIO()
+    assert cli.run(ns, out, err) == 0, err.getvalue()
+    return out.getvalue()
+
+
+def test_run_writes_iso_times_in_a_zone(out_case: tuple[Path, Path]) -> None:
+    assert run_out(*out_case, "--iso", "--tz", "America/New_York").splitlines() == [
+        '{"event": "c", "args": [1, "x,\\"y\\""], "start": "2010-12-26T15:51:00-05:00", '
+        '"end": "2010-12-26T18:51:00-05:00"}',
+        '{"event": "d", "args": [1], "start": "2010-12-26T18:51:00-05:00", "end": "2010-12-26T18:51:00-05:00"}',
+        '{"event": "c", "args": [2, [1, 2]], "start": "2010-12-26T18:51:01.500000-05:00", '
+        '"end": "2010-12-26T18:51:02.500000-05:00"}',
+        '{"event": "d", "args": [2], "start": "2010-12-26T18:51:02.500000-05:00", '
+        '"end": "2010-12-26T18:51:02.500000-05:00"}',
+    ]
+
+
+def test_run_writes_rfc_csv_that_pandas_reads_back(out_case: tuple[Path, Path], tmp_path: Path) -> None:
+    import pandas as pd
+
+    target = tmp_path / "d.csv"
+    assert run_out(*out_case, "--out", str(target), "--strftime", "%Y-%m-%d %H:%M:%S") == ""
+    assert target.read_text() == (
+        "event,arg1,arg2,start,end\n"
+        'c,1,"x,""y""",2010-12-26 20:51:00,2010-12-26 23:51:00\n'
+        "d,1,,2010-12-26 23:51:00,2010-12-26 23:51:00\n"
+        'c,2,"[1, 2]",2010-12-26 23:51:01,2010-12-26 23:51:02\n'
+        "d,2,,2010-12-26 23:51:02,2010-12-26 23:51:02\n")
+    frame = pd.read_csv(target, keep_default_na=False)
+    assert frame.to_dict("list") == {
+        "event": ["c", "d", "c", "d"], "arg1": [1, 1, 2, 2], "arg2": ['x,"y"', "", "[1, 2]", ""],
+        "start": ["2010-12-26 20:51:00", "2010-12-26 23:51:00", "2010-12-26 23:51:01", "2010-12-26 23:51:02"],
+        "end": ["2010-12-26 23:51:00", "2010-12-26 23:51:00", "2010-12-26 23:51:02", "2010-12-26 23:51:02"]}
+
+
+def test_run_writes_csv_with_seconds_to_stdout(out_case: tuple[Path, Path]) -> None:
+    assert run_out(*out_case, "--format", "csv") == (
+        "event,arg1,arg2,start,end\n"
+        'c,1,"x,""y""",1293396660,1293407460\n'
+        "d,1,,1293407460,1293407460\n"
+        'c,2,"[1, 2]",1293407461.5,1293407462.5\n'
+        "d,2,,1293407462.5,1293407462.5\n")
+
+
+def test_run_writes_parquet_with_typed_columns(out_case: tuple[Path, Path], tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    rules, events = out_case
+    events.write_text("event(a(1, x), 10).\nevent(b(1), 20).\nevent(a(2, y), 30).\nevent(b(2), 40.5).\n")
+    target = tmp_path / "d.parquet"
+    assert run_out(rules, events, "--out", str(target), "--iso") == ""
+    table = pq.read_table(target)
+    assert [(f.name, str(f.type)) for f in table.schema] == [
+        ("event", "string"), ("arg1", "int64"), ("arg2", "string"),
+        ("start", "timestamp[us, tz=UTC]"), ("end", "timestamp[us, tz=UTC]")]
+    rows = table.to_pylist()
+    assert [(r["event"], r["arg1"], r["arg2"], r["start"].timestamp(), r["end"].timestamp()) for r in rows] == [
+        ("c", 1, "x", 10, 20), ("d", 1, None, 20, 20), ("c", 2, "y", 30, 40.5), ("d", 2, None, 40.5, 40.5)]
+    assert run_out(rules, events, "--out", str(target), "--format", "parquet") == ""
+    assert [(f.name, str(f.type)) for f in pq.read_table(target).schema][3:] == [("start", "double"),
+                                                                                ("end", "double")]
+
+
+def test_run_refuses_parquet_to_stdout_and_an_unknown_zone(out_case: tuple[Path, Path]) -> None:
+    rules, events = out_case
+    for options, message in ((["--format", "parquet"], "etalis: parquet is written to a file: give --out FILE\n"),
+                             (["--iso", "--tz", "Mars/Olympus"],
+                              "etalis: unknown time zone 'Mars/Olympus': give an IANA name such as "
+                              "'Europe/Berlin', or 'UTC'\n")):
+        ns = cli.parser().parse_args(["run", str(rules), "--events", str(events), *options])
+        out, err = io.StringIO(), io.StringIO()
+        assert cli.run(ns, out, err) == 1
+        assert (out.getvalue(), err.getvalue()) == ("", message)

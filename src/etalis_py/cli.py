@@ -12,6 +12,7 @@ from typing import BinaryIO, Optional, TextIO
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
+from .output import OUT_FORMATS, TimeStyle, max_arity, open_writer
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
 
 EXIT_OK = 0
@@ -58,6 +59,21 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    help="with --follow: stop once the file has not grown for this long")
 
 
+def add_time_options(p: argparse.ArgumentParser) -> None:
+    """How the start and end of detections are written (``run`` and ``replay``)."""
+    g = p.add_argument_group("times of detections (output)")
+    one = g.add_mutually_exclusive_group()
+    one.add_argument("--iso", action="store_true",
+                     help="write start and end as ISO 8601 dates with their offset (default: seconds)")
+    one.add_argument("--strftime", metavar="FMT",
+                     help="write start and end in this strftime format (--time-format is the input's format)")
+    g.add_argument("--tz", metavar="ZONE", help="the time zone of --iso and --strftime: an IANA name (default UTC)")
+
+
+def time_style(ns: argparse.Namespace) -> TimeStyle:
+    return TimeStyle(ns.iso, ns.strftime, ns.tz)
+
+
 def add_quiet_option(p: argparse.ArgumentParser) -> None:
     """``--quiet`` means the same on every command."""
     p.add_argument("--quiet", action="store_true",
@@ -77,6 +93,11 @@ def parser() -> argparse.ArgumentParser:
                      help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
                      + ", or recent(P)/chronological(P) with P longer, shorter or greater(N)")
     add_quiet_option(run)
+    run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
+    run.add_argument("--format", choices=OUT_FORMATS, default=None,
+                     help="jsonl (default), csv (a column per argument) or parquet (needs --out); "
+                     "default: by --out's extension")
+    add_time_options(run)
     run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
     run.add_argument("--explain", action="store_true",
                      help="give each detection its provenance: the input events it was built from")
@@ -163,14 +184,19 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except BaseException:
             engine.close()
             raise
+    try:
+        sink = open_writer(ns.format, ns.out, out, time_style(ns), max_arity(engine.printed), ns.explain)
+    except (ValueError, OSError) as e:
+        engine.close()
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
     try:
         for batch in event_batches(ns):
             result = engine.feed_text(batch.text, batch.first_line)
-            out.write(result.detection_lines)
-            out.flush()         # a live stream's detections as they happen
+            sink.write(result.detection_lines)
             detections += result.detection_lines.count("\n")
             accepted += result.accepted
             bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
@@ -182,7 +208,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 for w in result.warnings:
                     print(f"{source}:{w.line}: warning: {w.reason}", file=err)
         tail = engine.flush_lines()
-        out.write(tail)
+        sink.write(tail)
         detections += tail.count("\n")
         seconds = time.perf_counter() - started
         cpu_seconds = time.process_time() - cpu_started
@@ -191,8 +217,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     finally:
-        engine.close()
-    out.flush()
+        try:
+            sink.close()
+        finally:
+            engine.close()
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
         f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "

@@ -1,0 +1,218 @@
+"""Writing detections: JSON lines, CSV and Parquet, with times as seconds
+or as readable dates.  ``etalis run`` and ``etalis replay`` write through the
+same writers, so their files are identical.
+
+The input is the engine's detection lines (``{"event": .., "args": [..],
+"start": .., "end": ..}``, one a line, as ``etalis run`` prints them).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Optional, Protocol
+
+from .events import Time, format_time, zone
+
+OUT_FORMATS = ("jsonl", "csv", "parquet")
+
+
+@dataclass(frozen=True)
+class TimeStyle:
+    """How ``start`` and ``end`` are written: seconds as the events gave
+    them (the default), ISO 8601 with the zone's offset (``iso``), or a
+    strftime format (``strftime``), in the IANA zone ``tz`` (default UTC)."""
+
+    iso: bool = False
+    strftime: Optional[str] = None
+    tz: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        zone(self.tz)   # an unknown zone is an error now, not at the first detection
+
+    @property
+    def dates(self) -> bool:
+        """Whether times are written as dates rather than seconds."""
+        return self.iso or self.strftime is not None
+
+    def time(self, t: Time) -> Any:
+        return format_time(t, self.strftime, self.tz) if self.dates else t
+
+    def restyle(self, d: dict[str, Any]) -> dict[str, Any]:
+        """A detection's dict (provenance too) with its times in this style."""
+        if not self.dates:
+            return d
+        out = {**d, "start": self.time(d["start"]), "end": self.time(d["end"])}
+        if "provenance" in d:
+            out["provenance"] = [self.restyle(p) for p in d["provenance"]]
+        return out
+
+
+def max_arity(printed: Iterable[str]) -> int:
+    """The largest arity among event signatures such as ``c/1``."""
+    return max((int(sig.rpartition("/")[2]) for sig in printed), default=0)
+
+
+class DetectionWriter(Protocol):
+    def write(self, lines: str) -> None:
+        """Write detection lines (each ending in a newline)."""
+
+    def close(self) -> None:
+        """Finish the output (the caller closes the stream it gave)."""
+
+
+class JsonlWriter:
+    """The lines as they are; with dates, each line with its times restyled."""
+
+    def __init__(self, out: IO[str], style: TimeStyle) -> None:
+        self.out = out
+        self.style = style
+
+    def write(self, lines: str) -> None:
+        if self.style.dates:
+            lines = "".join(json.dumps(self.style.restyle(json.loads(line))) + "\n" for line in lines.splitlines())
+        self.out.write(lines)
+        self.out.flush()        # a live stream's detections as they happen
+
+    def close(self) -> None:
+        self.out.flush()
+
+
+class CsvWriter:
+    """RFC 4180 CSV (the csv module's quoting) with a header: ``event``,
+    ``arg1`` ... ``argN`` (N the largest arity of the reported events; a
+    shorter event leaves the rest empty), ``start``, ``end``, and with
+    ``provenance`` a column of its JSON.  A list argument is written as
+    its JSON text."""
+
+    def __init__(self, out: IO[str], style: TimeStyle, arity: int, provenance: bool = False) -> None:
+        self.out = out
+        self.style = style
+        self.arity = arity
+        self.provenance = provenance
+        self.csv = csv.writer(out, lineterminator="\n")
+        self.csv.writerow(csv_header(arity, provenance))
+
+    def write(self, lines: str) -> None:
+        for line in lines.splitlines():
+            d = json.loads(line)
+            args = [_cell(a) for a in d["args"]]
+            if len(args) > self.arity:      # an event the rules do not report, e.g. a replay's transfer
+                raise ValueError(f"{d['event']}/{len(args)} has more arguments than the {self.arity} columns")
+            row = [d["event"], *args, *([""] * (self.arity - len(args))),
+                   self.style.time(d["start"]), self.style.time(d["end"])]
+            if self.provenance:
+                row.append(json.dumps([self.style.restyle(p) for p in d.get("provenance", ())]))
+            self.csv.writerow(row)
+        self.out.flush()
+
+    def close(self) -> None:
+        self.out.flush()
+
+
+def csv_header(arity: int, provenance: bool = False) -> list[str]:
+    return ["event", *(f"arg{i}" for i in range(1, arity + 1)), "start", "end"] + (
+        ["provenance"] if provenance else [])
+
+
+def _cell(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, (list, dict)) else value
+
+
+class ParquetWriter:
+    """A Parquet file, written when closed (detections are kept until
+    then): ``event``, then ``arg1`` ... ``argN`` typed (int64, double or
+    string) where every value of an argument has one type, else one
+    ``args`` column of JSON arrays (as ``etalis replay`` writes them);
+    ``start`` and ``end`` as timestamps in the style's zone with dates,
+    else as seconds (double); with ``provenance`` a column of its JSON."""
+
+    def __init__(self, path: Path, style: TimeStyle, provenance: bool = False) -> None:
+        self.path = path
+        self.style = style
+        self.provenance = provenance
+        self.rows: list[dict[str, Any]] = []
+
+    def write(self, lines: str) -> None:
+        self.rows += map(json.loads, lines.splitlines())
+
+    def close(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = self.rows
+        columns: dict[str, pa.Array] = {"event": pa.array([d["event"] for d in rows], pa.string())}
+        types = _arg_types(rows)
+        if types is None:
+            columns["args"] = pa.array([json.dumps(d["args"]) for d in rows], pa.string())
+        else:
+            for i, kind in enumerate(types):
+                columns[f"arg{i + 1}"] = pa.array([d["args"][i] if i < len(d["args"]) else None for d in rows], kind)
+        for end in ("start", "end"):
+            if self.style.dates:
+                micros = pa.array([round(float(d[end]) * 1_000_000) for d in rows], pa.int64())
+                columns[end] = micros.cast(pa.timestamp("us", tz=self.style.tz or "UTC"))
+            else:
+                columns[end] = pa.array([float(d[end]) for d in rows], pa.float64())
+        if self.provenance:
+            columns["provenance"] = pa.array(
+                [json.dumps([self.style.restyle(p) for p in d.get("provenance", ())]) for d in rows], pa.string())
+        pq.write_table(pa.table(columns), self.path)
+
+
+def _arg_types(rows: Sequence[dict[str, Any]]) -> Optional[list[Any]]:
+    """The Arrow type of each argument position, or None when a position
+    holds values of several types (or lists)."""
+    import pyarrow as pa
+
+    kinds: list[set[type]] = []
+    for d in rows:
+        for i, a in enumerate(d["args"]):
+            if i == len(kinds):
+                kinds.append(set())
+            kinds[i].add(type(a))
+    arrow = {int: pa.int64(), float: pa.float64(), str: pa.string()}
+    out = []
+    for k in kinds:
+        if len(k) != 1 or next(iter(k)) not in arrow:
+            return None
+        out.append(arrow[next(iter(k))])
+    return out
+
+
+def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style: TimeStyle, arity: int,
+                provenance: bool = False) -> DetectionWriter:
+    """A writer of ``fmt`` (jsonl, csv or parquet; default: by ``path``'s
+    extension, else jsonl) to the file ``path`` or else to ``stdout``.
+    ``arity`` is the number of argument columns of CSV."""
+    fmt = fmt or (path.suffix.lower().lstrip(".") if path is not None and path.suffix.lower() in (".csv", ".parquet")
+                  else "jsonl")
+    if fmt not in OUT_FORMATS:
+        raise ValueError(f"unknown output format {fmt!r}: use one of {', '.join(OUT_FORMATS)}")
+    if fmt == "parquet":
+        if path is None:
+            raise ValueError("parquet is written to a file: give --out FILE")
+        return ParquetWriter(path, style, provenance)
+    out = stdout if path is None else path.open("w", encoding="utf-8", newline="")
+    text: DetectionWriter = JsonlWriter(out, style) if fmt == "jsonl" else CsvWriter(out, style, arity, provenance)
+    return text if path is None else _Closing(text, out)
+
+
+class _Closing:
+    """A writer that closes the file it writes when it is closed."""
+
+    def __init__(self, inner: DetectionWriter, stream: IO[str]) -> None:
+        self.inner = inner
+        self.stream = stream
+
+    def write(self, lines: str) -> None:
+        self.inner.write(lines)
+
+    def close(self) -> None:
+        try:
+            self.inner.close()
+        finally:
+            self.stream.close()
