@@ -249,3 +249,104 @@ def test_emit_many_of_a_dataframe_says_to_use_emit_frame() -> None:
             "emit_many() takes events, not the rows of a DataFrame (it would iterate over the column names): "
             "use emit_frame(df, event=..., args=..., time=...)"
         )
+
+
+# -- pandas frames in ------------------------------------------------------------------------
+
+
+def test_emit_frame_turns_columns_of_every_kind_into_events_and_rejects_missing_values() -> None:
+    frame = pd.DataFrame({
+        "t": pd.to_datetime(["2010-12-26 20:51", "2010-12-26 21:51", None, "2010-12-26 22:51", "2010-12-26 23:51"]),
+        "station": pd.Categorical(["KJFK", "KJFK", "KJFK", None, "KLGA"]),
+        "wind": [40, 41, 42, 43, 44],
+        "vis": [0.1, float("nan"), 0.2, 0.3, float("inf")],
+        "gusty": [True, False, True, True, False],
+        "note": ["a b", None, "it's", "x", "y"],
+        "n": pd.array([1, None, 3, 4, 5], dtype="Int64"),
+    })
+    with Engine.from_string("seen(S, W, V, G, N, K) <- reading(S, W, V, G, N, K).") as engine:
+        result = engine.emit_frame(frame, event="reading", args=["station", "wind", "vis", "gusty", "note", "n"], time="t")
+        assert result.accepted == 1
+        assert [(r.line, r.reason) for r in result.rejected] == [
+            (2, "column 'vis' is missing"),
+            (3, "column 't' is missing"),
+            (4, "column 'station' is missing"),
+            (5, "column 'vis': inf is not a finite number"),
+        ]
+        assert result.detections == [Detection("seen", ("KJFK", 40, 0.1, "true", "a b", 1), 1293396660.0, 1293396660.0)]
+        assert engine.stats().rejected == 4
+
+
+def test_emit_frame_reads_aware_and_naive_datetimes_texts_and_numbers_as_times() -> None:
+    aware = pd.DataFrame({"t": pd.to_datetime(["2010-12-26 15:51", "2010-12-26 16:51"]).tz_localize("America/New_York"),
+                          "x": [1, 1]})
+    naive = aware.assign(t=aware["t"].dt.tz_localize(None))
+    texts = aware.assign(t=["2010-12-26T20:51:00Z", "2010-12-26T21:51:00Z"])
+    numbers = aware.assign(t=[1293396660, 1293400260])
+    expected = [Detection("c", (1,), 1293396660.0, 1293400260.0)]
+    for frame, tz, want in (
+        (aware, None, expected),
+        (naive, "America/New_York", expected),
+        (naive, None, [Detection("c", (1,), 1293378660.0, 1293382260.0)]),
+        (texts, None, expected),
+        (numbers, None, [Detection("c", (1,), 1293396660, 1293400260)]),
+    ):
+        with Engine.from_string("c(X) <- a(X) seq a(X).") as engine:
+            assert engine.emit_frame(frame, event="a", args=["x"], time="t", tz=tz).detections == want
+
+
+def test_emit_frame_with_an_event_column_intervals_and_the_engines_own_rejections() -> None:
+    frame = pd.DataFrame({
+        "kind": ["a", "b", "", "b", "a"],
+        "x": ["k1", "k1", "k1", "k1", "k1"],
+        "s": [1, 3, 4, 2, 6],
+        "e": [2, 4, 5, 2, 7],
+    })
+    with Engine.from_string("c(X) <- a(X) seq b(X).") as engine:
+        result = engine.emit_frame(frame, event_col="kind", args=["x"], start="s", end="e")
+        assert result.accepted == 3
+        assert [r.line for r in result.rejected] == [3, 4]
+        assert result.rejected[0].reason == "column 'kind': event name '' is not a non-empty string"
+        assert result.detections == [Detection("c", ("k1",), 1, 4)]
+
+
+def test_emit_frame_takes_a_pyarrow_table() -> None:
+    import pyarrow as pa
+
+    table = pa.table({"t": [1, 2], "x": ["u", "u"], "e": ["a", "b"]})
+    with Engine.from_string("c(X) <- a(X) seq b(X).") as engine:
+        assert engine.emit_frame(table, event_col="e", args=["x"], time="t").detections == [Detection("c", ("u",), 1, 2)]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"event": "a", "time": "t", "args": ["d"]}, TypeError,
+         "column 'd' of type {d} cannot hold event arguments: convert it first"),
+        ({"event": "a", "time": "b"}, TypeError, "column 'b' holds booleans, not times"),
+        ({"event": "a", "time": "t", "args": "x"}, TypeError,
+         "args is a list of column names, not the text 'x': write args=['x']"),
+        ({"event": "a", "time": "nope"}, ValueError, "no column 'nope' in the frame: t, x, d, b"),
+        ({"time": "t"}, ValueError, "give the event name with event=NAME, or its column with event_col=COL"),
+        ({"event": "a", "start": "t"}, ValueError,
+         "give the time column with time=COL, or the interval's columns with start=COL and end=COL"),
+    ],
+)
+def test_emit_frame_refuses_columns_and_options_it_cannot_use(options: dict[str, Any], error: type, message: str) -> None:
+    frame = pd.DataFrame({"t": [1], "x": [1], "d": pd.to_timedelta([1], unit="s"), "b": [True]})
+    with Engine.from_string("c <- a seq b.") as engine:
+        with pytest.raises(error) as e:
+            engine.emit_frame(frame, **options)
+        assert str(e.value) == message.format(d=frame["d"].dtype)
+
+
+def test_emit_frame_gives_what_emit_many_gives_on_the_same_rows() -> None:
+    rows = [("reading", ["KJFK", 30 + i % 20, i * 0.25, i % 3 == 0], i) for i in range(1, 2001)]
+    frame = pd.DataFrame({"s": [r[1][0] for r in rows], "w": [r[1][1] for r in rows], "v": [r[1][2] for r in rows],
+                          "g": [r[1][3] for r in rows], "t": [r[2] for r in rows]})
+    rules = "calm(S, W) <- (reading(S, W, V, G) seq reading(S, W2, V2, G2)) within 3 where W2 < W, G == true."
+    with Engine.from_string(rules) as one, Engine.from_string(rules) as two:
+        many = one.emit_many(rows)
+        framed = two.emit_frame(frame, event="reading", args=["s", "w", "v", "g"], time="t")
+    assert framed == many
+    assert len(many.detections) == 199

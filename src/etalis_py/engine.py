@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._prolog import PrologBridge, bridge, quote_atom
 from .errors import EtalisError, EventError, RuleError
-from .events import Detection, Detections, Event, InvalidEvent, Rejection, event_line, to_time
+from .events import Detection, Detections, Event, InvalidEvent, Rejection, Zone, event_line, to_time
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
@@ -267,36 +268,89 @@ class Engine:
                 "emit_many() takes events, not the rows of a DataFrame (it would iterate over the column names): "
                 "use emit_frame(df, event=..., args=..., time=...)"
             )
-        accepted = 0
         rejected: list[Rejection] = []
+
+        def lines() -> Iterator[str]:
+            names: dict[str, str] = {}
+            for position, item in enumerate(events, start=1):
+                try:
+                    yield event_line(item, names)
+                except InvalidEvent as e:
+                    rejected.append(Rejection(position, str(e)))
+                    yield "\n"
+
+        return self._feed_all(lines(), rejected, batch_size, collect)
+
+    def emit_frame(
+        self,
+        frame: Any,
+        *,
+        event: Optional[str] = None,
+        event_col: Optional[str] = None,
+        args: Sequence[str] = (),
+        time: Optional[str] = None,
+        start: Optional[str] = None,
+        end: Optional[str] = None,
+        tz: Zone = None,
+        batch_size: int = 10_000,
+        collect: bool = True,
+    ) -> BatchResult:
+        """Process the rows of a pandas DataFrame (or a pyarrow Table) as
+        events, in their order, converting whole columns at once.
+
+        ``event`` names every row's event, or ``event_col`` is the column
+        of names; ``args`` are the argument columns, in order; ``time`` is
+        the time column, or ``start`` and ``end`` give intervals.  Columns
+        of ints, floats, bools, texts, categories and datetimes (naive ones
+        in ``tz``, default UTC) become arguments (a datetime as seconds);
+        times are numbers (seconds), datetimes or ISO 8601 texts.  A row
+        with a missing (NaN, None, NaT) or impossible value is rejected with
+        its 1-based position and the reason, as by :meth:`emit_many`; a
+        column of a type that cannot be an argument raises TypeError.
+        """
+        from .frames import frame_lines
+
+        lines, rejected = frame_lines(
+            frame, event=event, event_col=event_col, args=args, time=time, start=start, end=end, tz=tz
+        )
+        return self._feed_all(lines, rejected, batch_size, collect)
+
+    def _feed_all(self, lines: Iterable[str], rejected: list[Rejection], batch_size: int, collect: bool) -> BatchResult:
+        """Feed input lines ``batch_size`` at a time; ``rejected`` holds (or
+        gets, as ``lines`` is consumed) the items Python rejected, whose
+        lines are empty so that the engine's line numbers are positions."""
+        accepted = 0
+        by_engine: list[Rejection] = []
         warnings: list[Rejection] = []
         detections = Detections()
-        lines: list[str] = []
-        names: dict[str, str] = {}
+        batch: list[str] = []
         first = 1
-        for position, item in enumerate(events, start=1):
-            try:
-                lines.append(event_line(item, names))
-            except InvalidEvent as e:
-                rejected.append(Rejection(position, str(e)))
-                self._stats.rejected += 1
-                lines.append("\n")
-            if len(lines) >= batch_size:
-                result = self._feed_lines("".join(lines), first)
-                first += len(lines)
-                lines = []
-                accepted += result.accepted
-                rejected.extend(result.rejected)
-                warnings.extend(result.warnings)
-                detections.extend(self._deliver(result, collect))
-        if lines:
-            result = self._feed_lines("".join(lines), first)
-            accepted += result.accepted
-            rejected.extend(result.rejected)
-            warnings.extend(result.warnings)
-            detections.extend(self._deliver(result, collect))
-        rejected.sort(key=lambda r: r.line)
+        for line in lines:
+            batch.append(line)
+            if len(batch) >= batch_size:
+                accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
+                first += len(batch)
+                batch = []
+        if batch:
+            accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
+        self._stats.rejected += len(rejected)
+        rejected = sorted(rejected + by_engine, key=lambda r: r.line)
         return BatchResult(accepted, rejected, detections, warnings)
+
+    def _feed_batch(
+        self,
+        batch: list[str],
+        first: int,
+        rejected: list[Rejection],
+        warnings: list[Rejection],
+        detections: Detections,
+        collect: bool,
+    ) -> int:
+        result = self._feed_lines("".join(batch), first)
+        rejected.extend(result.rejected)
+        warnings.extend(result.warnings)
+        detections.extend(self._deliver(result, collect))
+        return result.accepted
 
     def feed_text(self, text: str, first_line: int = 1) -> FeedResult:
         """Process event lines (one Prolog term a line: ``event(a(1), 5).``,
@@ -368,7 +422,7 @@ class Engine:
                     f"the pull queue holds at most {bound} detections: the oldest are dropped "
                     "(take them with detections(), register a callback with on(), or give max_queued=)",
                     RuntimeWarning,
-                    stacklevel=4,
+                    stacklevel=_outside_level(),
                 )
             self._stats.dropped += overflow
         self._queue.extend(unseen)
@@ -553,3 +607,15 @@ def _is_frame(value: Any) -> bool:
     """Whether ``value`` is a pandas DataFrame (or a pyarrow Table), without importing pandas."""
     kind = type(value)
     return kind.__name__ in ("DataFrame", "Table") and kind.__module__.split(".")[0] in ("pandas", "pyarrow")
+
+
+def _outside_level() -> int:
+    """The ``stacklevel`` of the first caller outside this package, for a
+    warning raised by its caller."""
+    here = os.path.dirname(__file__)
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(here):
+        frame = frame.f_back
+        level += 1
+    return level
