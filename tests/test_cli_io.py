@@ -259,3 +259,83 @@ def test_run_refuses_parquet_to_stdout_and_an_unknown_zone(out_case: tuple[Path,
         out, err = io.StringIO(), io.StringIO()
         assert cli.run(ns, out, err) == 1
         assert (out.getvalue(), err.getvalue()) == ("", message)
+
+
+# -- the progress line ----------------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+class Clock:
+    """A clock that moves on by ``step`` seconds each time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_progress_line_waits_a_second_then_redraws_in_place_and_is_wiped() -> None:
+    from etalis_py.progress import WIDTH, ProgressLine
+
+    term, clock = Terminal(), Clock(0.0)
+    line = ProgressLine(term, True, clock=clock)
+    for now in (0.5, 1.1, 1.2, 1.4):
+        clock.now = now
+        line.show(lambda elapsed: f"at {elapsed:.1f}")
+    line.clear()
+    assert term.getvalue() == ("\r" + "at 1.1".ljust(WIDTH) + "\r" + "at 1.4".ljust(WIDTH)
+                               + "\r" + " " * WIDTH + "\r")
+
+
+def test_progress_line_off_a_terminal_only_when_asked_and_then_every_15_seconds() -> None:
+    from etalis_py.progress import ProgressLine, wanted
+
+    plain = io.StringIO()
+    assert (wanted(None, plain, False), wanted(None, Terminal(), False), wanted(None, Terminal(), True),
+            wanted(True, plain, True), wanted(False, Terminal(), False)) == (False, True, False, True, False)
+    clock = Clock(0.0)
+    line = ProgressLine(plain, True, clock=clock)
+    for now in (1.0, 5.0, 16.5):
+        clock.now = now
+        line.show(lambda elapsed: f"at {elapsed:.1f}")
+    line.clear()
+    assert plain.getvalue() == "at 1.0\nat 16.5\n"
+
+
+def test_run_shows_rows_rate_detections_and_rejected_on_a_terminal(rules: Path, tmp_path: Path) -> None:
+    stream = tmp_path / "s.events"
+    stream.write_text("a(1).\nb(1).\nb(.\n")
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(stream)])
+    out, err = io.StringIO(), Terminal()
+    assert cli.run(ns, out, err, clock=Clock(2.0)) == 0
+    assert err.getvalue().startswith(
+        f"{stream}:3: rejected: syntax error: unexpected end of clause\n"
+        + "\r" + "etalis run 2 s: rows read 3 (2 rows/s), detections 1, rejected 1".ljust(119)
+        + "\r" + " " * 119 + "\r" + "events read: 3, accepted: 2, rejected: 1, detections: 1,")
+
+
+@pytest.mark.parametrize("options", [["--quiet"], ["--no-progress"]])
+def test_run_shows_no_progress_when_quiet_or_told_not_to(rules: Path, tmp_path: Path, options: list[str]) -> None:
+    stream = tmp_path / "s.events"
+    stream.write_text("a(1).\nb(1).\n")
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(stream), *options])
+    err = Terminal()
+    assert cli.run(ns, io.StringIO(), err, clock=Clock(2.0)) == 0
+    assert err.getvalue().startswith("events read: 2, accepted: 2, rejected: 0, detections: 1,")
+    assert len(err.getvalue().splitlines()) == 1
+
+
+def test_run_without_a_terminal_shows_no_progress(rules: Path, tmp_path: Path) -> None:
+    stream = tmp_path / "s.events"
+    stream.write_text("a(1).\nb(1).\n")
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(stream)])
+    err = io.StringIO()
+    assert cli.run(ns, io.StringIO(), err, clock=Clock(2.0)) == 0
+    assert len(err.getvalue().splitlines()) == 1

@@ -6,13 +6,14 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Optional, TextIO
 
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
 from .output import OUT_FORMATS, TimeStyle, max_arity, open_writer
+from .progress import ProgressLine, wanted
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
 
 EXIT_OK = 0
@@ -74,11 +75,15 @@ def time_style(ns: argparse.Namespace) -> TimeStyle:
     return TimeStyle(ns.iso, ns.strftime, ns.tz)
 
 
-def add_quiet_option(p: argparse.ArgumentParser) -> None:
-    """``--quiet`` means the same on every command."""
+def add_quiet_option(p: argparse.ArgumentParser, progress: bool = False) -> None:
+    """``--quiet`` means the same on every command; ``--progress`` too."""
     p.add_argument("--quiet", action="store_true",
                    help="no per-line reports (rejected rows, warnings) and no progress line; "
                    "the summary and errors are still printed")
+    if progress:
+        p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="a progress line on stderr once the command has run for a second "
+                       "(default: when stderr is a terminal and not --quiet)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -92,7 +97,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--policy", type=check_policy, metavar="POLICY",
                      help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
                      + ", or recent(P)/chronological(P) with P longer, shorter or greater(N)")
-    add_quiet_option(run)
+    add_quiet_option(run, progress=True)
     run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
     run.add_argument("--format", choices=OUT_FORMATS, default=None,
                      help="jsonl (default), csv (a column per argument) or parquet (needs --out); "
@@ -167,7 +172,7 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> I
     return read_batches(ns.events, mapping, kind=ns.input_format)
 
 
-def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None) -> int:
     if str(ns.events) != "-" and not ns.events.is_file():
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
@@ -193,6 +198,13 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
+    progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
+
+    def status(elapsed: float) -> str:
+        read = accepted + rejected
+        return (f"etalis run {elapsed:.0f} s: rows read {read} ({read / max(elapsed, 1e-9):.0f} rows/s), "
+                f"detections {detections}, rejected {rejected}")
+
     try:
         for batch in event_batches(ns):
             result = engine.feed_text(batch.text, batch.first_line)
@@ -202,11 +214,13 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
             rejected += len(bad)
             warnings += len(result.warnings)
-            if not ns.quiet:
+            if not ns.quiet and (bad or result.warnings):
+                progress.clear()
                 for r in bad:
                     print(f"{source}:{r.line}: rejected: {r.reason}", file=err)
                 for w in result.warnings:
                     print(f"{source}:{w.line}: warning: {w.reason}", file=err)
+            progress.show(status)
         tail = engine.flush_lines()
         sink.write(tail)
         detections += tail.count("\n")
@@ -217,6 +231,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     finally:
+        progress.clear()
         try:
             sink.close()
         finally:
@@ -259,9 +274,7 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
     rp.add_argument("--explain", action="store_true",
                     help="provenance, as for run: not available on Spark (an error that says so)")
-    rp.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                    help="show progress on stderr (default: when stderr is a terminal and not --quiet)")
-    add_quiet_option(rp)
+    add_quiet_option(rp, progress=True)
     add_mapping_options(rp)
 
 
@@ -295,7 +308,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
             return EXIT_FAILURE
         conf[k.strip()] = v.strip()
-    progress = (err.isatty() and not ns.quiet) if ns.progress is None else ns.progress
+    progress = wanted(ns.progress, err, ns.quiet)
     try:
         spark = sp.session(ns.master, conf)
         result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,

@@ -55,6 +55,7 @@ from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rul
 from .engine import Engine, check_policy
 from .errors import RuleFileNotFound
 from .events import InvalidEvent, prolog_value, to_time
+from .progress import ProgressLine
 from .streams import Mapping, parse_formatted_time, parse_time, parse_value
 
 if TYPE_CHECKING:
@@ -1303,17 +1304,14 @@ class _Staging:
 
 
 class _Progress:
-    """A progress line on stderr while a replay runs (after 2 seconds),
-    from Spark's status tracker."""
+    """The progress line of a replay (:class:`~etalis_py.progress.ProgressLine`),
+    from Spark's status tracker, polled by a thread."""
 
     def __init__(self, spark: "SparkSession", enabled: bool, out: IO[str] = sys.stderr) -> None:
         self.spark = spark
-        self.out = out
         self.text = ""
-        self.started = perf_counter()
+        self.line = ProgressLine(out, enabled)
         self.done = threading.Event()
-        self.tty = bool(getattr(out, "isatty", lambda: False)())
-        self.shown = False
         self.thread: Optional[threading.Thread] = None
         if enabled:
             self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -1323,37 +1321,25 @@ class _Progress:
         self.text = text
 
     def _loop(self) -> None:
-        last_line = 0.0
         while not self.done.wait(0.5):
-            elapsed = perf_counter() - self.started
-            if elapsed < 2:
-                continue
-            tracker = self.spark.sparkContext.statusTracker()
-            total = done = 0
-            for sid in tracker.getActiveStageIds():
-                info = tracker.getStageInfo(sid)
-                if info is not None:
-                    total += info.numTasks
-                    done += info.numCompletedTasks
-            bar = ""
-            if total:
-                filled = int(20 * done / total)
-                bar = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} tasks, "
-            line = f"etalis replay {elapsed:.0f} s: {bar}{self.text}"
-            if self.tty:
-                self.out.write("\r" + line[:119].ljust(119))
-                self.out.flush()
-                self.shown = True
-            elif elapsed - last_line >= 15:
-                self.out.write(line + "\n")
-                self.out.flush()
-                last_line = elapsed
+            self.line.show(self._status)
+
+    def _status(self, elapsed: float) -> str:
+        tracker = self.spark.sparkContext.statusTracker()
+        total = done = 0
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is not None:
+                total += info.numTasks
+                done += info.numCompletedTasks
+        bar = ""
+        if total:
+            filled = int(20 * done / total)
+            bar = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} tasks, "
+        return f"etalis replay {elapsed:.0f} s: {bar}{self.text}"
 
     def stop(self) -> None:
         self.done.set()
         if self.thread is not None:
             self.thread.join()
-        if self.shown:
-            self.out.write("\r" + " " * 119 + "\r")
-            self.out.flush()
-
+        self.line.clear()
