@@ -1,4 +1,4 @@
-"""The ``etalis`` command: run | replay | check | compile."""
+"""The ``etalis`` command: run | replay | check | compile | table | plot."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO, Optional, TextIO
+from typing import TYPE_CHECKING, BinaryIO, Optional, TextIO
 
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
@@ -15,6 +15,10 @@ from .errors import RuleError, RuleFileNotFound
 from .output import OUT_FORMATS, TimeStyle, max_arity, open_writer
 from .progress import ProgressLine, wanted
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
+
+if TYPE_CHECKING:
+    from .events import Detection
+    from .report import Readable
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -126,6 +130,7 @@ def parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path, help="the .etl rule file")
     comp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
+    add_readable_parsers(sub)
     return p
 
 
@@ -141,6 +146,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ns.command == "compile":
             sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy))
             return EXIT_OK
+        if ns.command in ("table", "plot"):
+            return readable_output(ns, sys.stdout, sys.stderr)
     except (RuleError, RuleFileNotFound) as e:
         print(e, file=sys.stderr)
         return EXIT_RULES
@@ -327,6 +334,77 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     err.write(result.summary())
+    return EXIT_OK
+
+
+def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis table`` and ``etalis plot``: detections (the JSON lines of
+    ``run`` or ``replay``) for people."""
+    table = sub.add_parser("table", help="print detections as a table: dates, names, durations")
+    plot = sub.add_parser("plot", help="draw detections as a timeline PNG, with input signals as lines")
+    for p in (table, plot):
+        p.add_argument("detections", help="the JSON lines of etalis run or replay; - reads standard input")
+        p.add_argument("--tz", default="UTC", metavar="ZONE",
+                       help="show times in this zone, an IANA name such as America/New_York (default UTC)")
+        p.add_argument("--names", type=Path, metavar="CSV",
+                       help="names of argument values: a CSV file with the header value,name")
+    table.add_argument("--lines", action="store_true", help="a sentence per detection instead of a table")
+    table.add_argument("--no-args", dest="args", action="store_false", help="leave the arguments out")
+    plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG", help="the picture to write")
+    plot.add_argument("--title", help="a title over the picture")
+    plot.add_argument("--ylabel", metavar="TEXT", help="what the signals measure (default: their columns)")
+    g = plot.add_argument_group("input signals drawn as lines (a .csv file)")
+    g.add_argument("--events", type=Path, metavar="CSV", help="the input data")
+    g.add_argument("--signal", action="append", default=[], metavar="COL", help="a column to draw; may be repeated")
+    g.add_argument("--key", metavar="COL", help="a line per value of this column (a station)")
+    g.add_argument("--keys", type=_columns, metavar="V,V,...",
+                   help="the key values to draw (default: those that are arguments of the detections)")
+    g.add_argument("--time", metavar="COL", help="the time column, read as run reads it")
+    g.add_argument("--time-format", metavar="FMT", help="strptime format of the time column")
+    g.add_argument("--columns", type=_columns, metavar="COL,COL,...", help="column names of a file without a header")
+
+
+def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``etalis table`` and ``etalis plot``."""
+    from .report import Readable, read_detections, read_names
+
+    try:
+        readable = Readable(tz=ns.tz, names=read_names(ns.names) if ns.names else {},
+                            args=getattr(ns, "args", True))
+        readable.zone()
+        if ns.detections == "-":
+            detections = read_detections(sys.stdin, "<stdin>")
+        else:
+            with open(ns.detections, encoding="utf-8") as f:
+                detections = read_detections(f, ns.detections)
+        if ns.command == "table":
+            out.write(readable.lines(detections) if ns.lines else readable.table(detections))
+            return EXIT_OK
+        return plot(ns, detections, readable, err)
+    except (ValueError, OSError) as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+
+
+def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "Readable", err: TextIO) -> int:
+    from .plot import Signal, SignalFile, Timeline
+    from .report import value_text
+
+    signals: list[Signal] = []
+    quantity = "value"
+    if ns.events is not None:
+        if not (ns.signal and ns.time):
+            raise ValueError("with --events, give the columns to draw with --signal COL and the time with --time COL")
+        keys = set(ns.keys) if ns.keys else {value_text(a) for d in detections for a in d.args}
+        source = SignalFile(ns.time, ns.signal, ns.key, ns.time_format, ns.columns)
+        signals, skipped = source.read(ns.events, keys if ns.key else None, readable)
+        if skipped:
+            print(f"etalis: {ns.events}: {skipped} values without a number or a time were not drawn", file=err)
+        quantity = ns.ylabel or ", ".join(ns.signal)
+    fig = Timeline(detections, signals, readable, ns.title, quantity).save(ns.output)
+    width, height = fig.get_size_inches() * fig.dpi
+    print(f"{ns.output}: {len(detections)} detections, {len(signals)} signals, {width:.0f} x {height:.0f} pixels",
+          file=err)
     return EXIT_OK
 
 

@@ -1,0 +1,128 @@
+"""Detections for people: a table (or one line each) with dates in a time
+zone, names for the values a data set codes (station numbers), and
+durations.  ``etalis table`` prints it; ``etalis run`` keeps its JSON
+lines, which this reads back."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any
+
+from .events import Detection, Time, format_duration, to_datetime, zone
+
+DAY = "%d %b %Y"
+
+
+def read_names(path: str | Path) -> dict[str, str]:
+    """A CSV file ``value,name`` (with that header) as a mapping from a
+    value, as text, to its name."""
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None or [h.strip() for h in header[:2]] != ["value", "name"]:
+            raise ValueError(f"{path}: a names file starts with the header 'value,name'")
+        names = {}
+        for number, row in enumerate(reader, start=2):
+            if len(row) != 2:
+                raise ValueError(f"{path}:{number}: {len(row)} fields where 'value,name' has 2")
+            names[row[0]] = row[1]
+    return names
+
+
+def read_detections(lines: Iterable[str], source: str = "<detections>") -> list[Detection]:
+    """The detections of JSON lines as ``etalis run`` prints them; blank
+    lines are skipped, a line that is not a detection is an error naming it."""
+    found = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            found.append(Detection(d["event"], tuple(d["args"]), _seconds(d["start"]), _seconds(d["end"])))
+        except (ValueError, KeyError, TypeError) as e:
+            reason = f"missing {e}" if isinstance(e, KeyError) else str(e)
+            raise ValueError(f"{source}:{number}: not a detection ({reason}): {line.strip()[:80]}") from None
+    return found
+
+
+def value_text(value: Any) -> str:
+    """An argument as text: a string as it is, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _seconds(value: Any) -> Time:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"time {value!r} is not a number of seconds")
+    return value
+
+
+@dataclass(frozen=True)
+class Readable:
+    """How detections are shown: in time zone ``tz`` (an IANA name or
+    UTC), with ``names`` for argument values, and with or without their
+    arguments."""
+
+    tz: str = "UTC"
+    names: Mapping[str, str] = field(default_factory=dict)
+    args: bool = True
+
+    def zone(self) -> tzinfo:
+        return zone(self.tz)
+
+    def when(self, t: Time) -> datetime:
+        return to_datetime(t, self.tz)
+
+    def label(self, d: Detection) -> str:
+        """``event(name, ...)``: the event and its arguments, named."""
+        if not (self.args and d.args):
+            return d.event
+        return f"{d.event}({', '.join(self.arg(a) for a in d.args)})"
+
+    def arg(self, value: Any) -> str:
+        text = value_text(value)
+        return self.names.get(text, text)
+
+    def times(self, d: Detection, clock: str) -> tuple[str, str]:
+        """Start with its date, and end without it when on the same day."""
+        start, end = self.when(d.start), self.when(d.end)
+        shown_end = end.strftime(clock) if end.date() == start.date() else end.strftime(f"{DAY} {clock}")
+        return start.strftime(f"{DAY} {clock}"), shown_end
+
+    def clock(self, detections: Sequence[Detection]) -> str:
+        """``%H:%M``, or ``%H:%M:%S`` when a time has seconds."""
+        exact = all(float(t) % 60 == 0 for d in detections for t in (d.start, d.end))
+        return "%H:%M" if exact else "%H:%M:%S"
+
+    def caption(self) -> str:
+        return f"times in {self.tz}"
+
+    def table(self, detections: Sequence[Detection]) -> str:
+        """One row per detection, in columns: event, arguments (named),
+        start, end, duration; under a line that says the time zone."""
+        clock = self.clock(detections)
+        rows: list[tuple[str, ...]] = [("event", *(("args",) if self.args else ()), "start", "end", "duration")]
+        for d in detections:
+            start, end = self.times(d, clock)
+            named = [", ".join(self.arg(a) for a in d.args)] if self.args else []
+            rows.append((d.event, *named, start, end, format_duration(d.end - d.start)))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        return "\n".join([self.caption(), *lines]) + "\n"
+
+    def lines(self, detections: Sequence[Detection]) -> str:
+        """A sentence per detection: ``blizzard, 26 Dec 2010 20:51 to
+        23:51 (3h 00m)``."""
+        clock = self.clock(detections)
+        out = []
+        for d in detections:
+            start, end = self.times(d, clock)
+            span = f"at {start}" if d.start == d.end else f"{start} to {end} ({format_duration(d.end - d.start)})"
+            out.append(f"{self.label(d)}, {span}\n")
+        return "".join(out)
+

@@ -1,0 +1,143 @@
+"""Detections for people: `etalis table` (dates in a zone, names,
+durations) and `etalis plot` (a timeline PNG)."""
+
+from __future__ import annotations
+
+import json
+import struct
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from etalis_py import Detection, cli
+from etalis_py.plot import Signal, Timeline
+from etalis_py.events import format_duration
+from etalis_py.report import Readable, read_detections, read_names
+
+# 26 December 2010, 20:51 to 23:51 UTC, and two events at stations 7 and 9
+BLIZZARD = Detection("blizzard", (1293396660.0, 1293407460.0), 1293396660.0, 1293407460.0)
+STATIONS = [
+    Detection("gust", (7, 41.5), 1293400000, 1293400000),
+    Detection("storm_area", (7, 9, "east"), 1293399000, 1293490000.5),
+]
+
+
+def etalis(args: list[str]) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    ns = cli.parser().parse_args(args)
+    code = cli.readable_output(ns, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def jsonl(tmp_path: Path, detections: list[Detection]) -> Path:
+    path = tmp_path / "detections.jsonl"
+    path.write_text("".join(d.to_json() + "\n" for d in detections))
+    return path
+
+
+def names(tmp_path: Path) -> Path:
+    path = tmp_path / "names.csv"
+    path.write_text("value,name\n7,KJFK\n9,KLGA\n")
+    return path
+
+
+def test_table_shows_dates_in_the_zone_names_and_durations(tmp_path: Path) -> None:
+    code, out, err = etalis(["table", str(jsonl(tmp_path, [BLIZZARD, *STATIONS])), "--tz", "America/New_York",
+                             "--names", str(names(tmp_path))])
+    assert (code, err) == (0, "")
+    assert out == (
+        "times in America/New_York\n"
+        "event       args                        start                 end                   duration\n"
+        "blizzard    1293396660.0, 1293407460.0  26 Dec 2010 15:51:00  18:51:00              3h 00m\n"
+        "gust        KJFK, 41.5                  26 Dec 2010 16:46:40  16:46:40              0s\n"
+        "storm_area  KJFK, KLGA, east            26 Dec 2010 16:30:00  27 Dec 2010 17:46:40  1d 01h 16m\n"
+    )
+
+
+def test_table_lines_read_as_sentences_without_arguments(tmp_path: Path) -> None:
+    code, out, _ = etalis(["table", str(jsonl(tmp_path, [BLIZZARD])), "--lines", "--no-args"])
+    assert (code, out) == (0, "blizzard, 26 Dec 2010 20:51 to 23:51 (3h 00m)\n")
+    readable = Readable(names={"7": "KJFK"})
+    assert readable.lines(STATIONS[:1]) == "gust(KJFK, 41.5), at 26 Dec 2010 21:46:40\n"
+
+
+def test_durations_read_in_the_largest_units() -> None:
+    assert [format_duration(s) for s in (0, 45, 59.5, 60, 725, 10800, 183900)] == [
+        "0s", "45s", "59.5s", "1m 00s", "12m 05s", "3h 00m", "2d 03h 05m"]
+
+
+def test_a_line_that_is_not_a_detection_is_an_error_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(BLIZZARD.to_json() + "\n\n" + '{"event": "x", "args": [], "start": "noon", "end": 1}\n')
+    code, out, err = etalis(["table", str(path)])
+    assert (code, out) == (1, "")
+    assert err == f"etalis: {path}:3: not a detection (time 'noon' is not a number of seconds): " \
+        '{"event": "x", "args": [], "start": "noon", "end": 1}\n'
+    with pytest.raises(ValueError, match=r"<detections>:1: not a detection \(missing 'end'\)"):
+        read_detections(['{"event": "x", "args": [], "start": 1}'])
+
+
+def test_unknown_zone_and_bad_names_file_are_errors(tmp_path: Path) -> None:
+    path = jsonl(tmp_path, [BLIZZARD])
+    assert etalis(["table", str(path), "--tz", "Mars/Olympus"])[1:] == (
+        "", "etalis: unknown time zone 'Mars/Olympus': give an IANA name such as 'Europe/Berlin', or 'UTC'\n")
+    bad = tmp_path / "n.csv"
+    bad.write_text("code,station\n1,A\n")
+    assert etalis(["table", str(path), "--names", str(bad)])[2] == \
+        f"etalis: {bad}: a names file starts with the header 'value,name'\n"
+    bad.write_text("value,name\n1,A,extra\n")
+    with pytest.raises(ValueError, match=r"n.csv:2: 3 fields where 'value,name' has 2"):
+        read_names(bad)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk, after checking the signature."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
+
+
+def test_plot_draws_a_bar_per_detection_and_a_line_per_station(tmp_path: Path) -> None:
+    data = tmp_path / "readings.csv"
+    data.write_text("when,station,wind\n"
+                    "2010-12-26 21:00,7,30\n2010-12-26 22:00,9,35\n2010-12-26 23:00,7,\n"
+                    "2010-12-27 01:00,7,41\n2010-12-27 02:00,8,50\n2010-12-27 03:00,9,nan\n")
+    png = tmp_path / "out" / "timeline.png"
+    png.parent.mkdir()
+    code, out, err = etalis(["plot", str(jsonl(tmp_path, [BLIZZARD, *STATIONS])), "-o", str(png),
+                             "--names", str(names(tmp_path)), "--events", str(data), "--signal", "wind",
+                             "--key", "station", "--time", "when", "--time-format", "%Y-%m-%d %H:%M"])
+    assert (code, out) == (0, "")
+    assert err == (f"etalis: {data}: 2 values without a number or a time were not drawn\n"
+                   f"{png}: 3 detections, 2 signals, 1200 x 540 pixels\n")
+    assert png_size(png) == (1200, 540)         # 150 margin + 300 signals + 3 lanes of 30
+
+
+def test_timeline_figure_has_the_bars_lanes_and_lines_drawn() -> None:
+    from matplotlib.patches import Rectangle
+
+    readable = Readable(names={"7": "KJFK", "9": "KLGA"})
+    twice = [*STATIONS, Detection("gust", (7, 41.5), 1293410000, 1293410000)]
+    timeline = Timeline(twice, [Signal("KJFK", [1293400000, 1293410000], [30.0, 41.0])], readable)
+    fig = timeline.figure()
+    signals, bars = fig.axes
+    rectangles = [r for r in bars.patches if isinstance(r, Rectangle)]
+    assert len(rectangles) == len(bars.patches) == 3            # a bar per detection
+    assert rectangles[1].get_width() == pytest.approx((1293490000.5 - 1293399000) / 86400)
+    assert [r.get_y() + r.get_height() / 2 for r in rectangles] == [0, 1, 0]   # the gusts share a lane
+    assert [t.get_text() for t in bars.get_yticklabels()] == ["gust(KJFK, 41.5)", "storm_area(KJFK, KLGA, east)"]
+    assert [line.get_label() for line in signals.get_lines()] == ["KJFK"]
+    assert [t.get_text() for t in bars.get_legend().get_texts()] == ["gust", "storm_area"]
+    assert timeline.size() == (1200, 150 + 300 + 2 * 30)
+    assert Timeline([BLIZZARD]).size() == (1200, 180)
+
+
+def test_plot_without_signals_writes_the_bars_alone(tmp_path: Path) -> None:
+    png = tmp_path / "t.png"
+    code, _, err = etalis(["plot", str(jsonl(tmp_path, [BLIZZARD])), "-o", str(png), "--title", "JFK"])
+    assert code == 0 and err == f"{png}: 1 detections, 0 signals, 1200 x 180 pixels\n"
+    assert png_size(png) == (1200, 180)
+    assert json.loads(jsonl(tmp_path, [BLIZZARD]).read_text())["event"] == "blizzard"
