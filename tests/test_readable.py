@@ -141,3 +141,18 @@ def test_plot_without_signals_writes_the_bars_alone(tmp_path: Path) -> None:
     assert code == 0 and err == f"{png}: 1 detections, 0 signals, 1200 x 180 pixels\n"
     assert png_size(png) == (1200, 180)
     assert json.loads(jsonl(tmp_path, [BLIZZARD]).read_text())["event"] == "blizzard"
+
+
+def test_detections_of_an_engine_give_their_table_and_picture(tmp_path: Path) -> None:
+    from etalis_py import Engine
+
+    with Engine.from_string("storm(S) <- (gust(S) seq gust(S)) within hours(4).") as engine:
+        found = engine.emit_many([("gust", [7], 1293396660), ("gust", [7], 1293407460)]).detections
+    assert found.table("America/New_York", {"7": "KJFK"}) == (
+        "times in America/New_York\n"
+        "event  args  start              end    duration\n"
+        "storm  KJFK  26 Dec 2010 15:51  18:51  3h 00m\n"
+    )
+    fig = found.plot(tmp_path / "storm.png", title="Storms")
+    assert len(fig.axes[-1].patches) == 1
+    assert png_size(tmp_path / "storm.png") == (1200, 180)

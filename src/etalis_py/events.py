@@ -24,8 +24,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from ._prolog import quote_atom
 from .errors import EventError
 
-if TYPE_CHECKING:  # pandas is imported only when a frame is made
+if TYPE_CHECKING:  # pandas and matplotlib are imported only when a frame or a picture is made
+    import os
+
     import pandas as pd
+    from matplotlib.figure import Figure
+
+    from .plot import Signal
 
 Time = Union[int, float]
 Zone = Union[str, tzinfo, None]
@@ -394,6 +399,27 @@ class Detections(list[Detection]):
             columns[end] = pd.to_datetime(seconds, unit="s", utc=True).dt.tz_convert(zone(tz))
         columns["duration"] = columns["end"] - columns["start"]
         return pd.DataFrame(columns)
+
+    def table(self, tz: Optional[str] = None, names: Optional[Mapping[str, str]] = None) -> str:
+        """A text table, a row per detection: the event, its arguments
+        (``names`` maps values, as text, to names), start and end in ``tz``
+        (an IANA name; default UTC) and duration (``etalis table``)."""
+        from .report import Readable
+
+        return Readable(tz or "UTC", names or {}).table(self)
+
+    def plot(self, path: Union[str, "os.PathLike[str]", None] = None, *, tz: Optional[str] = None,
+             names: Optional[Mapping[str, str]] = None, title: Optional[str] = None,
+             signals: Sequence["Signal"] = (), quantity: str = "value") -> "Figure":
+        """A timeline: a bar per detection over its interval, one lane per
+        event and arguments, and ``signals`` as lines above; written as a
+        PNG to ``path`` when given (``etalis plot``).  Returns the matplotlib
+        Figure, whose last axes hold the bars."""
+        from .plot import Timeline
+        from .report import Readable
+
+        timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}), title, quantity)
+        return timeline.save(path) if path is not None else timeline.figure()
 
     def _repr_html_(self) -> str:
         rows = [

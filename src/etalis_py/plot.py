@@ -6,6 +6,7 @@ matplotlib draws off screen (Agg), so no display is needed."""
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -113,7 +114,7 @@ class Timeline:
             ax.legend(handles=[Patch(color=colours[e], label=e) for e in events], loc="upper left",
                       bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
 
-    def save(self, path: str | Path) -> "Figure":
+    def save(self, path: "str | os.PathLike[str]") -> "Figure":
         """Write the picture as a PNG file; returns the Figure drawn."""
         fig = self.figure()
         fig.savefig(path, format="png", dpi=DPI)

@@ -14,7 +14,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from .events import Detection, Time, format_duration, to_datetime, zone
+from .events import Detection, Detections, Time, format_duration, to_datetime, zone
 
 DAY = "%d %b %Y"
 
@@ -35,10 +35,10 @@ def read_names(path: str | Path) -> dict[str, str]:
     return names
 
 
-def read_detections(lines: Iterable[str], source: str = "<detections>") -> list[Detection]:
+def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
     """The detections of JSON lines as ``etalis run`` prints them; blank
     lines are skipped, a line that is not a detection is an error naming it."""
-    found = []
+    found = Detections()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
