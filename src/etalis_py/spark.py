@@ -39,6 +39,7 @@ import shutil
 import sys
 import threading
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -100,6 +101,7 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
     up to 4 attempts per task).  Unless PYSPARK_PYTHON is set, the Python
     workers run this interpreter (it sets PYSPARK_PYTHON for that); on a
     cluster whose nodes have it elsewhere, see docs/spark.md."""
+    quiet_pyspark_on_pandas_3()
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
@@ -125,6 +127,9 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
             "spark.shuffle.spill.compress": "false",
             "spark.driver.memory": "2g",        # the executors' too, in local mode
         })
+    # Spark's own log: errors only (its WARN lines are noise on a normal run)
+    log = f"-Dlog4j2.configurationFile={(Path(__file__).parent / 'log4j2.properties').as_uri()}"
+    settings["spark.driver.extraJavaOptions"] = f"{settings.get('spark.driver.extraJavaOptions', '')} {log}".strip()
     settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = "50000"
     if not os.environ.get("PYSPARK_PYTHON") and "spark.pyspark.python" not in (conf or {}):
         # PySpark takes the workers' interpreter from the environment of
@@ -136,6 +141,18 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def quiet_pyspark_on_pandas_3() -> None:
+    """Silence PySpark's FutureWarning that it does not fully support
+    pandas 3, here and in the Python workers: replay uses pandas only
+    through Arrow batches of plain columns, which the tests hold exact."""
+    message = "PySpark does not yet fully support pandas"
+    warnings.filterwarnings("ignore", message=message, category=FutureWarning)
+    quiet = f"ignore:{message}:FutureWarning"
+    current = os.environ.get("PYTHONWARNINGS", "")
+    if quiet not in current:
+        os.environ["PYTHONWARNINGS"] = f"{current},{quiet}" if current else quiet
 
 
 # -- reading input ----------------------------------------------------------------
