@@ -74,9 +74,10 @@ serve(create(Source, Options), Payload, Header, "") :-
     length(Nodes, NNodes),
     maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
     declared_ontologies(Settings, Ontologies),
+    event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
-               ontologies: Ontologies}.
+               ontologies: Ontologies, prefixes: Prefixes}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
     engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings), Detections),
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
@@ -93,7 +94,7 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
             ( M:'$rule_goals'(Name, Ids),
               aggregate_all(sum(C), ( member(Id, Ids), member(Id-_-C, Counts) ), P) ),
             Rules).
-serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies}, "") :-
+serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes}, "") :-
     engine_compiled(M, C0),
     source_items(source(Source, Payload), Items),
     compile_more(Items, C0, C),
@@ -105,7 +106,8 @@ serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologie
     reload_compiled(M, C0, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
-    declared_ontologies(Settings, Ontologies).
+    declared_ontologies(Settings, Ontologies),
+    event_prefixes(M, Settings, Prefixes).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G}, "") :-
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
@@ -221,6 +223,35 @@ declared_ontologies(Settings, Ontologies) :-
     findall(_{path: Path, entailment: E, file: F, line: L},
             member(ontology(Path, E, pos(F, L, _)), Settings.directives), Ontologies0),
     reverse(Ontologies0, Ontologies).
+
+%   event_prefixes(+M, +Settings, -Prefixes): once the rules declare a
+%   prefix, events' prefixed names expand with the declared prefixes and
+%   the standard ones (rdf, rdfs, owl, xsd); Prefixes is a dict of them.
+
+event_prefixes(M, Settings, Prefixes) :-
+    findall(P-NS, member(prefix(P, NS), Settings.directives), Declared0),
+    (   Declared0 == []
+    ->  Pairs = []
+    ;   reverse(Declared0, Declared),            % directives are most recent first
+        findall(P-NS, ( standard_prefix(P, NS), \+ memberchk(P-_, Declared) ), Standard),
+        append(Declared, Standard, Pairs0),
+        latest_prefixes(Pairs0, Pairs)
+    ),
+    engine_prefixes(M, Pairs),
+    dict_pairs(Prefixes, _, Pairs).
+
+%   latest_prefixes(+Pairs0, -Pairs): one pair per prefix, the one
+%   declared last.
+
+latest_prefixes(Pairs0, Pairs) :-
+    reverse(Pairs0, Latest),
+    foldl(keep_new_prefix, Latest, [], Pairs).
+
+keep_new_prefix(P-NS, Pairs0, Pairs) :-
+    (   memberchk(P-_, Pairs0)
+    ->  Pairs = Pairs0
+    ;   Pairs = [P-NS|Pairs0]
+    ).
 
 engine_compiled(M, C) :-
     (   catch(M:'$compiled'(C), _, fail)

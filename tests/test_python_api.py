@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -350,3 +351,54 @@ def test_emit_frame_gives_what_emit_many_gives_on_the_same_rows() -> None:
         framed = two.emit_frame(frame, event="reading", args=["s", "w", "v", "g"], time="t")
     assert framed == many
     assert len(many.detections) == 199
+
+
+# -- prefixed names in events ------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRE_RULES = """
+:- prefix(wt, 'http://example.org/etalis-py/weather#').
+:- prefix(ob, 'http://example.org/etalis-py/observations#').
+fire(Area, Obs) <- (active_fire(Area) and weather_observation(Area, Obs)) within hours(3)
+    where isa(Obs, wt:'WindObservation').
+"""
+OB = "http://example.org/etalis-py/observations#"
+
+
+def test_prefixed_names_in_events_expand_with_the_rule_files_prefixes() -> None:
+    with Engine.from_string(FIRE_RULES) as engine:
+        engine.load_ontology([ROOT / "ontologies" / "weather.ttl", ROOT / "examples" / "enhanced_fire" / "observations.ttl"])
+        assert engine.prefixes == {
+            "ob": OB,
+            "owl": "http://www.w3.org/2002/07/owl#",
+            "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+            "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+            "wt": "http://example.org/etalis-py/weather#",
+            "xsd": "http://www.w3.org/2001/XMLSchema#",
+        }
+        assert engine.emit("active_fire", "napa", at=0) == []
+        assert engine.emit("weather_observation", "napa", "ob:observ_3", at=1800) == []
+        found = engine.emit("weather_observation", "napa", "ob:observ_1", at=3600)
+        assert found == [Detection("fire", ("napa", OB + "observ_1"), 0, 3600)]
+        assert found.compact(engine.prefixes) == [Detection("fire", ("napa", "ob:observ_1"), 0, 3600)]
+        assert str(found.compact(engine.prefixes)[0]) == "fire(napa, ob:observ_1) 1970-01-01 00:00 → 01:00 UTC (1h 00m)"
+        lines = engine.feed_text(
+            "event(weather_observation(sonoma, ob:observ_2), 5400).\n"
+            "event(weather_observation(sonoma, 'http://example.org/etalis-py/observations#observ_1'), 5500).\n"
+            "event(weather_observation(sonoma, 'zz:observ_1'), 5600).\n"
+            "event(active_fire(sonoma), 7200).\n"
+        ).detection_lines
+        assert lines == (
+            f'{{"event": "fire", "args": ["sonoma", "{OB}observ_2"], "start": 5400, "end": 7200}}\n'
+            f'{{"event": "fire", "args": ["sonoma", "{OB}observ_1"], "start": 5500, "end": 7200}}\n'
+        )
+
+
+def test_without_declared_prefixes_event_names_stay_as_they_are() -> None:
+    with Engine.from_string("seen(X) <- obs(X).") as engine:
+        assert engine.prefixes == {}
+        assert engine.emit("obs", "wt:o1", at=1) == [Detection("seen", ("wt:o1",), 1, 1)]
+        engine.add_rules(":- prefix(wt, 'http://w#').\nseen2(X) <- obs(X).")
+        assert engine.prefixes["wt"] == "http://w#"
+        assert engine.emit("obs", "wt:o1", at=2) == [Detection("seen", ("http://w#o1",), 2, 2),
+                                                    Detection("seen2", ("http://w#o1",), 2, 2)]

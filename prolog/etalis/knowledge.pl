@@ -1,6 +1,7 @@
 :- module(etalis_knowledge,
           [ expand_prefixes/2,          % +Items0, -Items
             prefix_declaration/4,       % +Prefix, +IRI, +Where, -Namespace
+            standard_prefix/2,          % ?Prefix, ?Namespace
             ontology_declaration/3,     % +Directive, +Where, -Ontology
             knowledge_init/1,           % +Engine
             knowledge_update/4,         % +Engine, +Action, +Text, -Count

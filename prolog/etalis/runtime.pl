@@ -9,6 +9,7 @@
             store_global/3,             % +Engine, +Index, -Name
             engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
+            engine_prefixes/2,          % +Engine, +Prefixes
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/2,               % +Error, +Goal
@@ -51,7 +52,7 @@ engine_create(M) :-
     format(atom(M), 'etalis_engine_~d', [N]),
     set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
-              M:'$sandboxed'/0, M:'$explain'/0 ]),
+              M:'$sandboxed'/0, M:'$explain'/0, M:'$prefix'/2 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
     assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
 
@@ -169,6 +170,7 @@ engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detection
     engine_state(M, State),
     arg(2, State, Order0),
     explaining(M),
+    prefixing(M),
     Offset is FirstLine - 1,
     nb_setval(etalis_warnings, []),
     setup_call_cleanup(
@@ -211,8 +213,9 @@ feed_loop(In, M, Offset, Order0, Order, A0, A, Rejected) :-
     (   Term == end_of_file
     ->  Order = Order0, A = A0, Rejected = []
     ;   term_line(Term, In, Offset, Line),
-        (   input_event(Term, Line, E, T1, T2, Reason),
+        (   input_event(Term, Line, E0, T1, T2, Reason),
             var(Reason),
+            prefixed_event(M, E0, E),
             admit(Order0, M, ev(E, T1, T2, Line), Order1)
         ->  A1 is A0 + 1,
             feed_loop(In, M, Offset, Order1, Order, A1, A, Rejected)
@@ -272,6 +275,54 @@ explaining(M) :-
     ->  b_setval(etalis_explain, true)
     ;   b_setval(etalis_explain, false)
     ).
+
+%!  engine_prefixes(+Engine, +Prefixes) is det.
+%
+%   Prefixes (a list of Prefix-Namespace) become those with which the
+%   prefixed names in events are expanded: an argument `wt:o1`, or the
+%   atom `'wt:o1'`, becomes the IRI atom that `wt:o1` in a rule is.
+
+engine_prefixes(M, Prefixes) :-
+    must_be(list(pair), Prefixes),
+    retractall(M:'$prefix'(_, _)),
+    forall(member(P-NS, Prefixes), assertz(M:'$prefix'(P, NS))).
+
+%   prefixing(+M): set up for a batch whether events' names are expanded.
+
+prefixing(M) :-
+    (   M:'$prefix'(_, _)
+    ->  b_setval(etalis_prefixes, true)
+    ;   b_setval(etalis_prefixes, false)
+    ).
+
+%   prefixed_event(+M, +E0, -E): E0 with each argument that is a
+%   prefixed name of a known prefix replaced by its IRI.
+
+prefixed_event(M, E0, E) :-
+    (   compound(E0),
+        b_getval(etalis_prefixes, true)
+    ->  compound_name_arguments(E0, Name, Args0),
+        maplist(prefixed_argument(M), Args0, Args),
+        compound_name_arguments(E, Name, Args)
+    ;   E = E0
+    ).
+
+prefixed_argument(M, A0, A) :-
+    (   prefixed_name(A0, Prefix, Local),
+        M:'$prefix'(Prefix, NS)
+    ->  atom_concat(NS, Local, A)
+    ;   A = A0
+    ).
+
+prefixed_name(Prefix:Local, Prefix, Local) :- !,
+    atom(Prefix),
+    atomic(Local).
+prefixed_name(Atom, Prefix, Local) :-
+    atom(Atom),
+    sub_atom(Atom, Before, 1, After, :),
+    !,
+    sub_atom(Atom, 0, Before, _, Prefix),
+    sub_atom(Atom, _, After, 0, Local).
 
 %   term_line(+Term, +In, +Offset, -Line): the line of the term just
 %   read.  Every line of the input is one term, and the reader stops

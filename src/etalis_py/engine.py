@@ -118,6 +118,7 @@ class Engine:
         self.printed: list[str] = list(info["printed"])
         self.rule_count: int = info["rules"]
         self.goal_count: int = info["goals"]
+        self.prefixes: dict[str, str] = dict(info["prefixes"])
         self._queue: deque[Detection] = deque(maxlen=max_queued)
         self._callbacks: dict[Optional[str], list[Callback]] = {}
         self._stats = EngineStats()
@@ -484,6 +485,7 @@ class Engine:
         self._check_open()
         info, _ = self._prolog.request(f"add_rules({self._name}, text({quote_atom(source)}))", text)
         self.rule_count, self.goal_count = info["rules"], info["goals"]
+        self.prefixes = dict(info["prefixes"])
         if info.get("ontologies"):
             self._load_declared(info["ontologies"])
 

@@ -345,6 +345,15 @@ class Detection:
     def _repr_html_(self) -> str:
         return Detections([self])._repr_html_()
 
+    def compact(self, prefixes: Mapping[str, str]) -> "Detection":
+        """This detection with each argument that is an IRI in one of the
+        ``prefixes`` (``{"wt": "http://...#"}``, e.g. :attr:`Engine.prefixes`)
+        written as a prefixed name ``wt:o1`` (the longest namespace wins)."""
+        by_length = sorted(((ns, p) for p, ns in prefixes.items()), key=lambda x: -len(x[0]))
+        args = tuple(_compact(a, by_length) for a in self.args)
+        provenance = tuple(p.compact(prefixes) for p in self.provenance)
+        return Detection(self.event, args, self.start, self.end, provenance)
+
     def to_json(self) -> str:
         """The line format of ``etalis run``."""
         return json.dumps(self.to_dict())
@@ -354,6 +363,16 @@ class Detection:
         if self.provenance:
             d["provenance"] = [p.to_dict() for p in self.provenance]
         return d
+
+
+def _compact(value: Any, namespaces: list[tuple[str, str]]) -> Any:
+    if isinstance(value, str):
+        for ns, prefix in namespaces:
+            if value.startswith(ns) and len(value) > len(ns):
+                return f"{prefix}:{value[len(ns):]}"
+    elif isinstance(value, list):
+        return [_compact(v, namespaces) for v in value]
+    return value
 
 
 def _show(value: Any) -> str:
@@ -420,6 +439,10 @@ class Detections(list[Detection]):
 
         timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}), title, quantity)
         return timeline.save(path) if path is not None else timeline.figure()
+
+    def compact(self, prefixes: Mapping[str, str]) -> "Detections":
+        """Each detection with its IRIs as prefixed names (see :meth:`Detection.compact`)."""
+        return Detections(d.compact(prefixes) for d in self)
 
     def _repr_html_(self) -> str:
         rows = [
