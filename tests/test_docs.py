@@ -1,21 +1,22 @@
 """The Python in the docs runs and prints what the docs show.
 
-In each page below, every ```python block runs, in order, in one namespace
-started in the repository's top directory; a ```output block right under
-one is exactly what it prints."""
+In each page below, every ```python block runs, in order, in one namespace;
+a ```output block right under one is exactly what it prints.  The API
+reference runs in the repository's top directory; the tutorial in an empty
+one, where a block that starts ``% add to FILE`` is added to FILE."""
 
 from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ["docs/python-api.md", "docs/tutorial.md"]
+PAGES = {"docs/python-api.md": False, "docs/tutorial.md": True}   # page: runs in an empty directory
+ADD = re.compile(r"% add to (\S+)\n")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
 
 
@@ -25,23 +26,33 @@ def blocks(text: str) -> list[tuple[str, str, int]]:
 
 
 def runs(page: str) -> list[tuple[str, str | None, int]]:
-    """Each python block with the output block right under it (or None)."""
+    """Each python block with the output block right under it (or None),
+    and each file addition as ``("% add to FILE...", None, line)``."""
     found = blocks((ROOT / page).read_text())
-    out = []
+    out: list[tuple[str, str | None, int]] = []
     for i, (lang, body, line) in enumerate(found):
         if lang == "python":
             shown = found[i + 1][1] if i + 1 < len(found) and found[i + 1][0] == "output" else None
             out.append((body, shown, line))
+        elif ADD.match(body):
+            out.append((body, None, line))
     return out
 
 
-@pytest.mark.parametrize("page", [p for p in PAGES if (ROOT / p).exists()])
-def test_every_python_block_of_the_page_prints_its_output_block(page: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_every_python_block_of_the_page_prints_its_output_block(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path if PAGES[page] else ROOT)
     namespace: dict[str, object] = {"__name__": "__docs__"}
     checked = 0
     try:
         for body, shown, line in runs(page):
+            added = ADD.match(body)
+            if added:
+                with open(added[1], "a") as f:
+                    f.write(body[added.end():])
+                continue
             printed = io.StringIO()
             with contextlib.redirect_stdout(printed):
                 exec(compile(body, f"{page}:{line}", "exec"), namespace)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -49,6 +50,7 @@ class PrologBridge:
         lib.PL_get_string.argtypes = [core.term_t, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)]
         lib.PL_get_string.restype = ctypes.c_int
         self._lock = threading.RLock()
+        self._cwd = ""
         self._attach()
         path = str(prolog_dir() / "etalis").replace("\\", "\\\\").replace("'", "\\'")
         # compiled arithmetic for the engine and the clauses it generates
@@ -60,6 +62,17 @@ class PrologBridge:
         if self._lib.PL_thread_self() == -1:
             if self._lib.PL_thread_attach_engine(None) < 0:
                 raise EtalisError("cannot attach a Prolog engine to this thread")
+
+    def _follow_cwd(self) -> None:
+        """Relative paths (rule files, ontologies) are relative to Python's
+        working directory: SWI-Prolog keeps its own, so follow a chdir."""
+        try:
+            cwd = os.getcwd()
+        except OSError:  # the directory was removed: keep Prolog's
+            return
+        if cwd != self._cwd:
+            self._call_goal(f"working_directory(_, {quote_atom(cwd)})")
+            self._cwd = cwd
 
     def _call_goal(self, goal: str) -> None:
         lib = self._lib
@@ -80,6 +93,7 @@ class PrologBridge:
         flags = core.CVT_STRING | core.REP_UTF8 | core.CVT_EXCEPTION
         with self._lock:
             self._attach()
+            self._follow_cwd()
             fid = lib.PL_open_foreign_frame()
             try:
                 args = lib.PL_new_term_refs(3)
