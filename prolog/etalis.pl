@@ -12,6 +12,7 @@
 :- use_module(etalis/runtime).
 :- use_module(etalis/knowledge).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
+:- use_module(etalis/rule_facts).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -39,7 +40,10 @@ Requests:
   - pending(Engine, Name): the matched parts of a rule's pattern that wait
     for the rest.
   - listing(Source, Options): the binary goals and clauses.
-  - rules(Source): the parsed rules as JSON (head, pattern, policy).
+  - rules(Source): the parsed rules as JSON (head, pattern, policy,
+    position, and the facts of etalis_rule_facts for `etalis check`),
+    with the reported events, the `:- input` declarations, the max_age
+    (null for none) and the static clauses that use event operators.
   - solve(Engine): all solutions of the goal in the payload, run in the
     engine's module (so its static rules are visible), as JSON bindings.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
@@ -140,13 +144,27 @@ serve(feed_segments(M, Resets), Payload, _{segments: Results}, Detections) :-
     foldl([D, Acc0, Acc]>>(Acc0 == [] -> Acc = [D] ; Acc = [D, "\x1d\"|Acc0]), Outs, [], Rev),
     reverse(Rev, Parts),
     atomics_to_string(Parts, Detections).
-serve(rules(Source), Payload, _{rules: Rules, policy: PolicyS}, "") :-
+serve(rules(Source), Payload, Header, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
-    _{policy: Policy, overrides: Overrides} :< Settings,
-    findall(R, ( member(rule(L, H, P, pos(_, Line, _), VN), Items),
-                 rule_json(L, H, P, Line, VN, Overrides, Policy, R) ), Rules),
-    term_string(Policy, PolicyS).
+    _{policy: Policy, overrides: Overrides, printed: Printed, printed_explicit: Explicit,
+      max_age: MaxAge, directives: Directives} :< Settings,
+    findall(R, ( member(rule(L, H, P, Where, VN), Items),
+                 rule_json(L, H, P, Where, VN, Overrides, Policy, R) ), Rules),
+    term_string(Policy, PolicyS),
+    maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
+    findall(_{name: N, arity: A, line: Line, column: Col},
+            member(input(N/A, pos(_, Line, Col)), Directives), Inputs0),
+    reverse(Inputs0, Inputs),
+    findall(_{head: HS, operators: Ops, line: Line, column: Col},
+            ( member(static(Clause, pos(_, Line, Col)), Items),
+              static_event_operators(Clause, Ops),
+              Ops \== [],
+              clause_indicator(Clause, HS) ),
+            Statics),
+    (   MaxAge == inf -> MaxAgeJ = null ; MaxAgeJ = MaxAge ),
+    Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
+               max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics}.
 serve(solve(M), Payload, _{solutions: Solutions}, "") :-
     term_string(Goal, Payload, [variable_names(VN)]),
     findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
@@ -301,33 +319,60 @@ feed_events(M, Text, Summary, Detections) :-
 
 %   The parsed rules as JSON, for tools such as the reference evaluator.
 
-rule_json(Label, Head, Pattern, Line, VarNames, Overrides, Default, Json) :-
+rule_json(Label, Head, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
     copy_term(Head-Pattern-VarNames, H-P-VN),
+    where_unbound(P, Unbound),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
+    event_steps(P, Steps),
     (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
     term_json(H, HJ),
     pattern_json(P, PJ),
     term_string(Pol, PolS),
-    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, policy: PolS}.
+    maplist([E-S, _{event: EJ, step: S}]>>term_json(E, EJ), Steps, StepsJ),
+    maplist(unbound_json, Unbound, UnboundJ),
+    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
+             steps: StepsJ, unbound: UnboundJ}.
+
+unbound_json(unbound(G, Vars), _{goal: GS, variables: Names}) :-
+    goal_text(G, GS),
+    maplist([V, N]>>(V = '$VAR'(N)), Vars, Names).
+
+goal_text(G, Text) :-
+    with_output_to(string(Text),
+                   write_term(G, [quoted(true), numbervars(true), ignore_ops(false), spacing(next_argument)])).
+
+clause_indicator(Clause, Text) :-
+    (   Clause = (H :- _) -> true ; H = Clause ),
+    functor(H, N, A),
+    format(string(Text), "~w/~w", [N, A]).
+
+%   pattern_json(+Pattern, -Json): a sub-pattern other than an event
+%   also has its text, as the rule file would write it.
 
 pattern_json(event(E), _{op: event, event: J}) :- !, term_json(E, J).
-pattern_json(op(Op, A, B), _{op: Op, left: JA, right: JB}) :- !,
+pattern_json(P, J) :-
+    pattern_json_(P, J0),
+    source_pattern(P, S),
+    pattern_text(S, Text),
+    J = J0.put(text, Text).
+
+pattern_json_(op(Op, A, B), _{op: Op, left: JA, right: JB, stored: Side}) :- !,
+    pattern_json(A, JA), pattern_json(B, JB),
+    waiting_side(Op, Side).
+pattern_json_(or(A, B), _{op: or, left: JA, right: JB}) :- !,
     pattern_json(A, JA), pattern_json(B, JB).
-pattern_json(or(A, B), _{op: or, left: JA, right: JB}) :- !,
-    pattern_json(A, JA), pattern_json(B, JB).
-pattern_json(cnot(A, C), _{op: cnot, left: JA, right: JC}) :- !,
+pattern_json_(cnot(A, C), _{op: cnot, left: JA, right: JC}) :- !,
     pattern_json(A, JA), pattern_json(C, JC).
-pattern_json(fnot(A, C), _{op: fnot, left: JA, right: JC}) :- !,
+pattern_json_(fnot(A, C), _{op: fnot, left: JA, right: JC}) :- !,
     pattern_json(A, JA), pattern_json(C, JC).
-pattern_json(where(A, G), _{op: where, pattern: JA, goal: GS}) :- !,
+pattern_json_(where(A, G), _{op: where, pattern: JA, goal: GS}) :- !,
     pattern_json(A, JA),
-    with_output_to(string(GS),
-                   write_term(G, [quoted(true), numbervars(true), ignore_ops(false), spacing(next_argument)])).
-pattern_json(within(A, W), _{op: within, pattern: JA, window: W}) :- !,
+    goal_text(G, GS).
+pattern_json_(within(A, W), _{op: within, pattern: JA, window: W}) :- !,
     pattern_json(A, JA).
-pattern_json(aggregate(F, X, A, Window, R), _{op: aggregate, fun: F, value: JX, pattern: JA,
+pattern_json_(aggregate(F, X, A, Window, R), _{op: aggregate, fun: F, value: JX, pattern: JA,
                                               window: JW, result: JR}) :-
     pattern_json(A, JA),
     (   F == count -> JX = null ; term_json(X, JX) ),

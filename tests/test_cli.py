@@ -62,6 +62,16 @@ def test_run_gives_the_papers_detections_for_each_policy_and_format(tmp_path: Pa
         f"events read: 6, accepted: 6, rejected: 0, detections: {len(EXPECTED[policy])}, warnings: 0, seconds: ")
 
 
+def unbounded_warning(rules: Path) -> list[str]:
+    """What ``run`` warns of ``c(X) <- a(X) seq b(X).`` before processing."""
+    return [
+        f"{rules}:1:1: warning: no window bounds this rule's pending goals: every `a(X)` waits for `b(X)` "
+        "(one pending goal per occurrence, forever) [unbounded-memory]",
+        "  hint: add a window to the pattern, e.g. (...) within hours(1), or :- max_age(D). to the file "
+        "(--max-age D when running)",
+    ]
+
+
 def test_run_reports_bad_lines_counts_them_and_goes_on(tmp_path: Path) -> None:
     rules = tmp_path / "r.etl"
     rules.write_text("c(X) <- a(X) seq b(X).\n")
@@ -81,6 +91,8 @@ def test_run_reports_bad_lines_counts_them_and_goes_on(tmp_path: Path) -> None:
     assert r.returncode == 0
     assert lines(r.stdout) == [("c", [1], 2, 3), ("c", [1], 2, 9)]
     err = r.stderr.splitlines()
+    assert err[:2] == unbounded_warning(rules)   # the rule's warning, once, before the events
+    err = err[2:]
     assert err[:4] == [
         f"{stream}:3: rejected: syntax error: unexpected end of clause",
         f"{stream}:5: rejected: start 5 is after end 3",
@@ -105,6 +117,7 @@ def test_run_jsonl_rejections_carry_line_numbers(tmp_path: Path) -> None:
     r = etalis("run", rules, "--events", stream)
     assert lines(r.stdout) == [("c", [1], 1, 3)]
     assert r.stderr.splitlines() == [
+        *unbounded_warning(rules),
         f"{stream}:2: rejected: not JSON: Expecting value at column 1",
         f"{stream}:3: rejected: missing \"time\" (or \"start\" and \"end\")",
         f"{stream}:4: rejected: [1, 2] is not a JSON object",
@@ -159,7 +172,12 @@ def test_run_exits_1_on_a_missing_events_file(paper: Path, tmp_path: Path) -> No
 
 def test_check_reports_ok_or_the_positioned_error(paper: Path, tmp_path: Path) -> None:
     ok = etalis("check", paper)
-    assert (ok.returncode, ok.stdout) == (0, f"{paper}: ok: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0\n")
+    assert ok.returncode == 0
+    assert ok.stdout.splitlines()[-1] == f"{paper}: 2 warnings: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0"
+    (tmp_path / "windowed.etl").write_text("ie <- (a seq b) within 5.\ne <- (ie seq c) within 5.\n")
+    ok = etalis("check", tmp_path / "windowed.etl")
+    assert (ok.returncode, ok.stdout) == (
+        0, f"{tmp_path / 'windowed.etl'}: ok: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0\n")
     bad = tmp_path / "bad.etl"
     bad.write_text("c <- a seq b.\nd(X) <- a seq b.\n")
     r = etalis("check", bad)

@@ -7,7 +7,9 @@
             reload_compiled/3,          % +Engine, +Compiled0, +Compiled
             load_statics/3,             % +Engine, +Compiled, -Refs
             compiled_listing/1,         % +Compiled
-            node_pattern/3              % +Op, +Inputs, -Pattern
+            node_pattern/3,             % +Op, +Inputs, -Pattern
+            immediate_event/2,          % +Pattern, -Event
+            waiting_side/2              % +Operator, -Side
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -48,7 +50,10 @@ Directives understood in a rule file:
     (see expand_prefixes/2);
   - `:- ontology(File).` or `:- ontology(File, [entailment(E)])`:
     background knowledge to load into the engine; kept in the
-    settings' directives as ontology(Path, E, Where).
+    settings' directives as ontology(Path, E, Where);
+  - `:- input(Name/Arity).` or `:- input([Name/Arity, ...])`: the
+    events that come from outside (optional, for `etalis check`); kept
+    as input(Name/Arity, Where), one per event.
 */
 
 %!  compile_items(+Items, +Options, -Compiled) is det.
@@ -396,8 +401,11 @@ reaches(H, T, Edges, Seen) :-
     \+ E \= H,
     reaches(H1, T, Edges, [Where|Seen]).
 
-%   immediate_event(+Pattern, -Event): Event occurs in Pattern in a place
-%   where its occurrence completes the pattern at once.
+%!  immediate_event(+Pattern, -Event) is nondet.
+%
+%   Event occurs in the normalised Pattern in a place where its
+%   occurrence completes the pattern at once (the rule checks of
+%   etalis_rule_facts ask it too).
 
 immediate_event(event(E), E).
 immediate_event(op(Op, L, R), E) :-
@@ -415,6 +423,12 @@ immediate_event(within(P, _), E) :-
     immediate_event(P, E).
 immediate_event(aggregate(_, _, P, _, _), E) :-
     immediate_event(P, E).
+
+%!  waiting_side(+Operator, -Side) is det.
+%
+%   Side (left, right or none) is the operand of the binary temporal
+%   Operator that is stored to wait for the other one; with none, both
+%   operands wait for each other.
 
 waiting_side(Op, left) :- memberchk(Op, [seq, before, during, starts, overlaps]), !.
 waiting_side(Op, right) :- memberchk(Op, [after, contains, started_by, overlapped_by]), !.
@@ -446,7 +460,7 @@ directive(directive(D, Where), Ds0, Ds) :-
     (   directive_(D, Where, Ds0, Ds)
     ->  true
     ;   format(string(M), "unknown directive ~q", [D]),
-        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File)", Where)
+        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity)", Where)
     ).
 
 directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
@@ -470,6 +484,13 @@ directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-
     ontology_declaration(ontology(File), Where, Ontology).
 directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
     ontology_declaration(ontology(File, Options), Where, Ontology).
+directive_(input(Specs0), Where, Ds0, Ds) :-
+    (   is_list(Specs0) -> Specs = Specs0 ; Specs = [Specs0] ),
+    (   Specs \== [], maplist(event_spec, Specs, Inputs)
+    ->  foldl([S, D0, [input(S, Where)|D0]]>>true, Inputs, Ds0, Ds)
+    ;   etalis_error("input takes an event Name/Arity or a list of them",
+                     "write e.g. :- input(reading/3). or :- input([hot/1, smoke/1]).", Where)
+    ).
 
 event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
 

@@ -6,7 +6,8 @@
             etalis_error/3,             % +Message, +Hint, +Where
             syntax_message/2,           % +What, -Message
             duration_seconds/3,         % +Duration, +Where, -Seconds
-            pattern_text/2              % +Pattern, -Text
+            pattern_text/2,             % +Pattern, -Text
+            pattern_functor/1           % @Term
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -262,6 +263,11 @@ static_clause(Clause, Where) :-
 
 clause_head((Head :- _), Head) :- !.
 clause_head(Head, Head).
+
+%!  pattern_functor(@Term) is semidet.
+%
+%   Term is built by an event operator (`seq`, `and`, `or`, `cnot`,
+%   `where`, `within`, `iteration`, `any`, `aggregate`, ...).
 
 pattern_functor(Term) :-
     compound(Term),

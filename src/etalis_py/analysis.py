@@ -86,6 +86,15 @@ class RuleInfo:
     # its detections do not depend on other events, so it is safe in any
     # partitioning
     stateless: bool = False
+    column: int = 1
+    # each event of the pattern and how it completes the pattern in time
+    # (immediate, guarded, waiting or negated: see prolog/etalis/rule_facts.pl)
+    steps: tuple[tuple[Sig, str], ...] = ()
+    # the arithmetic goals of where conditions with unbound variables
+    unbound: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the pattern as the ``rules`` request gives it, and the rule's policy
+    pattern: Any = field(default=None, compare=False, hash=False)
+    policy: str = "unrestricted"
 
     @property
     def name(self) -> str:
@@ -129,14 +138,14 @@ def _event_sig(term: Any) -> Optional[tuple[Sig, tuple[Any, ...]]]:
     return None
 
 
-def _vars(term: Any) -> set[str]:
+def variables(term: Any) -> set[str]:
+    """The variable names of a term, or of a pattern, in JSON form."""
     if isinstance(term, dict):
         if "var" in term:
             return {str(term["var"])}
-        if "args" in term:
-            return set().union(*(_vars(a) for a in term["args"])) if term["args"] else set()
+        return set().union(set(), *(variables(v) for k, v in term.items() if k not in ("op", "text", "goal")))
     if isinstance(term, list):
-        return set().union(*(_vars(a) for a in term)) if term else set()
+        return set().union(set(), *(variables(a) for a in term))
     return set()
 
 
@@ -151,17 +160,21 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
         aggregates: list[set[str]] = []   # variables inside each aggregate
         understood = _walk(rule["pattern"], None, events, aggregates)
         stateless = understood and _stateless(rule["pattern"])
-        all_vars_by_event = [(_vars(list(u.args)), u.aggregate) for u in events]
+        all_vars_by_event = [(variables(list(u.args)), u.aggregate) for u in events]
         outside: list[frozenset[str]] = []
         for number in range(len(aggregates)):
-            used = set(_vars(list(head[1])))
+            used = set(variables(list(head[1])))
             for vs, agg in all_vars_by_event:
                 if agg != number:
                     used |= vs
             outside.append(frozenset(used))
+        steps = tuple((sig[0], str(step["step"])) for step in rule.get("steps", ())
+                      if (sig := _event_sig(step["event"])) is not None)
+        unbound = tuple((str(u["goal"]), tuple(map(str, u["variables"]))) for u in rule.get("unbound", ()))
         out.append(RuleInfo(index, str(rule.get("label") or ""), int(rule["line"]),
                             EventUse(head[0], head[1]), tuple(events), tuple(outside), understood,
-                            stateless))
+                            stateless, int(rule.get("column", 1)), steps, unbound, rule["pattern"],
+                            str(rule.get("policy", "unrestricted"))))
     return out
 
 
@@ -198,6 +211,50 @@ def read_rules(text: str, source: str = "<string>") -> tuple[list[RuleInfo], str
     """The event rules of a rule text and its default policy."""
     header, _ = bridge().request(f"rules(text({quote_atom(source)}))", text)
     return rule_infos(header), str(header["policy"])
+
+
+@dataclass(frozen=True)
+class Declared:
+    """An event declared by ``:- input(Name/Arity).``, or a static clause
+    (``head``, e.g. ``alarm/1``) whose body uses event ``operators``."""
+
+    sig: Sig
+    line: int
+    column: int
+    operators: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuleFile:
+    """What the checks of :mod:`etalis_py.findings` know of a rule file."""
+
+    source: str
+    rules: tuple[RuleInfo, ...]
+    policy: str
+    printed: tuple[Sig, ...]
+    printed_explicit: bool
+    max_age: Optional[float]
+    inputs: tuple[Declared, ...]
+    event_clauses: tuple[Declared, ...]
+
+    @classmethod
+    def read(cls, source: str, text: Optional[str] = None) -> "RuleFile":
+        """Read the rule file ``source`` (a path), or the rule text
+        ``text`` named ``source``; raises RuleError as the engine does."""
+        request = f"rules(file({quote_atom(source)}))" if text is None else f"rules(text({quote_atom(source)}))"
+        header, _ = bridge().request(request, text or "")
+        return cls(
+            source,
+            tuple(rule_infos(header)),
+            str(header["policy"]),
+            tuple(Sig.parse(p) for p in header["printed"]),
+            bool(header["printed_explicit"]),
+            None if header["max_age"] is None else float(header["max_age"]),
+            tuple(Declared(Sig(str(i["name"]), int(i["arity"])), int(i["line"]), int(i["column"]))
+                  for i in header["inputs"]),
+            tuple(Declared(Sig.parse(str(c["head"])), int(c["line"]), int(c["column"]), tuple(c["operators"]))
+                  for c in header["event_clauses"]),
+        )
 
 
 @dataclass(frozen=True)

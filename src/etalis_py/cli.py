@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, BinaryIO, Optional, TextIO
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
+from .findings import Finding
 from .output import OUT_FORMATS, TimeStyle, max_arity, open_writer
 from .progress import ProgressLine, wanted
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
@@ -122,10 +123,15 @@ def parser() -> argparse.ArgumentParser:
 
     add_replay_parser(sub)
 
-    check = sub.add_parser("check", help="report problems in a rule file")
+    check = sub.add_parser("check", help="report problems in a rule file (docs/language.md, Checking rules)")
     check.add_argument("rules", type=Path, help="the .etl rule file")
     add_quiet_option(check)
     check.add_argument("--sandbox", action="store_true", help="also check that the rules are safe to run from an untrusted source")
+    check.add_argument("--format", choices=("text", "json"), default="text",
+                       help="text: one finding a line, then a summary; json: one JSON document")
+    check.add_argument("--dot", type=Path, metavar="FILE",
+                       help="write the event dependency graph in Graphviz dot, cycles in red")
+    check.add_argument("--strict", action="store_true", help="exit 1 when there are warnings")
 
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path, help="the .etl rule file")
@@ -140,7 +146,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ns.command == "run":
             return run(ns, sys.stdout, sys.stderr)
         if ns.command == "check":
-            return check(ns.rules, sys.stdout, ns.sandbox)
+            return check(ns, sys.stdout, sys.stderr)
         if ns.command == "replay":
             return replay(ns, sys.stdout, sys.stderr)
         if ns.command == "compile":
@@ -186,6 +192,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
     engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain)
+    if not ns.quiet:
+        report_findings(ns.rules, err, ns.max_age)
     if ns.ontology or ns.entailment:
         try:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
@@ -308,6 +316,8 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         engine.close()
         out.write(sp.explain(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
         return EXIT_OK
+    if not ns.quiet:
+        report_findings(ns.rules, err, ns.max_age)
     conf = {}
     for item in ns.conf:
         k, sep, v = item.partition("=")
@@ -408,17 +418,83 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
     return EXIT_OK
 
 
-def check(rules: Path, out: TextIO, sandbox: bool = False) -> int:
-    engine = Engine.from_file(rules, sandbox=sandbox)
+def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None) -> None:
+    """Print the errors and warnings of the rule file (not the notes) on
+    ``err``, before ``run`` or ``replay`` processes events."""
+    from .findings import check_file
+
+    for f in check_file(str(rules), max_age):
+        if f.severity != "info":
+            print(f.text(), file=err)
+
+
+def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``etalis check``: the findings of a rule file (``--quiet``: only the
+    errors, and the summary); exit 0 when there are no errors (and no
+    warnings under ``--strict``), 1 with warnings under ``--strict``, 2
+    with errors."""
+    import json
+
+    from .analysis import RuleFile
+    from .findings import counts, dot, findings
+
+    rules: Path = ns.rules
+    as_json = ns.format == "json"
     try:
-        print(
-            f"{rules}: ok: {engine.rule_count} rules, {engine.goal_count} binary goals, "
-            f"policy {engine.policy}, reports {', '.join(engine.printed) or 'nothing'}",
-            file=out,
-        )
-    finally:
+        rf = RuleFile.read(str(rules))
+    except RuleError as e:
+        if not as_json:
+            raise
+        out.write(json.dumps({"file": str(rules), "findings": [_rule_error(e).to_json()],
+                              "summary": counts([_rule_error(e)])}) + "\n")
+        return EXIT_RULES
+    found = findings(rf)
+    if ns.dot:
+        ns.dot.write_text(dot(rf), encoding="utf-8")
+    summary: dict[str, object] = {}
+    failed: Optional[RuleError] = None
+    try:
+        engine = Engine.from_file(rules, sandbox=ns.sandbox)
+    except RuleError as e:   # the compiler's refusal, unless a finding says it already
+        if not any(f.severity == "error" and (f.file, f.line) == (e.file, e.line) for f in found):
+            failed = e
+            found.append(_rule_error(e))
+    else:
+        summary = {"rules": engine.rule_count, "goals": engine.goal_count, "policy": engine.policy,
+                   "reports": list(engine.printed)}
         engine.close()
-    return EXIT_OK
+    n = counts(found)
+    if as_json:
+        out.write(json.dumps({"file": str(rules), "findings": [f.to_json() for f in found],
+                              "summary": {**n, **summary}}) + "\n")
+    else:
+        for f in found:     # --quiet: the errors only
+            if (f is not found[-1] or failed is None) and (f.severity == "error" or not ns.quiet):
+                print(f.text(), file=out)
+        if failed is not None:
+            print(failed, file=err)
+        print(_summary(rules, n, summary), file=out)
+    if n["error"]:
+        return EXIT_RULES
+    return EXIT_FAILURE if ns.strict and n["warning"] else EXIT_OK
+
+
+def _rule_error(e: RuleError) -> Finding:
+    return Finding("error", "rule-error", e.message, e.file, e.line, e.column, e.hint)
+
+
+def _summary(rules: Path, n: dict[str, int], summary: dict[str, object]) -> str:
+    tally = ", ".join(f"{k} {sev}{'s' if k != 1 and sev != 'info' else ''}" for sev, k in n.items() if k)
+    status = "ok" if not n["error"] and not n["warning"] else tally
+    text = f"{rules}: {status}"
+    if summary:
+        reports = summary["reports"]
+        assert isinstance(reports, list)
+        text += (f": {summary['rules']} rules, {summary['goals']} binary goals, policy {summary['policy']}, "
+                 f"reports {', '.join(reports) or 'nothing'}")
+    if status == "ok" and tally:
+        text += f" ({tally})"
+    return text
 
 
 if __name__ == "__main__":

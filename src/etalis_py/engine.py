@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._prolog import PrologBridge, bridge, quote_atom
-from .errors import EtalisError, EventError, RuleError
+from .errors import EtalisError, EtalisWarning, EventError, RuleError
 from .events import Detection, Detections, Event, InvalidEvent, Rejection, Zone, event_line, to_time
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
+    from .findings import Finding
     from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
 
 POLICIES = ("unrestricted", "recent", "chronological")
@@ -124,6 +125,9 @@ class Engine:
         self._stats = EngineStats()
         self._closed = False
         self._knowledge: Optional["KnowledgeBase"] = None
+        # the rules' file, or their source name and text, for findings()
+        self._source: tuple[str, Optional[str]] = ("", "")
+        self._max_age: Optional[float] = None
 
     # -- making engines ---------------------------------------------------
 
@@ -446,7 +450,15 @@ class Engine:
 
     def on(self, name: Optional[str], callback: Callback) -> None:
         """Call ``callback(detection)`` for each detection of event ``name``
-        (every reported event if ``name`` is None), as it is detected."""
+        (every reported event if ``name`` is None), as it is detected.
+
+        Warns (:class:`EtalisWarning`) if no rule reports an event ``name``:
+        the callback would never be called."""
+        reported = sorted({p.rpartition("/")[0] for p in self.printed})
+        if name is not None and name not in reported:
+            warnings.warn(f"Engine.on({name!r}): no rule reports {name!r} (reported: "
+                          f"{', '.join(reported) or 'nothing'}), so the callback is never called",
+                          EtalisWarning, stacklevel=2)
         self._callbacks.setdefault(name, []).append(callback)
 
     def off(self, name: Optional[str], callback: Optional[Callback] = None) -> None:

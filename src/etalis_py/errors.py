@@ -45,3 +45,8 @@ class RuleFileNotFound(EtalisError, FileNotFoundError):
 
 class EventError(EtalisError, ValueError):
     """An event that the engine rejects (not an event, bad time, out of order)."""
+
+
+class EtalisWarning(UserWarning):
+    """A use of the API that cannot work as meant, e.g. a callback for an
+    event that no rule reports."""

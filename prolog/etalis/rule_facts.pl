@@ -1,0 +1,229 @@
+:- module(etalis_rule_facts,
+          [ event_steps/2,              % +Pattern, -Steps
+            where_unbound/2,            % +Pattern, -Unbound
+            static_event_operators/2,   % +Clause, -Operators
+            source_pattern/2            % +Pattern, -Source
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(syntax, [pattern_functor/1]).
+:- use_module(compile, [immediate_event/2]).
+
+/** <module> Facts about rules for the static checks of `etalis check`
+
+The `rules` request of the API gives, with each parsed rule, what the
+checks in Python (etalis_py.findings) need and only Prolog can tell:
+how each event of a pattern relates in time to the head (the compiler's
+own recursion check decides it), which variables of a `where`
+condition are unbound when it runs, and which static clauses use event
+operators in their body (a `:-` written for a `<-`).
+*/
+
+%!  event_steps(+Pattern, -Steps:list) is det.
+%
+%   Steps has Event-Step for each event occurrence of the normalised
+%   Pattern (see read_etl_string/3), in pattern order.  Step is
+%
+%     - `immediate`: the event's occurrence completes the pattern at
+%       once, at the event's own time (check_recursion/1 refuses a
+%       cycle of such steps);
+%     - `guarded`: it would, but only through a `where` condition;
+%     - `waiting`: it completes the pattern only with an operand that
+%       waits for it, so a cycle through it advances in time;
+%     - `negated`: it is the negated part of `cnot` or `fnot`.
+
+event_steps(Pattern, Steps) :-
+    unguarded(Pattern, Unguarded),
+    findall(E-Step, ( pattern_event(Pattern, E, Role),
+                      event_step(Role, Pattern, Unguarded, E, Step) ), Steps).
+
+pattern_event(event(E), E, positive).
+pattern_event(op(_, A, B), E, Role) :-
+    ( pattern_event(A, E, Role) ; pattern_event(B, E, Role) ).
+pattern_event(or(A, B), E, Role) :-
+    ( pattern_event(A, E, Role) ; pattern_event(B, E, Role) ).
+pattern_event(cnot(A, C), E, Role) :-
+    (   pattern_event(A, E, Role)
+    ;   pattern_event(C, E, _), Role = negated
+    ).
+pattern_event(fnot(A, C), E, Role) :-
+    (   pattern_event(A, E, Role)
+    ;   pattern_event(C, E, _), Role = negated
+    ).
+pattern_event(where(A, _), E, Role) :-
+    pattern_event(A, E, Role).
+pattern_event(within(A, _), E, Role) :-
+    pattern_event(A, E, Role).
+pattern_event(aggregate(_, _, A, _, _), E, Role) :-
+    pattern_event(A, E, Role).
+
+event_step(negated, _, _, _, negated) :- !.
+event_step(positive, P, _, E, immediate) :-
+    immediate_event(P, E1), E1 == E, !.
+event_step(positive, _, U, E, guarded) :-
+    immediate_event(U, E1), E1 == E, !.
+event_step(positive, _, _, _, waiting).
+
+%   unguarded(+Pattern, -Unguarded): Pattern without its where
+%   conditions (the events are the same terms).
+
+unguarded(where(P0, _), P) :- !,
+    unguarded(P0, P).
+unguarded(event(E), event(E)) :- !.
+unguarded(aggregate(F, X, P0, W, R), aggregate(F, X, P, W, R)) :- !,
+    unguarded(P0, P).
+unguarded(within(P0, W), within(P, W)) :- !,
+    unguarded(P0, P).
+unguarded(op(Op, A0, B0), op(Op, A, B)) :- !,
+    unguarded(A0, A),
+    unguarded(B0, B).
+unguarded(P0, P) :-                             % or, cnot, fnot
+    P0 =.. [F, A0, B0],
+    unguarded(A0, A),
+    unguarded(B0, B),
+    P =.. [F, A, B].
+
+%!  where_unbound(+Pattern, -Unbound:list) is det.
+%
+%   Unbound has unbound(Goal, Vars) for each arithmetic goal (a
+%   comparison, or the right of `is`) of a `where` condition of Pattern
+%   that uses variables Vars that are unbound when it runs: bound
+%   neither by the pattern it filters nor by an earlier goal of the
+%   condition.  A goal other than arithmetic is taken to bind all its
+%   variables; a variable of only one side of an `or` is unbound.
+
+where_unbound(Pattern, Unbound) :-
+    phrase(unbound(Pattern), Unbound).
+
+unbound(event(_)) --> [].
+unbound(op(_, A, B)) --> unbound(A), unbound(B).
+unbound(or(A, B)) --> unbound(A), unbound(B).
+unbound(cnot(A, C)) --> unbound(A), unbound(C).
+unbound(fnot(A, C)) --> unbound(A), unbound(C).
+unbound(within(A, _)) --> unbound(A).
+unbound(aggregate(_, _, A, _, _)) --> unbound(A).
+unbound(where(A, G)) -->
+    unbound(A),
+    { bound(A, Bound) },
+    goal_unbound(G, Bound, _).
+
+%   bound(+Pattern, -Vars): the variables that Pattern binds.
+
+bound(event(E), Vs) :-
+    term_variables(E, Vs).
+bound(op(_, A, B), Vs) :-
+    bound(A, VA), bound(B, VB),
+    append(VA, VB, Vs).
+bound(or(A, B), Vs) :-
+    bound(A, VA), bound(B, VB),
+    include(var_in_(VB), VA, Vs).
+bound(cnot(A, _), Vs) :-
+    bound(A, Vs).
+bound(fnot(A, _), Vs) :-
+    bound(A, Vs).
+bound(where(A, G), Vs) :-
+    bound(A, VA),
+    term_variables(G, VG),
+    append(VA, VG, Vs).
+bound(within(A, _), Vs) :-
+    bound(A, Vs).
+bound(aggregate(_, _, A, _, R), Vs) :-
+    bound(A, VA),
+    term_variables(R, VR),
+    append(VA, VR, Vs).
+
+var_in(V, Vs) :-
+    member(X, Vs),
+    X == V,
+    !.
+
+var_in_(Vs, V) :-
+    var_in(V, Vs).
+
+%   goal_unbound(+Goal, +Bound0, -Bound)//: the unbound(Goal, Vars) of
+%   Goal's arithmetic run with the variables Bound0 bound.
+
+goal_unbound(G, B, B) --> { var(G) }, !.
+goal_unbound((A, C), B0, B) --> !,
+    goal_unbound(A, B0, B1),
+    goal_unbound(C, B1, B).
+goal_unbound((If -> Then), B0, B) --> !,
+    goal_unbound(If, B0, B1),
+    goal_unbound(Then, B1, B).
+goal_unbound((A ; C), B0, B) --> !,
+    goal_unbound(A, B0, _),
+    goal_unbound(C, B0, _),
+    { term_variables(A-C, Vs), append(B0, Vs, B) }.
+goal_unbound(\+ A, B, B) --> !,
+    goal_unbound(A, B, _).
+goal_unbound(G, B0, B) -->
+    { compound(G), compound_name_arguments(G, check, Goals) }, !,
+    foldl(goal_unbound, Goals, B0, B).
+goal_unbound(G, B, B) -->
+    { compound(G), compound_name_arguments(G, Op, [X, Y]),
+      memberchk(Op, [<, >, =<, >=, =:=, =\=]) }, !,
+    arithmetic(G, X-Y, B).
+goal_unbound(Z is E, B0, B) --> !,
+    arithmetic(Z is E, E, B0),
+    { term_variables(Z, VZ), append(B0, VZ, B) }.
+goal_unbound(G, B0, B) -->
+    { term_variables(G, Vs), append(B0, Vs, B) }.
+
+arithmetic(G, Expr, Bound) -->
+    { term_variables(Expr, Vs),
+      exclude(var_in_(Bound), Vs, Free) },
+    (   { Free == [] }
+    ->  []
+    ;   [unbound(G, Free)]
+    ).
+
+%!  static_event_operators(+Clause, -Operators:list(atom)) is det.
+%
+%   Operators are the event operators (`seq`, `and`, `within`, ...)
+%   of the goals in the body of the static Clause, through Prolog's
+%   control constructs, without duplicates: such a clause was most
+%   likely meant as an event rule (`<-` rather than `:-`).
+
+static_event_operators((_ :- Body), Operators) :- !,
+    findall(Op, body_operator(Body, Op), Ops),
+    sort(Ops, Operators).
+static_event_operators(_, []).
+
+body_operator(G, _) :-
+    var(G), !, fail.
+body_operator(G, Op) :-
+    control(G, Goals), !,
+    member(G1, Goals),
+    body_operator(G1, Op).
+body_operator(G, Op) :-
+    pattern_functor(G),
+    functor(G, Op, _).
+
+control((A, B), [A, B]).
+control((A ; B), [A, B]).
+control((A -> B), [A, B]).
+control((A *-> B), [A, B]).
+control(\+ A, [A]).
+
+%!  source_pattern(+Pattern, -Source) is det.
+%
+%   Source is the normalised Pattern written back with the operators of
+%   the rule language, for pattern_text/2.
+
+source_pattern(event(E), E).
+source_pattern(op(Op, A, B), S) :-
+    source_pattern(A, SA), source_pattern(B, SB),
+    S =.. [Op, SA, SB].
+source_pattern(or(A, B), or(SA, SB)) :-
+    source_pattern(A, SA), source_pattern(B, SB).
+source_pattern(cnot(A, C), cnot(SA, SC)) :-
+    source_pattern(A, SA), source_pattern(C, SC).
+source_pattern(fnot(A, C), fnot(SA, SC)) :-
+    source_pattern(A, SA), source_pattern(C, SC).
+source_pattern(where(A, G), where(SA, G)) :-
+    source_pattern(A, SA).
+source_pattern(within(A, W), within(SA, W)) :-
+    source_pattern(A, SA).
+source_pattern(aggregate(F, X, A, W, R), aggregate(SF, SA, W, R)) :-
+    source_pattern(A, SA),
+    (   F == count -> SF = count ; SF =.. [F, X] ).

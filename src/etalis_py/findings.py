@@ -1,0 +1,397 @@
+"""Findings: the mistakes of a rule file that show before any event
+arrives (``etalis check``, and the warnings of ``run``, ``replay`` and
+:meth:`Engine.findings`).  docs/language.md, "Checking rules", defines
+each one.
+
+The facts come from the engine's own reader and compiler through the
+``rules`` request (:class:`~etalis_py.analysis.RuleFile`): the rules with
+their positions, how each event of a pattern completes it in time (the
+compiler's recursion check decides), the unbound variables of ``where``
+conditions, the ``:- input`` declarations and the static clauses that use
+event operators.  This module draws the conclusions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import networkx as nx
+
+from .analysis import RuleFile, RuleInfo, Sig, term_text, variables
+
+SEVERITIES = ("error", "warning", "info")
+# how a step of a cycle relates the times of the two events, worst first
+_STEPS = ("immediate", "guarded", "waiting")
+# at most this many cycles are reported (a dense graph has very many)
+MAX_CYCLES = 50
+# difflib ratio from which two event names are "near" (smok, smoke: 0.89)
+NEAR = 0.8
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or, for ``info``, one fact worth knowing) of a rule
+    file, at the position of the rule, clause or directive at fault."""
+
+    severity: str       # error | warning | info
+    code: str           # a stable id, e.g. unknown-event
+    message: str
+    file: str
+    line: int
+    column: int
+    hint: str = ""
+    data: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def text(self) -> str:
+        """``file:line:col: severity: message [code]`` and the hint."""
+        out = f"{self.file}:{self.line}:{self.column}: {self.severity}: {self.message} [{self.code}]"
+        return out + (f"\n  hint: {self.hint}" if self.hint else "")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"severity": self.severity, "code": self.code, "message": self.message, "file": self.file,
+                "line": self.line, "column": self.column, "hint": self.hint, "data": dict(self.data)}
+
+
+def check_file(path: str, max_age: Optional[float] = None) -> list[Finding]:
+    """The findings of the rule file ``path``; ``max_age`` is the engine's
+    (``--max-age``), which bounds memory as ``:- max_age(D).`` does.
+    Raises RuleError for a file the reader or compiler refuses."""
+    return findings(RuleFile.read(path), max_age)
+
+
+def check_text(text: str, source: str = "<string>", max_age: Optional[float] = None) -> list[Finding]:
+    """As :func:`check_file`, for rules given as text named ``source``."""
+    return findings(RuleFile.read(source, text), max_age)
+
+
+def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
+    """Every finding of ``rf``, by position, then code."""
+    out: list[Finding] = []
+    out += _event_clauses(rf)
+    if not rf.rules:
+        out.append(Finding("warning", "no-event-rules", "the file has no event rules, so it detects nothing",
+                           rf.source, 1, 1, "an event rule is written Head <- Pattern."))
+    out += _arity_clashes(rf)
+    out += _unknown_events(rf)
+    out += _unused_events(rf)
+    out += _cycles(rf)
+    out += _negation_races(rf)
+    if rf.max_age is None and max_age is None:
+        out += _unbounded(rf)
+    out += _unbound_where(rf)
+    return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
+
+
+def counts(found: Iterable[Finding]) -> dict[str, int]:
+    """How many findings of each severity."""
+    found = list(found)
+    return {s: sum(f.severity == s for f in found) for s in SEVERITIES}
+
+
+def _at(rf: RuleFile, rule: RuleInfo, severity: str, code: str, message: str, hint: str = "",
+        **data: Any) -> Finding:
+    return Finding(severity, code, message, rf.source, rule.line, rule.column, hint, data)
+
+
+def _lines(rules: Iterable[RuleInfo]) -> str:
+    return _lines_of(r.line for r in rules)
+
+
+def _event_clauses(rf: RuleFile) -> list[Finding]:
+    return [Finding("error", "event-operators-in-static-clause",
+                    f"the static clause {c.sig} uses the event operator{'s' if len(c.operators) > 1 else ''} "
+                    f"{', '.join(c.operators)}: a `:-` clause is Prolog, not an event rule, and never sees an event",
+                    rf.source, c.line, c.column, "write `<-` for an event rule: Head <- Pattern.",
+                    {"head": str(c.sig), "operators": list(c.operators)})
+            for c in rf.event_clauses]
+
+
+def _uses(rf: RuleFile) -> dict[Sig, list[RuleInfo]]:
+    """The rules whose pattern uses each event (negated or not)."""
+    uses: dict[Sig, list[RuleInfo]] = {}
+    for r in rf.rules:
+        for sig in dict.fromkeys(s for s, _ in r.steps):
+            uses.setdefault(sig, []).append(r)
+    return uses
+
+
+def _heads(rf: RuleFile) -> dict[Sig, list[RuleInfo]]:
+    heads: dict[Sig, list[RuleInfo]] = {}
+    for r in rf.rules:
+        heads.setdefault(r.head.sig, []).append(r)
+    return heads
+
+
+def _arity_clashes(rf: RuleFile) -> list[Finding]:
+    where: dict[str, dict[int, list[int]]] = {}
+    first: dict[tuple[str, int], tuple[int, int]] = {}
+
+    def note(sig: Sig, line: int, column: int) -> None:
+        where.setdefault(sig.name, {}).setdefault(sig.arity, []).append(line)
+        first.setdefault((sig.name, sig.arity), (line, column))
+
+    for d in rf.inputs:
+        note(d.sig, d.line, d.column)
+    for r in rf.rules:
+        note(r.head.sig, r.line, r.column)
+        for sig, _ in r.steps:
+            note(sig, r.line, r.column)
+    out = []
+    for name, arities in where.items():
+        if len(arities) < 2:
+            continue
+        ordered = sorted(arities, key=lambda a: first[(name, a)])
+        line, column = first[(name, ordered[1])]
+        parts = [f"{name}/{a} ({_lines_of(arities[a])})" for a in ordered]
+        out.append(Finding("warning", "arity-clash",
+                           f"{name} is used with {len(ordered)} arities: {', '.join(parts)}; each is a different event",
+                           rf.source, line, column,
+                           "give the event the same number of arguments everywhere, or different names",
+                           {"name": name, "arities": {str(a): sorted(set(arities[a])) for a in ordered}}))
+    return out
+
+
+def _lines_of(lines: Iterable[int]) -> str:
+    ls = sorted(set(lines))
+    return ("line " if len(ls) == 1 else "lines ") + ", ".join(map(str, ls))
+
+
+def _near(name: str, candidates: Iterable[str]) -> list[str]:
+    return difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=3, cutoff=NEAR)
+
+
+def _unknown_events(rf: RuleFile) -> list[Finding]:
+    heads, uses = _heads(rf), _uses(rf)
+    inputs = {d.sig for d in rf.inputs}
+    underived = [s for s in uses if s not in heads]
+    out = []
+    for sig in underived:
+        rule = uses[sig][0]
+        known = [str(s) for s in itertools.chain(heads, inputs)]
+        if rf.inputs:
+            if sig in inputs:
+                continue
+            near = _near(str(sig), known)
+            hint = (f"did you mean {' or '.join(near)}?" if near
+                    else f"declare it as an input event: :- input({sig}).")
+            out.append(_at(rf, rule, "error", "unknown-event",
+                           f"no rule derives {sig} and it is not declared as input ({_lines(uses[sig])}): "
+                           "the pattern can never match", hint, event=str(sig), suggestions=near))
+            continue
+        # no inputs declared: underived events are the inputs, but one that
+        # is near a derived event, or an input event used more, is suspect
+        rank = {s: (-len(uses[s]), uses[s][0].line) for s in underived}
+        more = [str(s) for s in underived if rank[s] < rank[sig]]
+        near = _near(str(sig), [str(s) for s in heads] + more)
+        if near:
+            out.append(_at(rf, rule, "warning", "similar-event-name",
+                           f"no rule derives {sig}, so it must come from the input ({_lines(uses[sig])}); "
+                           f"did you mean {' or '.join(near)}?",
+                           f"if {sig} is an input event, declare the inputs: :- input([...]).",
+                           event=str(sig), suggestions=near))
+    return out
+
+
+def _unused_events(rf: RuleFile) -> list[Finding]:
+    if not rf.printed_explicit:
+        return []
+    uses = _uses(rf)
+    return [_at(rf, rules[0], "warning", "unused-event",
+                f"{sig} is derived ({_lines(rules)}) but no rule uses it and it is not reported "
+                "(print_events): its rules do work for nothing",
+                f"add {sig} to :- print_events([...]), use it in a pattern, or remove its rules",
+                event=str(sig))
+            for sig, rules in _heads(rf).items() if sig not in uses and sig not in rf.printed]
+
+
+def _graph(rf: RuleFile) -> "nx.DiGraph[Sig]":
+    """Events, with an edge from each event of a pattern (not negated) to
+    the head, holding the rules and their steps."""
+    g: nx.DiGraph = nx.DiGraph()
+    for r in rf.rules:
+        g.add_node(r.head.sig)
+        for sig, step in r.steps:
+            if step == "negated":
+                continue
+            g.add_edge(sig, r.head.sig)
+            g.edges[sig, r.head.sig].setdefault("rules", []).append((r, step))
+    return g
+
+
+def _cycles(rf: RuleFile) -> list[Finding]:
+    g = _graph(rf)
+    cycles = [_rotated(c) for c in itertools.islice(nx.simple_cycles(g), MAX_CYCLES)]
+    out = []
+    for cycle in sorted(cycles):
+        path = list(zip(cycle, cycle[1:] + cycle[:1]))
+        steps = []
+        for a, b in path:
+            rule, step = min(g.edges[a, b]["rules"], key=lambda rs: (_STEPS.index(rs[1]), rs[0].line))
+            steps.append((a, b, rule, step))
+        kind = max((s for *_, s in steps), key=_STEPS.index)
+        text = str(cycle[0]) + "".join(f" -> {b} (line {r.line})" for _, b, r, _ in steps)
+        first = min((r for *_, r, _ in steps), key=lambda r: r.line)
+        data = {"cycle": [str(s) for s in cycle], "lines": [r.line for *_, r, _ in steps], "kind": kind}
+        if kind == "immediate":
+            out.append(_at(rf, first, "error", "endless-cycle",
+                           f"these rules derive {cycle[0]} from itself at the same time, forever: {text}",
+                           "put the recursive event on the left of seq (it must occur before), or guard the "
+                           "recursion with a where condition", **data))
+        elif kind == "guarded":
+            guards = sorted({r.line for *_, r, s in steps if s == "guarded"})
+            out.append(_at(rf, first, "warning", "guarded-cycle",
+                           f"recursion at the same time: {text}; only the where condition"
+                           f"{'s' if len(guards) > 1 else ''} of line{'s' if len(guards) > 1 else ''} "
+                           f"{', '.join(map(str, guards))} can stop it",
+                           "make sure the condition fails after finitely many rounds, or put the recursive "
+                           "event on the left of seq", **data))
+        else:
+            waits = sorted({r.line for *_, r, s in steps if s == "waiting"})
+            out.append(_at(rf, first, "info", "cycle",
+                           f"recursion: {text}; each round advances in time (the rule at {_lines_of(waits)} "
+                           "waits for a later event)", **data))
+    return out
+
+
+def _rotated(cycle: Sequence[Sig]) -> list[Sig]:
+    i = cycle.index(min(cycle))
+    return list(cycle[i:]) + list(cycle[:i])
+
+
+def strata(rf: RuleFile) -> dict[Sig, int]:
+    """The stratum of each event of the positive dependency graph: 0 for
+    an event no rule derives, else one more than the highest stratum of
+    the events it is derived from (the events of a cycle share one)."""
+    g = _graph(rf)
+    for r in rf.rules:
+        for sig, _ in r.steps:
+            g.add_node(sig)
+    heads = set(_heads(rf))
+    cg = nx.condensation(g)
+    level: dict[int, int] = {}
+    for n in nx.topological_sort(cg):
+        members = cg.nodes[n]["members"]
+        below = [level[p] for p in cg.predecessors(n)]
+        level[n] = 0 if not members & heads else 1 + max(below, default=0)
+    return {sig: level[cg.graph["mapping"][sig]] for sig in g}
+
+
+def _negation_races(rf: RuleFile) -> list[Finding]:
+    level = strata(rf)
+    out = []
+    for r in rf.rules:
+        head = level[r.head.sig]
+        for sig in dict.fromkeys(s for s, step in r.steps if step == "negated"):
+            if level.get(sig, 0) >= head:
+                out.append(_at(rf, r, "warning", "negation-race",
+                               f"the negated {sig} is derived at stratum {level[sig]}, not below this rule's "
+                               f"{r.head.sig} (stratum {head}): when one event leads to both, whether {sig} "
+                               "blocks depends on the order in which the engine derives them",
+                               f"negate events derived only from earlier ones (a stratum below {head}), "
+                               "or the input events that lead to it",
+                               event=str(sig), strata={str(sig): level[sig], str(r.head.sig): head}))
+    return out
+
+
+def _unbounded(rf: RuleFile) -> list[Finding]:
+    out = []
+    for r in rf.rules:
+        grows: list[str] = []
+        _stores(r.pattern, r.policy.partition("(")[0], grows)
+        if grows:
+            out.append(_at(rf, r, "warning", "unbounded-memory",
+                           "no window bounds this rule's pending goals: " + "; ".join(grows),
+                           "add a window to the pattern, e.g. (...) within hours(1), or :- max_age(D). to the "
+                           "file (--max-age D when running)", stores=grows))
+    return out
+
+
+def _text(p: Mapping[str, Any]) -> str:
+    if p["op"] == "event":
+        e = p["event"]
+        return term_text(str(e["atom"]), ()) if "atom" in e else term_text(str(e["functor"]), e["args"])
+    return str(p["text"])
+
+
+def _stores(p: Mapping[str, Any], policy: str, grows: list[str]) -> None:
+    """What the goal stores of pattern ``p`` keep without a window."""
+    op = p["op"]
+    if op in ("event", "within"):
+        return
+    if op in ("where", "aggregate"):
+        _stores(p["pattern"], policy, grows)
+        return
+    if op == "cnot":
+        seq, blocker = p["left"], p["right"]
+        _kept(f"every `{_text(seq['left'])}` waits for `{_text(seq['right'])}`", seq["left"], seq["right"],
+              policy, grows)
+        grows.append(f"every `{_text(blocker)}` is kept to block `{_text(seq)}` (each occurrence, forever)")
+        for part in (seq["left"], seq["right"], blocker):
+            _stores(part, policy, grows)
+        return
+    if op == "fnot":
+        grows.append(f"every `{_text(p['right'])}` is kept to block `{_text(p['left'])}` (each occurrence, forever)")
+    elif op != "or":
+        left, right = _text(p["left"]), _text(p["right"])
+        what = {"left": f"every `{left}` waits for `{right}`",
+                "right": f"every `{right}` waits for `{left}`"}.get(str(p.get("stored")),
+                                                                     f"every `{left}` and every `{right}` "
+                                                                     "waits for the other")
+        _kept(what, p["left"], p["right"], policy, grows)
+    _stores(p["left"], policy, grows)
+    _stores(p["right"], policy, grows)
+
+
+def _kept(what: str, left: Mapping[str, Any], right: Mapping[str, Any], policy: str, grows: list[str]) -> None:
+    if policy == "recent":
+        key = sorted(v for v in variables(left) & variables(right) if not v.startswith("_G"))
+        if key:    # with no join key, recent keeps one
+            grows.append(f"{what} (the newest per value of {', '.join(key)}, for every value ever seen)")
+    elif policy == "chronological":
+        grows.append(f"{what} (each until a match consumes it; those never matched stay forever)")
+    else:
+        grows.append(f"{what} (one pending goal per occurrence, forever)")
+
+
+def _unbound_where(rf: RuleFile) -> list[Finding]:
+    return [_at(rf, r, "warning", "unbound-where-variable",
+                f"`{goal}` in a where condition uses {', '.join(names)}, which "
+                f"{'is' if len(names) == 1 else 'are'} unbound when it runs (bound neither by the pattern nor by "
+                "an earlier goal): the comparison raises an error and the occurrence is dropped",
+                f"bind {', '.join(names)} in an event of the pattern or an earlier goal of the condition, "
+                "or correct the variable's name", goal=goal, variables=list(names))
+            for r in rf.rules for goal, names in r.unbound]
+
+
+def dot(rf: RuleFile) -> str:
+    """The dependency graph in Graphviz dot: events as nodes, an edge from
+    each event of a pattern to the head labelled with the rule (dashed for
+    a negated event), the edges of cycles in red."""
+    g = _graph(rf)
+    on_cycle = {(a, b) for c in itertools.islice(nx.simple_cycles(g), MAX_CYCLES)
+                for a, b in zip(c, list(c[1:]) + [c[0]])}
+    inputs = {d.sig for d in rf.inputs}
+    heads = set(_heads(rf))
+    lines = ["digraph rules {", "  rankdir=LR;"]
+    nodes = sorted({s for r in rf.rules for s, _ in r.steps} | heads | inputs)
+    for s in nodes:
+        shape = "box" if s in heads else "ellipse"
+        lines.append(f"  {_quoted(str(s))} [shape={shape}];")
+    for r in rf.rules:
+        for sig, step in dict.fromkeys(r.steps):
+            attrs = [f"label={_quoted(r.name)}"]
+            if step == "negated":
+                attrs.append("style=dashed")
+            elif (sig, r.head.sig) in on_cycle:
+                attrs.append("color=red")
+            lines.append(f"  {_quoted(str(sig))} -> {_quoted(str(r.head.sig))} [{', '.join(attrs)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
