@@ -160,8 +160,14 @@ def _lines_of(lines: Iterable[int]) -> str:
     return ("line " if len(ls) == 1 else "lines ") + ", ".join(map(str, ls))
 
 
-def _near(name: str, candidates: Iterable[str]) -> list[str]:
-    return difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=3, cutoff=NEAR)
+def _near(sig: Sig, candidates: Iterable[Sig]) -> list[str]:
+    """The candidates whose names are near the name of ``sig``, nearest first."""
+    by_name: dict[str, list[Sig]] = {}
+    for c in sorted(set(candidates)):
+        if c.name != sig.name:
+            by_name.setdefault(c.name, []).append(c)
+    names = difflib.get_close_matches(sig.name, sorted(by_name), n=3, cutoff=NEAR)
+    return [str(c) for n in names for c in by_name[n]]
 
 
 def _unknown_events(rf: RuleFile) -> list[Finding]:
@@ -171,11 +177,10 @@ def _unknown_events(rf: RuleFile) -> list[Finding]:
     out = []
     for sig in underived:
         rule = uses[sig][0]
-        known = [str(s) for s in itertools.chain(heads, inputs)]
         if rf.inputs:
             if sig in inputs:
                 continue
-            near = _near(str(sig), known)
+            near = _near(sig, itertools.chain(heads, inputs))
             hint = (f"did you mean {' or '.join(near)}?" if near
                     else f"declare it as an input event: :- input({sig}).")
             out.append(_at(rf, rule, "error", "unknown-event",
@@ -185,8 +190,7 @@ def _unknown_events(rf: RuleFile) -> list[Finding]:
         # no inputs declared: underived events are the inputs, but one that
         # is near a derived event, or an input event used more, is suspect
         rank = {s: (-len(uses[s]), uses[s][0].line) for s in underived}
-        more = [str(s) for s in underived if rank[s] < rank[sig]]
-        near = _near(str(sig), [str(s) for s in heads] + more)
+        near = _near(sig, itertools.chain(heads, (s for s in underived if rank[s] < rank[sig])))
         if near:
             out.append(_at(rf, rule, "warning", "similar-event-name",
                            f"no rule derives {sig}, so it must come from the input ({_lines(uses[sig])}); "

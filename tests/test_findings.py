@@ -1,0 +1,283 @@
+"""`etalis check`: the findings of rule files, exactly (docs/language.md,
+"Checking rules")."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from etalis_py import Engine, RuleError
+from etalis_py.errors import EtalisWarning
+from etalis_py.findings import Finding, check_file, check_text
+
+ETALIS = [sys.executable, "-m", "etalis_py.cli"]
+ROOT = Path(__file__).resolve().parents[1]
+MEMORY_HINT = ("add a window to the pattern, e.g. (...) within hours(1), or :- max_age(D). to the file "
+               "(--max-age D when running)")
+
+
+def etalis(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ETALIS, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
+def found(text: str, **options: Any) -> list[tuple[str, str, int, int, str]]:
+    return [(f.severity, f.code, f.line, f.column, f.message) for f in check_text(text, "r.etl", **options)]
+
+
+def test_a_colon_dash_clause_with_event_operators_is_an_error() -> None:
+    # the issue's first example: it used to pass as "ok: 0 rules"
+    fs = check_text("alarm(R) :- hot(R) seq smoke(R).\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("error", "event-operators-in-static-clause", 1, 1,
+         "the static clause alarm/1 uses the event operator seq: a `:-` clause is Prolog, not an event rule, "
+         "and never sees an event", "write `<-` for an event rule: Head <- Pattern.",
+         {"head": "alarm/1", "operators": ["seq"]}),
+        ("warning", "no-event-rules", 1, 1, "the file has no event rules, so it detects nothing",
+         "an event rule is written Head <- Pattern.", {}),
+    ]
+    # a static clause of plain Prolog is fine, also under control constructs
+    assert found("ok(X) :- X > 1, ( X < 5 -> true ; fail ).\nc <- (a seq b) within 5.\n") == []
+    assert found("c <- (a seq b) within 5.\nbad :- \\+ (x and y), (p ; q within 3).\n") == [
+        ("error", "event-operators-in-static-clause", 2, 1,
+         "the static clause bad/0 uses the event operators and, within: a `:-` clause is Prolog, "
+         "not an event rule, and never sees an event")]
+
+
+def test_a_typo_with_inputs_declared_is_an_unknown_event() -> None:
+    fs = check_text(":- input([hot/1, smoke/1]).\nalarm(R) <- (hot(R) seq smok(R)) within 60.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("error", "unknown-event", 2,
+         "no rule derives smok/1 and it is not declared as input (line 2): the pattern can never match",
+         "did you mean smoke/1?", {"event": "smok/1", "suggestions": ["smoke/1"]})]
+    # a name near nothing: the hint says how to declare it
+    [f] = check_text(":- input(hot/1).\nalarm(R) <- (hot(R) seq fire(R)) within 60.\n", "r.etl")
+    assert (f.code, f.hint) == ("unknown-event", "declare it as an input event: :- input(fire/1).")
+    # declared and derived events are known
+    assert found(":- input(hot/1).\n:- input(smoke/1).\nalarm(R) <- (hot(R) seq smoke(R)) within 60.\n"
+                 "big(R) <- (alarm(R) seq alarm(R)) within 60.\n") == []
+
+
+def test_a_typo_without_inputs_declared_is_a_similar_name_warning() -> None:
+    fs = check_text("alarm(R) <- (hot(R) seq smoke(R)) within 60.\nfire(R) <- (hot(R) seq smok(R)) within 60.\n",
+                    "r.etl")
+    assert [(f.severity, f.code, f.line, f.message, f.hint) for f in fs] == [
+        ("warning", "similar-event-name", 2,
+         "no rule derives smok/1, so it must come from the input (line 2); did you mean smoke/1?",
+         "if smok/1 is an input event, declare the inputs: :- input([...]).")]
+    # near a derived event; names far apart (b, b2: ratio 0.67) are not suspect
+    assert found("alarms(R) <- hot(R).\nbig(R) <- (alarm(R) seq hot(R)) within 9.\n") == [
+        ("warning", "similar-event-name", 2, 1,
+         "no rule derives alarm/1, so it must come from the input (line 2); did you mean alarms/1?")]
+    assert found("b2 <- b.\nc <- (a seq b2) within 5.\n") == []
+
+
+def test_a_cnot_without_a_window_grows_without_bound() -> None:
+    # the issue's example: 27,000 pending goals after 100k events
+    [f] = check_text("c(K) <- (a(K) seq b(K)) cnot x(K).\n", "r.etl")
+    assert (f.severity, f.code, f.line, f.column, f.hint) == ("warning", "unbounded-memory", 1, 1, MEMORY_HINT)
+    assert f.message == ("no window bounds this rule's pending goals: every `a(K)` waits for `b(K)` (one pending "
+                         "goal per occurrence, forever); every `x(K)` is kept to block `a(K) seq b(K)` "
+                         "(each occurrence, forever)")
+    # a window, a file's max_age or the engine's bounds it
+    assert found("c(K) <- ((a(K) seq b(K)) cnot x(K)) within 60.\n") == []
+    assert found(":- max_age(60).\nc(K) <- (a(K) seq b(K)) cnot x(K).\n") == []
+    assert found("c(K) <- (a(K) seq b(K)) cnot x(K).\n", max_age=60) == []
+
+
+def test_unbounded_memory_says_how_each_policy_grows() -> None:
+    assert found(":- policy(recent).\nc(K) <- a(K) and b(K, _).\nd <- a(_) seq e.\n") == [
+        ("warning", "unbounded-memory", 2, 1,
+         "no window bounds this rule's pending goals: every `a(K)` and every `b(K, _)` waits for the other "
+         "(the newest per value of K, for every value ever seen)")]     # d: recent keeps one `a`
+    assert found(":- policy(chronological).\nc <- a fnot x.\nd <- b after e.\n") == [
+        ("warning", "unbounded-memory", 2, 1,
+         "no window bounds this rule's pending goals: every `x` is kept to block `a` (each occurrence, forever)"),
+        ("warning", "unbounded-memory", 3, 1,
+         "no window bounds this rule's pending goals: every `e` waits for `b` (each until a match consumes it; "
+         "those never matched stay forever)")]
+    # a window inside bounds only its part
+    assert found("c <- ((a seq b) within 5) seq d.\n") == [
+        ("warning", "unbounded-memory", 1, 1,
+         "no window bounds this rule's pending goals: every `a seq b within 5` waits for `d` "
+         "(one pending goal per occurrence, forever)")]
+
+
+def test_a_where_condition_on_an_unbound_variable() -> None:
+    fs = check_text("h(X) <- a(Y) where X > 1.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("warning", "unbound-where-variable", 1,
+         "`X>1` in a where condition uses X, which is unbound when it runs (bound neither by the pattern nor "
+         "by an earlier goal): the comparison raises an error and the occurrence is dropped",
+         "bind X in an event of the pattern or an earlier goal of the condition, or correct the variable's name",
+         {"goal": "X>1", "variables": ["X"]})]
+    # bound by the pattern, or by an earlier goal of the condition
+    assert found("h(Z) <- a(Y) where (W is Y * 2, start(T), Z is W + T, Z > 1).\n") == []
+    assert found("h(X) <- a(X) where (X > 1 ; Y < 2).\n")[0][4].startswith("`Y<2` in a where condition uses Y,")
+
+
+def test_cycles_are_told_apart_by_how_they_advance_in_time() -> None:
+    assert found("p(X) <- (p(X) seq a(X)) within 9.\nq(N1) <- (q(N) and b) within 9 where N1 is N + 1.\n") == [
+        ("info", "cycle", 1, 1,
+         "recursion: p/1 -> p/1 (line 1); each round advances in time (the rule at line 1 waits for a later event)"),
+        ("warning", "guarded-cycle", 2, 1,
+         "recursion at the same time: q/1 -> q/1 (line 2); only the where condition of line 2 can stop it")]
+    fs = check_text("x <- (y seq a) within 5.\ny <- x or b.\n", "r.etl")
+    assert [(f.code, f.message, dict(f.data)) for f in fs] == [
+        ("cycle", "recursion: x/0 -> y/0 (line 2) -> x/0 (line 1); each round advances in time (the rule at "
+         "line 1 waits for a later event)", {"cycle": ["x/0", "y/0"], "lines": [2, 1], "kind": "waiting"})]
+    [f] = check_text("p <- (p and a) within 5.\n", "r.etl")
+    assert (f.severity, f.code, f.message, f.hint) == (
+        "error", "endless-cycle",
+        "these rules derive p/0 from itself at the same time, forever: p/0 -> p/0 (line 1)",
+        "put the recursive event on the left of seq (it must occur before), or guard the recursion with a "
+        "where condition")
+
+
+def test_negation_over_an_event_of_the_same_stratum_is_a_race() -> None:
+    fs = check_text("b2 <- b.\nc <- ((a seq b) cnot b2) within 5.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.message, dict(f.data)) for f in fs] == [
+        ("warning", "negation-race", 2,
+         "the negated b2/0 is derived at stratum 1, not below this rule's c/0 (stratum 1): when one event leads "
+         "to both, whether b2/0 blocks depends on the order in which the engine derives them",
+         {"event": "b2/0", "strata": {"b2/0": 1, "c/0": 1}})]
+    # a blocker of a lower stratum is fine (examples/blizzard/unbroken.etl)
+    assert found("b2 <- b.\nb3 <- b2.\nc <- ((b3 seq b3) fnot b2) within 5.\n") == []
+
+
+def test_derived_events_nothing_uses_nor_reports() -> None:
+    assert found(":- print_events([c/0]).\nd <- a.\nc <- (a seq b) within 5.\n") == [
+        ("warning", "unused-event", 2, 1,
+         "d/0 is derived (line 2) but no rule uses it and it is not reported (print_events): "
+         "its rules do work for nothing")]
+    assert found("d <- a.\nc <- (a seq b) within 5.\n") == []        # every head is reported
+
+
+def test_one_name_with_two_arities() -> None:
+    assert found("c <- (a(1) seq b) within 5.\nd <- (a seq b) within 5.\n") == [
+        ("warning", "arity-clash", 2, 1,
+         "a is used with 2 arities: a/1 (line 1), a/0 (line 2); each is a different event")]
+
+
+def test_the_input_directive_is_checked() -> None:
+    with pytest.raises(RuleError) as e:
+        check_text("c <- a.\n:- input(foo).\n", "r.etl")
+    assert (e.value.line, e.value.message, e.value.hint) == (
+        2, "input takes an event Name/Arity or a list of them",
+        "write e.g. :- input(reading/3). or :- input([hot/1, smoke/1]).")
+    # an engine accepts it and runs as without it
+    with Engine.from_string(":- input(a/1).\nc(X) <- a(X).\n") as engine:
+        assert [(d.event, d.args) for d in engine.emit("a", 1, at=1)] == [("c", (1,))]
+
+
+def test_engine_findings_and_callbacks_for_unreported_events(tmp_path: Path) -> None:
+    text = "c(K) <- (a(K) seq b(K)) cnot x(K).\n"
+    with Engine.from_string(text, source="r.etl") as engine:
+        assert engine.findings() == check_text(text, "r.etl")
+        with pytest.warns(EtalisWarning, match=re.escape(
+                "Engine.on('x'): no rule reports 'x' (reported: c), so the callback is never called")):
+            engine.on("x", print)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            engine.on("c", print)
+            engine.on(None, print)
+    with Engine.from_string(text, max_age=5) as engine:
+        assert engine.findings() == []
+    path = tmp_path / "r.etl"
+    path.write_text(text)
+    with Engine.from_file(path) as engine:
+        assert [f.code for f in engine.findings()] == ["unbounded-memory"]
+        assert engine.findings()[0].file == str(path)
+
+
+def test_check_text_json_dot_and_exit_codes(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(K) <- (a(K) seq b(K)) cnot x(K).\nrec(X) <- (rec(X) seq a(X)) within 9.\n")
+    r = etalis("check", rules, "--dot", tmp_path / "g.dot")
+    assert r.returncode == 0
+    assert r.stdout.splitlines() == [
+        f"{rules}:1:1: warning: no window bounds this rule's pending goals: every `a(K)` waits for `b(K)` (one "
+        "pending goal per occurrence, forever); every `x(K)` is kept to block `a(K) seq b(K)` (each occurrence, "
+        "forever) [unbounded-memory]",
+        f"  hint: {MEMORY_HINT}",
+        f"{rules}:2:1: info: recursion: rec/1 -> rec/1 (line 2); each round advances in time (the rule at line 2 "
+        "waits for a later event) [cycle]",
+        f"{rules}: 1 warning, 1 info: 2 rules, 2 binary goals, policy unrestricted, reports c/1, rec/1",
+    ]
+    dot = (tmp_path / "g.dot").read_text()
+    edges = re.findall(r'^  "([^"]+)" -> "([^"]+)" \[(.*)\];$', dot, re.M)
+    assert edges == [("a/1", "c/1", 'label="line 1"'), ("b/1", "c/1", 'label="line 1"'),
+                     ("x/1", "c/1", 'label="line 1", style=dashed'),
+                     ("rec/1", "rec/1", 'label="line 2", color=red'), ("a/1", "rec/1", 'label="line 2"')]
+    assert re.findall(r'^  "([^"]+)" \[shape=(\w+)\];$', dot, re.M) == [
+        ("a/1", "ellipse"), ("b/1", "ellipse"), ("c/1", "box"), ("rec/1", "box"), ("x/1", "ellipse")]
+    assert dot.startswith("digraph rules {\n") and dot.endswith("}\n")
+    assert etalis("check", rules, "--strict").returncode == 1
+    r = etalis("check", rules, "--format", "json")
+    doc = json.loads(r.stdout)
+    assert doc["summary"] == {"error": 0, "warning": 1, "info": 1, "rules": 2, "goals": 2,
+                              "policy": "unrestricted", "reports": ["c/1", "rec/1"]}
+    assert [(f["severity"], f["code"], f["line"], f["column"]) for f in doc["findings"]] == [
+        ("warning", "unbounded-memory", 1, 1), ("info", "cycle", 2, 1)]
+    assert doc["findings"][1]["data"] == {"cycle": ["rec/1"], "lines": [2], "kind": "waiting"}
+    # errors: exit 2; the compiler's refusal of an endless cycle is not said twice
+    rules.write_text("p <- (p and a) within 5.\n")
+    r = etalis("check", rules)
+    assert (r.returncode, r.stderr) == (2, "")
+    assert r.stdout.splitlines()[-1] == f"{rules}: 1 error"
+    # a reader error: positioned on stderr as before, or a rule-error finding in JSON
+    rules.write_text("c <- a seq.\n")
+    r = etalis("check", rules, "--format", "json")
+    assert r.returncode == 2
+    [f] = json.loads(r.stdout)["findings"]
+    assert (f["severity"], f["code"], f["line"]) == ("error", "rule-error", 1)
+    assert etalis("check", rules).stderr.startswith(f"{rules}:1:")
+
+
+def test_run_prints_the_warnings_once_unless_quiet(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("h(X) <- a(Y) where X > 1.\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text('{"event": "a", "args": [1], "time": 1}\n')
+    err = etalis("run", rules, "--events", events).stderr.splitlines()
+    assert err[0] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
+                      "(bound neither by the pattern nor by an earlier goal): the comparison raises an error and "
+                      "the occurrence is dropped [unbound-where-variable]")
+    assert err[2].startswith(f"{events}:1: warning: ")       # and so it does, at run time
+    assert etalis("run", rules, "--events", events, "--quiet").stderr.splitlines()[0].startswith(f"{events}:1:")
+
+
+# Every example's findings, exactly; each warning is explained in the example's README.
+EXAMPLES = {
+    "blizzard/blizzard.etl": [("warning", "unbounded-memory", 15), ("info", "cycle", 15)],
+    "blizzard/settling.etl": [("info", "cycle", 18)],
+    "blizzard/unbroken.etl": [],
+    "charley/charley.etl": [],
+    "enhanced_fire/enhanced_fire.etl": [],
+    "heat_index/heat_index.etl": [],
+    "jet_stream/jet_stream.etl": [],
+}
+
+
+def test_every_example_file_is_checked() -> None:
+    files = sorted(str(p.relative_to(ROOT / "examples")) for p in (ROOT / "examples").rglob("*.etl"))
+    assert files == sorted(EXAMPLES)
+    got = {name: [(f.severity, f.code, f.line) for f in check_file(str(ROOT / "examples" / name))]
+           for name in files}
+    assert got == EXAMPLES
+
+
+def test_every_rule_file_of_the_tests_is_clean() -> None:
+    files = sorted((ROOT / "tests").rglob("*.etl"))
+    bad: dict[str, list[Finding]] = {}
+    for p in files:
+        fs = [f for f in check_file(str(p)) if f.severity == "error"]
+        if fs:
+            bad[str(p)] = fs
+    assert bad == {}
