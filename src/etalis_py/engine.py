@@ -162,9 +162,11 @@ class Engine:
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
-        return cls._create(
+        engine = cls._create(
             f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness, extra, max_queued
         )
+        engine._source = (str(Path(path)), None)
+        return engine
 
     @classmethod
     def from_string(
@@ -194,7 +196,10 @@ class Engine:
         if report is not None:
             specs = [spec.rpartition("/") for spec in report]
             extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
-        return cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra, max_queued)
+        engine = cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra,
+                             max_queued)
+        engine._source = (source, text)
+        return engine
 
     @classmethod
     def _create(
@@ -222,6 +227,7 @@ class Engine:
         prolog = bridge()
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
         engine = cls(info["engine"], info, prolog, max_queued)
+        engine._max_age = max_age
         if info.get("ontologies"):
             try:
                 engine._load_declared(info["ontologies"])
@@ -460,6 +466,17 @@ class Engine:
                           f"{', '.join(reported) or 'nothing'}), so the callback is never called",
                           EtalisWarning, stacklevel=2)
         self._callbacks.setdefault(name, []).append(callback)
+
+    def findings(self) -> list["Finding"]:
+        """The findings of ``etalis check`` for the rules the engine was
+        made from (not those added later), with its ``max_age``: mistakes
+        such as an unknown event, unbounded memory or a negation race, each
+        with its position and a hint (docs/language.md, Checking rules)."""
+        from .analysis import RuleFile
+        from .findings import findings
+
+        source, text = self._source
+        return findings(RuleFile.read(source, text), self._max_age)
 
     def off(self, name: Optional[str], callback: Optional[Callback] = None) -> None:
         """Stop calling ``callback`` (every callback if None) for event
