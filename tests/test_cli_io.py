@@ -18,7 +18,8 @@ from etalis_py import cli
 from etalis_py.streams import Mapping, read_live
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
-RULES = "c(X) <- a(X) seq b(X).\n"
+# windowed, so that run has no warning of the rules (etalis check) to print before the events
+RULES = "c(X) <- (a(X) seq b(X)) within 3600.\n"
 
 
 @pytest.fixture

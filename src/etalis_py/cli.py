@@ -192,8 +192,6 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
     engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain)
-    if not ns.quiet:
-        report_findings(ns.rules, err, ns.max_age)
     if ns.ontology or ns.entailment:
         try:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
@@ -210,6 +208,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         engine.close()
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
+    if not ns.quiet:
+        report_findings(ns.rules, err, ns.max_age)
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
