@@ -65,7 +65,7 @@ WIND_AREA_MAPPING = [
     "--event", "obs", "--args", "STATIONID,WINDSPEED",
     "--time", "SAMPLINGTIME", "--time-format", "%Y-%m-%d %H:%M:%S.%f+0:00"]
 
-# Sustained high wind at 7 stations (4 readings of 10 mph or more within an
+# Sustained high wind at 6 stations (4 readings of 10 mph or more within an
 # hour), and wind areas: warnings at two stations at most 300 km apart
 # within 2 hours, all on Colorado's Front Range.
 WIND_AREA = [
