@@ -156,3 +156,21 @@ def test_detections_of_an_engine_give_their_table_and_picture(tmp_path: Path) ->
     fig = found.plot(tmp_path / "storm.png", title="Storms")
     assert len(fig.axes[-1].patches) == 1
     assert png_size(tmp_path / "storm.png") == (1200, 180)
+
+
+def test_run_prints_the_table_with_format_table(tmp_path: Path) -> None:
+    rules = tmp_path / "storm.etl"
+    rules.write_text("storm(S) <- (gust(S) seq gust(S)) within hours(4).\n")
+    events = tmp_path / "gusts.jsonl"
+    events.write_text('{"event": "gust", "args": [7], "time": 1293396660}\n'
+                      '{"event": "gust", "args": [7], "time": 1293407460}\n')
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(events), "--format", "table",
+                                  "--tz", "America/New_York", "--names", str(names(tmp_path))])
+    out, err = StringIO(), StringIO()
+    assert cli.run(ns, out, err) == 0
+    assert out.getvalue() == (
+        "times in America/New_York\n"
+        "event  args  start              end    duration\n"
+        "storm  KJFK  26 Dec 2010 15:51  18:51  3h 00m\n"
+    )
+    assert err.getvalue().startswith("events read: 2, accepted: 2, rejected: 0, detections: 1,")

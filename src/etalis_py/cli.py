@@ -14,6 +14,7 @@ from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
 from .findings import Finding
 from .output import OUT_FORMATS, TimeStyle, max_arity, open_writer
+from .report import read_names
 from .progress import ProgressLine, wanted
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
 
@@ -105,8 +106,10 @@ def parser() -> argparse.ArgumentParser:
     add_quiet_option(run, progress=True)
     run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
     run.add_argument("--format", choices=OUT_FORMATS, default=None,
-                     help="jsonl (default), csv (a column per argument) or parquet (needs --out); "
-                     "default: by --out's extension")
+                     help="jsonl (default), csv (a column per argument), parquet (needs --out) or table "
+                     "(etalis table's, at the end, in --tz); default: by --out's extension")
+    run.add_argument("--names", type=Path, metavar="CSV",
+                     help="with --format table: names of argument values, a CSV file with the header value,name")
     add_time_options(run)
     run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
     run.add_argument("--explain", action="store_true",
@@ -203,7 +206,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             engine.close()
             raise
     try:
-        sink = open_writer(ns.format, ns.out, out, time_style(ns), max_arity(engine.printed), ns.explain)
+        names = read_names(ns.names) if ns.names else None
+        sink = open_writer(ns.format, ns.out, out, time_style(ns), max_arity(engine.printed), ns.explain, names)
     except (ValueError, OSError) as e:
         engine.close()
         print(f"etalis: {e}", file=err)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Optional, Protocol
 
 from .events import Time, format_time, zone
 
-OUT_FORMATS = ("jsonl", "csv", "parquet")
+OUT_FORMATS = ("jsonl", "csv", "parquet", "table")
 
 
 @dataclass(frozen=True)
@@ -163,6 +163,27 @@ class ParquetWriter:
         pq.write_table(pa.table(columns), self.path)
 
 
+class TableWriter:
+    """The table of ``etalis table`` (:class:`~etalis_py.report.Readable`),
+    written when closed: times in the style's zone, ``names`` for argument
+    values."""
+
+    def __init__(self, out: IO[str], style: TimeStyle, names: Mapping[str, str]) -> None:
+        self.out = out
+        self.style = style
+        self.names = names
+        self.lines: list[str] = []
+
+    def write(self, lines: str) -> None:
+        self.lines += lines.splitlines()
+
+    def close(self) -> None:
+        from .report import Readable, read_detections
+
+        self.out.write(Readable(self.style.tz or "UTC", self.names).table(read_detections(self.lines)))
+        self.out.flush()
+
+
 def _arg_types(rows: Sequence[dict[str, Any]]) -> Optional[list[Any]]:
     """The Arrow type of each argument position, or None when a position
     holds values of several types (or lists)."""
@@ -184,10 +205,11 @@ def _arg_types(rows: Sequence[dict[str, Any]]) -> Optional[list[Any]]:
 
 
 def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style: TimeStyle, arity: int,
-                provenance: bool = False) -> DetectionWriter:
-    """A writer of ``fmt`` (jsonl, csv or parquet; default: by ``path``'s
-    extension, else jsonl) to the file ``path`` or else to ``stdout``.
-    ``arity`` is the number of argument columns of CSV."""
+                provenance: bool = False, names: Optional[Mapping[str, str]] = None) -> DetectionWriter:
+    """A writer of ``fmt`` (jsonl, csv, parquet or table; default: by
+    ``path``'s extension, else jsonl) to the file ``path`` or else to
+    ``stdout``.  ``arity`` is the number of argument columns of CSV;
+    ``names`` name argument values in a table."""
     fmt = fmt or (path.suffix.lower().lstrip(".") if path is not None and path.suffix.lower() in (".csv", ".parquet")
                   else "jsonl")
     if fmt not in OUT_FORMATS:
@@ -197,7 +219,8 @@ def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style
             raise ValueError("parquet is written to a file: give --out FILE")
         return ParquetWriter(path, style, provenance)
     out = stdout if path is None else path.open("w", encoding="utf-8", newline="")
-    text: DetectionWriter = JsonlWriter(out, style) if fmt == "jsonl" else CsvWriter(out, style, arity, provenance)
+    text: DetectionWriter = (JsonlWriter(out, style) if fmt == "jsonl" else TableWriter(out, style, names or {})
+                             if fmt == "table" else CsvWriter(out, style, arity, provenance))
     return text if path is None else _Closing(text, out)
 
 
