@@ -1,0 +1,84 @@
+"""Every example's README shows commands and what they print: run the
+`etalis` commands of a ```sh block (in bash, from the top directory, in
+order; other lines such as `make demo` are not run) and compare what they
+print (each its standard output, then its standard error) with the block
+of output under it.
+
+In a shown output, a line ``...`` stands for any number of lines, and a
+line that ends with ``...`` for one line that starts with the rest (a
+summary's timings); every other line is exact."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```\n", re.S | re.M)
+
+
+def commands(readme: Path) -> list[tuple[list[str], list[str], int]]:
+    """(commands, shown output lines, line) of each block of `etalis` commands with an output block."""
+    text = readme.read_text()
+    found = [(m[1], m[2], text.count("\n", 0, m.start()) + 1) for m in FENCE.finditer(text)]
+    out = []
+    for i, (lang, body, line) in enumerate(found):
+        if lang != "sh" or i + 1 >= len(found) or found[i + 1][0] not in ("", "text", "output"):
+            continue
+        runs = [c for c in body.replace("\\\n", " ").splitlines() if c.startswith("etalis ")]
+        assert runs, f"{readme}:{line}: a block with an output but no etalis command"
+        out.append((runs, found[i + 1][1].splitlines(), line))
+    return out
+
+
+def matches(shown: list[str], actual: list[str]) -> bool:
+    """Whether ``actual`` is what ``shown`` shows (see the module's doc)."""
+    if not shown:
+        return not actual
+    first, rest = shown[0], shown[1:]
+    if first == "...":
+        return any(matches(rest, actual[i:]) for i in range(len(actual) + 1))
+    if not actual:
+        return False
+    same = actual[0].startswith(first[:-3]) if first.endswith("...") else actual[0] == first
+    return same and matches(rest, actual[1:])
+
+
+CASES = [
+    pytest.param(readme, command, shown, id=f"{readme.parent.name}:{line}")
+    for readme in sorted(ROOT.glob("examples/*/README.md"))
+    for command, shown, line in commands(readme)
+]
+
+
+@pytest.mark.parametrize(("readme", "runs", "shown"), CASES)
+def test_the_readme_shows_what_its_commands_print(readme: Path, runs: list[str], shown: list[str], tmp_path: Path) -> None:
+    (tmp_path / "etalis").write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m etalis_py.cli "$@"\n')
+    (tmp_path / "etalis").chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}"}
+    actual: list[str] = []
+    for command in runs:
+        run = subprocess.run(["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert run.returncode == 0, f"{command}\n{run.stderr[-2000:]}"
+        actual += run.stdout.splitlines() + run.stderr.splitlines()
+    assert matches(shown, actual), "\n".join(["shown:", *shown, "printed:", *actual[:40]])
+
+
+def test_every_example_readme_has_a_command_with_its_output() -> None:
+    examples = {p.parent.name for p in ROOT.glob("examples/*/README.md")}
+    assert {readme.parent.name for readme, _, _ in (c.values for c in CASES)} == examples
+
+
+def test_the_output_patterns_match_as_documented() -> None:
+    assert matches(["a", "...", "z"], ["a", "b", "c", "z"])
+    assert matches(["a", "...", "z"], ["a", "z"])
+    assert matches(["sum: 1, ..."], ["sum: 1, seconds: 0.2"])
+    assert not matches(["a", "z"], ["a", "b", "z"])
+    assert not matches(["sum: 1, ..."], ["sum: 2, seconds: 0.2"])
+    assert not matches(["a"], ["a", "b"])
