@@ -58,7 +58,7 @@ demo: setup
 	@$(VENV)/bin/etalis table $(OUT)/wind_area.jsonl --names examples/wind_area/stations.csv
 	@$(VENV)/bin/etalis plot $(OUT)/wind_area.jsonl --names examples/wind_area/stations.csv \
 	  -o $(OUT)/timeline.png --title "High wind and wind areas, 8 August 2004" \
-	  --events $(CHARLEY) $(CHARLEY_MAPPING) --signal WINDSPEED --key STATIONID --ylabel "wind speed (mph)"
+	  --events $(CHARLEY) $(CHARLEY_MAPPING) --signal WINDSPEED --key STATIONID --ylabel "wind speed (mph)" --level 10
 	@echo
 	@echo "== Blizzards at JFK airport (KJFK), 2010-2018 (NOAA hourly observations; local times)"
 	@echo "\$$ etalis run examples/blizzard/blizzard.etl ..."

@@ -109,7 +109,7 @@ def test_plot_draws_a_bar_per_detection_and_a_line_per_station(tmp_path: Path) -
     png.parent.mkdir()
     code, out, err = etalis(["plot", str(jsonl(tmp_path, [BLIZZARD, *STATIONS])), "-o", str(png),
                              "--names", str(names(tmp_path)), "--events", str(data), "--signal", "wind",
-                             "--key", "station", "--time", "when", "--time-format", "%Y-%m-%d %H:%M"])
+                             "--key", "station", "--time", "when", "--time-format", "%Y-%m-%d %H:%M", "--level", "35"])
     assert (code, out) == (0, "")
     assert err == (f"etalis: {data}: 2 values without a number or a time were not drawn\n"
                    f"{png}: 3 detections, 2 signals, 1200 x 540 pixels\n")
@@ -121,15 +121,16 @@ def test_timeline_figure_has_the_bars_lanes_and_lines_drawn() -> None:
 
     readable = Readable(names={"7": "KJFK", "9": "KLGA"})
     twice = [*STATIONS, Detection("gust", (7, 41.5), 1293410000, 1293410000)]
-    timeline = Timeline(twice, [Signal("KJFK", [1293400000, 1293410000], [30.0, 41.0])], readable)
+    timeline = Timeline(twice, [Signal("KJFK", [1293400000, 1293410000], [30.0, 41.0])], readable, levels=[35])
     fig = timeline.figure()
     signals, bars = fig.axes
+    assert [line.get_label() for line in signals.get_lines()] == ["KJFK", "35"]     # the level: a dashed line
+    assert signals.get_lines()[1].get_linestyle() == "--"
     rectangles = [r for r in bars.patches if isinstance(r, Rectangle)]
     assert len(rectangles) == len(bars.patches) == 3            # a bar per detection
     assert rectangles[1].get_width() == pytest.approx((1293490000.5 - 1293399000) / 86400)
     assert [r.get_y() + r.get_height() / 2 for r in rectangles] == [0, 1, 0]   # the gusts share a lane
     assert [t.get_text() for t in bars.get_yticklabels()] == ["gust(KJFK, 41.5)", "storm_area(KJFK, KLGA, east)"]
-    assert [line.get_label() for line in signals.get_lines()] == ["KJFK"]
     assert [t.get_text() for t in bars.get_legend().get_texts()] == ["gust", "storm_area"]
     assert timeline.size() == (1200, 150 + 300 + 2 * 30)
     assert Timeline([BLIZZARD]).size() == (1200, 180)

@@ -367,6 +367,8 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
     plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG", help="the picture to write")
     plot.add_argument("--title", help="a title over the picture")
     plot.add_argument("--ylabel", metavar="TEXT", help="what the signals measure (default: their columns)")
+    plot.add_argument("--level", type=float, action="append", default=[], metavar="VALUE",
+                      help="mark this value on the signals with a dashed line (a rule's threshold); may be repeated")
     g = plot.add_argument_group("input signals drawn as lines (a .csv file)")
     g.add_argument("--events", type=Path, metavar="CSV", help="the input data")
     g.add_argument("--signal", action="append", default=[], metavar="COL", help="a column to draw; may be repeated")
@@ -415,7 +417,7 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
         if skipped:
             print(f"etalis: {ns.events}: {skipped} values without a number or a time were not drawn", file=err)
         quantity = ns.ylabel or ", ".join(ns.signal)
-    fig = Timeline(detections, signals, readable, ns.title, quantity).save(ns.output)
+    fig = Timeline(detections, signals, readable, ns.title, quantity, ns.level).save(ns.output)
     width, height = fig.get_size_inches() * fig.dpi
     print(f"{ns.output}: {len(detections)} detections, {len(signals)} signals, {width:.0f} x {height:.0f} pixels",
           file=err)

@@ -39,15 +39,16 @@ class Signal:
 
 @dataclass(frozen=True)
 class Timeline:
-    """What to draw and how: the detections, the signals, a title and the
-    name of the signals' quantity; times and names as ``readable`` shows
-    them."""
+    """What to draw and how: the detections, the signals, a title, the
+    name of the signals' quantity and levels to mark on it (a rule's
+    threshold); times and names as ``readable`` shows them."""
 
     detections: Sequence[Detection]
     signals: Sequence[Signal] = ()
     readable: Readable = field(default_factory=Readable)
     title: str | None = None
     quantity: str = "value"
+    levels: Sequence[float] = ()
 
     def lanes(self) -> list[str]:
         """The bars' lanes, top to bottom: the labels of the detections in
@@ -78,6 +79,8 @@ class Timeline:
         zone = self.readable.zone()
         for signal in self.signals:
             axes[0].plot([self.readable.when(t) for t in signal.times], signal.values, label=signal.label, linewidth=1.2)
+        for level in self.levels if self.signals else ():
+            axes[0].axhline(level, color="grey", linestyle="--", linewidth=1, label=f"{level:g}")
         if self.signals:
             axes[0].set_ylabel(self.quantity)
             axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)
