@@ -89,20 +89,26 @@ def to_time(value: Any, tz: Zone = None) -> Time:
     raise InvalidEvent(f"time {value!r} is not a number, an ISO 8601 text or a datetime")
 
 
-def _text_time(value: str, tz: Zone) -> Time:
-    text = value.strip()
+def read_number(text: str) -> Optional[Time]:
+    """``text`` as an int, or else a float (maybe infinite or NaN), or None
+    if it is neither."""
     try:
         return int(text)
     except ValueError:
         pass
     try:
-        f = float(text)
+        return float(text)
     except ValueError:
-        pass
-    else:
-        if not math.isfinite(f):
+        return None
+
+
+def _text_time(value: str, tz: Zone) -> Time:
+    text = value.strip()
+    number = read_number(text)
+    if number is not None:
+        if not math.isfinite(number):
             raise InvalidEvent(f"time {text!r} is not finite")
-        return f
+        return number
     try:
         dt = datetime.fromisoformat(text)
     except ValueError:

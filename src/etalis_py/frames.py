@@ -93,39 +93,37 @@ def _name_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]
 
 
 def _arg_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]:
-    import pandas as pd
-
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        return _categorical(series, col, tz, _arg_texts)
-    if pd.api.types.is_bool_dtype(series.dtype):
-        return _plain(series, col, lambda s: s.map({True: "true", False: "false"}))
-    if pd.api.types.is_integer_dtype(series.dtype):
-        return _plain(series, col, lambda s: s.astype("int64").astype(str))
-    if pd.api.types.is_float_dtype(series.dtype):
-        return _floats(series.astype("float64"), col)
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return _floats(_seconds(series, tz), col)
-    if pd.api.types.is_string_dtype(series.dtype) or series.dtype == object:
-        return _by_value(series, col, lambda v: prolog_value(_plain_value(v, tz)))
-    raise TypeError(f"column {col!r} of type {series.dtype} cannot hold event arguments: convert it first")
+    return _texts(series, col, tz, times=False)
 
 
 def _time_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]:
+    return _texts(series, col, tz, times=True)
+
+
+def _texts(series: "pd.Series[Any]", col: str, tz: Zone, times: bool) -> tuple[Any, Any]:
+    """The Prolog texts of a column of arguments (or of ``times``), by its type."""
     import pandas as pd
 
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        return _categorical(series, col, tz, _time_texts)
-    if pd.api.types.is_bool_dtype(series.dtype):
-        raise TypeError(f"column {col!r} holds booleans, not times")
-    if pd.api.types.is_integer_dtype(series.dtype):
+    kind = series.dtype
+    if isinstance(kind, pd.CategoricalDtype):
+        return _categorical(series, col, tz, _time_texts if times else _arg_texts)
+    if pd.api.types.is_bool_dtype(kind):
+        if times:
+            raise TypeError(f"column {col!r} holds booleans, not times")
+        return _plain(series, col, lambda s: s.map({True: "true", False: "false"}))
+    if pd.api.types.is_integer_dtype(kind):
         return _plain(series, col, lambda s: s.astype("int64").astype(str))
-    if pd.api.types.is_float_dtype(series.dtype):
+    if pd.api.types.is_float_dtype(kind):
         return _floats(series.astype("float64"), col)
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+    if pd.api.types.is_datetime64_any_dtype(kind):
         return _floats(_seconds(series, tz), col)
-    if pd.api.types.is_string_dtype(series.dtype) or series.dtype == object:
-        return _by_value(series, col, lambda v: repr(to_time(v, tz)))
-    raise TypeError(f"column {col!r} of type {series.dtype} cannot hold times: give seconds, datetimes or ISO 8601 texts")
+    if pd.api.types.is_string_dtype(kind) or kind == object:
+        if times:
+            return _by_value(series, col, lambda v: repr(to_time(v, tz)))
+        return _by_value(series, col, lambda v: prolog_value(_plain_value(v, tz)))
+    if times:
+        raise TypeError(f"column {col!r} of type {kind} cannot hold times: give seconds, datetimes or ISO 8601 texts")
+    raise TypeError(f"column {col!r} of type {kind} cannot hold event arguments: convert it first")
 
 
 def _plain_value(value: Any, tz: Zone) -> Any:

@@ -14,6 +14,7 @@ import csv
 import functools
 import io
 import json
+import math
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional, TextIO
 
 from ._prolog import quote_atom
-from .events import Event, InvalidEvent, Rejection, prolog_value, to_time
+from .events import Event, InvalidEvent, Rejection, prolog_value, read_number, to_time
 
 BATCH_LINES = 20_000
 
@@ -86,17 +87,12 @@ def parse_value(value: Any, col: str = "") -> Any:
     if not isinstance(value, str):
         return value
     text = value.strip()
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        f = float(text)
-    except ValueError:
+    number = read_number(text)
+    if number is None:
         return text
-    if f != f or f in (float("inf"), float("-inf")):
+    if not math.isfinite(number):
         raise InvalidEvent(f"column {col!r}: {text!r} is not a finite number")
-    return f
+    return number
 
 
 _FIELDS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{1,2})", "d": r"(?P<d>\d{1,2})",
