@@ -5,6 +5,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(ordsets)).
+:- use_module(library(assoc)).
 :- use_module(syntax, [etalis_error/3]).
 
 /** <module> Binarization: patterns into binary goals
@@ -45,12 +46,31 @@ binarize_rules(Rules, Program) :-
 binarize_rules(Rules, program(Nodes0, Links0), program(Nodes, Links)) :-
     foldl(max_id, Nodes0, 0, Max),
     reverse(Nodes0, Rev0),
-    foldl(binarize_rule, Rules, NewLinks, nodes(Max, Rev0), nodes(_, RevNodes)),
+    empty_assoc(Index0),
+    foldl(index_node, Nodes0, Index0, Index),
+    foldl(binarize_rule, Rules, NewLinks, nodes(Max, Rev0, Index), nodes(_, RevNodes, _)),
     reverse(RevNodes, Nodes),
     append(Links0, NewLinks, Links).
 
 max_id(node(Id, _, _, _, _, _), M0, M) :-
     M is max(M0, Id).
+
+%   The goals made so far are indexed on the variant hash of their key
+%   (see node_key/2), so that finding the goal to share with takes the
+%   same time however many goals there are.
+
+index_node(Node, Index0, Index) :-
+    Node = node(_, Op, Inputs, Out, W, Policy),
+    Out =.. [_|Vars],
+    node_key(key(Op, Inputs, Vars, W, Policy), Hash),
+    (   get_assoc(Hash, Index0, Bucket)
+    ->  true
+    ;   Bucket = []
+    ),
+    put_assoc(Hash, Index0, [Node|Bucket], Index).
+
+node_key(Key, Hash) :-
+    variant_hash(Key, Hash).
 
 binarize_rule(rule(Label, Head, Pattern, Where, VarNames, Policy),
               link(Label, Out, Head, Where), S0, S) :-
@@ -170,15 +190,19 @@ or_variables(OP, OQ, Outside, ctx(_, _, Where, VarNames), Vs) :-
 %   Out is the event of the goal Op over Inputs, shared with an
 %   identical goal made before.
 
-node(Op, Inputs, Vars, ctx(Policy, W, _, _), Out, nodes(N0, Nodes), S) :-
+node(Op, Inputs, Vars, ctx(Policy, W, _, _), Out, nodes(N0, Nodes, Index), S) :-
     Key = key(Op, Inputs, Vars, W, Policy),
-    (   member(node(_, Op1, In1, Out1, W1, P1), Nodes),
+    node_key(Key, Hash),
+    (   get_assoc(Hash, Index, Bucket),
+        member(node(_, Op1, In1, Out1, W1, P1), Bucket),
         Out1 =.. [_|Vars1],
         key(Op1, In1, Vars1, W1, P1) =@= Key
     ->  copy_term(key(Op1, In1, Vars1, W1, P1)-Out1, Key-Out),
-        S = nodes(N0, Nodes)
+        S = nodes(N0, Nodes, Index)
     ;   N is N0 + 1,
         format(atom(Name), '$ie~d', [N]),
         Out =.. [Name|Vars],
-        S = nodes(N, [node(N, Op, Inputs, Out, W, Policy)|Nodes])
+        Node = node(N, Op, Inputs, Out, W, Policy),
+        index_node(Node, Index, Index1),
+        S = nodes(N, [Node|Nodes], Index1)
     ).

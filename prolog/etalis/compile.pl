@@ -14,6 +14,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(pairs)).
+:- use_module(library(assoc)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
 :- use_module(library(sandbox), [safe_goal/1]).
@@ -97,13 +98,20 @@ compile_more(Items, compiled(Program0, _, _, Settings0), Compiled) :-
 compile_without(Label, compiled(program(Nodes0, Links0), _, _, Settings0), Compiled) :-
     select(link(Label, _, _, _), Links0, Links),
     !,
-    findall(Id, ( member(Link, Links), rule_goals(Nodes0, Link, _-Ids), member(Id, Ids) ), Used0),
+    out_index(Nodes0, Index),
+    findall(Id, ( member(Link, Links), rule_goals(Index, Link, _-Ids), member(Id, Ids) ), Used0),
     sort(Used0, Used),
-    include(used_node(Used), Nodes0, Nodes),
+    list_to_assoc_set(Used, UsedSet),
+    include(used_node(UsedSet), Nodes0, Nodes),
     program_compiled(program(Nodes, Links), [], Settings0, Compiled).
 
 used_node(Used, node(Id, _, _, _, _, _)) :-
-    memberchk(Id, Used).
+    get_assoc(Id, Used, _).
+
+list_to_assoc_set(Keys, Set) :-
+    sort(Keys, Unique),
+    findall(K-true, member(K, Unique), Pairs),
+    list_to_assoc(Pairs, Set).
 
 existing_labels(program(_, Links), Labels) :-
     findall(L, ( member(link(L, _, _, _), Links), L \== '' ), Labels).
@@ -242,6 +250,7 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     % first, and among them upper goals (made later), so that an event
     % derived from an occurrence cannot replace or consume what a goal is
     % about to combine with that same occurrence.
+    out_index(Nodes, Index),
     upward(Nodes, Upward),
     findall(P-C, ( member(Node, Upward), node_clauses('$engine', Node, Cs), member(P-C, Cs) ), Phased),
     phase_order(Phased, NodeClauses),
@@ -251,7 +260,7 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     unfold_links(OnClauses0, OnClauses),
     append(Reported, OnClauses, Clauses),
     length(Links, NRules),
-    maplist(rule_goals(Nodes), Links, RuleGoals),
+    maplist(rule_goals(Index), Links, RuleGoals),
     Settings = Settings0.put(_{printed: Printed, rules: NRules, rule_goals: RuleGoals}).
 
 %   phase_order(+Phased, -Clauses): the `complete` clauses, then the
@@ -263,49 +272,62 @@ phase_order(Phased, Clauses) :-
     append(Complete, Pass, Clauses).
 
 %   upward(+Nodes, -Sorted): the goals, those highest above the input
-%   events first, in the order they were made otherwise.
+%   events first, in the order they were made otherwise.  A goal is
+%   made after the goals of its inputs, so one pass in that order finds
+%   every goal's height.
 
 upward(Nodes, Sorted) :-
-    foldl(height_key(Nodes), Nodes, Keyed, []),
+    empty_assoc(Heights0),
+    foldl(height_key, Nodes, Keyed, Heights0, _),
     keysort(Keyed, SortedKeyed),
     pairs_values(SortedKeyed, Sorted).
 
-height_key(Nodes, Node, [Neg-Node|T], T) :-
-    node_height(Nodes, Node, H),
-    Neg is -H.
+height_key(Node, Neg-Node, Heights0, Heights) :-
+    Node = node(_, _, Inputs, Out, _, _),
+    foldl(input_height(Heights0), Inputs, 0, H0),
+    H is H0 + 1,
+    Neg is -H,
+    functor(Out, Name, _),
+    put_assoc(Name, Heights0, H, Heights).
 
-node_height(Nodes, node(_, _, Inputs, _, _, _), H) :-
-    foldl(input_height(Nodes), Inputs, 0, H0),
-    H is H0 + 1.
-
-input_height(Nodes, In, H0, H) :-
-    (   member(N, Nodes), N = node(_, _, _, Out, _, _), Out =@= In
-    ->  node_height(Nodes, N, H1),
-        H is max(H0, H1)
+input_height(Heights, In, H0, H) :-
+    functor(In, Name, _),
+    (   get_assoc(Name, Heights, H1)
+    ->  H is max(H0, H1)
     ;   H = H0
     ).
 
-%   rule_goals(+Nodes, +Link, -Name-GoalIds): the binary goals that a
+%   out_index(+Nodes, -Index): Index maps the name of each goal's
+%   intermediate event ('$ieN', one per goal) to the goal.
+
+out_index(Nodes, Index) :-
+    findall(Name-Node, ( member(Node, Nodes), Node = node(_, _, _, Out, _, _), functor(Out, Name, _) ),
+            Pairs),
+    list_to_assoc(Pairs, Index).
+
+%   rule_goals(+Index, +Link, -Name-GoalIds): the binary goals that a
 %   rule's pattern uses (shared goals belong to every rule using them).
 
-rule_goals(Nodes, link(Label, Out, _, pos(_, Line, _)), Name-Ids) :-
+rule_goals(Index, link(Label, Out, _, pos(_, Line, _)), Name-Ids) :-
     (   Label == ''
     ->  format(atom(Name), 'line ~d', [Line])
     ;   Name = Label
     ),
-    goals_of(Out, Nodes, [], Ids0),
-    sort(Ids0, Ids).
+    empty_assoc(Seen0),
+    goals_of(Out, Index, Seen0, Seen),
+    assoc_to_keys(Seen, Ids).
 
-goals_of(E, Nodes, Ids0, Ids) :-
-    (   member(node(Id, _, Inputs, Out, _, _), Nodes),
-        Out =@= E,
-        \+ memberchk(Id, Ids0)
-    ->  foldl(input_goals(Nodes), Inputs, [Id|Ids0], Ids)
-    ;   Ids = Ids0
+goals_of(E, Index, Seen0, Seen) :-
+    (   functor(E, Name, _),
+        get_assoc(Name, Index, node(Id, _, Inputs, _, _, _)),
+        \+ get_assoc(Id, Seen0, _)
+    ->  put_assoc(Id, Seen0, true, Seen1),
+        foldl(input_goals(Index), Inputs, Seen1, Seen)
+    ;   Seen = Seen0
     ).
 
-input_goals(Nodes, In, Ids0, Ids) :-
-    goals_of(In, Nodes, Ids0, Ids).
+input_goals(Index, In, Seen0, Seen) :-
+    goals_of(In, Index, Seen0, Seen).
 
 %   unfold_links(+Clauses0, -Clauses)
 %
@@ -313,35 +335,74 @@ input_goals(Nodes, In, Ids0, Ids) :-
 %   not needed: the goal that derives it derives the head instead.
 
 unfold_links(Clauses0, Clauses) :-
-    findall(IE-Head,
+    clause_counts(Clauses0, Counts),
+    findall(N/A-(IE-Head),
             ( member(('$on'(IE, T1, T2, O) :- '$derived'(Head, T1b, T2b, Ob)), Clauses0),
               T1 == T1b, T2 == T2b, O == Ob,
               intermediate(IE),
-              functor(IE, N, A), functor(Any, N, A),
-              aggregate_all(count, member(('$on'(Any, _, _, _) :- _), Clauses0), 1) ),
-            Links),
+              functor(IE, N, A),
+              get_assoc(N/A, Counts, 1) ),
+            Pairs),
+    list_to_assoc(Pairs, Links0),
+    resolved_links(Links0, Links),
     exclude(collapsed_link(Links), Clauses0, Clauses1),
     maplist(unfold_clause(Links), Clauses1, Clauses).
+
+%   clause_counts(+Clauses, -Counts): Counts maps Name/Arity to the
+%   number of '$on'/4 clauses for events Name/Arity.
+
+clause_counts(Clauses, Counts) :-
+    findall(N/A, ( member(('$on'(E, _, _, _) :- _), Clauses), functor(E, N, A) ), Keys0),
+    msort(Keys0, Keys),
+    clumped(Keys, Pairs),
+    list_to_assoc(Pairs, Counts).
 
 intermediate(E) :-
     functor(E, Name, _),
     sub_atom(Name, 0, _, _, '$ie').
 
 collapsed_link(Links, ('$on'(IE, _, _, _) :- _)) :-
-    member(IE0-_, Links),
-    IE0 =@= IE,
-    !.
+    functor(IE, N, A),
+    get_assoc(N/A, Links, _).
 
 unfold_clause(Links, (H :- B0), (H :- B)) :- !,
     map_derived(unfold_link(Links), B0, B).
 unfold_clause(_, C, C).
 
 unfold_link(Links, '$derived'(E, T1, T2, O), Goal) :-
-    (   member(IE0-Head0, Links),
-        functor(IE0, N, A), functor(E, N, A)
+    (   functor(E, N, A),
+        get_assoc(N/A, Links, IE0-Head0)
     ->  copy_term(IE0-Head0, E-Head),
-        unfold_link(Links, '$derived'(Head, T1, T2, O), Goal)     % chains of links
+        Goal = '$derived'(Head, T1, T2, O)
     ;   Goal = '$derived'(E, T1, T2, O)
+    ).
+
+%   resolved_links(+Links0, -Links): a link may lead to an event that is
+%   linked on in turn (e.g. a chain of `or`): Links maps each to the
+%   event at the end of its chain, each chain followed once.
+
+resolved_links(Links0, Links) :-
+    assoc_to_keys(Links0, Keys),
+    empty_assoc(Links1),
+    foldl(resolve_link(Links0), Keys, Links1, Links).
+
+resolve_link(Links0, Key, Links1, Links) :-
+    resolve_link(Key, Links0, Links1, Links, _).
+
+resolve_link(Key, Links0, Links1, Links, Resolved) :-
+    (   get_assoc(Key, Links1, Resolved)
+    ->  Links = Links1
+    ;   get_assoc(Key, Links0, Link),
+        copy_term(Link, IE-Head),
+        functor(Head, N, A),
+        (   get_assoc(N/A, Links0, _)
+        ->  resolve_link(N/A, Links0, Links1, Links2, Next),
+            copy_term(Next, Head-End),
+            Resolved = IE-End
+        ;   Resolved = IE-Head,
+            Links2 = Links1
+        ),
+        put_assoc(Key, Links2, Resolved, Links)
     ).
 
 %   map_derived(:Rewrite, +Body0, -Body): Body0 with each goal
@@ -379,27 +440,65 @@ check_recursion(Rules) :-
             ( member(rule(_, H, P, Where, _), Rules),
               immediate_event(P, E) ),
             Edges),
-    (   member(edge(E0, H0, Where), Edges),
-        copy_term(E0-H0, E1-H1),
-        reaches(H1, E1, Edges, [Where])
-    ->  etalis_error("these rules derive an event from itself at the same time, forever",
-                     "put the recursive event on the left of seq (it must occur before), or guard the recursion with a where condition",
-                     Where)
+    edge_index(Edges, Index),
+    (   \+ acyclic(Index)
+    ->  (   member(edge(E0, H0, Where), Edges),
+            copy_term(E0-H0, E1-H1),
+            reaches(H1, E1, Index, [Where])
+        ->  etalis_error("these rules derive an event from itself at the same time, forever",
+                         "put the recursive event on the left of seq (it must occur before), or guard the recursion with a where condition",
+                         Where)
+        ;   true
+        )
     ;   true
     ).
 
-%   reaches(+Head, +Target, +Edges, +Seen): a chain of immediate edges
+%   edge_index(+Edges, -Index): Index maps Name/Arity to the edges from
+%   events Name/Arity.
+
+edge_index(Edges, Index) :-
+    findall(N/A-Edge, ( member(Edge, Edges), Edge = edge(E, _, _), functor(E, N, A) ), Pairs0),
+    keysort(Pairs0, Pairs),
+    group_pairs_by_key(Pairs, Groups),
+    list_to_assoc(Groups, Index).
+
+%   acyclic(+Index): the edges, taken between Name/Arity of events, make
+%   no cycle; then no event can derive itself.  Checked by a depth-first
+%   search (active: on the current path; done: no cycle through it), so
+%   that large acyclic rule sets are checked in n log n.
+
+acyclic(Index) :-
+    assoc_to_keys(Index, Vertices),
+    empty_assoc(Colours0),
+    foldl(acyclic_from(Index), Vertices, Colours0, _).
+
+acyclic_from(Index, V, Colours0, Colours) :-
+    (   get_assoc(V, Colours0, Colour)
+    ->  Colour == done,
+        Colours = Colours0
+    ;   put_assoc(V, Colours0, active, Colours1),
+        (   get_assoc(V, Index, Out)
+        ->  findall(N/A, ( member(edge(_, H, _), Out), functor(H, N, A) ), Next)
+        ;   Next = []
+        ),
+        foldl(acyclic_from(Index), Next, Colours1, Colours2),
+        put_assoc(V, Colours2, done, Colours)
+    ).
+
+%   reaches(+Head, +Target, +Index, +Seen): a chain of immediate edges
 %   leads from the event Head to one that unifies with Target.
 
 reaches(H, T, _, _) :-
     \+ H \= T,
     !.
-reaches(H, T, Edges, Seen) :-
+reaches(H, T, Index, Seen) :-
+    functor(H, N, A),
+    get_assoc(N/A, Index, Edges),
     member(edge(E0, H0, Where), Edges),
     \+ memberchk(Where, Seen),
     copy_term(E0-H0, E-H1),
     \+ E \= H,
-    reaches(H1, T, Edges, [Where|Seen]).
+    reaches(H1, T, Index, [Where|Seen]).
 
 %!  immediate_event(+Pattern, -Event) is nondet.
 %
@@ -440,7 +539,8 @@ waiting_side(_, none).
 selected_rules(Options, Rules0, Rules) :-
     (   memberchk(only_rules(Ns), Options)
     ->  must_be(list(positive_integer), Ns),
-        findall(R, ( nth1(I, Rules0, R), memberchk(I, Ns) ), Rules)
+        list_to_assoc_set(Ns, Selected),
+        findall(R, ( nth1(I, Rules0, R), get_assoc(I, Selected, _) ), Rules)
     ;   Rules = Rules0
     ).
 
@@ -501,10 +601,17 @@ valid_policy(P, Where) :-
         etalis_error(M, "use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)", Where)
     ).
 
+%   unique_labels(+Rules): no two rules have the same label; else the
+%   error is at the second rule of the first label (in file order) that
+%   is used twice.
+
 unique_labels(Rules) :-
-    (   append(_, [rule(L, _, _, _, _)|After], Rules),
-        L \== '',
-        member(rule(L, _, _, Where, _), After)
+    findall(L-(I-Where), ( nth1(I, Rules, rule(L, _, _, Where, _)), L \== '' ), Pairs),
+    keysort(Pairs, Sorted),
+    group_pairs_by_key(Sorted, Groups),
+    (   aggregate_all(min(I, L-Where),
+                      member(L-[I-_, _-Where|_], Groups),
+                      min(_, L-Where))
     ->  format(string(M), "the label ~q is used by more than one rule", [L]),
         etalis_error(M, "give each rule its own label", Where)
     ;   true
@@ -573,7 +680,7 @@ stores_of(Nodes, Indexes) :-
     findall(I, ( member(node(Id, _, _, _, _, _), Nodes), store_index(Id, _, I) ), Indexes).
 
 load_clauses(M, compiled(_, Clauses, _, Settings)) :-
-    Printed = Settings.printed,
+    list_to_assoc_set(Settings.printed, Printed),
     forall(member(C0, Clauses),
            (   bind_engine(C0, M, C1),
                direct_derivation(C1, Printed, C),
@@ -606,7 +713,8 @@ replace_engine_arg(M, A, B) :-
 %   direct_derivation(+Clause, +Printed, -Clause1)
 %
 %   Replace '$derived'(E, T1, T2, O) in a generated clause by what it
-%   does for E: report it if it is printed, and pass it on as an event.
+%   does for E: report it if it is printed (Printed is a set of
+%   Name/Arity as an assoc), and pass it on as an event.
 
 direct_derivation((H :- B0), Printed, (H :- B)) :- !,
     map_derived(direct_goal(Printed), B0, B).
@@ -614,7 +722,7 @@ direct_derivation(C, _, C).
 
 direct_goal(Printed, '$derived'(E, T1, T2, O), Goal) :-
     functor(E, N, A),
-    (   memberchk(N/A, Printed)
+    (   get_assoc(N/A, Printed, _)
     ->  Goal = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
     ;   Goal = '$on'(E, T1, T2, O)
     ).

@@ -136,9 +136,10 @@ read_etl_file(File, Items) :-
 
 read_etl_string(Text, Source, Items) :-
     must_be(string, Text),
+    line_starts(Text, Lines),
     setup_call_cleanup(
         open_string(Text, In),
-        read_items(In, src(Source, Text), Items),
+        read_items(In, src(Source, Text, Lines), Items),
         close(In)).
 
 read_items(In, Src, Items) :-
@@ -160,9 +161,10 @@ read_item_term(In, Src, Term, Pos, VarNames) :-
           error(syntax_error(What), Context),
           syntax_error(What, Context, Src)).
 
-syntax_error(What, Context, src(Source, Text)) :-
+syntax_error(What, Context, Src) :-
+    Src = src(_, Text, _),
     syntax_error_offset(Context, Text, Offset),
-    offset_where(Offset, src(Source, Text), Where),
+    offset_where(Offset, Src, Where),
     syntax_message(What, Message),
     etalis_error(Message,
                  "check the operators and parentheses, and end each clause with a full stop",
@@ -539,12 +541,41 @@ pos_where(Pos, Src, Where) :-
     pos_from(Pos, Offset),
     offset_where(Offset, Src, Where).
 
-offset_where(Offset, src(Source, Text), pos(Source, Line, Column)) :-
+%   offset_where(+Offset, +Src, -Where): the line and column of the
+%   character at Offset.  Src holds the offsets at which the lines of the
+%   text start (see line_starts/2), so this takes log(lines) steps.
+
+offset_where(Offset, src(Source, Text, Lines), pos(Source, Line, Column)) :-
     string_length(Text, Len),
-    Before is min(Offset, Len),
-    sub_string(Text, 0, Before, _, Prefix),
-    split_string(Prefix, "\n", "", Lines),
-    length(Lines, Line),
-    last(Lines, Current),
-    string_length(Current, Col0),
-    Column is Col0 + 1.
+    At is max(0, min(Offset, Len)),
+    functor(Lines, _, N),
+    line_of(Lines, At, 1, N, Line),
+    arg(Line, Lines, Start),
+    Column is At - Start + 1.
+
+%   line_of(+Lines, +Offset, +Low, +High, -Line): the last line in
+%   Low..High that starts at or before Offset (binary search).
+
+line_of(Lines, Offset, Low, High, Line) :-
+    (   Low >= High
+    ->  Line = Low
+    ;   Mid is (Low + High + 1) // 2,
+        arg(Mid, Lines, Start),
+        (   Start =< Offset
+        ->  line_of(Lines, Offset, Mid, High, Line)
+        ;   High1 is Mid - 1,
+            line_of(Lines, Offset, Low, High1, Line)
+        )
+    ).
+
+%   line_starts(+Text, -Lines): Lines is a term l(S1, S2, ...) whose
+%   argument I is the offset at which line I of Text starts.
+
+line_starts(Text, Lines) :-
+    split_string(Text, "\n", "", Parts),
+    foldl(line_start, Parts, Starts, 0, _),
+    compound_name_arguments(Lines, l, Starts).
+
+line_start(Part, Start, Start, Next) :-
+    string_length(Part, Len),
+    Next is Start + Len + 1.
