@@ -402,3 +402,11 @@ def test_without_declared_prefixes_event_names_stay_as_they_are() -> None:
         assert engine.prefixes["wt"] == "http://w#"
         assert engine.emit("obs", "wt:o1", at=2) == [Detection("seen", ("http://w#o1",), 2, 2),
                                                     Detection("seen2", ("http://w#o1",), 2, 2)]
+
+
+def test_emit_frame_takes_event_names_that_need_quotes_or_hold_braces() -> None:
+    frame = pd.DataFrame({"t": [1, 2], "x": ["it's", "{}"]})
+    with Engine.from_string("'seen {x}'(X) <- 'a{b}'(X).") as engine:
+        assert engine.emit_frame(frame, event="a{b}", args=["x"], time="t").detections == [
+            Detection("seen {x}", ("it's",), 1, 1), Detection("seen {x}", ("{}",), 2, 2)
+        ]

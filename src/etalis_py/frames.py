@@ -61,26 +61,30 @@ def frame_lines(
         reasons[fresh] = why[fresh]
         return texts
 
+    # one format per row, filled from the columns' texts (str.format is much
+    # faster than adding arrays of texts)
+    columns: list[Any] = []
     if event is not None:
         if not isinstance(event, str) or not event:
             raise ValueError(f"event name {event!r} is not a non-empty string")
-        term = np.full(rows, quote_atom(event), dtype=object)
+        head = quote_atom(event).replace("{", "{{").replace("}", "}}")
     else:
-        term = column(event_col or "", _name_texts)
+        head = "{}"
+        columns.append(column(event_col or "", _name_texts))
     if args:
-        values = [column(a, _arg_texts) for a in args]
-        joined = values[0]
-        for v in values[1:]:
-            joined = joined + "," + v
-        term = term + "(" + joined + ")"
+        head += "(" + ",".join("{}" for _ in args) + ")"
+        columns.extend(column(a, _arg_texts) for a in args)
     if time is not None:
-        when = column(time, _time_texts)
+        when = "{}"
+        columns.append(column(time, _time_texts))
     else:
-        when = "[" + column(start or "", _time_texts) + ", " + column(end or "", _time_texts) + "]"
-    lines = "event(" + term + ", " + when + ").\n"
-    bad = np.flatnonzero(reasons != None)  # noqa: E711
-    lines[bad] = "\n"
-    return lines.tolist(), [Rejection(int(i) + 1, str(reasons[i])) for i in bad]
+        when = "[{}, {}]"
+        columns.extend((column(start or "", _time_texts), column(end or "", _time_texts)))
+    lines = list(map(f"event({head}, {when}).\n".format, *columns))
+    bad = np.flatnonzero(reasons != None).tolist()  # noqa: E711
+    for i in bad:
+        lines[i] = "\n"
+    return lines, [Rejection(i + 1, str(reasons[i])) for i in bad]
 
 
 def _name_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]:
