@@ -462,3 +462,62 @@ def test_replay_on_a_standalone_spark_cluster_matches_local_mode(spark: SparkSes
                 proc.wait()
         for f in logs.values():
             f.close()
+
+
+# -- output: CSV as etalis run writes it, single files, times ---------------------------------
+
+
+def test_replay_csv_is_etalis_runs_csv_and_pandas_reads_it_back(spark: SparkSession, tmp_path: Path) -> None:
+    import pandas as pd
+
+    from etalis_py.output import TimeStyle
+
+    data = tmp_path / "obs.csv"
+    data.write_text(BAD_ROWS)
+    rules = tmp_path / "hot.etl"
+    rules.write_text(HOT)
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(data), "--quiet", "--format", "csv",
+                                  "--iso", "--tz", "America/New_York", *HOT_MAPPING])
+    out = StringIO()
+    assert cli.run(ns, out, StringIO()) == 0
+    assert out.getvalue() == ("event,arg1,arg2,start,end\n"
+                              "hot,KJFK,31.5,2019-12-31T19:00:00-05:00,2019-12-31T19:00:00-05:00\n"
+                              "hot,KLGA,35,2019-12-31T23:00:00-05:00,2019-12-31T23:00:00-05:00\n")
+    result = replay(data, rules, spark=spark, partition_by="station", **kwargs(HOT_MAPPING))
+    result.write(tmp_path / "out", "csv", style=TimeStyle(iso=True, tz="America/New_York"))
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["detections.csv", "rejected.csv", "summary.json"]
+    assert (tmp_path / "out" / "detections.csv").read_text() == out.getvalue()
+    detections = pd.read_csv(tmp_path / "out" / "detections.csv")
+    assert detections.to_dict("list") == {
+        "event": ["hot", "hot"], "arg1": ["KJFK", "KLGA"], "arg2": [31.5, 35.0],
+        "start": ["2019-12-31T19:00:00-05:00", "2019-12-31T23:00:00-05:00"],
+        "end": ["2019-12-31T19:00:00-05:00", "2019-12-31T23:00:00-05:00"]}
+    rejected = pd.read_csv(tmp_path / "out" / "rejected.csv", dtype=str, keep_default_na=False)
+    assert list(rejected.columns) == result.rejected.columns
+    assert [tuple(r) for r in rejected.itertuples(index=False)] == [
+        tuple("" if v is None else str(v) for v in r) for r in result.rejected.collect()]
+    assert len(rejected) == 5
+    result.unpersist()
+
+
+def test_replay_single_file_parquet_with_timestamps(spark: SparkSession, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from etalis_py.output import TimeStyle
+
+    data = area_data(tmp_path / "area.csv", 400)
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    result = replay(data, rules, spark=spark, partitions=4, **kwargs(AREA_MAPPING))
+    expected = [json.loads(x) for x in result.detection_lines()]
+    result.write(tmp_path / "out", "parquet", style=TimeStyle(iso=True), single_file=True)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "detections.parquet", "rejected.parquet", "summary.json"]
+    table = pq.read_table(tmp_path / "out" / "detections.parquet")
+    assert str(table.schema.field("start").type) == "timestamp[ns]"      # Spark's INT96
+    seconds = {end: [ns / 1e9 for ns in table.column(end).cast(pa.int64()).to_pylist()] for end in ("start", "end")}
+    assert list(zip(table.column("event").to_pylist(), seconds["start"], seconds["end"])) == [
+        (d["event"], d["start"], d["end"]) for d in expected]
+    assert len(expected) > 10
+    assert pq.read_table(tmp_path / "out" / "rejected.parquet").num_rows == 0
+    result.unpersist()

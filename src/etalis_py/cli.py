@@ -13,7 +13,7 @@ from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
 from .findings import Finding
-from .output import OUT_FORMATS, TimeStyle, max_arity, open_writer
+from .output import OUT_FORMATS, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
 from .progress import ProgressLine, wanted
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
@@ -284,8 +284,12 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
                     help="write detections, rejected rows and summary.json here (atomically); "
                     "default: print the detections as run does")
     rp.add_argument("--format", choices=("parquet", "csv", "json", "jsonl"), default="parquet",
-                    help="the format of --out (jsonl: exactly the lines of run)")
+                    help="the format of --out (jsonl and csv: exactly the files of run --format jsonl or csv)")
     rp.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    rp.add_argument("--single-file", action="store_true",
+                    help="parquet and json: one file each (detections.parquet, ...) instead of a directory of parts "
+                    "(jsonl and csv are single files anyway)")
+    add_time_options(rp)
     rp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
     rp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
     rp.add_argument("--partitions", type=int, metavar="N", help="partitions of keyed stages (default: 4 per core)")
@@ -331,6 +335,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         conf[k.strip()] = v.strip()
     progress = wanted(ns.progress, err, ns.quiet)
     try:
+        style = time_style(ns)
         spark = sp.session(ns.master, conf)
         result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,
                            args=mapping.args, time=mapping.time, time_format=mapping.time_format,
@@ -339,10 +344,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
                            progress=progress)
         if ns.out:
-            result.write(ns.out, ns.format, ns.overwrite)
+            result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         else:
-            for line in result.detection_lines():
-                out.write(line)
+            for text in formatted("jsonl", result.detection_lines(), style, 0, chunk=1000):
+                out.write(text)
             out.flush()
     except (ValueError, FileExistsError) as e:
         print(f"etalis: {e}", file=err)

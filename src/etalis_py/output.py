@@ -9,8 +9,9 @@ The input is the engine's detection lines (``{"event": .., "args": [..],
 from __future__ import annotations
 
 import csv
+import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Optional, Protocol
@@ -222,6 +223,37 @@ def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style
     text: DetectionWriter = (JsonlWriter(out, style) if fmt == "jsonl" else TableWriter(out, style, names or {})
                              if fmt == "table" else CsvWriter(out, style, arity, provenance))
     return text if path is None else _Closing(text, out)
+
+
+def formatted(fmt: str, lines: Iterable[str], style: TimeStyle, arity: int, chunk: int = 10_000) -> Iterator[str]:
+    """Detection lines as text of ``fmt`` (jsonl or csv), in pieces of up
+    to ``chunk`` detections: for writers that take text (``etalis replay``)."""
+    buffer = io.StringIO()
+    out = JsonlWriter(buffer, style) if fmt == "jsonl" else CsvWriter(buffer, style, arity)
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= chunk:
+            out.write("".join(batch))
+            batch = []
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    out.write("".join(batch))
+    yield buffer.getvalue()
+
+
+def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """A table as RFC 4180 CSV text (None as an empty field), line by line."""
+    buffer = io.StringIO()
+    table = csv.writer(buffer, lineterminator="\n")
+    table.writerow(header)
+    yield buffer.getvalue()
+    for row in rows:
+        buffer.seek(0)
+        buffer.truncate()
+        table.writerow(["" if v is None else v for v in row])
+        yield buffer.getvalue()
 
 
 class _Closing:

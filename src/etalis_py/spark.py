@@ -36,6 +36,7 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import threading
 import uuid
@@ -46,7 +47,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from time import perf_counter
-from typing import IO, TYPE_CHECKING, Any, Optional, Union
+from typing import IO, TYPE_CHECKING, Any, Optional, Union, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -56,6 +57,7 @@ from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rul
 from .engine import Engine, check_policy
 from .errors import RuleFileNotFound
 from .events import InvalidEvent, prolog_value, to_time
+from .output import TimeStyle, csv_table, formatted, max_arity
 from .progress import ProgressLine
 from .streams import Mapping, parse_formatted_time, parse_time, parse_value
 
@@ -138,6 +140,7 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
     settings.update(conf or {})
     for k, v in settings.items():
         builder = builder.config(k, v)
+    _start_jvm(chosen, settings)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -153,6 +156,29 @@ def quiet_pyspark_on_pandas_3() -> None:
     current = os.environ.get("PYTHONWARNINGS", "")
     if quiet not in current:
         os.environ["PYTHONWARNINGS"] = f"{current},{quiet}" if current else quiet
+
+
+def _start_jvm(master: str, settings: dict[str, str]) -> None:
+    """Start Spark's JVM (unless it runs) with its stderr through a filter
+    that drops the one line no setting silences (Spark 4 loads the JDK's
+    incubating vector module, and the JVM says so on every start)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None or SparkContext._active_spark_context is not None:
+        return
+    conf = SparkConf().setMaster(master).setAppName("etalis replay").setAll(list(settings.items()))
+    gateway = cast(Any, launch_gateway)(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    proc = getattr(gateway, "proc", None)
+    if proc is not None and proc.stderr is not None:
+        threading.Thread(target=_forward_stderr, args=(proc.stderr,), daemon=True).start()
+    SparkContext(conf=conf, gateway=gateway)
+
+
+def _forward_stderr(stream: IO[bytes]) -> None:
+    for line in iter(stream.readline, b""):
+        if not line.startswith(b"WARNING: Using incubator modules"):
+            os.write(2, line)
 
 
 # -- reading input ----------------------------------------------------------------
@@ -853,14 +879,21 @@ class ReplayResult:
                         "compiled": s.compiled} for s in self.stages],
         }
 
-    def write(self, out: str | os.PathLike[str], format: str = "parquet", overwrite: bool = False) -> None:
+    def write(self, out: str | os.PathLike[str], format: str = "parquet", overwrite: bool = False,
+              style: TimeStyle = TimeStyle(), single_file: bool = False) -> None:
         """Write ``detections`` and ``rejected`` (and ``summary.json``) into
         the directory ``out``, atomically: into a staging directory beside
         it, renamed into place once everything is written.
 
-        ``format`` is parquet, csv or json (Spark writes ``detections/`` and
-        ``rejected/``), or jsonl (``detections.jsonl`` exactly as ``etalis
-        run`` prints, and ``rejected.jsonl``).
+        ``format`` jsonl writes ``detections.jsonl`` exactly as ``etalis
+        run`` prints and ``rejected.jsonl``; csv writes ``detections.csv``
+        exactly as ``etalis run --format csv`` does and ``rejected.csv``
+        (RFC 4180, from the driver); parquet and json have Spark write
+        ``detections/`` and ``rejected/``, or with ``single_file`` the
+        single files ``detections.parquet`` and ``rejected.parquet``
+        (``.json``).  ``style`` is how times are written (seconds, ISO
+        8601 or a strftime format; for parquet and json, dates make
+        seconds timestamps).
         """
         if format not in FORMATS:
             raise ValueError(f"unknown output format {format!r}: use one of {', '.join(FORMATS)}")
@@ -869,16 +902,30 @@ class ReplayResult:
             raise FileExistsError(f"{out} exists: remove it, or give overwrite=True (--overwrite)")
         staging = target.staging()
         try:
-            if format == "jsonl":
-                from pyspark.sql import functions as F
+            if format in ("jsonl", "csv"):
+                staging.write_lines(f"detections.{format}", formatted(
+                    format, self.detection_lines(), style, max_arity(self.printed)))
+                if format == "jsonl":
+                    from pyspark.sql import functions as F
 
-                staging.write_lines("detections.jsonl", self.detection_lines())
-                staging.write_lines("rejected.jsonl", (
-                    str(r[0]) + "\n" for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator()))
+                    staging.write_lines("rejected.jsonl", (
+                        str(r[0]) + "\n" for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator()))
+                else:
+                    staging.write_lines("rejected.csv", csv_table(self.rejected.columns,
+                                                                  self.rejected.toLocalIterator()))
             else:
-                options = {"header": "true"} if format == "csv" else {}
-                self.detections.write.format(format).options(**options).save(staging.child("detections"))
-                self.rejected.write.format(format).options(**options).save(staging.child("rejected"))
+                detections = self.detections
+                if style.dates:
+                    from pyspark.sql import functions as F
+
+                    for end in ("start", "end"):
+                        if dict(detections.dtypes)[end] == "double":
+                            detections = detections.withColumn(end, F.timestamp_seconds(F.col(end)))
+                for name, table in (("detections", detections), ("rejected", self.rejected)):
+                    if single_file:
+                        staging.write_single(table, format, name)
+                    else:
+                        table.write.format(format).save(staging.child(name))
             staging.write_lines("summary.json", [json.dumps(self.summary_dict(), indent=1) + "\n"])
             target.replace_with(staging, overwrite)
         except BaseException:
@@ -1308,6 +1355,24 @@ class _Staging:
                 stream.write(bytearray("".join(chunk).encode("utf-8")))
         finally:
             stream.close()
+
+    def write_single(self, table: "DataFrame", format: str, name: str) -> None:
+        """``table`` as the one file ``name.format``: written by one task
+        (keeping its order), then its part file renamed."""
+        parts = self.child(f".{name}.parts")
+        table.coalesce(1).write.format(format).save(parts)
+        single = self.child(f"{name}.{format}")
+        if self.target.local:
+            (part,) = Path(parts).glob("part-*")
+            os.rename(part, single)
+            shutil.rmtree(parts)
+            return
+        fs, p = self.target._fs(parts)
+        (status,) = fs.globStatus(self.target._fs(f"{parts}/part-*")[1])
+        _, dest = self.target._fs(single)
+        if not fs.rename(status.getPath(), dest):
+            raise OSError(f"cannot rename {status.getPath()} to {single}")
+        fs.delete(p, True)
 
     def remove(self) -> None:
         if self.target.local:
