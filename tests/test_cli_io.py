@@ -340,3 +340,43 @@ def test_run_without_a_terminal_shows_no_progress(rules: Path, tmp_path: Path) -
     err = io.StringIO()
     assert cli.run(ns, io.StringIO(), err, clock=Clock(2.0)) == 0
     assert len(err.getvalue().splitlines()) == 1
+
+
+# -- examples/socket_feed: events over a TCP socket on 127.0.0.1 -----------------------------
+
+FEED = Path(__file__).resolve().parents[1] / "examples" / "socket_feed"
+JUMPS = (
+    '{"event": "jump", "args": ["s0", 20, 26], "start": 2, "end": 4}\n'
+    '{"event": "jump", "args": ["s1", 15, 21], "start": 1, "end": 5}\n'
+    '{"event": "jump", "args": ["s1", 14, 21], "start": 3, "end": 5}\n'
+    '{"event": "jump", "args": ["s1", 12, 22], "start": 7, "end": 9}\n'
+    '{"event": "jump", "args": ["s0", 18, 25], "start": 6, "end": 10}\n'
+    '{"event": "jump", "args": ["s0", 17, 25], "start": 8, "end": 10}\n'
+    '{"event": "jump", "args": ["s1", 12, 23], "start": 7, "end": 11}\n'
+)
+
+
+def test_socket_feed_piped_into_etalis_run_on_stdin() -> None:
+    server = subprocess.Popen([sys.executable, str(FEED / "feed.py"), "serve", "--delay", "0.01"],
+                              stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    port = server.stdout.readline().strip()
+    reader = subprocess.Popen([sys.executable, str(FEED / "feed.py"), "read", port], stdout=subprocess.PIPE)
+    assert reader.stdout is not None
+    run = subprocess.Popen([*ETALIS, "run", str(FEED / "rules.etl"), "--events", "-"], stdin=reader.stdout,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader.stdout.close()
+    try:
+        out, err = run.communicate(timeout=120)
+        assert (reader.wait(timeout=60), server.wait(timeout=60), run.returncode) == (0, 0, 0), err
+    finally:
+        for proc in (server, reader, run):
+            proc.kill()
+    assert out == JUMPS
+    assert err.startswith("events read: 12, accepted: 12, rejected: 0, detections: 7,")
+
+
+def test_socket_feed_into_the_api() -> None:
+    r = subprocess.run([sys.executable, str(FEED / "feed.py"), "api"], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stderr) == (0, "")
+    assert r.stdout == JUMPS
