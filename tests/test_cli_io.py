@@ -380,3 +380,13 @@ def test_socket_feed_into_the_api() -> None:
     r = subprocess.run([sys.executable, str(FEED / "feed.py"), "api"], capture_output=True, text=True, timeout=120)
     assert (r.returncode, r.stderr) == (0, "")
     assert r.stdout == JUMPS
+
+
+def test_run_explain_to_csv_has_a_provenance_column(rules: Path, tmp_path: Path) -> None:
+    stream = tmp_path / "s.events"
+    stream.write_text("a(1).\nb(1).\n")
+    assert run_out(rules, stream, "--explain", "--format", "csv", "--iso") == (
+        "event,arg1,start,end,provenance\n"
+        'c,1,1970-01-01T00:00:01Z,1970-01-01T00:00:02Z,"[{""event"": ""a"", ""args"": [1], '
+        '""start"": ""1970-01-01T00:00:01Z"", ""end"": ""1970-01-01T00:00:01Z""}, {""event"": ""b"", '
+        '""args"": [1], ""start"": ""1970-01-01T00:00:02Z"", ""end"": ""1970-01-01T00:00:02Z""}]"\n')

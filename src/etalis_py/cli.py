@@ -207,7 +207,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             raise
     try:
         names = read_names(ns.names) if ns.names else None
-        sink = open_writer(ns.format, ns.out, out, time_style(ns), max_arity(engine.printed), ns.explain, names)
+        # with explain the engine's reported events carry their provenance
+        # as one more argument, and engine.printed counts it
+        arity = max_arity(engine.printed) - (1 if ns.explain else 0)
+        sink = open_writer(ns.format, ns.out, out, time_style(ns), arity, ns.explain, names)
     except (ValueError, OSError) as e:
         engine.close()
         print(f"etalis: {e}", file=err)
