@@ -390,3 +390,4 @@ def test_run_explain_to_csv_has_a_provenance_column(rules: Path, tmp_path: Path)
         'c,1,1970-01-01T00:00:01Z,1970-01-01T00:00:02Z,"[{""event"": ""a"", ""args"": [1], '
         '""start"": ""1970-01-01T00:00:01Z"", ""end"": ""1970-01-01T00:00:01Z""}, {""event"": ""b"", '
         '""args"": [1], ""start"": ""1970-01-01T00:00:02Z"", ""end"": ""1970-01-01T00:00:02Z""}]"\n')
+

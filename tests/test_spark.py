@@ -4,6 +4,7 @@ row accounted for, retries without duplicates, atomic output."""
 from __future__ import annotations
 
 import collections
+import csv
 import dataclasses
 import json
 import os
@@ -330,6 +331,14 @@ def test_write_gives_each_format_and_refuses_to_overwrite(spark: SparkSession, t
             assert (out / "detections.jsonl").read_text().count("\n") == 2
             rejected = [json.loads(x) for x in (out / "rejected.jsonl").read_text().splitlines()]
             assert [(r["row"], r["reason"]) for r in rejected][0] == (1, "column 'temp' is empty")
+        elif fmt == "csv":      # written by the driver, as etalis run --format csv writes
+            assert (out / "detections.csv").read_text().splitlines() == [
+                "event,arg1,arg2,start,end", "hot,KJFK,31.5,1577836800.0,1577836800.0",
+                "hot,KLGA,35,1577851200.0,1577851200.0"]
+            with (out / "rejected.csv").open(newline="") as f:
+                rejected = list(csv.DictReader(f))
+            assert [(r["row"], r["reason"]) for r in rejected][0] == ("1", "column 'temp' is empty")
+            assert len(rejected) == 5
         else:
             back = spark.read.format(fmt).options(header="true").load(str(out / "detections"))
             assert sorted(r["event"] + ":" + str(r["key"]) for r in back.collect()) == ["hot:KJFK", "hot:KLGA"]
@@ -339,13 +348,18 @@ def test_write_gives_each_format_and_refuses_to_overwrite(spark: SparkSession, t
     result.write(tmp_path / "parquet", "jsonl", overwrite=True)
     assert sorted(p.name for p in (tmp_path / "parquet").iterdir()) == [
         "detections.jsonl", "rejected.jsonl", "summary.json"]
-    for fmt in ("jsonl", "parquet"):     # through Hadoop's file system API, as for hdfs:// or s3a://
-        uri = f"file://{tmp_path}/uri-{fmt}"
-        result.write(uri, fmt)
-        written = tmp_path / f"uri-{fmt}"
+    # through Hadoop's file system API, as for hdfs:// or s3a://
+    for fmt, single in (("jsonl", False), ("parquet", False), ("parquet", True)):
+        uri = f"file://{tmp_path}/uri-{fmt}-{single}"
+        result.write(uri, fmt, single_file=single)
+        written = tmp_path / f"uri-{fmt}-{single}"
         assert json.loads((written / "summary.json").read_text())["rows"] == 8
         if fmt == "jsonl":
             assert (written / "detections.jsonl").read_text() == (tmp_path / "jsonl" / "detections.jsonl").read_text()
+        elif single:            # (and the local Hadoop file system's hidden .crc files)
+            assert sorted(p.name for p in written.iterdir() if not p.name.startswith(".")) == [
+                "detections.parquet", "rejected.parquet", "summary.json"]
+            assert spark.read.parquet(uri + "/detections.parquet").count() == 2
         else:
             assert spark.read.parquet(uri + "/detections").count() == 2
         with pytest.raises(FileExistsError):
