@@ -2,8 +2,9 @@
 `etalis` commands of a ```sh block (in bash, in order, from a copy of the
 top directory with `../shared` beside it, so that files they write stay
 out of the checkout; other lines such as `make demo` are not run) and
-compare what they print (each its standard output, then its standard
-error; the JVM's note on incubator modules left out) with the output
+compare what they print (standard output and error as a terminal shows
+them, unbuffered, in the order written; the JVM's note on incubator
+modules left out) with the output
 under it: the plain ``` blocks that follow, up to the next block of code,
 one for each command if there are as many, else the first for all.
 
@@ -79,12 +80,14 @@ def test_the_readme_shows_what_its_commands_print(
         if not entry.name.startswith("."):
             (top / entry.name).symlink_to(entry)
     (tmp_path / "shared").symlink_to(ROOT.parent / "shared")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1",
+           "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     printed: list[list[str]] = []
     for command in runs:
-        run = subprocess.run(["bash", "-c", command], cwd=top, env=env, capture_output=True, text=True, timeout=600)
-        assert run.returncode == 0, f"{command}\n{run.stderr[-2000:]}"
-        printed.append([line for line in run.stdout.splitlines() + run.stderr.splitlines() if line != JVM_NOTE])
+        run = subprocess.run(["bash", "-c", f"exec 2>&1\n{command}"], cwd=top, env=env, stdout=subprocess.PIPE,
+                             text=True, timeout=600)
+        assert run.returncode == 0, f"{command}\n{run.stdout[-2000:]}"
+        printed.append([line for line in run.stdout.splitlines() if line != JVM_NOTE])
     if len(shown) < len(printed):
         printed = [[line for lines in printed for line in lines]]
     for block, actual in zip(shown, printed):

@@ -288,6 +288,7 @@ class Engine:
                     yield event_line(item, names)
                 except InvalidEvent as e:
                     rejected.append(Rejection(position, str(e)))
+                    self._stats.rejected += 1
                     yield "\n"
 
         return self._feed_all(lines(), rejected, batch_size, collect)
@@ -324,12 +325,14 @@ class Engine:
         lines, rejected = frame_lines(
             frame, event=event, event_col=event_col, args=args, time=time, start=start, end=end, tz=tz
         )
+        self._stats.rejected += len(rejected)
         return self._feed_all(lines, rejected, batch_size, collect)
 
     def _feed_all(self, lines: Iterable[str], rejected: list[Rejection], batch_size: int, collect: bool) -> BatchResult:
         """Feed input lines ``batch_size`` at a time; ``rejected`` holds (or
-        gets, as ``lines`` is consumed) the items Python rejected, whose
-        lines are empty so that the engine's line numbers are positions."""
+        gets, as ``lines`` is consumed) the items Python rejected (and
+        counted), whose lines are empty so that the engine's line numbers
+        are positions."""
         accepted = 0
         by_engine: list[Rejection] = []
         warnings: list[Rejection] = []
@@ -344,7 +347,6 @@ class Engine:
                 batch = []
         if batch:
             accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
-        self._stats.rejected += len(rejected)
         rejected = sorted(rejected + by_engine, key=lambda r: r.line)
         return BatchResult(accepted, rejected, detections, warnings)
 
