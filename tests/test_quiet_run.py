@@ -13,7 +13,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 
 def test_a_replay_prints_no_warnings_and_no_spark_log_lines(tmp_path: Path) -> None:
     rules = tmp_path / "r.etl"
-    rules.write_text("c(X) <- a(X) seq b(X).\n")
+    rules.write_text("c(X) <- (a(X) seq b(X)) within 10.\n")
     data = tmp_path / "e.csv"
     data.write_text("t,name,x\n1,a,1\n2,b,1\n")
     env = {**os.environ, "PYTHONPATH": str(SRC)}
