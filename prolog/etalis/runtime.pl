@@ -296,11 +296,14 @@ prefixing(M) :-
     ).
 
 %   prefixed_event(+M, +E0, -E): E0 with each argument that is a
-%   prefixed name of a known prefix replaced by its IRI.
+%   prefixed name of a known prefix replaced by its IRI (E0 itself, not
+%   a copy, when none is).
 
 prefixed_event(M, E0, E) :-
     (   compound(E0),
-        b_getval(etalis_prefixes, true)
+        b_getval(etalis_prefixes, true),
+        arg(_, E0, A),
+        expanded(M, A, _)
     ->  compound_name_arguments(E0, Name, Args0),
         maplist(prefixed_argument(M), Args0, Args),
         compound_name_arguments(E, Name, Args)
@@ -308,11 +311,15 @@ prefixed_event(M, E0, E) :-
     ).
 
 prefixed_argument(M, A0, A) :-
-    (   prefixed_name(A0, Prefix, Local),
-        M:'$prefix'(Prefix, NS)
-    ->  atom_concat(NS, Local, A)
+    (   expanded(M, A0, A1)
+    ->  A = A1
     ;   A = A0
     ).
+
+expanded(M, Name, IRI) :-
+    prefixed_name(Name, Prefix, Local),
+    M:'$prefix'(Prefix, NS),
+    atom_concat(NS, Local, IRI).
 
 prefixed_name(Prefix:Local, Prefix, Local) :- !,
     atom(Prefix),
