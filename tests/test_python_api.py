@@ -153,6 +153,12 @@ def test_detections_to_frame_has_a_column_per_argument_and_datetimes() -> None:
     assert local["start"][0] == pd.Timestamp("2010-12-26 15:51", tz="America/New_York")
     empty = Detections().to_frame()
     assert (list(empty.columns), len(empty)) == (["event", "start", "end", "duration"], 0)
+    named = Detections([BLIZZARD]).to_frame(args=["speed"])
+    assert list(named.columns) == ["event", "speed", "arg1", "start", "end", "duration"]
+    assert named["speed"].tolist() == [1.0]
+    with pytest.raises(ValueError) as e:
+        Detections([BLIZZARD]).to_frame(args=["start"])
+    assert str(e.value) == "argument column 'start' would be there twice: name the arguments otherwise"
 
 
 def test_detections_show_as_a_small_html_table() -> None:

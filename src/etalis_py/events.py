@@ -408,17 +408,22 @@ class Detections(list[Detection]):
     """Detections in the order they were made: a list, and a table for
     pandas (:meth:`to_frame`) and Jupyter (an HTML table)."""
 
-    def to_frame(self, tz: Zone = None) -> "pd.DataFrame":
+    def to_frame(self, tz: Zone = None, args: Sequence[str] = ()) -> "pd.DataFrame":
         """A DataFrame with a row per detection: ``event``, one column per
-        argument (``arg0``, ``arg1``, ...; empty where a detection has fewer),
-        ``start`` and ``end`` as datetimes in ``tz`` (default UTC) and
-        ``duration`` as a timedelta."""
+        argument (named by ``args``, else ``arg0``, ``arg1``, ...; empty
+        where a detection has fewer), ``start`` and ``end`` as datetimes in
+        ``tz`` (default UTC) and ``duration`` as a timedelta."""
         import pandas as pd
 
-        width = max((len(d.args) for d in self), default=0)
+        width = max(max((len(d.args) for d in self), default=0), len(args))
+        names = [*args, *(f"arg{i}" for i in range(len(args), width))]
+        clash = [n for n in names if n in ("event", "start", "end", "duration")] or \
+            [n for i, n in enumerate(names) if n in names[:i]]
+        if clash:
+            raise ValueError(f"argument column {clash[0]!r} would be there twice: name the arguments otherwise")
         columns: dict[str, Any] = {"event": pd.Series([d.event for d in self], dtype=object)}
-        for i in range(width):
-            columns[f"arg{i}"] = pd.Series([d.args[i] if i < len(d.args) else None for d in self], dtype=object)
+        for i, name in enumerate(names):
+            columns[name] = pd.Series([d.args[i] if i < len(d.args) else None for d in self], dtype=object)
         for end in ("start", "end"):
             seconds = pd.Series([getattr(d, end) for d in self], dtype="float64")
             columns[end] = pd.to_datetime(seconds, unit="s", utc=True).dt.tz_convert(zone(tz))
