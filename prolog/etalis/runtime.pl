@@ -176,7 +176,7 @@ engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detection
     setup_call_cleanup(
         open_string(Text, In),
         with_output_to(string(Detections),
-                       feed_loop(In, M, Offset, Order0, Order, 0, Accepted, Rejected)),
+                       feed_loop(In, Text, M, Offset, 0, Order0, Order, 0, Accepted, Rejected, [])),
         close(In)),
     nb_setarg(2, State, Order),
     nb_getval(etalis_warnings, Ws),
@@ -206,24 +206,112 @@ engine_flush(M, Released, Detections) :-
         Detections = ""
     ).
 
-feed_loop(In, M, Offset, Order0, Order, A0, A, Rejected) :-
+%   feed_loop(+In, +Text, +M, +Offset, +C0, +Order0, -Order, +A0, -A, -Rejected, ?Tail)
+%
+%   Read and process the terms of In, a stream over Text now at
+%   character C0, one term a line.  A term (or a syntax error) that the
+%   reader took from more than one line, such as an unterminated quote,
+%   would swallow the lines after it: from where it starts, the rest of
+%   Text is read line by line (feed_lines/9), so that only its line is
+%   rejected.  Testing that a term lies on one line costs little as long
+%   as each term's line follows the previous one's.
+
+:- set_prolog_flag(optimise, true).           % the loop's arithmetic inline
+feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
     catch(read_term(In, Term, []),
           error(syntax_error(What), Context),
           Term = '$syntax_error'(What, Context)),
-    (   Term == end_of_file
-    ->  Order = Order0, A = A0, Rejected = []
-    ;   term_line(Term, In, Offset, Line),
-        (   input_event(Term, Line, E0, T1, T2, Reason),
+    character_count(In, C1),
+    line_position(In, P1),
+    (   Term == end_of_file,
+        \+ full_stop_read(Text, C0, C1)
+    ->  Order = Order0, A = A0, Rejected = Tail
+    ;   C1 - P1 > C0 + 1,
+        LineStart is C1 - P1,
+        starts_before(Text, C0, LineStart)
+    ->  term_start(Text, C0, Start),
+        sub_string(Text, Start, _, 0, After),
+        split_string(After, "\n", "", Lines),
+        start_line(Text, Start, In, Offset, First),
+        feed_lines(Lines, First, M, Order0, Order, A0, A, Rejected, Tail)
+    ;   line_count(In, L),
+        Line is L + Offset,
+        (   nonvar(Term),
+            input_event(Term, Line, E0, T1, T2, Reason),
             var(Reason),
             prefixed_event(M, E0, E),
             admit(Order0, M, ev(E, T1, T2, Line), Order1)
         ->  A1 is A0 + 1,
-            feed_loop(In, M, Offset, Order1, Order, A1, A, Rejected)
+            feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
         ;   rejection(Term, Line, Order0, Reason),
             Rejected = [rejected(Line, Reason)|Rest],
-            feed_loop(In, M, Offset, Order0, Order, A0, A, Rest)
+            feed_loop(In, Text, M, Offset, C1, Order0, Order, A0, A, Rest, Tail)
         )
     ).
+
+:- set_prolog_flag(optimise, false).
+
+%   full_stop_read(+Text, +C0, +C1): the reader read from character C0
+%   to C1 of Text up to a full stop: the end_of_file it read is that term
+%   of the text, not the end of the text.
+
+full_stop_read(Text, C0, C1) :-
+    C1 > C0,
+    Last is C1 - 1,
+    sub_string(Text, Last, 1, _, ".").
+
+%   starts_before(+Text, +C0, +LineStart): the term read from character
+%   C0 of Text begins before LineStart, the start of the line where the
+%   reader stopped.
+
+starts_before(Text, C0, LineStart) :-
+    term_start(Text, C0, Start),
+    Start < LineStart.
+
+%   term_start(+Text, +C, -Start): Start is where the first term at or
+%   after C begins: past white space and % comments.
+
+term_start(Text, C, Start) :-
+    (   sub_string(Text, C, 1, _, Char)
+    ->  (   char_type(Char, space)
+        ->  C1 is C + 1,
+            term_start(Text, C1, Start)
+        ;   Char == "%",
+            sub_string(Text, C, _, 0, After),
+            sub_string(After, Before, 1, _, "\n")
+        ->  C1 is C + Before + 1,
+            term_start(Text, C1, Start)
+        ;   Start = C
+        )
+    ;   Start = C
+    ).
+
+%   start_line(+Text, +Start, +In, +Offset, -First): First is the line
+%   (plus Offset) of character Start of Text; In is a stream over Text,
+%   further on.
+
+start_line(Text, Start, In, Offset, First) :-
+    line_count(In, L),
+    character_count(In, C),
+    Len is C - Start,
+    sub_string(Text, Start, Len, _, Between),
+    split_string(Between, "\n", "", Parts),
+    length(Parts, N),
+    First is L - N + 1 + Offset.
+
+%   feed_lines(+Lines, +Line, +M, +Order0, -Order, +A0, -A, -Rejected, ?Tail)
+%
+%   Process Lines, the first of which is line Line, each read on its own.
+
+feed_lines([], _, _, Order, Order, A, A, Tail, Tail).
+feed_lines([Text|Lines], Line, M, Order0, Order, A0, A, Rejected, Tail) :-
+    Offset is Line - 1,
+    setup_call_cleanup(
+        open_string(Text, In),
+        feed_loop(In, Text, M, Offset, 0, Order0, Order1, A0, A1, Rejected, Rest),
+        close(In)),
+    Next is Line + 1,
+    feed_lines(Lines, Next, M, Order1, Order, A1, A, Rest, Tail).
 
 %   admit(+Order0, +M, +Event, -Order) is semidet.
 %
@@ -331,19 +419,11 @@ prefixed_name(Atom, Prefix, Local) :-
     sub_atom(Atom, 0, Before, _, Prefix),
     sub_atom(Atom, _, After, 0, Local).
 
-%   term_line(+Term, +In, +Offset, -Line): the line of the term just
-%   read.  Every line of the input is one term, and the reader stops
-%   right after its full stop, so the term's line is the stream's current
-%   line (cheaper than asking read_term/3 for positions).
+%   rejection(?Term, +Line, +Order, -Reason): why Term is not accepted.
 
-term_line('$syntax_error'(_, stream(_, L, _, _)), _, Offset, Line) :- !,
-    Line is L + Offset.
-term_line(_, In, Offset, Line) :-
-    line_count(In, L),
-    Line is L + Offset.
-
-%   rejection(+Term, +Line, +Order, -Reason): why Term is not accepted.
-
+rejection(Term, _, _, Reason) :-
+    var(Term), !,
+    Reason = "an event cannot be a variable".
 rejection(Term, Line, Order, Reason) :-
     input_event(Term, Line, _, _, T2, Reason0),
     (   nonvar(Reason0)
@@ -385,7 +465,7 @@ engine_process(M, E, T1, T2, Detections) :-
 
 %   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
 %
-%   Reason is unbound for a valid event.
+%   Reason is unbound for a valid event.  Term is not a variable.
 
 input_event(event(E, T), _, E, T, T, _) :-        % the common case, fast
     number(T),
@@ -395,12 +475,10 @@ input_event(event(E, T), _, E, T, T, _) :-        % the common case, fast
     ground(E),
     functor(E, Name, _),
     \+ sub_atom(Name, 0, 1, _, $),
+    \+ clause_functor(Name),
     !.
 input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
     syntax_message(What, Reason).
-input_event(Term, _, _, _, _, Reason) :-
-    var(Term), !,
-    Reason = "an event cannot be a variable".
 input_event(event(E, Time), _, E, T1, T2, Reason) :- !,
     (   event_time(Time, T1, T2, Reason)
     ->  true
@@ -410,6 +488,8 @@ input_event(event(E, Time), _, E, T1, T2, Reason) :- !,
     ->  event_term(E, Reason)
     ;   true
     ).
+input_event(end_of_file, _, _, _, _, Reason) :- !,
+    Reason = "end_of_file marks the end of a Prolog file: it is not an event here".
 input_event(E, Line, E, Line, Line, Reason) :-
     event_term(E, Reason).
 
@@ -436,6 +516,8 @@ event_term(E, Reason) :-
     ->  Reason = "an event cannot be a variable"
     ;   \+ callable(E)
     ->  format(string(Reason), "~q is not an event (an event is an atom or a compound term)", [E])
+    ;   functor(E, Name, _), clause_functor(Name)
+    ->  format(string(Reason), "~q is a Prolog clause or directive, not an event", [E])
     ;   \+ ground(E)
     ->  copy_term(E, Shown),
         numbervars(Shown, 0, _, [singletons(true)]),
@@ -445,6 +527,13 @@ event_term(E, Reason) :-
     ->  format(string(Reason), "event names starting with $ are reserved (~q)", [Name])
     ;   true
     ).
+
+%   clause_functor(?Name): terms named Name are clauses, directives or
+%   queries of a Prolog file, never events.
+
+clause_functor(:-).
+clause_functor(?-).
+clause_functor(-->).
 
 %!  goal_error(+Error, +Goal) is failure.
 %

@@ -193,6 +193,9 @@ syntax_words(end_of_clause_expected, "end of clause (a full stop) expected").
 syntax_words(end_of_file, "unexpected end of file").
 syntax_words(cannot_start_term, "a term cannot start here").
 syntax_words(operator_balance, "unbalanced operator").
+syntax_words(end_of_file_in_quoted(Quote), Words) :-
+    format(string(Words), "a quote (~w) is never closed", [Quote]).
+syntax_words(end_of_file_in_block_comment, "a block comment (/*) is never closed").
 
 %!  etalis_error(+Message, +Hint, +Where) is det.
 %
