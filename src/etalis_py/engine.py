@@ -286,8 +286,8 @@ class Engine:
             for position, item in enumerate(events, start=1):
                 try:
                     yield event_line(item, names)
-                except InvalidEvent as e:
-                    rejected.append(Rejection(position, str(e)))
+                except (ValueError, RecursionError) as e:  # InvalidEvent is a ValueError
+                    rejected.append(Rejection(position, str(e).split(";")[0]))
                     self._stats.rejected += 1
                     yield "\n"
 

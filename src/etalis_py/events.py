@@ -15,6 +15,8 @@ import html
 import json
 import math
 import numbers
+import re
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
@@ -180,13 +182,14 @@ class Event:
                 name, args, start, end = item
                 return cls(_name(name), _args(args), to_time(start), to_time(end))
         raise InvalidEvent(
-            f"{item!r} is not an event: give an Event, a dict with event/args/time, "
+            f"{reprlib.repr(item)} is not an event: give an Event, a dict with event/args/time, "
             "or a tuple (name, args, time) or (name, args, start, end)"
         )
 
     def to_prolog(self) -> str:
         """The line ``event(Term, [Start, End]).`` that the engine reads."""
-        return f"event({event_term(self.name, self.args)}, [{_number(self.start)}, {_number(self.end)}]).\n"
+        term = event_term(_name(self.name), _args(self.args))
+        return f"event({term}, [{_number(self.start)}, {_number(self.end)}]).\n"
 
 
 def event_line(item: Any, names: dict[str, str]) -> str:
@@ -202,7 +205,7 @@ def event_line(item: Any, names: dict[str, str]) -> str:
         ):
             functor = names.get(name)
             if functor is None:
-                functor = names[name] = quote_atom(name) if name else ""
+                functor = names[name] = text_atom(name) if name else ""
             if functor:
                 if args:
                     return f"event({functor}({','.join(map(prolog_value, args))}), {time!r}).\n"
@@ -225,19 +228,37 @@ def _from_mapping(item: Mapping[str, Any]) -> Event:
 
 def _name(name: Any) -> str:
     if not isinstance(name, str) or not name:
-        raise InvalidEvent(f"event name {name!r} is not a non-empty string")
+        raise InvalidEvent(f"event name {reprlib.repr(name)} is not a non-empty string")
     return name
 
 
 def _args(args: Any) -> tuple[Any, ...]:
     if isinstance(args, (list, tuple)):
         return tuple(args)
-    raise InvalidEvent(f"args {args!r} is not a list")
+    raise InvalidEvent(f"args {reprlib.repr(args)} is not a list")
+
+
+MAX_NESTING = 100
+"""How deep lists may nest in an event argument (and JSON in a line)."""
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text_atom(text: str) -> str:
+    """``text`` as a quoted Prolog atom; InvalidEvent if it holds a lone
+    surrogate (text decoded from bytes that were not UTF-8, or a JSON
+    escape such as \\udce9), which is no character."""
+    if not text.isascii():
+        bad = _SURROGATE.search(text)
+        if bad:
+            raise InvalidEvent(f"text {reprlib.repr(text)} holds a lone surrogate (U+{ord(bad.group()):04X}), "
+                               "which is not a character")
+    return quote_atom(text)
 
 
 def event_term(name: str, args: Sequence[Any]) -> str:
     """``name(args...)`` in Prolog syntax."""
-    functor = quote_atom(name)
+    functor = text_atom(name)
     if not args:
         return functor
     return f"{functor}({','.join(prolog_value(a) for a in args)})"
@@ -252,7 +273,7 @@ def prolog_value(value: Any) -> str:
     if kind is float and math.isfinite(value):
         return repr(value)
     if isinstance(value, str):
-        return quote_atom(value)
+        return text_atom(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, numbers.Integral):
@@ -260,15 +281,24 @@ def prolog_value(value: Any) -> str:
     if isinstance(value, numbers.Real):
         f = float(value)
         if not math.isfinite(f):
-            raise InvalidEvent(f"argument {value!r} is not a finite number")
+            raise InvalidEvent(f"argument {value!r} is not a finite number (NaN, infinite, or too large)")
         return repr(f)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(prolog_value(v) for v in value) + "]"
+        return _prolog_list(value, 1)
     if isinstance(value, datetime):
         return _number(to_time(value))
     if value is None:
         raise InvalidEvent("an argument is missing (None)")
-    raise InvalidEvent(f"argument {value!r} of type {type(value).__name__} cannot be an event argument")
+    raise InvalidEvent(f"argument {reprlib.repr(value)} of type {type(value).__name__} cannot be an event argument")
+
+
+def _prolog_list(items: Sequence[Any], depth: int) -> str:
+    """A list argument nested ``depth`` deep as Prolog text."""
+    if depth > MAX_NESTING:
+        raise InvalidEvent(f"an argument is nested deeper than {MAX_NESTING} levels")
+    return "[" + ",".join(
+        _prolog_list(v, depth + 1) if isinstance(v, (list, tuple)) else prolog_value(v) for v in items
+    ) + "]"
 
 
 def _number(t: Time) -> str:

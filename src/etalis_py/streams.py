@@ -4,15 +4,20 @@ Each batch is text with one Prolog term a line, and keeps the line numbers
 of its file: a line that Python already rejected (bad JSON, an empty CSV
 field) becomes an empty line, so the engine's own rejections carry the right
 line numbers too.  ``read = accepted + rejected`` for every file.
+
+Input is bytes, decoded a chunk at a time: a chunk that is all UTF-8 (the
+common case) is decoded at once; in one that is not, each line that is not
+UTF-8 is rejected with the first bad byte and its column, and the lines
+around it are read.  A byte order mark at the start is dropped.
 """
 
 from __future__ import annotations
 
 import calendar
-import codecs
 import csv
 import functools
 import io
+import itertools
 import json
 import math
 import re
@@ -21,10 +26,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Optional, TextIO
+from typing import Any, BinaryIO, Optional
 
 from ._prolog import quote_atom
-from .events import Event, InvalidEvent, Rejection, prolog_value, read_number, to_time
+from .events import MAX_NESTING, Event, InvalidEvent, Rejection, prolog_value, read_number, to_time
 
 BATCH_LINES = 20_000
 
@@ -191,28 +196,106 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
     """Batches of the stream file at ``path``, of ``kind`` (default: by its
     extension, see :func:`stream_kind`)."""
     kind = kind or stream_kind(path)
-    with path.open(encoding="utf-8", newline="") as f:
-        yield from _batches(f, kind, mapping, batch_lines)
+    with path.open("rb") as f:
+        yield from _batches(_file_chunks(f), kind, mapping, batch_lines)
 
 
-def _batches(f: TextIO, kind: str, mapping: Optional[Mapping], batch_lines: int) -> Iterator[Batch]:
+def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int) -> Iterator[Batch]:
+    """Batches of a stream of ``kind`` given in chunks of whole lines."""
     if kind == "jsonl":
-        yield from _jsonl_batches(f, batch_lines)
+        yield from _jsonl_batches(Lines(chunks), batch_lines)
     elif kind == "csv":
         if mapping is None:
             raise ValueError("a .csv stream needs a mapping: --event or --event-col, --args, --time")
         mapping.check()
-        yield from _csv_batches(f, mapping, batch_lines)
+        yield from _csv_batches(Lines(chunks, keepends=True), mapping, batch_lines)
     elif kind == "events":
-        yield from _term_batches(f, batch_lines)
+        yield from _term_batches(Lines(chunks), batch_lines)
     else:
         raise ValueError(f"unknown stream kind {kind!r}: use one of {', '.join(STREAM_KINDS)}")
+
+
+# -- bytes to lines ---------------------------------------------------------------------
+
+CHUNK_BYTES = 1 << 20
+_BOM = b"\xef\xbb\xbf"
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
+    """``data`` (whole lines) as text, and for each line that is not UTF-8,
+    by its index in ``data``, why.  Such a line keeps its place: its bad
+    bytes become lone surrogates.  A chunk that is all UTF-8 is decoded at
+    once; only one that is not is gone through line by line."""
+    try:
+        return data.decode("utf-8"), {}
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "surrogateescape")
+    bad = {}
+    for i, line in enumerate(text.split("\n")):
+        m = _NOT_UTF8.search(line)
+        if m:
+            bad[i] = f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+    return text, bad
+
+
+class Lines:
+    """The lines of a stream of bytes that arrives in chunks of whole lines
+    (the last one may lack its newline), numbered from 1: without their
+    newline, or with it if ``keepends``.  A byte order mark at the start is
+    dropped.  ``bad`` gives, by line number, why a line already read is
+    not UTF-8 (see :func:`decode_lines`); the readers reject those lines."""
+
+    def __init__(self, chunks: Iterable[bytes], keepends: bool = False) -> None:
+        self._chunks = chunks
+        self._keepends = keepends
+        self.bad: dict[int, str] = {}
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain.from_iterable(self._decoded())
+
+    def _decoded(self) -> Iterator[Iterable[str]]:
+        number = 0
+        start = True
+        for data in self._chunks:
+            if not data:
+                continue
+            text, bad = decode_lines(data.removeprefix(_BOM) if start else data)
+            start = False
+            for i, reason in bad.items():
+                self.bad[number + i + 1] = reason
+            if self._keepends:
+                number += text.count("\n") + (not text.endswith("\n"))
+                yield io.StringIO(text, newline="\n")
+            else:
+                lines = text.split("\n")
+                if text.endswith("\n"):
+                    lines.pop()
+                number += len(lines)
+                yield lines
+
+
+def _file_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The bytes of ``f`` in chunks that end at a newline (but the last)."""
+    pending = b""
+    while True:
+        data = f.read(size)
+        if not data:
+            if pending:
+                yield pending
+            return
+        cut = data.rfind(b"\n") + 1
+        if cut:
+            yield pending + data[:cut]
+            pending = data[cut:]
+        else:
+            pending += data
 
 
 # -- live sources: standard input and a growing file ----------------------------------
 
 
-def read_live(chunks: Iterable[str], kind: Optional[str], mapping: Optional[Mapping] = None,
+def read_live(chunks: Iterable[bytes | str], kind: Optional[str], mapping: Optional[Mapping] = None,
               batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
     """Batches of a stream that arrives in ``chunks`` of whole lines (the
     last one may lack its newline), one or more batches per chunk as soon
@@ -224,17 +307,20 @@ def read_live(chunks: Iterable[str], kind: Optional[str], mapping: Optional[Mapp
     """
     offset = 0
     for chunk in chunks:
-        lines = chunk.count("\n") + (not chunk.endswith("\n"))
+        data = chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk
+        if not offset:
+            data = data.removeprefix(_BOM)
+        lines = data.count(b"\n") + (not data.endswith(b"\n"))
         if kind is None:
-            if not chunk.strip():
+            if not data.strip():
                 offset += lines
                 continue
             kind = "csv" if mapping is not None and mapping.time is not None else (
-                "jsonl" if chunk.lstrip().startswith("{") else "events")
-        for batch in _batches(io.StringIO(chunk, newline=""), kind, mapping, batch_lines):
+                "jsonl" if data.lstrip().startswith(b"{") else "events")
+        for batch in _batches([data], kind, mapping, batch_lines):
             yield _shifted(batch, offset)
         if kind == "csv" and mapping is not None and not mapping.columns:
-            header = next(csv.reader(io.StringIO(chunk, newline="")), None)
+            header = next(csv.reader(Lines([data], keepends=True)), None)
             if header:
                 mapping = replace(mapping, columns=tuple(h.strip() for h in header))
         offset += lines
@@ -247,20 +333,19 @@ def _shifted(batch: Batch, offset: int) -> Batch:
                    rejected=[replace(r, line=r.line + offset) for r in batch.rejected])
 
 
-def stdin_chunks(stream: BinaryIO, size: int = 1 << 16) -> Iterator[str]:
+def stdin_chunks(stream: BinaryIO, size: int = 1 << 16) -> Iterator[bytes]:
     """Whole lines of ``stream`` (standard input) as they arrive: each
     chunk is what one read gave, up to its last newline."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    pending = ""
+    pending = b""
     read = getattr(stream, "read1", stream.read)
     while True:
         data = read(size)
-        pending += decoder.decode(data, final=not data)
+        pending += data
         if not data:
             if pending:
                 yield pending
             return
-        cut = pending.rfind("\n") + 1
+        cut = pending.rfind(b"\n") + 1
         if cut:
             yield pending[:cut]
             pending = pending[cut:]
@@ -268,13 +353,12 @@ def stdin_chunks(stream: BinaryIO, size: int = 1 << 16) -> Iterator[str]:
 
 def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1,
                   sleep: Callable[[float], None] = time.sleep,
-                  clock: Callable[[], float] = time.monotonic) -> Iterator[str]:
+                  clock: Callable[[], float] = time.monotonic) -> Iterator[bytes]:
     """Whole lines of the file at ``path`` as it grows (``tail -f``): what
     is there, then what is appended, polled every ``poll`` seconds; until
     Ctrl-C or, with ``timeout``, until the file has not grown for that
     many seconds.  A last line without its newline is given at the end."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    pending = ""
+    pending = b""
     with path.open("rb") as f:
         idle_since = clock()
         try:
@@ -282,8 +366,8 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
                 data = f.read(1 << 20)
                 if data:
                     idle_since = clock()
-                    pending += decoder.decode(data)
-                    cut = pending.rfind("\n") + 1
+                    pending += data
+                    cut = pending.rfind(b"\n") + 1
                     if cut:
                         yield pending[:cut]
                         pending = pending[cut:]
@@ -293,36 +377,45 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
                 sleep(poll)
         except KeyboardInterrupt:
             pass
-    pending += decoder.decode(b"", final=True)
     if pending:
         yield pending
 
 
-def _term_batches(f: TextIO, batch_lines: int) -> Iterator[Batch]:
+def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
+    batch = Batch("", 1)
     lines: list[str] = []
-    first = 1
-    for line in f:
+    bad = source.bad
+    for number, line in enumerate(source, start=1):
         text = line.strip()
-        if text and not text.startswith("%") and not text.endswith("."):
+        if bad and number in bad:
+            batch.rejected.append(Rejection(number, bad[number]))
+            text = ""
+        elif text and not text.startswith("%") and not text.endswith("."):
             text += "."
         lines.append(text + "\n")
         if len(lines) >= batch_lines:
-            yield Batch("".join(lines), first)
-            first += len(lines)
-            lines = []
-    if lines:
-        yield Batch("".join(lines), first)
+            batch.text = "".join(lines)
+            yield batch
+            batch, lines = Batch("", number + 1), []
+    if lines or batch.rejected:
+        batch.text = "".join(lines)
+        yield batch
 
 
-def _jsonl_batches(f: TextIO, batch_lines: int) -> Iterator[Batch]:
+def _jsonl_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
     batch = Batch("", 1)
     lines: list[str] = []
-    for number, line in enumerate(f, start=1):
-        if line.strip():
+    bad = source.bad
+    decode = json.JSONDecoder(parse_constant=_not_a_number).decode
+    for number, line in enumerate(source, start=1):
+        if bad and number in bad:
+            batch.rejected.append(Rejection(number, bad[number]))
+            lines.append("\n")
+        elif line.strip():
             try:
-                item = json.loads(line)
+                item = decode(line)
                 lines.append(Event.coerce(item).to_prolog() if isinstance(item, dict) else _not_object(item))
-            except (json.JSONDecodeError, InvalidEvent) as e:
+            except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
                 batch.rejected.append(Rejection(number, _reason(e)))
                 lines.append("\n")
         else:
@@ -336,6 +429,10 @@ def _jsonl_batches(f: TextIO, batch_lines: int) -> Iterator[Batch]:
         yield batch
 
 
+def _not_a_number(name: str) -> Any:
+    raise InvalidEvent(f"not JSON: {name} (JSON has no NaN or infinity)")
+
+
 def _not_object(item: Any) -> str:
     raise InvalidEvent(f"{json.dumps(item)[:60]} is not a JSON object")
 
@@ -343,11 +440,16 @@ def _not_object(item: Any) -> str:
 def _reason(e: Exception) -> str:
     if isinstance(e, json.JSONDecodeError):
         return f"not JSON: {e.msg} at column {e.colno}"
-    return str(e)
+    if isinstance(e, RecursionError):
+        return f"nested deeper than {MAX_NESTING} levels"
+    if isinstance(e, InvalidEvent):
+        return str(e)
+    return f"not readable: {str(e).split(';')[0]}"  # e.g. an integer of more than 4300 digits
 
 
-def _csv_batches(f: TextIO, mapping: Mapping, batch_lines: int) -> Iterator[Batch]:
-    reader = csv.reader(f)
+def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int) -> Iterator[Batch]:
+    reader = csv.reader(source)
+    bad = source.bad
     if mapping.columns:
         header = list(mapping.columns)
         next_line = 1
@@ -357,6 +459,11 @@ def _csv_batches(f: TextIO, mapping: Mapping, batch_lines: int) -> Iterator[Batc
         except StopIteration:
             return
         next_line = reader.line_num + 1
+        if bad:
+            try:
+                _check_decoded(bad, 1, next_line)
+            except InvalidEvent as e:
+                raise ValueError(f"the header of the file: {e}") from None
     read = mapping.row_reader(header)
     batch = Batch("", next_line)
     lines: list[str] = []
@@ -368,6 +475,8 @@ def _csv_batches(f: TextIO, mapping: Mapping, batch_lines: int) -> Iterator[Batc
             lines.extend("\n" for _ in range(start, next_line))
             continue
         try:
+            if bad:
+                _check_decoded(bad, start, next_line)
             if len(row) != len(header):
                 raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
             text = read(row)
@@ -383,3 +492,10 @@ def _csv_batches(f: TextIO, mapping: Mapping, batch_lines: int) -> Iterator[Batc
     if lines or batch.rejected:
         batch.text = "".join(lines)
         yield batch
+
+
+def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
+    """Raise InvalidEvent if a line from ``start`` to before ``end`` is not UTF-8."""
+    for number in range(start, end):
+        if number in bad:
+            raise InvalidEvent(bad[number])
