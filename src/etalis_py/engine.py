@@ -268,8 +268,14 @@ class Engine:
 
         Items may be :class:`Event` values, dicts (``event``, ``args``,
         ``time`` or ``start``/``end``) or tuples ``(name, args, time)``.
-        Invalid or out-of-order items are rejected with their 1-based
-        position and reason, and the others are processed.  The result
+        Invalid or out-of-order items are rejected (not raised) with their
+        1-based position and reason, as ``etalis run`` rejects bad rows, and
+        the others are processed: a bad item never costs its batch.  Bad
+        are: a name that is not a non-empty str, args not a list or tuple,
+        a time that is not a finite number, datetime or ISO 8601 text, a
+        NaN, infinite, None or unknown argument, lists nested deeper than
+        100 levels, an int of more than 4300 digits, a text with a lone
+        surrogate (docs/language.md, "Bad input, row by row").  The result
         holds the detections; with ``collect=False`` it holds none, and
         those that no callback took wait in the pull queue
         (:meth:`detections`).  A pandas DataFrame goes to :meth:`emit_frame`.

@@ -390,6 +390,9 @@ def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
         if bad and number in bad:
             batch.rejected.append(Rejection(number, bad[number]))
             text = ""
+        elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
+            batch.rejected.append(Rejection(number, f"nested deeper than {MAX_NESTING} levels"))
+            text = ""
         elif text and not text.startswith("%") and not text.endswith("."):
             text += "."
         lines.append(text + "\n")
@@ -400,6 +403,29 @@ def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
     if lines or batch.rejected:
         batch.text = "".join(lines)
         yield batch
+
+
+# Prolog's reader recurses on brackets, and deep enough (some 10,000 levels)
+# it overflows the C stack of the embedded SWI-Prolog: an event line's
+# brackets may nest as deep as an argument's lists may (MAX_NESTING) inside
+# event(...) and the event's own; a line this short cannot be deeper.
+_MAX_BRACKETS = MAX_NESTING + 2
+_SHALLOW = 2 * _MAX_BRACKETS
+_TOKENS = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`\\]|\\.|``)*`|0'\\?.|%.*|[(\[{]|[)\]}]""")
+
+
+def _bracket_depth(text: str) -> int:
+    """How deep the brackets of a Prolog term's text nest (outside quotes,
+    character codes and comments)."""
+    depth = deepest = 0
+    for m in _TOKENS.finditer(text):
+        token = m.group()
+        if token in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ")]}":
+            depth -= 1
+    return deepest
 
 
 def _jsonl_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:

@@ -1,0 +1,5 @@
+event(a(1), 1).
+Event.
+event(b(1), 3).
+event(a(2), 4).
+event(b(2), 5).
