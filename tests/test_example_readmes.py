@@ -10,7 +10,9 @@ one for each command if there are as many, else the first for all.
 
 In a shown output, a line ``...`` stands for any number of lines, and a
 line that ends with ``...`` for one line that starts with the rest (a
-summary's timings); every other line is exact."""
+summary's timings); every other line is exact.  As an `etalis replay` is
+among them (wind_area), this also holds that a normal replay prints no
+Spark WARN line and no pandas FutureWarning, only its summary."""
 
 from __future__ import annotations
 
@@ -102,6 +104,10 @@ def test_every_example_readme_has_a_command_with_its_output() -> None:
     examples = {p.parent.name for p in ROOT.glob("examples/*/README.md")}
     checked = {readme.parent.name for readme, _, _ in (c.values for c in CASES)}
     assert checked == examples - set(ELSEWHERE)
+
+
+def test_a_readme_shows_a_replay_and_so_what_a_normal_replay_prints() -> None:
+    assert any(run.startswith("etalis replay ") for c in CASES for run in c.values[1])
 
 
 def test_the_output_patterns_match_as_documented() -> None:
