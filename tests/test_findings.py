@@ -283,3 +283,19 @@ def test_every_rule_file_of_the_tests_is_clean() -> None:
         if fs:
             bad[str(p)] = fs
     assert bad == {}
+
+
+def test_replay_prints_the_warnings_before_it_starts(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("h(X) <- a(Y) where X > 1.\n")
+    # a bad --conf stops replay before Spark starts, after the rules' warnings
+    r = etalis("replay", rules, "--events", tmp_path / "none.csv", "--event", "a", "--args", "y", "--time", "t",
+               "--conf", "bad")
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [
+        f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs (bound neither by "
+        "the pattern nor by an earlier goal): the comparison raises an error and the occurrence is dropped "
+        "[unbound-where-variable]",
+        "  hint: bind X in an event of the pattern or an earlier goal of the condition, or correct the variable's name",
+        "etalis: --conf bad: give KEY=VALUE",
+    ]
