@@ -263,6 +263,7 @@ EXAMPLES = {
     "enhanced_fire/enhanced_fire.etl": [],
     "heat_index/heat_index.etl": [],
     "jet_stream/jet_stream.etl": [],
+    "socket_feed/rules.etl": [],
     "wind_area/wind_area.etl": [("info", "cycle", 25)],
 }
 
