@@ -254,36 +254,28 @@ def test_run_prints_the_warnings_once_unless_quiet(tmp_path: Path) -> None:
     assert etalis("run", rules, "--events", events, "--quiet").stderr.splitlines()[0].startswith("events read: 1,")
 
 
-# Every example's findings, exactly; each warning is explained in the example's README.
+# The examples with findings, exactly; each warning is explained in the example's README.
+# Every other example must have none.
 EXAMPLES = {
     "blizzard/blizzard.etl": [("warning", "unbounded-memory", 15), ("info", "cycle", 15)],
     "blizzard/settling.etl": [("info", "cycle", 18)],
-    "blizzard/unbroken.etl": [],
-    "charley/charley.etl": [],
-    "enhanced_fire/enhanced_fire.etl": [],
-    "heat_index/heat_index.etl": [],
-    "jet_stream/jet_stream.etl": [],
-    "socket_feed/rules.etl": [],
     "wind_area/wind_area.etl": [("info", "cycle", 25)],
 }
 
 
 def test_every_example_file_is_checked() -> None:
     files = sorted(str(p.relative_to(ROOT / "examples")) for p in (ROOT / "examples").rglob("*.etl"))
-    assert files == sorted(EXAMPLES)
+    assert set(EXAMPLES) <= set(files) and len(files) >= 8
     got = {name: [(f.severity, f.code, f.line) for f in check_file(str(ROOT / "examples" / name))]
            for name in files}
-    assert got == EXAMPLES
+    assert got == {name: EXAMPLES.get(name, []) for name in files}
 
 
 def test_every_rule_file_of_the_tests_is_clean() -> None:
-    files = sorted((ROOT / "tests").rglob("*.etl"))
-    bad: dict[str, list[Finding]] = {}
-    for p in files:
-        fs = [f for f in check_file(str(p)) if f.severity == "error"]
-        if fs:
-            bad[str(p)] = fs
-    assert bad == {}
+    # tests/rules_bad/ holds files the reader must refuse: they are its tests, not rules
+    files = [p for p in sorted((ROOT / "tests").rglob("*.etl")) if "rules_bad" not in p.parts]
+    got = {str(p): [f.text() for f in check_file(str(p)) if f.severity != "info"] for p in files}
+    assert got == {str(p): [] for p in files}
 
 
 def test_replay_prints_the_warnings_before_it_starts(tmp_path: Path) -> None:
