@@ -116,10 +116,12 @@ argument_priorities(xfy, P, A, P) :- A is P - 1.
 
 %!  read_etl_file(+File, -Items) is det.
 %
-%   Read all items of the rule file File.
+%   Read all items of the rule file File.  The file is UTF-8 (a byte
+%   order mark is skipped) or, after a UTF-16 byte order mark, UTF-16.
 %
 %   @error existence_error(source_sink, File) if File does not exist.
-%   @error etalis_error(Message, Hint) with the position of the problem.
+%   @error etalis_error(Message, Hint) with the position of the problem,
+%          also for a byte that is not UTF-8.
 
 read_etl_file(File, Items) :-
     must_be(atom, File),
@@ -127,52 +129,306 @@ read_etl_file(File, Items) :-
     ->  true
     ;   existence_error(source_sink, File)
     ),
-    read_file_to_string(File, Text, [encoding(utf8)]),
+    read_file_to_codes(File, Bytes, [type(binary)]),
+    decode_bytes(Bytes, File, Codes),
+    string_codes(Text, Codes),
     read_etl_string(Text, File, Items).
+
+%   decode_bytes(+Bytes, +File, -Codes): the characters of a rule file,
+%   or an error at the first byte that is not part of one.
+
+decode_bytes([0xFF, 0xFE|Bytes], File, Codes) :- !,
+    decode_all(utf16(le), Bytes, File, Codes).
+decode_bytes([0xFE, 0xFF|Bytes], File, Codes) :- !,
+    decode_all(utf16(be), Bytes, File, Codes).
+decode_bytes(Bytes, File, Codes) :-
+    decode_all(utf8, Bytes, File, Codes).
+
+decode_all(Encoding, Bytes, File, Codes) :-
+    decode(Bytes, Encoding, Codes, Rest),
+    (   Rest == []
+    ->  true
+    ;   append(Valid, Rest, Bytes),
+        decode(Valid, Encoding, Before, []),
+        string_codes(Prefix, Before),
+        string_length(Prefix, Offset),
+        source_text(File, Prefix, Src),
+        offset_where(Offset, Src, Where),
+        Where = pos(_, Line, Column),
+        Rest = [Byte|_],
+        encoding_name(Encoding, Name),
+        format(string(M), "rule file is not ~w: byte 0x~|~`0t~16R~2+ at line ~d column ~d",
+               [Name, Byte, Line, Column]),
+        etalis_error(M, "save the rule file as UTF-8 text (this looks like Latin-1, Windows-1252 or binary data)",
+                     Where)
+    ).
+
+encoding_name(utf8, 'UTF-8').
+encoding_name(utf16(_), 'UTF-16').
+
+%   decode(+Bytes, +Encoding, -Codes, -Rest): Codes are the characters
+%   of the longest valid prefix of Bytes; Rest is what follows it.
+
+decode(Bytes, Encoding, [C|Cs], Rest) :-
+    char_bytes(Encoding, C, Bytes, Bytes1),
+    !,
+    decode(Bytes1, Encoding, Cs, Rest).
+decode(Rest, _, [], Rest).
+
+char_bytes(utf8, C) --> [B0], { B0 < 0x80 }, !, { C = B0 }.
+char_bytes(utf8, C) --> [B0], { between(0xC2, 0xDF, B0) }, !,
+    continuation(B1),
+    { C is (B0 /\ 0x1F) << 6 \/ B1 }.
+char_bytes(utf8, C) --> [B0], { between(0xE0, 0xEF, B0) }, !,
+    continuation(B1), continuation(B2),
+    { C is (B0 /\ 0x0F) << 12 \/ B1 << 6 \/ B2,
+      C >= 0x800, \+ surrogate(C) }.
+char_bytes(utf8, C) --> [B0], { between(0xF0, 0xF4, B0) },
+    continuation(B1), continuation(B2), continuation(B3),
+    { C is (B0 /\ 0x07) << 18 \/ B1 << 12 \/ B2 << 6 \/ B3,
+      between(0x10000, 0x10FFFF, C) }.
+char_bytes(utf16(Order), C) -->
+    unit16(Order, U),
+    (   { between(0xD800, 0xDBFF, U) }
+    ->  unit16(Order, L),
+        { between(0xDC00, 0xDFFF, L),
+          C is 0x10000 + (U - 0xD800) << 10 + (L - 0xDC00) }
+    ;   { \+ surrogate(U), C = U }
+    ).
+
+continuation(Bits) --> [B], { B /\ 0xC0 =:= 0x80, Bits is B /\ 0x3F }.
+
+unit16(le, U) --> [Lo, Hi], { U is Hi << 8 \/ Lo }.
+unit16(be, U) --> [Hi, Lo], { U is Hi << 8 \/ Lo }.
+
+surrogate(C) :-
+    between(0xD800, 0xDFFF, C).
 
 %!  read_etl_string(+Text, +Source, -Items) is det.
 %
-%   Read all items of Text; Source names it in positions and errors.
+%   Read all items of Text; Source names it in positions and errors.  A
+%   leading byte order mark (U+FEFF) is skipped.
 
-read_etl_string(Text, Source, Items) :-
-    must_be(string, Text),
-    line_starts(Text, Lines),
+read_etl_string(Text0, Source, Items) :-
+    must_be(string, Text0),
+    (   sub_string(Text0, 0, 1, _, "\uFEFF")
+    ->  sub_string(Text0, 1, _, 0, Text)
+    ;   Text = Text0
+    ),
+    source_text(Source, Text, Src),
+    no_control_character(Src),
     setup_call_cleanup(
         open_string(Text, In),
-        read_items(In, src(Source, Text, Lines), Items),
+        read_items(In, Src, Items),
         close(In)).
+
+%   source_text(+Source, +Text, -Src): Src holds Text with the offsets
+%   of its lines, so that an offset becomes a line and column quickly.
+
+source_text(Source, Text, src(Source, Text, Lines)) :-
+    findall(Start, ( sub_string(Text, Before, 1, _, "\n"), Start is Before + 1 ), Starts),
+    compound_name_arguments(Lines, lines, [0|Starts]).
+
+%   A rule file is text: a control character other than a tab, a line
+%   or a page break means binary data (or UTF-16 read as UTF-8).
+
+no_control_character(Src) :-
+    Src = src(_, Text, _),
+    string_codes(Text, Codes),
+    (   nth0(Offset, Codes, C), control_character(C)
+    ->  offset_where(Offset, Src, Where),
+        format(string(M), "rule file contains the control character 0x~|~`0t~16R~2+", [C]),
+        etalis_error(M, "a rule file is text: remove the character (is this a binary file, or UTF-16 without a byte order mark?)",
+                     Where)
+    ;   true
+    ).
+
+control_character(C) :-
+    C < 0x20,
+    \+ memberchk(C, [0'\t, 0'\n, 0'\v, 0'\f, 0'\r]).
+control_character(0x7F).
 
 read_items(In, Src, Items) :-
     read_item_term(In, Src, Term, Pos, VarNames),
     (   Term == end_of_file
     ->  Items = []
-    ;   item(Term, Pos, VarNames, Src, Item),
+    ;   catch(item(Term, Pos, VarNames, Src, Item),
+              Error,
+              clause_error(Error, Pos, Src)),
         Items = [Item|Rest],
         read_items(In, Src, Rest)
     ).
 
 read_item_term(In, Src, Term, Pos, VarNames) :-
+    stream_property(In, position(Here)),
+    stream_position_data(char_count, Here, Start),
     catch(read_term(In, Term,
                     [ subterm_positions(Pos),
                       variable_names(VarNames),
                       module(etalis_syntax),
                       syntax_errors(error)
                     ]),
-          error(syntax_error(What), Context),
-          syntax_error(What, Context, Src)).
+          Error,
+          read_error(Error, Start, Src)).
 
-syntax_error(What, Context, Src) :-
+read_error(error(syntax_error(What), Context), Start, Src) :- !,
+    syntax_error(What, Context, Start, Src).
+read_error(Error, Start, Src) :-
     Src = src(_, Text, _),
-    syntax_error_offset(Context, Text, Offset),
+    sub_string(Text, Start, _, 0, Rest),
+    string_codes(Rest, Codes),
+    layout_end(Codes, Start, At),
+    clause_error(Error, At-At, Src).
+
+%   clause_error(+Error, +Pos, +Src): an error of ours passes; any other
+%   is said in words at the clause's position, never as a Prolog term.
+
+clause_error(error(etalis_error(M, H), Where), _, _) :- !,
+    throw(error(etalis_error(M, H), Where)).
+clause_error(Error, Pos, Src) :-
+    error_words(Error, Words, Hint),
+    format(string(M), "cannot read this clause: ~w", [Words]),
+    pos_where(Pos, Src, Where),
+    etalis_error(M, Hint, Where).
+
+error_words(error(resource_error(_), _), "it is too large or nested too deeply",
+            "split it into smaller rules, or nest less deeply") :- !.
+error_words(error(Formal, _), Words, Hint) :-
+    compound(Formal), !,
+    compound_name_arguments(Formal, Name, Args),
+    name_words(Name, Kind),
+    include(atom, Args, Atoms),
+    atomic_list_concat([Kind|Atoms], ' ', Words),
+    Hint = "simplify the clause; if it looks right, report this as a bug".
+error_words(_, "unexpected error", "simplify the clause; if it looks right, report this as a bug").
+
+syntax_error(What, Context, Start, Src) :-
+    (   unclosed_kind(What, Kind),
+        Src = src(_, Text, _),
+        sub_string(Text, Start, _, 0, Rest),
+        string_codes(Rest, Codes),
+        unclosed(Codes, Start, Kind, Offset)
+    ->  unclosed_words(Kind, Message, Hint)
+    ;   syntax_error_offset(Context, Start, Offset),
+        syntax_message(What, Message),
+        Hint = "check the operators and parentheses, and end each clause with a full stop"
+    ),
     offset_where(Offset, Src, Where),
-    syntax_message(What, Message),
-    etalis_error(Message,
-                 "check the operators and parentheses, and end each clause with a full stop",
-                 Where).
+    etalis_error(Message, Hint, Where).
 
 syntax_error_offset(stream(_, _, _, CharNo), _, CharNo) :- !.
 syntax_error_offset(string(_, CharNo), _, CharNo) :- !.
-syntax_error_offset(_, _, 0).
+syntax_error_offset(_, Start, Start).
+
+unclosed_kind(end_of_file_in_block_comment, comment).
+unclosed_kind(end_of_file_in_quoted(Q), quoted(C)) :-
+    char_code(Q, C).
+
+unclosed_words(comment, "syntax error: unterminated block comment (/* without */)",
+               "close the comment with */").
+unclosed_words(quoted(0'\'), "syntax error: unterminated quoted atom",
+               "close the quote; write \\' for a quote inside the atom").
+unclosed_words(quoted(0'"), "syntax error: unterminated string",
+               "close the string with \"; write \\\" for a quote inside it").
+unclosed_words(quoted(0'`), "syntax error: unterminated back-quoted text",
+               "close the text with `").
+
+%   unclosed(+Codes, +Offset, +Kind, -At): At is the offset where a
+%   comment or quoted text of Kind opens in Codes (the text from Offset
+%   on) and is never closed, skipping comments and quoted text that are.
+
+unclosed([0'%|Cs], O, Kind, At) :- !,
+    O1 is O + 1,
+    line_end(Cs, O1, Cs1, O2),
+    unclosed(Cs1, O2, Kind, At).
+unclosed([0'/, 0'*|Cs], O, Kind, At) :- !,
+    O1 is O + 2,
+    (   comment_end(Cs, O1, Cs1, O2)
+    ->  unclosed(Cs1, O2, Kind, At)
+    ;   Kind == comment,
+        At = O
+    ).
+unclosed([Q|Cs], O, Kind, At) :-
+    memberchk(Q, `'"\``), !,
+    O1 is O + 1,
+    (   quoted_end(Cs, Q, O1, Cs1, O2)
+    ->  unclosed(Cs1, O2, Kind, At)
+    ;   Kind == quoted(Q),
+        At = O
+    ).
+unclosed([C|Cs], O, Kind, At) :-
+    code_type(C, csym), !,
+    O1 is O + 1,
+    name_chars(Cs, O1, Cs1, O2, Name),
+    (   Cs1 = [0'\'|Cs2], C == 0'0, Name == []
+    ->  O3 is O2 + 1,                       % 0'c
+        char_literal(Cs2, O3, Cs4, O4)
+    ;   Cs1 = [0'\'|Cs4], maplist([D]>>code_type(D, digit), [C|Name])
+    ->  O4 is O2 + 1                        % radix notation: 16'FF
+    ;   Cs4 = Cs1,
+        O4 = O2
+    ),
+    unclosed(Cs4, O4, Kind, At).
+unclosed([_|Cs], O, Kind, At) :-
+    O1 is O + 1,
+    unclosed(Cs, O1, Kind, At).
+
+%   Each of these takes codes and the offset of the first, and gives
+%   what follows the construct and its offset.
+
+name_chars([C|Cs], O, Rest, O2, [C|Name]) :-
+    code_type(C, csym), !,
+    O1 is O + 1,
+    name_chars(Cs, O1, Rest, O2, Name).
+name_chars(Cs, O, Cs, O, []).
+
+char_literal([0'\\, _|Cs], O, Cs, O1) :- !, O1 is O + 2.
+char_literal([0'\', 0'\'|Cs], O, Cs, O1) :- !, O1 is O + 2.
+char_literal([_|Cs], O, Cs, O1) :- !, O1 is O + 1.
+char_literal([], O, [], O).
+
+line_end([], O, [], O).
+line_end([0'\n|Cs], O, Cs, O1) :- !, O1 is O + 1.
+line_end([_|Cs], O, Rest, O2) :-
+    O1 is O + 1,
+    line_end(Cs, O1, Rest, O2).
+
+comment_end([0'*, 0'/|Cs], O, Cs, O1) :- !, O1 is O + 2.
+comment_end([_|Cs], O, Rest, O2) :-
+    O1 is O + 1,
+    comment_end(Cs, O1, Rest, O2).
+
+%   layout_end(+Codes, +Offset, -At): At is the offset of the first
+%   code after the layout and comments that Codes start with.
+
+layout_end([C|Cs], O, At) :-
+    code_type(C, space), !,
+    O1 is O + 1,
+    layout_end(Cs, O1, At).
+layout_end([0'%|Cs], O, At) :- !,
+    O1 is O + 1,
+    line_end(Cs, O1, Cs1, O2),
+    layout_end(Cs1, O2, At).
+layout_end([0'/, 0'*|Cs], O, At) :-
+    O1 is O + 2,
+    comment_end(Cs, O1, Cs1, O2), !,
+    layout_end(Cs1, O2, At).
+layout_end(_, At, At).
+
+%   quoted_end(+Codes, +Quote, +Offset, -Rest, -RestOffset): Codes,
+%   inside quoted text at Offset, close with Quote before Rest.
+
+quoted_end([0'\\, _|Cs], Q, O, Rest, O2) :- !,
+    O1 is O + 2,
+    quoted_end(Cs, Q, O1, Rest, O2).
+quoted_end([Q, Q|Cs], Q, O, Rest, O2) :- !,
+    O1 is O + 2,
+    quoted_end(Cs, Q, O1, Rest, O2).
+quoted_end([Q|Cs], Q, O, Cs, O1) :- !,
+    O1 is O + 1.
+quoted_end([_|Cs], Q, O, Rest, O2) :-
+    O1 is O + 1,
+    quoted_end(Cs, Q, O1, Rest, O2).
 
 %!  syntax_message(+What, -Message) is det.
 %
@@ -182,20 +438,33 @@ syntax_message(What, Message) :-
     (   syntax_words(What, Body)
     ->  true
     ;   atom(What)
-    ->  atomic_list_concat(Words, '_', What),
-        atomic_list_concat(Words, ' ', Body)
-    ;   format(string(Body), "~w", [What])
+    ->  name_words(What, Body)
+    ;   compound(What)
+    ->  compound_name_arity(What, Name, _),
+        name_words(Name, Body)
+    ;   Body = "unreadable text"
     ),
     format(string(Message), "syntax error: ~w", [Body]).
+
+name_words(Name, Words) :-
+    atomic_list_concat(Parts, '_', Name),
+    atomic_list_concat(Parts, ' ', Words).
 
 syntax_words(end_of_clause, "unexpected end of clause").
 syntax_words(end_of_clause_expected, "end of clause (a full stop) expected").
 syntax_words(end_of_file, "unexpected end of file").
+syntax_words(end_of_file_in_block_comment, "unterminated block comment (/* without */)").
+syntax_words(end_of_file_in_quoted(_), "unterminated quoted text").
 syntax_words(cannot_start_term, "a term cannot start here").
 syntax_words(operator_balance, "unbalanced operator").
-syntax_words(end_of_file_in_quoted(Quote), Words) :-
-    format(string(Words), "a quote (~w) is never closed", [Quote]).
-syntax_words(end_of_file_in_block_comment, "a block comment (/*) is never closed").
+syntax_words(operator_clash, "operator priority clash").
+syntax_words(quoted_punctuation, "an operand expected, found an unquoted comma or bar").
+syntax_words(list_rest, "unexpected comma or bar in the rest of a list").
+syntax_words(void_not_allowed, "empty argument list ()").
+syntax_words(punct(Punct, End), Words) :-
+    format(string(Words), "unexpected ~w before ~w", [Punct, End]).
+syntax_words(undefined_char_escape(C), Words) :-
+    format(string(Words), "unknown escape \\~w in quoted text", [C]).
 
 %!  etalis_error(+Message, +Hint, +Where) is det.
 %
@@ -214,24 +483,30 @@ item((:- Directive), Pos, _, Src, directive(Directive, Where)) :-
     ->  etalis_error("a directive cannot be a variable", "write e.g. :- policy(recent).", Where)
     ;   true
     ).
+item((?- _), Pos, _, Src, _) :-
+    !,
+    pos_where(Pos, Src, Where),
+    etalis_error("a query (?- Goal) has no place in a rule file",
+                 "write a directive (:- Goal.), an event rule or a fact", Where).
 item((Left <- Body), Pos, VarNames, Src, rule(Label, Head, Pattern, Where, VarNames)) :-
     !,
     b_setval(etalis_var_names, VarNames),
     pos_where(Pos, Src, Where),
-    pos_args(Pos, [LeftPos, BodyPos]),
+    pos_args(Pos, 2, [LeftPos, BodyPos]),
     rule_left(Left, LeftPos, Src, Label, Head),
     pattern(Body, BodyPos, Src, Pattern).
-item(Clause, Pos, _, Src, static(Clause, Where)) :-
+item(Clause, Pos, VarNames, Src, static(Clause, Where)) :-
+    b_setval(etalis_var_names, VarNames),
     pos_where(Pos, Src, Where),
     static_clause(Clause, Where).
 
 rule_left(Left, Pos, Src, Label, Head) :-
     (   nonvar(Left), Left = (Label0 : Head0)
-    ->  pos_args(Pos, [LabelPos, HeadPos]),
-        (   atom(Label0)
+    ->  pos_args(Pos, 2, [LabelPos, HeadPos]),
+        (   atom(Label0), Label0 \== '', Label0 \== []
         ->  Label = Label0
         ;   pos_where(LabelPos, Src, W),
-            etalis_error("a rule label must be an atom", "write e.g. my_rule : h(X) <- a(X) seq b(X).", W)
+            etalis_error("a rule label must be a non-empty atom", "write e.g. my_rule : h(X) <- a(X) seq b(X).", W)
         ),
         rule_head(Head0, HeadPos, Src, Head)
     ;   Label = '',
@@ -244,7 +519,11 @@ rule_head(Head, Pos, Src, Head) :-
     ->  etalis_error("the head of an event rule cannot be a variable",
                      "write the complex event, e.g. alarm(X) <- a(X) seq b(X).", Where)
     ;   \+ callable(Head)
-    ->  format(string(M), "the head of an event rule must be an event, not ~q", [Head]),
+    ->  term_words(Head, Words),
+        format(string(M), "the head of an event rule must be an event, not ~w", [Words]),
+        etalis_error(M, "an event is an atom or a compound term such as alarm(X)", Where)
+    ;   not_an_event(Head, What)
+    ->  format(string(M), "the head of an event rule must be an event, not ~w", [What]),
         etalis_error(M, "an event is an atom or a compound term such as alarm(X)", Where)
     ;   pattern_functor(Head)
     ->  etalis_error("the head of an event rule must be a single event, not a pattern",
@@ -254,17 +533,56 @@ rule_head(Head, Pos, Src, Head) :-
     ;   true
     ).
 
+%   not_an_event(+Term, -What): Term is callable but cannot be an event
+%   (nor a fact or the head of a rule); What says what it is.
+
+not_an_event(Term, What) :-
+    control_construct(Term, Name),
+    !,
+    format(string(What), "Prolog control (~w)", [Name]).
+not_an_event([], "the empty list []") :- !.
+not_an_event([_|_], "a list") :- !.
+not_an_event({_}, "a term in braces {...}") :- !.
+not_an_event(_:_, "a module-qualified term (M:G)").
+
 static_clause(Clause, Where) :-
     (   var(Clause)
     ->  etalis_error("a clause cannot be a variable", "remove it", Where)
     ;   \+ callable(Clause)
-    ->  format(string(M), "~q is not a rule, a fact or a directive", [Clause]),
+    ->  term_words(Clause, Words),
+        format(string(M), "~w is not a rule, a fact or a directive", [Words]),
         etalis_error(M, "end each clause with a full stop", Where)
+    ;   clause_head(Clause, Head), var(Head)
+    ->  etalis_error("the head of a rule cannot be a variable",
+                     "write e.g. warm(T) :- T > 20.", Where)
+    ;   clause_head(Clause, Head), \+ callable(Head)
+    ->  term_words(Head, Words),
+        format(string(M), "the head of a rule must be an atom or a compound term, not ~w", [Words]),
+        etalis_error(M, "write e.g. warm(T) :- T > 20.", Where)
+    ;   clause_head(Clause, Head), not_an_event(Head, What)
+    ->  format(string(M), "~w cannot be a fact or the head of a rule", [What]),
+        etalis_error(M, "a fact is an atom or a compound term such as station(kjfk); write Prolog control only in a rule's body", Where)
     ;   clause_head(Clause, Head), pattern_functor(Head)
     ->  etalis_error("an event pattern without a head",
                      "write an event rule: Head <- Pattern.", Where)
     ;   true
     ).
+
+%   term_words(+Term, -Text): Term as the rule file wrote it, with its
+%   variable names, and at most a few levels deep.
+
+term_words(Term, Text) :-
+    (   nb_current(etalis_var_names, VarNames)
+    ->  true
+    ;   VarNames = []
+    ),
+    copy_term(Term-VarNames, T-Names),
+    maplist([Name = V]>>(var(V) -> V = '$VAR'(Name) ; true), Names),
+    term_variables(T, Anonymous),
+    maplist(=('$VAR'('_')), Anonymous),
+    with_output_to(string(Text),
+                   write_term(T, [quoted(true), numbervars(true), max_depth(6),
+                                  portray(false), module(etalis_syntax)])).
 
 clause_head((Head :- _), Head) :- !.
 clause_head(Head, Head).
@@ -306,10 +624,11 @@ pattern(iteration(P, N), Pos, Src, Pattern) :-
     pos_where(Pos, Src, Where),
     (   integer(N), N >= 1
     ->  true
-    ;   format(string(M), "iteration needs a count of 1 or more, not ~q", [N]),
+    ;   term_words(N, Words),
+        format(string(M), "iteration needs a count of 1 or more, not ~w", [Words]),
         etalis_error(M, "write e.g. iteration(reading(S, _), 3)", Where)
     ),
-    pos_args(Pos, [PP|_]),
+    pos_args(Pos, 2, [PP, _]),
     pattern(P, PP, Src, P1),
     iterate(N, P1, Pattern).
 pattern(any(N, List), Pos, Src, Pattern) :-
@@ -323,17 +642,20 @@ pattern(any(N, List), Pos, Src, Pattern) :-
     length(List, Len),
     (   integer(N), N >= 1, N =< Len
     ->  true
-    ;   format(string(M), "any needs a count from 1 to ~d, not ~q", [Len, N]),
+    ;   term_words(N, Words),
+        format(string(M), "any needs a count from 1 to ~d, not ~w", [Len, Words]),
         etalis_error(M, "write e.g. any(2, [a(X), b(X), c(X)])", Where)
     ),
-    maplist(any_event(Src), List, Ps),
+    pos_args(Pos, 2, [_, ListPos]),
+    list_positions(ListPos, List, Poss),
+    maplist(any_event(Src), List, Poss, Ps),
     combinations(N, Ps, Combinations),
     maplist(all_of, Combinations, Alternatives),
     one_of(Alternatives, Pattern).
 pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Result)) :-
     !,
     pos_where(Pos, Src, Where),
-    pos_args4(Pos, [_, PP|_]),
+    pos_args(Pos, 4, [_, PP, _, _]),
     pattern(P, PP, Src, P1),
     aggregate_function(Fun, F, X, Where),
     aggregate_window(Window, Win, Where),
@@ -352,28 +674,42 @@ pattern(Term, Pos, Src, Pattern) :-
     compound_name_arguments(Term, Name, [L, R]),
     pattern_operator(Name, Kind),
     !,
-    pos_args(Pos, [LP, RP]),
+    pos_args(Pos, 2, [LP, RP]),
     operator_pattern(Kind, Name, L, LP, R, RP, Pos, Src, Pattern).
 pattern(Term, Pos, Src, event(Term)) :-
     pos_where(Pos, Src, Where),
-    (   control_construct(Term, Name)
+    (   Term == !
+    ->  etalis_error("! (cut) is Prolog control, not an event",
+                     "combine events with seq, and, par or or; put Prolog goals after where", Where)
+    ;   control_construct(Term, Name)
     ->  format(string(M), "~w is Prolog control, not an event operator", [Name]),
         etalis_error(M, "combine events with seq, and, par or or; put Prolog goals after where", Where)
+    ;   callable(Term), not_an_event(Term, What)
+    ->  format(string(M), "~w is not an event", [What]),
+        etalis_error(M, "an event is an atom or a compound term such as a(X)", Where)
     ;   callable(Term), \+ reserved_name(Term)
     ->  true
     ;   callable(Term)
     ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
-    ;   format(string(M), "unknown construct ~q in a pattern", [Term]),
+    ;   term_words(Term, Words),
+        format(string(M), "unknown construct ~w in a pattern", [Words]),
         etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, fnot, an Allen relation, where or within", Where)
     ).
 
 control_construct(Term, Name) :-
-    compound(Term),
-    compound_name_arity(Term, Name, Arity),
-    memberchk(Name/Arity, [(',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, ('|')/2]).
+    callable(Term),
+    functor(Term, Name, Arity),
+    memberchk(Name/Arity, [!/0, (',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, ('|')/2]).
 
-any_event(Src, E, P) :-
-    pattern(E, none, Src, P).
+any_event(Src, E, Pos, P) :-
+    pattern(E, Pos, Src, P).
+
+list_positions(list_position(_, _, Poss, none), List, Poss) :-
+    same_length(List, Poss),
+    !.
+list_positions(Pos, List, Poss) :-
+    same_length(List, Poss),
+    maplist(=(Pos), Poss).
 
 %   any(N, Es): N distinct events of Es, in any order, is the `or` of
 %   the `and` of each N-combination of Es.
@@ -435,7 +771,8 @@ aggregate_function(count, count, _, _) :- !.
 aggregate_function(Fun, F, X, Where) :-
     (   compound(Fun), Fun =.. [F, X], memberchk(F, [sum, avg, min, max])
     ->  true
-    ;   format(string(M), "unknown aggregate ~q", [Fun]),
+    ;   term_words(Fun, Words),
+        format(string(M), "unknown aggregate ~w", [Words]),
         etalis_error(M, "use count, sum(X), avg(X), min(X) or max(X)", Where)
     ).
 
@@ -444,7 +781,8 @@ aggregate_window(count(N), count(N), _) :-
 aggregate_window(time(D), time(S), Where) :- !,
     duration_seconds(D, Where, S).
 aggregate_window(W, _, Where) :-
-    format(string(M), "~q is not an aggregate window", [W]),
+    term_words(W, Words),
+    format(string(M), "~w is not an aggregate window", [Words]),
     etalis_error(M, "use count(N) for the last N occurrences or time(D) for those of the last D seconds", Where).
 
 pattern_operator(Name, temporal) :- temporal_operator(Name).
@@ -480,7 +818,8 @@ operator_pattern(where, _, L, LP, Goal, GP, _, Src, where(P, Goal)) :-
                      "write a Prolog goal, e.g. where X > 10", Where)
     ;   callable(Goal)
     ->  true
-    ;   format(string(M), "a where condition must be a Prolog goal, not ~q", [Goal]),
+    ;   term_words(Goal, Words),
+        format(string(M), "a where condition must be a Prolog goal, not ~w", [Words]),
         etalis_error(M, "write a Prolog goal, e.g. where X > 10", Where)
     ).
 operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
@@ -503,7 +842,8 @@ duration_seconds(D, Where, Seconds) :-
     ->  Seconds = D
     ;   compound(D), D =.. [Unit, N], number(N), unit_seconds(Unit, S)
     ->  Seconds is N*S
-    ;   format(string(M), "~q is not a duration", [D]),
+    ;   term_words(D, Words),
+        format(string(M), "~w is not a duration", [Words]),
         etalis_error(M, "write seconds as a number, or milliseconds(N), seconds(N), minutes(N), hours(N) or days(N)", Where)
     ),
     (   Seconds >= 0
@@ -519,17 +859,18 @@ unit_seconds(days, 86400).
 
 %   Positions
 
-pos_args(parentheses_term_position(_, _, Inner), Args) :-
-    !,
-    pos_args(Inner, Args).
-pos_args(term_position(_, _, _, _, Args), Args) :- !.
-pos_args(_, [none, none]).
+%   pos_args(+Pos, +N, -Args): the positions of the N arguments of the
+%   term at Pos; the term's own position where the reader gave none.
 
-pos_args4(Pos, Args) :-
-    (   pos_args(Pos, Args0), Args0 \= [none, none]
-    ->  Args = Args0
-    ;   Args = [none, none, none, none]
-    ).
+pos_args(parentheses_term_position(_, _, Inner), N, Args) :-
+    !,
+    pos_args(Inner, N, Args).
+pos_args(term_position(_, _, _, _, Args), N, Args) :-
+    length(Args, N),
+    !.
+pos_args(Pos, N, Args) :-
+    length(Args, N),
+    maplist(=(Pos), Args).
 
 pos_from(parentheses_term_position(From, _, _), From) :- !.
 pos_from(Pos, From) :-
@@ -544,41 +885,32 @@ pos_where(Pos, Src, Where) :-
     pos_from(Pos, Offset),
     offset_where(Offset, Src, Where).
 
-%   offset_where(+Offset, +Src, -Where): the line and column of the
-%   character at Offset.  Src holds the offsets at which the lines of the
-%   text start (see line_starts/2), so this takes log(lines) steps.
+%   offset_where(+Offset, +Src, -Where): Where is pos(Source, Line,
+%   Column) of the character at Offset.  A carriage return before a line
+%   end is not a column.
 
-offset_where(Offset, src(Source, Text, Lines), pos(Source, Line, Column)) :-
+offset_where(Offset0, src(Source, Text, Lines), pos(Source, Line, Column)) :-
     string_length(Text, Len),
-    At is max(0, min(Offset, Len)),
+    Offset is max(0, min(Offset0, Len)),
     functor(Lines, _, N),
-    line_of(Lines, At, 1, N, Line),
+    line_of(Lines, Offset, 1, N, Line),
     arg(Line, Lines, Start),
-    Column is At - Start + 1.
-
-%   line_of(+Lines, +Offset, +Low, +High, -Line): the last line in
-%   Low..High that starts at or before Offset (binary search).
-
-line_of(Lines, Offset, Low, High, Line) :-
-    (   Low >= High
-    ->  Line = Low
-    ;   Mid is (Low + High + 1) // 2,
-        arg(Mid, Lines, Start),
-        (   Start =< Offset
-        ->  line_of(Lines, Offset, Mid, High, Line)
-        ;   High1 is Mid - 1,
-            line_of(Lines, Offset, Low, High1, Line)
-        )
+    (   Offset > Start,
+        Before is Offset - 1,
+        sub_string(Text, Before, 1, _, "\r")
+    ->  Column is Offset - Start
+    ;   Column is Offset - Start + 1
     ).
 
-%   line_starts(+Text, -Lines): Lines is a term l(S1, S2, ...) whose
-%   argument I is the offset at which line I of Text starts.
+%   line_of(+Lines, +Offset, +Low, +High, -Line): binary search for the
+%   last line (between Low and High) that starts at or before Offset.
 
-line_starts(Text, Lines) :-
-    split_string(Text, "\n", "", Parts),
-    foldl(line_start, Parts, Starts, 0, _),
-    compound_name_arguments(Lines, l, Starts).
-
-line_start(Part, Start, Start, Next) :-
-    string_length(Part, Len),
-    Next is Start + Len + 1.
+line_of(_, _, Line, Line, Line) :- !.
+line_of(Lines, Offset, Low, High, Line) :-
+    Mid is (Low + High + 1) // 2,
+    arg(Mid, Lines, Start),
+    (   Start =< Offset
+    ->  line_of(Lines, Offset, Mid, High, Line)
+    ;   High1 is Mid - 1,
+        line_of(Lines, Offset, Low, High1, Line)
+    ).
