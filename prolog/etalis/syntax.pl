@@ -141,6 +141,8 @@ decode_bytes([0xFF, 0xFE|Bytes], File, Codes) :- !,
     decode_all(utf16(le), Bytes, File, Codes).
 decode_bytes([0xFE, 0xFF|Bytes], File, Codes) :- !,
     decode_all(utf16(be), Bytes, File, Codes).
+decode_bytes([0xEF, 0xBB, 0xBF|Bytes], File, Codes) :- !,
+    decode_all(utf8, Bytes, File, Codes).
 decode_bytes(Bytes, File, Codes) :-
     decode_all(utf8, Bytes, File, Codes).
 
@@ -156,15 +158,16 @@ decode_all(Encoding, Bytes, File, Codes) :-
         offset_where(Offset, Src, Where),
         Where = pos(_, Line, Column),
         Rest = [Byte|_],
-        encoding_name(Encoding, Name),
+        encoding_name(Encoding, Name, Hint),
         format(string(M), "rule file is not ~w: byte 0x~|~`0t~16R~2+ at line ~d column ~d",
                [Name, Byte, Line, Column]),
-        etalis_error(M, "save the rule file as UTF-8 text (this looks like Latin-1, Windows-1252 or binary data)",
-                     Where)
+        etalis_error(M, Hint, Where)
     ).
 
-encoding_name(utf8, 'UTF-8').
-encoding_name(utf16(_), 'UTF-16').
+encoding_name(utf8, 'UTF-8',
+              "save the rule file as UTF-8 text (this looks like Latin-1, Windows-1252 or binary data)").
+encoding_name(utf16(_), 'UTF-16',
+              "it starts with a UTF-16 byte order mark but is cut or damaged there; save it as UTF-8 text").
 
 %   decode(+Bytes, +Encoding, -Codes, -Rest): Codes are the characters
 %   of the longest valid prefix of Bytes; Rest is what follows it.
@@ -217,6 +220,7 @@ read_etl_string(Text0, Source, Items) :-
     ),
     source_text(Source, Text, Src),
     no_control_character(Src),
+    not_too_deep(Src),
     setup_call_cleanup(
         open_string(Text, In),
         read_items(In, Src, Items),
@@ -240,6 +244,17 @@ no_control_character(Src) :-
         format(string(M), "rule file contains the control character 0x~|~`0t~16R~2+", [C]),
         etalis_error(M, "a rule file is text: remove the character (is this a binary file, or UTF-16 without a byte order mark?)",
                      Where)
+    ;   true
+    ).
+
+not_too_deep(Src) :-
+    Src = src(_, Text, _),
+    string_codes(Text, Codes),
+    (   too_deep(Codes, 0, 0, Offset)
+    ->  offset_where(Offset, Src, Where),
+        max_nesting(Max),
+        format(string(M), "brackets nested more than ~d deep", [Max]),
+        etalis_error(M, "split the pattern into several rules with intermediate events", Where)
     ;   true
     ).
 
@@ -291,6 +306,8 @@ clause_error(Error, Pos, Src) :-
     pos_where(Pos, Src, Where),
     etalis_error(M, Hint, Where).
 
+error_words(error(domain_error(compound_non_zero_arity, _), _), "an empty argument list ()",
+            "write an atom without parentheses, e.g. a instead of a()") :- !.
 error_words(error(resource_error(_), _), "it is too large or nested too deeply",
             "split it into smaller rules, or nest less deeply") :- !.
 error_words(error(Formal, _), Words, Hint) :-
@@ -337,41 +354,70 @@ unclosed_words(quoted(0'`), "syntax error: unterminated back-quoted text",
 %   comment or quoted text of Kind opens in Codes (the text from Offset
 %   on) and is never closed, skipping comments and quoted text that are.
 
-unclosed([0'%|Cs], O, Kind, At) :- !,
-    O1 is O + 1,
-    line_end(Cs, O1, Cs1, O2),
-    unclosed(Cs1, O2, Kind, At).
-unclosed([0'/, 0'*|Cs], O, Kind, At) :- !,
-    O1 is O + 2,
-    (   comment_end(Cs, O1, Cs1, O2)
-    ->  unclosed(Cs1, O2, Kind, At)
-    ;   Kind == comment,
-        At = O
+unclosed(Codes, O, Kind, At) :-
+    token(Codes, O, Token, Rest, O1),
+    (   Token = unclosed(Kind0, At0)
+    ->  Kind0 == Kind,
+        At = At0
+    ;   unclosed(Rest, O1, Kind, At)
     ).
-unclosed([Q|Cs], O, Kind, At) :-
+
+%   too_deep(+Codes, +Offset, +Depth, -At): a bracket at At (in Codes,
+%   the text from Offset on) opens more than max_nesting/1 levels; the
+%   reader would need more C stack than it has.
+
+too_deep(Codes, O, Depth, At) :-
+    token(Codes, O, Token, Rest, O1),
+    (   Token = char(C), memberchk(C, `([{`)
+    ->  Depth1 is Depth + 1,
+        (   max_nesting(Max), Depth1 > Max
+        ->  At = O
+        ;   too_deep(Rest, O1, Depth1, At)
+        )
+    ;   Token = char(C), memberchk(C, `)]}`)
+    ->  Depth1 is max(0, Depth - 1),
+        too_deep(Rest, O1, Depth1, At)
+    ;   Token \= unclosed(_, _),
+        too_deep(Rest, O1, Depth, At)
+    ).
+
+max_nesting(1000).
+
+%   token(+Codes, +Offset, -Token, -Rest, -RestOffset): the first token
+%   of Codes as far as brackets, comments and quotes go: a comment, a
+%   name, a quoted text, an unclosed(Kind, At) comment or quote, or
+%   char(C).  Fails on the end of the text.
+
+token([0'%|Cs], O, comment, Rest, O2) :- !,
+    O1 is O + 1,
+    line_end(Cs, O1, Rest, O2).
+token([0'/, 0'*|Cs], O, Token, Rest, O2) :- !,
+    O1 is O + 2,
+    (   comment_end(Cs, O1, Rest, O2)
+    ->  Token = comment
+    ;   Token = unclosed(comment, O), Rest = [], O2 = O
+    ).
+token([Q|Cs], O, Token, Rest, O2) :-
     memberchk(Q, `'"\``), !,
     O1 is O + 1,
-    (   quoted_end(Cs, Q, O1, Cs1, O2)
-    ->  unclosed(Cs1, O2, Kind, At)
-    ;   Kind == quoted(Q),
-        At = O
+    (   quoted_end(Cs, Q, O1, Rest, O2)
+    ->  Token = quoted
+    ;   Token = unclosed(quoted(Q), O), Rest = [], O2 = O
     ).
-unclosed([C|Cs], O, Kind, At) :-
+token([C|Cs], O, name, Rest, O4) :-
     code_type(C, csym), !,
     O1 is O + 1,
     name_chars(Cs, O1, Cs1, O2, Name),
     (   Cs1 = [0'\'|Cs2], C == 0'0, Name == []
     ->  O3 is O2 + 1,                       % 0'c
-        char_literal(Cs2, O3, Cs4, O4)
-    ;   Cs1 = [0'\'|Cs4], maplist([D]>>code_type(D, digit), [C|Name])
+        char_literal(Cs2, O3, Rest, O4)
+    ;   Cs1 = [0'\'|Rest], maplist([D]>>code_type(D, digit), [C|Name])
     ->  O4 is O2 + 1                        % radix notation: 16'FF
-    ;   Cs4 = Cs1,
+    ;   Rest = Cs1,
         O4 = O2
-    ),
-    unclosed(Cs4, O4, Kind, At).
-unclosed([_|Cs], O, Kind, At) :-
-    O1 is O + 1,
-    unclosed(Cs, O1, Kind, At).
+    ).
+token([C|Cs], O, char(C), Cs, O1) :-
+    O1 is O + 1.
 
 %   Each of these takes codes and the offset of the first, and gives
 %   what follows the construct and its offset.
@@ -476,6 +522,11 @@ etalis_error(Message, Hint, Where) :-
 
 %   Classify one clause of the file.
 
+item(Term, Pos, _, Src, _) :-
+    var(Term),
+    !,
+    pos_where(Pos, Src, Where),
+    etalis_error("a clause cannot be a variable", "remove it, or write a fact, a rule or a directive", Where).
 item((:- Directive), Pos, _, Src, directive(Directive, Where)) :-
     !,
     pos_where(Pos, Src, Where),
