@@ -124,7 +124,7 @@ def test_a_non_numeric_value_is_a_warning_and_is_left_out() -> None:
     "rules,message",
     [
         ("h <- iteration(t, 0).", "iteration needs a count of 1 or more, not 0"),
-        ("h(A) <- aggregate(median(T), t(T), count(2), A).", "unknown aggregate median(_"),
+        ("h(A) <- aggregate(median(T), t(T), count(2), A).", "unknown aggregate median(T)"),
         ("h(A) <- aggregate(sum(T), t(T), last(2), A).", "last(2) is not an aggregate window"),
         ("h <- aggregate(sum(T), t(T), count(2), 7).", "the result of an aggregate must be a variable"),
     ],

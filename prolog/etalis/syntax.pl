@@ -325,11 +325,11 @@ syntax_error(What, Context, Start, Src) :-
         sub_string(Text, Start, _, 0, Rest),
         string_codes(Rest, Codes),
         unclosed(Codes, Start, Kind, Offset)
-    ->  unclosed_words(Kind, Message, Hint)
+    ->  unclosed_hint(Kind, Hint)
     ;   syntax_error_offset(Context, Start, Offset),
-        syntax_message(What, Message),
         Hint = "check the operators and parentheses, and end each clause with a full stop"
     ),
+    syntax_message(What, Message),
     offset_where(Offset, Src, Where),
     etalis_error(Message, Hint, Where).
 
@@ -341,14 +341,10 @@ unclosed_kind(end_of_file_in_block_comment, comment).
 unclosed_kind(end_of_file_in_quoted(Q), quoted(C)) :-
     char_code(Q, C).
 
-unclosed_words(comment, "syntax error: unterminated block comment (/* without */)",
-               "close the comment with */").
-unclosed_words(quoted(0'\'), "syntax error: unterminated quoted atom",
-               "close the quote; write \\' for a quote inside the atom").
-unclosed_words(quoted(0'"), "syntax error: unterminated string",
-               "close the string with \"; write \\\" for a quote inside it").
-unclosed_words(quoted(0'`), "syntax error: unterminated back-quoted text",
-               "close the text with `").
+unclosed_hint(comment, "close the comment with */").
+unclosed_hint(quoted(0'\'), "close the quoted atom with '; write \\' for a quote inside it").
+unclosed_hint(quoted(0'"), "close the string with \"; write \\\" for a quote inside it").
+unclosed_hint(quoted(0'`), "close the text with `").
 
 %   unclosed(+Codes, +Offset, +Kind, -At): At is the offset where a
 %   comment or quoted text of Kind opens in Codes (the text from Offset
@@ -499,8 +495,9 @@ name_words(Name, Words) :-
 syntax_words(end_of_clause, "unexpected end of clause").
 syntax_words(end_of_clause_expected, "end of clause (a full stop) expected").
 syntax_words(end_of_file, "unexpected end of file").
-syntax_words(end_of_file_in_block_comment, "unterminated block comment (/* without */)").
-syntax_words(end_of_file_in_quoted(_), "unterminated quoted text").
+syntax_words(end_of_file_in_quoted(Quote), Words) :-
+    format(string(Words), "a quote (~w) is never closed", [Quote]).
+syntax_words(end_of_file_in_block_comment, "a block comment (/*) is never closed").
 syntax_words(cannot_start_term, "a term cannot start here").
 syntax_words(operator_balance, "unbalanced operator").
 syntax_words(operator_clash, "operator priority clash").
