@@ -196,6 +196,7 @@ class Engine:
         if report is not None:
             specs = [spec.rpartition("/") for spec in report]
             extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
+        check_unicode(text, source)
         engine = cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra,
                              max_queued)
         engine._source = (source, text)
@@ -520,6 +521,7 @@ class Engine:
         goals carry on; the pending goals of other rules are untouched.
         Raises :class:`RuleError` (and changes nothing) for a bad rule."""
         self._check_open()
+        check_unicode(text, source)
         info, _ = self._prolog.request(f"add_rules({self._name}, text({quote_atom(source)}))", text)
         self.rule_count, self.goal_count = info["rules"], info["goals"]
         self.prefixes = dict(info["prefixes"])
@@ -658,3 +660,19 @@ def _outside_level() -> int:
         frame = frame.f_back
         level += 1
     return level
+
+
+def check_unicode(text: str, source: str) -> None:
+    """Raise :class:`RuleError` at the first lone surrogate of ``text``: it
+    has no UTF-8 form, so the rules could not cross to the engine."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        before = text[: e.start]
+        line = before.count("\n") + 1
+        column = e.start - before.rfind("\n")
+        raise RuleError(
+            f"rule text is not valid Unicode: a lone surrogate U+{ord(text[e.start]):04X}",
+            file=source, line=line, column=column,
+            hint="surrogates come in pairs; the text was probably decoded wrongly (decode the file as UTF-8)",
+        ) from None
