@@ -535,3 +535,57 @@ def test_replay_single_file_parquet_with_timestamps(spark: SparkSession, tmp_pat
     assert len(expected) > 10
     assert pq.read_table(tmp_path / "out" / "rejected.parquet").num_rows == 0
     result.unpersist()
+
+
+SEVERAL_BAD_CSV = (b"\xef\xbb\xbfevent,x,time\na,1,1\na,\xe9,2\na,nan,2\na,1e400,2\na,1,soon\na,,2\na,1,2,3\n"
+                   b"$a,1,2\nb,1,3\na,2,4\na,2,inf\nb,2,5\n")
+SEVERAL_BAD_JSONL = b"\n".join([
+    b'\xef\xbb\xbf{"event": "a", "x": 1, "time": 1}',
+    b'{"event": "a", "x": "\xe9", "time": 2}',
+    b'{"event": "a", "x": ' + b"[" * 20_000 + b"]" * 20_000 + b', "time": 2}',
+    b'{"event": "a", "x": NaN, "time": 2}',
+    b'{"event": "a", "x": 1, "time": "soon"}',
+    b'{"event": "a",',
+    b"[1, 2]",
+    b'{"event": "b", "x": 1, "time": 3}',
+    b'{"event": "a", "x": 2, "time": 4}',
+    b'{"event": "b", "x": 2, "time": 5}']) + b"\n"
+
+
+def test_replay_rejects_bad_rows_of_csv_and_json_lines_one_by_one_as_run_does(
+        spark: SparkSession, tmp_path: Path) -> None:
+    rules = ROOT / "tests" / "rows_bad" / "rules.etl"
+    mapping = ["--event-col", "event", "--args", "x", "--time", "time"]
+    data = tmp_path / "several.csv"
+    data.write_bytes(SEVERAL_BAD_CSV)
+    expected, summary = etalis_run(rules, data, mapping)
+    assert expected == ['{"event": "c", "args": [1], "start": 1, "end": 3}\n',
+                        '{"event": "c", "args": [2], "start": 4, "end": 5}\n']
+    assert summary.startswith("events read: 12, accepted: 4, rejected: 8, detections: 2,")
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(data), *mapping])
+    out, err = StringIO(), StringIO()
+    cli.run(ns, out, err)
+    run_reasons = [line.split(": rejected: ")[1] for line in err.getvalue().splitlines()[:-1]]
+    result = replay(data, rules, spark=spark, **kwargs(mapping))
+    assert list(result.detection_lines()) == expected
+    assert (result.rows, result.events, result.rejected_rows) == (12, 4, 8)
+    reasons = [r["reason"] for r in result.rejected.collect()]
+    assert reasons[0] == "line is not UTF-8: Spark read a byte of column 'x' as U+FFFD"
+    assert run_reasons[0] == "line is not UTF-8: byte 0xe9 at column 3"
+    assert reasons[1:] == run_reasons[1:] == [
+        "column 'x': 'nan' is not a finite number", "column 'x': '1e400' is not a finite number",
+        "time 'soon' is not a number or an ISO 8601 date; give --time-format", "column 'x' is empty",
+        "4 fields where the header has 3", "event names starting with $ are reserved ('$a')", "time 'inf' is not finite"]
+    result.unpersist()
+
+    lines = tmp_path / "several.jsonl"
+    lines.write_bytes(SEVERAL_BAD_JSONL)
+    result = replay(lines, rules, spark=spark, **kwargs(mapping))
+    assert list(result.detection_lines()) == expected
+    assert (result.rows, result.events, result.rejected_rows) == (10, 4, 6)
+    assert [r["reason"] for r in result.rejected.collect()] == [
+        "line is not UTF-8: byte 0xe9 at column 22", "nested deeper than 100 levels",
+        "not JSON: NaN (JSON has no NaN or infinity)",
+        "time 'soon' is not a number or an ISO 8601 date; give --time-format",
+        "not JSON: Expecting property name enclosed in double quotes at column 15", "[1, 2] is not a JSON object"]
+    result.unpersist()

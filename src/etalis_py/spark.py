@@ -59,7 +59,7 @@ from .errors import RuleFileNotFound
 from .events import InvalidEvent, prolog_value, to_time
 from .output import TimeStyle, csv_table, formatted, max_arity
 from .progress import ProgressLine
-from .streams import Mapping, parse_formatted_time, parse_time, parse_value
+from .streams import Lines, Mapping, file_chunks, json_line_reason, parse_formatted_time, parse_time, parse_value
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -206,7 +206,8 @@ def read_input(spark: "SparkSession", path: str, mapping: Mapping, input_format:
     if fmt == "parquet":
         return spark.read.parquet(path)
     if fmt in ("json", "jsonl"):
-        return spark.read.json(path)
+        # NaN and Infinity are no JSON: such a line is rejected, as by etalis run
+        return spark.read.option("allowNonNumericNumbers", False).json(path)
     raise ValueError(f"unknown input format {fmt!r}: use csv, parquet or json")
 
 
@@ -232,8 +233,13 @@ def _csv_header(spark: "SparkSession", path: str) -> list[str]:
             if not files:
                 raise ValueError(f"no files in {path}")
             first = files[0]
-        with first.open(encoding="utf-8", newline="") as f:
-            row = next(csv.reader(f), None)
+        with first.open("rb") as f:
+            lines = Lines(file_chunks(f), keepends=True)
+            reader = csv.reader(lines)
+            row = next(reader, None)
+        bad = [lines.bad[n] for n in range(1, reader.line_num + 1) if n in lines.bad]
+        if bad:
+            raise ValueError(f"the header of {first}: {bad[0]}")
         if row is None:
             raise ValueError(f"{first} is empty: it has no header (give --columns)")
         return [h.strip() for h in row]
@@ -254,6 +260,7 @@ class MapSpec:
     first: tuple[tuple[str, int], ...]  # events stage 1 consumes, with their key's argument (-1: global)
     raw_later: bool = False            # later stages consume input events: write SIG and KEYS
     later: tuple[int, ...] = ()        # the arguments that key them there
+    json_lines: bool = False           # _corrupt_record holds JSON lines (else CSV rows)
 
 
 def _value_text(value: Any) -> str:
@@ -346,11 +353,11 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
             n = batch.num_rows
             if n == 0:
                 continue
-            time_values = batch.column(time_col).to_pylist()
+            time_values = _values(batch.column(time_col))
             time_is_date = pa.types.is_timestamp(batch.schema.field(time_col).type)
-            event_names = batch.column(m.event_col).to_pylist() if m.event_col is not None else None
-            arg_cols = [(p, c, batch.column(c).to_pylist(), p in key_args) for p, c in enumerate(m.args)]
-            corrupt = batch.column(CORRUPT).to_pylist() if spec.has_corrupt else None
+            event_names = _values(batch.column(m.event_col)) if m.event_col is not None else None
+            arg_cols = [(p, c, _values(batch.column(c)), p in key_args) for p, c in enumerate(m.args)]
+            corrupt = _values(batch.column(CORRUPT)) if spec.has_corrupt else None
             ok: list[int] = []
             kinds: list[str] = []
             key1: list[str] = []
@@ -362,11 +369,13 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
             bad: list[int] = []
             reasons: list[str] = []
             fixed_tk = TK_DATE if (m.time_format or time_is_date) else 0
+            replaced = _replaced_bytes(batch, spec) if spec.has_corrupt and not spec.json_lines else {}
             for i in range(n):
                 try:
                     if corrupt is not None and corrupt[i] is not None:
-                        fields = next(csv.reader([corrupt[i]]), [])
-                        raise InvalidEvent(f"{len(fields)} fields where the header has {spec.header_width}")
+                        raise InvalidEvent(_corrupt_reason(corrupt[i], spec))
+                    if replaced and i in replaced:
+                        raise InvalidEvent(replaced[i])
                     if event_names is not None:
                         raw_name = _text(event_names[i], m.event_col or "", batch, i, spec)
                         if raw_name.startswith("$"):
@@ -437,6 +446,41 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
                     names=names)
 
     return run
+
+
+def _values(column: pa.Array) -> list[Any]:
+    """The values of a column.  Spark passes the bytes of a line it cannot
+    read through as they are: text that is not UTF-8 comes with its bad
+    bytes as lone surrogates (as etalis run reads it)."""
+    try:
+        values: list[Any] = column.to_pylist()
+        return values
+    except UnicodeDecodeError:
+        return [None if b is None else b.decode("utf-8", "surrogateescape")
+                for b in column.cast(pa.binary()).to_pylist()]
+
+
+def _replaced_bytes(batch: pa.RecordBatch, spec: MapSpec) -> dict[int, str]:
+    """The rows of a batch read by Spark's CSV reader in which it replaced
+    bytes that are not UTF-8 by U+FFFD, with the reason."""
+    out: dict[int, str] = {}
+    for col in spec.original:
+        column = batch.column(col)
+        if col == CORRUPT or not pa.types.is_string(column.type):
+            continue
+        hits = pc.fill_null(pc.match_substring(column, "\ufffd"), False)
+        if pc.any(hits).as_py():
+            for i in pc.indices_nonzero(hits).to_pylist():
+                out.setdefault(i, f"line is not UTF-8: Spark read a byte of column {col!r} as U+FFFD")
+    return out
+
+
+def _corrupt_reason(record: str, spec: MapSpec) -> str:
+    """Why the row Spark could not read (``_corrupt_record``) is rejected."""
+    if spec.json_lines:
+        return json_line_reason(record) or "Spark cannot read this JSON line"
+    fields = next(csv.reader([record]), [])
+    return f"{len(fields)} fields where the header has {spec.header_width}"
 
 
 def _text(value: Any, col: str, batch: pa.RecordBatch, i: int, spec: MapSpec) -> str:
@@ -1022,8 +1066,10 @@ def replay(
                               for s, p in st.key if the_plan.input.is_input(s)}))
         raw_later = any(the_plan.input.is_input(s) for st in the_plan.stages[1:] for s in st.consumes)
         raw_slot = {p: i for i, p in enumerate(later)}
+        json_lines = isinstance(data, (str, os.PathLike)) and (
+            input_format or _format_of(os.fspath(data))).lower() in ("json", "jsonl")
         mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
-                        first_keys, raw_later, later)
+                        first_keys, raw_later, later, json_lines)
         mapped = numbered.mapInArrow(_map_with_failure(_map_rows(mspec), inject_failure),
                                      _mapped_schema(numbered, raw_later))
         if raw_later or not the_plan.stages:

@@ -197,7 +197,7 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
     extension, see :func:`stream_kind`)."""
     kind = kind or stream_kind(path)
     with path.open("rb") as f:
-        yield from _batches(_file_chunks(f), kind, mapping, batch_lines)
+        yield from _batches(file_chunks(f), kind, mapping, batch_lines)
 
 
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int) -> Iterator[Batch]:
@@ -235,8 +235,12 @@ def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
     for i, line in enumerate(text.split("\n")):
         m = _NOT_UTF8.search(line)
         if m:
-            bad[i] = f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+            bad[i] = _not_utf8(m)
     return text, bad
+
+
+def _not_utf8(m: re.Match[str]) -> str:
+    return f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
 
 
 class Lines:
@@ -275,7 +279,7 @@ class Lines:
                 yield lines
 
 
-def _file_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+def file_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
     """The bytes of ``f`` in chunks that end at a newline (but the last)."""
     pending = b""
     while True:
@@ -453,6 +457,23 @@ def _jsonl_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
     if lines or batch.rejected:
         batch.text = "".join(lines)
         yield batch
+
+
+def json_line_reason(line: str) -> Optional[str]:
+    """Why ``etalis run`` rejects the JSON line ``line`` before it looks at
+    its fields (not UTF-8, with its bad bytes as lone surrogates; not JSON;
+    not an object), or None.  Replay asks it of the lines that Spark's JSON
+    reader cannot read."""
+    m = _NOT_UTF8.search(line)
+    if m:
+        return _not_utf8(m)
+    try:
+        item = json.JSONDecoder(parse_constant=_not_a_number).decode(line)
+        if not isinstance(item, dict):
+            _not_object(item)
+    except (ValueError, RecursionError) as e:
+        return _reason(e)
+    return None
 
 
 def _not_a_number(name: str) -> Any:
