@@ -1,0 +1,56 @@
+:- module(test_feed, []).
+:- use_module(library(plunit)).
+:- use_module('../../prolog/etalis/runtime').
+
+%   An engine without rules that reports every event it accepts, so that
+%   the detections are the accepted events.
+
+echo_engine(M) :-
+    engine_create(M),
+    engine_start(M, [], none),
+    assertz(M:('$on'(E, T1, T2, det(E, T1, T2)))).
+
+feed(Text, Accepted, Rejected, Events) :-
+    echo_engine(M),
+    engine_feed(M, Text, 1, summary(Accepted, Rejected, _), Detections),
+    split_string(Detections, "\n", "", Lines0),
+    exclude(==(""), Lines0, Events),
+    engine_destroy(M).
+
+:- begin_tests(feed).
+
+test(unclosed_quote_is_one_rejected_line, [A, R, N] == [3, [rejected(2, "syntax error: a quote (') is never closed")], 3]) :-
+    feed("event(a(1), 1).\nevent(a('x), 2).\nevent(b(1), 3).\nevent(b(2), 4).\n", A, R, Es),
+    length(Es, N).
+
+test(unclosed_quote_after_a_term_on_its_line, [A, R] == [3, [rejected(1, "syntax error: a quote (') is never closed")]]) :-
+    feed("event(a(1), 1). event(b('x), 2).\nevent(b(1), 3).\nevent(b(2), 4).\n", A, R, _).
+
+test(quote_closed_on_a_later_line_rejects_its_first_line_only, [A, R] ==
+     [2, [rejected(2, "syntax error: a quote (') is never closed"),
+          rejected(3, "syntax error: a quote (') is never closed")]]) :-
+    feed("event(a(1), 1).\nevent(a('x), 2).\nevent(b('), 3).\nevent(b(2), 4).\n", A, R, _).
+
+test(variables_are_rejected, [A, R] == [1, [rejected(1, "an event cannot be a variable"),
+                                            rejected(2, "an event cannot be a variable")]]) :-
+    feed("_.\nX.\nevent(a(1), 3).\n", A, R, _).
+
+test(end_of_file_term_is_rejected_and_reading_goes_on, [A, R] ==
+     [2, [rejected(2, "end_of_file marks the end of a Prolog file: it is not an event here")]]) :-
+    feed("event(a(1), 1).\nend_of_file.\nevent(b(1), 3).\n", A, R, _).
+
+test(end_of_file_term_on_the_last_line_without_newline, [A, R] ==
+     [1, [rejected(2, "end_of_file marks the end of a Prolog file: it is not an event here")]]) :-
+    feed("event(a(1), 1).\nend_of_file.", A, R, _).
+
+test(clauses_are_rejected, [A, R] ==
+     [1, [rejected(1, "a:-b is a Prolog clause or directive, not an event"),
+          rejected(2, "?-a is a Prolog clause or directive, not an event"),
+          rejected(3, "a:-b is a Prolog clause or directive, not an event")]]) :-
+    feed("a :- b.\n?- a.\nevent((a :- b), 2).\nevent(c, 4).\n", A, R, _).
+
+test(blank_and_comment_lines_between_terms_keep_line_numbers, [A, R] ==
+     [2, [rejected(5, "an event cannot be a variable")]]) :-
+    feed("event(a(1), 1).\n\n% note\n\n_.\nevent(b(1), 6).\n", A, R, _).
+
+:- end_tests(feed).
