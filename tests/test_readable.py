@@ -74,6 +74,9 @@ def test_a_line_that_is_not_a_detection_is_an_error_with_its_line(tmp_path: Path
     assert (code, out) == (1, "")
     assert err == f"etalis: {path}:3: not a detection (time 'noon' is not a number of seconds): " \
         '{"event": "x", "args": [], "start": "noon", "end": 1}\n'
+    path.write_text('{"event": "x", "args": [], "start": 1e20, "end": 1e20}\n')
+    assert etalis(["table", str(path)])[1:] == (
+        "", "etalis: time 1e+20 is not a date (seconds since 1970 within the years 1 to 9999)\n")
     with pytest.raises(ValueError, match=r"<detections>:1: not a detection \(missing 'end'\)"):
         read_detections(['{"event": "x", "args": [], "start": 1}'])
 

@@ -124,7 +124,6 @@ class Timeline:
         return fig
 
 
-
 @dataclass(frozen=True)
 class SignalFile:
     """Where the signals are in a CSV file: the time column (read as

@@ -76,7 +76,12 @@ class Readable:
         return zone(self.tz)
 
     def when(self, t: Time) -> datetime:
-        return to_datetime(t, self.tz)
+        """``t`` seconds since 1970 as a date in the zone; ValueError past
+        the years 1 to 9999."""
+        try:
+            return to_datetime(t, self.tz)
+        except (OverflowError, OSError):
+            raise ValueError(f"time {t!r} is not a date (seconds since 1970 within the years 1 to 9999)") from None
 
     def label(self, d: Detection) -> str:
         """``event(name, ...)``: the event and its arguments, named."""
