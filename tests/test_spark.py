@@ -401,6 +401,23 @@ def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
         "stage 1 (partitioned by sensor; 1 rules)", "stage 2 (partitioned by argument 2 of rise/4; 1 rules)"]
 
 
+def test_etalis_replay_format_table_prints_the_table_of_etalis_run(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = area_data(tmp_path / "area.csv", 600)
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    table = ["--format", "table", "--tz", "Europe/Berlin"]
+    assert cli.main(["run", str(rules), "--events", str(data), *AREA_MAPPING[:-2], *table]) == 0
+    expected = capsys.readouterr().out
+    assert expected.startswith("times in Europe/Berlin\nevent ") and expected.count("\n") > 3
+    assert cli.main(["replay", str(rules), "--events", str(data), *AREA_MAPPING, *table, "--no-progress"]) == 0
+    assert capsys.readouterr().out == expected
+    assert cli.main(["replay", str(rules), "--events", str(data), *AREA_MAPPING, *table,
+                     "--out", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err == \
+        "etalis: --format table is printed: leave out --out (or write jsonl there and use etalis table)\n"
+
+
 def test_replay_result_summary_counts(spark: SparkSession, tmp_path: Path) -> None:
     data = tmp_path / "obs.csv"
     data.write_text(BAD_ROWS)

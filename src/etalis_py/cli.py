@@ -13,7 +13,7 @@ from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import RuleError, RuleFileNotFound
 from .findings import Finding
-from .output import OUT_FORMATS, TimeStyle, formatted, max_arity, open_writer
+from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
 from .progress import ProgressLine, wanted
 from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
@@ -286,8 +286,11 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--out", metavar="DIR",
                     help="write detections, rejected rows and summary.json here (atomically); "
                     "default: print the detections as run does")
-    rp.add_argument("--format", choices=("parquet", "csv", "json", "jsonl"), default="parquet",
-                    help="the format of --out (jsonl and csv: exactly the files of run --format jsonl or csv)")
+    rp.add_argument("--format", choices=("parquet", "csv", "json", "jsonl", "table"), default="parquet",
+                    help="the format of --out (jsonl and csv: exactly the files of run --format jsonl or csv); "
+                    "table, without --out: print etalis table's table, in --tz")
+    rp.add_argument("--names", type=Path, metavar="CSV",
+                    help="with --format table: names of argument values, a CSV file with the header value,name")
     rp.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     rp.add_argument("--single-file", action="store_true",
                     help="parquet and json: one file each (detections.parquet, ...) instead of a directory of parts "
@@ -311,7 +314,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     mapping = mapping_from(ns)
     try:
         mapping.check()
-    except ValueError as e:
+        if ns.format == "table" and ns.out:
+            raise ValueError("--format table is printed: leave out --out (or write jsonl there and use etalis table)")
+        names = read_names(ns.names) if ns.names else {}
+    except (ValueError, OSError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.explain:
@@ -348,6 +354,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            progress=progress)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
+        elif ns.format == "table":
+            table = TableWriter(out, style, names)
+            table.write("".join(result.detection_lines()))
+            table.close()
         else:
             for text in formatted("jsonl", result.detection_lines(), style, 0, chunk=1000):
                 out.write(text)
