@@ -76,7 +76,7 @@ serve(create(Source, Options), Payload, Header, "") :-
     Compiled = compiled(program(Nodes, _), _, _, Settings),
     _{policy: Policy, printed: Printed, rules: NRules} :< Settings,
     length(Nodes, NNodes),
-    maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
+    printed_strings(Printed, PrintedS),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
@@ -98,7 +98,8 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
             ( M:'$rule_goals'(Name, Ids),
               aggregate_all(sum(C), ( member(Id, Ids), member(Id-_-C, Counts) ), P) ),
             Rules).
-serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes}, "") :-
+serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
+                                       printed: Printed}, "") :-
     engine_compiled(M, C0),
     source_items(source(Source, Payload), Items),
     compile_more(Items, C0, C),
@@ -111,12 +112,15 @@ serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologie
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
-    event_prefixes(M, Settings, Prefixes).
-serve(remove_rule(M, Label), _, _{rules: N, goals: G}, "") :-
+    event_prefixes(M, Settings, Prefixes),
+    printed_strings(Settings.printed, Printed).
+serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
     ->  reload_compiled(M, C0, C),
-        compiled_size(C, N, G)
+        compiled_size(C, N, G),
+        C = compiled(_, _, _, Settings),
+        printed_strings(Settings.printed, Printed)
     ;   format(string(Msg), "no rule is labelled ~q", [Label]),
         throw(error(etalis_engine_error(Msg), _))
     ).
@@ -152,7 +156,7 @@ serve(rules(Source), Payload, Header, "") :-
     findall(R, ( member(rule(L, H, P, Where, VN), Items),
                  rule_json(L, H, P, Where, VN, Overrides, Policy, R) ), Rules),
     term_string(Policy, PolicyS),
-    maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, PrintedS),
+    printed_strings(Printed, PrintedS),
     findall(_{name: N, arity: A, line: Line, column: Col},
             member(input(N/A, pos(_, Line, Col)), Directives), Inputs0),
     reverse(Inputs0, Inputs),
@@ -276,6 +280,12 @@ engine_compiled(M, C) :-
     ->  true
     ;   existence_error(etalis_engine, M)
     ).
+
+%   printed_strings(+Printed, -Strings): the reported events Name/Arity as
+%   strings "Name/Arity".
+
+printed_strings(Printed, Strings) :-
+    maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, Strings).
 
 compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
     length(Links, N),

@@ -187,6 +187,14 @@ def test_engine_findings_and_callbacks_for_unreported_events(tmp_path: Path) -> 
             warnings.simplefilter("error")
             engine.on("c", print)
             engine.on(None, print)
+        # rules added (or removed) change what is reported
+        engine.add_rules("lbl : y(K) <- x(K).\n")
+        assert engine.printed == ["c/1", "y/1"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            engine.on("y", print)
+        engine.remove_rule("lbl")
+        assert engine.printed == ["c/1"]
     with Engine.from_string(text, max_age=5) as engine:
         assert engine.findings() == []
     path = tmp_path / "r.etl"

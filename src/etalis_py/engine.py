@@ -524,6 +524,7 @@ class Engine:
         check_unicode(text, source)
         info, _ = self._prolog.request(f"add_rules({self._name}, text({quote_atom(source)}))", text)
         self.rule_count, self.goal_count = info["rules"], info["goals"]
+        self.printed = list(info["printed"])
         self.prefixes = dict(info["prefixes"])
         if info.get("ontologies"):
             self._load_declared(info["ontologies"])
@@ -534,6 +535,7 @@ class Engine:
         self._check_open()
         info, _ = self._prolog.request(f"remove_rule({self._name}, {quote_atom(label)})")
         self.rule_count, self.goal_count = info["rules"], info["goals"]
+        self.printed = list(info["printed"])
 
     # -- progress ---------------------------------------------------------------
 
