@@ -11,6 +11,7 @@
 :- use_module(etalis/compile).
 :- use_module(etalis/runtime).
 :- use_module(etalis/knowledge).
+:- use_module(etalis/sandbox, [sandbox_check/2]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/rule_facts).
 
@@ -102,13 +103,19 @@ serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologie
                                        printed: Printed}, "") :-
     engine_compiled(M, C0),
     source_items(source(Source, Payload), Items),
-    compile_more(Items, C0, C),
-    load_statics(M, C, Refs),
-    (   M:'$sandboxed'
-    ->  catch(check_sandbox(M, Items, C), E, ( maplist(erase, Refs), throw(E) ))
+    (   M:'$sandboxed'(Earlier)
+    ->  sandbox_check(Items, Earlier)
     ;   true
     ),
+    compile_more(Items, C0, C),
+    load_statics(M, C, _),
     reload_compiled(M, C0, C),
+    (   retract(M:'$sandboxed'(Earlier))
+    ->  include(is_static, Items, New),
+        append(Earlier, New, Statics),
+        assertz(M:'$sandboxed'(Statics))
+    ;   true
+    ),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
@@ -174,6 +181,7 @@ serve(solve(M), Payload, _{solutions: Solutions}, "") :-
     findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
 serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     source_items(source(Source, Payload), Items),
+    untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
 
@@ -294,22 +302,35 @@ compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
 %!  load_engine(+Source, +Options, -Engine, -Compiled) is det.
 %
 %   Compile the rules of Source into a new engine.  Options are those of
-%   compile_items/3 and sandbox(true), which refuses rules that could
-%   run unsafe goals (see check_sandbox/3).
+%   compile_items/3 and trusted(true): without it, the rules are
+%   untrusted, and refused (before anything of them is loaded) unless
+%   sandbox_check/2 proves them safe.
 
 load_engine(Source, Options, M, Compiled) :-
     source_items(Source, Items),
+    untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
     engine_create(M),
     catch(( knowledge_init(M),
             load_compiled(M, Compiled),
-            (   memberchk(sandbox(true), Options)
-            ->  check_sandbox(M, Items, Compiled),
-                assertz(M:'$sandboxed')
-            ;   true
+            (   memberchk(trusted(true), Options)
+            ->  true
+            ;   include(is_static, Items, Statics),
+                assertz(M:'$sandboxed'(Statics))
             ) ),
           E,
           ( engine_destroy(M), throw(E) )).
+
+%   untrusted_check(+Options, +Items): unless Options say trusted(true),
+%   the items must be proven safe.
+
+untrusted_check(Options, Items) :-
+    (   memberchk(trusted(true), Options)
+    ->  true
+    ;   sandbox_check(Items, [])
+    ).
+
+is_static(static(_, _)).
 
 source_items(source(file(Path), _), Items) :- !,
     read_etl_file(Path, Items0),

@@ -40,10 +40,10 @@ def test_sandbox_allows_pure_prolog_and_interval_builtins() -> None:
         assert engine.emit("reading", "x", 30, at=4) == [Detection("hot", ("x", 86, 3), 1, 4)]
 
 
-def test_without_sandbox_trusted_rules_may_use_any_prolog(tmp_path: Path) -> None:
+def test_trusted_rules_may_use_any_prolog(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     rules = f"c <- a where open('{marker}', write, S), close(S)."
-    with Engine.from_string(rules) as engine:
+    with Engine.from_string(rules, trusted=True) as engine:
         assert engine.emit("a", at=1) == [Detection("c", (), 1, 1)]
     assert marker.exists()
 
@@ -54,4 +54,4 @@ def test_check_and_run_take_sandbox(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "check", str(rules), "--sandbox"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
-    assert r.stderr.startswith(f"{rules}:1:1: error: sandbox: shell/2 may not be called by rules from an untrusted source (reached through shell/1)")
+    assert r.stderr.startswith(f"{rules}:1:1: error: sandbox: shell/1 may not be called by rules from an untrusted source (it calls shell/2)")

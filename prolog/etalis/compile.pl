@@ -1,7 +1,6 @@
 :- module(etalis_compile,
           [ compile_items/3,            % +Items, +Options, -Compiled
             load_compiled/2,            % +Engine, +Compiled
-            check_sandbox/3,            % +Engine, +Items, +Compiled
             compile_more/3,             % +Items, +Compiled0, -Compiled
             compile_without/3,          % +Label, +Compiled0, -Compiled
             reload_compiled/3,          % +Engine, +Compiled0, +Compiled
@@ -17,12 +16,12 @@
 :- use_module(library(assoc)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
-:- use_module(library(sandbox), [safe_goal/1]).
 :- use_module(syntax).
 :- use_module(binarize).
 :- use_module(operators).
 :- use_module(policies, [policy/1]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
+:- use_module(sandbox, [static_clause/3, assert_static/4]).
 
 /** <module> Compiling rule files into event-driven clauses
 
@@ -735,92 +734,9 @@ direct_goal(Printed, '$derived'(E, T1, T2, O), Goal) :-
 load_statics(M, compiled(_, _, Statics, _), Refs) :-
     foldl(load_static(M), Statics, Refs, []).
 
-load_static(M, static(Clause, Where), Refs0, Refs) :-
-    expand_term(Clause, Expanded),
-    (   is_list(Expanded) -> Cs = Expanded ; Cs = [Expanded] ),
-    foldl(assert_static(M, Where), Cs, Refs0, Refs).
-
-assert_static(M, Where, C, [Ref|Refs], Refs) :-
-    catch(assertz(M:C, Ref), E, static_error(E, Where)).
-
-static_error(error(permission_error(modify, static_procedure, PI), _), Where) :- !,
-    format(string(M), "cannot redefine the built-in predicate ~q", [PI]),
-    etalis_error(M, "rename your predicate", Where).
-static_error(E, Where) :-
-    format(string(M), "cannot load this clause: ~q", [E]),
-    etalis_error(M, "check the clause", Where).
-
-%!  check_sandbox(+Engine, +Items, +Compiled) is det.
-%
-%   Refuse rules that could run shell, file or network goals: every
-%   `where` condition and static clause body must be proven safe by
-%   library(sandbox), with the static rules of Engine (already loaded)
-%   checked where they are called.
-%
-%   @error etalis_error(Message, Hint) at the rule or clause at fault.
-
-check_sandbox(M, Items, _) :-
-    forall(member(static(Clause, Where), Items),
-           (   Clause = (_ :- Body)
-           ->  safe(M, Body, Where)
-           ;   true
-           )),
-    forall(member(rule(_, _, Pattern, Where, _), Items),
-           forall(pattern_goal(Pattern, Goal), safe(M, Goal, Where))).
-
-pattern_goal(where(P, G), Goal) :-
-    (   interval_goal(G, _, _, Goal)
-    ;   pattern_goal(P, Goal)
-    ).
-pattern_goal(within(P, _), Goal) :-
-    pattern_goal(P, Goal).
-pattern_goal(op(_, P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(or(P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(cnot(P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(fnot(P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(aggregate(_, _, P, _, _), Goal) :-
-    pattern_goal(P, Goal).
-
-safe(M, Goal, Where) :-
-    catch(safe_goal(M:Goal), E, unsafe(E, Where)),
-    (   database_goal(Goal, G)
-    ->  unsafe(error(permission_error(call, sandboxed, G), sandbox(G, [])), Where)
-    ;   true
-    ).
-
-%   library(sandbox) lets a goal change the dynamic predicates of its own
-%   module; in an engine module that would reach the engine's clauses.
-
-database_goal(Goal, G) :-
-    sub_term(G, Goal),
-    compound(G),
-    functor(G, Name, Arity),
-    memberchk(Name/Arity, [assert/1, asserta/1, assertz/1, retract/1, retractall/1,
-                           abolish/1, abolish/2, asserta/2, assertz/2, erase/1,
-                           recorda/3, recordz/3, recorda/2, recordz/2, flag/3,
-                           nb_setval/2, b_setval/2, nb_linkval/2]),
-    !.
-
-unsafe(error(Formal, Context), Where) :-
-    (   Formal = permission_error(call, sandboxed, G)
-    ->  indicator(G, PI),
-        (   Context = sandbox(_, Path), last(Path, Via), Via \= _:G
-        ->  indicator(Via, ViaPI),
-            format(string(Msg), "sandbox: ~w may not be called by rules from an untrusted source (reached through ~w)", [PI, ViaPI])
-        ;   format(string(Msg), "sandbox: ~w may not be called by rules from an untrusted source", [PI])
-        )
-    ;   Formal = existence_error(procedure, PI)
-    ->  format(string(Msg), "sandbox: ~q is not defined", [PI])
-    ;   format(string(Msg), "sandbox: the goal cannot be proven safe (~q)", [Formal])
-    ),
-    etalis_error(Msg, "in sandbox mode, where conditions and static rules may use pure Prolog only (no shell, files, network or assert)", Where).
-
-indicator(_:G, PI) :- !, indicator(G, PI).
-indicator(G, N/A) :- functor(G, N, A).
+load_static(M, Static, [Ref|Refs], Refs) :-
+    static_clause(Static, Clause, Where),
+    assert_static(M, Clause, Where, Ref).
 
 %!  compiled_listing(+Compiled) is det.
 %

@@ -52,7 +52,7 @@ engine_create(M) :-
     format(atom(M), 'etalis_engine_~d', [N]),
     set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
-              M:'$sandboxed'/0, M:'$explain'/0, M:'$prefix'/2 ]),
+              M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
     assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
 

@@ -92,6 +92,17 @@ def add_quiet_option(p: argparse.ArgumentParser, progress: bool = False) -> None
                        "(default: when stderr is a terminal and not --quiet)")
 
 
+def add_trust_options(p: argparse.ArgumentParser) -> None:
+    """``--trusted`` lifts the sandbox that rule files run in by default;
+    ``--sandbox`` (the default) is accepted for compatibility."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--trusted", action="store_true",
+                   help="the rule file is trusted: let it run any Prolog (shell, files, assert, hooks); "
+                   "by default rule files are sandboxed")
+    g.add_argument("--sandbox", action="store_true",
+                   help="refuse rules that could run shell, file, network or database goals (the default)")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
     p.add_argument("--version", action="version", version=f"etalis {__version__}", help="print the version and exit")
@@ -111,7 +122,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--names", type=Path, metavar="CSV",
                      help="with --format table: names of argument values, a CSV file with the header value,name")
     add_time_options(run)
-    run.add_argument("--sandbox", action="store_true", help="refuse rules that could run shell, file or network goals")
+    add_trust_options(run)
     run.add_argument("--explain", action="store_true",
                      help="give each detection its provenance: the input events it was built from")
     run.add_argument("--lateness", type=float, metavar="SECONDS",
@@ -129,7 +140,7 @@ def parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="report problems in a rule file (docs/language.md, Checking rules)")
     check.add_argument("rules", type=Path, help="the .etl rule file")
     add_quiet_option(check)
-    check.add_argument("--sandbox", action="store_true", help="also check that the rules are safe to run from an untrusted source")
+    add_trust_options(check)
     check.add_argument("--format", choices=("text", "json"), default="text",
                        help="text: one finding a line, then a summary; json: one JSON document")
     check.add_argument("--dot", type=Path, metavar="FILE",
@@ -139,6 +150,7 @@ def parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path, help="the .etl rule file")
     comp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
+    add_trust_options(comp)
     add_readable_parsers(sub)
     return p
 
@@ -153,7 +165,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ns.command == "replay":
             return replay(ns, sys.stdout, sys.stderr)
         if ns.command == "compile":
-            sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy))
+            sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy, trusted=ns.trusted))
             return EXIT_OK
         if ns.command in ("table", "plot"):
             return readable_output(ns, sys.stdout, sys.stderr)
@@ -193,7 +205,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
-    engine = Engine.from_file(ns.rules, policy=ns.policy, sandbox=ns.sandbox, max_age=ns.max_age,
+    engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain)
     if ns.ontology or ns.entailment:
         try:
@@ -304,6 +316,7 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--explain", action="store_true",
                     help="provenance, as for run: not available on Spark (an error that says so)")
     add_quiet_option(rp, progress=True)
+    add_trust_options(rp)
     add_mapping_options(rp)
 
 
@@ -328,7 +341,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = ns.rules.read_text(encoding="utf-8") if ns.rules.is_file() else None
         if text is None:
             raise RuleFileNotFound(f"rule file {ns.rules} does not exist")
-        engine = Engine.from_file(ns.rules, policy=ns.policy)
+        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted)
         printed = list(engine.printed)
         engine.close()
         out.write(sp.explain(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
@@ -351,7 +364,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            columns=mapping.columns, partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
-                           progress=progress)
+                           progress=progress, trusted=ns.trusted)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":
@@ -478,7 +491,7 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     summary: dict[str, object] = {}
     failed: Optional[RuleError] = None
     try:
-        engine = Engine.from_file(rules, sandbox=ns.sandbox)
+        engine = Engine.from_file(rules, trusted=ns.trusted)
     except RuleError as e:   # the compiler's refusal, unless a finding says it already
         if not any(f.severity == "error" and (f.file, f.line) == (e.file, e.line) for f in found):
             failed = e

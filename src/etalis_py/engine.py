@@ -37,6 +37,23 @@ def check_policy(policy: str) -> str:
 
 Callback = Callable[[Detection], Any]
 
+
+def trust_option(trusted: bool, sandbox: Optional[bool]) -> list[str]:
+    """The Prolog options that say whether rule files are trusted.
+
+    Rule files are sandboxed unless ``trusted`` is true.  ``sandbox`` is
+    the older spelling: ``sandbox=True`` is the default (and contradicts
+    ``trusted=True``), ``sandbox=False`` means ``trusted=True`` and is
+    deprecated."""
+    if sandbox is not None:
+        if sandbox and trusted:
+            raise ValueError("sandbox=True and trusted=True contradict each other: give trusted=True alone")
+        if not sandbox:
+            warnings.warn("sandbox=False is deprecated: rule files are sandboxed by default; "
+                          "pass trusted=True for a file you trust", DeprecationWarning, stacklevel=3)
+            trusted = True
+    return ["trusted(true)"] if trusted else []
+
 MAX_QUEUED = 100_000
 """How many detections the pull queue holds by default before it drops the oldest."""
 
@@ -137,7 +154,8 @@ class Engine:
         path: str | os.PathLike[str],
         policy: Optional[str] = None,
         *,
-        sandbox: bool = False,
+        trusted: bool = False,
+        sandbox: Optional[bool] = None,
         max_age: Optional[float] = None,
         lateness: Optional[float] = None,
         explain: bool = False,
@@ -147,8 +165,12 @@ class Engine:
 
         ``policy`` (unrestricted, recent or chronological) overrides the
         file's ``:- policy(P).``; labelled rules may still override both.
-        ``sandbox=True`` refuses rules whose ``where`` conditions or static
-        rules could run shell, file or network goals (for untrusted files).
+        Rule files are code from elsewhere: unless ``trusted=True``, a file
+        whose ``where`` conditions or static rules could run shell, file,
+        network or database goals, define hooks or load code is refused
+        before anything of it is loaded (docs/language.md, "Sandbox").
+        ``sandbox=True`` is the default, accepted for compatibility;
+        ``sandbox=False`` is a deprecated spelling of ``trusted=True``.
         ``max_age`` (seconds) bounds the memory of patterns without a window:
         each behaves as ``P within max_age`` (overrides ``:- max_age(D).``).
         ``lateness`` (seconds) lets events arrive out of time order by up to
@@ -162,8 +184,9 @@ class Engine:
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
+        extra += trust_option(trusted, sandbox)
         engine = cls._create(
-            f"file({quote_atom(str(Path(path)))})", "", policy, sandbox, max_age, lateness, extra, max_queued
+            f"file({quote_atom(str(Path(path)))})", "", policy, max_age, lateness, extra, max_queued
         )
         engine._source = (str(Path(path)), None)
         return engine
@@ -175,7 +198,8 @@ class Engine:
         policy: Optional[str] = None,
         source: str = "<string>",
         *,
-        sandbox: bool = False,
+        trusted: bool = False,
+        sandbox: Optional[bool] = None,
         max_age: Optional[float] = None,
         lateness: Optional[float] = None,
         only_rules: Optional[Sequence[int]] = None,
@@ -191,14 +215,14 @@ class Engine:
         ``report`` reports exactly these events (``"name/arity"``),
         whatever ``:- print_events`` says."""
         extra: list[str] = ["explain(true)"] if explain else []
+        extra += trust_option(trusted, sandbox)
         if only_rules is not None:
             extra.append(f"only_rules([{', '.join(str(int(i)) for i in only_rules)}])")
         if report is not None:
             specs = [spec.rpartition("/") for spec in report]
             extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
         check_unicode(text, source)
-        engine = cls._create(f"text({quote_atom(source)})", text, policy, sandbox, max_age, lateness, extra,
-                             max_queued)
+        engine = cls._create(f"text({quote_atom(source)})", text, policy, max_age, lateness, extra, max_queued)
         engine._source = (source, text)
         return engine
 
@@ -208,14 +232,12 @@ class Engine:
         source: str,
         text: str,
         policy: Optional[str],
-        sandbox: bool,
         max_age: Optional[float],
         lateness: Optional[float],
         extra: Sequence[str] = (),
         max_queued: Optional[int] = MAX_QUEUED,
     ) -> "Engine":
-        options = ["sandbox(true)"] if sandbox else []
-        options.extend(extra)
+        options = list(extra)
         for name, value in (("max_age", max_age), ("lateness", lateness)):
             if value is not None:
                 if not (isinstance(value, (int, float)) and 0 <= value < float("inf")):
@@ -519,7 +541,8 @@ class Engine:
         """Add rules (and static rules) while events flow.  Goals identical
         to those of the rules already loaded are shared, so their pending
         goals carry on; the pending goals of other rules are untouched.
-        Raises :class:`RuleError` (and changes nothing) for a bad rule."""
+        Raises :class:`RuleError` (and changes nothing) for a bad rule.
+        The rules are sandboxed unless the engine was made trusted."""
         self._check_open()
         check_unicode(text, source)
         info, _ = self._prolog.request(f"add_rules({self._name}, text({quote_atom(source)}))", text)
@@ -638,9 +661,11 @@ class Engine:
         return f"<Engine {self._name}: {self.rule_count} rules, policy {self.policy}>"
 
 
-def compile_listing(text: str, source: str = "<string>", policy: Optional[str] = None, path: Optional[str] = None) -> str:
-    """The binary goals and event-driven clauses that rules compile to."""
-    options = f"[policy({policy})]" if policy else "[]"
+def compile_listing(text: str, source: str = "<string>", policy: Optional[str] = None, path: Optional[str] = None,
+                    *, trusted: bool = False) -> str:
+    """The binary goals and event-driven clauses that rules compile to
+    (refused, as by :meth:`Engine.from_file`, unless safe or ``trusted``)."""
+    options = f"[{', '.join(([f'policy({policy})'] if policy else []) + trust_option(trusted, None))}]"
     src = f"file({quote_atom(path)})" if path else f"text({quote_atom(source)})"
     _, body = bridge().request(f"listing({src}, {options})", text)
     return body

@@ -539,10 +539,11 @@ class StageSpec:
     knowledge: tuple[tuple[str, str], ...] = ()     # ontology files: (name, text)
     entailment: Optional[str] = None
     failure: Optional[InjectedFailure] = None
+    trusted: bool = False                           # the rules may run any Prolog (no sandbox)
 
     def engine_key(self) -> tuple[Any, ...]:
         return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
-                self.knowledge, self.entailment)
+                self.knowledge, self.entailment, self.trusted)
 
 
 # Compiled engines of this Python worker process, by what they were compiled
@@ -561,7 +562,7 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
     engine = _ENGINES.get(key)
     if engine is not None:
         return engine, False
-    engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source,
+    engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source, trusted=spec.trusted,
                                 max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report)
     if spec.knowledge or spec.entailment:
         _load_knowledge(engine, spec.knowledge, spec.entailment)
@@ -1002,6 +1003,7 @@ def replay(
     partitions: Optional[int] = None,
     progress: bool = False,
     inject_failure: Optional[InjectedFailure] = None,
+    trusted: bool = False,
 ) -> ReplayResult:
     """Replay ``data`` through ``rules`` on Spark.
 
@@ -1016,7 +1018,8 @@ def replay(
     ``max_age``, ``ontology`` (files of background knowledge, read here
     and shipped to the workers) and ``entailment`` are those of ``etalis
     run``.  ``partitions`` is the
-    number of partitions of keyed stages (default: 4 per core).
+    number of partitions of keyed stages (default: 4 per core).  The rules
+    are sandboxed, on the driver and in every worker, unless ``trusted``.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
     errors and ValueError for a mapping that does not fit the data.
@@ -1029,7 +1032,7 @@ def replay(
     if policy is not None:
         check_policy(policy)
     knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
-    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age)
+    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted)
     try:
         if knowledge or entailment:
             _load_knowledge(checked, knowledge, entailment)
@@ -1098,7 +1101,7 @@ def replay(
                 + ((f"{TRANSFER}/4",) if st.exports else ()),
                 policy, max_age, st.by_input_key, st.number == 1,
                 _arrow_schema(spark, numbered, original) if st.number == 1 else None,
-                knowledge, entailment, inject_failure)
+                knowledge, entailment, inject_failure, trusted)
             stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
             if st.key is None:
                 arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)

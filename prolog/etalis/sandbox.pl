@@ -1,0 +1,298 @@
+:- module(etalis_sandbox,
+          [ sandbox_check/2,            % +Items, +Earlier
+            static_clause/3,            % +Static, -Clause, -Where
+            assert_static/4             % +Module, +Clause, +Where, -Ref
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(library(sandbox), [safe_goal/1]).
+:- use_module(syntax, [etalis_error/3]).
+:- use_module(operators, [interval_goal/4]).
+:- use_module(knowledge, [knowledge_init/1]).
+
+/** <module> Rule files are code from elsewhere: the sandbox
+
+A rule file is untrusted unless its user says otherwise.  Before
+anything of an untrusted file is loaded, sandbox_check/2 proves every
+clause of it safe:
+
+  - a static clause may define neither a predicate of another module
+    (`user:term_expansion(...) :- ...`), nor a hook of SWI-Prolog
+    (a multifile predicate of `user`, `system` or `prolog` such as
+    term_expansion/2 or message_hook/3), nor a built-in or library
+    predicate, nor one of the engine's own (rdf/3, isa/2, names
+    starting with `$`);
+  - the body of every static clause (a grammar rule after its pure
+    translation by dcg_translate_rule/2) and every `where` condition
+    must be proven safe by library(sandbox), with the file's own static
+    predicates known: they are asserted into a scratch module that
+    nothing calls, which is destroyed afterwards;
+  - on top of library(sandbox), goals that change what the engines of
+    the process share are refused: the database, global variables,
+    loading code, flags and halting hooks (forbidden/1).
+
+Directives never run (compile_items/3 accepts only the engine's own
+declarative ones), and static clauses are never term- or
+goal-expanded: static_clause/3 translates grammar rules purely.
+*/
+
+%!  sandbox_check(+Items, +Earlier) is det.
+%
+%   Refuse the items of a rule file (see read_etl_file/2) unless every
+%   static clause and `where` condition is proven safe.  Earlier are the
+%   static items of the engine already loaded (for rules added to a
+%   running engine), which the new items may call.  Nothing of Items
+%   runs.
+%
+%   @error etalis_error(Message, Hint) at the clause at fault.
+
+sandbox_check(Items, Earlier) :-
+    must_be(list, Items),
+    must_be(list, Earlier),
+    flag(etalis_sandbox, N, N+1),
+    format(atom(S), 'etalis_sandbox_~d', [N]),
+    setup_call_cleanup(
+        ( set_module(S:class(temporary)),
+          knowledge_init(S) ),
+        check_in(S, Items, Earlier),
+        '$destroy_module'(S)).
+
+check_in(S, Items, Earlier) :-
+    forall(member(Item, Items), item_shape(S, Item)),
+    include(is_static, Items, New),
+    append(Earlier, New, Statics),
+    forall(member(Static, Statics),
+           (   static_clause(Static, Clause, Where),
+               assert_static(S, Clause, Where, _)
+           )),
+    exclude(is_static, Items, Rules),
+    append(New, Rules, Checked),        % a static clause at fault is named before the rules calling it
+    forall(member(Item, Checked),
+           forall(item_goal(Item, Goal, Where), safe(S, Goal, Where))).
+
+is_static(static(_, _)).
+
+%   item_shape(+Scratch, +Item): what can be told without analysing
+%   calls: the head of a static clause, and forbidden goals anywhere.
+
+item_shape(S, Item) :-
+    (   Item = static(_, _)
+    ->  static_clause(Item, Clause, Where),
+        clause_head_body(Clause, Head, _),
+        safe_head(S, Head, Where)
+    ;   true
+    ),
+    forall(item_goal(Item, Goal, Where),
+           (   forbidden_goal(Goal, G)
+           ->  indicator(G, PI),
+               refuse_call(PI, none, Where)
+           ;   true
+           )).
+
+%   item_goal(+Item, -Goal, -Where): a goal that Item would run: the
+%   body of a static clause, a `where` condition of a rule.
+
+item_goal(Item, Body, Where) :-
+    Item = static(_, _),
+    static_clause(Item, Clause, Where),
+    clause_head_body(Clause, _, Body).
+item_goal(rule(_, _, Pattern, Where, _), Goal, Where) :-
+    pattern_goal(Pattern, Goal).
+
+clause_head_body(Clause, Head, Body) :-
+    (   nonvar(Clause), Clause = (Head :- Body)
+    ->  true
+    ;   Head = Clause,
+        Body = true
+    ).
+
+pattern_goal(where(P, G), Goal) :-
+    (   interval_goal(G, _, _, Goal)
+    ;   pattern_goal(P, Goal)
+    ).
+pattern_goal(within(P, _), Goal) :-
+    pattern_goal(P, Goal).
+pattern_goal(op(_, P, Q), Goal) :-
+    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
+pattern_goal(or(P, Q), Goal) :-
+    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
+pattern_goal(cnot(P, Q), Goal) :-
+    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
+pattern_goal(fnot(P, Q), Goal) :-
+    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
+pattern_goal(aggregate(_, _, P, _, _), Goal) :-
+    pattern_goal(P, Goal).
+
+%   safe_head(+Scratch, +Head, +Where): a static clause of an untrusted
+%   file defines a predicate of its own.  Scratch holds only what an
+%   engine module has before the file's clauses, so whatever is visible
+%   there (built-in, library, user or engine predicates) is not the
+%   file's own.
+
+safe_head(_, Head, _) :-
+    var(Head),
+    !.                                  % refused when asserted
+safe_head(_, Module:Head, Where) :-
+    !,
+    indicator(Head, PI),
+    format(string(What), "~q:~q, a predicate of module ~q", [Module, PI, Module]),
+    refuse_definition(What, Where).
+safe_head(S, Head, Where) :-
+    callable(Head),
+    foreign_predicate(S, Head, Kind),
+    !,
+    indicator(Head, PI),
+    format(string(What), "~q, ~w", [PI, Kind]),
+    refuse_definition(What, Where).
+safe_head(_, _, _).
+
+foreign_predicate(S, Head, Kind) :-
+    (   member(M, [user, system, prolog]),
+        predicate_property(M:Head, multifile)
+    ->  Kind = "a hook of SWI-Prolog"
+    ;   functor(Head, Name, _),
+        sub_atom(Name, 0, _, _, $)
+    ->  Kind = "the engine's own predicate"
+    ;   (   predicate_property(S:Head, visible)
+        ;   predicate_property(S:Head, defined)
+        )
+    ->  predicate_property(S:Head, implementation_module(I)),
+        defined_kind(I, S, Kind)
+    ).
+
+defined_kind(S, S, "the engine's own predicate") :- !.
+defined_kind(M, _, "a built-in predicate") :-
+    module_property(M, class(system)),
+    !.
+defined_kind(_, _, "a library predicate").
+
+refuse_definition(What, Where) :-
+    format(string(Msg), "sandbox: rules from an untrusted source may not define ~w", [What]),
+    sandbox_error(Msg, Where).
+
+%!  static_clause(+Static, -Clause, -Where) is det.
+%
+%   Clause is the clause that the static item Static (static(Clause0,
+%   Where)) stands for: a grammar rule (`-->`) is translated by
+%   dcg_translate_rule/2, which runs no code of the file (unlike
+%   expand_term/2, which calls term_expansion hooks); any other clause
+%   is taken as it is.
+
+static_clause(static(Clause0, Where), Clause, Where) :-
+    (   nonvar(Clause0),
+        Clause0 = (_ --> _)
+    ->  catch(dcg_translate_rule(Clause0, Clause), E, static_error(E, Where))
+    ;   Clause = Clause0
+    ).
+
+%!  assert_static(+Module, +Clause, +Where, -Ref) is det.
+%
+%   Add the static clause Clause to Module.
+%
+%   @error etalis_error(Message, Hint) at Where if it cannot be added
+%   (e.g. it redefines a built-in predicate).
+
+assert_static(M, Clause, Where, Ref) :-
+    catch(assertz(M:Clause, Ref), E, static_error(E, Where)).
+
+static_error(error(permission_error(modify, static_procedure, PI), _), Where) :- !,
+    format(string(M), "cannot redefine the built-in predicate ~q", [PI]),
+    etalis_error(M, "rename your predicate", Where).
+static_error(E, Where) :-
+    format(string(M), "cannot load this clause: ~q", [E]),
+    etalis_error(M, "check the clause", Where).
+
+%   safe(+Scratch, +Goal, +Where): library(sandbox) proves Goal safe in
+%   the scratch module.
+
+safe(S, Goal, Where) :-
+    catch(safe_goal(S:Goal), E, unsafe(E, Where)).
+
+%   forbidden_goal(+Goal, -G): G, a goal that library(sandbox) allows
+%   but that would change what the engines of this process share,
+%   occurs in Goal (as a goal or as data: either is refused).
+
+forbidden_goal(Goal, G) :-
+    sub_term(G, Goal),
+    callable(G),
+    functor(G, Name, Arity),
+    forbidden(Name/Arity),
+    !.
+
+%   forbidden(?PI): library(sandbox) lets a goal change the dynamic
+%   predicates and global variables of its own module, load libraries,
+%   set some flags and register halt hooks; in an engine that reaches
+%   the engine's clauses and stores, other engines and the process.
+
+forbidden(PI) :-
+    memberchk(PI, [ assert/1, asserta/1, assertz/1, asserta/2, assertz/2,
+                    retract/1, retractall/1, abolish/1, abolish/2, erase/1,
+                    recorda/2, recorda/3, recordz/2, recordz/3, flag/3,
+                    nb_setval/2, b_setval/2, nb_linkval/2, nb_getval/2, b_getval/2,
+                    use_module/1, use_module/2, ensure_loaded/1, load_files/2, consult/1,
+                    set_prolog_flag/2, at_halt/1, abort/0, abolish_all_tables/0
+                  ]).
+
+unsafe(error(Formal, Context), Where) :-
+    (   Formal = permission_error(call, sandboxed, G)
+    ->  (   Context = sandbox(_, Path)
+        ->  true
+        ;   Path = []
+        ),
+        culprit(G, Path, Culprit),
+        indicator(Culprit, PI),
+        indicator(G, Inner),
+        (   ( Inner == PI ; internal(Inner) )
+        ->  refuse_call(PI, none, Where)
+        ;   refuse_call(PI, Inner, Where)
+        )
+    ;   Formal = existence_error(procedure, G)
+    ->  indicator(G, PI),
+        (   internal(PI)
+        ->  refuse_call(PI, none, Where)
+        ;   format(string(Msg), "sandbox: ~q is not defined", [PI]),
+            sandbox_error(Msg, Where)
+        )
+    ;   Formal = instantiation_error
+    ->  sandbox_error("sandbox: the goal calls a goal that is only known when the rule runs (built with =.., read from text, or a variable), which cannot be proven safe", Where)
+    ;   format(string(Msg), "sandbox: the goal cannot be proven safe (~q)", [Formal]),
+        sandbox_error(Msg, Where)
+    ).
+
+%   culprit(+Goal, +Parents, -Culprit): of the goals from the rule file
+%   down to the refused Goal, the one the file calls: the outermost that
+%   does not merely call its argument (catch/3, findall/3, call/N, ...).
+
+culprit(G, Parents, Culprit) :-
+    reverse([G|Parents], Outermost),
+    (   member(Culprit, Outermost),
+        \+ wrapper(Culprit)
+    ->  true
+    ;   Culprit = G
+    ).
+
+wrapper(Goal) :-
+    predicate_property(Goal, meta_predicate(Spec)),
+    arg(_, Spec, A),
+    ( integer(A) ; A == ^ ),
+    !.
+
+internal(Name/_) :-
+    sub_atom(Name, 0, _, _, $).
+
+refuse_call(PI, Inner, Where) :-
+    (   Inner == none
+    ->  format(string(Msg), "sandbox: ~q may not be called by rules from an untrusted source", [PI])
+    ;   format(string(Msg), "sandbox: ~q may not be called by rules from an untrusted source (it calls ~q)",
+               [PI, Inner])
+    ),
+    sandbox_error(Msg, Where).
+
+sandbox_error(Message, Where) :-
+    etalis_error(Message,
+                 "rule files are sandboxed: where conditions and static rules may use pure Prolog only (no shell, files, network, database, hooks or loading code); load a file you trust with --trusted (trusted=True in Python)",
+                 Where).
+
+indicator(_:G, PI) :- !, indicator(G, PI).
+indicator(N/A, N/A) :- !.
+indicator(G, N/A) :- functor(G, N, A).

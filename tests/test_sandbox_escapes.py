@@ -1,0 +1,268 @@
+"""Rule files are sandboxed by default: every way out of the sandbox that a
+rule file could try is refused when the file is loaded, at the clause at
+fault, on every path that loads rules (the Engine API, ``etalis run``,
+``check`` and ``compile``, and replay on the driver and in the workers),
+and nothing of the file runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from etalis_py import Detection, Engine, RuleError, cli
+from etalis_py import spark as sp
+from etalis_py._prolog import bridge
+
+CALL = "sandbox: {} may not be called by rules from an untrusted source"
+VIA = CALL + " (it calls {})"
+DEFINE = "sandbox: rules from an untrusted source may not define {}"
+CONSTRUCTED = ("sandbox: the goal calls a goal that is only known when the rule runs "
+               "(built with =.., read from text, or a variable), which cannot be proven safe")
+SHELL = VIA.format("shell/1", "shell/2")
+HINT = ("rule files are sandboxed: where conditions and static rules may use pure Prolog only "
+        "(no shell, files, network, database, hooks or loading code); "
+        "load a file you trust with --trusted (trusted=True in Python)")
+
+# (name, rule file with {m} for the quoted marker file, line, column, message)
+# Each would create the marker file if any of it ran.
+ESCAPES: list[tuple[str, str, int, int, str]] = [
+    ("shell", "c <- a where shell('touch '+{m}).", 1, 1, SHELL),
+    ("shell_2", "c <- a.\nd <- b where shell({m}, _).", 2, 1, CALL.format("shell/2")),
+    ("process_create", "c <- a where process_create(path(touch), [{m}], []).", 1, 1, CALL.format("process_create/3")),
+    ("open_write", "c <- a where open({m}, write, S), close(S).", 1, 1, CALL.format("open/3")),
+    ("open_4", "c <- a where open({m}, append, S, []), close(S).", 1, 1, CALL.format("open/4")),
+    ("see", "c <- a where see({m}).", 1, 1, CALL.format("see/1")),
+    ("tell", "c <- a where tell({m}), told.", 1, 1, CALL.format("tell/1")),
+    ("append_1", "c <- a where append({m}), told.", 1, 1, CALL.format("append/1")),
+    ("read_local_file", "c(X) <- a where open('/etc/hostname', read, S), read_term(S, X, []), open({m}, write, _).",
+     1, 1, CALL.format("open/3")),
+    ("read_file_to_string", "c(X) <- a where read_file_to_string('/etc/hostname', X, []), see({m}).",
+     1, 1, CALL.format("read_file_to_string/3")),
+    ("consult", "c <- a where consult({m}).", 1, 1, CALL.format("consult/1")),
+    ("ensure_loaded", "c <- a where ensure_loaded({m}).", 1, 1, CALL.format("ensure_loaded/1")),
+    ("use_module", "c <- a where use_module({m}).", 1, 1, CALL.format("use_module/1")),
+    ("use_module_library", "c <- a where use_module(library(process), []), see({m}).", 1, 1, CALL.format("use_module/2")),
+    ("load_files", "c <- a where load_files({m}, []).", 1, 1, CALL.format("load_files/2")),
+    ("assert_user", "c <- a where assertz(user:(term_expansion(_, _) :- shell('touch '+{m}))).",
+     1, 1, CALL.format("assertz/1")),
+    ("assert_engine", "c <- a where asserta('$reported'(x)), see({m}).", 1, 1, CALL.format("asserta/1")),
+    ("retract_engine", "c <- a where retractall('$on'(_, _, _, _)), see({m}).", 1, 1, CALL.format("retractall/1")),
+    ("global_variable", "c <- a where nb_setval(etalis_engine_0, x), see({m}).", 1, 1, CALL.format("nb_setval/2")),
+    ("engine_clause", "'$on'(a, T, T, det(c, T, T)) :- shell('touch '+{m}).", 1, 1,
+     DEFINE.format("'$on'/4, the engine's own predicate")),
+    ("engine_knowledge", "rdf(a, b, c) :- shell('touch '+{m}).", 1, 1,
+     "rdf/3 answers from the background knowledge and cannot be redefined"),
+    ("builtin_clause", "c <- a.\n  shell(X) :- see({m}), X = 1.", 2, 3, DEFINE.format("shell/1, a built-in predicate")),
+    ("library_clause", "member(X, _) :- see({m}), X = 1.", 1, 1, DEFINE.format("member/2, a library predicate")),
+    ("term_expansion", "term_expansion(_, _) :- shell('touch '+{m}), fail.", 1, 1,
+     DEFINE.format("term_expansion/2, a hook of SWI-Prolog")),
+    ("user_term_expansion", "user:term_expansion(_, _) :- shell('touch '+{m}), fail.", 1, 1,
+     DEFINE.format("user:term_expansion/2, a predicate of module user")),
+    ("term_expansion_4", "c <- a.\n\nterm_expansion(_, _, _, _) :- see({m}), fail.", 3, 1,
+     DEFINE.format("term_expansion/4, a hook of SWI-Prolog")),
+    ("goal_expansion", "user:goal_expansion(_, _) :- shell('touch '+{m}), fail.", 1, 1,
+     DEFINE.format("user:goal_expansion/2, a predicate of module user")),
+    ("system_goal_expansion", "system:goal_expansion(_, _, _, _) :- see({m}), fail.", 1, 1,
+     DEFINE.format("system:goal_expansion/4, a predicate of module system")),
+    ("message_hook", "message_hook(_, _, _) :- shell('touch '+{m}), fail.", 1, 1,
+     DEFINE.format("message_hook/3, a hook of SWI-Prolog")),
+    ("message_hook_dcg", "user:message_hook(_, _, _) --> {{shell('touch '+{m})}}.", 1, 1,
+     DEFINE.format("user:message_hook/5, a predicate of module user")),
+    ("prolog_message_dcg", "prolog:message(_) --> {{shell('touch '+{m})}}, [].", 1, 1,
+     DEFINE.format("prolog:message/3, a predicate of module prolog")),
+    ("exception_hook", "user:exception(undefined_predicate, _, _) :- shell('touch '+{m}), fail.", 1, 1,
+     DEFINE.format("user:exception/3, a predicate of module user")),
+    ("prolog_load_file", "prolog_load_file(_, _) :- shell('touch '+{m}), fail.", 1, 1,
+     DEFINE.format("prolog_load_file/2, a hook of SWI-Prolog")),
+    ("portray", "portray(_) :- shell('touch '+{m}), fail.", 1, 1, DEFINE.format("portray/1, a hook of SWI-Prolog")),
+    ("qualified_clause", "lists:append(_, _, _) :- see({m}).", 1, 1,
+     DEFINE.format("lists:append/3, a predicate of module lists")),
+    ("dcg_body", "c <- a.\ngreeting --> [hi], {{shell('touch '+{m})}}.", 2, 1, SHELL),
+    ("initialization", ":- initialization(shell('touch '+{m})).", 1, 1,
+     "unknown directive initialization shell('touch '+{m})"),
+    ("directive", ":- shell('touch '+{m}).", 1, 1, "unknown directive shell('touch '+{m})"),
+    ("at_halt", "c <- a where at_halt(shell('touch '+{m})).", 1, 1, CALL.format("at_halt/1")),
+    ("halt", "c <- a where see({m}) ; halt.", 1, 1, CALL.format("see/1")),
+    ("setenv", "c <- a where setenv({m}, 1).", 1, 1, CALL.format("setenv/2")),
+    ("getenv", "c(V) <- a where getenv('HOME', V), see({m}).", 1, 1, CALL.format("getenv/2")),
+    ("thread_create", "c <- a where thread_create(shell('touch '+{m}), _, []).", 1, 1, CALL.format("thread_create/3")),
+    ("univ", "c <- a where G =.. [shell, 'touch '+{m}], call(G).", 1, 1, CONSTRUCTED),
+    ("atom_to_term", "c <- a where atom_to_term('shell(X)', G, ['X'={m}]), call(G).", 1, 1, CONSTRUCTED),
+    ("read_term_from_atom", "c <- a where read_term_from_atom('see(X)', G, []), G = see({m}), call(G).",
+     1, 1, CALL.format("read_term_from_atom/3")),
+    ("term_string", "c <- a where term_string(G, \"see(X)\"), G = see({m}), G.", 1, 1, CONSTRUCTED),
+    ("qualified_call", "c <- a where system:shell('touch '+{m}).", 1, 1, SHELL),
+    ("private_module_call", "c <- a where '$syspreds':shell('touch '+{m}).", 1, 1,
+     SHELL),
+    ("engine_module_call", "c <- a where etalis_runtime:engine_reset(etalis_engine_0), see({m}).", 1, 1,
+     CONSTRUCTED),
+    ("format_to_file", "c <- a where format({m}, \"x\", []).", 1, 1, CALL.format("format/3")),
+    ("format_call", "c <- a where format(atom(_), \"~@\", [shell('touch '+{m})]).", 1, 1, SHELL),
+    ("catch_wrapper", "c <- a where catch(shell('touch '+{m}), _, true).", 1, 1, SHELL),
+    ("findall_wrapper", "c <- a where findall(x, shell('touch '+{m}), _).", 1, 1, SHELL),
+    ("forall_wrapper", "c <- a where forall(member(X, [1]), shell('touch '+{m}+X)).", 1, 1, SHELL),
+    ("call_n", "c <- a where call(shell, 'touch '+{m}).", 1, 1, SHELL),
+    ("static_helper", "c <- a where helper.\nhelper :- shell('touch '+{m}).", 2, 1, SHELL),
+    ("aggregate_where", "c(N) <- aggregate(count, a where shell('touch '+{m}), count(2), N).", 1, 1, SHELL),
+    ("fnot_where", "c <- (a seq b) fnot (x where shell('touch '+{m})).", 1, 1, SHELL),
+]
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Path:
+    return tmp_path / "escaped"
+
+
+def escape_text(template: str, marker: Path) -> str:
+    return template.format(m="'" + str(marker).replace("'", "\\'") + "'")
+
+
+def hooks_and_scratch() -> Any:
+    """The clauses of SWI-Prolog's hooks and the sandbox's scratch modules
+    left in this process: loading an escape must change neither."""
+    hooks = ("[user:term_expansion(_,_), user:term_expansion(_,_,_,_), user:goal_expansion(_,_), "
+             "user:goal_expansion(_,_,_,_), system:goal_expansion(_,_,_,_), user:message_hook(_,_,_), "
+             "user:message_hook(_,_,_,_,_), user:exception(_,_,_), user:prolog_load_file(_,_), "
+             "user:portray(_), prolog:message(_,_,_), lists:append(_,_,_)]")
+    goal = (f"findall(N, (member(H, {hooks}), (predicate_property(H, number_of_clauses(N)) -> true ; N = 0)), Ns), "
+            "findall(M, (current_module(M), sub_atom(M, 0, _, _, etalis_sandbox_)), Scratch)")
+    with Engine.from_string("", trusted=True) as engine:
+        header, _ = bridge().request(f"solve({engine._name})", goal)
+    return header["solutions"]
+
+
+def refused(load: Callable[[], Any]) -> RuleError:
+    with pytest.raises(RuleError) as info:
+        load()
+    return info.value
+
+
+def assert_refused(error: RuleError, file: str, line: int, column: int, message: str, marker: Path) -> None:
+    assert (error.file, error.line, error.column, error.message) == (file, line, column, message)
+    if message.startswith("sandbox:"):
+        assert error.hint == HINT
+    assert not marker.exists()
+
+
+IDS = [e[0] for e in ESCAPES]
+
+
+@pytest.mark.parametrize("name,template,line,column,message", ESCAPES, ids=IDS)
+def test_engine_api_refuses_escape(name: str, template: str, line: int, column: int, message: str,
+                                   marker: Path, tmp_path: Path) -> None:
+    text = escape_text(template, marker)
+    expected = escape_text(message, marker)
+    before = hooks_and_scratch()
+    path = tmp_path / f"{name}.etl"
+    path.write_text(text, encoding="utf-8")
+    assert_refused(refused(lambda: Engine.from_file(path)), str(path), line, column, expected, marker)
+    assert_refused(refused(lambda: Engine.from_string(text, source="x.etl")), "x.etl", line, column, expected, marker)
+    with Engine.from_string("ok <- start_event.") as engine:
+        assert_refused(refused(lambda: engine.add_rules(text, source="added.etl")),
+                       "added.etl", line, column, expected, marker)
+        assert engine.rule_count == 1
+        assert engine.emit("start_event", at=1) == [Detection("ok", (), 1, 1)]
+    assert hooks_and_scratch() == before
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["run", "check", "compile"])
+@pytest.mark.parametrize("name,template,line,column,message", ESCAPES, ids=IDS)
+def test_commands_refuse_escape(command: str, name: str, template: str, line: int, column: int, message: str,
+                                marker: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / f"{name}.etl"
+    path.write_text(escape_text(template, marker), encoding="utf-8")
+    events = tmp_path / "events.events"
+    events.write_text("a.\nb.\n", encoding="utf-8")
+    argv = [command, str(path)] + (["--events", str(events)] if command == "run" else [])
+    assert cli.main(argv) == cli.EXIT_RULES
+    out, err = capsys.readouterr()
+    expected = escape_text(message, marker)
+    first, _, rest = err.partition("\n")
+    assert (out, first) == ("", f"{path}:{line}:{column}: error: {expected}")
+    if expected.startswith("sandbox:"):
+        assert rest == f"  hint: {HINT}\n"
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("name,template,line,column,message", ESCAPES, ids=IDS)
+def test_replay_refuses_escape_on_driver_and_workers(name: str, template: str, line: int, column: int, message: str,
+                                                     marker: Path, tmp_path: Path) -> None:
+    text = escape_text(template, marker)
+    expected = escape_text(message, marker)
+    path = tmp_path / f"{name}.etl"
+    path.write_text(text, encoding="utf-8")
+    data = tmp_path / "data.csv"
+    data.write_text("t\n1\n", encoding="utf-8")
+    # the driver checks the rules before it starts Spark
+    assert_refused(refused(lambda: sp.replay(data, path, event="a", time="t")), str(path), line, column, expected,
+                   marker)
+    # a worker compiles its stage's engine from the text shipped to it
+    spec = sp.StageSpec(1, text, str(path), (), (), None, None, False, True)
+    assert_refused(refused(lambda: sp._engine_for(spec)), str(path), line, column, expected, marker)
+    assert not marker.exists()
+
+
+def test_trusted_lifts_the_sandbox_on_every_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "ran"
+    path = tmp_path / "trusted.etl"
+    path.write_text(escape_text("c <- a where open({m}, append, S), close(S).", marker), encoding="utf-8")
+    events = tmp_path / "events.events"
+    events.write_text("a.\n", encoding="utf-8")
+    assert cli.main(["check", str(path), "--trusted"]) == cli.EXIT_OK
+    assert capsys.readouterr().out.startswith(f"{path}: ok: 1 rules")
+    assert cli.main(["compile", str(path), "--trusted"]) == cli.EXIT_OK
+    assert "% Event-driven clauses" in capsys.readouterr().out
+    assert not marker.exists()                          # checking and compiling run nothing
+    assert cli.main(["run", str(path), "--events", str(events), "--trusted"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == '{"event": "c", "args": [], "start": 1, "end": 1}\n'
+    assert marker.exists()
+    spec = sp.StageSpec(1, path.read_text(), str(path), (1,), (), None, None, False, True, trusted=True)
+    engine, fresh = sp._engine_for(spec)
+    assert fresh and engine.rule_count == 1
+    sp._ENGINES.pop(spec.engine_key()).close()
+    with Engine.from_string("ok <- x.", trusted=True) as live:
+        live.add_rules("user_defined(X) :- open(X, read, S), close(S).")
+        assert live.rule_count == 1
+
+
+def test_sandbox_false_is_the_deprecated_spelling_of_trusted(tmp_path: Path) -> None:
+    rules = "c <- a where see(nothing)."
+    with pytest.warns(DeprecationWarning, match="pass trusted=True"):
+        engine = Engine.from_string(rules, sandbox=False)
+    assert engine.rule_count == 1
+    engine.close()
+    with pytest.raises(ValueError, match="contradict"):
+        Engine.from_string(rules, sandbox=True, trusted=True)
+    assert refused(lambda: Engine.from_string(rules, sandbox=True)).message == CALL.format("see/1")
+
+
+def test_sandbox_and_trusted_options_exclude_each_other(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.etl"
+    path.write_text("c <- a.\n", encoding="utf-8")
+    with pytest.raises(SystemExit):
+        cli.main(["check", str(path), "--sandbox", "--trusted"])
+    assert "not allowed with argument" in capsys.readouterr().err
+    assert cli.main(["check", str(path), "--sandbox"]) == cli.EXIT_OK
+
+
+def test_safe_rules_load_by_default() -> None:
+    rules = """
+    :- prefix(wt, 'http://example.org/w#').
+    hot(S, F) <- (reading(S, C) seq reading(S, C2)) where C2 > C, to_f(C2, F), isa(S, wt:'Station').
+    to_f(C, F) :- F is C * 9 / 5 + 32, sum_list([C], _), format(atom(_), "~w", [C]).
+    words --> [hello], rest.
+    rest --> [].
+    greeting(W) <- said(W) where phrase(words, W).
+    """
+    with Engine.from_string(rules) as engine:
+        engine.emit("said", ["hello"], at=1)
+        assert list(engine.detections()) == [Detection("greeting", (["hello"],), 1, 1)]
+
+
+def test_trusted_rules_still_cannot_redefine_iso_builtins() -> None:
+    error = refused(lambda: Engine.from_string("c <- a.\natom(X) :- X = 1.", source="r.etl", trusted=True))
+    assert (error.file, error.line, error.column, error.message) == (
+        "r.etl", 2, 1, "cannot redefine the built-in predicate atom/1")
