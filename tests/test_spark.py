@@ -386,6 +386,21 @@ def test_a_failed_write_leaves_no_partial_output(spark: SparkSession, tmp_path: 
     result.unpersist()
 
 
+def test_etalis_replay_refuses_an_escaping_rule_file_before_anything_runs(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    marker = tmp_path / "escaped"
+    rules = tmp_path / "escape.etl"
+    rules.write_text(f"c <- a.\nuser:message_hook(_, _, _) --> {{shell('touch {marker}')}}.\n")
+    data = tmp_path / "a.csv"
+    data.write_text("t\n1\n2\n")
+    argv = ["replay", str(rules), "--events", str(data), "--event", "a", "--time", "t", "--no-progress"]
+    assert cli.main(argv) == cli.EXIT_RULES
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines()[0]) == ("", f"{rules}:2:1: error: sandbox: rules from an untrusted source may "
+                                              "not define user:message_hook/5, a predicate of module user")
+    assert not marker.exists()
+
+
 def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = area_data(tmp_path / "area.csv", 600)
