@@ -102,6 +102,8 @@ item_goal(rule(_, _, Pattern, Where, _), Goal, Where) :-
 clause_head_body(Clause, Head, Body) :-
     (   nonvar(Clause), Clause = (Head :- Body)
     ->  true
+    ;   nonvar(Clause), Clause = M:C, nonvar(C), C = (H :- Body)
+    ->  Head = M:H
     ;   Head = Clause,
         Body = true
     ).
@@ -228,7 +230,7 @@ forbidden(PI) :-
     memberchk(PI, [ assert/1, asserta/1, assertz/1, asserta/2, assertz/2,
                     retract/1, retractall/1, abolish/1, abolish/2, erase/1,
                     recorda/2, recorda/3, recordz/2, recordz/3, flag/3,
-                    nb_setval/2, b_setval/2, nb_linkval/2, nb_getval/2, b_getval/2,
+                    nb_setval/2, b_setval/2, nb_linkval/2, nb_getval/2, b_getval/2, nb_current/2,
                     use_module/1, use_module/2, ensure_loaded/1, load_files/2, consult/1,
                     set_prolog_flag/2, at_halt/1, abort/0, abolish_all_tables/0
                   ]).
