@@ -21,6 +21,7 @@ DEFINE = "sandbox: rules from an untrusted source may not define {}"
 CONSTRUCTED = ("sandbox: the goal calls a goal that is only known when the rule runs "
                "(built with =.., read from text, or a variable), which cannot be proven safe")
 SHELL = VIA.format("shell/1", "shell/2")
+QUALIFIED = "a module-qualified term (M:G) cannot be a fact or the head of a rule"    # the reader's, in any mode
 HINT = ("rule files are sandboxed: where conditions and static rules may use pure Prolog only "
         "(no shell, files, network, database, hooks or loading code); "
         "load a file you trust with --trusted (trusted=True in Python)")
@@ -63,13 +64,13 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
     ("term_expansion", "term_expansion(_, _) :- shell('touch '+{m}), fail.", 1, 1,
      DEFINE.format("term_expansion/2, a hook of SWI-Prolog")),
     ("user_term_expansion", "user:term_expansion(_, _) :- shell('touch '+{m}), fail.", 1, 1,
-     DEFINE.format("user:term_expansion/2, a predicate of module user")),
+     QUALIFIED),
     ("term_expansion_4", "c <- a.\n\nterm_expansion(_, _, _, _) :- see({m}), fail.", 3, 1,
      DEFINE.format("term_expansion/4, a hook of SWI-Prolog")),
     ("goal_expansion", "user:goal_expansion(_, _) :- shell('touch '+{m}), fail.", 1, 1,
-     DEFINE.format("user:goal_expansion/2, a predicate of module user")),
+     QUALIFIED),
     ("system_goal_expansion", "system:goal_expansion(_, _, _, _) :- see({m}), fail.", 1, 1,
-     DEFINE.format("system:goal_expansion/4, a predicate of module system")),
+     QUALIFIED),
     ("message_hook", "message_hook(_, _, _) :- shell('touch '+{m}), fail.", 1, 1,
      DEFINE.format("message_hook/3, a hook of SWI-Prolog")),
     ("message_hook_dcg", "user:message_hook(_, _, _) --> {{shell('touch '+{m})}}.", 1, 1,
@@ -77,14 +78,14 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
     ("prolog_message_dcg", "prolog:message(_) --> {{shell('touch '+{m})}}, [].", 1, 1,
      DEFINE.format("prolog:message/3, a predicate of module prolog")),
     ("exception_hook", "user:exception(undefined_predicate, _, _) :- shell('touch '+{m}), fail.", 1, 1,
-     DEFINE.format("user:exception/3, a predicate of module user")),
+     QUALIFIED),
     ("prolog_load_file", "prolog_load_file(_, _) :- shell('touch '+{m}), fail.", 1, 1,
      DEFINE.format("prolog_load_file/2, a hook of SWI-Prolog")),
     ("portray", "portray(_) :- shell('touch '+{m}), fail.", 1, 1, DEFINE.format("portray/1, a hook of SWI-Prolog")),
     ("qualified_whole_clause", "user:(portray(_) :- shell('touch '+{m})).", 1, 1,
-     DEFINE.format("user:portray/1, a predicate of module user")),
+     QUALIFIED),
     ("qualified_clause", "lists:append(_, _, _) :- see({m}).", 1, 1,
-     DEFINE.format("lists:append/3, a predicate of module lists")),
+     QUALIFIED),
     ("dcg_body", "c <- a.\ngreeting --> [hi], {{shell('touch '+{m})}}.", 2, 1, SHELL),
     ("initialization", ":- initialization(shell('touch '+{m})).", 1, 1,
      "unknown directive initialization shell('touch '+{m})"),
