@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from etalis_py import Engine, Event, cli
+from etalis_py.errors import EventError
 from etalis_py.events import Rejection
 
 CORPUS = Path(__file__).parent / "rows_bad"
@@ -125,3 +126,14 @@ def test_standard_input_rejects_a_line_that_is_not_utf8_and_reads_on(
     assert [json.loads(line) for line in out.splitlines()] == MANIFEST["files"]["not_utf8.jsonl"]["detections"]
     assert err.splitlines()[0] == "<stdin>:2: rejected: line is not UTF-8: byte 0xe9 at column 26"
     assert err.splitlines()[1].startswith(summary(4, 1, 2))
+
+
+@pytest.mark.parametrize("case", ["nan argument", "too deep", "too many digits", "lone surrogate", "clause name"])
+def test_emit_raises_event_error_with_the_reason_emit_many_gives(case: str) -> None:
+    (name, args, time), reason = BAD_ITEMS[case]
+    with Engine.from_file(RULES) as engine:
+        with pytest.raises(EventError) as e:
+            engine.emit(name, *args, at=time)
+        assert engine.emit("a", 1, at=3) == []
+    prefix = f"event {name!r} rejected: " if case == "clause name" else f"event {name!r}: "
+    assert str(e.value) == prefix + reason

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._prolog import PrologBridge, bridge, quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, RuleError
-from .events import Detection, Detections, Event, InvalidEvent, Rejection, Zone, event_line, to_time
+from .events import Detection, Detections, Event, Rejection, Zone, event_line, to_time
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from .findings import Finding
@@ -278,8 +278,8 @@ class Engine:
             raise EventError(f"event {name!r} needs a time: at=T, or start=T1 and end=T2")
         try:
             line = Event(name, args, t1, t2).to_prolog()
-        except InvalidEvent as e:
-            raise EventError(f"event {name!r}: {e}") from None
+        except (ValueError, RecursionError) as e:  # InvalidEvent among them; an int of too many digits
+            raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
         result = self._feed_lines(line, 1)
         if result.rejected:
             raise EventError(f"event {name!r} rejected: {result.rejected[0].reason}")
