@@ -600,6 +600,9 @@ static_clause(Clause, Where) :-
     ->  term_words(Clause, Words),
         format(string(M), "~w is not a rule, a fact or a directive", [Words]),
         etalis_error(M, "end each clause with a full stop", Where)
+    ;   Clause = (_ --> _)
+    ->  etalis_error("a grammar rule (-->) has no place in a rule file",
+                     "write a static rule with :- instead", Where)
     ;   clause_head(Clause, Head), var(Head)
     ->  etalis_error("the head of a rule cannot be a variable",
                      "write e.g. warm(T) :- T > 20.", Where)
@@ -889,15 +892,23 @@ duration_seconds(D, Where, Seconds) :-
     (   number(D)
     ->  Seconds = D
     ;   compound(D), D =.. [Unit, N], number(N), unit_seconds(Unit, S)
-    ->  Seconds is N*S
+    ->  catch(Seconds is N*S, error(evaluation_error(_), _), Seconds = D)
     ;   term_words(D, Words),
         format(string(M), "~w is not a duration", [Words]),
         etalis_error(M, "write seconds as a number, or milliseconds(N), seconds(N), minutes(N), hours(N) or days(N)", Where)
     ),
-    (   Seconds >= 0
+    (   \+ finite_number(Seconds)
+    ->  term_words(D, Words),
+        format(string(M), "~w is not a finite duration", [Words]),
+        etalis_error(M, "write a window of a finite number of seconds", Where)
+    ;   Seconds >= 0
     ->  true
     ;   etalis_error("a window cannot be negative", "use a duration of zero or more", Where)
     ).
+
+finite_number(X) :-
+    number(X),
+    \+ ( float(X), float_class(X, Class), memberchk(Class, [infinite, nan]) ).
 
 unit_seconds(milliseconds, 0.001).
 unit_seconds(seconds, 1).
