@@ -16,7 +16,7 @@ from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
 from .progress import ProgressLine, wanted
-from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, read_batches, read_live, stdin_chunks, stream_kind
+from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live, stream_kind
 
 if TYPE_CHECKING:
     from .events import Detection
@@ -193,7 +193,7 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> I
     if str(ns.events) == "-":
         if ns.follow:
             raise ValueError("--follow follows a growing file; standard input (-) is read until it ends anyway")
-        return read_live(stdin_chunks(stdin or sys.stdin.buffer), ns.input_format, mapping)
+        return read_live(line_chunks(stdin or sys.stdin.buffer, 1 << 16), ns.input_format, mapping)
     if ns.follow:
         return read_live(follow_chunks(ns.events, ns.follow_timeout), ns.input_format or stream_kind(ns.events),
                          mapping)

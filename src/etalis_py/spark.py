@@ -59,7 +59,7 @@ from .errors import RuleFileNotFound
 from .events import InvalidEvent, prolog_value, to_time
 from .output import TimeStyle, csv_table, formatted, max_arity
 from .progress import ProgressLine
-from .streams import Lines, Mapping, file_chunks, json_line_reason, parse_formatted_time, parse_time, parse_value
+from .streams import Lines, Mapping, json_line_reason, line_chunks, parse_formatted_time, parse_time, parse_value
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -234,7 +234,7 @@ def _csv_header(spark: "SparkSession", path: str) -> list[str]:
                 raise ValueError(f"no files in {path}")
             first = files[0]
         with first.open("rb") as f:
-            lines = Lines(file_chunks(f), keepends=True)
+            lines = Lines(line_chunks(f), keepends=True)
             reader = csv.reader(lines)
             row = next(reader, None)
         bad = [lines.bad[n] for n in range(1, reader.line_num + 1) if n in lines.bad]

@@ -197,7 +197,7 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
     extension, see :func:`stream_kind`)."""
     kind = kind or stream_kind(path)
     with path.open("rb") as f:
-        yield from _batches(file_chunks(f), kind, mapping, batch_lines)
+        yield from _batches(line_chunks(f), kind, mapping, batch_lines)
 
 
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int) -> Iterator[Batch]:
@@ -279,23 +279,6 @@ class Lines:
                 yield lines
 
 
-def file_chunks(f: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """The bytes of ``f`` in chunks that end at a newline (but the last)."""
-    pending = b""
-    while True:
-        data = f.read(size)
-        if not data:
-            if pending:
-                yield pending
-            return
-        cut = data.rfind(b"\n") + 1
-        if cut:
-            yield pending + data[:cut]
-            pending = data[cut:]
-        else:
-            pending += data
-
-
 # -- live sources: standard input and a growing file ----------------------------------
 
 
@@ -337,9 +320,9 @@ def _shifted(batch: Batch, offset: int) -> Batch:
                    rejected=[replace(r, line=r.line + offset) for r in batch.rejected])
 
 
-def stdin_chunks(stream: BinaryIO, size: int = 1 << 16) -> Iterator[bytes]:
-    """Whole lines of ``stream`` (standard input) as they arrive: each
-    chunk is what one read gave, up to its last newline."""
+def line_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Whole lines of ``stream`` (a file, or standard input as it arrives):
+    each chunk is what one read gave, up to its last newline."""
     pending = b""
     read = getattr(stream, "read1", stream.read)
     while True:
