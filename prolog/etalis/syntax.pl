@@ -600,9 +600,6 @@ static_clause(Clause, Where) :-
     ->  term_words(Clause, Words),
         format(string(M), "~w is not a rule, a fact or a directive", [Words]),
         etalis_error(M, "end each clause with a full stop", Where)
-    ;   Clause = (_ --> _)
-    ->  etalis_error("a grammar rule (-->) has no place in a rule file",
-                     "write a static rule with :- instead", Where)
     ;   clause_head(Clause, Head), var(Head)
     ->  etalis_error("the head of a rule cannot be a variable",
                      "write e.g. warm(T) :- T > 20.", Where)
