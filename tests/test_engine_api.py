@@ -148,6 +148,8 @@ def test_rule_errors_name_file_line_and_column(tmp_path: Path) -> None:
         ("x : c <- a.\nx : d <- b.", 2, 1, "the label x is used by more than one rule"),
         ("a seq b.", 1, 1, "an event pattern without a head"),
         (":- frobnicate.", 1, 1, "unknown directive frobnicate"),
+        (":- initialization(halt).\nc <- a.", 1, 1, "unknown directive initialization(halt)"),
+        (":- policy(P).\nc <- a.", 1, 1, "a consumption policy must be named, not a variable"),
         ("c <- (a seq b) within soon.", 1, 23, "soon is not a duration"),
         ("c(X) <- a(X) or b(Y) where Y > 1.", 1, 1, "variable X is bound by only one branch of `or` but used outside it"),
         ("X <- a.", 1, 1, "the head of an event rule cannot be a variable"),

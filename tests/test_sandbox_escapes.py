@@ -88,7 +88,7 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
      QUALIFIED),
     ("dcg_body", "c <- a.\ngreeting --> [hi], {{shell('touch '+{m})}}.", 2, 1, SHELL),
     ("initialization", ":- initialization(shell('touch '+{m})).", 1, 1,
-     "unknown directive initialization shell('touch '+{m})"),
+     "unknown directive initialization(shell('touch '+{m}))"),
     ("directive", ":- shell('touch '+{m}).", 1, 1, "unknown directive shell('touch '+{m})"),
     ("at_halt", "c <- a where at_halt(shell('touch '+{m})).", 1, 1, CALL.format("at_halt/1")),
     ("halt", "c <- a where see({m}) ; halt.", 1, 1, CALL.format("see/1")),

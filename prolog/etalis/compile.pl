@@ -558,8 +558,23 @@ option_policy(Options, Policy) :-
 directive(directive(D, Where), Ds0, Ds) :-
     (   directive_(D, Where, Ds0, Ds)
     ->  true
-    ;   format(string(M), "unknown directive ~q", [D]),
+    ;   directive_text(D, Text),
+        format(string(M), "unknown directive ~s", [Text]),
         etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity)", Where)
+    ).
+
+%   directive_text(+D, -Text): D as written, its principal functor in
+%   standard form (`initialization(halt)`, not `initialization halt`).
+
+directive_text(D, Text) :-
+    (   compound(D)
+    ->  compound_name_arguments(D, Name, Args),
+        format(string(Open), "~q(", [Name]),
+        foldl([A, S0, S]>>( S0 == "" -> format(string(S), "~q", [A])
+                                     ; format(string(S), "~s, ~q", [S0, A]) ),
+              Args, "", ArgsText),
+        format(string(Text), "~s~s)", [Open, ArgsText])
+    ;   format(string(Text), "~q", [D])
     ).
 
 directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
@@ -594,7 +609,10 @@ directive_(input(Specs0), Where, Ds0, Ds) :-
 event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
 
 valid_policy(P, Where) :-
-    (   nonvar(P), policy(P)
+    (   var(P)
+    ->  etalis_error("a consumption policy must be named, not a variable",
+                     "write e.g. :- policy(recent).", Where)
+    ;   policy(P)
     ->  true
     ;   format(string(M), "unknown consumption policy ~q", [P]),
         etalis_error(M, "use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)", Where)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, BinaryIO, Optional, TextIO
 
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
-from .errors import RuleError, RuleFileNotFound
+from .errors import EtalisError, RuleError, RuleFileNotFound
 from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
@@ -177,6 +177,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_RULES
     except BrokenPipeError:
         return EXIT_OK
+    except EtalisError as e:  # the engine failed: say so in words, not with a traceback
+        print(f"etalis: {e}", file=sys.stderr)
+        return EXIT_FAILURE
     return EXIT_FAILURE
 
 
