@@ -27,7 +27,10 @@ Requests:
 
   - create(Source, Options): payload is rule text (Source is `file(Path)`
     to read Path instead, or `text(Name)`); Options as compile_items/3.
-  - feed(Engine, FirstLine): payload is event lines.
+  - feed(Engine, FirstLine): payload is event lines.  If an event takes
+    more inferences than the engine's limit, the feed stops before it and
+    the header has `stopped: {kind: limit, line, event, limit, where}`
+    (where: the `where` condition that was running, or null).
   - stats(Engine), destroy(Engine).
   - reset(Engine): fresh state (no pending goals, no last time), same rules.
   - feed_segments(Engine, Resets): payload is segments of event lines
@@ -84,10 +87,15 @@ serve(create(Source, Options), Payload, Header, "") :-
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
                ontologies: Ontologies, prefixes: Prefixes}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
-    engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings), Detections),
+    engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings, Stopped), Detections),
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
-    Header = _{accepted: Accepted, rejected: Rs, warnings: Ws}.
+    Header0 = _{accepted: Accepted, rejected: Rs, warnings: Ws},
+    (   Stopped = limit(Line, E, Limit, In)
+    ->  limit_json(Line, E, Limit, In, Hit),
+        Header = Header0.put(stopped, Hit)
+    ;   Header = Header0
+    ).
 serve(flush(M), _, _{released: N}, Detections) :-
     engine_flush(M, N, Detections).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
@@ -348,6 +356,17 @@ source_items(source(Source, _), _) :-
 feed_events(M, Text, Summary, Detections) :-
     engine_feed(M, Text, 1, Summary, Detections).
 
+%   limit_json(+Line, +Event, +Limit, +In, -Json): an event that took
+%   more than Limit inferences (in the `where` condition G if In is
+%   where(G)), as the `stopped` of a feed reply or an error.
+
+limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Limit, where: Where}) :-
+    format(string(Text), "~q", [E]),
+    (   In = where(G)
+    ->  format(string(Where), "~q", [G])
+    ;   Where = null
+    ).
+
 %   The parsed rules as JSON, for tools such as the reference evaluator.
 
 rule_json(Label, Head, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
@@ -441,6 +460,8 @@ error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
 error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
     format(string(M), "engine ~w does not exist (it was closed)", [E]),
     Header = _{error: _{kind: engine, message: M}}.
+error_reply(error(etalis_limit(limit(Line, E, Limit, In)), _), _{error: Hit}, "") :- !,
+    limit_json(Line, E, Limit, In, Hit).
 error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
     Header = _{error: _{kind: engine, message: Message}}.
 error_reply(Error, Header, "") :-

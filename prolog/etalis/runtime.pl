@@ -1,7 +1,7 @@
 :- module(etalis_runtime,
           [ engine_create/1,            % -Engine
             engine_destroy/1,           % +Engine
-            engine_start/3,             % +Engine, +StoreIndexes, +Lateness
+            engine_start/4,             % +Engine, +StoreIndexes, +Lateness, +Limit
             engine_reset/1,             % +Engine
             engine_flush/3,             % +Engine, -Released, -Detections
             engine_buffered/2,          % +Engine, -Count
@@ -28,7 +28,7 @@
 
 Each engine is a module of its own (its clauses, static rules and
 reported events) plus a global variable of the same name that holds its
-state, state(StoreIndexes, Order) (see admit/4), and one global variable per goal
+state, state(StoreIndexes, Order, Limit) (see admit/4 and run/5), and one global variable per goal
 store (one per side of each binary goal), see store_global/3.  Two engines never see each other's rules,
 goals or detections.
 
@@ -62,7 +62,7 @@ engine_create(M) :-
 
 engine_destroy(M) :-
     must_be(atom, M),
-    (   nb_current(M, state(Indexes, _))
+    (   nb_current(M, state(Indexes, _, _))
     ->  forall(( member(I, Indexes), store_global(M, I, Name), nb_current(Name, _) ),
                nb_delete(Name)),
         nb_delete(M)
@@ -70,14 +70,20 @@ engine_destroy(M) :-
     ),
     '$destroy_module'(M).
 
-%!  engine_start(+Engine, +Indexes, +Lateness) is det.
+%!  engine_start(+Engine, +Indexes, +Lateness, +Limit) is det.
 %
 %   Give Engine fresh state with an empty goal store for each of Indexes.
 %   Lateness is `none` (events must arrive in time order) or how many
 %   seconds late an event may arrive and still be matched in order.
+%   Limit is the most inferences that processing one event may take
+%   (a positive integer), or `inf`.
 
-engine_start(M, Indexes, Lateness) :-
+engine_start(M, Indexes, Lateness, Limit) :-
     must_be(list(positive_integer), Indexes),
+    (   Limit == inf
+    ->  true
+    ;   must_be(positive_integer, Limit)
+    ),
     maplist(new_store(M), Indexes),
     (   Lateness == none
     ->  Order = in_order(-inf)
@@ -85,7 +91,7 @@ engine_start(M, Indexes, Lateness) :-
         empty_heap(Heap),
         Order = reorder(Lateness, none, 0, Heap)
     ),
-    nb_setval(M, state(Indexes, Order)).
+    nb_setval(M, state(Indexes, Order, Limit)).
 
 %!  engine_reset(+Engine) is det.
 %
@@ -93,12 +99,12 @@ engine_start(M, Indexes, Lateness) :-
 %   keeping its rules and its lateness.
 
 engine_reset(M) :-
-    engine_state(M, state(Indexes, Order)),
+    engine_state(M, state(Indexes, Order, Limit)),
     (   Order = reorder(Lateness, _, _, _)
     ->  true
     ;   Lateness = none
     ),
-    engine_start(M, Indexes, Lateness).
+    engine_start(M, Indexes, Lateness, Limit).
 
 %!  engine_buffered(+Engine, -Count) is det.
 %
@@ -150,7 +156,7 @@ engine_store(M, I, Store) :-
 %   Goal store Index of Engine holds Count pending goals.
 
 engine_pending(M, I, Count) :-
-    nb_getval(M, state(Indexes, _)),
+    nb_getval(M, state(Indexes, _, _)),
     member(I, Indexes),
     engine_store(M, I, Store),
     store_count(Store, Count).
@@ -160,10 +166,17 @@ engine_pending(M, I, Count) :-
 %   Process the events in Text, whose first line is line FirstLine of
 %   its source.  Detections is a string with one JSON object a line for
 %   each reported detection; Summary is
-%   summary(Accepted, Rejected, Warnings), Rejected a list of
+%   summary(Accepted, Rejected, Warnings, Stopped), Rejected a list of
 %   rejected(Line, Reason) and Warnings of warning(Line, Message).
+%
+%   Each event may take at most the engine's inference limit (see
+%   engine_start/4).  Stopped is `none`, or limit(Line, Event, Limit, In)
+%   if the event of line Line took more (In is where(Goal) if the limit
+%   was reached in the `where` condition Goal, else `none`): the feed
+%   stops there, with the detections made before that event (its own
+%   are dropped; the goals it stored before it was stopped stay).
 
-engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detections) :-
+engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings, Stopped), Detections) :-
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
@@ -171,13 +184,21 @@ engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings), Detection
     arg(2, State, Order0),
     explaining(M),
     prefixing(M),
+    limiting(State),
     Offset is FirstLine - 1,
     nb_setval(etalis_warnings, []),
+    nb_setval(etalis_stopped, none),
     setup_call_cleanup(
         open_string(Text, In),
-        with_output_to(string(Detections),
+        with_output_to(string(Detections0),
                        feed_loop(In, Text, M, Offset, 0, Order0, Order, 0, Accepted, Rejected, [])),
         close(In)),
+    nb_getval(etalis_stopped, Stopped0),
+    (   Stopped0 = stopped(Stopped, Kept)
+    ->  sub_string(Detections0, 0, Kept, _, Detections)
+    ;   Stopped = none,
+        Detections = Detections0
+    ),
     nb_setarg(2, State, Order),
     nb_getval(etalis_warnings, Ws),
     reverse(Ws, Warnings).
@@ -192,15 +213,21 @@ engine_state(M, State) :-
 %
 %   At the end of a stream, process the events that wait in the reorder
 %   buffer of an engine with a lateness (Released of them).
+%
+%   @error etalis_limit(limit(Line, Event, Limit, In)) if an event takes
+%   more inferences than the engine's limit (see engine_feed/5).
 
 engine_flush(M, Released, Detections) :-
     engine_state(M, State),
     explaining(M),
+    limiting(State),
     arg(2, State, Order0),
     nb_setval(etalis_warnings, []),
     (   Order0 = reorder(L, Max, Seq, H0)
     ->  heap_size(H0, Released),
-        with_output_to(string(Detections), release(M, inf, H0, H)),
+        catch(with_output_to(string(Detections), release(M, inf, H0, H)),
+              etalis_limit(Hit),
+              throw(error(etalis_limit(Hit), _))),
         nb_setarg(2, State, reorder(L, Max, Seq, H))
     ;   Released = 0,
         Detections = ""
@@ -214,7 +241,8 @@ engine_flush(M, Released, Detections) :-
 %   would swallow the lines after it: from where it starts, the rest of
 %   Text is read line by line (feed_lines/9), so that only its line is
 %   rejected.  Testing that a term lies on one line costs little as long
-%   as each term's line follows the previous one's.
+%   as each term's line follows the previous one's.  An event over the
+%   inference limit ends the loop (see stop/5).
 
 :- set_prolog_flag(optimise, true).           % the loop's arithmetic inline
 feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
@@ -240,9 +268,15 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
             input_event(Term, Line, E0, T1, T2, Reason),
             var(Reason),
             prefixed_event(M, E0, E),
-            admit(Order0, M, ev(E, T1, T2, Line), Order1)
-        ->  A1 is A0 + 1,
-            feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
+            character_count(current_output, Kept),
+            catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
+                  etalis_limit(Hit),
+                  true)
+        ->  (   var(Hit)
+            ->  A1 is A0 + 1,
+                feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
+            ;   stop(Hit, Kept, Order0-Order, A0-A, Rejected-Tail)
+            )
         ;   rejection(Term, Line, Order0, Reason),
             Rejected = [rejected(Line, Reason)|Rest],
             feed_loop(In, Text, M, Offset, C1, Order0, Order, A0, A, Rest, Tail)
@@ -304,6 +338,10 @@ start_line(Text, Start, In, Offset, First) :-
 %   Process Lines, the first of which is line Line, each read on its own.
 
 feed_lines([], _, _, Order, Order, A, A, Tail, Tail).
+feed_lines([_|_], _, _, Order0, Order, A0, A, Rejected, Tail) :-
+    \+ nb_getval(etalis_stopped, none),
+    !,
+    Order = Order0, A = A0, Rejected = Tail.
 feed_lines([Text|Lines], Line, M, Order0, Order, A0, A, Rejected, Tail) :-
     Offset is Line - 1,
     setup_call_cleanup(
@@ -312,6 +350,14 @@ feed_lines([Text|Lines], Line, M, Order0, Order, A0, A, Rejected, Tail) :-
         close(In)),
     Next is Line + 1,
     feed_lines(Lines, Next, M, Order1, Order, A1, A, Rest, Tail).
+
+%   stop(+Hit, +Kept, ?Order0-Order, ?A0-A, ?Rejected-Tail): an event
+%   took more than the inference limit (Hit, see engine_feed/5): the
+%   feed ends with the state before it, and the first Kept characters
+%   of the detections (those of the events before it).
+
+stop(Hit, Kept, Order-Order, A-A, Tail-Tail) :-
+    nb_setval(etalis_stopped, stopped(Hit, Kept)).
 
 %   admit(+Order0, +M, +Event, -Order) is semidet.
 %
@@ -346,8 +392,27 @@ release(M, Mark, H0, H) :-
     ;   H = H0
     ).
 
+%   run(+M, +E, +T1, +T2, +Line): process one event within the inference
+%   limit of the batch (see limiting/1), or throw etalis_limit(Hit).
+
 run(M, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
+    b_getval(etalis_limit, Limit),
+    (   Limit == inf
+    ->  run_event(M, E, T1, T2)
+    ;   call_with_inference_limit(run_event(M, E, T1, T2), Limit, Result),
+        (   Result == inference_limit_exceeded
+        ->  (   nb_current(etalis_limit_goal, Goal), Goal \== none
+            ->  nb_setval(etalis_limit_goal, none),
+                In = where(Goal)
+            ;   In = none
+            ),
+            throw(etalis_limit(limit(Line, E, Limit, In)))
+        ;   true
+        )
+    ).
+
+run_event(M, E, T1, T2) :-
     (   b_getval(etalis_explain, true)
     ->  E =.. List0,
         append(List0, [[det(E, T1, T2)]], List),
@@ -355,6 +420,12 @@ run(M, E, T1, T2, Line) :-
         process_explained(M, E1, T1, T2)
     ;   process(M, E, T1, T2)
     ).
+
+%   limiting(+State): set up for a batch the inference limit per event.
+
+limiting(State) :-
+    arg(3, State, Limit),
+    b_setval(etalis_limit, Limit).
 
 %   explaining(+M): set up for a batch whether events carry provenance.
 
@@ -539,8 +610,13 @@ clause_functor(-->).
 %
 %   A `where` condition Goal (or an aggregate(Fun, Value)) raised Error:
 %   record a warning for the current input line and fail, so that the
-%   occurrence is not detected.
+%   occurrence is not detected.  The inference limit of the event (see
+%   run/5) is not Goal's error: it passes on, and Goal is kept to name
+%   in the report.
 
+goal_error(inference_limit_exceeded, Goal) :- !,
+    nb_setval(etalis_limit_goal, Goal),
+    throw(inference_limit_exceeded).
 goal_error(Error, Goal) :-
     (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
     message_to_string(Error, Msg),

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import time
 from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, BinaryIO, Optional, TextIO
+from types import FrameType
+from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TextIO
 
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
-from .errors import EtalisError, RuleError, RuleFileNotFound
+from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound
 from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_RULES = 2
+EXIT_LIMIT = 3
+EXIT_INTERRUPTED = 130
 
 
 def _columns(text: str) -> list[str]:
@@ -127,6 +131,9 @@ def parser() -> argparse.ArgumentParser:
                      help="give each detection its provenance: the input events it was built from")
     run.add_argument("--lateness", type=float, metavar="SECONDS",
                      help="accept events up to this late and match them as if in time order")
+    run.add_argument("--inference-limit", type=int, metavar="N",
+                     help="stop with an error at an event that takes more than N Prolog inferences "
+                     "(default 10,000,000; 0: no limit)")
     run.add_argument("--max-age", type=float, metavar="SECONDS",
                      help="drop pending goals of patterns without a window once older than this")
     run.add_argument("--ontology", type=Path, action="append", default=[], metavar="FILE",
@@ -180,6 +187,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except EtalisError as e:  # the engine failed: say so in words, not with a traceback
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_FAILURE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     return EXIT_FAILURE
 
 
@@ -209,7 +218,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return EXIT_FAILURE
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
     engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, max_age=ns.max_age,
-                              lateness=ns.lateness, explain=ns.explain)
+                              lateness=ns.lateness, explain=ns.explain,
+                              inference_limit=ns.inference_limit)
     if ns.ontology or ns.entailment:
         try:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
@@ -242,28 +252,45 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return (f"etalis run {elapsed:.0f} s: rows read {read} ({read / max(elapsed, 1e-9):.0f} rows/s), "
                 f"detections {detections}, rejected {rejected}")
 
+    stopped = interrupted = False
     try:
-        for batch in event_batches(ns):
-            result = engine.feed_text(batch.text, batch.first_line)
-            sink.write(result.detection_lines)
-            detections += result.detection_lines.count("\n")
-            accepted += result.accepted
-            bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
-            rejected += len(bad)
-            warnings += len(result.warnings)
-            if not ns.quiet and (bad or result.warnings):
-                progress.clear()
-                for r in bad:
-                    print(f"{source}:{r.line}: rejected: {r.reason}", file=err)
-                for w in result.warnings:
-                    print(f"{source}:{w.line}: warning: {w.reason}", file=err)
-            progress.show(status)
-        tail = engine.flush_lines()
-        sink.write(tail)
-        detections += tail.count("\n")
-        seconds = time.perf_counter() - started
-        cpu_seconds = time.process_time() - cpu_started
-        pending = engine.stats().pending
+        with _Interrupt() as interrupt:
+            batches = event_batches(ns)
+            while (batch := interrupt.next_batch(batches)) is not None:
+                result = engine.feed_text(batch.text, batch.first_line)
+                sink.write(result.detection_lines)
+                detections += result.detection_lines.count("\n")
+                accepted += result.accepted
+                bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
+                if result.stopped:      # the lines after the stopped one were read, not processed
+                    bad = [r for r in bad if r.line < result.stopped.line]
+                rejected += len(bad)
+                warnings += len(result.warnings)
+                if not ns.quiet and (bad or result.warnings):
+                    progress.clear()
+                    for r in bad:
+                        print(f"{source}:{r.line}: rejected: {r.reason}", file=err)
+                    for w in result.warnings:
+                        print(f"{source}:{w.line}: warning: {w.reason}", file=err)
+                if result.stopped:
+                    progress.clear()
+                    print(f"{source}:{result.stopped.line}: error: {result.stopped}", file=err)
+                    stopped = True
+                    break
+                progress.show(status)
+            interrupted = interrupt.requested
+            if not (stopped or interrupted):
+                try:
+                    tail = engine.flush_lines()
+                except InferenceLimitError as e:        # an event held back by a lateness
+                    progress.clear()
+                    print(f"{source}:{e.line}: error: {e}", file=err)
+                    stopped, tail = True, ""
+                sink.write(tail)
+                detections += tail.count("\n")
+            seconds = time.perf_counter() - started
+            cpu_seconds = time.process_time() - cpu_started
+            pending = engine.stats().pending
     except ValueError as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
@@ -273,13 +300,62 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             sink.close()
         finally:
             engine.close()
+    if interrupted:
+        print(f"etalis: interrupted after {accepted + rejected} events; the rest of the stream is not processed",
+              file=err)
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
         f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,
     )
-    return EXIT_OK
+    return EXIT_LIMIT if stopped else EXIT_INTERRUPTED if interrupted else EXIT_OK
+
+
+class _Interrupt:
+    """Ctrl-C during ``etalis run``.  SIGINT is blocked except while the next
+    batch of events is read, so the engine is never interrupted in the
+    middle of a batch (its state would be half updated and the batch's
+    detections lost), nor is the writing of detections (a write to a pipe
+    that a signal interrupts can lose text).  A SIGINT that comes during a
+    batch waits for its end; one during the reading stops it at once."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: Any = None
+        self._installed = False
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        self.requested = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> "_Interrupt":
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:          # not the main thread: no signals here
+            return self
+        self._installed = True
+        self._mask(signal.SIG_BLOCK)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, signal.SIG_DFL if self._previous is None else self._previous)
+            self._mask(signal.SIG_UNBLOCK)
+
+    def _mask(self, how: int) -> None:
+        if self._installed:
+            signal.pthread_sigmask(how, {signal.SIGINT})
+
+    def next_batch(self, batches: Iterator[Batch]) -> Optional[Batch]:
+        """The next batch, or None at the end of the stream or on Ctrl-C."""
+        try:
+            self._mask(signal.SIG_UNBLOCK)
+            return next(batches)
+        except (StopIteration, KeyboardInterrupt):
+            return None
+        finally:
+            self._mask(signal.SIG_BLOCK)
 
 
 def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

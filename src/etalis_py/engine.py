@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ._prolog import PrologBridge, bridge, quote_atom
-from .errors import EtalisError, EtalisWarning, EventError, RuleError
+from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import Detection, Detections, Event, Rejection, Zone, event_line, to_time
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
@@ -73,12 +73,16 @@ class BatchResult:
 @dataclass(frozen=True)
 class FeedResult:
     """A batch of event lines as the engine answered it: the counts and the
-    detections as JSON lines, exactly as ``etalis run`` prints them."""
+    detections as JSON lines, exactly as ``etalis run`` prints them.
+    ``stopped`` is set if an event took more inferences than the engine's
+    limit: the batch stopped before it (the counts and detections are
+    those of the lines before)."""
 
     accepted: int
     rejected: list[Rejection]
     warnings: list[Rejection]
     detection_lines: str
+    stopped: Optional[InferenceLimitError] = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ class Engine:
         lateness: Optional[float] = None,
         explain: bool = False,
         max_queued: Optional[int] = MAX_QUEUED,
+        inference_limit: Optional[int] = None,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -181,10 +186,16 @@ class Engine:
         events it was built from.  ``max_queued`` bounds the pull queue of
         :meth:`detections` (None: no bound); past it the oldest are dropped
         and counted in ``stats().dropped``.
+        ``inference_limit`` is the most Prolog inferences that processing one
+        event may take (default 10,000,000, about a second; ``0`` for no
+        limit): an event that takes more (a ``where`` condition that does
+        not end, detections that multiply) raises
+        :class:`InferenceLimitError` instead of hanging.
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
+        extra.extend(_limit_options(inference_limit))
         engine = cls._create(
             f"file({quote_atom(str(Path(path)))})", "", policy, max_age, lateness, extra, max_queued
         )
@@ -206,6 +217,7 @@ class Engine:
         report: Optional[Sequence[str]] = None,
         explain: bool = False,
         max_queued: Optional[int] = MAX_QUEUED,
+        inference_limit: Optional[int] = None,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
         The options are those of :meth:`from_file`, and two for running
@@ -216,6 +228,7 @@ class Engine:
         whatever ``:- print_events`` says."""
         extra: list[str] = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
+        extra.extend(_limit_options(inference_limit))
         if only_rules is not None:
             extra.append(f"only_rules([{', '.join(str(int(i)) for i in only_rules)}])")
         if report is not None:
@@ -281,6 +294,8 @@ class Engine:
         except (ValueError, RecursionError) as e:  # InvalidEvent among them; an int of too many digits
             raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
         result = self._feed_lines(line, 1)
+        if result.stopped:
+            raise result.stopped
         if result.rejected:
             raise EventError(f"event {name!r} rejected: {result.rejected[0].reason}")
         return self._deliver(result)
@@ -391,7 +406,12 @@ class Engine:
         result = self._feed_lines("".join(batch), first)
         rejected.extend(result.rejected)
         warnings.extend(result.warnings)
-        detections.extend(self._deliver(result, collect))
+        found = self._deliver(result, collect)
+        if result.stopped:
+            # the caller gets no result: what it would have held waits in the pull queue
+            self._queue_up([d for d in detections + found if not self._claimed(d)])
+            raise result.stopped
+        detections.extend(found)
         return result.accepted
 
     def feed_text(self, text: str, first_line: int = 1) -> FeedResult:
@@ -400,7 +420,8 @@ class Engine:
 
         ``first_line`` is the line number of the text's first line in its
         file.  Detections stay JSON lines; they are counted but neither
-        queued nor passed to callbacks.
+        queued nor passed to callbacks.  An event over the inference limit
+        stops the batch: see ``FeedResult.stopped``.
         """
         result = self._feed_lines(text, first_line)
         self._stats.detections += result.detection_lines.count("\n")
@@ -420,22 +441,22 @@ class Engine:
         header, body = self._prolog.request(f"feed_segments({self._name}, [{flags}])", "\x1d".join(segments))
         results = []
         for h, detections in zip(header["segments"], body.split("\x1d")):
-            rejected = [Rejection(int(line), str(reason)) for line, reason in h["rejected"]]
-            warnings = [Rejection(int(line), str(msg)) for line, msg in h["warnings"]]
-            self._stats.accepted += h["accepted"]
-            self._stats.rejected += len(rejected)
+            result = _feed_result(h, detections)
+            self._stats.accepted += result.accepted
+            self._stats.rejected += len(result.rejected)
             self._stats.detections += detections.count("\n")
-            results.append(FeedResult(h["accepted"], rejected, warnings, detections))
+            if result.stopped:
+                raise result.stopped
+            results.append(result)
         return results
 
     def _feed_lines(self, text: str, first_line: int) -> FeedResult:
         self._check_open()
         header, body = self._prolog.request(f"feed({self._name}, {int(first_line)})", text)
-        rejected = [Rejection(int(line), str(reason)) for line, reason in header["rejected"]]
-        warnings = [Rejection(int(line), str(msg)) for line, msg in header["warnings"]]
-        self._stats.accepted += header["accepted"]
-        self._stats.rejected += len(rejected)
-        return FeedResult(header["accepted"], rejected, warnings, body)
+        result = _feed_result(header, body)
+        self._stats.accepted += result.accepted
+        self._stats.rejected += len(result.rejected)
+        return result
 
     def _deliver(self, result: FeedResult, returned: bool = True) -> Detections:
         """The detections of ``result``, each passed to its callbacks; if
@@ -454,6 +475,10 @@ class Engine:
         if unseen:
             self._queue_up(unseen)
         return found if returned else Detections()
+
+    def _claimed(self, d: Detection) -> bool:
+        """Some callback takes ``d``."""
+        return bool(self._callbacks.get(d.event) or self._callbacks.get(None))
 
     def _queue_up(self, unseen: list[Detection]) -> None:
         bound = self._queue.maxlen
@@ -659,6 +684,23 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"<Engine {self._name}: {self.rule_count} rules, policy {self.policy}>"
+
+
+def _feed_result(header: dict[str, Any], body: str) -> FeedResult:
+    """The FeedResult of a feed reply's header and detection lines."""
+    rejected = [Rejection(int(line), str(reason)) for line, reason in header["rejected"]]
+    warnings = [Rejection(int(line), str(msg)) for line, msg in header["warnings"]]
+    stopped = InferenceLimitError.from_reply(header["stopped"]) if "stopped" in header else None
+    return FeedResult(header["accepted"], rejected, warnings, body, stopped)
+
+
+def _limit_options(inference_limit: Optional[int]) -> list[str]:
+    """The create option of an ``inference_limit`` (0: none)."""
+    if inference_limit is None:
+        return []
+    if type(inference_limit) is not int or inference_limit < 0:
+        raise ValueError(f"inference_limit must be a whole number >= 0 (0: no limit), not {inference_limit!r}")
+    return [f"inference_limit({inference_limit or 'inf'})"]
 
 
 def compile_listing(text: str, source: str = "<string>", policy: Optional[str] = None, path: Optional[str] = None,

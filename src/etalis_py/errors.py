@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 
 class EtalisError(Exception):
@@ -21,6 +21,8 @@ class EtalisError(Exception):
             )
         if kind == "file":
             return RuleFileNotFound(str(error["message"]))
+        if kind == "limit":
+            return InferenceLimitError.from_reply(error)
         return EtalisError(str(error.get("message", error)))
 
 
@@ -50,3 +52,36 @@ class EventError(EtalisError, ValueError):
 class EtalisWarning(UserWarning):
     """A use of the API that cannot work as meant, e.g. a callback for an
     event that no rule reports."""
+
+
+class InferenceLimitError(EtalisError):
+    """An event whose processing took more inferences than the engine's limit
+    (``inference_limit=``): a ``where`` condition that does not end, or
+    detections that multiply with each event.  ``line`` is the event's line
+    in its stream (its 1-based position for ``emit_many``), ``event`` the
+    event as a Prolog term, ``where`` the ``where`` condition that was
+    running when the limit was reached (if one was).  The detections made
+    before it were delivered; the goals it stored before it was stopped
+    stay in the engine."""
+
+    def __init__(self, *, line: int, event: str, limit: int, where: Optional[str] = None) -> None:
+        self.line = line
+        self.event = event
+        self.limit = limit
+        self.where = where
+        self.hint = (
+            "check the rules that use this event: a where condition must end, and under the unrestricted "
+            "policy a pattern such as `b <- b seq a` doubles its detections with each event (use a window "
+            "or a consuming policy); or raise the limit (inference_limit=, etalis run --inference-limit N)"
+        )
+        super().__init__(
+            f"event {event} (line {line}) took more than {limit:,} inferences, the limit per event"
+            + (f", in the where condition {where}" if where else "")
+            + f"\n  hint: {self.hint}"
+        )
+
+    @staticmethod
+    def from_reply(error: dict[str, Any]) -> "InferenceLimitError":
+        where = error.get("where")
+        return InferenceLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]),
+                                   where=None if where is None else str(where))

@@ -1,0 +1,129 @@
+"""Resource limits: an event whose processing does not end stops with a clear
+error; Ctrl-C stops ``etalis run`` cleanly with its summary."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from etalis_py import Engine, InferenceLimitError
+from etalis_py.cli import main
+
+LOOP = "c(X) <- a(X) where loop(X).\nloop(X) :- loop(X).\nd(X) <- b(X).\n"
+DOUBLING = "b <- a.\nb <- b seq a.\n"
+HINT = ("check the rules that use this event: a where condition must end, and under the unrestricted policy "
+        "a pattern such as `b <- b seq a` doubles its detections with each event (use a window or a consuming "
+        "policy); or raise the limit (inference_limit=, etalis run --inference-limit N)")
+
+
+def found(engine: Engine) -> list[tuple[str, tuple[object, ...], float, float]]:
+    return [(d.event, d.args, d.start, d.end) for d in engine.detections()]
+
+
+def test_a_where_condition_that_loops_stops_at_its_event_naming_the_condition() -> None:
+    with Engine.from_string(LOOP, inference_limit=100_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit_many([("b", (1,), 1), ("a", (1,), 2), ("b", (2,), 3)])
+        e = info.value
+        assert (e.line, e.event, e.limit, e.where) == (2, "a(1)", 100_000, "loop(1)")
+        assert str(e) == ("event a(1) (line 2) took more than 100,000 inferences, the limit per event, "
+                          f"in the where condition loop(1)\n  hint: {HINT}")
+        assert found(engine) == [("d", (1,), 1, 1)]          # the detections before it are delivered
+        assert [(d.event, d.args, d.start, d.end) for d in engine.emit("b", 3, at=4)] == [("d", (3,), 4, 4)]
+
+
+def test_emit_of_an_event_over_the_limit_raises() -> None:
+    with Engine.from_string(LOOP, inference_limit=50_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit("a", 7, at=1)
+        assert (info.value.line, info.value.event, info.value.where) == (1, "a(7)", "loop(7)")
+
+
+def test_detections_that_double_with_each_event_stop_at_the_limit() -> None:
+    with Engine.from_string(DOUBLING, inference_limit=100_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit_many([("a", (), t) for t in range(1, 41)])
+        line = info.value.line
+        assert (info.value.event, info.value.where) == ("a", None)
+        assert 5 < line < 40
+        # event k derives 2**(k-1) b's: all of those of the events before the stopped one were delivered
+        assert len(found(engine)) == 2 ** (line - 1) - 1
+
+
+def test_the_default_limit_is_ten_million_inferences() -> None:
+    with Engine.from_string(LOOP) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit("a", 1, at=1)
+        assert info.value.limit == 10_000_000
+
+
+def test_an_event_held_back_by_a_lateness_is_limited_when_flushed() -> None:
+    with Engine.from_string(LOOP, lateness=10, inference_limit=100_000) as engine:
+        assert engine.emit_many([("b", (1,), 1), ("a", (2,), 3)]).detections == []
+        with pytest.raises(InferenceLimitError) as info:
+            engine.flush()
+        assert (info.value.line, info.value.event, info.value.where) == (2, "a(2)", "loop(2)")
+
+
+@pytest.mark.parametrize("limit", [-1, 1.5, True, "10"])
+def test_an_inference_limit_must_be_a_whole_number(limit: object) -> None:
+    with pytest.raises(ValueError, match=r"inference_limit must be a whole number >= 0 \(0: no limit\), not "):
+        Engine.from_string(LOOP, inference_limit=limit)  # type: ignore[arg-type]
+
+
+def test_run_stops_at_an_event_over_the_limit_with_its_line_and_the_summary(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "loop.etl"
+    rules.write_text(LOOP)
+    events = tmp_path / "s.events"
+    events.write_text("b(1).\nb(2).\na(1).\nb(3).\n")
+    assert main(["run", str(rules), "--events", str(events), "--inference-limit", "100000"]) == 3
+    out, err = capsys.readouterr()
+    assert out == ('{"event": "d", "args": [1], "start": 1, "end": 1}\n'
+                   '{"event": "d", "args": [2], "start": 2, "end": 2}\n')
+    lines = err.splitlines()
+    assert lines[:2] == [
+        f"{events}:3: error: event a(1) (line 3) took more than 100,000 inferences, the limit per event, "
+        "in the where condition loop(1)",
+        f"  hint: {HINT}",
+    ]
+    assert re.fullmatch(r"events read: 2, accepted: 2, rejected: 0, detections: 2, warnings: 0, seconds: [0-9.]+, "
+                        r"pending: 0, cpu seconds: [0-9.]+", lines[2])
+    assert len(lines) == 3
+
+
+def test_ctrl_c_stops_run_after_a_batch_with_the_summary_and_exit_130(tmp_path: Path) -> None:
+    rules = tmp_path / "slow.etl"
+    rules.write_text("c(X) <- a(X) where (between(1, 400, _), fail ; true).\n")
+    events = tmp_path / "s.events"
+    n = 100_000
+    events.write_text("".join(f"a({i}).\n" for i in range(n)))
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    with (tmp_path / "err.txt").open("w") as err_file:
+        proc = subprocess.Popen([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events)],
+                                stdout=subprocess.PIPE, stderr=err_file, text=True, env=env)
+        assert proc.stdout is not None
+        first = proc.stdout.readline()              # the first batch is processed: the engine runs
+        assert first == '{"event": "c", "args": [0], "start": 1, "end": 1}\n'
+        proc.send_signal(signal.SIGINT)
+        rest = proc.stdout.read()
+        assert proc.wait(timeout=120) == 130
+    err = (tmp_path / "err.txt").read_text()
+    detected = 1 + rest.count("\n")
+    lines = err.splitlines()
+    assert len(lines) == 2, err
+    m = re.fullmatch(r"events read: (\d+), accepted: (\d+), rejected: 0, detections: (\d+), warnings: 0, "
+                     r"seconds: [0-9.]+, pending: 0, cpu seconds: [0-9.]+", lines[1])
+    assert m is not None, lines[1]
+    read, accepted, detections = map(int, m.groups())
+    # whole batches of 20,000 lines were processed, each event detected once, and not the whole stream
+    assert read == accepted == detections == detected
+    assert accepted % 20_000 == 0 and 0 < accepted < n
+    assert lines[0] == f"etalis: interrupted after {accepted} events; the rest of the stream is not processed"
+    assert rest.splitlines()[-1] == f'{{"event": "c", "args": [{accepted - 1}], "start": {accepted}, "end": {accepted}}}'
