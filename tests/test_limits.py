@@ -125,5 +125,5 @@ def test_ctrl_c_stops_run_after_a_batch_with_the_summary_and_exit_130(tmp_path: 
     # whole batches of 20,000 lines were processed, each event detected once, and not the whole stream
     assert read == accepted == detections == detected
     assert accepted % 20_000 == 0 and 0 < accepted < n
-    assert lines[0] == f"etalis: interrupted after {accepted} events; the rest of the stream is not processed"
+    assert lines[0] == f"etalis: interrupted: stopped after {accepted} events"
     assert rest.splitlines()[-1] == f'{{"event": "c", "args": [{accepted - 1}], "start": {accepted}, "end": {accepted}}}'

@@ -279,7 +279,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                     break
                 progress.show(status)
             interrupted = interrupt.requested
-            if not (stopped or interrupted):
+            if not stopped:
                 try:
                     tail = engine.flush_lines()
                 except InferenceLimitError as e:        # an event held back by a lateness
@@ -301,8 +301,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         finally:
             engine.close()
     if interrupted:
-        print(f"etalis: interrupted after {accepted + rejected} events; the rest of the stream is not processed",
-              file=err)
+        print(f"etalis: interrupted: stopped after {accepted + rejected} events", file=err)
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
         f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "
@@ -318,7 +317,9 @@ class _Interrupt:
     middle of a batch (its state would be half updated and the batch's
     detections lost), nor is the writing of detections (a write to a pipe
     that a signal interrupts can lose text).  A SIGINT that comes during a
-    batch waits for its end; one during the reading stops it at once."""
+    batch waits for its end; one during the reading stops it at once.  The
+    events held back by a lateness are still processed (as at the end of
+    a stream), then the summary is printed."""
 
     def __init__(self) -> None:
         self.requested = False
