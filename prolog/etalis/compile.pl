@@ -196,14 +196,14 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
 
-%!  default_inference_limit(-Limit) is det.
+%   default_inference_limit(-Limit)
 %
 %   The inference limit per event of an engine made without option
 %   inference_limit(N): far above what realistic rules need per event
 %   (the examples need at most 413, the random rules of the semantics
-%   tests at most 38,970), so that only a `where`
-%   condition that does not end, or detections that multiply without
-%   bound, reach it, after a second or so.
+%   tests at most 38,970), so that only a `where` condition that does
+%   not end, or detections that multiply without bound, reach it, after
+%   a second or so.
 
 default_inference_limit(10_000_000).
 
