@@ -6,6 +6,8 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
+:- use_module(library(assoc)).
+:- use_module(library(pairs)).
 :- use_module(library(http/json)).
 :- use_module(etalis/syntax).
 :- use_module(etalis/compile).
@@ -103,9 +105,10 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
     findall(_{goal: Id, side: Side, pending: C}, ( member(Id-Side-C, Counts), C > 0 ), Stores),
     aggregate_all(sum(C), member(_-_-C, Counts), Total),
+    goal_counts(Counts, ByGoal),
     findall(_{rule: Name, pending: P},
             ( M:'$rule_goals'(Name, Ids),
-              aggregate_all(sum(C), ( member(Id, Ids), member(Id-_-C, Counts) ), P) ),
+              foldl(goal_count(ByGoal), Ids, 0, P) ),
             Rules).
 serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
                                        printed: Printed}, "") :-
@@ -192,6 +195,22 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
+
+%   goal_counts(+Counts, -ByGoal): ByGoal maps each goal to its pending
+%   goals (both sides), from the Id-Side-Count of each store.
+
+goal_counts(Counts, ByGoal) :-
+    findall(Id-C, member(Id-_-C, Counts), Pairs0),
+    keysort(Pairs0, Pairs),
+    group_pairs_by_key(Pairs, Groups),
+    findall(Id-Sum, ( member(Id-Cs, Groups), sum_list(Cs, Sum) ), Sums),
+    list_to_assoc(Sums, ByGoal).
+
+goal_count(ByGoal, Id, P0, P) :-
+    (   get_assoc(Id, ByGoal, C)
+    ->  P is P0 + C
+    ;   P = P0
+    ).
 
 %   feed_segment(+M, +Reset, +Text, -Header, -Detections): one segment of
 %   feed_segments.

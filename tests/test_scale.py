@@ -44,6 +44,16 @@ def test_a_chain_of_1000_rules_derives_each_head_and_the_last_over_the_whole_str
         found = [(d.event, d.args, d.start, d.end) for d in result.detections]
         assert found == [(f"e{k}", (), 1, k + 1) for k in range(1, 1001)]
         assert found[-1] == ("e1000", (), 1, 1001)
+        # each rule keeps its left operand (unrestricted): one pending goal per rule
+        stats = engine.stats()
+        assert (stats.pending, stats.pending_by_rule) == (1000, {f"line {k}": 1 for k in range(1, 1001)})
+
+
+def test_the_pending_goals_of_a_seq_of_2000_operands_half_way() -> None:
+    with Engine.from_string(seq_chain(2000)) as engine:
+        engine.emit_many((f"a{i}", (), i + 1) for i in range(1000))
+        stats = engine.stats()
+        assert (stats.pending, stats.pending_by_rule) == (1000, {"line 1": 1000})
 
 
 def test_a_chain_of_1000_rules_through_the_right_operand_with_a_shared_variable() -> None:
