@@ -7,17 +7,35 @@
 
 echo_engine(M) :-
     engine_create(M),
-    engine_start(M, [], none),
+    engine_start(M, [], none, inf),
     assertz(M:('$on'(E, T1, T2, det(E, T1, T2)))).
 
 feed(Text, Accepted, Rejected, Events) :-
     echo_engine(M),
-    engine_feed(M, Text, 1, summary(Accepted, Rejected, _), Detections),
+    engine_feed(M, Text, 1, summary(Accepted, Rejected, _, none), Detections),
+    split_string(Detections, "\n", "", Lines0),
+    exclude(==(""), Lines0, Events),
+    engine_destroy(M).
+
+%   An echo engine whose event `loop` never ends, limited to 1,000
+%   inferences per event.
+
+looping_feed(Text, Accepted, Rejected, Stopped, Events) :-
+    engine_create(M),
+    engine_start(M, [], none, 1000),
+    assertz(M:(spin :- spin)),
+    assertz(M:('$on'(loop, _, _, _) :- spin)),
+    assertz(M:('$on'(E, T1, T2, det(E, T1, T2)) :- E \== loop)),
+    engine_feed(M, Text, 1, summary(Accepted, Rejected, _, Stopped), Detections),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
 
 :- begin_tests(feed).
+
+test(an_event_over_the_inference_limit_stops_the_feed_before_it, [A, R, S, Es] ==
+     [1, [], limit(2, loop, 1000, none), ["{\"event\": \"a\", \"args\": [1], \"start\": 1, \"end\": 1}"]]) :-
+    looping_feed("event(a(1), 1).\nevent(loop, 2).\nevent(b(1), 3).\n", A, R, S, Es).
 
 test(unclosed_quote_is_one_rejected_line, [A, R, N] == [3, [rejected(2, "syntax error: a quote (') is never closed")], 3]) :-
     feed("event(a(1), 1).\nevent(a('x), 2).\nevent(b(1), 3).\nevent(b(2), 4).\n", A, R, Es),
