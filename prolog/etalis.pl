@@ -397,7 +397,7 @@ rule_json(Label, Head, Pattern, pos(_, Line, Column), VarNames, Overrides, Defau
     event_steps(P, Steps),
     (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
     term_json(H, HJ),
-    pattern_json(P, PJ),
+    bounded_pattern_json(P, PJ),
     term_string(Pol, PolS),
     maplist([E-S, _{event: EJ, step: S}]>>term_json(E, EJ), Steps, StepsJ),
     maplist(unbound_json, Unbound, UnboundJ),
@@ -416,6 +416,64 @@ clause_indicator(Clause, Text) :-
     (   Clause = (H :- _) -> true ; H = Clause ),
     functor(H, N, A),
     format(string(Text), "~w/~w", [N, A]).
+
+%   bounded_pattern_json(+Pattern, -Json): the JSON of Pattern, or, for a
+%   pattern nested deeper than 200 operators (a generated chain of
+%   thousands), a flat `deep` node with its events, its depth and the
+%   start of its text: JSON readers and the analyses walk the tree
+%   recursively, and the text of every sub-pattern of such a chain would
+%   grow quadratically.
+
+bounded_pattern_json(P, J) :-
+    pattern_depth(P, Depth),
+    (   Depth > 200
+    ->  findall(_{op: event, event: EJ}, ( pattern_event(P, E), term_json(E, EJ) ), Events),
+        source_pattern(P, Source),
+        pattern_text(Source, Text0),
+        (   sub_string(Text0, 0, 200, _, Start)
+        ->  string_concat(Start, " ...", Text)
+        ;   Text = Text0
+        ),
+        (   windowed(P) -> Windowed = true ; Windowed = false ),
+        J = _{op: deep, depth: Depth, events: Events, text: Text, windowed: Windowed}
+    ;   pattern_json(P, J)
+    ).
+
+%   windowed(+Pattern): Pattern as a whole is bounded by a window.
+
+windowed(within(_, _)).
+windowed(where(P, _)) :-
+    windowed(P).
+
+pattern_depth(event(_), 0) :- !.
+pattern_depth(P, D) :-
+    sub_patterns(P, Subs),
+    foldl(deeper, Subs, 0, D).
+
+deeper(S, D0, D) :-
+    pattern_depth(S, DS),
+    D is max(D0, DS + 1).
+
+sub_patterns(P, Subs) :-
+    (   P = where(A, _) -> Subs = [A]
+    ;   P = within(A, _) -> Subs = [A]
+    ;   P = aggregate(_, _, A, _, _) -> Subs = [A]
+    ;   compound(P), compound_name_arguments(P, _, Args), append(_, [A, B], Args) -> Subs = [A, B]
+    ;   Subs = []
+    ).
+
+pattern_event(event(E), E) :- !.
+pattern_event(P, E) :-
+    sub_pattern(P, S),
+    pattern_event(S, E).
+
+sub_pattern(op(_, A, B), S) :- ( S = A ; S = B ).
+sub_pattern(or(A, B), S) :- ( S = A ; S = B ).
+sub_pattern(cnot(A, B), S) :- ( S = A ; S = B ).
+sub_pattern(fnot(A, B), S) :- ( S = A ; S = B ).
+sub_pattern(where(A, _), A).
+sub_pattern(within(A, _), A).
+sub_pattern(aggregate(_, _, A, _, _), A).
 
 %   pattern_json(+Pattern, -Json): a sub-pattern other than an event
 %   also has its text, as the rule file would write it.

@@ -300,3 +300,27 @@ def test_replay_prints_the_warnings_before_it_starts(tmp_path: Path) -> None:
         "  hint: bind X in an event of the pattern or an earlier goal of the condition, or correct the variable's name",
         "etalis: --conf bad: give KEY=VALUE",
     ]
+
+
+def test_a_pattern_thousands_of_operators_deep_is_checked_without_its_tree() -> None:
+    # a generated 3,000-operand seq: its events are known, its memory
+    # warning names the start of its text (the JSON tree would be 3,000 deep)
+    text = "h <- " + " seq ".join(f"a{i}" for i in range(3000)) + ".\n"
+    start = " seq ".join(f"a{i}" for i in range(40))[:200]
+    assert found(text) == [
+        ("warning", "unbounded-memory", 1, 1,
+         f"no window bounds this rule's pending goals: `{start} ...`, a pattern 2999 operators deep, "
+         "was not analysed: without a window its pending goals may grow")]
+    assert found(f"{text[:-2]} within 60.\n") == []
+
+
+def test_near_names_among_a_thousand_generated_rules() -> None:
+    # a chain of 1,000 rules is checked (in linear time: near names come
+    # from an index, not from all pairs), and a typo among them is found
+    rules = ["e0 <- (a seq b) within 5."] + [f"e{i} <- (e{i - 1} seq x) within 5." for i in range(1, 1000)]
+    text = "\n".join(rules) + "\n:- print_events([e999/0]).\n"
+    assert found(text) == []
+    typo = text + "w <- (reading seq readingz) within 5.\nv <- (reading seq reading) within 5.\n"
+    assert [(c, m) for _, c, _, _, m in found(typo + ":- print_events([e999/0, w/0, v/0]).\n")] == [
+        ("similar-event-name",
+         "no rule derives readingz/0, so it must come from the input (line 1002); did you mean reading/0?")]

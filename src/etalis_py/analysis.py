@@ -196,6 +196,10 @@ def _walk(p: Mapping[str, Any], aggregate: Optional[int], events: list[EventUse]
             return False
         events.append(EventUse(sig[0], sig[1], aggregate))
         return True
+    if op == "deep":    # a pattern too deep to give as a tree: its events only
+        for e in p["events"]:
+            _walk(e, aggregate, events, aggregates)
+        return False
     if op == "aggregate":
         number = len(aggregates)
         aggregates.append(set())

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -28,8 +28,6 @@ SEVERITIES = ("error", "warning", "info")
 _STEPS = ("immediate", "guarded", "waiting")
 # at most this many cycles are reported (a dense graph has very many)
 MAX_CYCLES = 50
-# difflib ratio from which two event names are "near" (smok, smoke: 0.89)
-NEAR = 0.8
 
 
 @dataclass(frozen=True)
@@ -160,14 +158,68 @@ def _lines_of(lines: Iterable[int]) -> str:
     return ("line " if len(ls) == 1 else "lines ") + ", ".join(map(str, ls))
 
 
-def _near(sig: Sig, candidates: Iterable[Sig]) -> list[str]:
-    """The candidates whose names are near the name of ``sig``, nearest first."""
-    by_name: dict[str, list[Sig]] = {}
-    for c in sorted(set(candidates)):
-        if c.name != sig.name:
-            by_name.setdefault(c.name, []).append(c)
-    names = difflib.get_close_matches(sig.name, sorted(by_name), n=3, cutoff=NEAR)
-    return [str(c) for n in names for c in by_name[n]]
+# two names are near when they differ by at most this many edits and their
+# difflib ratio is at least NEAR (smok, smoke: one edit, 0.89)
+NEAR = 0.8
+
+
+def _max_distance(name: str) -> int:
+    """How many edits two names may differ by and still be near."""
+    return 1 if len(name) <= 6 else 2
+
+
+def _deletions(name: str, depth: int) -> set[str]:
+    """``name`` with up to ``depth`` characters deleted (itself included)."""
+    out = {name}
+    frontier = {name}
+    for _ in range(depth):
+        frontier = {w[:i] + w[i + 1:] for w in frontier for i in range(len(w))}
+        out |= frontier
+    return out
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Optimal string alignment distance (a swap of two neighbours is one edit)."""
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        row = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return prev[-1]
+
+
+class _NameIndex:
+    """The names of a rule file, indexed by their deletion neighbourhoods,
+    so that the near names of each are found without comparing all pairs
+    (a file of 1,000 generated rules is checked in linear time)."""
+
+    def __init__(self, sigs: Iterable[Sig]) -> None:
+        self._by_name: dict[str, list[Sig]] = {}
+        for s in sorted(set(sigs)):
+            self._by_name.setdefault(s.name, []).append(s)
+        self._index: dict[str, set[str]] = {}
+        for name in self._by_name:
+            for d in _deletions(name, _max_distance(name)):
+                self._index.setdefault(d, set()).add(name)
+
+    def near(self, sig: Sig, allowed: Callable[[Sig], bool] = lambda _: True) -> list[str]:
+        """The names near that of ``sig`` (nearest first, at most three
+        names), with every arity, among the signatures ``allowed`` admits."""
+        found: dict[str, int] = {}
+        for d in _deletions(sig.name, _max_distance(sig.name)):
+            for name in self._index.get(d, ()):
+                if name != sig.name and name not in found and any(map(allowed, self._by_name[name])):
+                    dist = _edit_distance(sig.name, name)
+                    if (dist <= min(_max_distance(sig.name), _max_distance(name))
+                            and difflib.SequenceMatcher(None, sig.name, name).ratio() >= NEAR):
+                        found[name] = dist
+        names = sorted(found, key=lambda n: (found[n], n))
+        out = [str(c) for n in names for c in self._by_name[n] if allowed(c)]
+        return out[:3]
 
 
 def _unknown_events(rf: RuleFile) -> list[Finding]:
@@ -175,24 +227,27 @@ def _unknown_events(rf: RuleFile) -> list[Finding]:
     inputs = {d.sig for d in rf.inputs}
     underived = [s for s in uses if s not in heads]
     out = []
-    for sig in underived:
-        rule = uses[sig][0]
-        if rf.inputs:
+    if rf.inputs:
+        index = _NameIndex(itertools.chain(heads, inputs))
+        for sig in underived:
             if sig in inputs:
                 continue
-            near = _near(sig, itertools.chain(heads, inputs))
+            rule = uses[sig][0]
+            near = index.near(sig)
             hint = (f"did you mean {' or '.join(near)}?" if near
                     else f"declare it as an input event: :- input({sig}).")
             out.append(_at(rf, rule, "error", "unknown-event",
                            f"no rule derives {sig} and it is not declared as input ({_lines(uses[sig])}): "
                            "the pattern can never match", hint, event=str(sig), suggestions=near))
-            continue
-        # no inputs declared: underived events are the inputs, but one that
-        # is near a derived event, or an input event used more, is suspect
-        rank = {s: (-len(uses[s]), uses[s][0].line) for s in underived}
-        near = _near(sig, itertools.chain(heads, (s for s in underived if rank[s] < rank[sig])))
+        return out
+    # no inputs declared: underived events are the inputs, but one that is
+    # near a derived event, or an input event used more, is suspect
+    rank = {s: (-len(uses[s]), uses[s][0].line) for s in underived}
+    index = _NameIndex(itertools.chain(heads, underived))
+    for sig in underived:
+        near = index.near(sig, lambda c: c in heads or (c in rank and rank[c] < rank[sig]))
         if near:
-            out.append(_at(rf, rule, "warning", "similar-event-name",
+            out.append(_at(rf, uses[sig][0], "warning", "similar-event-name",
                            f"no rule derives {sig}, so it must come from the input ({_lines(uses[sig])}); "
                            f"did you mean {' or '.join(near)}?",
                            f"if {sig} is an input event, declare the inputs: :- input([...]).",
@@ -325,6 +380,11 @@ def _stores(p: Mapping[str, Any], policy: str, grows: list[str]) -> None:
     """What the goal stores of pattern ``p`` keep without a window."""
     op = p["op"]
     if op in ("event", "within"):
+        return
+    if op == "deep":
+        if not p["windowed"]:
+            grows.append(f"`{p['text']}`, a pattern {p['depth']} operators deep, was not analysed: "
+                         "without a window its pending goals may grow")
         return
     if op in ("where", "aggregate"):
         _stores(p["pattern"], policy, grows)
