@@ -55,3 +55,29 @@ def test_check_and_run_take_sandbox(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert r.stderr.startswith(f"{rules}:1:1: error: sandbox: shell/1 may not be called by rules from an untrusted source (it calls shell/2)")
+
+
+def test_an_untrusted_file_may_declare_only_ontologies_of_its_own_folder(tmp_path: Path) -> None:
+    # a rule file from elsewhere must not read any RDF file of the machine
+    # into what its where conditions can query (and so into detections)
+    (tmp_path / "private.ttl").write_text('<http://x/a> <http://x/b> "secret" .\n', encoding="utf-8")
+    rules = tmp_path / "rules" / "r.etl"
+    rules.parent.mkdir()
+    rules.write_text("h(V) <- a where rdf(_, 'http://x/b', V).\n:- ontology('../private.ttl').\n", encoding="utf-8")
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(rules)
+    assert (info.value.file, info.value.line, info.value.column, info.value.message) == (
+        str(rules), 2, 1, f"sandbox: the ontology {tmp_path / 'private.ttl'} lies outside the rule file's folder")
+    engine = Engine.from_file(rules, trusted=True)
+    try:
+        assert [(d.event, d.args) for d in engine.emit("a", at=1)] == [("h", ("secret",))]
+    finally:
+        engine.close()
+    # an ontology beside the rules, or below them, is fine
+    (rules.parent / "own.ttl").write_text('<http://x/a> <http://x/b> "mine" .\n', encoding="utf-8")
+    rules.write_text("h(V) <- a where rdf(_, 'http://x/b', V).\n:- ontology('own.ttl').\n", encoding="utf-8")
+    engine = Engine.from_file(rules)
+    try:
+        assert [(d.event, d.args) for d in engine.emit("a", at=1)] == [("h", ("mine",))]
+    finally:
+        engine.close()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ._prolog import PrologBridge, bridge, quote_atom
+from ._prolog import PrologBridge, bridge, prolog_dir, quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import Detection, Detections, Event, Rejection, Zone, event_line, to_time
 
@@ -149,6 +149,7 @@ class Engine:
         # the rules' file, or their source name and text, for findings()
         self._source: tuple[str, Optional[str]] = ("", "")
         self._max_age: Optional[float] = None
+        self._trusted = False
 
     # -- making engines ---------------------------------------------------
 
@@ -264,6 +265,7 @@ class Engine:
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
         engine = cls(info["engine"], info, prolog, max_queued)
         engine._max_age = max_age
+        engine._trusted = "trusted(true)" in options
         if info.get("ontologies"):
             try:
                 engine._load_declared(info["ontologies"])
@@ -648,6 +650,9 @@ class Engine:
         """Load the ontologies of the rules' ``:- ontology(File)`` directives."""
         from .knowledge import OntologyError
 
+        if not self._trusted:
+            for o in ontologies:
+                self._confine_ontology(o)
         first = ontologies[0]
         for o in ontologies:
             if o["entailment"] != first["entailment"]:
@@ -665,6 +670,22 @@ class Engine:
                 f"{e.message} (an ontology of {declared['file']}, line {declared['line']})",
                 file=e.file, line=e.line, hint=e.hint,
             ) from None
+
+    @staticmethod
+    def _confine_ontology(declared: dict[str, Any]) -> None:
+        """An untrusted rule file may declare only the ontologies of its own
+        folder (and below) and those shipped with etalis-py: a file from
+        elsewhere must not read any RDF file of the machine into what its
+        rules can query."""
+        path = Path(str(declared["path"])).resolve()
+        roots = (Path(str(declared["file"])).resolve().parent, prolog_dir().parent / "ontologies")
+        if not any(path.is_relative_to(root.resolve()) for root in roots):
+            raise RuleError(
+                f"sandbox: the ontology {declared['path']} lies outside the rule file's folder",
+                file=str(declared["file"]), line=int(declared["line"]), column=1,
+                hint="load it yourself with --ontology FILE or engine.load_ontology(FILE), "
+                     "or trust the rule file (--trusted, trusted=True)",
+            )
 
     def close(self) -> None:
         """Free the engine's rules and pending goals."""
