@@ -237,7 +237,8 @@ def test_ontology_directive_is_relative_to_the_rule_file(tmp_path: Path, monkeyp
 
 def test_ontology_directive_takes_an_entailment(tmp_path: Path) -> None:
     rules = tmp_path / "r.etl"
-    rules.write_text(f":- ontology('{WEATHER}', [entailment(none)]).\n:- ontology('{OBSERVATIONS}', [entailment(none)]).\n{FIRE}")
+    (tmp_path / "obs.ttl").write_text(OBSERVATIONS.read_text())   # beside the rules, as the sandbox wants
+    rules.write_text(f":- ontology('{WEATHER}', [entailment(none)]).\n:- ontology('obs.ttl', [entailment(none)]).\n{FIRE}")
     with Engine.from_file(rules) as engine:
         assert not holds(engine, f"isa('{OBS}observ_1', '{WT}WindObservation')")
         assert holds(engine, f"isa('{OBS}observ_1', '{WT}Diablo')")
@@ -245,7 +246,8 @@ def test_ontology_directive_takes_an_entailment(tmp_path: Path) -> None:
 
 def test_directives_with_different_entailments_are_an_error(tmp_path: Path) -> None:
     rules = tmp_path / "r.etl"
-    rules.write_text(f":- ontology('{WEATHER}').\n:- ontology('{OBSERVATIONS}', [entailment(owlrl)]).\n")
+    (tmp_path / "obs.ttl").write_text(OBSERVATIONS.read_text())
+    rules.write_text(f":- ontology('{WEATHER}').\n:- ontology('obs.ttl', [entailment(owlrl)]).\n")
     with pytest.raises(RuleError) as info:
         Engine.from_file(rules)
     assert (info.value.file, info.value.line) == (str(rules), 2)
