@@ -368,28 +368,45 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
         yield pending
 
 
-def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
-    batch = Batch("", 1)
+# One item of a stream: the number of the line after it, the text it
+# gives the engine (a line per line of the source, so line numbers hold),
+# and the rejection of its line, if any.
+Item = tuple[int, str, Optional[Rejection]]
+
+
+def _batched(items: Iterable[Item], first_line: int, batch_lines: int) -> Iterator[Batch]:
+    """The items of a stream in batches of about ``batch_lines`` lines."""
+    batch = Batch("", first_line)
     lines: list[str] = []
+    for next_line, text, rejected in items:
+        if rejected is not None:
+            batch.rejected.append(rejected)
+        lines.append(text)
+        if len(lines) >= batch_lines:
+            batch.text = "".join(lines)
+            yield batch
+            batch, lines = Batch("", next_line), []
+    if lines or batch.rejected:
+        batch.text = "".join(lines)
+        yield batch
+
+
+def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
+    return _batched(_term_items(source), 1, batch_lines)
+
+
+def _term_items(source: Lines) -> Iterator[Item]:
     bad = source.bad
     for number, line in enumerate(source, start=1):
         text = line.strip()
         if bad and number in bad:
-            batch.rejected.append(Rejection(number, bad[number]))
-            text = ""
+            yield number + 1, "\n", Rejection(number, bad[number])
         elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
-            batch.rejected.append(Rejection(number, f"nested deeper than {MAX_NESTING} levels"))
-            text = ""
+            yield number + 1, "\n", Rejection(number, f"nested deeper than {MAX_NESTING} levels")
         elif text and not text.startswith("%") and not text.endswith("."):
-            text += "."
-        lines.append(text + "\n")
-        if len(lines) >= batch_lines:
-            batch.text = "".join(lines)
-            yield batch
-            batch, lines = Batch("", number + 1), []
-    if lines or batch.rejected:
-        batch.text = "".join(lines)
-        yield batch
+            yield number + 1, text + ".\n", None
+        else:
+            yield number + 1, text + "\n", None
 
 
 # Prolog's reader recurses on brackets, and deep enough (some 10,000 levels)
@@ -416,30 +433,25 @@ def _bracket_depth(text: str) -> int:
 
 
 def _jsonl_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
-    batch = Batch("", 1)
-    lines: list[str] = []
+    return _batched(_jsonl_items(source), 1, batch_lines)
+
+
+def _jsonl_items(source: Lines) -> Iterator[Item]:
     bad = source.bad
     decode = json.JSONDecoder(parse_constant=_not_a_number).decode
     for number, line in enumerate(source, start=1):
         if bad and number in bad:
-            batch.rejected.append(Rejection(number, bad[number]))
-            lines.append("\n")
+            yield number + 1, "\n", Rejection(number, bad[number])
         elif line.strip():
             try:
                 item = decode(line)
-                lines.append(Event.coerce(item).to_prolog() if isinstance(item, dict) else _not_object(item))
+                text = Event.coerce(item).to_prolog() if isinstance(item, dict) else _not_object(item)
             except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
-                batch.rejected.append(Rejection(number, _reason(e)))
-                lines.append("\n")
+                yield number + 1, "\n", Rejection(number, _reason(e))
+            else:
+                yield number + 1, text, None
         else:
-            lines.append("\n")
-        if len(lines) >= batch_lines:
-            batch.text = "".join(lines)
-            yield batch
-            batch, lines = Batch("", number + 1), []
-    if lines or batch.rejected:
-        batch.text = "".join(lines)
-        yield batch
+            yield number + 1, "\n", None
 
 
 def json_line_reason(line: str) -> Optional[str]:
@@ -495,33 +507,27 @@ def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int) -> Iterator[
             except InvalidEvent as e:
                 raise ValueError(f"the header of the file: {e}") from None
     read = mapping.row_reader(header)
-    batch = Batch("", next_line)
-    lines: list[str] = []
+    yield from _batched(_csv_items(reader, header, read, bad, next_line), next_line, batch_lines)
+
+
+def _csv_items(reader: Any, header: Sequence[str], read: Callable[[Sequence[str]], str],
+               bad: dict[int, str], next_line: int) -> Iterator[Item]:
     for row in reader:
         # a record may span lines (quoted newlines): pad so numbering holds
         start = next_line
         next_line = reader.line_num + 1
+        padding = "\n" * (next_line - start - 1)
         if not row or all(not c.strip() for c in row):
-            lines.extend("\n" for _ in range(start, next_line))
+            yield next_line, "\n" + padding, None
             continue
         try:
             if bad:
                 _check_decoded(bad, start, next_line)
             if len(row) != len(header):
                 raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
-            text = read(row)
+            yield next_line, read(row) + padding, None
         except InvalidEvent as e:
-            batch.rejected.append(Rejection(start, str(e)))
-            text = "\n"
-        lines.append(text)
-        lines.extend("\n" for _ in range(start + 1, next_line))
-        if len(lines) >= batch_lines:
-            batch.text = "".join(lines)
-            yield batch
-            batch, lines = Batch("", next_line), []
-    if lines or batch.rejected:
-        batch.text = "".join(lines)
-        yield batch
+            yield next_line, "\n" + padding, Rejection(start, str(e))
 
 
 def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
