@@ -187,6 +187,14 @@ serve(rules(Source), Payload, Header, "") :-
     (   MaxAge == inf -> MaxAgeJ = null ; MaxAgeJ = MaxAge ),
     Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics}.
+serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
+    (   catch(term_string(P, Name), _, fail),
+        ground(P),
+        etalis_policies:policy(P)
+    ->  Known = true
+    ;   Known = false
+    ),
+    etalis_policies:policy_hint(Hint).
 serve(solve(M), Payload, _{solutions: Solutions}, "") :-
     term_string(Goal, Payload, [variable_names(VN)]),
     findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).

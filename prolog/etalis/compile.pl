@@ -7,8 +7,7 @@
             load_statics/3,             % +Engine, +Compiled, -Refs
             compiled_listing/1,         % +Compiled
             node_pattern/3,             % +Op, +Inputs, -Pattern
-            immediate_event/2,          % +Pattern, -Event
-            waiting_side/2              % +Operator, -Side
+            immediate_event/2           % +Pattern, -Event
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -19,7 +18,8 @@
 :- use_module(syntax).
 :- use_module(binarize).
 :- use_module(operators).
-:- use_module(policies, [policy/1]).
+:- reexport(optable, [waiting_side/2]).
+:- use_module(policies, [policy/1, policy_hint/1]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
 :- use_module(sandbox, [static_clause/3, assert_static/4]).
 
@@ -542,16 +542,6 @@ immediate_event(within(P, _), E) :-
 immediate_event(aggregate(_, _, P, _, _), E) :-
     immediate_event(P, E).
 
-%!  waiting_side(+Operator, -Side) is det.
-%
-%   Side (left, right or none) is the operand of the binary temporal
-%   Operator that is stored to wait for the other one; with none, both
-%   operands wait for each other.
-
-waiting_side(Op, left) :- memberchk(Op, [seq, before, during, starts, overlaps]), !.
-waiting_side(Op, right) :- memberchk(Op, [after, contains, started_by, overlapped_by]), !.
-waiting_side(_, none).
-
 %   selected_rules(+Options, +Rules0, -Rules): with option only_rules(Ns),
 %   the event rules numbered Ns (1-based, in file order); all otherwise.
 
@@ -635,7 +625,8 @@ valid_policy(P, Where) :-
     ;   policy(P)
     ->  true
     ;   format(string(M), "unknown consumption policy ~q", [P]),
-        etalis_error(M, "use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)", Where)
+        policy_hint(Hint),
+        etalis_error(M, Hint, Where)
     ).
 
 %   unique_labels(+Rules): no two rules have the same label; else the

@@ -1,6 +1,5 @@
 :- module(etalis_operators,
-          [ temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
-            node_clauses/3,             % +Module, +Node, -PhasedClauses
+          [ node_clauses/3,             % +Module, +Node, -PhasedClauses
             link_clause/2,              % +Link, -Clause
             store_index/3,              % +NodeId, ?Side, -Index
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
@@ -8,6 +7,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- reexport(optable, [temporal_spec/6]).
 :- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1]).
 
 /** <module> One rule template per operator
@@ -25,34 +25,9 @@ propagates it as an event in its own right.
 
 The temporal operators differ only in their condition, result interval
 and the sides that must be stored (the side that can complete first),
-which temporal_spec/6 gives for each of them.
+which the operator table gives for each of them (etalis_optable,
+temporal_spec/6): one template compiles them all.
 */
-
-%!  temporal_spec(?Op, ?A, ?B, -Cond, -Result, -Stored) is nondet.
-%
-%   For operands with intervals A = i(A1,A2) and B = i(B1,B2), the
-%   pattern `A Op B` holds when Cond does, over the interval
-%   Result = i(Start, End) (arithmetic expressions).  Stored lists the
-%   operands that may complete first, and so must wait as pending goals.
-
-temporal_spec(seq,           i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]).
-temporal_spec(before,        i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]).
-temporal_spec(after,         i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right]).
-temporal_spec(and,           i(A1,A2), i(B1,B2), true,
-              i(min(A1,B1), max(A2,B2)), [left,right]).
-temporal_spec(par,           i(A1,A2), i(B1,B2), max(A1,B1) < min(A2,B2),
-              i(min(A1,B1), max(A2,B2)), [left,right]).
-temporal_spec(meets,         i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right]).
-temporal_spec(met_by,        i(A1,A2), i(B1,B2), B2 =:= A1, i(B1,A2), [left,right]).
-temporal_spec(overlaps,      i(A1,A2), i(B1,B2), (A1 < B1, B1 < A2, A2 < B2), i(A1,B2), [left]).
-temporal_spec(overlapped_by, i(A1,A2), i(B1,B2), (B1 < A1, A1 < B2, B2 < A2), i(B1,A2), [right]).
-temporal_spec(starts,        i(A1,A2), i(B1,B2), (A1 =:= B1, A2 < B2), i(B1,B2), [left]).
-temporal_spec(started_by,    i(A1,A2), i(B1,B2), (A1 =:= B1, B2 < A2), i(A1,A2), [right]).
-temporal_spec(during,        i(A1,A2), i(B1,B2), (B1 < A1, A2 < B2), i(B1,B2), [left]).
-temporal_spec(contains,      i(A1,A2), i(B1,B2), (A1 < B1, B2 < A2), i(A1,A2), [right]).
-temporal_spec(finishes,      i(A1,A2), i(B1,B2), (A2 =:= B2, B1 < A1), i(B1,B2), [left,right]).
-temporal_spec(finished_by,   i(A1,A2), i(B1,B2), (A2 =:= B2, A1 < B1), i(A1,A2), [left,right]).
-temporal_spec(equals,        i(A1,A2), i(B1,B2), (A1 =:= B1, A2 =:= B2), i(A1,A2), [left,right]).
 
 %!  store_index(?NodeId, ?Side, ?Index) is det.
 %

@@ -1,5 +1,6 @@
 :- module(etalis_policies,
           [ policy/1,                   % ?Policy
+            policy_hint/1,              % -Hint
             resolve_policy/4,           % +Policy0, +Event, +Entry, -Policy
             consuming/1,                % +Policy
             add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
@@ -45,6 +46,13 @@ policy(recent).
 policy(chronological).
 policy(recent(Pref)) :- preference(Pref).
 policy(chronological(Pref)) :- preference(Pref).
+
+%!  policy_hint(-Hint:string) is det.
+%
+%   Hint says which policies there are, for a message about a name that
+%   is not one.
+
+policy_hint("use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)").
 
 preference(longer).
 preference(shorter).

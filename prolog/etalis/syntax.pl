@@ -1,8 +1,6 @@
 :- module(etalis_syntax,
           [ read_etl_file/2,            % +File, -Items
             read_etl_string/3,          % +Text, +Source, -Items
-            etl_operator/3,             % ?Priority, ?Type, ?Name
-            temporal_operator/1,        % ?Name
             etalis_error/3,             % +Message, +Hint, +Where
             syntax_message/2,           % +What, -Message
             duration_seconds/3,         % +Duration, +Where, -Seconds
@@ -12,11 +10,13 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
+:- reexport(optable, [etl_operator/3, temporal_operator/1]).
+:- use_module(optable, [operator/3]).
 
 /** <module> Reading ETALIS Language for Events (.etl) files
 
 An `.etl` file is read with SWI-Prolog's own reader and the ETALIS
-operator table below, so a file that original ETALIS accepts (written
+operator table (etalis_optable), so a file that original ETALIS accepts (written
 with unquoted operators) reads the same here.  Unlike ETALIS, `*`, `#`,
 `/\` and `\/` keep their Prolog meaning, so `W2 >= W1 * 1.1` in a
 `where` condition is arithmetic.
@@ -38,51 +38,15 @@ Where is `pos(Source, Line, Column)` (both 1-based).  All errors are
 thrown as error(etalis_error(Message, Hint), pos(Source, Line, Column)).
 */
 
-%!  etl_operator(?Priority, ?Type, ?Name) is nondet.
-%
-%   The operator table of the ETALIS Language for Events.  The event
-%   operators bind tighter than `where` and `within`; `seq` and the Allen
-%   relations bind tightest.
+%   The operators of the table (etalis_optable) are declared in this
+%   module, where rule files are read and patterns written: at load, and
+%   again before each read, so that an operator added to the table later
+%   is known too.
 
-etl_operator(1200, xfx, <-).
-etl_operator(1150, xfx, where).
-etl_operator(1140, xfx, within).
-etl_operator(1130, yfx, or).
-etl_operator(1120, yfx, par).
-etl_operator(1110, yfx, and).
-etl_operator(1060, xfx, cnot).
-etl_operator(1060, xfx, fnot).
-etl_operator(1040, yfx, seq).
-etl_operator(1040, xfx, Allen) :-
-    allen_relation(Allen).
+declare_operators :-
+    forall(etl_operator(P, T, N), op(P, T, etalis_syntax:N)).
 
-allen_relation(before).
-allen_relation(after).
-allen_relation(meets).
-allen_relation(met_by).
-allen_relation(overlaps).
-allen_relation(overlapped_by).
-allen_relation(starts).
-allen_relation(started_by).
-allen_relation(during).
-allen_relation(contains).
-allen_relation(finishes).
-allen_relation(finished_by).
-allen_relation(equals).
-
-%!  temporal_operator(?Name) is nondet.
-%
-%   Name is a binary event operator whose result depends on the
-%   intervals of both operands (`seq`, `and`, `par` and the 13 Allen
-%   relations).
-
-temporal_operator(seq).
-temporal_operator(and).
-temporal_operator(par).
-temporal_operator(Allen) :-
-    allen_relation(Allen).
-
-:- forall(etl_operator(P, T, N), op(P, T, N)).
+:- declare_operators.
 
 %!  pattern_text(+Pattern, -Text) is det.
 %
@@ -218,6 +182,7 @@ read_etl_string(Text0, Source, Items) :-
     ->  sub_string(Text0, 1, _, 0, Text)
     ;   Text = Text0
     ),
+    declare_operators,
     source_text(Source, Text, Src),
     no_control_character(Src),
     not_too_deep(Src),
@@ -642,16 +607,21 @@ clause_head(Head, Head).
 
 pattern_functor(Term) :-
     compound(Term),
-    compound_name_arity(Term, Name, 2),
-    (   temporal_operator(Name)
-    ;   memberchk(Name, [or, cnot, fnot, where, within])
-    ;   Name == iteration
-    ;   Name == any
+    compound_name_arity(Term, Name, Arity),
+    (   Arity == 2,
+        operator(Name, op(_, Type), Meaning),
+        Meaning \== rule,
+        infix(Type)
+    ;   Arity == 2,
+        memberchk(Name, [iteration, any])
+    ;   Arity == 4,
+        Name == aggregate
     ),
     !.
-pattern_functor(Term) :-
-    compound(Term),
-    compound_name_arity(Term, aggregate, 4).
+
+infix(xfx).
+infix(xfy).
+infix(yfx).
 
 reserved_name(Term) :-
     functor(Term, Name, _),
@@ -833,12 +803,17 @@ aggregate_window(W, _, Where) :-
     format(string(M), "~w is not an aggregate window", [Words]),
     etalis_error(M, "use count(N) for the last N occurrences or time(D) for those of the last D seconds", Where).
 
-pattern_operator(Name, temporal) :- temporal_operator(Name).
-pattern_operator(or, or).
-pattern_operator(cnot, cnot).
-pattern_operator(fnot, fnot).
-pattern_operator(where, where).
-pattern_operator(within, within).
+%   pattern_operator(+Name, -Kind): Name is a binary operator of
+%   patterns; Kind says how it is read (see operator_pattern/9).
+
+pattern_operator(Name, Kind) :-
+    operator(Name, op(_, Type), Meaning),
+    infix(Type),
+    meaning_kind(Meaning, Kind).
+
+meaning_kind(temporal(_, _, _, _, _), temporal) :- !.
+meaning_kind(Kind, Kind) :-
+    memberchk(Kind, [or, cnot, fnot, where, within]).
 
 operator_pattern(temporal, Op, L, LP, R, RP, _, Src, op(Op, P, Q)) :-
     pattern(L, LP, Src, P),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import warnings
 from collections import deque
@@ -22,17 +21,15 @@ if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontol
     from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
 
 POLICIES = ("unrestricted", "recent", "chronological")
-_POLICY = re.compile(r"unrestricted|(recent|chronological)(\((longer|shorter|greater\([1-9][0-9]*\))\))?\Z")
 
 
 def check_policy(policy: str) -> str:
     """``policy`` if it names a consumption policy (one of POLICIES, or an
-    interval variant such as ``recent(longer)``), else ValueError."""
-    if not _POLICY.match(policy):
-        raise ValueError(
-            f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}, or for intervals "
-            "recent(P) or chronological(P) with P longer, shorter or greater(N)"
-        )
+    interval variant such as ``recent(longer)``), else ValueError.  The
+    engine's own grammar of policies decides (etalis_policies:policy/1)."""
+    header, _ = bridge().request(f"policy({quote_atom(policy)})")
+    if not header["known"]:
+        raise ValueError(f"unknown policy {policy!r}: {header['hint']}")
     return policy
 
 Callback = Callable[[Detection], Any]

@@ -1,0 +1,125 @@
+:- module(etalis_optable,
+          [ operator/3,                 % ?Name, ?Syntax, ?Meaning
+            etl_operator/3,             % ?Priority, ?Type, ?Name
+            temporal_operator/1,        % ?Name
+            temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
+            waiting_side/2              % +Operator, -Side
+          ]).
+:- use_module(library(lists)).
+
+/** <module> The operator table of the ETALIS Language for Events
+
+One fact of operator/3 per operator says everything the reader, the
+binariser, the compiler, the JSON protocol and the rendering of
+patterns need to know about it:
+
+    operator(Name, op(Priority, Type), Meaning)
+
+Name is how rule files spell it, op(Priority, Type) its syntax (as
+op/3 takes it).  Meaning is one of
+
+  - temporal(A, B, Cond, Result, Stored): a binary temporal operator.
+    For operands with intervals A = i(A1,A2) and B = i(B1,B2), the
+    pattern `L Name R` holds when Cond does, over the interval Result =
+    i(Start, End) (arithmetic expressions).  Stored lists the operands
+    (`left`, `right`) that may complete first and so wait as pending
+    goals.  This is all a new temporal operator needs: the generic
+    template of etalis_operators compiles it under every consumption
+    policy and window, the pattern JSON gives it as
+    `{"op": Name, "left": .., "right": .., "stored": Side}` and
+    pattern_text/2 writes it back as `L Name R`.
+  - same_as(Other): another spelling of the operator Other (ETALIS's
+    `check`, `timestamp`, `event_multiply` and `iff`); read as Other.
+  - refused(Why, Instead): an ETALIS operator that this engine cannot
+    give a sound meaning; a rule using it is refused at load, at its
+    position, with Why and Instead (the etalis-py equivalent).
+  - `rule`, `or`, `cnot`, `fnot`, `where`, `within`: the constructs
+    with their own code in the reader, binariser and compiler.
+
+The table is multifile: a file that adds facts to
+etalis_optable:operator/3 before a rule file is read adds operators
+(docs/architecture.md, "Adding an operator").
+
+Priorities keep ETALIS's order: `seq` and the Allen relations bind
+tightest, then `cnot`, `and`, `par`, ETALIS's `check`/`timestamp`/
+`event_multiply`, `or`, `within`, and `where` loosest.
+*/
+
+:- multifile operator/3.
+:- discontiguous operator/3.
+
+%!  operator(?Name, ?Syntax, ?Meaning) is nondet.
+%
+%   The operator Name of the rule language has Syntax op(Priority,
+%   Type) and Meaning (see the module documentation).
+
+operator(<-,             op(1200, xfx), rule).
+operator(where,          op(1150, xfx), where).
+operator(within,         op(1140, xfx), within).
+operator(or,             op(1130, yfx), or).
+operator(par,            op(1120, yfx),
+         temporal(i(A1,A2), i(B1,B2), max(A1,B1) < min(A2,B2), i(min(A1,B1), max(A2,B2)), [left,right])).
+operator(and,            op(1110, yfx),
+         temporal(i(A1,A2), i(B1,B2), true, i(min(A1,B1), max(A2,B2)), [left,right])).
+operator(cnot,           op(1060, xfx), cnot).
+operator(fnot,           op(1060, xfx), fnot).
+operator(seq,            op(1040, yfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
+operator(before,         op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
+operator(after,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right])).
+operator(meets,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right])).
+operator(met_by,         op(1040, xfx), temporal(i(A1,A2), i(B1,B2), B2 =:= A1, i(B1,A2), [left,right])).
+operator(overlaps,       op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A1 < B1, B1 < A2, A2 < B2), i(A1,B2), [left])).
+operator(overlapped_by,  op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (B1 < A1, A1 < B2, B2 < A2), i(B1,A2), [right])).
+operator(starts,         op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A1 =:= B1, A2 < B2), i(B1,B2), [left])).
+operator(started_by,     op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A1 =:= B1, B2 < A2), i(A1,A2), [right])).
+operator(during,         op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (B1 < A1, A2 < B2), i(B1,B2), [left])).
+operator(contains,       op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A1 < B1, B2 < A2), i(A1,A2), [right])).
+operator(finishes,       op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A2 =:= B2, B1 < A1), i(B1,B2), [left,right])).
+operator(finished_by,    op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A2 =:= B2, A1 < B1), i(A1,A2), [left,right])).
+operator(equals,         op(1040, xfx),
+         temporal(i(A1,A2), i(B1,B2), (A1 =:= B1, A2 =:= B2), i(A1,A2), [left,right])).
+
+%!  etl_operator(?Priority, ?Type, ?Name) is nondet.
+%
+%   The syntax of the operators of the table, as op/3 takes it.
+
+etl_operator(Priority, Type, Name) :-
+    operator(Name, op(Priority, Type), _).
+
+%!  temporal_operator(?Name) is nondet.
+%
+%   Name is a binary event operator whose result depends on the
+%   intervals of both operands (`seq`, `and`, `par`, the 13 Allen
+%   relations, and any temporal operator added to the table).
+
+temporal_operator(Name) :-
+    operator(Name, _, temporal(_, _, _, _, _)).
+
+%!  temporal_spec(?Op, ?A, ?B, -Cond, -Result, -Stored) is nondet.
+%
+%   The temporal operator Op holds for operands with intervals A and B
+%   when Cond does, over Result; Stored are the sides that wait (see
+%   the module documentation).
+
+temporal_spec(Op, A, B, Cond, Result, Stored) :-
+    operator(Op, _, temporal(A, B, Cond, Result, Stored)).
+
+%!  waiting_side(+Operator, -Side) is det.
+%
+%   Side (left, right or none) is the operand of the binary temporal
+%   Operator that is stored to wait for the other one; with none, both
+%   operands wait for each other.
+
+waiting_side(Op, Side) :-
+    (   temporal_spec(Op, _, _, _, _, [Only])
+    ->  Side = Only
+    ;   Side = none
+    ).
