@@ -82,22 +82,42 @@ node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [pa
           '$derived'(Out, Start, T2, O)],
          Body),
     Clause = ('$on'(In, T1, T2, O) :- Body).
-node_clauses(_, node(_, Op, Inputs, Out, W, _), Clauses) :-
-    findall(pass-C, ( member(In, Inputs), pass_clause(Op, In, Out, W, C) ), Clauses).
+node_clauses(M, node(_, Op, Inputs, Out, W, _), Clauses) :-
+    findall(pass-C, ( member(In, Inputs), pass_clause(M, Op, In, Out, W, C) ), Clauses).
 
-%   pass_clause(+Op, +In, +Out, +W, -Clause): `or`, `where` and window
+%   pass_clause(+M, +Op, +In, +Out, +W, -Clause): `or`, `where` and window
 %   filters pass an occurrence on over the same interval.
 
-pass_clause(Op, In0, Out0, W, ('$on'(In, T1, T2, O) :- Body)) :-
+pass_clause(M, Op, In0, Out0, W, ('$on'(In, T1, T2, O) :- Body)) :-
     copy_term(Op-In0-Out0, Op1-In-Out),
     window_check(W, T1, T2, Check),
-    pass_goal(Op1, T1, T2, Goal),
+    pass_goal(Op1, M, In, Out, T1, T2, Goal),
     conj([Check, Goal, '$derived'(Out, T1, T2, O)], Body).
 
-pass_goal(or, _, _, true).
-pass_goal(filter, _, _, true).
-pass_goal(where(G), T1, T2, catch(G1, E, etalis_runtime:goal_error(E, G1))) :-
-    interval_goal(G, T1, T2, G1).
+pass_goal(or, _, _, _, _, _, true).
+pass_goal(filter, _, _, _, _, _, true).
+pass_goal(where(G), M, In, Out, T1, T2, catch(Test, E, etalis_runtime:goal_error(E, G1))) :-
+    interval_goal(G, T1, T2, G1),
+    condition_test(M, G1, In, Out, Test).
+
+%!  condition_test(+Module, +Goal, +In, +Out, -Test) is det.
+%
+%   A `where` condition is a test, not a generator: Test succeeds once
+%   for each distinct binding of the variables that Goal passes on
+%   (those of Out that the occurrence In does not bind), so that
+%   solutions that differ only in variables used nowhere else give one
+%   occurrence; with no such variable, Test is once(Goal).  Goal runs in
+%   the engine Module.
+
+condition_test(M, G, In, Out, Test) :-
+    term_variables(In, InVs),
+    term_variables(Out, OutVs),
+    exclude(shared_var(InVs), OutVs, New),
+    (   New == []
+    ->  Test = once(G)
+    ;   Witness =.. [v|New],
+        Test = solution_sequences:distinct(Witness, M:G)
+    ).
 
 %   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, +Extra, -Phase-Clause)
 %

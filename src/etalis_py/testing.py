@@ -27,9 +27,11 @@ Semantics, for sub-pattern intervals A = [a1, a2] and B = [b1, b2]:
   c2 < b1 (C's variables that A and B bind must agree);
 - ``P fnot C``: P over [t1, t2] with no C over [c1, c2], t1 < c1 and
   c2 < t2 (C's variables that P binds must agree);
-- ``P where G``: P, and G succeeds with P's bindings (its solutions may bind
-  more variables); start/1, end/1, duration/1 (and t1/1, t2/1) in G refer
-  to P's interval;
+- ``P where G``: P, and G succeeds with P's bindings; a condition is a
+  test, not a generator: its solutions give one occurrence for each
+  distinct binding of the variables that the rest of the rule uses (the
+  same binding, however many solutions, one); start/1, end/1, duration/1
+  (and t1/1, t2/1) in G refer to P's interval;
 - ``P within D``: P over [t1, t2] with t2 - t1 <= D.
 
 - ``aggregate(Fun, P, Window, R)``: at each occurrence of P, the
@@ -981,16 +983,19 @@ class _Evaluation:
                         if b is not None:
                             _add_to(out, (b, interval[0], interval[1]), nl * nr)
         elif isinstance(p, Where):
-            inner = ctx
-            if self.aggregates:
-                inner = _Context(ctx.window, ctx.outside | frozenset(goal_variables(p.goal)))
+            # a condition is a test: its solutions count once for each
+            # distinct binding of the variables it passes on (those the
+            # rest of the rule uses)
+            inner = _Context(ctx.window, ctx.outside | frozenset(goal_variables(p.goal)))
             for (b, s, e), n in self.pattern(p.pattern, facts, inner).items():
-                for solution in self.solver.solve(p.goal, dict(b), s, e):
-                    _add_to(out, (b | frozenset(solution.items()), s, e), n)
+                passed = {frozenset((v, g) for v, g in solution.items() if v in ctx.outside)
+                          for solution in self.solver.solve(p.goal, dict(b), s, e)}
+                for binding in passed:
+                    _add_to(out, (b | binding, s, e), n)
         elif isinstance(p, Aggregate):
             out = self.aggregate(p, facts, ctx)
         else:
-            inner = _Context(min(ctx.window, p.window), ctx.outside) if self.aggregates else ctx
+            inner = _Context(min(ctx.window, p.window), ctx.outside)
             for (b, s, e), n in self.pattern(p.pattern, facts, inner).items():
                 if e - s <= p.window:
                     _add_to(out, (b, s, e), n)
@@ -1002,21 +1007,17 @@ class _Evaluation:
                  ) -> tuple[dict[Match, Weight], dict[Match, Weight]]:
         """The occurrences of p's left and right operands; ``outsides``
         gives what the rest of the rule uses, seen from each (which
-        matters to aggregates only)."""
-        lc, rc = ctx, ctx
-        if self.aggregates:
-            ol, orr = outsides(p, ctx.outside)
-            lc, rc = _Context(ctx.window, ol), _Context(ctx.window, orr)
+        matters to aggregates and to what a ``where`` passes on)."""
+        ol, orr = outsides(p, ctx.outside)
+        lc, rc = _Context(ctx.window, ol), _Context(ctx.window, orr)
         return self.pattern(p.left, facts, lc), self.pattern(p.right, facts, rc)
 
     def cnot(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],
              ctx: _Context) -> dict[Match, Weight]:
         """``(A seq B) cnot C``: A then B with no C strictly between them."""
         seq = _cnot_sequence(p)
-        ca, cb, cc = ctx, ctx, ctx
-        if self.aggregates:
-            oa, ob, oc = _cnot_outsides(p, ctx.outside)
-            ca, cb, cc = (_Context(ctx.window, o) for o in (oa, ob, oc))
+        oa, ob, oc = _cnot_outsides(p, ctx.outside)
+        ca, cb, cc = (_Context(ctx.window, o) for o in (oa, ob, oc))
         left = self.pattern(seq.left, facts, ca)
         right = self.pattern(seq.right, facts, cb)
         blockers = self.pattern(p.right, facts, cc)
@@ -1100,7 +1101,7 @@ class _Evaluation:
         derived: dict[FactKey, Weight] = {}
         for rule in self.rules.rules:
             name, _ = event_key(rule.head)
-            ctx = _Context(math.inf, frozenset(term_vars(rule.head))) if self.aggregates else _FREE
+            ctx = _Context(math.inf, frozenset(term_vars(rule.head)))
             for (b, s, e), n in self.pattern(rule.pattern, facts, ctx).items():
                 head = instantiate(rule.head, dict(b))
                 args = head.args if isinstance(head, Compound) else ()
