@@ -54,9 +54,13 @@ tightest, then `cnot`, `and`, `par`, ETALIS's `check`/`timestamp`/
 %   Type) and Meaning (see the module documentation).
 
 operator(<-,             op(1200, xfx), rule).
+operator(iff,            op(1200, xfx), same_as(<-)).
 operator(where,          op(1150, xfx), where).
 operator(within,         op(1140, xfx), within).
 operator(or,             op(1130, yfx), or).
+operator(check,          op(1125, yfx), same_as(where)).
+operator(timestamp,      op(1125, yfx), same_as(where)).
+operator(event_multiply, op(1125, yfx), same_as(where)).
 operator(par,            op(1120, yfx),
          temporal(i(A1,A2), i(B1,B2), max(A1,B1) < min(A2,B2), i(min(A1,B1), max(A2,B2)), [left,right])).
 operator(and,            op(1110, yfx),
@@ -64,6 +68,15 @@ operator(and,            op(1110, yfx),
 operator(cnot,           op(1060, xfx), cnot).
 operator(fnot,           op(1060, xfx), fnot).
 operator(seq,            op(1040, yfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
+operator(forall_seq,     op(1040, yfx),
+         refused("`A forall_seq B` combines a B with every pending A and then consumes them all, a consumption policy of its own that no declarative reading gives",
+                 "write A seq B: under the default policy unrestricted it detects each pending A with a later B (and keeps the As); :- policy(chronological). consumes the oldest A")).
+operator(ntimes,         op(1040, yfx),
+         refused("ETALIS declares `P ntimes N` but its compiler has no rules for it, so it never detects anything",
+                 "write iteration(P, N) for P N times in sequence")).
+operator(star_times,     op(200, xf),
+         refused("`P star_times` (P any number of times) would make every subsequence of the occurrences a detection, without end",
+                 "write the repetition as a recursive rule, e.g. d(X) <- a(X). d(X) <- d(X) seq b(X). or a fixed count with iteration(b(X), 3)")).
 operator(before,         op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(after,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right])).
 operator(meets,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right])).

@@ -235,7 +235,10 @@ read_items(In, Src, Items) :-
     ;   catch(item(Term, Pos, VarNames, Src, Item),
               Error,
               clause_error(Error, Pos, Src)),
-        Items = [Item|Rest],
+        (   Item = items(Some)
+        ->  append(Some, Rest, Items)
+        ;   Items = [Item|Rest]
+        ),
         read_items(In, Src, Rest)
     ).
 
@@ -501,13 +504,28 @@ item((?- _), Pos, _, Src, _) :-
     pos_where(Pos, Src, Where),
     etalis_error("a query (?- Goal) has no place in a rule file",
                  "write a directive (:- Goal.), an event rule or a fact", Where).
-item((Left <- Body), Pos, VarNames, Src, rule(Label, Head, Pattern, Where, VarNames)) :-
+item(Term, Pos, VarNames, Src, Item) :-
+    compound(Term),
+    compound_name_arguments(Term, Name, [Left, Body]),
+    operator(Name, _, same_as(<-)),             % ETALIS's iff
+    !,
+    item((Left <- Body), Pos, VarNames, Src, Item).
+item((Left <- Body), Pos, VarNames, Src, Item) :-
     !,
     b_setval(etalis_var_names, VarNames),
+    b_setval(etalis_nested_rules, []),
     pos_where(Pos, Src, Where),
     pos_args(Pos, 2, [LeftPos, BodyPos]),
     rule_left(Left, LeftPos, Src, Label, Head),
-    pattern(Body, BodyPos, Src, Pattern).
+    pattern(Body, BodyPos, Src, Pattern),
+    Rule = rule(Label, Head, Pattern, Where, VarNames),
+    b_getval(etalis_nested_rules, Nested),
+    (   Nested == []
+    ->  Item = Rule
+    ;   reverse(Nested, Inner),
+        append(Inner, [Rule], Rules),
+        Item = items(Rules)
+    ).
 item(Clause, Pos, VarNames, Src, static(Clause, Where)) :-
     b_setval(etalis_var_names, VarNames),
     pos_where(Pos, Src, Where),
@@ -608,16 +626,19 @@ clause_head(Head, Head).
 pattern_functor(Term) :-
     compound(Term),
     compound_name_arity(Term, Name, Arity),
-    (   Arity == 2,
-        operator(Name, op(_, Type), Meaning),
+    (   operator(Name, op(_, Type), Meaning),
         Meaning \== rule,
-        infix(Type)
+        Meaning \== same_as(<-),
+        type_arity(Type, Arity)
     ;   Arity == 2,
         memberchk(Name, [iteration, any])
     ;   Arity == 4,
         Name == aggregate
     ),
     !.
+
+type_arity(Type, 2) :- infix(Type).
+type_arity(Type, 1) :- memberchk(Type, [xf, yf, fx, fy]).
 
 infix(xfx).
 infix(xfy).
@@ -687,13 +708,41 @@ pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Re
     ;   etalis_error("an aggregate is taken over a variable of its pattern",
                      "write e.g. sum(V) where V occurs in the pattern", Where)
     ).
+pattern(Term, Pos, Src, _) :-
+    refused_operator(Term, Name, Why, Instead),
+    !,
+    pos_where(Pos, Src, Where),
+    format(string(M), "ETALIS's ~w is not supported: ~w", [Name, Why]),
+    etalis_error(M, Instead, Where).
+pattern(aggregate(Fun, P, Result), Pos, Src, _) :-
+    !,
+    pos_where(Pos, Src, Where),
+    term_words(aggregate(Fun, P, Result), Words),
+    format(string(M), "ETALIS's three-argument aggregate ~w is not supported: it aggregates every occurrence since the pattern before it began, without a window, and reports the initial value at once", [Words]),
+    etalis_error(M, "give the aggregate a window: aggregate(count, a(Y), count(100), C) for the last 100 occurrences, or aggregate(sum(Y), a(Y), time(minutes(5)), S) for those of the last five minutes", Where).
+pattern(prolog(_), Pos, Src, _) :-
+    !,
+    pos_where(Pos, Src, Where),
+    etalis_error("a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
+                 "write the goal as a condition: P where G", Where).
+pattern((Head <- Body), Pos, Src, event(Head)) :-
+    !,
+    pos_args(Pos, 2, [HeadPos, BodyPos]),
+    pos_where(Pos, Src, Where),
+    rule_head(Head, HeadPos, Src, Head),
+    pattern(Body, BodyPos, Src, Pattern),
+    b_getval(etalis_var_names, VarNames),
+    copy_term(Head-Pattern-VarNames, Rule),
+    Rule = H1-P1-VN1,
+    b_getval(etalis_nested_rules, Nested),
+    b_setval(etalis_nested_rules, [rule('', H1, P1, Where, VN1)|Nested]).
 pattern(Term, Pos, Src, Pattern) :-
     compound(Term),
     compound_name_arguments(Term, Name, [L, R]),
-    pattern_operator(Name, Kind),
+    pattern_operator(Name, Op, Kind),
     !,
     pos_args(Pos, 2, [LP, RP]),
-    operator_pattern(Kind, Name, L, LP, R, RP, Pos, Src, Pattern).
+    operator_pattern(Kind, Op, L, LP, R, RP, Pos, Src, Pattern).
 pattern(Term, Pos, Src, event(Term)) :-
     pos_where(Pos, Src, Where),
     (   Term == !
@@ -803,18 +852,47 @@ aggregate_window(W, _, Where) :-
     format(string(M), "~w is not an aggregate window", [Words]),
     etalis_error(M, "use count(N) for the last N occurrences or time(D) for those of the last D seconds", Where).
 
-%   pattern_operator(+Name, -Kind): Name is a binary operator of
-%   patterns; Kind says how it is read (see operator_pattern/9).
+%   pattern_operator(+Name, -Op, -Kind): Name is a binary operator of
+%   patterns, or another spelling of one (ETALIS's `check`); Op is the
+%   operator it means, Kind says how it is read (see operator_pattern/9).
 
-pattern_operator(Name, Kind) :-
+%   refused_operator(+Term, -Name, -Why, -Instead): Term is built by an
+%   ETALIS operator Name that the table refuses.
+
+refused_operator(Term, Name, Why, Instead) :-
+    compound(Term),
+    compound_name_arity(Term, Name, Arity),
+    operator(Name, op(_, Type), refused(Why, Instead)),
+    type_arity(Type, Arity).
+
+pattern_operator(Name, Op, Kind) :-
     operator(Name, op(_, Type), Meaning),
     infix(Type),
-    meaning_kind(Meaning, Kind).
+    (   Meaning = same_as(Op)
+    ->  operator(Op, _, Meaning1)
+    ;   Op = Name,
+        Meaning1 = Meaning
+    ),
+    meaning_kind(Meaning1, Kind).
 
 meaning_kind(temporal(_, _, _, _, _), temporal) :- !.
 meaning_kind(Kind, Kind) :-
     memberchk(Kind, [or, cnot, fnot, where, within]).
 
+operator_pattern(temporal, seq, L, LP, R, GP, _, Src, where(P, Goal)) :-
+    nonvar(R),
+    R = prolog(Goal),
+    !,                                          % ETALIS: P seq prolog(G)
+    pattern(L, LP, Src, P),
+    pos_args(GP, 1, [GoalPos]),
+    where_goal(Goal, GoalPos, Src).
+operator_pattern(temporal, seq, L, GP, R, RP, _, Src, where(Q, Goal)) :-
+    nonvar(L),
+    L = prolog(Goal),
+    !,                                          % ETALIS: prolog(G) seq P
+    pos_args(GP, 1, [GoalPos]),
+    where_goal(Goal, GoalPos, Src),
+    pattern(R, RP, Src, Q).
 operator_pattern(temporal, Op, L, LP, R, RP, _, Src, op(Op, P, Q)) :-
     pattern(L, LP, Src, P),
     pattern(R, RP, Src, Q).
@@ -835,6 +913,16 @@ operator_pattern(fnot, _, L, LP, R, RP, _, Src, fnot(P, C)) :-
     pattern(R, RP, Src, C).
 operator_pattern(where, _, L, LP, Goal, GP, _, Src, where(P, Goal)) :-
     pattern(L, LP, Src, P),
+    where_goal(Goal, GP, Src).
+
+operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
+    pattern(L, LP, Src, P),
+    pos_where(DP, Src, Where),
+    duration_seconds(Duration, Where, Seconds).
+
+%   where_goal(+Goal, +Pos, +Src): Goal can be a where condition.
+
+where_goal(Goal, GP, Src) :-
     pos_where(GP, Src, Where),
     (   var(Goal)
     ->  etalis_error("a where condition cannot be a variable",
@@ -845,10 +933,6 @@ operator_pattern(where, _, L, LP, Goal, GP, _, Src, where(P, Goal)) :-
         format(string(M), "a where condition must be a Prolog goal, not ~w", [Words]),
         etalis_error(M, "write a Prolog goal, e.g. where X > 10", Where)
     ).
-operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
-    pattern(L, LP, Src, P),
-    pos_where(DP, Src, Where),
-    duration_seconds(Duration, Where, Seconds).
 
 %!  duration_seconds(+Duration, +Where, -Seconds) is det.
 %

@@ -1,0 +1,117 @@
+"""ETALIS's pattern operators (issue 16): read with ETALIS's documented
+meaning through the operator table, or refused with a positioned message
+that names the construct, says why and gives the etalis-py equivalent.
+Nothing of them is read as an input event."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import detect
+from etalis_py import Engine, RuleError
+from etalis_py.engine import check_policy
+
+
+@pytest.mark.parametrize("op", ["check", "timestamp"])
+def test_check_and_timestamp_filter_with_the_patterns_interval(op: str) -> None:
+    rules = f"d(X) <- a(X) seq b(X) {op} (t1(T1), t2(T2), T2 - T1 < 2)."
+    events = [("a", (1,), 1), ("b", (1,), 2), ("a", (2,), 3), ("b", (2,), 6)]
+    assert detect(rules, events) == [("d", (1,), 1, 2)]
+
+
+def test_timestamp_binds_the_interval_for_the_head() -> None:
+    rules = "d(X, S, E) <- (a(X) seq b(X) timestamp (t1(S), t2(E))) seq c(X)."
+    events = [("a", (1,), 1), ("b", (1,), 2), ("c", (1,), 5)]
+    assert detect(rules, events) == [("d", (1, 1, 2), 1, 5)]
+
+
+def test_check_binds_tighter_than_or() -> None:
+    rules = "d <- a seq b check (t2(T), T > 3) or c."
+    events = [("a", (), 1), ("b", (), 2), ("c", (), 3), ("a", (), 4), ("b", (), 5)]
+    assert detect(rules, events) == [("d", (), 3, 3), ("d", (), 1, 5), ("d", (), 4, 5)]
+
+
+def test_event_multiply_fires_once_per_solution_of_its_goal() -> None:
+    rules = "b(Y) <- a(X) event_multiply p(X, Y).\np(1, 2).\np(1, 3).\np(2, 4)."
+    assert detect(rules, [("a", (1,), 7)]) == [("b", (2,), 7, 7), ("b", (3,), 7, 7)]
+
+
+def test_iff_is_an_event_rule() -> None:
+    rules = "ce1 iff a seq b.\nce2 iff ce1 seq d."
+    events = [("a", (), 1), ("b", (), 2), ("d", (), 3)]
+    assert detect(rules, events) == [("ce1", (), 1, 2), ("ce2", (), 1, 3)]
+
+
+def test_prolog_step_after_a_sequence_is_its_condition() -> None:
+    rules = "m(Min) <- m0(M0) seq a(X) seq prolog(Min is min(X, M0))."
+    events = [("m0", (5,), 1), ("a", (7,), 2), ("a", (3,), 3)]
+    assert detect(rules, events) == [("m", (5,), 1, 2), ("m", (3,), 1, 3)]
+
+
+def test_prolog_step_before_a_pattern_is_its_condition() -> None:
+    rules = "big(X) <- prolog(limit(L)) seq a(X) where X > L.\nlimit(10)."
+    assert detect(rules, [("a", (5,), 1), ("a", (12,), 2)]) == [("big", (12,), 2, 2)]
+
+
+def test_nested_sub_pattern_rule_defines_its_head_and_stands_for_it() -> None:
+    rules = "final <- a seq (sub <- b0(X) seq b1(Y) where X < Y)."
+    events = [("a", (), 1), ("b0", (1,), 2), ("b1", (2,), 3), ("b0", (5,), 4), ("b1", (4,), 5)]
+    assert detect(rules, events) == [("sub", (), 2, 3), ("final", (), 1, 3), ("sub", (), 2, 5), ("final", (), 1, 5)]
+
+
+def test_nested_rule_shares_the_variables_it_passes_on() -> None:
+    rules = "final(X) <- a(X) seq (sub(X) <- b(X) and c(X))."
+    events = [("a", (1,), 1), ("b", (1,), 2), ("c", (2,), 3), ("c", (1,), 4)]
+    assert detect(rules, events) == [("sub", (1,), 2, 4), ("final", (1,), 1, 4)]
+
+
+def test_nested_rule_is_listed_before_its_rule() -> None:
+    with Engine.from_string("final <- a seq (sub <- b seq c).") as engine:
+        assert engine.rule_count == 2
+
+
+@pytest.mark.parametrize(
+    "text,line,column,message,hint",
+    [
+        ("d(X) <- a(X) seq b(X) star_times.", 1, 18,
+         "ETALIS's star_times is not supported: `P star_times` (P any number of times) would make every "
+         "subsequence of the occurrences a detection, without end",
+         "write the repetition as a recursive rule, e.g. d(X) <- a(X). d(X) <- d(X) seq b(X). or a fixed count "
+         "with iteration(b(X), 3)"),
+        ("x <- a.\nd(X) <- a(X)\n   forall_seq b(X).", 2, 9,
+         "ETALIS's forall_seq is not supported: `A forall_seq B` combines a B with every pending A and then "
+         "consumes them all, a consumption policy of its own that no declarative reading gives",
+         "write A seq B: under the default policy unrestricted it detects each pending A with a later B (and "
+         "keeps the As); :- policy(chronological). consumes the oldest A"),
+        ("d(X) <- a(X) ntimes 3.", 1, 9,
+         "ETALIS's ntimes is not supported: ETALIS declares `P ntimes N` but its compiler has no rules for it, "
+         "so it never detects anything",
+         "write iteration(P, N) for P N times in sequence"),
+        ("d(C) <- s seq aggregate(count, a(Y), C).", 1, 15,
+         "ETALIS's three-argument aggregate aggregate(count,a(Y),C) is not supported: it aggregates every "
+         "occurrence since the pattern before it began, without a window, and reports the initial value at once",
+         "give the aggregate a window: aggregate(count, a(Y), count(100), C) for the last 100 occurrences, or "
+         "aggregate(sum(Y), a(Y), time(minutes(5)), S) for those of the last five minutes"),
+        ("d(X) <- a(X) and prolog(X > 1).", 1, 18,
+         "a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
+         "write the goal as a condition: P where G"),
+        ("d <- prolog(true).", 1, 6,
+         "a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
+         "write the goal as a condition: P where G"),
+    ],
+)
+def test_etalis_constructs_without_a_sound_meaning_are_refused_where_they_are(
+        text: str, line: int, column: int, message: str, hint: str) -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(text, source="r.etl")
+    error = info.value
+    assert (error.file, error.line, error.column, error.message, error.hint) == ("r.etl", line, column, message, hint)
+
+
+def test_policy_names_are_checked_by_the_engines_grammar() -> None:
+    assert check_policy("chronological(greater(2))") == "chronological(greater(2))"
+    with pytest.raises(ValueError) as info:
+        check_policy("recent(newest)")
+    assert str(info.value) == (
+        "unknown policy 'recent(newest)': use unrestricted, recent or chronological, or for intervals "
+        "recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)")
