@@ -16,6 +16,7 @@
 :- use_module(etalis/sandbox, [sandbox_check/2]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/rule_facts).
+:- use_module(etalis/driver, [etalis_driver/4]).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -52,6 +53,9 @@ Requests:
     (null for none) and the static clauses that use event operators.
   - solve(Engine): all solutions of the goal in the payload, run in the
     engine's module (so its static rules are visible), as JSON bindings.
+  - etalis_driver(File, Run): the event stream of an original ETALIS
+    test driver, as event lines (see etalis_driver/4); the header is
+    its Info.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
     knowledge_update/4.
@@ -154,6 +158,9 @@ serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
     engine_compiled(M, _),
     knowledge_update(M, Action, Payload, N),
     knowledge_size(M, Size).
+serve(etalis_driver(File, Run), _, Info, Lines) :-
+    etalis_driver(File, Run, Info, Events),
+    with_output_to(string(Lines), forall(member(E, Events), stream_line(E))).
 serve(destroy(M), _, _{destroyed: M}, "") :-
     engine_destroy(M).
 serve(reset(M), _, _{reset: M}, "") :-
@@ -203,6 +210,11 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
+
+stream_line(event(E, [T, T])) :- !,
+    format("~q.~n", [event(E, T)]).
+stream_line(E) :-
+    format("~q.~n", [E]).
 
 %   goal_counts(+Counts, -ByGoal): ByGoal maps each goal to its pending
 %   goals (both sides), from the Id-Side-Count of each store.

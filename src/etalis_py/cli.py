@@ -1,4 +1,4 @@
-"""The ``etalis`` command: run | replay | check | compile | table | plot."""
+"""The ``etalis`` command: run | replay | check | compile | table | plot | import-etalis."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TextIO
 from . import __version__
 from .engine import POLICIES, Engine, check_policy, compile_listing
 from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound
+from .etalis_import import add_import_parser, import_etalis
 from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
@@ -159,6 +160,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
     add_trust_options(comp)
     add_readable_parsers(sub)
+    add_import_parser(sub)
     return p
 
 
@@ -176,6 +178,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return EXIT_OK
         if ns.command in ("table", "plot"):
             return readable_output(ns, sys.stdout, sys.stderr)
+        if ns.command == "import-etalis":
+            return import_etalis(ns, sys.stdout, sys.stderr)
     except (RuleError, RuleFileNotFound) as e:
         print(e, file=sys.stderr)
         return EXIT_RULES
