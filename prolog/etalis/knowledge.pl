@@ -12,6 +12,7 @@
 :- use_module(library(apply)).
 :- use_module(library(option)).
 :- use_module(syntax, [etalis_error/3]).
+:- use_module(graph_events, [graph_events_init/1, graph_predicate/1]).
 
 /** <module> Background knowledge: triples, classes, prefixes
 
@@ -127,15 +128,20 @@ prefixed_name(Prefix, Local, ctx(Ps, Declared, Where), IRI) :-
     ->  unknown_prefix(Prefix, Local, Declared, Where)
     ).
 
-%   rdf/3 and isa/2 answer from the background knowledge; a static rule
-%   cannot add to them.
+%   rdf/3 and isa/2 answer from the background knowledge, triple/4,
+%   isa/3 and graph_name/2 from graph events; a static rule cannot add
+%   to them.
 
 not_reserved(Clause, Where) :-
     (   ( Clause = (Head :- _) -> true ; Head = Clause ),
         callable(Head),
         functor(Head, Name, Arity),
-        memberchk(Name/Arity, [rdf/3, isa/2])
-    ->  format(string(M), "~w/~w answers from the background knowledge and cannot be redefined", [Name, Arity]),
+        (   memberchk(Name/Arity, [rdf/3, isa/2])
+        ->  What = "the background knowledge"
+        ;   graph_predicate(Name/Arity)
+        ->  What = "graph events"
+        )
+    ->  format(string(M), "~w/~w answers from ~w and cannot be redefined", [Name, Arity, What]),
         etalis_error(M, "rename your predicate; to add triples, load them with :- ontology(File).", Where)
     ;   true
     ).
@@ -221,8 +227,9 @@ ontology_declaration(ontology(File, Options), Where, ontology(Path, Entailment, 
 %!  knowledge_init(+Engine) is det.
 %
 %   Give the engine module Engine empty background knowledge and the
-%   predicates rdf/3 and isa/2 over it.  Static rules of the engine
-%   cannot redefine them.
+%   predicates rdf/3 and isa/2 over it, and those over graph events
+%   (graph_events_init/1).  Static rules of the engine cannot redefine
+%   them.
 
 knowledge_init(M) :-
     must_be(atom, M),
@@ -249,7 +256,8 @@ knowledge_init(M) :-
                   ;   '$kb_class'(K, C),
                       '$kb_node'(X, K)
                   ) )),
-    compile_predicates([M:rdf/3, M:isa/2]).
+    compile_predicates([M:rdf/3, M:isa/2]),
+    graph_events_init(M).
 
 %!  knowledge_update(+Engine, +Action, +Text, -Count) is det.
 %

@@ -299,6 +299,27 @@ class Engine:
             raise EventError(f"event {name!r} rejected: {result.rejected[0].reason}")
         return self._deliver(result)
 
+    def emit_graph(self, graph: Any, at: Any = None) -> Detections:
+        """Process the :class:`rdflib.Graph` ``graph`` as one graph event
+        ``graph(G)`` (see :mod:`etalis_py.graphs`) at time ``at``, or, if
+        not given, at the time of the graph's own ``prov:generatedAtTime``
+        triple about its name (which is then not part of the event).
+
+        Raises :class:`EventError` if the event is rejected.
+        """
+        from .graphs import rdflib_graph_line
+
+        try:
+            line = rdflib_graph_line(graph, at)
+        except (ValueError, TypeError) as e:  # InvalidEvent among them
+            raise EventError(f"graph event: {str(e).split(';')[0]}") from None
+        result = self._feed_lines(line, 1)
+        if result.stopped:
+            raise result.stopped
+        if result.rejected:
+            raise EventError(f"graph event rejected: {result.rejected[0].reason}")
+        return self._deliver(result)
+
     def emit_many(self, events: Iterable[Any], batch_size: int = 10_000, *, collect: bool = True) -> BatchResult:
         """Process many events in time order, crossing into Prolog once per
         ``batch_size`` events.

@@ -177,18 +177,23 @@ class Batch:
     rejected: list[Rejection] = field(default_factory=list)
 
 
-STREAM_KINDS = ("jsonl", "csv", "events")
+STREAM_KINDS = ("jsonl", "csv", "events", "nquads", "trig", "jsonld")
+_GRAPH_SUFFIXES = {".nq": "nquads", ".trig": "trig", ".jsonld": "jsonld"}
 
 
 def stream_kind(path: Path) -> str:
-    """The kind of stream file ``path`` is, by its extension: jsonl, csv
-    or events (``.pl`` and ``.events``)."""
+    """The kind of stream file ``path`` is, by its extension: jsonl, csv,
+    events (``.pl`` and ``.events``), or a graph stream (``.nq``, ``.trig``,
+    ``.jsonld``, see :mod:`etalis_py.graphs`)."""
     suffix = path.suffix.lower()
     if suffix in (".pl", ".events"):
         return "events"
     if suffix in (".jsonl", ".csv"):
         return suffix[1:]
-    raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .pl or .events, or give --input-format")
+    if suffix in _GRAPH_SUFFIXES:
+        return _GRAPH_SUFFIXES[suffix]
+    raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .pl, .events, .nq, .trig or .jsonld, "
+                     "or give --input-format")
 
 
 def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int = BATCH_LINES,
@@ -197,12 +202,17 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
     extension, see :func:`stream_kind`)."""
     kind = kind or stream_kind(path)
     with path.open("rb") as f:
-        yield from _batches(line_chunks(f), kind, mapping, batch_lines)
+        yield from _batches(line_chunks(f), kind, mapping, batch_lines, str(path))
 
 
-def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int) -> Iterator[Batch]:
+def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int,
+             name: str = "<stream>") -> Iterator[Batch]:
     """Batches of a stream of ``kind`` given in chunks of whole lines."""
-    if kind == "jsonl":
+    if kind in _GRAPH_SUFFIXES.values():
+        from .graphs import graph_batches  # graphs reads streams with this module's tools
+
+        yield from graph_batches(chunks, kind, batch_lines, name)
+    elif kind == "jsonl":
         yield from _jsonl_batches(Lines(chunks), batch_lines)
     elif kind == "csv":
         if mapping is None:

@@ -1,0 +1,166 @@
+:- module(etalis_graph_events,
+          [ graph_events_init/1,        % +Engine
+            graph_predicate/1           % ?Name/Arity
+          ]).
+:- use_module(library(error)).
+:- use_module(library(lists)).
+
+/** <module> Graph events: events whose value is an RDF graph
+
+A graph event is the input event `graph(G)` with G the term
+`rdf_graph(Name, Triples)`: Name is the graph's IRI (an atom) or blank
+node (`'_:Id'`), Triples a list of `t(S, P, O)` in the terms of the
+background knowledge (see knowledge.pl).  `where` conditions ask it with
+
+  - triple(+G, ?S, ?P, ?O): S P O is a triple of G or one that G's
+    triples entail with the background schema;
+  - isa(+G, ?X, ?Class): X is an instance of Class by G's triples and
+    the background schema;
+  - graph_name(+G, ?Name): Name is the name of G.
+
+What G's triples entail is computed when it is asked, from G's triples
+and the materialized RDFS closure of the background (the background is
+never closed again):
+
+  - S Q O for each super-property Q of P (rdfs7);
+  - X rdf:type C for X typed C by G (rdf:type), for X the subject of a
+    triple whose property (or a super-property of it) has domain C
+    (rdfs2), for X the object of one whose property has range C
+    (rdfs3), C = rdfs:Resource for every subject and object (rdfs4),
+    and C = rdf:Property for every property of these triples (rdf1);
+    each type with its super-classes (rdfs9);
+  - Q rdfs:subPropertyOf Q for every such property Q (rdfs6).
+
+Each answer comes once.  An event's own schema triples (rdfs:subClassOf
+...) are plain triples of the event: they do not change the schema.
+*/
+
+%!  graph_predicate(?PI) is nondet.
+%
+%   PI is a predicate that graph_events_init/1 gives an engine module;
+%   static rules cannot redefine them.
+
+graph_predicate(triple/4).
+graph_predicate(isa/3).
+graph_predicate(graph_name/2).
+
+%!  graph_events_init(+Engine) is det.
+%
+%   Give the engine module Engine the predicates triple/4, isa/3 and
+%   graph_name/2 over graph events.  They read the background schema
+%   of Engine ('$kb_triple'/3, see knowledge_init/1), which must exist.
+
+graph_events_init(M) :-
+    must_be(atom, M),
+    forall(graph_clause(Clause), assertz(M:Clause)),
+    findall(M:PI, ( graph_predicate(PI) ; helper(PI) ), PIs),
+    compile_predicates(PIs).
+
+helper('$graph_triples'/2).
+helper('$graph_property'/4).
+helper('$graph_type'/3).
+helper('$graph_node_type'/3).
+helper('$graph_super'/2).
+helper('$graph_predicate'/2).
+
+%   The clauses, as terms: they run in the engine module, where
+%   library(sandbox) sees them as the module's own.
+
+graph_clause((triple(G, S, P, O) :-
+                 '$graph_triples'(G, Ts),
+                 (   P == Type
+                 ->  isa(G, S, O)
+                 ;   nonvar(P)
+                 ->  findall(S-O, '$graph_property'(Ts, S, P, O), L0),
+                     sort(L0, L),
+                     member(S-O, L)
+                 ;   findall(t(S, P, O),
+                             (   '$graph_property'(Ts, S, P, O)
+                             ;   '$graph_type'(Ts, S, O),
+                                 P = Type
+                             ), L0),
+                     sort(L0, L),
+                     member(t(S, P, O), L)
+                 ))) :-
+    rdf_iri(type, Type).
+graph_clause((isa(G, X, C) :-
+                 '$graph_triples'(G, Ts),
+                 findall(X-C, '$graph_type'(Ts, X, C), L0),
+                 sort(L0, L),
+                 member(X-C, L))).
+graph_clause((graph_name(G, Name) :-
+                 '$graph_triples'(G, _),
+                 G = rdf_graph(Name, _))).
+graph_clause(('$graph_triples'(G, Ts) :-
+                 (   nonvar(G), G = rdf_graph(_, Ts), is_list(Ts)
+                 ->  true
+                 ;   type_error(rdf_graph, G)
+                 ))).
+graph_clause(('$graph_property'(Ts, S, P, O) :-
+                 member(t(S, P0, O), Ts),
+                 P0 \== Type,
+                 (   P = P0
+                 ;   '$kb_triple'(P0, SubProperty, Q),
+                     Q \== P0,
+                     Q \== Type,
+                     P = Q
+                 ))) :-
+    rdf_iri(type, Type),
+    rdf_iri(subPropertyOf, SubProperty).
+graph_clause(('$graph_property'(Ts, Q, SubProperty, Q) :-
+                 '$graph_predicate'(Ts, Q))) :-
+    rdf_iri(subPropertyOf, SubProperty).
+graph_clause(('$graph_type'(Ts, X, C) :-
+                 '$graph_node_type'(Ts, X, C0),
+                 '$graph_super'(C0, C))).
+graph_clause(('$graph_node_type'(Ts, X, C) :-
+                 member(t(X, P, O), Ts),
+                 (   P == Type
+                 ->  C = O
+                 ;   (   Q = P
+                     ;   '$kb_triple'(P, SubProperty, Q),
+                         Q \== P
+                     ),
+                     '$kb_triple'(Q, Domain, C)
+                 ))) :-
+    rdf_iri(type, Type),
+    rdf_iri(subPropertyOf, SubProperty),
+    rdf_iri(domain, Domain).
+graph_clause(('$graph_node_type'(Ts, X, C) :-
+                 member(t(_, P, X), Ts),
+                 P \== Type,
+                 (   Q = P
+                 ;   '$kb_triple'(P, SubProperty, Q),
+                     Q \== P
+                 ),
+                 '$kb_triple'(Q, Range, C))) :-
+    rdf_iri(type, Type),
+    rdf_iri(subPropertyOf, SubProperty),
+    rdf_iri(range, Range).
+graph_clause(('$graph_node_type'(Ts, X, Resource) :-
+                 member(t(S, _, O), Ts),
+                 ( X = S ; X = O ))) :-
+    rdf_iri(resource, Resource).
+graph_clause(('$graph_node_type'(Ts, Q, Property) :-
+                 '$graph_predicate'(Ts, Q))) :-
+    rdf_iri(property, Property).
+graph_clause(('$graph_predicate'(Ts, Q) :-
+                 member(t(_, P, _), Ts),
+                 (   Q = P
+                 ;   '$kb_triple'(P, SubProperty, Q),
+                     Q \== P
+                 ))) :-
+    rdf_iri(subPropertyOf, SubProperty).
+graph_clause(('$graph_super'(C, C))).
+graph_clause(('$graph_super'(C, D) :-
+                 '$kb_triple'(C, SubClassOf, D),
+                 D \== C)) :-
+    rdf_iri(subClassOf, SubClassOf).
+
+rdf_iri(type,          'http://www.w3.org/1999/02/22-rdf-syntax-ns#type').
+rdf_iri(subPropertyOf, 'http://www.w3.org/2000/01/rdf-schema#subPropertyOf').
+rdf_iri(subClassOf,    'http://www.w3.org/2000/01/rdf-schema#subClassOf').
+rdf_iri(domain,        'http://www.w3.org/2000/01/rdf-schema#domain').
+rdf_iri(range,         'http://www.w3.org/2000/01/rdf-schema#range').
+rdf_iri(resource,      'http://www.w3.org/2000/01/rdf-schema#Resource').
+rdf_iri(property,      'http://www.w3.org/1999/02/22-rdf-syntax-ns#Property').

@@ -1,0 +1,384 @@
+"""Graph events: streams whose events are RDF graphs.
+
+Each named graph of a stream is one event ``graph(G)`` at the graph's time,
+with ``G`` the Prolog term ``rdf_graph(Name, [t(S, P, O), ...])`` in the
+terms of the background knowledge (see :mod:`etalis_py.knowledge`); rules
+ask it with ``triple(G, S, P, O)``, ``isa(G, X, Class)`` and
+``graph_name(G, Name)`` (``prolog/etalis/graph_events.pl``).
+
+The time of a graph ``g`` is the object of the triple
+``g prov:generatedAtTime T`` in the default graph: an ``xsd:dateTime``
+(epoch seconds, as event times are) or a number (seconds).  That triple is
+not part of the event.  Streams are
+
+- N-Quads (``.nq``), read line by line: a graph's quads are consecutive
+  lines, with its time triple among, before or after them; a graph named
+  again later is another event;
+- TriG (``.trig``), read whole with rdflib: its graphs in time order (then
+  by name);
+- JSON-LD lines (``.jsonld``): one JSON-LD document a line, one named graph
+  (``{"@id": ..., "prov:generatedAtTime": ..., "@graph": [...]}``) with an
+  inline ``@context`` (remote contexts are never fetched).
+
+A malformed line drops the graph it is in, and a graph without a time, or
+with two, or a default-graph triple that is not a time is rejected: each
+with its line and reason, counted like any rejected row.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from rdflib import Dataset, Graph, Literal, URIRef
+from rdflib.namespace import XSD
+from rdflib.term import Node
+
+from ._prolog import quote_atom
+from .errors import EtalisError
+from .events import InvalidEvent, Rejection, Time, read_number, to_time
+from .knowledge import literal_text, prolog_string, term_text
+from .streams import Batch, Item, Lines, _batched
+
+GRAPH_KINDS = ("nquads", "trig", "jsonld")
+GENERATED_AT = URIRef("http://www.w3.org/ns/prov#generatedAtTime")
+_GENERATED_AT = str(GENERATED_AT)
+
+
+class GraphStreamError(EtalisError):
+    """A graph stream that cannot be read at all (a TriG file with a syntax
+    error): the file and, where the parser gives one, the line."""
+
+
+# -- Prolog text --------------------------------------------------------------------
+
+
+def graph_term(name: str, triples: Iterable[str]) -> str:
+    """The term ``rdf_graph(Name, [t(S,P,O), ...])`` of a graph: ``name``
+    and each triple already Prolog text (``t(S,P,O)``)."""
+    return f"rdf_graph({name},[{','.join(triples)}])"
+
+
+def graph_line(name: str, triples: Iterable[str], time: Time) -> str:
+    """The engine's input line for a graph event at ``time``."""
+    return f"event(graph({graph_term(name, triples)}), {time!r}).\n"
+
+
+def rdf_triple_text(s: Node, p: Node, o: Node) -> str:
+    return f"t({term_text(s)},{term_text(p)},{term_text(o)})"
+
+
+def graph_time(value: Node) -> Time:
+    """The time a ``prov:generatedAtTime`` object gives: an xsd:dateTime or
+    a number.  Raises :class:`InvalidEvent` otherwise."""
+    if isinstance(value, Literal):
+        v = value.value
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return to_time(v)
+        if value.datatype in (XSD.dateTime, XSD.dateTimeStamp) and v is not None:
+            return to_time(v)
+        if value.datatype in (XSD.decimal,) and v is not None:
+            return to_time(float(v))
+    raise InvalidEvent(f"the time {value.n3()} is not an xsd:dateTime or a number")
+
+
+def rdflib_graph_line(graph: Graph, at: Any = None) -> str:
+    """The input line of ``graph`` as one graph event, at ``at`` or, if not
+    given, at the time of its ``prov:generatedAtTime`` triple about its
+    name (which is then not part of the event)."""
+    name = graph.identifier
+    triples = list(graph)
+    if at is None:
+        times = [o for s, p, o in triples if s == name and p == GENERATED_AT]
+        if len(times) != 1:
+            why = "has no" if not times else f"has {len(times)}"
+            raise InvalidEvent(f"graph {name.n3()} {why} prov:generatedAtTime triple: give at=")
+        time = graph_time(times[0])
+        triples = [t for t in triples if not (t[0] == name and t[1] == GENERATED_AT)]
+    else:
+        time = to_time(at)
+    return graph_line(term_text(name), (rdf_triple_text(*t) for t in triples), time)
+
+
+# -- N-Quads ----------------------------------------------------------------------
+
+_IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
+_BNODE = r"_:([A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)"
+_LITERAL = r"\"((?:[^\"\\\n\r]|\\.)*)\"(?:\^\^" + _IRI + r"|@([A-Za-z]+(?:-[A-Za-z0-9]+)*))?"
+_QUAD = re.compile(
+    rf"\s*(?:{_IRI}|{_BNODE})\s*{_IRI}\s*(?:{_IRI}|{_BNODE}|{_LITERAL})\s*(?:(?:{_IRI}|{_BNODE})\s*)?\.\s*(?:#.*)?$"
+)
+_PLAIN_ATOM = re.compile(r"[\\'\x00-\x1f\x7f]")
+_ESCAPES = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+_INTEGER = re.compile(r"[+-]?[0-9]+$")
+_FAST_TYPES = {_XSD + "integer": "integer", _XSD + "string": "string", _XSD + "double": "real",
+               _XSD + "decimal": "real", _XSD + "float": "real"}
+
+
+def _unescape(text: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        code = m.group(1) or m.group(2)
+        if code:
+            return chr(int(code, 16))
+        c = m.group(3)
+        if c not in _SIMPLE_ESCAPES:
+            raise ValueError(f"bad escape \\{c}")
+        return _SIMPLE_ESCAPES[c]
+    return _ESCAPES.sub(one, text)
+
+
+def _iri_text(iri: str) -> str:
+    if "\\" in iri:
+        iri = _unescape(iri)
+    return f"'{iri}'" if _PLAIN_ATOM.search(iri) is None else quote_atom(iri)
+
+
+def _literal_text(lexical: str, datatype: Optional[str], lang: Optional[str]) -> str:
+    if "\\" in lexical:
+        lexical = _unescape(lexical)
+    if datatype is None:
+        return prolog_string(lexical)
+    kind = _FAST_TYPES.get(datatype)
+    if kind == "integer" and _INTEGER.match(lexical) and len(lexical) < 20:
+        return str(int(lexical))
+    if kind == "string":
+        return prolog_string(lexical)
+    if kind == "real":
+        number = read_number(lexical.strip())
+        if number is not None and lexical.strip().lower() not in ("inf", "-inf", "+inf", "nan"):
+            return repr(float(number))
+    return literal_text(Literal(lexical, datatype=URIRef(datatype)))
+
+
+@dataclass
+class _Block:
+    """The consecutive lines of one graph of an N-Quads stream."""
+
+    name: str
+    first: int
+    last: int
+    triples: list[str] = field(default_factory=list)
+    times: list[tuple[int, Time]] = field(default_factory=list)
+    bad: list[Rejection] = field(default_factory=list)
+
+
+def _nquads_items(source: Lines) -> Iterator[Item]:
+    """One item per line: the graph event on the last line of its graph,
+    empty lines elsewhere."""
+    block: Optional[_Block] = None
+    waiting: list[int] = []  # lines read since the last event was given out
+
+    def finish() -> Iterator[Item]:
+        assert block is not None
+        rejection = _block_rejection(block)
+        for number in waiting:
+            if number != block.last:
+                yield number + 1, "\n", None
+            elif rejection is not None:
+                yield number + 1, "\n", rejection
+                for bad in block.bad[1:]:
+                    yield number + 1, "", bad
+            else:
+                yield number + 1, graph_line(block.name, block.triples, block.times[0][1]), None
+        waiting.clear()
+
+    bad_lines = source.bad
+    for number, line in enumerate(source, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            if block is None:
+                yield number + 1, "\n", None
+            else:
+                waiting.append(number)
+            continue
+        m = None if bad_lines and number in bad_lines else _QUAD.match(text)
+        if m is None:
+            reason = bad_lines.get(number) if bad_lines else None
+            rejection = Rejection(number, reason or _quad_reason(text))
+            if block is None:
+                yield number + 1, "\n", rejection
+            else:
+                waiting.append(number)
+                block.bad.append(rejection)
+                block.last = number
+            continue
+        g = m.group(9) or m.group(10)
+        try:
+            subject = _iri_text(m.group(1)) if m.group(1) is not None else quote_atom(f"_:{m.group(2)}")
+            predicate = m.group(3)
+            if m.group(4) is not None:
+                obj = _iri_text(m.group(4))
+            elif m.group(5) is not None:
+                obj = quote_atom(f"_:{m.group(5)}")
+            else:
+                obj = _literal_text(m.group(6), m.group(7), m.group(8))
+            if g is None:
+                if predicate != _GENERATED_AT or m.group(1) is None:
+                    raise ValueError("a triple of the default graph must give a graph's time: "
+                                     "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T .")
+                name = subject
+                time: Optional[Time] = _nquads_time(m.group(6), m.group(7))
+            else:
+                name = _iri_text(g) if m.group(9) is not None else quote_atom(f"_:{g}")
+                time = None
+        except (ValueError, InvalidEvent) as e:
+            rejection = Rejection(number, str(e))
+            if block is None:
+                yield number + 1, "\n", rejection
+            else:
+                waiting.append(number)
+                block.bad.append(rejection)
+                block.last = number
+            continue
+        if block is not None and name != block.name:
+            yield from finish()
+            block = None
+        if block is None:
+            block = _Block(name, number, number)
+        waiting.append(number)
+        block.last = number
+        if time is None:
+            block.triples.append(f"t({subject},{_iri_text(predicate)},{obj})")
+        else:
+            block.times.append((number, time))
+    if block is not None:
+        yield from finish()
+
+
+def _nquads_time(lexical: Optional[str], datatype: Optional[str]) -> Time:
+    if lexical is None:
+        raise InvalidEvent("the time of a graph must be a literal: an xsd:dateTime or a number")
+    return graph_time(Literal(_unescape(lexical), datatype=URIRef(datatype) if datatype else None))
+
+
+def _block_rejection(block: _Block) -> Optional[Rejection]:
+    """Why a graph is not an event (its first bad line), or None."""
+    if block.bad:
+        first = block.bad[0]
+        return Rejection(first.line, f"{first.reason} (graph {block.name} is dropped)")
+    if not block.times:
+        return Rejection(block.first, f"graph {block.name} has no time: give it a triple "
+                                      "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T in the default graph")
+    if len(block.times) > 1:
+        return Rejection(block.times[1][0], f"graph {block.name} has two times")
+    return None
+
+
+def _quad_reason(text: str) -> str:
+    """Why an N-Quads line does not parse, as rdflib says it."""
+    try:
+        Dataset().parse(data=text, format="nquads")
+    except Exception as e:  # rdflib raises several kinds
+        return f"not an N-Quads line: {str(e).splitlines()[0]}"
+    return "not an N-Quads line"
+
+
+# -- JSON-LD lines ----------------------------------------------------------------------
+
+
+def _jsonld_items(source: Lines) -> Iterator[Item]:
+    bad = source.bad
+    for number, line in enumerate(source, start=1):
+        if bad and number in bad:
+            yield number + 1, "\n", Rejection(number, bad[number])
+        elif line.strip():
+            try:
+                yield number + 1, jsonld_line(line), None
+            except (ValueError, InvalidEvent, RecursionError) as e:
+                yield number + 1, "\n", Rejection(number, str(e).splitlines()[0])
+        else:
+            yield number + 1, "\n", None
+
+
+def jsonld_line(text: str) -> str:
+    """The engine's input line of a JSON-LD document holding one named graph."""
+    document = json.loads(text)
+    if _remote_context(document):
+        raise ValueError("a remote @context is not fetched: give the context inline")
+    dataset = Dataset()
+    try:
+        dataset.parse(data=text, format="json-ld")
+    except Exception as e:  # the JSON-LD parser raises several kinds
+        raise ValueError(f"not JSON-LD: {e}") from None
+    return _dataset_lines(dataset, one=True)[0]
+
+
+def _remote_context(item: Any) -> bool:
+    if isinstance(item, dict):
+        return any((k == "@context" and _names_url(v)) or _remote_context(v) for k, v in item.items())
+    if isinstance(item, list):
+        return any(_remote_context(v) for v in item)
+    return False
+
+
+def _names_url(context: Any) -> bool:
+    return isinstance(context, str) or (isinstance(context, list) and any(isinstance(c, str) for c in context))
+
+
+def _dataset_lines(dataset: Dataset, one: bool = False) -> list[str]:
+    """The event lines of the named graphs of ``dataset``, with their
+    times from its default graph, in time order (then by name)."""
+    default = dataset.default_graph
+    times: dict[Node, list[Node]] = {}
+    for s, p, o in default:
+        if p != GENERATED_AT:
+            raise ValueError(f"a triple of the default graph must give a graph's time, not {s.n3()} {p.n3()} {o.n3()}")
+        times.setdefault(s, []).append(o)
+    graphs = [g for g in dataset.graphs() if g.identifier != default.identifier and len(g)]
+    if one and len(graphs) != 1:
+        raise ValueError(f"a line must hold one named graph, not {len(graphs)}: "
+                         '{"@id": ..., "prov:generatedAtTime": ..., "@graph": [...]}')
+    timed = []
+    for g in graphs:
+        found = times.pop(g.identifier, [])
+        if len(found) != 1:
+            why = "has no time" if not found else "has two times"
+            raise ValueError(f"graph {g.identifier.n3()} {why}: give it one triple <graph> prov:generatedAtTime T")
+        timed.append((graph_time(found[0]), str(g.identifier), g))
+    if times:
+        raise ValueError(f"a time is given for {next(iter(times)).n3()}, which is no named graph here")
+    timed.sort(key=lambda item: item[:2])
+    return [rdflib_graph_line(g, time) for time, _, g in timed]
+
+
+# -- TriG ----------------------------------------------------------------------------
+
+
+def _trig_items(source: Lines, name: str) -> Iterator[Item]:
+    """The graphs of a TriG text in time order, one an item, at line 1
+    onwards (a TriG file is read whole, so its graphs are numbered, not
+    its lines)."""
+    text = "\n".join(source)
+    dataset = Dataset()
+    try:
+        dataset.parse(data=text, format="trig")
+    except Exception as e:  # rdflib's BadSyntax and others
+        line = getattr(e, "lines", None)
+        where = f"{name}:{line + 1}" if isinstance(line, int) else name
+        raise GraphStreamError(f"{where}: error: not TriG: {getattr(e, '_why', e)}") from None
+    try:
+        lines = _dataset_lines(dataset)
+    except ValueError as e:
+        raise GraphStreamError(f"{name}: error: {e}") from None
+    for number, line in enumerate(lines, start=1):
+        yield number + 1, line, None
+
+
+# -- batches -----------------------------------------------------------------------------
+
+
+def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: str = "<stream>") -> Iterator[Batch]:
+    """Batches of a graph stream of ``kind`` (nquads, trig or jsonld)."""
+    source = Lines(chunks)
+    if kind == "nquads":
+        return _batched(_nquads_items(source), 1, batch_lines)
+    if kind == "jsonld":
+        return _batched(_jsonld_items(source), 1, batch_lines)
+    if kind == "trig":
+        return _batched(_trig_items(source, name), 1, batch_lines)
+    raise ValueError(f"unknown graph stream kind {kind!r}: use one of {', '.join(GRAPH_KINDS)}")

@@ -1,0 +1,327 @@
+"""Graph events: RDF graphs as events, asked with triple/4, isa/3 and
+graph_name/2, with the RDFS closure of each event against the background."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rdflib import Graph, Literal, Namespace, URIRef
+from rdflib.namespace import RDF, RDFS, XSD
+
+from etalis_py import Detection, Engine, EventError, RuleError
+from etalis_py.engine import parse_detections
+from etalis_py.events import Rejection
+from etalis_py.knowledge import Closure, close
+from etalis_py.streams import read_batches
+
+ROOT = Path(__file__).resolve().parents[1]
+WEATHER = ROOT / "ontologies" / "weather.ttl"
+EX = Namespace("http://ex.org/")
+SOSA = Namespace("http://www.w3.org/ns/sosa/")
+WT = Namespace("http://example.org/etalis-py/weather#")
+PROV_AT = "<http://www.w3.org/ns/prov#generatedAtTime>"
+PREFIXES = """:- prefix(sosa, 'http://www.w3.org/ns/sosa/').
+:- prefix(wt, 'http://example.org/etalis-py/weather#').
+:- prefix(ex, 'http://ex.org/').
+"""
+
+
+def observation(name: str, obs: str, value: Any, kind: URIRef = WT.WindObservation) -> Graph:
+    g = Graph(identifier=EX[name])
+    g.add((EX[obs], RDF.type, kind))
+    g.add((EX[obs], SOSA.hasSimpleResult, Literal(value)))
+    return g
+
+
+def weather_engine(rules: str) -> Engine:
+    engine = Engine.from_string(PREFIXES + rules)
+    engine.load_ontology(WEATHER)
+    return engine
+
+
+def test_an_events_types_are_closed_with_the_background_classes() -> None:
+    engine = weather_engine(
+        "wind(S, V) <- graph(G) where (triple(G, S, sosa:hasSimpleResult, V), isa(G, S, wt:'WindObservation')).\n"
+        "obs(S) <- graph(G) where isa(G, S, sosa:'Observation').\n"
+    )
+    assert engine.emit_graph(observation("g1", "o1", 61, WT.Diablo), at=5) == [
+        Detection("wind", ("http://ex.org/o1", 61), 5, 5),
+        Detection("obs", ("http://ex.org/o1",), 5, 5),
+    ]
+    assert engine.emit_graph(observation("g2", "o2", 20.5, WT.TemperatureObservation), at=6) == [
+        Detection("obs", ("http://ex.org/o2",), 6, 6),
+    ]
+
+
+def test_graph_events_combine_with_seq_cnot_and_within() -> None:
+    engine = weather_engine(
+        "rise(V1, V2) <- ((graph(G1) seq graph(G2)) cnot graph(_)) within 10 where "
+        "(triple(G1, _, sosa:hasSimpleResult, V1), triple(G2, _, sosa:hasSimpleResult, V2), V2 > V1).\n"
+        "named(N) <- graph(G) where graph_name(G, N).\n"
+    )
+    found = []
+    for t, v in [(1, 10), (2, 12), (3, 11), (20, 15)]:
+        found += engine.emit_graph(observation(f"g{t}", f"o{t}", v), at=t)
+    assert found == [
+        Detection("named", ("http://ex.org/g1",), 1, 1),
+        Detection("rise", (10, 12), 1, 2),
+        Detection("named", ("http://ex.org/g2",), 2, 2),
+        Detection("named", ("http://ex.org/g3",), 3, 3),
+        Detection("named", ("http://ex.org/g20",), 20, 20),
+    ]
+
+
+def test_super_properties_domains_and_ranges_apply_to_the_event_and_each_answer_comes_once() -> None:
+    background = Graph()
+    for t in [(EX.p, RDFS.subPropertyOf, EX.q), (EX.p2, RDFS.subPropertyOf, EX.q),
+              (EX.q, RDFS.domain, EX.A), (EX.q, RDFS.range, EX.B), (EX.B, RDFS.subClassOf, EX.C)]:
+        background.add(t)
+    engine = Engine.from_string(PREFIXES + "q(S, O) <- graph(G) where triple(G, S, ex:q, O).\n"
+                                "c(X) <- graph(G) where isa(G, X, ex:'C').\n"
+                                "a(X) <- graph(G) where isa(G, X, ex:'A').\n")
+    engine.load_ontology(background)
+    g = Graph(identifier=EX.g)
+    g.add((EX.s, EX.p, EX.o))
+    g.add((EX.s, EX.p2, EX.o))  # s q o follows twice
+    assert engine.emit_graph(g, at=1) == [
+        Detection("q", ("http://ex.org/s", "http://ex.org/o"), 1, 1),
+        Detection("c", ("http://ex.org/o",), 1, 1),
+        Detection("a", ("http://ex.org/s",), 1, 1),
+    ]
+
+
+def _flat(closure: Closure) -> set[tuple[Any, str, Any]]:
+    def value(node: Any) -> Any:
+        return node.value if isinstance(node, Literal) else str(node)
+
+    out = {(value(s), str(p), value(o)) for s, p, o in closure.triples}
+    out |= {(value(x), str(RDF.type), str(c)) for x, cs in closure.types.items() for c in cs}
+    return out
+
+
+def _random_case(rnd: random.Random) -> tuple[list[Any], list[Any]]:
+    classes = [EX[f"C{i}"] for i in range(5)]
+    props = [EX[f"p{i}"] for i in range(5)]
+    nodes = [EX[f"n{i}"] for i in range(6)]
+    background: list[Any] = []
+    for _ in range(8):
+        kind = rnd.randrange(5)
+        if kind == 0:
+            background.append((rnd.choice(classes), RDFS.subClassOf, rnd.choice(classes)))
+        elif kind == 1:
+            background.append((rnd.choice(props), RDFS.subPropertyOf, rnd.choice(props)))
+        elif kind == 2:
+            background.append((rnd.choice(props), RDFS.domain, rnd.choice(classes)))
+        elif kind == 3:
+            background.append((rnd.choice(props), RDFS.range, rnd.choice(classes)))
+        else:
+            background.append((rnd.choice(nodes), rnd.choice(props), rnd.choice(nodes)))
+    event: list[Any] = []
+    for _ in range(5):
+        if rnd.randrange(3) == 0:
+            event.append((rnd.choice(nodes), RDF.type, rnd.choice(classes)))
+        else:
+            obj = Literal(rnd.randrange(3)) if rnd.randrange(4) == 0 else rnd.choice(nodes)
+            event.append((rnd.choice(nodes), rnd.choice(props), obj))
+    return background, event
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_an_event_adds_exactly_what_owlrl_derives_from_it_with_the_background(seed: int) -> None:
+    """closure(B + G) = closure(B) + what triple/4 answers, and nothing
+    triple/4 answers is outside closure(B + G)."""
+    background, event = _random_case(random.Random(seed))
+    engine = Engine.from_string("all(S, P, O) <- graph(G) where triple(G, S, P, O).")
+    b = Graph()
+    for t in background:
+        b.add(t)
+    engine.load_ontology(b)
+    g = Graph(identifier=EX.g)
+    for t in event:
+        g.add(t)
+    answers = [tuple(d.args) for d in engine.emit_graph(g, at=1)]
+    local = set(answers)
+    assert len(answers) == len(local)
+    with_event = _flat(close(set(background) | set(event)))
+    assert local <= with_event
+    assert with_event - _flat(close(set(background))) <= local
+
+
+def test_a_bad_graph_argument_is_a_warning_not_a_crash() -> None:
+    engine = Engine.from_string("bad(X) <- a(X) where triple(X, _, _, _).")
+    result = engine.feed_text("event(a(1), 1).\n")
+    assert result.accepted == 1
+    [warning] = result.warnings
+    assert re.fullmatch(r"where condition triple\(1,_\d+,_\d+,_\d+\) raised: "
+                        r"Type error: `rdf_graph' expected, found `1' \(an integer\)\n", warning.reason)
+
+
+def test_static_rules_cannot_redefine_the_graph_predicates() -> None:
+    with pytest.raises(RuleError) as e:
+        Engine.from_string("h <- a.\ntriple(_, a, b, c).\n")
+    assert str(e.value).splitlines()[0] == (
+        "<string>:2:1: error: triple/4 answers from graph events and cannot be redefined"
+    )
+
+
+def test_emit_graph_takes_the_graphs_own_time_triple() -> None:
+    engine = Engine.from_string(PREFIXES + "g(N, S) <- graph(G) where (graph_name(G, N), triple(G, S, rdf:type, sosa:'Observation')).")
+    g = Graph(identifier=EX.g)
+    g.add((EX.g, URIRef("http://www.w3.org/ns/prov#generatedAtTime"),
+           Literal("2004-08-08T06:05:00Z", datatype=XSD.dateTime)))
+    g.add((EX.o, RDF.type, SOSA.Observation))
+    assert engine.emit_graph(g) == [Detection("g", ("http://ex.org/g", "http://ex.org/o"), 1091945100.0, 1091945100.0)]
+    with pytest.raises(EventError, match=r"graph event: graph <http://ex.org/h> has no prov:generatedAtTime triple: give at="):
+        engine.emit_graph(Graph(identifier=EX.h))
+
+
+# -- streams ------------------------------------------------------------------------------------
+
+
+def run_stream(rules: str, path: Path) -> tuple[list[Detection], list[Rejection]]:
+    engine = weather_engine(rules)
+    found: list[Detection] = []
+    rejected: list[Rejection] = []
+    for batch in read_batches(path):
+        result = engine.feed_text(batch.text, batch.first_line)
+        found += parse_detections(result.detection_lines)
+        rejected += batch.rejected + result.rejected
+    return found, sorted(rejected, key=lambda r: r.line)
+
+
+RULES = "obs(N, S, V) <- graph(G) where (graph_name(G, N), triple(G, S, sosa:hasSimpleResult, V)).\n"
+T0 = 1091945100.0
+
+
+def _q(s: str, p: str, o: str, g: str = "") -> str:
+    return f"<http://ex.org/{s}> {p} {o} {'<http://ex.org/' + g + '>' if g else ''} .\n"
+
+
+def _at(minutes: int) -> str:
+    return f'"2004-08-08T06:{5 + minutes:02d}:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+
+
+RESULT = "<http://www.w3.org/ns/sosa/hasSimpleResult>"
+
+
+def test_nquads_graphs_are_events_and_bad_lines_drop_their_graph(tmp_path: Path) -> None:
+    path = tmp_path / "s.nq"
+    path.write_text(
+        _q("g1", PROV_AT, _at(0))
+        + _q("o1", RESULT, '"10"^^<http://www.w3.org/2001/XMLSchema#integer>', "g1")
+        + "\n# a comment\n"
+        + _q("o2", RESULT, '"12.5"^^<http://www.w3.org/2001/XMLSchema#double>', "g2")
+        + _q("o2", "<http://ex.org/label>", '"a \\"b\\"\\u00e9"@en', "g2")
+        + _q("g2", PROV_AT, _at(5))
+        + _q("o3", RESULT, '"1"', "g3")
+        + _q("o3", RESULT, "7", "g3")                       # line 9: no literal
+        + _q("g3", PROV_AT, _at(6))
+        + _q("o5", "<http://ex.org/note>", '"n"')           # default graph, not a time
+        + _q("o4", RESULT, '"x"', "g4")                     # no time
+        + _q("g6", PROV_AT, '"1091946000"^^<http://www.w3.org/2001/XMLSchema#integer>')
+        + _q("o6", RESULT, "<http://ex.org/v>", "g6")
+    )
+    found, rejected = run_stream(RULES, path)
+    assert found == [
+        Detection("obs", ("http://ex.org/g1", "http://ex.org/o1", 10), T0, T0),
+        Detection("obs", ("http://ex.org/g2", "http://ex.org/o2", 12.5), T0 + 300, T0 + 300),
+        Detection("obs", ("http://ex.org/g6", "http://ex.org/o6", "http://ex.org/v"), T0 + 900, T0 + 900),
+    ]
+    assert [r.line for r in rejected] == [9, 11, 12]
+    assert rejected[0].reason.endswith("(graph 'http://ex.org/g3' is dropped)")
+    assert rejected[0].reason.startswith("not an N-Quads line: ")
+    assert rejected[1].reason == (
+        "a triple of the default graph must give a graph's time: <graph> <http://www.w3.org/ns/prov#generatedAtTime> T ."
+    )
+    assert rejected[2].reason == (
+        "graph 'http://ex.org/g4' has no time: give it a triple "
+        "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T in the default graph"
+    )
+
+
+def test_nquads_literals_read_as_the_background_reads_them(tmp_path: Path) -> None:
+    path = tmp_path / "s.nq"
+    lex = ['"a\\tb \\"q\\" \\u00e9\\\\"', '"-3"^^<http://www.w3.org/2001/XMLSchema#integer>',
+           '"1.5"^^<http://www.w3.org/2001/XMLSchema#decimal>', '"true"^^<http://www.w3.org/2001/XMLSchema#boolean>',
+           '"2004-08-08T06:05:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>', '"x"^^<http://ex.org/dt>',
+           '"chat"@fr']
+    path.write_text(_q("g", PROV_AT, _at(0)) + "".join(_q("o", RESULT, v, "g") for v in lex)
+                    + "_:b1 <http://www.w3.org/ns/sosa/hasSimpleResult> _:b2 <http://ex.org/g> .\n")
+    found, rejected = run_stream("v(S, V) <- graph(G) where triple(G, S, sosa:hasSimpleResult, V).", path)
+    assert rejected == []
+    assert [d.args for d in found] == [  # in the standard order of terms, as triple/4 answers them
+        ("_:b1", "_:b2"), ("http://ex.org/o", -3), ("http://ex.org/o", 1.5), ("http://ex.org/o", T0),
+        ("http://ex.org/o", 'a\tb "q" é\\'), ("http://ex.org/o", "chat"), ("http://ex.org/o", "true"),
+        ("http://ex.org/o", "literal(type('http://ex.org/dt',\"x\"))"),
+    ]
+
+
+def test_jsonld_lines_are_one_graph_each(tmp_path: Path) -> None:
+    context = {"sosa": "http://www.w3.org/ns/sosa/", "prov": "http://www.w3.org/ns/prov#",
+               "xsd": "http://www.w3.org/2001/XMLSchema#"}
+
+    def doc(g: str, minutes: int, value: Any) -> dict[str, Any]:
+        return {"@context": context, "@id": f"http://ex.org/{g}",
+                "prov:generatedAtTime": {"@value": f"2004-08-08T06:{5 + minutes:02d}:00Z", "@type": "xsd:dateTime"},
+                "@graph": [{"@id": f"http://ex.org/o{g}", "@type": "sosa:Observation", "sosa:hasSimpleResult": value}]}
+
+    bad_context = dict(doc("g9", 9, 1), **{"@context": "http://example.org/context.jsonld"})
+    no_time = doc("g8", 8, 1)
+    del no_time["prov:generatedAtTime"]
+    lines = [json.dumps(doc("g1", 0, 3)), "{not json", json.dumps(bad_context), json.dumps(no_time), "",
+             json.dumps(doc("g2", 1, 4.5))]
+    path = tmp_path / "s.jsonld"
+    path.write_text("\n".join(lines) + "\n")
+    found, rejected = run_stream(RULES, path)
+    assert found == [
+        Detection("obs", ("http://ex.org/g1", "http://ex.org/og1", 3), T0, T0),
+        Detection("obs", ("http://ex.org/g2", "http://ex.org/og2", 4.5), T0 + 60, T0 + 60),
+    ]
+    assert [(r.line, r.reason) for r in rejected] == [
+        (2, "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        (3, "a remote @context is not fetched: give the context inline"),
+        (4, "graph <http://ex.org/g8> has no time: give it one triple <graph> prov:generatedAtTime T"),
+    ]
+
+
+def test_trig_graphs_are_events_in_time_order(tmp_path: Path) -> None:
+    path = tmp_path / "s.trig"
+    path.write_text(
+        "@prefix ex: <http://ex.org/> .\n@prefix sosa: <http://www.w3.org/ns/sosa/> .\n"
+        "@prefix prov: <http://www.w3.org/ns/prov#> .\n@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .\n"
+        'ex:g1 prov:generatedAtTime "2004-08-08T06:05:00Z"^^xsd:dateTime .\n'
+        'ex:g2 prov:generatedAtTime "2004-08-08T06:06:00Z"^^xsd:dateTime .\n'
+        "ex:g2 { ex:o2 sosa:hasSimpleResult 2 . }\n"
+        "ex:g1 { ex:o1 sosa:hasSimpleResult 1 . }\n"
+    )
+    found, rejected = run_stream(RULES, path)
+    assert rejected == []
+    assert found == [
+        Detection("obs", ("http://ex.org/g1", "http://ex.org/o1", 1), T0, T0),
+        Detection("obs", ("http://ex.org/g2", "http://ex.org/o2", 2), T0 + 60, T0 + 60),
+    ]
+
+
+def test_etalis_run_reads_graph_streams_by_suffix(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text(PREFIXES + ":- ontology('" + str(WEATHER) + "').\n"
+                     "wind(S) <- graph(G) where isa(G, S, wt:'WindObservation').\n")
+    path = tmp_path / "s.nq"
+    path.write_text(_q("g1", PROV_AT, _at(0))
+                    + _q("o1", "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>", f"<{WT.Diablo}>", "g1")
+                    + "<http://ex.org/o1> oops\n")
+    run = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(path), "--trusted"],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ""
+    assert run.stderr.splitlines()[0].startswith(f"{path}:3: rejected: not an N-Quads line")
+    assert run.stderr.splitlines()[0].endswith("(graph 'http://ex.org/g1' is dropped)")
