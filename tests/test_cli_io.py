@@ -159,17 +159,6 @@ def test_quiet_run_prints_only_the_summary_on_stderr(rules: Path) -> None:
     assert r.stderr.startswith("events read: 3, accepted: 2, rejected: 1, detections: 1,")
 
 
-def test_replay_explain_says_provenance_is_not_available_on_spark(rules: Path) -> None:
-    ns = cli.parser().parse_args(["replay", str(rules), "--events", "x.csv", "--event", "a", "--time", "t",
-                                  "--explain"])
-    out, err = io.StringIO(), io.StringIO()
-    assert cli.replay(ns, out, err) == 1
-    assert out.getvalue() == ""
-    assert err.getvalue() == (
-        "etalis: replay --explain: provenance is not available on Spark; give each detection its input events "
-        "with etalis run --explain, or print the replay's plan with --plan\n")
-
-
 # -- output: --out FILE --format jsonl|csv|parquet, --iso, --strftime, --tz -------------------
 
 OUT_RULES = "c(X, Y) <- a(X, Y) seq b(X).\nd(X) <- b(X).\n"

@@ -59,3 +59,20 @@ def test_run_explain_writes_provenance_in_each_line(tmp_path: Path) -> None:
     assert [json.loads(line) for line in r.stdout.splitlines()] == [
         {"event": "c", "args": [1], "start": 1, "end": 2, "provenance": [
             {"event": "a", "args": [1], "start": 1, "end": 1}, {"event": "b", "args": [1], "start": 2, "end": 2}]}]
+
+
+def test_an_event_line_may_give_its_provenance_as_replay_passes_derived_events_on() -> None:
+    # event(E, Time, Prov): with explain, Prov stands for E's input events; without, it is ignored
+    lines = ("event(a(1), [1, 2], [det(x(1), 1, 1), det(y(1), 2, 2)]).\nevent(b(1), 3).\n"
+             "event(a(2), 4, foo).\nevent(a(2), 5, [det(_, 1, 1)]).\n")
+    with Engine.from_string("c(X) <- a(X) seq b(X).\n", explain=True) as engine:
+        result = engine.feed_text(lines)
+    assert result.detection_lines == (
+        '{"event": "c", "args": [1], "start": 1, "end": 3, "provenance": [{"event": "x", "args": [1], '
+        '"start": 1, "end": 1}, {"event": "y", "args": [1], "start": 2, "end": 2}, '
+        '{"event": "b", "args": [1], "start": 3, "end": 3}]}\n')
+    assert [(r.line, r.reason) for r in result.rejected] == [
+        (3, "provenance foo is not a list of ground det(Event, Start, End)"),
+        (4, "provenance [det(_,1,1)] is not a list of ground det(Event, Start, End)")]
+    with Engine.from_string("c(X) <- a(X) seq b(X).\n") as engine:
+        assert engine.feed_text("".join(lines.splitlines(keepends=True)[:2])).detection_lines == '{"event": "c", "args": [1], "start": 1, "end": 3}\n'

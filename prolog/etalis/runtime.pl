@@ -37,7 +37,12 @@ ending in a newline:
 
   - event(E, [T1, T2])  an occurrence of E over [T1, T2];
   - event(E, T)         an occurrence of E at the point T;
-  - E                   an occurrence of E at its line number.
+  - E                   an occurrence of E at its line number;
+  - event(E, Time, Prov) an occurrence with its provenance given: in an
+                        engine with explain(true), Prov (a list of
+                        det(Event, T1, T2)) instead of [det(E, T1, T2)]
+                        (how etalis replay passes derived events from
+                        one stage to the next).
 
 A line that is not a valid event, or whose time is earlier than the
 last accepted one, is rejected with its line number and the reason.
@@ -412,13 +417,20 @@ run(M, E, T1, T2, Line) :-
         )
     ).
 
-run_event(M, E, T1, T2) :-
+run_event(M, E0, T1, T2) :-
     (   b_getval(etalis_explain, true)
-    ->  E =.. List0,
-        append(List0, [[det(E, T1, T2)]], List),
+    ->  (   E0 = '$provenance'(E, Prov)
+        ->  true
+        ;   E = E0,
+            Prov = [det(E, T1, T2)]
+        ),
+        E =.. List0,
+        append(List0, [Prov], List),
         E1 =.. List,
         process_explained(M, E1, T1, T2)
-    ;   process(M, E, T1, T2)
+    ;   E0 = '$provenance'(E, _)
+    ->  process(M, E, T1, T2)
+    ;   process(M, E0, T1, T2)
     ).
 
 %   limiting(+State): set up for a batch the inference limit per event.
@@ -458,6 +470,8 @@ prefixing(M) :-
 %   prefixed name of a known prefix replaced by its IRI (E0 itself, not
 %   a copy, when none is).
 
+prefixed_event(M, '$provenance'(E0, Prov), '$provenance'(E, Prov)) :- !,
+    prefixed_event(M, E0, E).
 prefixed_event(M, E0, E) :-
     (   compound(E0),
         b_getval(etalis_prefixes, true),
@@ -550,6 +564,16 @@ input_event(event(E, T), _, E, T, T, _) :-        % the common case, fast
     !.
 input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
     syntax_message(What, Reason).
+input_event(event(E0, Time, Prov), Line, '$provenance'(E, Prov), T1, T2, Reason) :- !,
+    input_event(event(E0, Time), Line, E, T1, T2, Reason),
+    (   var(Reason),
+        \+ provenance_list(Prov)
+    ->  copy_term(Prov, Shown),
+        numbervars(Shown, 0, _, [singletons(true)]),
+        format(string(Reason), "provenance ~W is not a list of ground det(Event, Start, End)",
+               [Shown, [quoted(true), numbervars(true)]])
+    ;   true
+    ).
 input_event(event(E, Time), _, E, T1, T2, Reason) :- !,
     (   event_time(Time, T1, T2, Reason)
     ->  true
@@ -574,6 +598,15 @@ event_time(Time, T1, T2, Reason) :-
         )
     ;   format(string(Reason), "time ~q is not a number or [Start, End]", [Time])
     ).
+
+%   provenance_list(@Prov): Prov is a list of ground det(E, T1, T2), the
+%   input occurrences an event given as event(E, Time, Prov) was built
+%   from (how etalis replay passes derived events on with --explain).
+
+provenance_list(Prov) :-
+    is_list(Prov),
+    forall(member(D, Prov),
+           ( ground(D), D = det(E, T1, T2), callable(E), number(T1), number(T2) )).
 
 finite_number(X) :-
     number(X),

@@ -398,7 +398,7 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
     rp.add_argument("--explain", action="store_true",
-                    help="provenance, as for run: not available on Spark (an error that says so)")
+                    help="give each detection its provenance (the input events it was built from), as run does")
     add_quiet_option(rp, progress=True)
     add_trust_options(rp)
     add_mapping_options(rp)
@@ -417,10 +417,6 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (ValueError, OSError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
-    if ns.explain:
-        print("etalis: replay --explain: provenance is not available on Spark; give each detection its "
-              "input events with etalis run --explain, or print the replay's plan with --plan", file=err)
-        return EXIT_FAILURE
     if ns.plan:
         text = ns.rules.read_text(encoding="utf-8") if ns.rules.is_file() else None
         if text is None:
@@ -428,7 +424,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted)
         printed = list(engine.printed)
         engine.close()
-        out.write(sp.explain(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        out.write(sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
         return EXIT_OK
     if not ns.quiet:
         report_findings(ns.rules, err, ns.max_age)
@@ -448,7 +444,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            columns=mapping.columns, partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
-                           progress=progress, trusted=ns.trusted)
+                           progress=progress, trusted=ns.trusted, explain=ns.explain)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":

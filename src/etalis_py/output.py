@@ -225,11 +225,13 @@ def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style
     return text if path is None else _Closing(text, out)
 
 
-def formatted(fmt: str, lines: Iterable[str], style: TimeStyle, arity: int, chunk: int = 10_000) -> Iterator[str]:
+def formatted(fmt: str, lines: Iterable[str], style: TimeStyle, arity: int, chunk: int = 10_000,
+              provenance: bool = False) -> Iterator[str]:
     """Detection lines as text of ``fmt`` (jsonl or csv), in pieces of up
-    to ``chunk`` detections: for writers that take text (``etalis replay``)."""
+    to ``chunk`` detections: for writers that take text (``etalis replay``);
+    ``provenance``: CSV has a provenance column."""
     buffer = io.StringIO()
-    out = JsonlWriter(buffer, style) if fmt == "jsonl" else CsvWriter(buffer, style, arity)
+    out = JsonlWriter(buffer, style) if fmt == "jsonl" else CsvWriter(buffer, style, arity, provenance)
     batch: list[str] = []
     for line in lines:
         batch.append(line)

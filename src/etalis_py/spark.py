@@ -56,7 +56,7 @@ from ._prolog import quote_atom
 from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rules
 from .engine import Engine, check_policy
 from .errors import RuleFileNotFound
-from .events import InvalidEvent, prolog_value, to_time
+from .events import InvalidEvent, event_term, prolog_value, to_time
 from .output import TimeStyle, csv_table, formatted, max_arity
 from .progress import ProgressLine
 from .streams import Lines, Mapping, json_line_reason, line_chunks, parse_formatted_time, parse_time, parse_value
@@ -540,10 +540,11 @@ class StageSpec:
     entailment: Optional[str] = None
     failure: Optional[InjectedFailure] = None
     trusted: bool = False                           # the rules may run any Prolog (no sandbox)
+    explain: bool = False                           # detections (and passed on events) carry provenance
 
     def engine_key(self) -> tuple[Any, ...]:
         return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
-                self.knowledge, self.entailment, self.trusted)
+                self.knowledge, self.entailment, self.trusted, self.explain)
 
 
 # Compiled engines of this Python worker process, by what they were compiled
@@ -563,7 +564,8 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
     if engine is not None:
         return engine, False
     engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source, trusted=spec.trusted,
-                                max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report)
+                                max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report,
+                                explain=spec.explain)
     if spec.knowledge or spec.entailment:
         _load_knowledge(engine, spec.knowledge, spec.entailment)
     while len(_ENGINES) >= MAX_ENGINES:     # a long-lived worker that ran many replays: free the oldest
@@ -651,6 +653,19 @@ def _number_text(x: Any) -> str:
     return str(x) if isinstance(x, int) else repr(float(x))
 
 
+def _passed_on(term: str, d: dict[str, Any]) -> str:
+    """The input line of a later stage for a derived event (``term`` its
+    Prolog text, ``d`` its transfer detection): with ``--explain`` it
+    carries the input events it was built from, so that the later
+    stage's detections name those, as one engine's would."""
+    when = f"[{_number_text(d['start'])}, {_number_text(d['end'])}]"
+    if "provenance" not in d:
+        return f"event({term}, {when}).\n"
+    prov = ", ".join(f"det({event_term(p['event'], p['args'])}, {_number_text(p['start'])}, "
+                     f"{_number_text(p['end'])})" for p in d["provenance"])
+    return f"event({term}, {when}, [{prov}]).\n"
+
+
 def _path_step(stage: int, index: int) -> str:
     """One step of a derivation path.  Paths are strings of fixed-width
     steps, so that comparing them as strings orders detections as one
@@ -711,8 +726,7 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
                 args = d["args"]
                 if d["event"] == TRANSFER:
                     name, arity, term, values = args
-                    out.add("x", sig=f"{name}/{arity}", t=end, row=row, path=path,
-                            line=f"event({term}, [{_number_text(d['start'])}, {_number_text(d['end'])}]).\n",
+                    out.add("x", sig=f"{name}/{arity}", t=end, row=row, path=path, line=_passed_on(term, d),
                             keys=[_key_text(v) for v in values])
                     continue
                 key = key_text if spec.keyed_by_input else None
@@ -794,6 +808,7 @@ class TableSpec:
     args: Optional[tuple[str, ...]]     # Spark types of arg1..argN, None: one JSON `args` column
     timestamps: bool                    # start and end as timestamps (else seconds)
     key_json: bool = False              # keys of several types: the key column holds JSON text
+    provenance: bool = False            # a provenance column of JSON (replay with explain)
 
     def ddl(self) -> str:
         cols = [f"key {self.key}"] if self.key else []
@@ -804,6 +819,8 @@ class TableSpec:
             cols += [f"arg{i} {t}" for i, t in enumerate(self.args, start=1)]
         kind = "timestamp" if self.timestamps else "double"
         cols += [f"start {kind}", f"end {kind}"]
+        if self.provenance:
+            cols.append("provenance string")
         return ", ".join(cols)
 
 
@@ -840,6 +857,9 @@ def _typed(spec: TableSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.
                     names.append(f"arg{i + 1}")
             arrays += [seconds_array([d["start"] for d in ds]), seconds_array([d["end"] for d in ds])]
             names += ["start", "end"]
+            if spec.provenance:
+                arrays.append(pa.array([json.dumps(d.get("provenance", [])) for d in ds], pa.string()))
+                names.append("provenance")
             yield pa.RecordBatch.from_arrays(arrays, names=names)
 
     return run
@@ -895,6 +915,7 @@ class ReplayResult:
     seconds: float
     lines: "DataFrame" = field(repr=False)            # the detections' JSON lines, ordered
     _cached: tuple["DataFrame", ...] = field(default=(), repr=False)
+    explain: bool = False                             # the detections carry their provenance
 
     def detection_lines(self) -> Iterator[str]:
         """The detections as JSON lines, exactly as ``etalis run`` prints
@@ -949,7 +970,7 @@ class ReplayResult:
         try:
             if format in ("jsonl", "csv"):
                 staging.write_lines(f"detections.{format}", formatted(
-                    format, self.detection_lines(), style, max_arity(self.printed)))
+                    format, self.detection_lines(), style, max_arity(self.printed), provenance=self.explain))
                 if format == "jsonl":
                     from pyspark.sql import functions as F
 
@@ -1004,6 +1025,7 @@ def replay(
     progress: bool = False,
     inject_failure: Optional[InjectedFailure] = None,
     trusted: bool = False,
+    explain: bool = False,
 ) -> ReplayResult:
     """Replay ``data`` through ``rules`` on Spark.
 
@@ -1014,12 +1036,15 @@ def replay(
     columns, ``time`` the time column (seconds, or dates in
     ``time_format`` or ISO 8601), ``columns`` names a headerless CSV's
     columns.  ``partition_by`` is the key column: rules whose events all
-    carry the key run partitioned by it (see :func:`explain`).  ``policy``,
+    carry the key run partitioned by it (see :func:`replay_plan`).  ``policy``,
     ``max_age``, ``ontology`` (files of background knowledge, read here
     and shipped to the workers) and ``entailment`` are those of ``etalis
     run``.  ``partitions`` is the
     number of partitions of keyed stages (default: 4 per core).  The rules
     are sandboxed, on the driver and in every worker, unless ``trusted``.
+    ``explain`` gives each detection its provenance (the input events it
+    was built from, across stages), as ``etalis run --explain`` does: in
+    its detection lines, and as a ``provenance`` column of JSON.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
     errors and ValueError for a mapping that does not fit the data.
@@ -1039,7 +1064,7 @@ def replay(
         printed = tuple(checked.printed)
     finally:
         checked.close()
-    the_plan = explain(text, source, mapping, partition_by)
+    the_plan = replay_plan(text, source, mapping, partition_by)
 
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
@@ -1101,7 +1126,7 @@ def replay(
                 + ((f"{TRANSFER}/4",) if st.exports else ()),
                 policy, max_age, st.by_input_key, st.number == 1,
                 _arrow_schema(spark, numbered, original) if st.number == 1 else None,
-                knowledge, entailment, inject_failure, trusted)
+                knowledge, entailment, inject_failure, trusted, explain)
             stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
             if st.key is None:
                 arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)
@@ -1177,13 +1202,13 @@ def replay(
             detected = spark.createDataFrame([], f"{S_LINE} string, {S_KEY} string, {S_ROW} long, {S_PATH} string")
         ordered = detected.orderBy(S_ROW, S_PATH)
         table = _table_spec(masks, totals["kmask"] if the_plan.input.key is not None else None,
-                            totals["tkind"] == TK_DATE)
+                            totals["tkind"] == TK_DATE, explain)
         detections = (ordered.select(F.col(S_LINE).alias("line"), F.col(S_KEY).alias("key"))
                       .mapInArrow(_typed(table), table.ddl()))
         detection_count = sum(r.detections for r in reports)
         return ReplayResult(detections, rejected.orderBy(row_name), rows, events, rejected_rows, detection_count,
                             totals["warnings"], tuple(sample), tuple(reports), the_plan, printed,
-                            perf_counter() - started, ordered.select(S_LINE), tuple(cached))
+                            perf_counter() - started, ordered.select(S_LINE), tuple(cached), explain)
     except BaseException:
         for c in cached:
             c.unpersist()
@@ -1192,8 +1217,8 @@ def replay(
         reporter.stop()
 
 
-def explain(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
-    """The stages a replay with this mapping runs (``etalis replay --explain``)."""
+def replay_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
+    """The stages a replay with this mapping runs (``etalis replay --plan``)."""
     infos, _ = read_rules(rules_text, source)
     key = mapping.args.index(partition_by) if partition_by is not None and partition_by in mapping.args else None
     return make_plan(infos, InputEvents(mapping.event, len(mapping.args), key, partition_by))
@@ -1301,7 +1326,7 @@ def _stage_input(the_plan: Plan, st: Stage, mapped: "DataFrame", outputs: list["
     return result
 
 
-def _table_spec(masks: list[int], kmask: Optional[int], timestamps: bool) -> TableSpec:
+def _table_spec(masks: list[int], kmask: Optional[int], timestamps: bool, provenance: bool = False) -> TableSpec:
     """Typed argument columns where every value of an argument has one
     type (``masks``: the OR of the type codes by position)."""
     args: Optional[tuple[str, ...]] = None
@@ -1312,7 +1337,7 @@ def _table_spec(masks: list[int], kmask: Optional[int], timestamps: bool) -> Tab
     if kmask is not None:
         key = _SPARK_TYPE.get(kmask or T_TEXT, "string")
         key_json = (kmask or T_TEXT) not in _SPARK_TYPE
-    return TableSpec(key, args, timestamps, key_json)
+    return TableSpec(key, args, timestamps, key_json, provenance)
 
 
 # -- output ------------------------------------------------------------------------------
