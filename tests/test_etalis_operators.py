@@ -70,6 +70,39 @@ def test_nested_rule_is_listed_before_its_rule() -> None:
         assert engine.rule_count == 2
 
 
+START_AND_AS = [("start_aggr", (), 1), ("a", (1,), 2), ("a", (2,), 3), ("a", (0,), 4),
+                ("start_aggr", (), 5), ("a", (5,), 6)]
+
+
+@pytest.mark.parametrize("fun,values", [
+    ("count", [(0, 1, 1), (1, 1, 2), (2, 1, 3), (3, 1, 4), (0, 5, 5), (1, 5, 6)]),
+    ("sum(Y)", [(0, 1, 1), (1, 1, 2), (3, 1, 3), (3, 1, 4), (0, 5, 5), (5, 5, 6)]),
+    ("min(Y)", [(1, 1, 2), (1, 1, 3), (0, 1, 4), (5, 5, 6)]),
+    ("max(Y)", [(1, 1, 2), (2, 1, 3), (2, 1, 4), (5, 5, 6)]),
+])
+def test_etalis_aggregate_runs_from_each_start(fun: str, values: list[tuple[int, int, int]]) -> None:
+    rules = f"d(R) <- start_aggr seq aggregate({fun}, a(Y), R)."
+    assert detect(rules, START_AND_AS) == [("d", (v,), s, e) for v, s, e in values]
+
+
+def test_etalis_aggregate_keeps_one_running_value_per_start_key() -> None:
+    rules = "d(X, C) <- s(X) seq aggregate(count, a(X, _), C)."
+    events = [("s", (1,), 1), ("a", (1, 7), 2), ("s", (2,), 3), ("a", (2, 7), 4), ("a", (1, 8), 5)]
+    assert detect(rules, events) == [("d", (1, 0), 1, 1), ("d", (1, 1), 1, 2), ("d", (2, 0), 3, 3),
+                                      ("d", (2, 1), 3, 4), ("d", (1, 2), 1, 5)]
+
+
+def test_etalis_aggregate_within_a_window_stops_when_it_closes() -> None:
+    rules = "d(C) <- (s seq aggregate(count, a(_), C)) within 3."
+    events = [("s", (), 1), ("a", (1,), 2), ("a", (2,), 3), ("a", (3,), 4), ("a", (4,), 5)]
+    assert detect(rules, events) == [("d", (0,), 1, 1), ("d", (1,), 1, 2), ("d", (2,), 1, 3), ("d", (3,), 1, 4)]
+
+
+def test_etalis_aggregate_reports_only_the_rules_head() -> None:
+    with Engine.from_string("d(C) <- s seq aggregate(count, a(_), C).") as engine:
+        assert engine.printed == ["d/1"]
+
+
 @pytest.mark.parametrize(
     "text,line,column,message,hint",
     [
@@ -87,11 +120,14 @@ def test_nested_rule_is_listed_before_its_rule() -> None:
          "ETALIS's ntimes is not supported: ETALIS declares `P ntimes N` but its compiler has no rules for it, "
          "so it never detects anything",
          "write iteration(P, N) for P N times in sequence"),
-        ("d(C) <- s seq aggregate(count, a(Y), C).", 1, 15,
-         "ETALIS's three-argument aggregate aggregate(count,a(Y),C) is not supported: it aggregates every "
-         "occurrence since the pattern before it began, without a window, and reports the initial value at once",
-         "give the aggregate a window: aggregate(count, a(Y), count(100), C) for the last 100 occurrences, or "
-         "aggregate(sum(Y), a(Y), time(minutes(5)), S) for those of the last five minutes"),
+        ("d(C) <- s and aggregate(count, a(Y), C).", 1, 15,
+         "ETALIS's three-argument aggregate aggregate(count,a(Y),C) is understood only as the whole body "
+         "Start seq aggregate(F, P, R), the running aggregate since Start",
+         "write the rule as d(C) <- start seq aggregate(count, a(Y), C), or give the aggregate a window: "
+         "aggregate(count, a(Y), count(100), C) or aggregate(sum(Y), a(Y), time(minutes(5)), S)"),
+        ("d(C) <- s seq aggregate(avg(Y), a(Y), C).", 1, 15,
+         "unknown aggregate avg(Y)",
+         "ETALIS's aggregate(F, P, R) takes count, sum(X), min(X) or max(X)"),
         ("d(X) <- a(X) and prolog(X > 1).", 1, 18,
          "a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
          "write the goal as a condition: P where G"),

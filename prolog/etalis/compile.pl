@@ -261,7 +261,10 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     Program = program(Nodes, Links),
     (   Settings0.printed_explicit == true
     ->  Printed = Settings0.printed
-    ;   findall(N/A, ( member(link(_, _, H, _), Links), functor(H, N, A) ), Printed0),
+    ;   findall(N/A, ( member(link(_, _, H, _), Links),
+                       functor(H, N, A),
+                       \+ sub_atom(N, 0, _, _, $) ),       % hidden, see running_aggregate/5
+                Printed0),
         sort(Printed0, Printed)
     ),
     % An event completes pending goals before it becomes pending itself:

@@ -517,14 +517,17 @@ item((Left <- Body), Pos, VarNames, Src, Item) :-
     pos_where(Pos, Src, Where),
     pos_args(Pos, 2, [LeftPos, BodyPos]),
     rule_left(Left, LeftPos, Src, Label, Head),
-    pattern(Body, BodyPos, Src, Pattern),
-    Rule = rule(Label, Head, Pattern, Where, VarNames),
+    (   running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, VarNames), Items0)
+    ->  true
+    ;   pattern(Body, BodyPos, Src, Pattern),
+        Items0 = [rule(Label, Head, Pattern, Where, VarNames)]
+    ),
     b_getval(etalis_nested_rules, Nested),
-    (   Nested == []
-    ->  Item = Rule
-    ;   reverse(Nested, Inner),
-        append(Inner, [Rule], Rules),
-        Item = items(Rules)
+    reverse(Nested, Inner),
+    append(Inner, Items0, Items),
+    (   Items = [Item]
+    ->  true
+    ;   Item = items(Items)
     ).
 item(Clause, Pos, VarNames, Src, static(Clause, Where)) :-
     b_setval(etalis_var_names, VarNames),
@@ -718,8 +721,8 @@ pattern(aggregate(Fun, P, Result), Pos, Src, _) :-
     !,
     pos_where(Pos, Src, Where),
     term_words(aggregate(Fun, P, Result), Words),
-    format(string(M), "ETALIS's three-argument aggregate ~w is not supported: it aggregates every occurrence since the pattern before it began, without a window, and reports the initial value at once", [Words]),
-    etalis_error(M, "give the aggregate a window: aggregate(count, a(Y), count(100), C) for the last 100 occurrences, or aggregate(sum(Y), a(Y), time(minutes(5)), S) for those of the last five minutes", Where).
+    format(string(M), "ETALIS's three-argument aggregate ~w is understood only as the whole body Start seq aggregate(F, P, R), the running aggregate since Start", [Words]),
+    etalis_error(M, "write the rule as d(C) <- start seq aggregate(count, a(Y), C), or give the aggregate a window: aggregate(count, a(Y), count(100), C) or aggregate(sum(Y), a(Y), time(minutes(5)), S)", Where).
 pattern(prolog(_), Pos, Src, _) :-
     !,
     pos_where(Pos, Src, Where),
@@ -919,6 +922,101 @@ operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
     pattern(L, LP, Src, P),
     pos_where(DP, Src, Where),
     duration_seconds(Duration, Where, Seconds).
+
+%   running_aggregate(+Body, +Pos, +Src, +Rule, -Items)
+%
+%   ETALIS's three-argument aggregate, in the one place its compiler
+%   takes it: `H <- S seq aggregate(F, P, R)`.  Each occurrence of S
+%   starts a running aggregate F of the occurrences of P after it; H
+%   occurs at S with the initial value (count and sum: 0; min and max
+%   have none) and at each P with the aggregate so far, over [s1, p2].
+%   A newer S starts again (ETALIS would run one aggregate per S).  It
+%   becomes three rules around a hidden event '$aggregate_L_C'(Vs...,
+%   Acc), Vs the variables of S that H or P use:
+%
+%       '$agg'(Vs, Init) <- S.
+%       '$agg'(Vs, A1) <- '$agg'(Vs, A0) seq P where Step.   (policy recent)
+%       H <- '$agg'(Vs, R).
+
+running_aggregate(Body, Pos, Src, Rule, Items) :-
+    nonvar(Body),
+    Body = within(Inner, Duration),
+    !,
+    pos_args(Pos, 2, [InnerPos, DPos]),
+    running_aggregate(Inner, InnerPos, Src, Rule, Items0),
+    pos_where(DPos, Src, DWhere),
+    duration_seconds(Duration, DWhere, Seconds),
+    maplist(step_within(Seconds), Items0, Items).
+running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames), Items) :-
+    nonvar(Body),
+    Body = seq(Start, Agg),
+    nonvar(Agg),
+    Agg = aggregate(Fun, P, R),
+    pos_args(Pos, 2, [StartPos, AggPos]),
+    pos_args(AggPos, 3, [_, PPos, _]),
+    pos_where(AggPos, Src, AggWhere),
+    pattern(Start, StartPos, Src, S1),
+    pattern(P, PPos, Src, P1),
+    (   var(R)
+    ->  true
+    ;   etalis_error("the result of an aggregate must be a variable",
+                     "write e.g. d(C) <- start seq aggregate(count, a(Y), C)", AggWhere)
+    ),
+    running_function(Fun, Init, A0, A1, Step, Reported, AggWhere),
+    term_variables(Start, StartVs),
+    term_variables(Head-P, Used),
+    include(occurs_in(Used), StartVs, Vs),
+    Where = pos(_, Line, Column),
+    format(atom(Name), '$aggregate_~d_~d', [Line, Column]),
+    format(atom(StepLabel), '~w_step', [Name]),
+    append(Vs, [Init], InitArgs), Acc0 =.. [Name|InitArgs],
+    append(Vs, [A0], PrevArgs), Prev =.. [Name|PrevArgs],
+    append(Vs, [A1], NextArgs), Next =.. [Name|NextArgs],
+    append(Vs, [R], OutArgs), Out =.. [Name|OutArgs],
+    (   Reported == all
+    ->  Shown = event(Out)
+    ;   Shown = where(event(Out), R \== '$none')
+    ),
+    Rules = [ rule('', Acc0, S1, Where),
+              rule(StepLabel, Next, where(op(seq, event(Prev), P1), Step), Where),
+              rule(Label, Head, Shown, Where)
+            ],
+    maplist(with_var_names(VarNames), Rules, RuleItems),
+    append(RuleItems, [directive(policy(StepLabel, recent), Where)], Items).
+
+%   step_within(+Seconds, +Item0, -Item): `(S seq aggregate(F, P, R))
+%   within D` bounds the start and each step: the aggregate runs for D
+%   seconds after S began.
+
+step_within(D, rule(L, H, P, W, VN), rule(L, H, within(P, D), W, VN)) :-
+    \+ P = event(_),
+    \+ P = where(event(_), _),
+    !.
+step_within(_, Item, Item).
+
+with_var_names(VarNames, rule(L, H, P, W), rule(L1, H1, P1, W1, VN1)) :-
+    copy_term(rule(L, H, P, W)-VarNames, rule(L1, H1, P1, W1)-VN1).
+
+occurs_in(Vs, V) :-
+    member(V0, Vs),
+    V0 == V,
+    !.
+
+%   running_function(+Fun, -Init, ?A0, ?A1, -Step, -Reported, +Where):
+%   the running aggregate Fun starts at Init and goes from A0 to A1
+%   by Step; Reported is `all`, or `values` when Init is not a value to
+%   report.
+
+running_function(count, 0, A0, A1, A1 is A0 + 1, all, _) :- !.
+running_function(sum(X), 0, A0, A1, A1 is A0 + X, all, _) :- !.
+running_function(min(X), '$none', A0, A1,
+                 ( A0 == '$none' -> A1 = X ; A1 is min(A0, X) ), values, _) :- !.
+running_function(max(X), '$none', A0, A1,
+                 ( A0 == '$none' -> A1 = X ; A1 is max(A0, X) ), values, _) :- !.
+running_function(Fun, _, _, _, _, _, Where) :-
+    term_words(Fun, Words),
+    format(string(M), "unknown aggregate ~w", [Words]),
+    etalis_error(M, "ETALIS's aggregate(F, P, R) takes count, sum(X), min(X) or max(X)", Where).
 
 %   where_goal(+Goal, +Pos, +Src): Goal can be a where condition.
 
