@@ -139,11 +139,11 @@ def test_format_time_gives_iso_8601_in_utc_or_a_zone_or_a_format() -> None:
 
 def test_detections_to_frame_has_a_column_per_argument_and_datetimes() -> None:
     frame = Detections([BLIZZARD, Detection("a", (), 1, 2)]).to_frame()
-    assert list(frame.columns) == ["event", "arg0", "arg1", "start", "end", "duration"]
+    assert list(frame.columns) == ["event", "arg1", "arg2", "start", "end", "duration"]
     assert frame.to_dict("list") == {
         "event": ["blizzard", "a"],
-        "arg0": [1.0, None],
-        "arg1": ["KJFK", None],
+        "arg1": [1.0, None],
+        "arg2": ["KJFK", None],
         "start": [pd.Timestamp("2010-12-26 20:51", tz="UTC"), pd.Timestamp(1, unit="s", tz="UTC")],
         "end": [pd.Timestamp("2010-12-26 23:51", tz="UTC"), pd.Timestamp(2, unit="s", tz="UTC")],
         "duration": [pd.Timedelta(hours=3), pd.Timedelta(seconds=1)],
@@ -154,7 +154,7 @@ def test_detections_to_frame_has_a_column_per_argument_and_datetimes() -> None:
     empty = Detections().to_frame()
     assert (list(empty.columns), len(empty)) == (["event", "start", "end", "duration"], 0)
     named = Detections([BLIZZARD]).to_frame(args=["speed"])
-    assert list(named.columns) == ["event", "speed", "arg1", "start", "end", "duration"]
+    assert list(named.columns) == ["event", "speed", "arg2", "start", "end", "duration"]
     assert named["speed"].tolist() == [1.0]
     with pytest.raises(ValueError) as e:
         Detections([BLIZZARD]).to_frame(args=["start"])
@@ -185,7 +185,7 @@ def test_emit_emit_many_and_detections_give_detections_with_to_frame() -> None:
         assert isinstance(found, Detections)
         result = engine.emit_many([("a", [2], 3), ("b", [2], 4)])
         assert isinstance(result.detections, Detections)
-        assert result.detections.to_frame()["arg0"].tolist() == [2]
+        assert result.detections.to_frame()["arg1"].tolist() == [2]
 
 
 # -- the pull queue holds what nothing delivered -------------------------------------------

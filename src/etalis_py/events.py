@@ -440,13 +440,14 @@ class Detections(list[Detection]):
 
     def to_frame(self, tz: Zone = None, args: Sequence[str] = ()) -> "pd.DataFrame":
         """A DataFrame with a row per detection: ``event``, one column per
-        argument (named by ``args``, else ``arg0``, ``arg1``, ...; empty
-        where a detection has fewer), ``start`` and ``end`` as datetimes in
-        ``tz`` (default UTC) and ``duration`` as a timedelta."""
+        argument (named by ``args``, else ``arg1``, ``arg2``, ..., as the
+        CSV and Parquet files of ``etalis run`` and ``replay`` name them;
+        empty where a detection has fewer), ``start`` and ``end`` as
+        datetimes in ``tz`` (default UTC) and ``duration`` as a timedelta."""
         import pandas as pd
 
         width = max(max((len(d.args) for d in self), default=0), len(args))
-        names = [*args, *(f"arg{i}" for i in range(len(args), width))]
+        names = [*args, *(f"arg{i}" for i in range(len(args) + 1, width + 1))]
         clash = [n for n in names if n in ("event", "start", "end", "duration")] or \
             [n for i, n in enumerate(names) if n in names[:i]]
         if clash:
