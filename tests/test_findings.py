@@ -324,3 +324,11 @@ def test_near_names_among_a_thousand_generated_rules() -> None:
     assert [(c, m) for _, c, _, _, m in found(typo + ":- print_events([e999/0, w/0, v/0]).\n")] == [
         ("similar-event-name",
          "no rule derives readingz/0, so it must come from the input (line 1002); did you mean reading/0?")]
+
+
+def test_a_cycle_that_widens_the_interval_is_told_as_such() -> None:
+    assert found("h1 <- (b(_) seq h1) within 5.\nh2(X) <- ((b(_) within 3) seq h2(X)) within 5.\n") == [
+        ("info", "cycle", 1, 1, "recursion: h1/0 -> h1/0 (line 1); each round widens the interval (the rule at "
+         "line 1 takes an earlier occurrence)"),
+        ("info", "cycle", 2, 1, "recursion: h2/1 -> h2/1 (line 2); each round widens the interval (the rule at "
+         "line 2 takes an earlier occurrence)")]

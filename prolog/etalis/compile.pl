@@ -7,7 +7,9 @@
             load_statics/3,             % +Engine, +Compiled, -Refs
             compiled_listing/1,         % +Compiled
             node_pattern/3,             % +Op, +Inputs, -Pattern
-            immediate_event/2           % +Pattern, -Event
+            immediate_event/2,          % +Pattern, -Event
+            immediate_event/3,          % +Pattern, -Event, -Widens
+            widening_side/2             % ?Operator, ?Side
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -451,16 +453,19 @@ map_derived(_, G, G).
 
 %   check_recursion(+Rules)
 %
-%   Refuse rules that make an event derive itself at the same time, over
-%   and over: a cycle from a rule head back to an event of a pattern that
-%   does not pass a waiting operand (the left of seq, the stored side of
-%   the one-way Allen relations, the negated part of cnot or fnot), nor a where
-%   condition (which may stop it).  Such a cycle never ends.
+%   Refuse rules that make an event derive itself over the same
+%   interval, over and over: a cycle from a rule head back to an event
+%   of a pattern that passes no waiting operand (the left of seq, the
+%   stored side of the one-way Allen relations, the negated part of cnot
+%   or fnot), no where condition (which may stop it) and no operand
+%   that strictly widens the interval (the right of seq, see
+%   widening_side/2).  Such a cycle never ends; one that widens ends,
+%   since each round takes an occurrence that lies further out.
 
 check_recursion(Rules) :-
     findall(edge(E, H, Where),
             ( member(rule(_, H, P, Where, _), Rules),
-              immediate_event(P, E) ),
+              immediate_event(P, E, false) ),
             Edges),
     edge_index(Edges, Index),
     (   \+ acyclic(Index)
@@ -528,22 +533,61 @@ reaches(H, T, Index, Seen) :-
 %   occurrence completes the pattern at once (the rule checks of
 %   etalis_rule_facts ask it too).
 
-immediate_event(event(E), E).
-immediate_event(op(Op, L, R), E) :-
+immediate_event(P, E) :-
+    immediate_event(P, E, _).
+
+%!  immediate_event(+Pattern, -Event, -Widens) is nondet.
+%
+%   As immediate_event/2; Widens is `true` when every occurrence of
+%   Pattern that Event's occurrence completes lies over an interval
+%   that strictly contains Event's (it passes an operand that widens,
+%   see widening_side/2), else `false`.
+
+immediate_event(event(E), E, false).
+immediate_event(op(Op, L, R), E, Widens) :-
     waiting_side(Op, Waiting),
-    (   Waiting \== left, immediate_event(L, E)
-    ;   Waiting \== right, immediate_event(R, E)
+    (   Waiting \== left, immediate_event(L, E, W0), Side = left
+    ;   Waiting \== right, immediate_event(R, E, W0), Side = right
+    ),
+    (   widening_side(Op, Side)
+    ->  Widens = true
+    ;   Widens = W0
     ).
-immediate_event(or(L, R), E) :-
-    ( immediate_event(L, E) ; immediate_event(R, E) ).
-immediate_event(cnot(op(seq, _, R), _), E) :-
-    immediate_event(R, E).
-immediate_event(fnot(P, _), E) :-
-    immediate_event(P, E).
-immediate_event(within(P, _), E) :-
-    immediate_event(P, E).
-immediate_event(aggregate(_, _, P, _, _), E) :-
-    immediate_event(P, E).
+immediate_event(or(L, R), E, W) :-
+    ( immediate_event(L, E, W) ; immediate_event(R, E, W) ).
+immediate_event(cnot(op(seq, _, R), _), E, true) :-
+    immediate_event(R, E, _).
+immediate_event(fnot(P, _), E, W) :-
+    immediate_event(P, E, W).
+immediate_event(within(P, _), E, W) :-
+    immediate_event(P, E, W).
+immediate_event(aggregate(_, _, P, _, _), E, W) :-
+    immediate_event(P, E, W).
+
+%!  widening_side(?Operator, ?Side) is nondet.
+%
+%   An occurrence of the temporal Operator completed by its Side
+%   operand (left or right) always lies over an interval that strictly
+%   contains that operand's: the right of `seq` (the left ends before
+%   it starts), the left of `after`, `overlapped_by` and `finishes`,
+%   the right of `overlaps` and `finished_by`.  Decided from the
+%   operator table: the condition and result interval of the operator
+%   are tried on every order of the four end points (with ties), which
+%   are all that comparisons of end points can tell apart.
+
+widening_side(Op, Side) :-
+    temporal_spec(Op, _, _, _, _, _),
+    member(Side, [left, right]),
+    \+ narrow_instance(Op, Side).
+
+narrow_instance(Op, Side) :-
+    between(0, 3, A1), between(A1, 3, A2),
+    between(0, 3, B1), between(B1, 3, B2),
+    temporal_spec(Op, i(A1, A2), i(B1, B2), Cond, i(SX, EX), _),
+    catch(Cond, _, fail),
+    S is SX, E is EX,
+    (   Side == left -> X1-X2 = A1-A2 ; X1-X2 = B1-B2 ),
+    \+ ( S =< X1, X2 =< E, ( S < X1 ; X2 < E ) ).
 
 %   selected_rules(+Options, +Rules0, -Rules): with option only_rules(Ns),
 %   the event rules numbered Ns (1-based, in file order); all otherwise.

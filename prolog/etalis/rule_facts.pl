@@ -7,7 +7,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(syntax, [pattern_functor/1]).
-:- use_module(compile, [immediate_event/2]).
+:- use_module(compile, [immediate_event/3]).
 
 /** <module> Facts about rules for the static checks of `etalis check`
 
@@ -25,9 +25,12 @@ operators in their body (a `:-` written for a `<-`).
 %   Pattern (see read_etl_string/3), in pattern order.  Step is
 %
 %     - `immediate`: the event's occurrence completes the pattern at
-%       once, at the event's own time (check_recursion/1 refuses a
-%       cycle of such steps);
+%       once, over the event's own interval or one no wider
+%       (check_recursion/1 refuses a cycle of such steps);
 %     - `guarded`: it would, but only through a `where` condition;
+%     - `widening`: it completes the pattern at once, but always over
+%       a strictly wider interval (the right of `seq`), so a cycle
+%       through it ends;
 %     - `waiting`: it completes the pattern only with an operand that
 %       waits for it, so a cycle through it advances in time;
 %     - `negated`: it is the negated part of `cnot` or `fnot`.
@@ -58,10 +61,12 @@ pattern_event(aggregate(_, _, A, _, _), E, Role) :-
     pattern_event(A, E, Role).
 
 event_step(negated, _, _, _, negated) :- !.
-event_step(positive, P, _, E, immediate) :-
-    immediate_event(P, E1), E1 == E, !.
-event_step(positive, _, U, E, guarded) :-
-    immediate_event(U, E1), E1 == E, !.
+event_step(positive, P, _, E, Step) :-
+    immediate_event(P, E1, Widens), E1 == E, !,
+    (   Widens == true -> Step = widening ; Step = immediate ).
+event_step(positive, _, U, E, Step) :-
+    immediate_event(U, E1, Widens), E1 == E, !,
+    (   Widens == true -> Step = widening ; Step = guarded ).
 event_step(positive, _, _, _, waiting).
 
 %   unguarded(+Pattern, -Unguarded): Pattern without its where

@@ -25,7 +25,7 @@ from .analysis import RuleFile, RuleInfo, Sig, term_text, variables
 
 SEVERITIES = ("error", "warning", "info")
 # how a step of a cycle relates the times of the two events, worst first
-_STEPS = ("immediate", "guarded", "waiting")
+_STEPS = ("immediate", "guarded", "widening", "waiting")
 # at most this many cycles are reported (a dense graph has very many)
 MAX_CYCLES = 50
 
@@ -308,6 +308,11 @@ def _cycles(rf: RuleFile) -> list[Finding]:
                            f"{', '.join(map(str, guards))} can stop it",
                            "make sure the condition fails after finitely many rounds, or put the recursive "
                            "event on the left of seq", **data))
+        elif kind == "widening":
+            widens = sorted({r.line for *_, r, s in steps if s == "widening"})
+            out.append(_at(rf, first, "info", "cycle",
+                           f"recursion: {text}; each round widens the interval (the rule at {_lines_of(widens)} "
+                           "takes an earlier occurrence)", **data))
         else:
             waits = sorted({r.line for *_, r, s in steps if s == "waiting"})
             out.append(_at(rf, first, "info", "cycle",

@@ -1534,6 +1534,12 @@ WINDOWS: tuple[Time, ...] = (2, 1, 0, 0.5, 3, 5, 10, 0.3, 0.2, 0.7, 1.1)
 AGGREGATE_TIMES: tuple[Time, ...] = (2, 1, 3, 0, 0.5, 5, 1.5)
 DELAYING = ("seq", "before")
 """Operators whose left operand only waits: recursion may go through it."""
+WIDENING: Mapping[str, str] = {
+    "seq": "right", "before": "right", "cnot": "right", "after": "left", "overlapped_by": "left",
+    "finishes": "left", "overlaps": "right", "finished_by": "right",
+}
+"""The operand of each operator whose occurrence completes it at once, but
+always over a strictly wider interval: recursion through it ends."""
 
 
 @dataclass
@@ -1605,8 +1611,9 @@ class _RuleGen:
             negated, nb = self.pattern(depth - 1, True)
             negated, _ = self.private(negated, nb, bound)
             return Binary("fnot", p, negated), bound
-        left, lb = self.pattern(depth - 1, in_delay or op in DELAYING or op == "cnot")
-        right, rb = self.pattern(depth - 1, in_delay)
+        widens = WIDENING.get(op) if _flip(ch, 40) else None
+        left, lb = self.pattern(depth - 1, in_delay or op in DELAYING or op == "cnot" or widens == "left")
+        right, rb = self.pattern(depth - 1, in_delay or widens == "right")
         if op == "cnot":
             # N only waits to block, so it may use any event (recursion
             # through negation is stratified by time); its variables that
@@ -1763,15 +1770,20 @@ def event_variables(p: Pattern) -> set[str]:
 
 def immediate_events(p: Pattern) -> set[str]:
     """The events of p that do not wait in the left operand of a `seq`
-    (or `before`) or as the negated event of `cnot` or `fnot`: an occurrence of one
-    of them can make p occur at once."""
+    (or `before`) or as the negated event of `cnot` or `fnot`, nor lie in
+    an operand that widens the interval (:data:`WIDENING`): an occurrence
+    of one of them can make p occur at once over its own interval."""
     if isinstance(p, EventP):
         return {event_key(p.event)[0]}
+    if isinstance(p, Binary) and p.op == "cnot":
+        return set()
     if isinstance(p, Binary) and p.op in NEGATIONS:
         return immediate_events(p.left)
     if isinstance(p, Binary):
-        left = set() if p.op in DELAYING else immediate_events(p.left)
-        return left | immediate_events(p.right)
+        widens = WIDENING.get(p.op)
+        left = set() if p.op in DELAYING or widens == "left" else immediate_events(p.left)
+        right = set() if widens == "right" else immediate_events(p.right)
+        return left | right
     return immediate_events(p.pattern)
 
 
@@ -1815,9 +1827,11 @@ def random_case(
     with ``where`` (arithmetic, static rules, interval builtins) and use
     windows, and reuse each other's sub-patterns now and then (shared
     goals).  A rule may use a head that is defined by itself or a later
-    rule only inside the left operand of ``seq`` (or ``before``): there
-    the occurrence waits for a later one, so recursion goes through time
-    and terminates.  Streams mix integer and fractional times, equal
+    rule only inside the left operand of ``seq`` (or ``before``), where
+    the occurrence waits for a later one, or inside an operand that
+    widens the interval (the right of ``seq``, see :data:`WIDENING`), where
+    each round joins an occurrence that starts earlier: so recursion
+    terminates.  Streams mix integer and fractional times, equal
     timestamps and intervals (in some, many intervals that end or start
     together); a few are long, over many values.  With ``aggregates``
     (when None, in about a third of the cases) some patterns are
