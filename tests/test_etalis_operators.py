@@ -150,4 +150,5 @@ def test_policy_names_are_checked_by_the_engines_grammar() -> None:
         check_policy("recent(newest)")
     assert str(info.value) == (
         "unknown policy 'recent(newest)': use unrestricted, recent or chronological, or for intervals "
-        "recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)")
+        "recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N), or a selection strategy: "
+        "strict, nxt, last, max, stn or continuous")

@@ -22,6 +22,7 @@
 :- use_module(operators).
 :- reexport(optable, [waiting_side/2]).
 :- use_module(policies, [policy/1, policy_hint/1]).
+:- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
 :- use_module(sandbox, [static_clause/3, assert_static/4]).
 
@@ -218,30 +219,52 @@ default_inference_limit(10_000_000).
 %   negated event's is not kept).
 
 explained_rule(rule(L, H0, P0, W, V), rule(L, H, P, W, V)) :-
-    explained_pattern(P0, P, Prov),
+    annotated_pattern(explain, P0, P, Prov),
     with_provenance(H0, Prov, H).
 
-explained_pattern(event(E0), event(E), Prov) :-
+%   annotated_pattern(+Kind, +Pattern0, -Pattern, -Prov)
+%
+%   Pattern is Pattern0 whose occurrences carry Prov, built up from its
+%   events: with Kind `explain` the input occurrences det(E, T1, T2)
+%   (see explained_rule/2), with Kind `position` the positions of the
+%   input events in the stream (see etalis_strategies:position/1; an
+%   aggregate counts as one event, at the position where it is
+%   computed).  Each operator's is the concatenation of its operands';
+%   a negated pattern's is not kept.
+
+annotated_pattern(K, event(E0), P, Prov) :-
+    annotated_event(K, E0, P, Prov).
+annotated_pattern(K, op(Op, A0, B0), where(op(Op, A, B), append(PA, PB, Prov)), Prov) :-
+    annotated_pattern(K, A0, A, PA),
+    annotated_pattern(K, B0, B, PB).
+annotated_pattern(K, or(A0, B0), or(where(A, Prov = PA), where(B, Prov = PB)), Prov) :-
+    annotated_pattern(K, A0, A, PA),
+    annotated_pattern(K, B0, B, PB).
+annotated_pattern(K, cnot(op(seq, A0, B0), C0), where(cnot(op(seq, A, B), C), append(PA, PB, Prov)), Prov) :-
+    annotated_pattern(K, A0, A, PA),
+    annotated_pattern(K, B0, B, PB),
+    negated_pattern(K, C0, C).
+annotated_pattern(K, fnot(A0, C0), fnot(A, C), Prov) :-
+    annotated_pattern(K, A0, A, Prov),
+    negated_pattern(K, C0, C).
+annotated_pattern(K, where(A0, G), where(A, G), Prov) :-
+    annotated_pattern(K, A0, A, Prov).
+annotated_pattern(K, within(A0, W), within(A, W), Prov) :-
+    annotated_pattern(K, A0, A, Prov).
+annotated_pattern(K, aggregate(F, X, A0, W, R), P, Prov) :-
+    annotated_aggregate(K, aggregate(F, X, A0, W, R), P, Prov).
+
+annotated_event(explain, E0, event(E), Prov) :-
     with_provenance(E0, Prov, E).
-explained_pattern(op(Op, A0, B0), where(op(Op, A, B), append(PA, PB, Prov)), Prov) :-
-    explained_pattern(A0, A, PA),
-    explained_pattern(B0, B, PB).
-explained_pattern(or(A0, B0), or(where(A, Prov = PA), where(B, Prov = PB)), Prov) :-
-    explained_pattern(A0, A, PA),
-    explained_pattern(B0, B, PB).
-explained_pattern(cnot(op(seq, A0, B0), C0), where(cnot(op(seq, A, B), C), append(PA, PB, Prov)), Prov) :-
-    explained_pattern(A0, A, PA),
-    explained_pattern(B0, B, PB),
-    explained_pattern(C0, C, _).
-explained_pattern(fnot(A0, C0), fnot(A, C), Prov) :-
-    explained_pattern(A0, A, Prov),
-    explained_pattern(C0, C, _).
-explained_pattern(where(A0, G), where(A, G), Prov) :-
-    explained_pattern(A0, A, Prov).
-explained_pattern(within(A0, W), within(A, W), Prov) :-
-    explained_pattern(A0, A, Prov).
-explained_pattern(aggregate(F, X, A0, W, R), aggregate(F, X, A, W, R), []) :-
-    explained_pattern(A0, A, _).
+annotated_event(position, E, where(event(E), etalis_strategies:position(P)), [P]).
+
+negated_pattern(explain, C0, C) :-
+    annotated_pattern(explain, C0, C, _).
+negated_pattern(position, C, C).
+
+annotated_aggregate(explain, aggregate(F, X, A0, W, R), aggregate(F, X, A, W, R), []) :-
+    annotated_pattern(explain, A0, A, _).
+annotated_aggregate(position, Agg, where(Agg, etalis_strategies:position(P)), [P]).
 
 with_provenance(E0, Prov, E) :-
     E0 =.. List0,
@@ -263,7 +286,8 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     Program = program(Nodes, Links),
     (   Settings0.printed_explicit == true
     ->  Printed = Settings0.printed
-    ;   findall(N/A, ( member(link(_, _, H, _), Links),
+    ;   findall(N/A, ( member(link(_, _, H0, _), Links),
+                       reported_head(H0, H),
                        functor(H, N, A),
                        \+ sub_atom(N, 0, _, _, $) ),       % hidden, see running_aggregate/5
                 Printed0),
@@ -278,7 +302,8 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     upward(Nodes, Upward),
     findall(P-C, ( member(Node, Upward), node_clauses('$engine', Node, Cs), member(P-C, Cs) ), Phased),
     phase_order(Phased, NodeClauses),
-    maplist(link_clause, Links, LinkClauses),
+    maplist(link_clause, Links, LinkClauses0),
+    selection_clauses(Links, LinkClauses0, LinkClauses),
     findall('$reported'(T), ( member(N/A, Printed), functor(T, N, A) ), Reported),
     append(NodeClauses, LinkClauses, OnClauses0),
     unfold_links(OnClauses0, OnClauses),
@@ -286,6 +311,17 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     length(Links, NRules),
     maplist(rule_goals(Index), Links, RuleGoals),
     Settings = Settings0.put(_{printed: Printed, rules: NRules, rule_goals: RuleGoals}).
+
+%   selection_clauses(+Links, +Clauses0, -Clauses): with a rule under a
+%   selector, the clause that offers its matches (see etalis_strategies).
+
+selection_clauses(Links, Clauses0, Clauses) :-
+    (   memberchk(link(_, _, '$select'(_, _, _, _), _), Links)
+    ->  Offer = ('$on'('$select'(S, L, H, Ps), T1, T2, _) :-
+                    etalis_strategies:offer('$engine', S, L, H, T1-T2, Ps), fail),
+        append(Clauses0, [Offer], Clauses)
+    ;   Clauses = Clauses0
+    ).
 
 %   phase_order(+Phased, -Clauses): the `complete` clauses, then the
 %   `pass` ones, each in the order given.
@@ -700,15 +736,33 @@ check_overrides(Overrides, Rules) :-
                etalis_error(M, "label the rule: Label : Head <- Pattern.", Where)
            )).
 
-rule_policy(Default, Overrides, MaxAge, rule(L, H, P0, W, V), rule(L, H, P, W, V, Policy)) :-
-    (   L \== '', memberchk(L-Policy-_, Overrides)
+rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
+    (   L \== '', memberchk(L-Policy0-_, Overrides)
     ->  true
-    ;   Policy = Default
+    ;   Policy0 = Default
     ),
+    strategy_rule(Policy0, L, W, H0-P0, H-P1),
+    node_policy(Policy0, Policy),
     (   MaxAge == inf
-    ->  P = P0
-    ;   P = within(P0, MaxAge)
+    ->  P = P1
+    ;   P = within(P1, MaxAge)
     ).
+
+%   strategy_rule(+Policy, +Label, +Where, +Head0-Pattern0, -Head-Pattern)
+%
+%   Under a selector (see etalis_strategies), the rule's occurrences
+%   carry the positions of their events and derive '$select'/4, which
+%   offers them to the selector, in place of the head.  An unlabelled
+%   rule is known to the selector by its position Where.
+
+strategy_rule(Policy, L, W, H0-P0, H-P) :-
+    selector(Policy),
+    !,
+    (   L == '' -> Key = W ; Key = L ),
+    annotated_pattern(position, P0, P, Prov),
+    selected_head(Policy, Key, H0, H),
+    arg(4, H, Prov).
+strategy_rule(_, _, _, Rule, Rule).
 
 %!  load_compiled(+Engine, +Compiled) is det.
 %
@@ -728,7 +782,19 @@ load_compiled(M, Compiled) :-
     ->  assertz(M:'$explain')
     ;   true
     ),
+    selecting(M, Compiled),
     assertz(M:'$compiled'(Compiled)).
+
+%   selecting(+M, +Compiled): mark an engine with rules under a selector,
+%   whose input events are counted and whose matches are selected (see
+%   etalis_strategies).
+
+selecting(M, compiled(program(_, Links), _, _, _)) :-
+    retractall(M:'$selecting'),
+    (   memberchk(link(_, _, '$select'(_, _, _, _), _), Links)
+    ->  assertz(M:'$selecting')
+    ;   true
+    ).
 
 %!  reload_compiled(+Engine, +Compiled0, +Compiled) is det.
 %
@@ -748,6 +814,7 @@ reload_compiled(M, Compiled0, Compiled) :-
     stores_of(Nodes0, Old),
     stores_of(Nodes, New),
     etalis_runtime:engine_restores(M, Old, New),
+    selecting(M, Compiled),
     retractall(M:'$compiled'(_)),
     assertz(M:'$compiled'(Compiled)).
 

@@ -8,7 +8,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- reexport(optable, [temporal_spec/6]).
-:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1]).
+:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1]).
 
 /** <module> One rule template per operator
 
@@ -228,8 +228,22 @@ side_intervals(right, Mine, Theirs, Theirs, Mine).
 
 %   match_body(+Policy, ...): store the arriving occurrence (Add) and
 %   combine it with the partner's pending occurrences, as the policy
-%   says.
+%   says.  A consuming policy stores it only when it completes nothing;
+%   `continuous` combines it with every pending occurrence that fits
+%   and consumes them all.
 
+match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
+    consuming_all(Policy),
+    !,
+    conj([Cond, Result], Test),
+    Body = ( Store,
+             etalis_store:store_take_all(St, Key, Expiry, Entry, Test, Taken),
+             (   Taken == []
+             ->  Add, fail
+             ;   member(Entry, Taken),
+                 Result,
+                 Fire
+             ) ).
 match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
     consuming(Policy),
     !,

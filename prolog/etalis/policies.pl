@@ -3,9 +3,11 @@
             policy_hint/1,              % -Hint
             resolve_policy/4,           % +Policy0, +Event, +Entry, -Policy
             consuming/1,                % +Policy
+            consuming_all/1,            % +Policy
             add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
             match_goal/7                % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
           ]).
+:- use_module(strategies, [strategy/1]).
 
 /** <module> Consumption policies as store and select strategies
 
@@ -39,20 +41,22 @@ touched.
 %
 %   Policy is a consumption policy: `unrestricted`, `recent`,
 %   `chronological`, or an interval variant recent(Pref) or
-%   chronological(Pref), Pref one of `longer`, `shorter` or greater(N).
+%   chronological(Pref), Pref one of `longer`, `shorter` or greater(N);
+%   or a selection strategy or context of etalis_strategies:strategy/1.
 
 policy(unrestricted).
 policy(recent).
 policy(chronological).
 policy(recent(Pref)) :- preference(Pref).
 policy(chronological(Pref)) :- preference(Pref).
+policy(Strategy) :- strategy(Strategy).
 
 %!  policy_hint(-Hint:string) is det.
 %
 %   Hint says which policies there are, for a message about a name that
 %   is not one.
 
-policy_hint("use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N)").
+policy_hint("use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N), or a selection strategy: strict, nxt, last, max, stn or continuous").
 
 preference(longer).
 preference(shorter).
@@ -81,6 +85,13 @@ resolve_policy(P, _, _, P).
 
 consuming(chronological).
 consuming(chronological(_)).
+
+%!  consuming_all(+Policy) is semidet.
+%
+%   Policy combines an occurrence with every pending occurrence that
+%   fits, and consumes them all (SNOOP's continuous context).
+
+consuming_all(continuous).
 
 %!  add_goal(+Policy, +Store, +Key, +Entry, +Expiry, -Goal) is det.
 %

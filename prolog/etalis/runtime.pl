@@ -22,6 +22,7 @@
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(store).
 :- use_module(aggregates).
+:- use_module(strategies, [selection/2]).
 :- use_module(syntax, [syntax_message/2]).
 
 /** <module> The runtime of a compiled rule set
@@ -57,7 +58,7 @@ engine_create(M) :-
     format(atom(M), 'etalis_engine_~d', [N]),
     set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
-              M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2 ]),
+              M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2, M:'$selecting'/0, M:'$offer'/5 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
     assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
 
@@ -73,6 +74,8 @@ engine_destroy(M) :-
         nb_delete(M)
     ;   true
     ),
+    position_global(M, P),
+    (   nb_current(P, _) -> nb_delete(P) ; true ),
     '$destroy_module'(M).
 
 %!  engine_start(+Engine, +Indexes, +Lateness, +Limit) is det.
@@ -96,7 +99,16 @@ engine_start(M, Indexes, Lateness, Limit) :-
         empty_heap(Heap),
         Order = reorder(Lateness, none, 0, Heap)
     ),
-    nb_setval(M, state(Indexes, Order, Limit)).
+    nb_setval(M, state(Indexes, Order, Limit)),
+    position_global(M, P),
+    nb_setval(P, -1).
+
+%   position_global(+M, -Name): the global variable that holds the
+%   position of the last input event that engine M processed (for the
+%   selection strategies, see etalis_strategies:position/1).
+
+position_global(M, Name) :-
+    atom_concat(M, '/position', Name).
 
 %!  engine_reset(+Engine) is det.
 %
@@ -418,6 +430,7 @@ run(M, E, T1, T2, Line) :-
     ).
 
 run_event(M, E0, T1, T2) :-
+    advance_position(M),
     (   b_getval(etalis_explain, true)
     ->  (   E0 = '$provenance'(E, Prov)
         ->  true
@@ -433,6 +446,19 @@ run_event(M, E0, T1, T2) :-
     ;   process(M, E0, T1, T2)
     ).
 
+%   advance_position(+M): with rules under a selection strategy, count
+%   the input event about to be processed (see position_global/2).
+
+advance_position(M) :-
+    (   b_getval(etalis_selecting, true)
+    ->  position_global(M, G),
+        nb_getval(G, P0),
+        P is P0 + 1,
+        nb_setval(G, P),
+        b_setval(etalis_position, P)
+    ;   true
+    ).
+
 %   limiting(+State): set up for a batch the inference limit per event.
 
 limiting(State) :-
@@ -445,6 +471,10 @@ explaining(M) :-
     (   catch(M:'$explain', _, fail)
     ->  b_setval(etalis_explain, true)
     ;   b_setval(etalis_explain, false)
+    ),
+    (   catch(M:'$selecting', _, fail)
+    ->  b_setval(etalis_selecting, true)
+    ;   b_setval(etalis_selecting, false)
     ).
 
 %!  engine_prefixes(+Engine, +Prefixes) is det.
@@ -524,20 +554,24 @@ rejection(Term, Line, Order, Reason) :-
     ).
 
 process(M, E, T1, T2) :-
-    (   M:'$on'(E, T1, T2, Out),
-        write_detection(Out),
-        fail
-    ;   true
-    ).
+    forall(outcome(M, E, T1, T2, Out), write_detection(Out)).
 
 process_explained(M, E, T1, T2) :-
-    (   M:'$on'(E, T1, T2, det(D, S, End)),
-        D =.. List0,
-        append(List, [Prov], List0),
-        D1 =.. List,
-        write_detection(det(D1, S, End), Prov),
-        fail
-    ;   true
+    forall(outcome(M, E, T1, T2, det(D, S, End)),
+           (   D =.. List0,
+               append(List, [Prov], List0),
+               D1 =.. List,
+               write_detection(det(D1, S, End), Prov)
+           )).
+
+%   outcome(+M, +E, +T1, +T2, -Out) is nondet: Out is each detection
+%   that the occurrence of E over [T1,T2] leads to; with rules under a
+%   selection strategy, those of the matches it selects come last.
+
+outcome(M, E, T1, T2, Out) :-
+    (   M:'$on'(E, T1, T2, Out)
+    ;   b_getval(etalis_selecting, true),
+        selection(M, Out)
     ).
 
 %!  engine_process(+Engine, +Event, +T1, +T2, -Detections) is det.
@@ -546,7 +580,9 @@ process_explained(M, E, T1, T2) :-
 %   collect the reported detections as det(E, T1, T2) terms.
 
 engine_process(M, E, T1, T2, Detections) :-
-    findall(Out, M:'$on'(E, T1, T2, Out), Detections).
+    explaining(M),
+    advance_position(M),
+    findall(Out, outcome(M, E, T1, T2, Out), Detections).
 
 %   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
 %

@@ -15,14 +15,16 @@
             store_pending/4,           % +Store, +Key, +Expiry, ?Entry
             store_take/5,              % +Store, +Key, +Expiry, ?Entry, :Cond
             store_replace_if/4,        % +Store, +Key, +Entry, +Preference
-            store_take_best/6          % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
+            store_take_best/6,         % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
+            store_take_all/6           % +Store, +Key, +Expiry, ?Entry, :Cond, -Taken
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(aggregate)).
 
-:- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +).
+:- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
+                  store_take_all(+, +, +, ?, 0, -).
 
 /** <module> Goal store: pending occurrences, indexed by join key
 
@@ -258,6 +260,35 @@ store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
     Best \== none,
     queue_take(Store, Q, Entry, Entry == Best),
     call(Cond).
+
+%!  store_take_all(+Store, +Key, +Expiry, ?Entry, :Cond, -Taken) is det.
+%
+%   Remove the entries of Key that unify with Entry and for which Cond
+%   holds; Taken lists them, oldest first (Entry stays unbound).
+
+store_take_all(Store, Key, Expiry, Entry, Cond, Taken) :-
+    (   store_lookup(Store, Key, Q)
+    ->  expire(Expiry, Q),
+        arg(1, Q, First),
+        partition_cells(First, Entry, Cond, Taken, Kept),
+        (   Taken == []
+        ->  true
+        ;   nb_setarg(1, Q, []),
+            nb_setarg(2, Q, []),
+            forall(member(E, Kept), queue_append(Store, Q, E))
+        )
+    ;   Taken = []
+    ).
+
+partition_cells([], _, _, [], []).
+partition_cells(c(E, Next), Entry, Cond, Taken, Kept) :-
+    (   \+ \+ ( E = Entry, call(Cond) )
+    ->  Taken = [E|Taken1],
+        Kept = Kept1
+    ;   Taken = Taken1,
+        Kept = [E|Kept1]
+    ),
+    partition_cells(Next, Entry, Cond, Taken1, Kept1).
 
 best_cell([], _, _, _, Best, Best).
 best_cell(c(E, Next), Entry, Cond, Pref, Best0, Best) :-

@@ -12,7 +12,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TextIO
 
 from . import __version__
-from .engine import POLICIES, Engine, check_policy, compile_listing
+from .engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
 from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound
 from .etalis_import import add_import_parser, import_etalis
 from .findings import Finding
@@ -118,7 +118,8 @@ def parser() -> argparse.ArgumentParser:
     add_input_options(run)
     run.add_argument("--policy", type=check_policy, metavar="POLICY",
                      help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
-                     + ", or recent(P)/chronological(P) with P longer, shorter or greater(N)")
+                     + ", or recent(P)/chronological(P) with P longer, shorter or greater(N), or a selection "
+                     "strategy (" + ", ".join(STRATEGIES) + ")")
     add_quiet_option(run, progress=True)
     run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
     run.add_argument("--format", choices=OUT_FORMATS, default=None,

@@ -21,6 +21,8 @@ if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontol
     from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
 
 POLICIES = ("unrestricted", "recent", "chronological")
+STRATEGIES = ("strict", "nxt", "last", "max", "stn", "continuous")
+"""The selection strategies and contexts (docs/language.md, "Selection strategies")."""
 
 
 def check_policy(policy: str) -> str:

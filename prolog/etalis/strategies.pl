@@ -1,0 +1,213 @@
+:- module(etalis_strategies,
+          [ strategy/1,                 % ?Strategy
+            selector/1,                 % ?Selector
+            node_policy/2,              % +Policy, -NodePolicy
+            selected_head/4,            % +Selector, +Label, +Head, -Wrapped
+            reported_head/2,            % +Head0, -Head
+            position/1,                 % -Position
+            offer/6,                    % +Engine, +Selector, +Label, +Head, +Interval, +Positions
+            selection/2,                % +Engine, -Out
+            select_matches/3            % +Selector, +Matches, -Selected
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(library(pairs)).
+:- use_module(library(ordsets)).
+
+/** <module> Selection strategies and consumption contexts from the CEP literature
+
+The names a rule file, the API or the command line may give as a
+policy besides ETALIS's own (see ../../shared/strategies.md and
+docs/language.md, "Selection strategies"):
+
+  - CEL's selectors `strict`, `nxt`, `last` and `max`: filters on the
+    set of all matches of a rule's pattern, each match the set of the
+    positions (in the input stream) of the events it combines.  A rule
+    under a selector is compiled as under `unrestricted`, its
+    occurrences carry their positions, and instead of deriving its head
+    it offers each match (offer/6); once an input event has been
+    processed, selection/2 keeps, per rule, the matches the selector
+    selects among those offered (all end at that event), and derives
+    their heads.
+  - SNOOP's `continuous` context: an arriving terminator combines with
+    every eligible initiator and consumes them all (the goal-store side
+    is in etalis_policies and etalis_store).
+  - SASE's skip-till-next-match `stn`: each run takes the first later
+    event that fits its next element; on a sequence of events that is
+    what `continuous` does, and it is compiled as `continuous`.
+  - SASE's skip-till-any-match is `unrestricted`.
+*/
+
+%!  strategy(?Strategy) is nondet.
+%
+%   Strategy is a selection strategy or consumption context that
+%   etalis_policies:policy/1 accepts beside the ETALIS policies.
+
+strategy(S) :- selector(S).
+strategy(continuous).
+strategy(stn).
+
+%!  selector(?Selector) is nondet.
+%
+%   Selector is one of CEL's selection strategies, a filter on the
+%   matches of a pattern that end at the same event.
+
+selector(strict).
+selector(nxt).
+selector(last).
+selector(max).
+
+%!  node_policy(+Policy, -NodePolicy) is det.
+%
+%   NodePolicy is the consumption policy with which the binary goals of
+%   a rule under Policy are compiled: `unrestricted` under a selector
+%   (which selects among all matches), `continuous` under `stn`.
+
+node_policy(P, unrestricted) :- selector(P), !.
+node_policy(stn, continuous) :- !.
+node_policy(P, P).
+
+%!  selected_head(+Selector, +Label, +Head, -Wrapped) is det.
+%
+%   Wrapped is the event that a rule labelled Label under Selector
+%   derives in place of its head Head: '$select'(Selector, Label,
+%   Head, Positions), Positions the list of the positions of the match.
+
+selected_head(Selector, Label, Head, '$select'(Selector, Label, Head, _)).
+
+%!  reported_head(+Head0, -Head) is det.
+%
+%   Head is the head that a rule with link head Head0 reports: the
+%   event inside '$select'/4 for a rule under a selector.
+
+reported_head('$select'(_, _, Head, _), Head) :- !.
+reported_head(Head, Head).
+
+%!  position(-Position) is det.
+%
+%   Position is the position (0-based) of the input event being
+%   processed, in the stream of the engine's accepted input events.
+
+position(P) :-
+    b_getval(etalis_position, P).
+
+%!  offer(+Engine, +Selector, +Label, +Head, +Interval, +Positions) is det.
+%
+%   Keep the match Positions (a list of positions, in any order, maybe
+%   with repeats) of the rule Label, whose head is Head over Interval
+%   (T1-T2), until selection/2 chooses among the matches of the event.
+
+offer(M, Selector, Label, Head, Interval, Positions) :-
+    sort(Positions, Set),
+    assertz(M:'$offer'(Label, Selector, Set, Head, Interval)).
+
+%!  selection(+Engine, -Out) is nondet.
+%
+%   Out is each reported detection that the matches offered while an
+%   input event was processed lead to: per rule, those its selector
+%   selects derive the rule's head, and what they derive in turn is
+%   selected again.
+
+selection(M, Out) :-
+    findall(Label-o(S, Set, Head, I), retract(M:'$offer'(Label, S, Set, Head, I)), Offers),
+    Offers \== [],
+    keysort(Offers, Sorted),
+    group_pairs_by_key(Sorted, Groups),
+    (   member(_-Matches, Groups),
+        Matches = [o(Selector, _, _, _)|_],
+        select_matches(Selector, Matches, Selected),
+        member(o(_, _, Head, T1-T2), Selected),
+        M:'$derived'(Head, T1, T2, Out)
+    ;   selection(M, Out)
+    ).
+
+%!  select_matches(+Selector, +Matches, -Selected) is det.
+%
+%   Selected are the Matches o(Selector, Set, Head, Interval) (all ending
+%   at the same position, Set the ordered set of the positions) that
+%   Selector keeps, in the order given; of matches with the same Set,
+%   the first.
+
+select_matches(Selector, Matches0, Selected) :-
+    distinct_sets(Matches0, Matches),
+    selected(Selector, Matches, Selected).
+
+distinct_sets(Matches0, Matches) :-
+    foldl(first_of_set, Matches0, []-[], Rev-_),
+    reverse(Rev, Matches).
+
+first_of_set(M, Acc0-Seen0, Acc-Seen) :-
+    M = o(_, Set, _, _),
+    (   memberchk(Set, Seen0)
+    ->  Acc = Acc0, Seen = Seen0
+    ;   Acc = [M|Acc0], Seen = [Set|Seen0]
+    ).
+
+selected(strict, Matches, Selected) :-
+    include(contiguous, Matches, Selected).
+selected(max, Matches, Selected) :-
+    exclude(has_superset(Matches), Matches, Selected).
+selected(nxt, Matches, [Best]) :-
+    greatest(next, Matches, Best).
+selected(last, Matches, [Best]) :-
+    greatest(last, Matches, Best).
+
+%   contiguous(+Match): its positions are an interval i..j.
+
+contiguous(o(_, Set, _, _)) :-
+    Set = [First|_],
+    last(Set, Last),
+    length(Set, N),
+    Last - First =:= N - 1.
+
+%   has_superset(+Matches, +Match): another of Matches holds every
+%   position of Match and more.
+
+has_superset(Matches, o(_, Set, _, _)) :-
+    member(o(_, Other, _, _), Matches),
+    Other \== Set,
+    ord_subset_of(Set, Other).
+
+ord_subset_of(Set, Other) :-
+    ord_subtract(Set, Other, []).
+
+%   greatest(+Order, +Matches, -Best): Best is the greatest of Matches
+%   in CEL's order <=next (the smallest position where two differ is
+%   Best's) or <=last (the largest position where they differ is
+%   Best's).
+
+greatest(Order, [M|Ms], Best) :-
+    foldl(greater_of(Order), Ms, M, Best).
+
+greater_of(Order, M, Best0, Best) :-
+    M = o(_, Set, _, _),
+    Best0 = o(_, BestSet, _, _),
+    (   prefers(Order, Set, BestSet)
+    ->  Best = M
+    ;   Best = Best0
+    ).
+
+%   prefers(+Order, +A, +B): of the positions in exactly one of the
+%   ordered sets A and B, the smallest (next) or the largest (last) is
+%   in A.
+
+prefers(next, A, B) :-
+    first_difference(<, A, B, in_first).
+prefers(last, A, B) :-
+    reverse(A, RA),
+    reverse(B, RB),
+    first_difference(>, RA, RB, in_first).
+
+%   first_difference(+Before, +As, +Bs, -Where): walking the lists As
+%   and Bs, both ordered by Before, the first position that only one of
+%   them holds is in_first (in As) or in_second.
+
+first_difference(Before, [X|As], [Y|Bs], Where) :-
+    (   X =:= Y
+    ->  first_difference(Before, As, Bs, Where)
+    ;   call(Before, X, Y)
+    ->  Where = in_first
+    ;   Where = in_second
+    ).
+first_difference(_, [_|_], [], in_first).
+first_difference(_, [], [_|_], in_second).

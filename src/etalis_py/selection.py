@@ -1,0 +1,417 @@
+"""Reference definitions of the selection strategies and contexts.
+
+Written straight from ``strategies.md`` (the project's restatement of
+CEL, SASE and SNOOP, see docs/language.md, "Selection strategies"), for
+the rules they are defined on: a sequence of events ``e1 seq ... seq en``
+(each event maybe with a ``where`` condition of its own), with maybe a
+``where`` condition and a ``within`` window around the whole.  A *match*
+is the tuple of the positions in the stream of the events it combines;
+the engine's provenance gives the same (see :func:`engine_matches`).
+
+- :func:`all_matches` is ``[[P]](S)``, the ALL semantics
+  (``unrestricted`` and skip-till-any-match);
+- :func:`selected` applies CEL's selectors ``strict``, ``nxt``, ``last``
+  and ``max`` to it, per last position;
+A condition of the whole whose variables are bound before the last
+element is checked as soon as they are (strategies.md: "fits" takes in
+every condition whose variables are all bound); under ALL that changes
+nothing, under ``stn`` and ``continuous`` it decides which event a run
+takes.
+
+- :func:`stn_matches` is SASE's greedy skip-till-next-match procedure;
+- :func:`continuous_matches` is SNOOP's continuous context over the
+  left-nested sequence.
+
+Each is computed on its own, from its own definition: that ``stn`` and
+``continuous`` agree on these rules is a theorem the tests check, not an
+assumption of the code.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from .engine import Engine
+from .events import Event, Time
+from .testing import (
+    Binary,
+    Choices,
+    Compound,
+    EventP,
+    GoalSolver,
+    Ground,
+    Pattern,
+    PrologGoals,
+    Rule,
+    RuleSet,
+    Term,
+    Where,
+    Within,
+    goal_variables,
+    ground_from_python,
+    instantiate,
+    match,
+    reported_value,
+)
+
+_INTERVAL = re.compile(r"\b(start|end|t1|t2|duration|check)\(")
+
+SELECTORS = ("strict", "nxt", "last", "max")
+"""CEL's selectors: filters on the matches that end at the same position."""
+
+
+@dataclass(frozen=True)
+class Element:
+    """One event of a sequence and its own ``where`` condition, if any."""
+
+    event: Term
+    goal: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Chain:
+    """``((e1 seq ... seq en) where goal) within window`` for a rule head."""
+
+    head: Term
+    elements: tuple[Element, ...]
+    goal: Optional[str] = None
+    window: Optional[Time] = None
+
+
+@dataclass(frozen=True)
+class Match:
+    """A match: the rule head's event and arguments, its interval and the
+    positions of its events, in order."""
+
+    event: str
+    args: tuple[Any, ...]
+    start: Time
+    end: Time
+    positions: tuple[int, ...]
+
+
+def sequence_of(rule: Rule) -> Chain:
+    """The rule as a sequence; ValueError for a rule of another form."""
+    goal: Optional[str] = None
+    window: Optional[Time] = None
+    p: Pattern = rule.pattern
+    while isinstance(p, (Where, Within)):
+        if isinstance(p, Where) and goal is None:
+            goal, p = p.goal, p.pattern
+        elif isinstance(p, Within) and window is None:
+            window, p = p.window, p.pattern
+        else:
+            raise ValueError(f"not a sequence rule: {rule.text()}")
+    return Chain(rule.head, tuple(_elements(p, rule)), goal, window)
+
+
+def _elements(p: Pattern, rule: Rule) -> Iterator[Element]:
+    if isinstance(p, Binary) and p.op == "seq":
+        yield from _elements(p.left, rule)
+        yield from _elements(p.right, rule)
+    elif isinstance(p, EventP):
+        yield Element(p.event)
+    elif isinstance(p, Where) and isinstance(p.pattern, EventP):
+        yield Element(p.pattern.event, p.goal)
+    else:
+        raise ValueError(f"not a sequence rule: {rule.text()}")
+
+
+class _Fit:
+    """Whether a stream event fits an element of a sequence, given the
+    variables bound so far."""
+
+    def __init__(self, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> None:
+        self.seq = seq
+        self.stream = stream
+        self.solver = solver
+
+    def element(self, k: int, pos: int, env: Mapping[str, Ground], first: Optional[int]) -> list[dict[str, Ground]]:
+        """The bindings with which the event at ``pos`` fits element ``k``
+        after a partial match that started at position ``first`` (None for
+        k = 0) with bindings ``env``: its type and arguments, its own
+        condition, and the window over what is bound so far."""
+        e = self.stream[pos]
+        elem = self.seq.elements[k]
+        env1 = dict(env)
+        if not match(elem.event, _event_value(e), env1):
+            return []
+        start = e.start if first is None else self.stream[first].start
+        if self.seq.window is not None and e.end - start > self.seq.window:
+            return []
+        envs = [env1] if elem.goal is None else \
+            [{**env1, **s} for s in self.solver.solve(elem.goal, env1, e.start, e.end)]
+        return [env2 for env2 in envs if self.whole_holds(env2, k)]
+
+    def whole_holds(self, env: Mapping[str, Ground], k: int) -> bool:
+        """The condition of the whole, once its variables are bound before
+        the last element (and it does not use the whole's interval), must
+        hold for the partial match to go on."""
+        goal = self.seq.goal
+        if goal is None or k == len(self.seq.elements) - 1 or _INTERVAL.search(goal):
+            return True
+        if not all(v in env for v in goal_variables(goal)):
+            return True
+        return bool(self.solver.solve(goal, env, 0, 0))
+
+    def complete(self, env: Mapping[str, Ground], positions: Sequence[int]) -> list[Match]:
+        """The matches of a full binding of the elements: the condition
+        of the whole, solved."""
+        start, end = self.stream[positions[0]].start, self.stream[positions[-1]].end
+        envs = [dict(env)] if self.seq.goal is None else \
+            [{**env, **s} for s in self.solver.solve(self.seq.goal, env, start, end)]
+        return [_match(self.seq.head, e, start, end, positions) for e in envs]
+
+    def later(self, pos: int) -> Iterator[int]:
+        """The positions of the events that can follow the event at
+        ``pos`` in a sequence: those that start after it ends."""
+        end = self.stream[pos].end
+        return (j for j in range(pos + 1, len(self.stream)) if self.stream[j].start > end)
+
+
+def _event_value(e: Event) -> Ground:
+    return Compound(e.name, tuple(ground_from_python(a) for a in e.args)) if e.args else e.name
+
+
+def _match(head: Term, env: Mapping[str, Ground], start: Time, end: Time, positions: Sequence[int]) -> Match:
+    value = instantiate(head, env)
+    if isinstance(value, str):
+        return Match(value, (), start, end, tuple(positions))
+    assert isinstance(value, Compound)
+    return Match(value.functor, tuple(reported_value(a) for a in value.args), start, end, tuple(positions))
+
+
+def all_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+    """``[[P]](S)``: every way to pick events, one per element, each
+    after the previous one, that fit the elements, the condition and
+    the window (skipping any events in between)."""
+    fit = _Fit(seq, stream, solver)
+    out: list[Match] = []
+
+    def extend(k: int, env: Mapping[str, Ground], positions: list[int]) -> None:
+        if k == len(seq.elements):
+            out.extend(fit.complete(env, positions))
+            return
+        candidates = range(len(stream)) if k == 0 else fit.later(positions[-1])
+        for j in candidates:
+            for env1 in fit.element(k, j, env, positions[0] if positions else None):
+                extend(k + 1, env1, positions + [j])
+
+    extend(0, {}, [])
+    return out
+
+
+def selected(selector: str, matches: Sequence[Match]) -> list[Match]:
+    """CEL's ``selector`` applied to ``matches`` (see strategies.md): of
+    the matches with the same last position, STRICT keeps those whose
+    positions are contiguous, NXT the greatest in <=next, LAST the
+    greatest in <=last, MAX those with no strict superset.  Two matches
+    with the same positions count as one (the first)."""
+    by_last: dict[int, list[Match]] = {}
+    seen: set[tuple[int, ...]] = set()
+    for m in matches:
+        if m.positions not in seen:
+            seen.add(m.positions)
+            by_last.setdefault(m.positions[-1], []).append(m)
+    out: list[Match] = []
+    for group in by_last.values():
+        if selector == "strict":
+            out += [m for m in group if m.positions[-1] - m.positions[0] == len(m.positions) - 1]
+        elif selector == "max":
+            out += [m for m in group if not any(set(m.positions) < set(o.positions) for o in group)]
+        elif selector in ("nxt", "last"):
+            best = group[0]
+            for m in group[1:]:
+                if _greater(selector, m.positions, best.positions):
+                    best = m
+            out.append(best)
+        else:
+            raise ValueError(f"unknown selector {selector!r}")
+    return out
+
+
+def _greater(selector: str, c1: Sequence[int], c2: Sequence[int]) -> bool:
+    """C2 <= C1 and C1 != C2 in CEL's order: the smallest (nxt) or the
+    largest (last) position of the symmetric difference lies in C1."""
+    diff = set(c1) ^ set(c2)
+    return (min(diff) if selector == "nxt" else max(diff)) in c1
+
+
+def stn_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+    """SASE's skip-till-next-match: every event that fits the first
+    element starts a run; a run that has bound an element at position i
+    takes the first later position that fits the next element (its type,
+    its own condition and the window so far); a run that has bound the
+    last element is a match (if the condition of the whole holds)."""
+    fit = _Fit(seq, stream, solver)
+    out: list[Match] = []
+
+    def run(k: int, env: Mapping[str, Ground], positions: list[int]) -> None:
+        if k == len(seq.elements):
+            out.extend(fit.complete(env, positions))
+            return
+        for j in fit.later(positions[-1]):
+            envs = fit.element(k, j, env, positions[0])
+            if envs:
+                for env1 in envs:
+                    run(k + 1, env1, positions + [j])
+                return
+
+    for i in range(len(stream)):
+        for env in fit.element(0, i, {}, None):
+            run(1, env, [i])
+    return out
+
+
+def continuous_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+    """SNOOP's continuous context over ``(((e1 seq e2) seq e3) ...)``: the
+    occurrences of each prefix wait as initiators; a terminator (an event
+    that fits the next element) combines with every eligible initiator
+    (one that ended before it and with which it fits), and consumes them
+    all.  An event completes the longer prefixes before it initiates
+    (the order of the engine, which the definitions leave open)."""
+    fit = _Fit(seq, stream, solver)
+    n = len(seq.elements)
+    waiting: list[list[tuple[dict[str, Ground], list[int]]]] = [[] for _ in range(n)]
+    out: list[Match] = []
+    for p in range(len(stream)):
+        for k in range(n - 1, 0, -1):
+            kept = []
+            for env, positions in waiting[k - 1]:
+                envs = fit.element(k, p, env, positions[0]) if stream[positions[-1]].end < stream[p].start else []
+                if not envs:
+                    kept.append((env, positions))
+                for env1 in envs:
+                    if k == n - 1:
+                        out.extend(fit.complete(env1, positions + [p]))
+                    else:
+                        waiting[k].append((env1, positions + [p]))
+            waiting[k - 1] = kept
+        for env in fit.element(0, p, {}, None):
+            if n == 1:
+                out.extend(fit.complete(env, [p]))
+            else:
+                waiting[0].append((env, [p]))
+    return out
+
+
+def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+    """The matches of ``seq`` on ``stream`` under ``strategy``
+    (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
+    if strategy == "unrestricted":
+        return all_matches(seq, stream, solver)
+    if strategy in SELECTORS:
+        return selected(strategy, all_matches(seq, stream, solver))
+    if strategy == "stn":
+        return stn_matches(seq, stream, solver)
+    if strategy == "continuous":
+        return continuous_matches(seq, stream, solver)
+    raise ValueError(f"no reference definition of {strategy!r}")
+
+
+def engine_matches(text: str, strategy: str, stream: Sequence[Event]) -> list[Match]:
+    """The engine's detections of the rule text under ``strategy``, each
+    with the positions of its events (from its provenance; the events of
+    ``stream`` must have distinct intervals)."""
+    where = {(e.start, e.end): i for i, e in enumerate(stream)}
+    if len(where) != len(stream):
+        raise ValueError("the events of the stream must have distinct intervals")
+    with Engine.from_string(text, policy=strategy, explain=True, source="rules.etl") as engine:
+        found = engine.emit_many(list(stream))
+    if found.rejected:
+        raise ValueError(f"the engine rejected stream items: {found.rejected}")
+    return [Match(d.event, tuple(d.args), d.start, d.end, tuple(where[(p.start, p.end)] for p in d.provenance))
+            for d in found.detections]
+
+
+def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolver) -> tuple[Counter[Match], Counter[Match]]:
+    """(missing, unexpected): the reference's matches of the single rule
+    of ``text`` that the engine does not detect, and the engine's that
+    the reference does not have, each as often as it is missing."""
+    (rule,) = RuleSet.from_text(text).rules
+    want = Counter(reference_matches(strategy, sequence_of(rule), stream, solver))
+    got = Counter(engine_matches(text, strategy, stream))
+    return want - got, got - want
+
+
+STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous")
+"""The strategies with a reference definition here."""
+
+_ARITY = {"a": 1, "b": 1, "c": 0}
+
+
+@dataclass(frozen=True)
+class ChainCase:
+    """A random sequence rule and stream, checked under a strategy."""
+
+    strategy: str
+    text: str
+    stream: tuple[Event, ...]
+
+    def report(self, missing: Counter[Match], unexpected: Counter[Match]) -> str:
+        lines = [f"% policy {self.strategy}", self.text, "% stream"]
+        lines += [f"event({e.name}({', '.join(map(str, e.args))}), {e.start})." if e.args
+                  else f"event({e.name}, {e.start})." for e in self.stream]
+        lines += [f"% missing {m}" for m in missing.elements()]
+        lines += [f"% unexpected {m}" for m in unexpected.elements()]
+        return "\n".join(lines)
+
+
+def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
+    """A sequence rule of 2 to 4 events of a/1, b/1 and c/0 (arguments
+    fresh or shared variables, `_` or constants; now and then a condition
+    of an event's own, a condition of the whole over two of its
+    variables, a window) and a stream of 3 to 9 events at increasing
+    times, for ``strategy`` (drawn when None).  A condition of the whole
+    is only drawn for `unrestricted` and the selectors: under `stn` and
+    `continuous` the engine checks it after the sequence (see
+    docs/language.md)."""
+    if strategy is None:
+        strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
+    names = ("X", "Y", "Z")
+    bound: list[str] = []
+    parts: list[str] = []
+    for _ in range(ch.integer(2, 4)):
+        name = "abc"[ch.integer(0, 2)]
+        if _ARITY[name] == 0:
+            parts.append(name)
+            continue
+        kind = ch.integer(0, 5)
+        if kind <= 2:
+            var = names[ch.integer(0, 2)]
+            fresh = var not in bound
+            bound.append(var)
+            part = f"{name}({var})"
+            if fresh and ch.integer(0, 3) == 0:
+                test = (">", "=\\=")[ch.integer(0, 1)]
+                part = f"({part} where {var} {test} {ch.integer(0, 1)})"
+            parts.append(part)
+        elif kind == 3:
+            parts.append(f"{name}(_)")
+        else:
+            parts.append(f"{name}({ch.integer(0, 2)})")
+    pattern = " seq ".join(parts)
+    used = sorted(set(bound))
+    if len(used) >= 2 and strategy not in ("stn", "continuous") and ch.integer(0, 2) == 0:
+        pattern = f"({pattern}) where {used[0]} {('<', '>=', '=:=')[ch.integer(0, 2)]} {used[1]}"
+    if ch.integer(0, 2) == 0:
+        pattern = f"({pattern}) within {ch.integer(1, 6)}"
+    head = f"h({', '.join(used)})" if used else "h"
+    stream: list[Event] = []
+    t = 0
+    for _ in range(ch.integer(3, 9)):
+        t += ch.integer(1, 2)
+        name = "abc"[ch.integer(0, 2)]
+        args = (ch.integer(0, 2),) if _ARITY[name] else ()
+        stream.append(Event(name, args, t, t))
+    return ChainCase(strategy, f"{head} <- {pattern}.", tuple(stream))
+
+
+def check_chain_case(case: ChainCase) -> tuple[Counter[Match], Counter[Match]]:
+    """(missing, unexpected) of the engine against the reference."""
+    with PrologGoals(case.text) as solver:
+        return compare(case.text, case.strategy, case.stream, solver)
