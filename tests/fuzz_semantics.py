@@ -9,8 +9,12 @@ through the engine under every consumption policy: under `unrestricted` the
 detections must be exactly the model's derived facts of the reported events,
 each as often as the rules derive it; under `recent` and `chronological`
 (each now and then as an interval variant, e.g. `recent(longer)`) a subset
-of them.  The first mismatch is shrunk and printed in full, as a rule
-file and a stream; the last line is "N cases, M mismatches".  The exit code
+of them; under a random selection strategy or context (`strict`, `nxt`,
+`last`, `max`, `stn`, `continuous`) a subset of them too.  Each case also
+draws a sequence rule and stream (etalis_py.selection.random_chain_case)
+on which the engine, under a random strategy, must detect exactly the
+matches of the reference definitions, each with its events.  The first
+mismatch is shrunk and printed in full, as a rule file and a stream; the last line is "N cases, M mismatches".  The exit code
 is 1 when there are mismatches.  Case i of seed S is always the same case.
 """
 
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 from typing import Optional, TextIO
 
 from etalis_py.errors import EtalisError
+from etalis_py.engine import STRATEGIES
+from etalis_py.selection import check_chain_case, random_chain_case
 from etalis_py.testing import (
     Case,
     Outcome,
@@ -39,7 +45,7 @@ from etalis_py.testing import (
 class Mismatch:
     index: int
     outcome: Optional[Outcome]
-    case: Case
+    case: Optional[Case]    # None for a sequence case of the selection strategies (see error)
     error: str = ""
 
 
@@ -56,7 +62,8 @@ def run_case(seed: int, index: int, policies: Optional[tuple[str, ...]] = None) 
     while True:
         ch = RandomChoices(rng)
         case = random_case(ch, negation=ch.integer(0, 4) == 0)
-        chosen = policies or ("unrestricted", random_policy(ch, "recent"), random_policy(ch, "chronological"))
+        chosen = policies or ("unrestricted", random_policy(ch, "recent"), random_policy(ch, "chronological"),
+                              STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)])
         try:
             outcomes = check_case(case, chosen)
         except Uncheckable:
@@ -69,8 +76,21 @@ def run_case(seed: int, index: int, policies: Optional[tuple[str, ...]] = None) 
         return None
 
 
+def run_chain_case(seed: int, index: int) -> Optional[Mismatch]:
+    """Run the sequence case ``index`` of ``seed`` (see
+    etalis_py.selection.random_chain_case) under its strategy; a mismatch
+    with the case and the matches missing or unexpected, or None."""
+    case = random_chain_case(RandomChoices(random.Random(f"{seed}:{index}:strategy")))
+    missing, unexpected = check_chain_case(case)
+    if not missing and not unexpected:
+        return None
+    return Mismatch(index, None, None, f"selection strategy:\n{case.report(missing, unexpected)}\n")
+
+
 def describe(m: Mismatch, shrink: bool = True) -> str:
     """The mismatch in full, shrunk to a small case when possible."""
+    if m.case is None:
+        return f"case {m.index}: {m.error}"
     if m.outcome is None:
         return f"case {m.index}: {m.error}\n--- rules.etl\n{m.case.text()}--- stream.events\n{m.case.stream_text()}"
     outcome = m.outcome
@@ -88,7 +108,7 @@ def fuzz(cases: int, seed: int, out: Optional[TextIO] = None, progress: bool = F
     first: Optional[Mismatch] = None
     started = time.monotonic()
     for i in range(cases):
-        m = run_case(seed, i)
+        m = run_case(seed, i) or run_chain_case(seed, i)
         if m is not None:
             mismatches += 1
             if first is None:
@@ -110,7 +130,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--progress", action="store_true", help="report progress on stderr")
     args = parser.parse_args(argv)
     if args.case is not None:
-        m = run_case(args.seed, args.case)
+        m = run_case(args.seed, args.case) or run_chain_case(args.seed, args.case)
         if m is None:
             print(f"case {args.case}: engine and model agree")
             return 0

@@ -1,0 +1,223 @@
+"""Selection strategies and contexts (docs/language.md, "Selection strategies").
+
+Examples with the exact detections of each strategy, each with the input
+events it combines (provenance), on streams where the strategies differ;
+and properties: random sequence rules and streams (hypothesis), where
+the engine under each strategy must detect exactly the matches of the
+reference definitions in etalis_py.selection.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DataChoices, examples
+from hypothesis import given
+from hypothesis import strategies as st
+
+from etalis_py import Detection, Engine, RuleError
+from etalis_py.events import Event
+from etalis_py.selection import (
+    STRATEGIES,
+    Match,
+    check_chain_case,
+    continuous_matches,
+    engine_matches,
+    random_chain_case,
+    reference_matches,
+    sequence_of,
+    stn_matches,
+)
+from etalis_py.testing import PrologGoals, RuleSet
+
+RULE = "h(X, Y) <- a(X) seq b(Y) seq c."
+
+# positions:   0        1        2        3        4     5        6        7
+STREAM = [("a", [1], 1), ("a", [2], 2), ("b", [3], 3), ("b", [4], 4), ("c", [], 5),
+          ("a", [5], 6), ("b", [6], 7), ("c", [], 8)]
+
+
+def at(positions: tuple[int, ...]) -> tuple[Any, ...]:
+    """The detection of RULE made of the events at ``positions``."""
+    (a, b, c) = (STREAM[p] for p in positions)
+    return ("h", (a[1][0], b[1][0]), a[2], c[2], tuple(STREAM[p][0] for p in positions),
+            tuple(STREAM[p][2] for p in positions))
+
+
+def detections(rules: str, policy: str, stream: list[tuple[str, list[Any], int]]) -> list[tuple[Any, ...]]:
+    with Engine.from_string(rules, policy=policy, explain=True) as engine:
+        found = engine.emit_many(stream)
+    assert found.rejected == []
+    return [(d.event, d.args, d.start, d.end, tuple(p.event for p in d.provenance),
+             tuple(p.start for p in d.provenance)) for d in found.detections]
+
+
+def test_unrestricted_is_skip_till_any_match_every_combination() -> None:
+    assert sorted(detections(RULE, "unrestricted", STREAM), key=lambda d: (d[3], d[5])) == [
+        at(p) for p in [(0, 2, 4), (0, 3, 4), (1, 2, 4), (1, 3, 4),
+                        (0, 2, 7), (0, 3, 7), (0, 6, 7), (1, 2, 7), (1, 3, 7), (1, 6, 7), (5, 6, 7)]]
+
+
+def test_strict_keeps_only_matches_of_adjacent_events() -> None:
+    assert detections(RULE, "strict", STREAM) == [at((5, 6, 7))]
+
+
+def test_nxt_takes_the_earliest_events_once_per_last_event() -> None:
+    assert detections(RULE, "nxt", STREAM) == [at((0, 2, 4)), at((0, 2, 7))]
+
+
+def test_last_takes_the_most_recent_events_once_per_last_event() -> None:
+    assert detections(RULE, "last", STREAM) == [at((1, 3, 4)), at((5, 6, 7))]
+
+
+def test_stn_runs_from_every_first_event_taking_the_next_that_fits() -> None:
+    assert detections(RULE, "stn", STREAM) == [at((0, 2, 4)), at((1, 2, 4)), at((5, 6, 7))]
+
+
+def test_continuous_combines_a_terminator_with_every_initiator_and_consumes_them() -> None:
+    assert detections(RULE, "continuous", STREAM) == [at((0, 2, 4)), at((1, 2, 4)), at((5, 6, 7))]
+
+
+def test_recent_and_chronological_on_the_same_stream_for_comparison() -> None:
+    assert detections(RULE, "recent", STREAM) == [at((1, 3, 4)), at((5, 6, 7))]
+    assert detections(RULE, "chronological", STREAM) == [at((0, 2, 4)), at((1, 3, 7))]
+
+
+MAX_RULE = "m <- (a(_) seq c) or c."
+
+
+def test_max_drops_a_match_whose_events_another_match_holds_with_more() -> None:
+    stream = [("a", [1], 1), ("c", [], 2)]
+    assert detections(MAX_RULE, "unrestricted", stream) == [
+        ("m", (), 1, 2, ("a", "c"), (1, 2)), ("m", (), 2, 2, ("c",), (2,))]
+    assert detections(MAX_RULE, "max", stream) == [("m", (), 1, 2, ("a", "c"), (1, 2))]
+    # of the two, {1, 2} is the greater in both of CEL's orders; both are contiguous
+    assert detections(MAX_RULE, "nxt", stream) == [("m", (), 1, 2, ("a", "c"), (1, 2))]
+    assert detections(MAX_RULE, "last", stream) == [("m", (), 1, 2, ("a", "c"), (1, 2))]
+    assert detections(MAX_RULE, "strict", stream) == [
+        ("m", (), 1, 2, ("a", "c"), (1, 2)), ("m", (), 2, 2, ("c",), (2,))]
+
+
+def test_a_failed_condition_or_window_is_no_match_and_selects_nothing() -> None:
+    rules = "h(X, Y) <- (a(X) seq b(Y)) where X < Y."
+    stream = [("a", [1], 1), ("a", [5], 2), ("b", [3], 3)]
+    # last would take a(5) but a(5), b(3) fails the condition: the next most recent match
+    assert detections(rules, "last", stream) == [("h", (1, 3), 1, 3, ("a", "b"), (1, 3))]
+    windowed = "h(X, Y) <- (a(X) seq b(Y)) within 1."
+    assert detections(windowed, "nxt", stream) == [("h", (5, 3), 2, 3, ("a", "b"), (2, 3))]
+
+
+def test_stn_skips_an_event_that_does_not_fit_and_takes_the_next() -> None:
+    rules = "h(X, Y) <- a(X) seq (b(Y) where Y > 2)."
+    stream = [("a", [1], 1), ("b", [2], 2), ("b", [3], 3), ("b", [4], 4)]
+    assert detections(rules, "stn", stream) == [("h", (1, 3), 1, 3, ("a", "b"), (1, 3))]
+
+
+def test_strategies_apply_per_rule_label_and_by_file_directive() -> None:
+    rules = ":- policy(last).\n:- policy(first, nxt).\nfirst : f(X) <- a(X) seq c.\nh(X) <- a(X) seq c."
+    stream = [("a", [1], 1), ("a", [2], 2), ("c", [], 3)]
+    with Engine.from_string(rules) as engine:
+        found = engine.emit_many(stream).detections
+    assert found == [Detection("f", (1,), 1, 3), Detection("h", (2,), 2, 3)]
+
+
+def test_a_selected_head_is_an_event_for_other_rules() -> None:
+    rules = ":- policy(p, last).\np : p(X) <- a(X) seq c.\nq(X) <- p(X) seq d."
+    stream = [("a", [1], 1), ("a", [2], 2), ("c", [], 3), ("d", [], 4)]
+    with Engine.from_string(rules) as engine:
+        found = engine.emit_many(stream).detections
+    assert found == [Detection("p", (2,), 2, 3), Detection("q", (2,), 2, 4)]
+
+
+def test_an_unknown_strategy_is_refused_with_its_position() -> None:
+    with pytest.raises(RuleError) as err:
+        Engine.from_string(":- policy(next).\nh <- a seq b.")
+    assert (err.value.line, err.value.column) == (1, 1)
+    assert err.value.message == "unknown consumption policy next"
+    with pytest.raises(ValueError, match="unknown policy 'next'"):
+        Engine.from_string("h <- a seq b.", policy="next")
+
+
+def test_run_with_a_strategy_on_the_command_line(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text(RULE + "\n")
+    stream = tmp_path / "s.events"
+    stream.write_text("".join(f"event({n}({', '.join(map(str, a))}), {t}).\n" if a else f"event({n}, {t}).\n"
+                              for n, a, t in STREAM))
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(stream),
+                        "--policy", "nxt", "--quiet"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(line) for line in r.stdout.splitlines()] == [
+        {"event": "h", "args": [1, 3], "start": 1, "end": 5}, {"event": "h", "args": [1, 3], "start": 1, "end": 8}]
+
+
+# ---------------------------------------------------------------------------
+# The reference definitions, on their own
+# ---------------------------------------------------------------------------
+
+
+def reference(strategy: str, rules: str, stream: list[tuple[str, list[Any], int]]) -> list[tuple[int, ...]]:
+    events = [Event(n, tuple(a), t, t) for n, a, t in stream]
+    (rule,) = RuleSet.from_text(rules).rules
+    with PrologGoals(rules) as solver:
+        return [m.positions for m in reference_matches(strategy, sequence_of(rule), events, solver)]
+
+
+@pytest.mark.parametrize(("strategy", "positions"), [
+    ("unrestricted", [(0, 2, 4), (0, 3, 4), (1, 2, 4), (1, 3, 4), (0, 2, 7), (0, 3, 7), (0, 6, 7), (1, 2, 7),
+                      (1, 3, 7), (1, 6, 7), (5, 6, 7)]),
+    ("strict", [(5, 6, 7)]),
+    ("nxt", [(0, 2, 4), (0, 2, 7)]),
+    ("last", [(1, 3, 4), (5, 6, 7)]),
+    ("max", [(0, 2, 4), (0, 3, 4), (1, 2, 4), (1, 3, 4), (0, 2, 7), (0, 3, 7), (0, 6, 7), (1, 2, 7),
+             (1, 3, 7), (1, 6, 7), (5, 6, 7)]),
+    ("stn", [(0, 2, 4), (1, 2, 4), (5, 6, 7)]),
+    ("continuous", [(0, 2, 4), (1, 2, 4), (5, 6, 7)]),
+])
+def test_reference_definitions_on_the_example(strategy: str, positions: list[tuple[int, ...]]) -> None:
+    assert sorted(reference(strategy, RULE, STREAM), key=lambda p: (p[-1], p)) == \
+        sorted(positions, key=lambda p: (p[-1], p))
+
+
+def test_reference_stn_checks_a_condition_of_the_whole_as_soon_as_it_is_bound() -> None:
+    # X < Y is bound once b is taken: the run of a(5) skips b(3) and takes b(6)
+    rules = "h(X, Y) <- (a(X) seq b(Y) seq c) where X < Y."
+    stream = [("a", [5], 1), ("b", [3], 2), ("b", [6], 3), ("c", [], 4)]
+    assert reference("stn", rules, stream) == [(0, 2, 3)]
+    assert reference("continuous", rules, stream) == [(0, 2, 3)]
+    assert reference("nxt", rules, stream) == [(0, 2, 3)]
+
+
+def test_reference_stn_and_continuous_are_computed_each_from_its_own_definition() -> None:
+    events = [Event(n, tuple(a), t, t) for n, a, t in STREAM]
+    (rule,) = RuleSet.from_text(RULE).rules
+    with PrologGoals(RULE) as solver:
+        assert stn_matches(sequence_of(rule), events, solver) == [
+            Match("h", (1, 3), 1, 5, (0, 2, 4)), Match("h", (2, 3), 2, 5, (1, 2, 4)),
+            Match("h", (5, 6), 6, 8, (5, 6, 7))]
+        # continuous finds the same matches in the order of their last event
+        assert continuous_matches(sequence_of(rule), events, solver) == stn_matches(sequence_of(rule), events, solver)
+
+
+def test_engine_matches_reads_positions_from_provenance() -> None:
+    events = [Event(n, tuple(a), t, t) for n, a, t in STREAM]
+    assert engine_matches(RULE, "last", events) == [
+        Match("h", (2, 4), 2, 5, (1, 3, 4)), Match("h", (5, 6), 6, 8, (5, 6, 7))]
+
+
+# ---------------------------------------------------------------------------
+# Properties: the engine against the reference definitions
+# ---------------------------------------------------------------------------
+
+
+@examples(60)
+@given(st.data(), st.sampled_from(STRATEGIES))
+def test_engine_detects_exactly_the_reference_matches(data: st.DataObject, strategy: str) -> None:
+    case = random_chain_case(DataChoices(data), strategy)
+    missing, unexpected = check_chain_case(case)
+    assert not missing and not unexpected, case.report(missing, unexpected)
