@@ -325,3 +325,56 @@ def test_etalis_run_reads_graph_streams_by_suffix(tmp_path: Path) -> None:
     assert run.stdout == ""
     assert run.stderr.splitlines()[0].startswith(f"{path}:3: rejected: not an N-Quads line")
     assert run.stderr.splitlines()[0].endswith("(graph 'http://ex.org/g1' is dropped)")
+
+
+# -- the example on real data ------------------------------------------------------------------
+
+EXAMPLE = ROOT / "examples" / "graph_weather"
+SHARED = ROOT.parent / "shared" / "data" / "weather"
+STATION = "http://example.org/etalis-py/lsd/station/"
+
+
+def test_the_converter_writes_the_examples_graphs_and_stations_from_the_shared_data(tmp_path: Path) -> None:
+    run = subprocess.run([sys.executable, str(EXAMPLE / "to_sosa.py"), str(SHARED),
+                          "--stations", "3065,3114,3269,3435,3489", "--out", str(tmp_path)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "160 observation graphs, 5 stations\n"
+    for name in ("observations.nq", "stations.ttl"):
+        assert (tmp_path / name).read_text() == (EXAMPLE / name).read_text()
+
+
+def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
+    engine = Engine.from_file(EXAMPLE / "graph_weather.etl")
+    found: list[Detection] = []
+    for batch in read_batches(EXAMPLE / "observations.nq"):
+        result = engine.feed_text(batch.text, batch.first_line)
+        assert batch.rejected == [] and result.rejected == [] and result.warnings == []
+        found += parse_detections(result.detection_lines)
+    assert len(found) == 178
+    assert sum(d.event == "temperature" for d in found) == 160
+    t = 1091923200.0  # 2004-08-08T00:00:00Z
+
+    def hm(h: int, m: int) -> float:
+        return t + 3600 * h + 60 * m
+
+    assert [d for d in found if d.event != "temperature"] == [
+        Detection("high_wind", ("C2087", 3323, 15), hm(9, 30), hm(9, 30)),
+        Detection("high_wind", ("C2087", 3323, 17), hm(10, 0), hm(10, 0)),
+        Detection("high_wind", ("C2087", 3323, 17), hm(12, 15), hm(12, 15)),
+        Detection("warming", (STATION + "C1617", 55, 56, 60), hm(11, 50), hm(12, 15)),
+        Detection("wind_dropped", (STATION + "C2087", 17, 0), hm(12, 15), hm(12, 30)),
+        Detection("wind_dropped", (STATION + "C2087", 17, 0), hm(12, 15), hm(12, 45)),
+        Detection("high_wind", ("C1617", 7434, 16), hm(13, 15), hm(13, 15)),
+        Detection("high_wind", ("C1617", 7434, 18), hm(13, 35), hm(13, 35)),
+        Detection("warming", (STATION + "C2236", 54, 55, 56), hm(13, 15), hm(13, 45)),
+        Detection("high_wind", ("C1617", 7434, 18), hm(13, 45), hm(13, 45)),
+        Detection("warming", (STATION + "C2236", 55, 56, 57), hm(13, 35), hm(14, 0)),
+        Detection("high_wind", ("C1617", 7434, 19), hm(14, 5), hm(14, 5)),
+        Detection("warming", (STATION + "C2236", 56, 57, 58), hm(13, 45), hm(14, 15)),
+        Detection("high_wind", ("C1617", 7434, 18), hm(14, 20), hm(14, 20)),
+        Detection("warming", (STATION + "C2236", 57, 58, 60), hm(14, 0), hm(14, 30)),
+        Detection("high_wind", ("C1617", 7434, 18), hm(14, 35), hm(14, 35)),
+        Detection("warming", (STATION + "C2236", 58, 60, 61), hm(14, 15), hm(14, 45)),
+        Detection("high_wind", ("C1617", 7434, 20), hm(14, 50), hm(14, 50)),
+    ]
