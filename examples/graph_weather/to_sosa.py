@@ -93,9 +93,9 @@ def convert(data: Path, stations: set[str], out: Path) -> tuple[int, int]:
     found = 0
     with (data / "lsd-stations.csv").open(newline="") as f, (out / "stations.ttl").open("w") as ttl:
         ttl.write(f"@prefix lsd: <{LSD}> .\n@prefix sosa: <{SOSA}> .\n@prefix geo: <{GEO}> .\n\n")
-        for row in csv.reader(f):
-            if row[4] in stations:
-                ttl.write(station_triples(row))
+        for station in csv.reader(f):
+            if station[4] in stations:
+                ttl.write(station_triples(station))
                 found += 1
     return graphs, found
 
