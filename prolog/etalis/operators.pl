@@ -96,7 +96,7 @@ pass_clause(M, Op, In0, Out0, W, ('$on'(In, T1, T2, O) :- Body)) :-
 
 pass_goal(or, _, _, _, _, _, true).
 pass_goal(filter, _, _, _, _, _, true).
-pass_goal(where(G), M, In, Out, T1, T2, catch(Test, E, etalis_runtime:goal_error(E, G1))) :-
+pass_goal(where(G), M, In, Out, T1, T2, catch(etalis_runtime:user_goal(M:Test), E, etalis_runtime:goal_error(E, G1))) :-
     interval_goal(G, T1, T2, G1),
     condition_test(M, G1, In, Out, Test).
 

@@ -29,7 +29,8 @@ op/3 takes it).  Meaning is one of
     `{"op": Name, "left": .., "right": .., "stored": Side}` and
     pattern_text/2 writes it back as `L Name R`.
   - same_as(Other): another spelling of the operator Other (ETALIS's
-    `check`, `timestamp`, `event_multiply` and `iff`); read as Other.
+    `check`, `timestamp`, `event_multiply`, `do` and `iff`); read as
+    Other.
   - refused(Why, Instead): an ETALIS operator that this engine cannot
     give a sound meaning; a rule using it is refused at load, at its
     position, with Why and Instead (the etalis-py equivalent).
@@ -61,6 +62,7 @@ operator(or,             op(1130, yfx), or).
 operator(check,          op(1125, yfx), same_as(where)).
 operator(timestamp,      op(1125, yfx), same_as(where)).
 operator(event_multiply, op(1125, yfx), same_as(where)).
+operator(do,             op(1160, yfx), same_as(where)).
 operator(par,            op(1120, yfx),
          temporal(i(A1,A2), i(B1,B2), max(A1,B1) < min(A2,B2), i(min(A1,B1), max(A2,B2)), [left,right])).
 operator(and,            op(1110, yfx),

@@ -13,6 +13,7 @@
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/2,               % +Error, +Goal
+            user_goal/1,                % :Goal
             write_detection/1           % +Detection
           ]).
 :- use_module(library(error)).
@@ -674,6 +675,30 @@ event_term(E, Reason) :-
 clause_functor(:-).
 clause_functor(?-).
 clause_functor(-->).
+
+%!  user_goal(:Goal) is nondet.
+%
+%   Run Goal, a `where` condition or `do` action of a rule, with its
+%   output on user_output: the engine writes its detections to the
+%   current output, where what a (trusted) rule prints must not go.
+
+:- meta_predicate user_goal(0).
+
+user_goal(Goal) :-
+    current_output(Detections),
+    output_to(user_output, Detections),
+    catch(Goal, E, ( set_output(Detections), throw(E) )),
+    flush_output(user_output),
+    output_to(Detections, user_output).
+
+%   output_to(+Stream, +Back): the current output is Stream, and Back
+%   again on backtracking.
+
+output_to(Stream, _) :-
+    set_output(Stream).
+output_to(_, Back) :-
+    set_output(Back),
+    fail.
 
 %!  goal_error(+Error, +Goal) is failure.
 %

@@ -34,6 +34,12 @@ Each clause of the file becomes one item:
     A static Prolog rule or fact: background knowledge.
   - directive(Directive, Where)
 
+Files written for original ETALIS read with ETALIS's meaning: quoted
+operators and their capitalised aliases (etalis_quoted_operators/2),
+`'rule:'` labels, label properties (rule_property/4), `do` actions
+(rule_action/3), and print_trigger/1 and event_rule_property/3 facts
+(etalis_declarations/2).
+
 Where is `pos(Source, Line, Column)` (both 1-based).  All errors are
 thrown as error(etalis_error(Message, Hint), pos(Source, Line, Column)).
 */
@@ -186,10 +192,139 @@ read_etl_string(Text0, Source, Items) :-
     source_text(Source, Text, Src),
     no_control_character(Src),
     not_too_deep(Src),
+    etalis_quoted_operators(Text, Read),
     setup_call_cleanup(
-        open_string(Text, In),
-        read_items(In, Src, Items),
-        close(In)).
+        open_string(Read, In),
+        read_items(In, Src, Items0),
+        close(In)),
+    etalis_declarations(Items0, Items).
+
+%   etalis_quoted_operators(+Text, -Read): Text with every quoted
+%   operator of original ETALIS between two operands (`a 'seq' b`,
+%   `a 'SEQ' b`, `r1 'rule:' h <- a`) written unquoted, in as many
+%   characters, so that positions stay.  ETALIS ran on Prologs where a
+%   quoted atom is an operator as the unquoted one is; SWI-Prolog 7
+%   reads it as a plain atom (and `'a' 'seq' 'b'` as a syntax error).
+%   The capitalised aliases (`'SEQ'`, `'Seq'`) become the operator
+%   they stand for, and `'rule:'` the label operator `:`.  A quoted
+%   atom anywhere else (`f('seq')`, `'seq'(a, b)`) is left alone.
+
+etalis_quoted_operators(Text, Read) :-
+    string_codes(Text, Codes),
+    quoted_operators(Codes, 0, none, Edits),
+    (   Edits == []
+    ->  Read = Text
+    ;   apply_edits(Edits, Text, 0, Parts),
+        atomic_list_concat(Parts, Read0),
+        atom_string(Read0, Read)
+    ).
+
+%   quoted_operators(+Codes, +Offset, +Before, -Edits): Edits are
+%   At-Replacement for the quoted operators of Codes (the text from
+%   Offset on); Before says whether the token before ends an operand.
+
+quoted_operators(Codes, O, Before, Edits) :-
+    (   token(Codes, O, Token, Rest, O1)
+    ->  (   layout_token(Token)
+        ->  quoted_operators(Rest, O1, Before, Edits)
+        ;   Token == quoted, Before == operand,
+            Codes = [0'\'|_],
+            quoted_operator(Codes, O, O1, Rest, Replacement)
+        ->  Edits = [O-Replacement|Edits1],
+            quoted_operators(Rest, O1, none, Edits1)
+        ;   ends_operand(Token)
+        ->  quoted_operators(Rest, O1, operand, Edits)
+        ;   quoted_operators(Rest, O1, none, Edits)
+        )
+    ;   Edits = []
+    ).
+
+layout_token(comment).
+layout_token(char(C)) :- code_type(C, space).
+
+ends_operand(name).
+ends_operand(quoted).
+ends_operand(char(C)) :- memberchk(C, `)]}`).
+
+%   quoted_operator(+Codes, +From, +To, +Rest, -Replacement): the quoted
+%   atom Codes[From..To) is an ETALIS operator, not applied to arguments,
+%   and an operand follows; Replacement is its unquoted spelling padded
+%   with spaces to the same length.
+
+quoted_operator(Codes, From, To, Rest, Replacement) :-
+    Len is To - From,
+    Inner is Len - 2,
+    Inner > 0,
+    length(Quoted, Len),
+    append(Quoted, _, Codes),
+    Quoted = [_|Tail],
+    append(NameCodes, [_], Tail),
+    atom_codes(Name, NameCodes),
+    etalis_operator_alias(Name, Op),
+    Rest \= [0'(|_],
+    operand_follows(Rest, From),
+    atom_length(Op, OpLen),
+    Pad is Len - OpLen,
+    Pad >= 2,
+    Left is Pad // 2,
+    Right is Pad - Left,
+    length(LeftSpaces, Left), maplist(=(0' ), LeftSpaces),
+    length(RightSpaces, Right), maplist(=(0' ), RightSpaces),
+    atom_codes(Op, OpCodes),
+    append([LeftSpaces, OpCodes, RightSpaces], ReplacementCodes),
+    string_codes(Replacement, ReplacementCodes).
+
+operand_follows(Codes, O) :-
+    token(Codes, O, Token, Rest, O1),
+    (   layout_token(Token)
+    ->  operand_follows(Rest, O1)
+    ;   Token == name
+    ->  true
+    ;   Token == quoted
+    ->  true
+    ;   Token = char(C),
+        memberchk(C, `([{`)
+    ).
+
+%   etalis_operator_alias(+Quoted, -Operator): Quoted is written for the
+%   infix operator Operator in original ETALIS: the operator itself, or
+%   one of ETALIS's capitalised aliases (SEQ, Seq, FORALL_SEQ,
+%   Forall_Seq, Event_multiply, ...), or `rule:` for a rule label.
+
+etalis_operator_alias('rule:', :) :- !.
+etalis_operator_alias(Quoted, Op) :-
+    downcase_atom(Quoted, Op),
+    etl_operator(_, Type, Op),
+    memberchk(Type, [xfx, xfy, yfx]),
+    (   Quoted == Op
+    ->  true
+    ;   upcase_atom(Op, Quoted)
+    ->  true
+    ;   atomic_list_concat(Parts, '_', Op),
+        maplist(capitalised, Parts, Capitalised),
+        (   atomic_list_concat(Capitalised, '_', Quoted)
+        ;   Capitalised = [First|_],
+            Parts = [_|More],
+            atomic_list_concat([First|More], '_', Quoted)
+        )
+    ->  true
+    ).
+
+capitalised(Word, Capitalised) :-
+    sub_atom(Word, 0, 1, After, First),
+    sub_atom(Word, 1, After, 0, Rest),
+    upcase_atom(First, Upper),
+    atom_concat(Upper, Rest, Capitalised).
+
+apply_edits([], Text, At, [Tail]) :-
+    sub_string(Text, At, _, 0, Tail).
+apply_edits([O-Replacement|Edits], Text, At, [Before, Replacement|Parts]) :-
+    Len is O - At,
+    sub_string(Text, At, Len, _, Before),
+    string_length(Replacement, RLen),
+    Next is O + RLen,
+    apply_edits(Edits, Text, Next, Parts).
+
 
 %   source_text(+Source, +Text, -Src): Src holds Text with the offsets
 %   of its lines, so that an offset becomes a line and column quickly.
@@ -516,10 +651,13 @@ item((Left <- Body), Pos, VarNames, Src, Item) :-
     b_setval(etalis_nested_rules, []),
     pos_where(Pos, Src, Where),
     pos_args(Pos, 2, [LeftPos, BodyPos]),
-    rule_left(Left, LeftPos, Src, Label, Head),
-    (   running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, VarNames), Items0)
+    rule_left(Left, LeftPos, Src, Label, Head, Properties, Action),
+    (   Properties == [], Action == true,
+        running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, VarNames), Items0)
     ->  true
-    ;   pattern(Body, BodyPos, Src, Pattern),
+    ;   pattern(Body, BodyPos, Src, Pattern0),
+        rule_action(Action, Pattern0, Pattern1),
+        rule_properties(Properties, Pattern1, Pattern),
         Items0 = [rule(Label, Head, Pattern, Where, VarNames)]
     ),
     b_getval(etalis_nested_rules, Nested),
@@ -534,18 +672,86 @@ item(Clause, Pos, VarNames, Src, static(Clause, Where)) :-
     pos_where(Pos, Src, Where),
     static_clause(Clause, Where).
 
-rule_left(Left, Pos, Src, Label, Head) :-
-    (   nonvar(Left), Left = (Label0 : Head0)
-    ->  pos_args(Pos, 2, [LabelPos, HeadPos]),
-        (   atom(Label0), Label0 \== '', Label0 \== []
-        ->  Label = Label0
-        ;   pos_where(LabelPos, Src, W),
-            etalis_error("a rule label must be a non-empty atom", "write e.g. my_rule : h(X) <- a(X) seq b(X).", W)
-        ),
+%   rule_left(+Left, +Pos, +Src, -Label, -Head, -Properties, -Action):
+%   the left of `<-`: `Head`, `Label : Head`, and in original ETALIS's
+%   forms `Label([property(Name, Value), ...]) : Head` (properties of
+%   the rule) and `Head do Action` (a goal run when the rule fires).
+
+rule_left(Left, Pos, Src, Label, Head, Properties, Action) :-
+    (   nonvar(Left), Left = do(Left1, Action0)
+    ->  pos_args(Pos, 2, [LeftPos, ActionPos]),
+        where_goal(Action0, ActionPos, Src),
+        Action = Action0,
+        rule_left(Left1, LeftPos, Src, Label, Head, Properties, true)
+    ;   nonvar(Left), Left = (Label0 : Head0)
+    ->  Action = true,
+        pos_args(Pos, 2, [LabelPos, HeadPos]),
+        pos_where(LabelPos, Src, W),
+        rule_label(Label0, W, Label, Properties),
         rule_head(Head0, HeadPos, Src, Head)
     ;   Label = '',
+        Properties = [],
+        Action = true,
         rule_head(Left, Pos, Src, Head)
     ).
+
+rule_label(Label0, W, Label, Properties) :-
+    (   atom(Label0), Label0 \== '', Label0 \== []
+    ->  Label = Label0,
+        Properties = []
+    ;   compound(Label0),
+        compound_name_arguments(Label0, Label, [Properties0]),
+        Label \== '',
+        is_list(Properties0)
+    ->  maplist(rule_property(W), Properties0, Properties)
+    ;   etalis_error("a rule label must be a non-empty atom", "write e.g. my_rule : h(X) <- a(X) seq b(X).", W)
+    ).
+
+%   rule_property(+Where, +Property, -Window): a property of an original
+%   ETALIS rule label, as the window it puts on the rule (none for one
+%   that changes only when memory is freed).  `event_rule_window` and
+%   `window` both keep the occurrences whose interval lasts at most
+%   that many seconds (as `within`); `window_step` is how often ETALIS
+%   sweeps expired goals, which etalis-py does as events arrive.
+
+rule_property(W, Property, Window) :-
+    (   Property = property(Name, Value), atom(Name)
+    ->  rule_property(Name, Value, W, Window)
+    ;   term_words(Property, Words),
+        format(string(M), "~w is not a rule property", [Words]),
+        etalis_error(M, "write Label([property(event_rule_window, Seconds)]) : Head <- Pattern.", W)
+    ).
+
+rule_property(event_rule_window, D, W, within(S)) :- !,
+    duration_seconds(D, W, S).
+rule_property(window, D, W, within(S)) :- !,
+    duration_seconds(D, W, S).
+rule_property(window_step, D, W, none) :- !,
+    duration_seconds(D, W, _).
+rule_property(Name, _, W, _) :-
+    format(string(M), "unknown rule property ~q", [Name]),
+    etalis_error(M, "etalis-py knows event_rule_window and window (both as `within`) and window_step (no effect: expired goals are dropped as events arrive); for out-of-order events use the lateness option", W).
+
+%   rule_properties(+Windows, +Pattern0, -Pattern): Pattern0 within
+%   each window of the rule's properties.
+
+rule_properties(Windows, Pattern0, Pattern) :-
+    foldl(rule_window, Windows, Pattern0, Pattern).
+
+rule_window(none, P, P).
+rule_window(within(S), P0, P) :-
+    windowed(P0, S, P).
+
+windowed(where(P0, G), S, where(P, G)) :- !,
+    windowed(P0, S, P).
+windowed(P, S, within(P, S)).
+
+%   rule_action(+Action, +Pattern0, -Pattern): original ETALIS runs the
+%   action of `Head do Action <- Pattern` as a condition after the
+%   pattern, before the head is derived (its `do` is its `where`).
+
+rule_action(true, P, P) :- !.
+rule_action(Action, P, where(P, Action)).
 
 rule_head(Head, Pos, Src, Head) :-
     pos_where(Pos, Src, Where),
@@ -596,7 +802,12 @@ static_clause(Clause, Where) :-
     ;   clause_head(Clause, Head), not_an_event(Head, What)
     ->  format(string(M), "~w cannot be a fact or the head of a rule", [What]),
         etalis_error(M, "a fact is an atom or a compound term such as station(kjfk); write Prolog control only in a rule's body", Where)
-    ;   clause_head(Clause, Head), pattern_functor(Head)
+    ;   Clause = (Head :- _), callable(Head), \+ control_construct(Head, _)
+    ->  (   Clause = (_ :- Body), rule_update_goal(Body, Update)
+        ->  rule_update_error(Update, Where)
+        ;   true
+        )
+    ;   pattern_functor(Clause)
     ->  etalis_error("an event pattern without a head",
                      "write an event rule: Head <- Pattern.", Where)
     ;   true
@@ -1025,12 +1236,33 @@ where_goal(Goal, GP, Src) :-
     (   var(Goal)
     ->  etalis_error("a where condition cannot be a variable",
                      "write a Prolog goal, e.g. where X > 10", Where)
-    ;   callable(Goal)
-    ->  true
-    ;   term_words(Goal, Words),
+    ;   \+ callable(Goal)
+    ->  term_words(Goal, Words),
         format(string(M), "a where condition must be a Prolog goal, not ~w", [Words]),
         etalis_error(M, "write a Prolog goal, e.g. where X > 10", Where)
+    ;   rule_update_goal(Goal, Update)
+    ->  rule_update_error(Update, Where)
+    ;   true
     ).
+
+%   rule_update_goal(+Goal, -Update): Goal calls, through Prolog
+%   control, one of original ETALIS's predicates that change the rules
+%   of the running engine.
+
+rule_update_goal(Goal, Update) :-
+    callable(Goal),
+    (   control_construct(Goal, _)
+    ->  Goal =.. [_|Args],
+        member(Arg, Args),
+        rule_update_goal(Arg, Update)
+    ;   functor(Goal, Name, 1),
+        memberchk(Name, [ins_event_rule, del_event_rule, ins_static_rule, del_static_rule])
+    ->  Update = Name/1
+    ).
+
+rule_update_error(Update, Where) :-
+    format(string(M), "~w (original ETALIS's change of the rules from a running rule) is not supported", [Update]),
+    etalis_error(M, "a rule cannot add or remove rules here; add and remove them from Python (Engine.add_rules, Engine.remove_rule), e.g. in a callback of engine.on(...)", Where).
 
 %!  duration_seconds(+Duration, +Where, -Seconds) is det.
 %
@@ -1126,4 +1358,136 @@ line_of(Lines, Offset, Low, High, Line) :-
     ->  line_of(Lines, Offset, Mid, High, Line)
     ;   High1 is Mid - 1,
         line_of(Lines, Offset, Low, High1, Line)
+    ).
+
+%   Declarations of original ETALIS rule files
+%
+%   Original ETALIS rule files declare some things with plain facts,
+%   which are read as etalis-py's own directives and rule windows:
+%
+%     - `print_trigger(Name/Arity).` (also `print_trigger(all_defined_events)`,
+%       and `_` for any name or arity): the events that are printed.
+%       They become one `:- print_events([...])` of the events that the
+%       file's rules derive and that some print_trigger names (etalis-py
+%       reports derived events; an input event is not echoed);
+%     - `event_rule_property(Label, Name, Value).`: a property of the
+%       rule labelled Label, as in `Label([property(Name, Value)]) : Head
+%       <- P` (see rule_property/3).
+%
+%   A print_trigger/1 or event_rule_property/3 defined by a rule with a
+%   body (a condition evaluated as ETALIS runs) is refused with the
+%   etalis-py equivalent.
+
+%   etalis_declarations(+Items0, -Items): Items are Items0 with the ETALIS
+%   declaration facts turned into what they mean.
+%
+%   @error etalis_error(Message, Hint) at a declaration that cannot be
+%   taken over.
+
+etalis_declarations(Items0, Items) :-
+    partition(declaration, Items0, Declarations, Items1),
+    (   Declarations == []
+    ->  Items = Items1
+    ;   include(is_declaration(print_trigger), Declarations, Printed),
+        include(is_declaration(event_rule_property), Declarations, Properties),
+        foldl(property_window, Properties, Items1, Items2),
+        print_directive(Printed, Items2, Items)
+    ).
+
+declaration(static(Clause, Where)) :-
+    nonvar(Clause),
+    (   Clause = (Head :- Body)
+    ->  nonvar(Head),
+        declaration_head(Head),
+        declaration_with_body(Head, Body, Where)
+    ;   declaration_head(Clause)
+    ).
+
+declaration_head(print_trigger(_)).
+declaration_head(event_rule_property(_, _, _)).
+
+is_declaration(Name, static(Clause, _)) :-
+    functor(Clause, Name, _).
+
+declaration_with_body(Head, Body, Where) :-
+    (   Body == true
+    ->  true
+    ;   functor(Head, Name, Arity),
+        format(string(M), "~w/~w defined by a rule (a condition ETALIS evaluates as it runs) is not supported", [Name, Arity]),
+        declaration_hint(Name, Hint),
+        etalis_error(M, Hint, Where)
+    ).
+
+declaration_hint(print_trigger,
+                 "list the events to report: :- print_events([alarm/1, ...]).").
+declaration_hint(event_rule_property,
+                 "give the rule its window: Label : Head <- Pattern within Seconds.").
+
+%   print_directive(+PrintTriggers, +Items0, -Items): the print_trigger
+%   facts as one print_events directive, at the first of them, over
+%   the events derived by the rules of Items0 that they name.  A file
+%   with its own `:- print_events(...)` keeps it.
+
+print_directive([], Items, Items) :- !.
+print_directive(Triggers, Items0, Items) :-
+    (   member(directive(D, _), Items0),
+        nonvar(D),
+        D = print_events(_)
+    ->  Items = Items0
+    ;   findall(Spec, ( member(static((print_trigger(Spec0) :- true), _), Triggers)
+                      ; member(static(print_trigger(Spec0), _), Triggers)
+                      ),
+                Specs0),
+        Specs0 = Specs,
+        Triggers = [static(_, Where)|_],
+        maplist(trigger_spec(Where), Triggers, Specs),
+        findall(N/A, ( member(rule(_, Head, _, _, _), Items0),
+                       functor(Head, N, A),
+                       member(Spec, Specs),
+                       printed_by(Spec, N/A)
+                     ),
+                Printed0),
+        sort(Printed0, Printed),
+        Items = [directive(print_events(Printed), Where)|Items0]
+    ).
+
+trigger_spec(_, static(Clause, Where), Spec) :-
+    (   Clause = (print_trigger(Spec0) :- _)
+    ->  true
+    ;   Clause = print_trigger(Spec0)
+    ),
+    (   var(Spec0)
+    ->  Spec = _/_
+    ;   Spec0 == all_defined_events
+    ->  Spec = _/_
+    ;   Spec0 == all_events
+    ->  Spec = _/_
+    ;   Spec0 = N/A,
+        ( var(N) ; atom(N) ),
+        ( var(A) ; integer(A) )
+    ->  Spec = N/A
+    ;   callable(Spec0), \+ Spec0 = _/_
+    ->  functor(Spec0, N, A),
+        Spec = N/A
+    ;   format(string(M), "print_trigger(~q) does not name events", [Spec0]),
+        etalis_error(M, "write print_trigger(Name/Arity), e.g. print_trigger(alarm/1)", Where)
+    ).
+
+printed_by(Spec, N/A) :-
+    \+ Spec \= N/A.
+
+%   property_window(+Property, +Items0, -Items): the rule labelled by
+%   the event_rule_property fact Property, with the property's window.
+
+property_window(static(Clause, Where), Items0, Items) :-
+    (   Clause = (Fact :- _) -> true ; Fact = Clause ),
+    Fact = event_rule_property(Label, Name, Value),
+    (   atom(Label),
+        nth0(I, Items0, rule(Label, Head, Pattern0, RWhere, VarNames))
+    ->  rule_property(Where, property(Name, Value), Window),
+        rule_properties([Window], Pattern0, Pattern),
+        nth0(I, Items0, _, Rest),
+        nth0(I, Items, rule(Label, Head, Pattern, RWhere, VarNames), Rest)
+    ;   format(string(M), "event_rule_property/3 names ~q, and no rule has that label", [Label]),
+        etalis_error(M, "label the rule: Label : Head <- Pattern.", Where)
     ).

@@ -1,0 +1,137 @@
+"""Rule files written for original ETALIS load with ETALIS's meaning: its
+quoted operators and capitalised aliases, `rule:` labels and `iff`, rule
+properties, `do` actions, print_trigger declarations, and background
+predicates named like operators; what etalis-py cannot take over is refused
+with a positioned message that says what to write instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from etalis_py import Detection, Engine
+from etalis_py.errors import RuleError
+
+HERE = Path(__file__).parent / "etalis_compat"
+
+
+def refused(text: str, trusted: bool = False) -> tuple[int | None, int | None, str, str]:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(text, trusted=trusted)
+    error = info.value
+    return error.line, error.column, error.message, error.hint
+
+
+def test_quoted_operators_and_capitalised_aliases_read_as_the_operators() -> None:
+    with Engine.from_file(HERE / "quoted_operators.etl") as engine:
+        assert engine.rule_count == 3
+        result = engine.emit_many([("a", [1], 1), ("b", [1], 2), ("e", [1], 3), ("e", ["seq"], 4)])
+        assert result.detections == [
+            Detection("c", (1,), 1, 2),
+            Detection("d", (1,), 1, 3),
+            Detection("named", (1,), 3, 3),
+        ]
+
+
+def test_a_quoted_operator_name_as_an_argument_stays_an_atom() -> None:
+    with Engine.from_string("c(X) <- e(X, 'seq') 'seq' f('SEQ').") as engine:
+        assert engine.emit_many([("e", [1, "seq"], 1), ("f", ["SEQ"], 2)]).detections == [
+            Detection("c", (1,), 1, 2)
+        ]
+
+
+def test_unquoting_keeps_the_columns_of_errors() -> None:
+    quoted = refused("c <- a 'seq' b 'SEQ' c d.")
+    assert quoted == refused("c <- a  seq  b  seq  c d.")
+    assert quoted[:3] == (1, 23, "syntax error: operator expected")
+
+
+def test_rule_properties_put_windows_on_the_rules() -> None:
+    with Engine.from_file(HERE / "rule_properties.etl") as engine:
+        result = engine.emit_many([("a", [1], 1), ("b", [1], 2), ("a", [2], 3), ("b", [2], 5), ("a", [3], 6), ("b", [3], 10)])
+        assert result.detections == [
+            Detection("c", (1,), 1, 2),
+            Detection("d", (1,), 1, 2),
+            Detection("d", (2,), 3, 5),
+            Detection("e", (2,), 3, 5),
+        ]
+
+
+def test_an_unknown_rule_property_is_refused_at_the_label() -> None:
+    line, column, message, hint = refused("\nr([property(ooo_window, 10)]) 'rule:' c <- a seq b.")
+    assert (line, column, message) == (2, 1, "unknown rule property ooo_window")
+    assert "lateness" in hint
+
+
+def test_an_event_rule_property_of_no_rule_is_refused_at_the_fact() -> None:
+    text = "r1 : c <- a seq b.\nevent_rule_property(r2, window, 1).\n"
+    assert refused(text)[:3] == (2, 1, "event_rule_property/3 names r2, and no rule has that label")
+
+
+def test_a_label_that_is_not_a_property_list_is_still_refused() -> None:
+    assert refused("r(1) : h <- a seq b.")[:3] == (1, 1, "a rule label must be a non-empty atom")
+
+
+def test_do_runs_its_action_when_the_pattern_is_detected_and_iff_is_a_rule() -> None:
+    with Engine.from_file(HERE / "actions.etl") as engine:
+        assert engine.emit_many([("a", [1], 1), ("b", [1], 2)]).detections == [
+            Detection("double", (2,), 1, 2),
+            Detection("ten", (10,), 1, 2),
+            Detection("both", (), 1, 2),
+        ]
+
+
+def test_a_printing_action_needs_a_trusted_file(capfd: pytest.CaptureFixture[str]) -> None:
+    text = "c do write(hello) <- a seq b."
+    line, column, message, _ = refused(text)
+    assert (line, column, message) == (1, 1, "sandbox: write/1 may not be called by rules from an untrusted source")
+    with Engine.from_string(text, trusted=True) as engine:
+        assert engine.emit_many([("a", [], 1), ("b", [], 2)]).detections == [Detection("c", (), 1, 2)]
+    assert capfd.readouterr().out == "hello"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "name"),
+    [
+        ("noop <- a(X) seq b(X) do ins_event_rule(d(Y) <- c(Y)).", 1, 26, "ins_event_rule/1"),
+        ("noop <- b(X) 'do' (true, del_event_rule(r1)).", 1, 19, "del_event_rule/1"),
+        ("setup :- ins_event_rule(r1 'rule:' c(X) <- a(X)).", 1, 1, "ins_event_rule/1"),
+    ],
+)
+def test_changing_rules_from_a_rule_is_refused_with_the_python_equivalent(
+    text: str, line: int, column: int, name: str
+) -> None:
+    got = refused(text)
+    assert got[:3] == (
+        line,
+        column,
+        f"{name} (original ETALIS's change of the rules from a running rule) is not supported",
+    )
+    assert "Engine.add_rules" in got[3]
+
+
+def test_print_trigger_facts_choose_the_reported_events() -> None:
+    with Engine.from_file(HERE / "print_trigger.etl") as engine:
+        assert engine.rule_count == 2
+        assert engine.emit_many([("a", [1], 1), ("b", [1], 2)]).detections == [Detection("c", (1,), 1, 2)]
+
+
+@pytest.mark.parametrize("spec", ["_/_", "all_defined_events"])
+def test_print_trigger_of_all_events_reports_every_derived_event(spec: str) -> None:
+    with Engine.from_string(f"print_trigger({spec}).\nc(X) <- a(X).\nd(X) <- c(X).") as engine:
+        assert engine.emit("a", 1, at=1) == [Detection("c", (1,), 1, 1), Detection("d", (1,), 1, 1)]
+
+
+def test_print_trigger_defined_by_a_rule_is_refused() -> None:
+    text = "c <- a.\nprint_trigger(E) :- E \\= d/1.\n"
+    line, column, message, hint = refused(text)
+    assert (line, column) == (2, 1)
+    assert message == "print_trigger/1 defined by a rule (a condition ETALIS evaluates as it runs) is not supported"
+    assert hint == "list the events to report: :- print_events([alarm/1, ...])."
+
+
+def test_a_static_predicate_named_like_an_operator_is_background_knowledge() -> None:
+    with Engine.from_file(HERE / "operator_named_predicate.etl") as engine:
+        result = engine.emit_many([("a", ["aba"], 1), ("b", ["b"], 2), ("b", ["c"], 3)])
+        assert result.detections == [Detection("stop", ("aba", "b"), 1, 2)]
