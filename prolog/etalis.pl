@@ -30,6 +30,9 @@ Requests:
 
   - create(Source, Options): payload is rule text (Source is `file(Path)`
     to read Path instead, or `text(Name)`); Options as compile_items/3.
+  - feed_list(Engine, FirstLine, Count): as feed, with the payload a
+    Prolog list of Count event terms, one a line (see engine_feed_list/6):
+    Python's batches, read at once.
   - feed(Engine, FirstLine): payload is event lines.  If an event takes
     more inferences than the engine's limit, the feed stops before it and
     the header has `stopped: {kind: limit, line, event, limit, where}`
@@ -93,15 +96,11 @@ serve(create(Source, Options), Payload, Header, "") :-
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
                ontologies: Ontologies, prefixes: Prefixes}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
-    engine_feed(M, Payload, FirstLine, summary(Accepted, Rejected, Warnings, Stopped), Detections),
-    maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
-    maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
-    Header0 = _{accepted: Accepted, rejected: Rs, warnings: Ws},
-    (   Stopped = limit(Line, E, Limit, In)
-    ->  limit_json(Line, E, Limit, In, Hit),
-        Header = Header0.put(stopped, Hit)
-    ;   Header = Header0
-    ).
+    engine_feed(M, Payload, FirstLine, Summary, Detections),
+    feed_header(Summary, Header).
+serve(feed_list(M, FirstLine, Count), Payload, Header, Detections) :-
+    engine_feed_list(M, Payload, FirstLine, Count, Summary, Detections),
+    feed_header(Summary, Header).
 serve(flush(M), _, _{released: N}, Detections) :-
     engine_flush(M, N, Detections).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
@@ -215,6 +214,18 @@ stream_line(event(E, [T, T])) :- !,
     format("~q.~n", [event(E, T)]).
 stream_line(E) :-
     format("~q.~n", [E]).
+
+%   feed_header(+Summary, -Header): the reply header of a feed.
+
+feed_header(summary(Accepted, Rejected, Warnings, Stopped), Header) :-
+    maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
+    maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
+    Header0 = _{accepted: Accepted, rejected: Rs, warnings: Ws},
+    (   Stopped = limit(Line, E, Limit, In)
+    ->  limit_json(Line, E, Limit, In, Hit),
+        Header = Header0.put(stopped, Hit)
+    ;   Header = Header0
+    ).
 
 %   goal_counts(+Counts, -ByGoal): ByGoal maps each goal to its pending
 %   goals (both sides), from the Id-Side-Count of each store.

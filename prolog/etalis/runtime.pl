@@ -9,6 +9,7 @@
             store_global/3,             % +Engine, +Index, -Name
             engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
+            engine_feed_list/6,         % +Engine, +Text, +FirstLine, +Count, -Summary, -Detections
             engine_prefixes/2,          % +Engine, +Prefixes
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
@@ -194,23 +195,83 @@ engine_pending(M, I, Count) :-
 %   stops there, with the detections made before that event (its own
 %   are dropped; the goals it stored before it was stopped stay).
 
-engine_feed(M, Text, FirstLine, summary(Accepted, Rejected, Warnings, Stopped), Detections) :-
+engine_feed(M, Text, FirstLine, Summary, Detections) :-
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
+    Offset is FirstLine - 1,
+    feeding(M, text_events(Text, M, Offset), Summary, Detections).
+
+text_events(Text, M, Offset, Order0, Order, Accepted, Rejected) :-
+    setup_call_cleanup(
+        open_string(Text, In),
+        feed_loop(In, Text, M, Offset, 0, Order0, Order, 0, Accepted, Rejected, []),
+        close(In)).
+
+%!  engine_feed_list(+Engine, +Text, +FirstLine, +Count, -Summary, -Detections) is det.
+%
+%   As engine_feed/5, for Text that is one Prolog list of Count elements
+%   with one element a line (a comma ends each line but the last):
+%   element I is the term of line FirstLine+I-1 (as a line of
+%   engine_feed/5 would hold it, without its full stop), or `[]` for a
+%   line that holds nothing (a row that Python rejected).  The whole
+%   batch is read at once, which costs a fraction of reading it a term at
+%   a time.  Should Text not read as a list of Count elements, it is fed
+%   line by line as by engine_feed/5, so that each bad line gets its own
+%   rejection.
+
+engine_feed_list(M, Text, FirstLine, Count, Summary, Detections) :-
+    must_be(atom, M),
+    must_be(string, Text),
+    must_be(integer, FirstLine),
+    must_be(nonneg, Count),
+    (   catch(term_string(Terms, Text), error(syntax_error(_), _), fail),
+        is_list(Terms),
+        length(Terms, Count)
+    ->  feeding(M, list_events(Terms, FirstLine, M), Summary, Detections)
+    ;   list_lines(Text, Lines),
+        engine_feed(M, Lines, FirstLine, Summary, Detections)
+    ).
+
+%   list_lines(+Text, -Lines): the lines of engine_feed/5 that the list
+%   Text stands for.
+
+list_lines(Text, Lines) :-
+    (   sub_string(Text, 0, 1, _, "[")
+    ->  sub_string(Text, 1, _, 0, Text1)
+    ;   Text1 = Text
+    ),
+    split_string(Text1, "\n", "", Parts),
+    maplist(list_line, Parts, Lines0),
+    atomics_to_string(Lines0, Lines).
+
+list_line(Part0, Line) :-
+    (   ( string_concat(Part, ",", Part0) ; string_concat(Part, "]", Part0) )
+    ->  true
+    ;   Part = Part0
+    ),
+    (   Part == "[]"
+    ->  Line = "\n"
+    ;   string_concat(Part, ".\n", Line)
+    ).
+
+list_events(Terms, FirstLine, M, Order0, Order, Accepted, Rejected) :-
+    list_loop(Terms, FirstLine, M, Order0, Order, 0, Accepted, Rejected).
+
+%   feeding(+M, :Loop, -Summary, -Detections): feed M the events of Loop,
+%   called as call(Loop, Order0, Order, Accepted, Rejected), see
+%   engine_feed/5.
+
+feeding(M, Loop, summary(Accepted, Rejected, Warnings, Stopped), Detections) :-
     engine_state(M, State),
     arg(2, State, Order0),
     explaining(M),
     prefixing(M),
     limiting(State),
-    Offset is FirstLine - 1,
     nb_setval(etalis_warnings, []),
     nb_setval(etalis_stopped, none),
-    setup_call_cleanup(
-        open_string(Text, In),
-        with_output_to(string(Detections0),
-                       feed_loop(In, Text, M, Offset, 0, Order0, Order, 0, Accepted, Rejected, [])),
-        close(In)),
+    with_output_to(string(Detections0),
+                   call(Loop, Order0, Order, Accepted, Rejected)),
     nb_getval(etalis_stopped, Stopped0),
     (   Stopped0 = stopped(Stopped, Kept)
     ->  sub_string(Detections0, 0, Kept, _, Detections)
@@ -299,6 +360,33 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
             Rejected = [rejected(Line, Reason)|Rest],
             feed_loop(In, Text, M, Offset, C1, Order0, Order, A0, A, Rest, Tail)
         )
+    ).
+
+%   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
+%
+%   Process Terms, the first of which is the event of line Line (`[]`
+%   for a line with nothing to process).
+
+list_loop([], _, _, Order, Order, A, A, []).
+list_loop([Term|Terms], Line, M, Order0, Order, A0, A, Rejected) :-
+    Next is Line + 1,
+    (   Term == []
+    ->  list_loop(Terms, Next, M, Order0, Order, A0, A, Rejected)
+    ;   input_event(Term, Line, E0, T1, T2, Reason),
+        var(Reason),
+        prefixed_event(M, E0, E),
+        character_count(current_output, Kept),
+        catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
+              etalis_limit(Hit),
+              true)
+    ->  (   var(Hit)
+        ->  A1 is A0 + 1,
+            list_loop(Terms, Next, M, Order1, Order, A1, A, Rejected)
+        ;   stop(Hit, Kept, Order0-Order, A0-A, Rejected-[])
+        )
+    ;   rejection(Term, Line, Order0, Reason),
+        Rejected = [rejected(Line, Reason)|Rest],
+        list_loop(Terms, Next, M, Order0, Order, A0, A, Rest)
     ).
 
 :- set_prolog_flag(optimise, false).
@@ -739,32 +827,40 @@ message_to_codes(Error, Msg) :-
 %   `{"event": "c", "args": [1], "start": 1, "end": 2}`.
 
 write_detection(det(E, T1, T2)) :-
-    detection_fields(E, T1, T2),
-    write('}\n').
+    phrase(detection_fields(E, T1, T2), Parts, ['}\n']),
+    write_parts(Parts).
 
 %   write_detection(+Detection, +Provenance): with the input occurrences
 %   it was built from.
 
 write_detection(det(E, T1, T2), Prov) :-
-    detection_fields(E, T1, T2),
-    write(', "provenance": ['),
-    provenance_items(Prov),
-    write(']}\n').
+    phrase(( detection_fields(E, T1, T2),
+             [', "provenance": ['],
+             provenance_items(Prov)
+           ), Parts, [']}\n']),
+    write_parts(Parts).
 
-provenance_items([]).
-provenance_items([det(E, T1, T2)|Ds]) :-
+%   write_parts(+Parts): write the atomic Parts of a line as one text
+%   (a write/1 a part costs several times more).
+
+write_parts(Parts) :-
+    atomic_list_concat(Parts, Line),
+    write(Line).
+
+provenance_items([]) --> [].
+provenance_items([det(E, T1, T2)|Ds]) -->
     detection_fields(E, T1, T2),
-    write('}'),
-    (   Ds == [] -> true ; write(', ') ),
+    ['}'],
+    (   { Ds == [] } -> [] ; [', '] ),
     provenance_items(Ds).
 
-detection_fields(E, T1, T2) :-
-    compound_name_arguments_(E, Name, Args),
-    write('{"event": '),
+detection_fields(E, T1, T2) -->
+    { compound_name_arguments_(E, Name, Args) },
+    ['{"event": '],
     json_value(Name),
-    write(', "args": ['),
+    [', "args": ['],
     json_values(Args),
-    format('], "start": ~w, "end": ~w', [T1, T2]).
+    ['], "start": ', T1, ', "end": ', T2].
 
 compound_name_arguments_(E, Name, Args) :-
     (   atom(E)
@@ -772,35 +868,39 @@ compound_name_arguments_(E, Name, Args) :-
     ;   compound_name_arguments(E, Name, Args)
     ).
 
-json_values([]).
-json_values([H|T]) :-
+json_values([]) --> [].
+json_values([H|T]) -->
     json_value(H),
-    (   T == []
-    ->  true
-    ;   write(', '),
+    (   { T == [] }
+    ->  []
+    ;   [', '],
         json_values(T)
     ).
 
-json_value(X) :-
-    (   integer(X)
-    ->  write(X)
-    ;   float(X)
-    ->  (   finite_number(X) -> write(X) ; write(null) )
-    ;   is_list(X)
-    ->  write('['), json_values(X), write(']')
-    ;   ( atom(X) ; string(X) )
+%   json_value(+X)//: X as JSON text, in atomic parts (numbers are
+%   written as write/1 writes them).
+
+json_value(X) -->
+    (   { integer(X) }
+    ->  [X]
+    ;   { float(X) }
+    ->  (   { finite_number(X) } -> [X] ; [null] )
+    ;   { is_list(X) }
+    ->  ['['], json_values(X), [']']
+    ;   { atom(X) ; string(X) }
     ->  json_text(X)
-    ;   format(string(S), "~q", [X]),
+    ;   { format(string(S), "~q", [X]) },
         json_text(S)
     ).
 
-%   json_text(+Text): write Text as a JSON string literal.
+%   json_text(+Text)//: Text as a JSON string literal.
 
-json_text(X) :-
-    atom_codes(X, Codes),
-    (   plain_codes(Codes)
-    ->  put_char('"'), write(X), put_char('"')
-    ;   json_write(current_output, X, [width(0)])
+json_text(X) -->
+    (   { atom_codes(X, Codes),
+          plain_codes(Codes) }
+    ->  ['"', X, '"']
+    ;   { with_output_to(string(S), json_write(current_output, X, [width(0)])) },
+        [S]
     ).
 
 plain_codes([]).

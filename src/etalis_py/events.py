@@ -188,14 +188,32 @@ class Event:
 
     def to_prolog(self) -> str:
         """The line ``event(Term, [Start, End]).`` that the engine reads."""
+        return self.to_term() + ".\n"
+
+    def to_term(self) -> str:
+        """The term ``event(Term, [Start, End])`` of :meth:`to_prolog`,
+        without its full stop (an element of a batch list)."""
         term = event_term(_name(self.name), _args(self.args))
-        return f"event({term}, [{_number(self.start)}, {_number(self.end)}]).\n"
+        return f"event({term}, [{_number(self.start)}, {_number(self.end)}])"
 
 
-def event_line(item: Any, names: dict[str, str]) -> str:
-    """The engine's input line for one item of :meth:`Engine.emit_many`;
-    a fast path for ``(name, args, time)`` tuples of plain values, the
-    general one (:meth:`Event.coerce`) for everything else.  ``names``
+NOTHING = "[]"
+"""The term of a batch list for a line (or row) with no event to process."""
+
+
+def batch_list(terms: Sequence[str]) -> str:
+    """The text of a batch of input terms as the engine's ``feed_list``
+    request takes it: one Prolog list, an element a line.  Each term is
+    the text of an event term (``event(a(1), 5)``, no full stop) or
+    NOTHING, and holds no newline."""
+    return "[" + ",\n".join(terms) + "]"
+
+
+def event_element(item: Any, names: dict[str, str]) -> str:
+    """The engine's input term for one item of :meth:`Engine.emit_many`
+    (``event(name(args), time)``, no full stop: an element of a batch
+    list); a fast path for ``(name, args, time)`` tuples of plain values,
+    the general one (:meth:`Event.coerce`) for everything else.  ``names``
     caches quoted event names."""
     if type(item) is tuple and len(item) == 3:
         name, args, time = item
@@ -208,9 +226,9 @@ def event_line(item: Any, names: dict[str, str]) -> str:
                 functor = names[name] = text_atom(name) if name else ""
             if functor:
                 if args:
-                    return f"event({functor}({','.join(map(prolog_value, args))}), {time!r}).\n"
-                return f"event({functor}, {time!r}).\n"
-    return Event.coerce(item).to_prolog()
+                    return f"event({functor}({','.join(map(prolog_value, args))}), {time!r})"
+                return f"event({functor}, {time!r})"
+    return Event.coerce(item).to_term()
 
 
 def _from_mapping(item: Mapping[str, Any]) -> Event:

@@ -1,10 +1,10 @@
-"""The columns of a pandas DataFrame as the engine's input lines.
+"""The columns of a pandas DataFrame as the engine's input terms.
 
-:meth:`Engine.emit_frame` turns a frame into the text that
-:meth:`Engine.emit_many` sends: one line ``event(name(args), time).`` a row,
+:meth:`Engine.emit_frame` turns a frame into the terms that
+:meth:`Engine.emit_many` sends: one term ``event(name(args), time)`` a row,
 built column by column with pandas rather than row by row in Python (a
 column of texts is converted once per distinct value).  A row with a missing
-or impossible value becomes an empty line, so the engine's own rejections
+or impossible value becomes NOTHING, so the engine's own rejections
 keep their row numbers, and a :class:`~etalis_py.events.Rejection` with its
 1-based row position and the reason.  A column whose type cannot hold event
 arguments or times (timedelta, complex, ...) raises TypeError at once.
@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 from ._prolog import quote_atom
-from .events import InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
+from .events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-def frame_lines(
+def frame_terms(
     frame: Any,
     *,
     event: Optional[str],
@@ -33,8 +33,8 @@ def frame_lines(
     end: Optional[str],
     tz: Zone,
 ) -> tuple[list[str], list[Rejection]]:
-    """The input lines of ``frame``'s rows (an empty line for a rejected
-    row) and the rejections, by row position."""
+    """The input terms of ``frame``'s rows (NOTHING for a rejected row)
+    and the rejections, by row position."""
     import numpy as np
     import pandas as pd
 
@@ -80,11 +80,11 @@ def frame_lines(
     else:
         when = "[{}, {}]"
         columns.extend((column(start or "", _time_texts), column(end or "", _time_texts)))
-    lines = list(map(f"event({head}, {when}).\n".format, *columns))
+    terms = list(map(f"event({head}, {when})".format, *columns))
     bad = np.flatnonzero(reasons != None).tolist()  # noqa: E711
     for i in bad:
-        lines[i] = "\n"
-    return lines, [Rejection(i + 1, str(reasons[i])) for i in bad]
+        terms[i] = NOTHING
+    return terms, [Rejection(i + 1, str(reasons[i])) for i in bad]
 
 
 def _name_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]:
