@@ -115,15 +115,15 @@ def test_live_csv_keeps_the_header_and_the_line_numbers_across_chunks() -> None:
     mapping = Mapping(event_col="k", args=("x",), time="t")
     batches = list(read_live(["k,x,t\na,1,1\n", "\nb,,2\n", "b,1,3"], None, mapping))
     assert [(b.text, b.first_line, [(r.line, r.reason) for r in b.rejected]) for b in batches] == [
-        ("event(a(1), 1).\n", 2, []),
-        ("\n\n", 3, [(4, "column 'x' is empty")]),
-        ("event(b(1), 3).\n", 5, []),
+        ("[event(a(1), 1)]", 2, []),
+        ("[[],\n[]]", 3, [(4, "column 'x' is empty")]),
+        ("[event(b(1), 3)]", 5, []),
     ]
 
 
 def test_live_stream_kind_is_sniffed_after_blank_lines() -> None:
     batches = list(read_live(["\n", '{"event": "a", "time": 1}\n'], None, Mapping()))
-    assert [(b.text, b.first_line) for b in batches] == [("event(a, [1, 1]).\n", 2)]
+    assert [(b.text, b.first_line) for b in batches] == [("[event(a, [1, 1])]", 2)]
 
 
 def walk(parser: argparse.ArgumentParser, path: str = "etalis") -> list[tuple[str, argparse.Action]]:

@@ -96,8 +96,8 @@ def test_jsonl_time_start_and_end_may_be_iso_texts(tmp_path: Any) -> None:
         '{"event": "b", "args": [1], "time": "soon"}\n'
     )
     batches = list(read_batches(stream))
-    assert [b.text for b in batches] == [
-        "event(a(1), [1293396660.0, 1293396660.0]).\nevent(b(1), [1293393600.0, 1293400260]).\n\n"
+    assert [(b.text, b.terms) for b in batches] == [
+        ("[event(a(1), [1293396660.0, 1293396660.0]),\nevent(b(1), [1293393600.0, 1293400260]),\n[]]", 3)
     ]
     assert [(r.line, r.reason) for r in batches[0].rejected] == [
         (3, "time 'soon' is not a number or an ISO 8601 date")

@@ -262,7 +262,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         with _Interrupt() as interrupt:
             batches = event_batches(ns)
             while (batch := interrupt.next_batch(batches)) is not None:
-                result = engine.feed_text(batch.text, batch.first_line)
+                result = engine.feed_text(batch.text, batch.first_line, batch.terms)
                 sink.write(result.detection_lines)
                 detections += result.detection_lines.count("\n")
                 accepted += result.accepted

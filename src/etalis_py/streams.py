@@ -3,7 +3,11 @@
 Each batch is text with one Prolog term a line, and keeps the line numbers
 of its file: a line that Python already rejected (bad JSON, an empty CSV
 field) becomes an empty line, so the engine's own rejections carry the right
-line numbers too.  ``read = accepted + rejected`` for every file.
+line numbers too.  ``read = accepted + rejected`` for every file.  Batches
+of CSV and JSON lines, which Python writes itself, and batches of a
+``.events`` file whose every line is a plain event (:data:`_PLAIN_EVENTS`)
+are batch lists (:func:`~etalis_py.events.batch_list`), which the engine
+reads at once; other ``.events`` batches are its lines.
 
 Input is bytes, decoded a chunk at a time: a chunk that is all UTF-8 (the
 common case) is decoded at once; in one that is not, each line that is not
@@ -29,7 +33,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
 from ._prolog import quote_atom
-from .events import MAX_NESTING, Event, InvalidEvent, Rejection, prolog_value, read_number, to_time
+from .events import MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
 
 BATCH_LINES = 20_000
 
@@ -170,11 +174,13 @@ def parse_time(value: Any, fmt: Optional[str]) -> float | int:
 @dataclass
 class Batch:
     """Engine input for lines ``first_line`` onwards, and the lines Python
-    rejected on the way."""
+    rejected on the way.  ``terms`` is None if ``text`` is event lines,
+    else the number of terms of ``text``, a batch list."""
 
     text: str
     first_line: int
     rejected: list[Rejection] = field(default_factory=list)
+    terms: Optional[int] = None
 
 
 STREAM_KINDS = ("jsonl", "csv", "events", "nquads", "trig", "jsonld")
@@ -379,26 +385,55 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
 
 
 # One item of a stream: the number of the line after it, the text it
-# gives the engine (a line per line of the source, so line numbers hold),
+# gives the engine (a line per line of the source, so line numbers hold:
+# the line itself, or with listed batches its term, NOTHING for none),
 # and the rejection of its line, if any.
 Item = tuple[int, str, Optional[Rejection]]
 
 
-def _batched(items: Iterable[Item], first_line: int, batch_lines: int) -> Iterator[Batch]:
-    """The items of a stream in batches of about ``batch_lines`` lines."""
+def _batched(items: Iterable[Item], first_line: int, batch_lines: int, listed: bool = False) -> Iterator[Batch]:
+    """The items of a stream in batches of about ``batch_lines`` lines:
+    batch lists if ``listed``, else as lines (see :func:`_listed`)."""
     batch = Batch("", first_line)
-    lines: list[str] = []
+    parts: list[str] = []
     for next_line, text, rejected in items:
         if rejected is not None:
             batch.rejected.append(rejected)
-        lines.append(text)
-        if len(lines) >= batch_lines:
-            batch.text = "".join(lines)
-            yield batch
-            batch, lines = Batch("", next_line), []
-    if lines or batch.rejected:
-        batch.text = "".join(lines)
-        yield batch
+        parts.append(text)
+        if len(parts) >= batch_lines:
+            yield _filled(batch, parts, listed)
+            batch, parts = Batch("", next_line), []
+    if parts or batch.rejected:
+        yield _filled(batch, parts, listed)
+
+
+def _filled(batch: Batch, parts: list[str], listed: bool) -> Batch:
+    if listed:
+        batch.text, batch.terms = batch_list(parts), len(parts)
+        return batch
+    batch.text = "".join(parts)
+    return _listed(batch, len(parts))
+
+
+# A line that is certainly one event term, read alike on its own and as an
+# element of a list: event(Name(Args), Time). with plain atoms and numbers
+# only (no quotes, variables, operators or comments).
+_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
+_VALUE = rf"(?:[a-z][A-Za-z0-9_]*|{_NUMBER})"
+_PLAIN_EVENTS = re.compile(
+    rf"(?:event\([a-z][A-Za-z0-9_]*(?:\({_VALUE}(?:, ?{_VALUE})*\))?, ?"
+    rf"(?:{_NUMBER}|\[{_NUMBER}, ?{_NUMBER}\])\)\.\n)+"
+)
+
+
+def _listed(batch: Batch, lines: int) -> Batch:
+    """``batch`` of event lines as a batch list if every line is a plain
+    event (:data:`_PLAIN_EVENTS`, checked at once for the whole batch), else
+    as it is."""
+    text = batch.text
+    if _PLAIN_EVENTS.fullmatch(text):
+        return replace(batch, text="[" + text[:-2].replace(".\n", ",\n") + "]", terms=lines)
+    return batch
 
 
 def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
@@ -443,7 +478,7 @@ def _bracket_depth(text: str) -> int:
 
 
 def _jsonl_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
-    return _batched(_jsonl_items(source), 1, batch_lines)
+    return _batched(_jsonl_items(source), 1, batch_lines, listed=True)
 
 
 def _jsonl_items(source: Lines) -> Iterator[Item]:
@@ -451,17 +486,17 @@ def _jsonl_items(source: Lines) -> Iterator[Item]:
     decode = json.JSONDecoder(parse_constant=_not_a_number).decode
     for number, line in enumerate(source, start=1):
         if bad and number in bad:
-            yield number + 1, "\n", Rejection(number, bad[number])
+            yield number + 1, NOTHING, Rejection(number, bad[number])
         elif line.strip():
             try:
                 item = decode(line)
-                text = Event.coerce(item).to_prolog() if isinstance(item, dict) else _not_object(item)
+                text = Event.coerce(item).to_term() if isinstance(item, dict) else _not_object(item)
             except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
-                yield number + 1, "\n", Rejection(number, _reason(e))
+                yield number + 1, NOTHING, Rejection(number, _reason(e))
             else:
                 yield number + 1, text, None
         else:
-            yield number + 1, "\n", None
+            yield number + 1, NOTHING, None
 
 
 def json_line_reason(line: str) -> Optional[str]:
@@ -517,27 +552,29 @@ def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int) -> Iterator[
             except InvalidEvent as e:
                 raise ValueError(f"the header of the file: {e}") from None
     read = mapping.row_reader(header)
-    yield from _batched(_csv_items(reader, header, read, bad, next_line), next_line, batch_lines)
+    yield from _batched(_csv_items(reader, header, read, bad, next_line), next_line, batch_lines, listed=True)
 
 
 def _csv_items(reader: Any, header: Sequence[str], read: Callable[[Sequence[str]], str],
                bad: dict[int, str], next_line: int) -> Iterator[Item]:
+    """The terms of the rows (a row's line less its full stop and newline)."""
     for row in reader:
-        # a record may span lines (quoted newlines): pad so numbering holds
         start = next_line
         next_line = reader.line_num + 1
-        padding = "\n" * (next_line - start - 1)
         if not row or all(not c.strip() for c in row):
-            yield next_line, "\n" + padding, None
-            continue
-        try:
-            if bad:
-                _check_decoded(bad, start, next_line)
-            if len(row) != len(header):
-                raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
-            yield next_line, read(row) + padding, None
-        except InvalidEvent as e:
-            yield next_line, "\n" + padding, Rejection(start, str(e))
+            yield start + 1, NOTHING, None
+        else:
+            try:
+                if bad:
+                    _check_decoded(bad, start, next_line)
+                if len(row) != len(header):
+                    raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
+                yield start + 1, read(row)[:-2], None
+            except InvalidEvent as e:
+                yield start + 1, NOTHING, Rejection(start, str(e))
+        # a record may span lines (quoted newlines): pad so numbering holds
+        for line in range(start + 1, next_line - 1):
+            yield line + 1, NOTHING, None
 
 
 def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
