@@ -61,7 +61,8 @@ def mapping_from(ns: argparse.Namespace) -> Mapping:
 def add_input_options(p: argparse.ArgumentParser) -> None:
     """Where ``run`` reads its events: a file, standard input, a growing file."""
     p.add_argument("--events", type=Path, required=True, metavar="FILE",
-                   help="stream file: .jsonl, .csv, .pl, .events, or graphs: .nq, .trig, .jsonld; - reads standard input")
+                   help="stream file: .jsonl, .csv, .parquet, .pl, .events, or graphs: .nq, .trig, .jsonld; "
+                   "- reads standard input")
     p.add_argument("--input-format", choices=STREAM_KINDS,
                    help="the stream's format (default: by the file's extension; for - csv when --time is given, "
                    "else jsonl when the first line starts with {, else events)")

@@ -183,22 +183,23 @@ class Batch:
     terms: Optional[int] = None
 
 
-STREAM_KINDS = ("jsonl", "csv", "events", "nquads", "trig", "jsonld")
+STREAM_KINDS = ("jsonl", "csv", "events", "parquet", "nquads", "trig", "jsonld")
 _GRAPH_SUFFIXES = {".nq": "nquads", ".trig": "trig", ".jsonld": "jsonld"}
 
 
 def stream_kind(path: Path) -> str:
     """The kind of stream file ``path`` is, by its extension: jsonl, csv,
-    events (``.pl`` and ``.events``), or a graph stream (``.nq``, ``.trig``,
-    ``.jsonld``, see :mod:`etalis_py.graphs`)."""
+    parquet, events (``.pl`` and ``.events``), or a graph stream (``.nq``,
+    ``.trig``, ``.jsonld``, see :mod:`etalis_py.graphs`)."""
     suffix = path.suffix.lower()
     if suffix in (".pl", ".events"):
         return "events"
-    if suffix in (".jsonl", ".csv"):
+    if suffix in (".jsonl", ".csv", ".parquet"):
         return suffix[1:]
     if suffix in _GRAPH_SUFFIXES:
         return _GRAPH_SUFFIXES[suffix]
-    raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .pl, .events, .nq, .trig or .jsonld, "
+    raise ValueError(f"unknown stream file type {suffix!r}: use .jsonl, .csv, .parquet, .pl, .events, .nq, .trig "
+                     "or .jsonld, "
                      "or give --input-format")
 
 
@@ -207,6 +208,13 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
     """Batches of the stream file at ``path``, of ``kind`` (default: by its
     extension, see :func:`stream_kind`)."""
     kind = kind or stream_kind(path)
+    if kind == "parquet":
+        if mapping is None:
+            raise ValueError("a .parquet stream needs a mapping: --event or --event-col, --args, --time")
+        from .tables import parquet_batches
+
+        yield from parquet_batches(path, mapping, batch_lines)
+        return
     with path.open("rb") as f:
         yield from _batches(line_chunks(f), kind, mapping, batch_lines, str(path))
 
@@ -227,6 +235,8 @@ def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], bat
         yield from _csv_batches(Lines(chunks, keepends=True), mapping, batch_lines)
     elif kind == "events":
         yield from _term_batches(Lines(chunks), batch_lines)
+    elif kind == "parquet":
+        raise ValueError("a Parquet file is read as a whole file: not from standard input or with --follow")
     else:
         raise ValueError(f"unknown stream kind {kind!r}: use one of {', '.join(STREAM_KINDS)}")
 

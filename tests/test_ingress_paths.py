@@ -1,0 +1,182 @@
+"""Every way events come in gives the same detections and rejects the same
+rows: one small stream (quoted and unicode atoms, a prefixed name, negative
+and float numbers, ISO times with and without an offset, rows that Python
+rejects and a row that the engine rejects) through Engine.emit_many,
+Engine.emit_frame and `etalis run` on .events, .csv, .jsonl and .parquet."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from etalis_py import Engine, cli
+
+RULES = """\
+:- prefix(ex, 'http://example.org/#').
+c(K, V, W) <- a(K, V) seq b(K, W) within 100.
+known(V) <- a(K, V) where K == ex:o1.
+"""
+
+T0 = 1704067200    # 2024-01-01T00:00:00Z
+
+# name, key, value, time: as Python values, and as the text a CSV field holds
+ROWS: list[tuple[str, str, Any, Any]] = [
+    ("a", "it's", -2.5, "2024-01-01T00:00:00Z"),
+    ("b", "it's", 3, "2024-01-01T00:00:01Z"),
+    ("a", "café", 1e-05, "2024-01-01T00:00:02+01:00"),  # an hour earlier: the engine rejects it
+    ("a", "ex:o1", 7, T0 + 3),
+    ("b", "café", None, T0 + 4),                         # no value: Python rejects it
+    ("b", "ex:o1", -4, "2024-01-01T00:00:04Z"),
+    ("a", "Hello World", 1.5, "not a time"),             # Python rejects it
+    ("b", "Hello World", 2, T0 + 10.5),
+    ("a", "東京", 0.1, T0 + 11),
+    ("b", "東京", 10**20, T0 + 12),
+]
+
+IRI = "http://example.org/#o1"
+DETECTIONS = [
+    {"event": "c", "args": ["it's", -2.5, 3], "start": T0 + 0.0, "end": T0 + 1.0},
+    {"event": "known", "args": [7], "start": T0 + 3, "end": T0 + 3},
+    {"event": "c", "args": [IRI, 7, -4], "start": T0 + 3, "end": T0 + 4.0},
+    {"event": "c", "args": ["東京", 0.1, 10**20], "start": T0 + 11, "end": T0 + 12},
+]
+ENGINE_REJECTS = "time 1704063602.0 is earlier than the last accepted time 1704067201.0 (events must arrive in time order)"
+
+
+def text(value: Any) -> str:
+    return "" if value is None else value if isinstance(value, str) else repr(value)
+
+
+def events_file(path: Path) -> None:
+    """The stream as Prolog terms (times as numbers: .events has no dates)."""
+    lines = []
+    for name, key, value, time in ROWS:
+        seconds = pd.Timestamp(time).timestamp() if isinstance(time, str) and time[0] == "2" else time
+        arg = "_" if value is None else repr(value)
+        when = f"'{time}'" if isinstance(seconds, str) else repr(seconds)
+        lines.append(f"event({name}('{key.replace(chr(39), chr(92) + chr(39))}', {arg}), {when}).\n")
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def csv_file(path: Path) -> None:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["name", "key", "value", "time"])
+    for row in ROWS:
+        writer.writerow([text(v) for v in row])
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def jsonl_file(path: Path) -> None:
+    path.write_text("".join(json.dumps({"event": n, "args": [k, v], "time": t}, ensure_ascii=False) + "\n"
+                            for n, k, v, t in ROWS), encoding="utf-8")
+
+
+def parquet_file(path: Path) -> None:
+    """The table with each column as the texts of the CSV file."""
+    columns = list(zip(*ROWS))
+    table = pa.table({name: pa.array([None if v is None else text(v) for v in values], pa.string())
+                      for name, values in zip(("name", "key", "value", "time"), columns)})
+    pq.write_table(table, path)
+
+
+MAPPING = ["--event-col", "name", "--args", "key,value", "--time", "time"]
+WRITERS = {".events": events_file, ".csv": csv_file, ".jsonl": jsonl_file, ".parquet": parquet_file}
+
+EXPECTED_REJECTIONS: dict[str, list[tuple[int, str]]] = {
+    ".events": [(3, ENGINE_REJECTS), (5, "event b(café,_) has unbound variables"),
+                (7, "time 'not a time' is not a number or [Start, End]")],
+    ".csv": [(4, ENGINE_REJECTS), (6, "column 'value' is empty"),
+             (8, "time 'not a time' is not a number or an ISO 8601 date; give --time-format")],
+    ".jsonl": [(3, ENGINE_REJECTS), (5, "an argument is missing (None)"),
+               (7, "time 'not a time' is not a number or an ISO 8601 date")],
+    ".parquet": [(3, ENGINE_REJECTS), (5, "column 'value' is empty"),
+                 (7, "time 'not a time' is not a number or an ISO 8601 date; give --time-format")],
+}
+
+
+@pytest.mark.parametrize("suffix", sorted(WRITERS))
+def test_etalis_run_on_every_format(suffix: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "rules.etl"
+    rules.write_text(RULES)
+    stream = tmp_path / f"stream{suffix}"
+    WRITERS[suffix](stream)
+    options = MAPPING if suffix in (".csv", ".parquet") else []
+    code = cli.main(["run", str(rules), "--events", str(stream), *options])
+    out, err = capsys.readouterr()
+    assert code == cli.EXIT_OK, err
+    assert [json.loads(line) for line in out.splitlines()] == DETECTIONS
+    *rejections, last = err.splitlines()
+    assert rejections == [f"{stream}:{line}: rejected: {reason}" for line, reason in EXPECTED_REJECTIONS[suffix]]
+    assert last.startswith("events read: 10, accepted: 7, rejected: 3, detections: 4,")
+
+
+def detections_of(result: Any) -> list[dict[str, Any]]:
+    return [d.to_dict() for d in result.detections]
+
+
+@pytest.mark.parametrize("batch_size", [1, 4, 10_000])
+def test_emit_many_and_emit_frame(batch_size: int) -> None:
+    python_rejects = [(3, ENGINE_REJECTS), (5, "an argument is missing (None)"),
+                      (7, "time 'not a time' is not a number or an ISO 8601 date")]
+    with Engine.from_string(RULES) as engine:
+        result = engine.emit_many([(n, (k, v), t) for n, k, v, t in ROWS], batch_size)
+        assert detections_of(result) == DETECTIONS
+        assert [(r.line, r.reason) for r in result.rejected] == python_rejects
+        assert result.accepted == 7
+    frame = pd.DataFrame(ROWS, columns=["name", "key", "value", "time"]).astype(object)
+    with Engine.from_string(RULES) as engine:
+        result = engine.emit_frame(frame, event_col="name", args=["key", "value"], time="time",
+                                   batch_size=batch_size)
+        assert detections_of(result) == DETECTIONS
+        assert [(r.line, r.reason) for r in result.rejected] == [
+            (3, ENGINE_REJECTS), (5, "column 'value' is missing"),
+            (7, "column 'time': time 'not a time' is not a number or an ISO 8601 date")]
+        assert result.accepted == 7
+
+
+def test_a_batch_list_that_does_not_read_is_fed_line_by_line() -> None:
+    """A batch list whose text does not read as its list of terms (here a
+    term with an unclosed bracket) is fed as lines: the bad line is
+    rejected with the reason etalis run gives, the others are processed."""
+    with Engine.from_string(RULES) as engine:
+        result = engine.feed_text("[event(a(k, 1), 1),\nevent(b(k, 2), 2,\n[],\nevent(b(k, 3), 3)]", 1, 4)
+        assert result.accepted == 2
+        assert [(r.line, r.reason) for r in result.rejected] == [(2, "syntax error: operator expected")]
+        assert [json.loads(line) for line in result.detection_lines.splitlines()] == [
+            {"event": "c", "args": ["k", 1, 3], "start": 1, "end": 3}]
+
+
+def parquet_rows(tmp_path: Path, rows: list[tuple[Optional[str], Any, Any]]) -> Path:
+    path = tmp_path / "typed.parquet"
+    pq.write_table(pa.table({"key": pa.array([r[0] for r in rows], pa.string()),
+                             "value": pa.array([r[1] for r in rows], pa.float64()),
+                             "time": pa.array([r[2] for r in rows], pa.int64())}), path)
+    return path
+
+
+def test_typed_parquet_columns_read_as_their_csv_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Floats stay floats (5.0, not 5), ints ints; a null, a NaN and a blank
+    row are treated as the empty field, "nan" and the blank line of a CSV."""
+    rules = tmp_path / "rules.etl"
+    rules.write_text("c(K, V, W) <- a(K, V) seq a(K, W) within 10.\n")
+    stream = parquet_rows(tmp_path, [("k", 5.0, 1), ("k", None, 2), ("k", float("nan"), 3),
+                                     (None, None, None), ("k", -0.5, 5)])
+    code = cli.main(["run", str(rules), "--events", str(stream), "--event", "a", "--args", "key,value",
+                     "--time", "time"])
+    out, err = capsys.readouterr()
+    assert code == cli.EXIT_OK, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"event": "c", "args": ["k", 5.0, -0.5], "start": 1, "end": 5}]
+    *rejections, last = err.splitlines()
+    assert rejections == [f"{stream}:2: rejected: column 'value' is empty",
+                          f"{stream}:3: rejected: column 'value': 'nan' is not a finite number"]
+    assert last.startswith("events read: 4, accepted: 2, rejected: 2, detections: 1,")
