@@ -541,6 +541,7 @@ pattern_json_(aggregate(F, X, A, Window, R), _{op: aggregate, fun: F, value: JX,
 term_json('$VAR'(N), _{var: N}) :- !.
 term_json(T, T) :- number(T), !.
 term_json(T, _{atom: T}) :- atom(T), !.
+term_json([], _{atom: '[]'}) :- !.                  % not an atom in SWI-Prolog 7
 term_json(T, _{string: T}) :- string(T), !.
 term_json(T, _{functor: F, args: Js}) :-
     compound_name_arguments(T, F, As),

@@ -10,6 +10,7 @@ import pytest
 from conftest import detect
 from etalis_py import Engine, RuleError
 from etalis_py.engine import check_policy
+from etalis_py.findings import check_text
 
 
 @pytest.mark.parametrize("op", ["check", "timestamp"])
@@ -152,3 +153,10 @@ def test_policy_names_are_checked_by_the_engines_grammar() -> None:
         "unknown policy 'recent(newest)': use unrestricted, recent or chronological, or for intervals "
         "recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N), or a selection strategy: "
         "strict, nxt, last, max, stn or continuous")
+
+
+def test_a_list_argument_is_checked_like_any_term() -> None:
+    found = check_text("t([X, Y], []) <- (a(X) seq b(Y)) within 5.", source="r.etl")
+    assert found == []
+    assert detect("t([X, Y], []) <- (a(X) seq b(Y)) within 5.", [("a", (1,), 1), ("b", (2,), 2)]) == [
+        ("t", ([1, 2], []), 1, 2)]
