@@ -82,13 +82,22 @@ def test_do_runs_its_action_when_the_pattern_is_detected_and_iff_is_a_rule() -> 
         ]
 
 
-def test_a_printing_action_needs_a_trusted_file(capfd: pytest.CaptureFixture[str]) -> None:
-    text = "c do write(hello) <- a seq b."
-    line, column, message, _ = refused(text)
-    assert (line, column, message) == (1, 1, "sandbox: write/1 may not be called by rules from an untrusted source")
-    with Engine.from_string(text, trusted=True) as engine:
-        assert engine.emit_many([("a", [], 1), ("b", [], 2)]).detections == [Detection("c", (), 1, 2)]
-    assert capfd.readouterr().out == "hello"
+def test_a_printing_action_prints_on_standard_error_never_into_the_detections(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    text = "c(X) do (write(got(X)), nl) <- a(X) seq b(X).\nd(X) <- c(X) where print(X), tab(1), writeq('A'), nl."
+    for trusted in (False, True):
+        with Engine.from_string(text, trusted=trusted) as engine:
+            assert engine.emit_many([("a", [1], 1), ("b", [1], 2)]).detections == [
+                Detection("c", (1,), 1, 2),
+                Detection("d", (1,), 1, 2),
+            ]
+        assert capfd.readouterr() == ("", "got(1)\n1 'A'\n")
+
+
+def test_writing_to_a_file_is_still_refused() -> None:
+    line, column, message, _ = refused("c <- a where (open('x.txt', write, S), write(S, a), close(S)).")
+    assert (line, column, message) == (1, 1, "sandbox: open/3 may not be called by rules from an untrusted source")
 
 
 @pytest.mark.parametrize(

@@ -767,17 +767,17 @@ clause_functor(-->).
 %!  user_goal(:Goal) is nondet.
 %
 %   Run Goal, a `where` condition or `do` action of a rule, with its
-%   output on user_output: the engine writes its detections to the
-%   current output, where what a (trusted) rule prints must not go.
+%   output on user_error: the engine writes its detections to the
+%   current output, where what a rule prints must not go (nor, on the
+%   command line, into the JSON lines on standard output).
 
 :- meta_predicate user_goal(0).
 
 user_goal(Goal) :-
     current_output(Detections),
-    output_to(user_output, Detections),
+    output_to(user_error, Detections),
     catch(Goal, E, ( set_output(Detections), throw(E) )),
-    flush_output(user_output),
-    output_to(Detections, user_output).
+    output_to(Detections, user_error).
 
 %   output_to(+Stream, +Back): the current output is Stream, and Back
 %   again on backtracking.

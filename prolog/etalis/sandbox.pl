@@ -27,6 +27,11 @@ clause of it safe:
     must be proven safe by library(sandbox), with the file's own static
     predicates known: they are asserted into a scratch module that
     nothing calls, which is destroyed afterwards;
+  - printing a term to the current output (write/1, print/1, writeq/1,
+    write_canonical/1, nl/0, tab/1, as library(sandbox) allows
+    writeln/1): a rule's condition or `do` action runs with its output
+    on standard error (etalis_runtime:user_goal/1), never into the
+    detections;
   - on top of library(sandbox), goals that change what the engines of
     the process share are refused: the database, global variables,
     loading code, flags and halting hooks (forbidden/1).
@@ -203,6 +208,19 @@ static_error(error(permission_error(modify, static_procedure, PI), _), Where) :-
 static_error(E, Where) :-
     format(string(M), "cannot load this clause: ~q", [E]),
     etalis_error(M, "check the clause", Where).
+
+%   Printing a term to the current output is as safe as writeln/1,
+%   which library(sandbox) allows: original ETALIS rules print with
+%   `do write(...)`.
+
+:- multifile sandbox:safe_primitive/1.
+
+sandbox:safe_primitive(system:write(_)).
+sandbox:safe_primitive(system:print(_)).
+sandbox:safe_primitive(system:writeq(_)).
+sandbox:safe_primitive(system:write_canonical(_)).
+sandbox:safe_primitive(system:nl).
+sandbox:safe_primitive(system:tab(_)).
 
 %   safe(+Scratch, +Goal, +Where): library(sandbox) proves Goal safe in
 %   the scratch module.
