@@ -11,6 +11,7 @@ from conftest import detect
 from etalis_py import Engine, RuleError
 from etalis_py.engine import check_policy
 from etalis_py.findings import check_text
+from etalis_py.testing import Fact, RuleSet, evaluate
 
 
 @pytest.mark.parametrize("op", ["check", "timestamp"])
@@ -160,3 +161,27 @@ def test_a_list_argument_is_checked_like_any_term() -> None:
     assert found == []
     assert detect("t([X, Y], []) <- (a(X) seq b(Y)) within 5.", [("a", (1,), 1), ("b", (2,), 2)]) == [
         ("t", ([1, 2], []), 1, 2)]
+
+
+ETALIS_SPELLINGS = """\
+d(X) <- a(X) seq b(X) check (t1(T1), t2(T2), T2 - T1 < 3).
+e(Y) <- a(X) event_multiply p(X, Y).
+f(X, S) iff (a(X) seq b(X) timestamp t1(S)) seq c(X).
+g(Y) <- b(X) seq prolog(Y is X * 10).
+h(X) <- a(X) seq (sub(X) <- b(X) and c(X)).
+p(1, 2).
+p(1, 3).
+"""
+
+
+def test_reference_evaluator_reads_the_etalis_spellings_as_the_engine_does() -> None:
+    stream = [("a", (1,), 1), ("b", (1,), 2), ("c", (1,), 3), ("a", (2,), 4), ("b", (2,), 8), ("c", (2,), 9)]
+    rule_set = RuleSet.from_text(ETALIS_SPELLINGS)
+    expected = set(evaluate(rule_set, stream).reported(rule_set.heads()))
+    with Engine.from_string(ETALIS_SPELLINGS) as engine:
+        found = {Fact.from_detection(d) for d in engine.emit_many(stream).detections}
+    assert found == expected
+    assert found == {
+        Fact("d", (1,), 1, 2), Fact("e", (2,), 1, 1), Fact("e", (3,), 1, 1), Fact("f", (1, 1), 1, 3),
+        Fact("f", (2, 4), 4, 9), Fact("g", (10,), 2, 2), Fact("g", (20,), 8, 8), Fact("h", (1,), 1, 3),
+        Fact("h", (2,), 4, 9), Fact("sub", (1,), 2, 3), Fact("sub", (2,), 8, 9)}
