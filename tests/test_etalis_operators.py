@@ -100,6 +100,19 @@ def test_etalis_aggregate_within_a_window_stops_when_it_closes() -> None:
     assert detect(rules, events) == [("d", (0,), 1, 1), ("d", (1,), 1, 2), ("d", (2,), 1, 3), ("d", (3,), 1, 4)]
 
 
+def test_star_times_reports_the_start_and_each_extension_of_its_run() -> None:
+    rules = "d(X) <- a(X) seq b(X) star_times."
+    events = [("a", (1,), 1), ("b", (1,), 2), ("b", (1,), 3), ("b", (2,), 4), ("a", (2,), 5), ("b", (2,), 6)]
+    assert detect(rules, events) == [("d", (1,), 1, 1), ("d", (1,), 1, 2), ("d", (1,), 1, 3),
+                                      ("d", (2,), 5, 5), ("d", (2,), 5, 6)]
+
+
+def test_star_times_within_a_window() -> None:
+    rules = "d <- (a seq b star_times) within 2."
+    events = [("a", (), 1), ("b", (), 2), ("b", (), 3), ("b", (), 4)]
+    assert detect(rules, events) == [("d", (), 1, 1), ("d", (), 1, 2), ("d", (), 1, 3)]
+
+
 def test_etalis_aggregate_reports_only_the_rules_head() -> None:
     with Engine.from_string("d(C) <- s seq aggregate(count, a(_), C).") as engine:
         assert engine.printed == ["d/1"]
@@ -108,18 +121,17 @@ def test_etalis_aggregate_reports_only_the_rules_head() -> None:
 @pytest.mark.parametrize(
     "text,line,column,message,hint",
     [
-        ("d(X) <- a(X) seq b(X) star_times.", 1, 18,
-         "ETALIS's star_times is not supported: `P star_times` (P any number of times) would make every "
-         "subsequence of the occurrences a detection, without end",
-         "write the repetition as a recursive rule, e.g. d(X) <- a(X). d(X) <- d(X) seq b(X). or a fixed count "
-         "with iteration(b(X), 3)"),
+        ("d(X) <- a(X) and b(X) star_times.", 1, 18,
+         "ETALIS's star_times is not supported here: it is understood only as the whole body S seq P star_times "
+         "(S, then each later P extending the run)",
+         "write the rule as d(X) <- a(X) seq b(X) star_times, or a fixed count with iteration(b(X), 3)"),
         ("x <- a.\nd(X) <- a(X)\n   forall_seq b(X).", 2, 9,
-         "ETALIS's forall_seq is not supported: `A forall_seq B` combines a B with every pending A and then "
+         "ETALIS's forall_seq is not supported here: `A forall_seq B` combines a B with every pending A and then "
          "consumes them all, a consumption policy of its own that no declarative reading gives",
          "write A seq B: under the default policy unrestricted it detects each pending A with a later B (and "
          "keeps the As); :- policy(chronological). consumes the oldest A"),
         ("d(X) <- a(X) ntimes 3.", 1, 9,
-         "ETALIS's ntimes is not supported: ETALIS declares `P ntimes N` but its compiler has no rules for it, "
+         "ETALIS's ntimes is not supported here: ETALIS declares `P ntimes N` but its compiler has no rules for it, "
          "so it never detects anything",
          "write iteration(P, N) for P N times in sequence"),
         ("d(C) <- s and aggregate(count, a(Y), C).", 1, 15,

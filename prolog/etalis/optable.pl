@@ -77,8 +77,8 @@ operator(ntimes,         op(1040, yfx),
          refused("ETALIS declares `P ntimes N` but its compiler has no rules for it, so it never detects anything",
                  "write iteration(P, N) for P N times in sequence")).
 operator(star_times,     op(200, xf),
-         refused("`P star_times` (P any number of times) would make every subsequence of the occurrences a detection, without end",
-                 "write the repetition as a recursive rule, e.g. d(X) <- a(X). d(X) <- d(X) seq b(X). or a fixed count with iteration(b(X), 3)")).
+         refused("it is understood only as the whole body S seq P star_times (S, then each later P extending the run)",
+                 "write the rule as d(X) <- a(X) seq b(X) star_times, or a fixed count with iteration(b(X), 3)")).
 operator(before,         op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(after,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right])).
 operator(meets,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right])).

@@ -926,7 +926,7 @@ pattern(Term, Pos, Src, _) :-
     refused_operator(Term, Name, Why, Instead),
     !,
     pos_where(Pos, Src, Where),
-    format(string(M), "ETALIS's ~w is not supported: ~w", [Name, Why]),
+    format(string(M), "ETALIS's ~w is not supported here: ~w", [Name, Why]),
     etalis_error(M, Instead, Where).
 pattern(aggregate(Fun, P, Result), Pos, Src, _) :-
     !,
@@ -1136,18 +1136,24 @@ operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
 
 %   running_aggregate(+Body, +Pos, +Src, +Rule, -Items)
 %
-%   ETALIS's three-argument aggregate, in the one place its compiler
-%   takes it: `H <- S seq aggregate(F, P, R)`.  Each occurrence of S
-%   starts a running aggregate F of the occurrences of P after it; H
-%   occurs at S with the initial value (count and sum: 0; min and max
-%   have none) and at each P with the aggregate so far, over [s1, p2].
-%   A newer S starts again (ETALIS would run one aggregate per S).  It
-%   becomes three rules around a hidden event '$aggregate_L_C'(Vs...,
-%   Acc), Vs the variables of S that H or P use:
+%   ETALIS's runs, in the one place its compiler takes them: the whole
+%   body `S seq Run`, Run one of
 %
-%       '$agg'(Vs, Init) <- S.
-%       '$agg'(Vs, A1) <- '$agg'(Vs, A0) seq P where Step.   (policy recent)
-%       H <- '$agg'(Vs, R).
+%     - aggregate(F, P, R): each occurrence of S starts a running
+%       aggregate F of the occurrences of P after it; H occurs at S
+%       with the initial value (count and sum: 0; min and max have none)
+%       and at each P with the aggregate so far, over [s1, p2];
+%     - P star_times: H occurs at S and at each P after it, over
+%       [s1, p2] (S followed by any number of Ps, each run extended by
+%       the next P).
+%
+%   A newer S with the same bindings starts again (ETALIS would go on
+%   with one run per S).  It becomes three rules around a hidden event
+%   '$Kind_L_C'(Vs..., Acc...), Vs the variables of S that H or P use:
+%
+%       '$run'(Vs, Init) <- S.
+%       '$run'(Vs, A1) <- '$run'(Vs, A0) seq P where Step.   (policy recent)
+%       H <- '$run'(Vs, R).
 
 running_aggregate(Body, Pos, Src, Rule, Items) :-
     nonvar(Body),
@@ -1160,44 +1166,60 @@ running_aggregate(Body, Pos, Src, Rule, Items) :-
     maplist(step_within(Seconds), Items0, Items).
 running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames), Items) :-
     nonvar(Body),
-    Body = seq(Start, Agg),
-    nonvar(Agg),
-    Agg = aggregate(Fun, P, R),
-    pos_args(Pos, 2, [StartPos, AggPos]),
-    pos_args(AggPos, 3, [_, PPos, _]),
-    pos_where(AggPos, Src, AggWhere),
+    Body = seq(Start, Run),
+    nonvar(Run),
+    pos_args(Pos, 2, [StartPos, RunPos]),
+    run(Run, RunPos, Src, Kind, P, P1, run(Init, A0, A1, Step, R, Shown)),
     pattern(Start, StartPos, Src, S1),
-    pattern(P, PPos, Src, P1),
-    (   var(R)
-    ->  true
-    ;   etalis_error("the result of an aggregate must be a variable",
-                     "write e.g. d(C) <- start seq aggregate(count, a(Y), C)", AggWhere)
-    ),
-    running_function(Fun, Init, A0, A1, Step, Reported, AggWhere),
     term_variables(Start, StartVs),
     term_variables(Head-P, Used),
     include(occurs_in(Used), StartVs, Vs),
     Where = pos(_, Line, Column),
-    format(atom(Name), '$aggregate_~d_~d', [Line, Column]),
+    format(atom(Name), '$~w_~d_~d', [Kind, Line, Column]),
     format(atom(StepLabel), '~w_step', [Name]),
-    append(Vs, [Init], InitArgs), Acc0 =.. [Name|InitArgs],
-    append(Vs, [A0], PrevArgs), Prev =.. [Name|PrevArgs],
-    append(Vs, [A1], NextArgs), Next =.. [Name|NextArgs],
-    append(Vs, [R], OutArgs), Out =.. [Name|OutArgs],
-    (   Reported == all
-    ->  Shown = event(Out)
-    ;   Shown = where(event(Out), R \== '$none')
-    ),
+    append(Vs, Init, InitArgs), Acc0 =.. [Name|InitArgs],
+    append(Vs, A0, PrevArgs), Prev =.. [Name|PrevArgs],
+    append(Vs, A1, NextArgs), Next =.. [Name|NextArgs],
+    append(Vs, R, OutArgs), Out =.. [Name|OutArgs],
+    conj_where(op(seq, event(Prev), P1), Step, StepPattern),
+    conj_where(event(Out), Shown, OutPattern),
     Rules = [ rule('', Acc0, S1, Where),
-              rule(StepLabel, Next, where(op(seq, event(Prev), P1), Step), Where),
-              rule(Label, Head, Shown, Where)
+              rule(StepLabel, Next, StepPattern, Where),
+              rule(Label, Head, OutPattern, Where)
             ],
     maplist(with_var_names(VarNames), Rules, RuleItems),
     append(RuleItems, [directive(policy(StepLabel, recent), Where)], Items).
 
-%   step_within(+Seconds, +Item0, -Item): `(S seq aggregate(F, P, R))
-%   within D` bounds the start and each step: the aggregate runs for D
-%   seconds after S began.
+%   run(+Run, +Pos, +Src, -Kind, -P, -Pattern, -Spec): Run is an ETALIS
+%   run over the pattern P (normalised: Pattern); Spec gives its
+%   accumulator: the initial arguments, those before and after a step,
+%   the step's goal, the arguments the head sees and the condition for
+%   reporting them (lists of arguments; `true` for no goal).
+
+run(aggregate(Fun, P, R), Pos, Src, aggregate, P, P1, run([Init], [A0], [A1], Step, [R], Shown)) :-
+    pos_args(Pos, 3, [_, PPos, _]),
+    pos_where(Pos, Src, Where),
+    pattern(P, PPos, Src, P1),
+    (   var(R)
+    ->  true
+    ;   etalis_error("the result of an aggregate must be a variable",
+                     "write e.g. d(C) <- start seq aggregate(count, a(Y), C)", Where)
+    ),
+    running_function(Fun, Init, A0, A1, Step, Reported, Where),
+    (   Reported == all
+    ->  Shown = true
+    ;   Shown = (R \== '$none')
+    ).
+run(star_times(P), Pos, Src, star_times, P, P1, run([], [], [], true, [], true)) :-
+    pos_args(Pos, 1, [PPos]),
+    pattern(P, PPos, Src, P1).
+
+conj_where(P, true, P) :- !.
+conj_where(P, G, where(P, G)).
+
+%   step_within(+Seconds, +Item0, -Item): `(S seq Run) within D` bounds
+%   the start and each step: the run goes on for D seconds after S
+%   began.
 
 step_within(D, rule(L, H, P, W, VN), rule(L, H, within(P, D), W, VN)) :-
     \+ P = event(_),
