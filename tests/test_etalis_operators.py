@@ -9,7 +9,7 @@ import pytest
 
 from conftest import detect
 from etalis_py import Engine, RuleError
-from etalis_py.engine import check_policy
+from etalis_py.engine import check_policy, compile_listing
 from etalis_py.findings import check_text
 from etalis_py.testing import Fact, RuleSet, evaluate
 
@@ -113,6 +113,19 @@ def test_star_times_within_a_window() -> None:
     assert detect(rules, events) == [("d", (), 1, 1), ("d", (), 1, 2), ("d", (), 1, 3)]
 
 
+@pytest.mark.parametrize("policy", ["unrestricted", "recent", "chronological"])
+def test_forall_seq_takes_every_pending_a_and_uses_them_up_under_any_policy(policy: str) -> None:
+    rules = "d(X) <- a(X) forall_seq b(X)."
+    events = [("a", (1,), 1), ("a", (1,), 2), ("a", (2,), 3), ("b", (1,), 4), ("b", (1,), 5), ("a", (1,), 6),
+              ("b", (1,), 7)]
+    assert detect(rules, events, policy=policy) == [("d", (1,), 1, 4), ("d", (1,), 2, 4), ("d", (1,), 6, 7)]
+
+
+def test_forall_seq_is_listed_with_its_own_policy() -> None:
+    listing = compile_listing("d(X) <- a(X) forall_seq b(X).")
+    assert listing.splitlines()[4] == "1: '$ie1'(A) <- a(A) forall_seq b(A)    % window inf, continuous"
+
+
 def test_etalis_aggregate_reports_only_the_rules_head() -> None:
     with Engine.from_string("d(C) <- s seq aggregate(count, a(_), C).") as engine:
         assert engine.printed == ["d/1"]
@@ -125,11 +138,6 @@ def test_etalis_aggregate_reports_only_the_rules_head() -> None:
          "ETALIS's star_times is not supported here: it is understood only as the whole body S seq P star_times "
          "(S, then each later P extending the run)",
          "write the rule as d(X) <- a(X) seq b(X) star_times, or a fixed count with iteration(b(X), 3)"),
-        ("x <- a.\nd(X) <- a(X)\n   forall_seq b(X).", 2, 9,
-         "ETALIS's forall_seq is not supported here: `A forall_seq B` combines a B with every pending A and then "
-         "consumes them all, a consumption policy of its own that no declarative reading gives",
-         "write A seq B: under the default policy unrestricted it detects each pending A with a later B (and "
-         "keeps the As); :- policy(chronological). consumes the oldest A"),
         ("d(X) <- a(X) ntimes 3.", 1, 9,
          "ETALIS's ntimes is not supported here: ETALIS declares `P ntimes N` but its compiler has no rules for it, "
          "so it never detects anything",

@@ -7,6 +7,7 @@
 :- use_module(library(ordsets)).
 :- use_module(library(assoc)).
 :- use_module(syntax, [etalis_error/3]).
+:- use_module(optable, [operator_policy/2]).
 
 /** <module> Binarization: patterns into binary goals
 
@@ -104,7 +105,12 @@ binarize(event(E), _, _, E, S, S).
 binarize(op(Op, P, Q), Ctx, Outside, Out, S0, S) :-
     operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
     term_variables(OP-OQ, Vs),
-    node(temporal(Op), [OP, OQ], Vs, Ctx, Out, S1, S).
+    (   operator_policy(Op, Policy)             % e.g. forall_seq
+    ->  Ctx = ctx(_, W, Where, VN),
+        OpCtx = ctx(Policy, W, Where, VN)
+    ;   OpCtx = Ctx
+    ),
+    node(temporal(Op), [OP, OQ], Vs, OpCtx, Out, S1, S).
 binarize(or(P, Q), Ctx, Outside, Out, S0, S) :-
     operands(P, Q, Ctx, Outside, OP, OQ, S0, S1),
     or_variables(OP, OQ, Outside, Ctx, Vs),

@@ -3,6 +3,7 @@
             etl_operator/3,             % ?Priority, ?Type, ?Name
             temporal_operator/1,        % ?Name
             temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
+            operator_policy/2,          % +Op, -Policy
             waiting_side/2              % +Operator, -Side
           ]).
 :- use_module(library(lists)).
@@ -28,6 +29,10 @@ op/3 takes it).  Meaning is one of
     policy and window, the pattern JSON gives it as
     `{"op": Name, "left": .., "right": .., "stored": Side}` and
     pattern_text/2 writes it back as `L Name R`.
+  - consuming(Policy, temporal(...)): a temporal operator that
+    consumes its operands under its own policy, whatever the rule's
+    (ETALIS's `forall_seq` is `seq` under `continuous`: each B takes
+    every pending A, and uses them up).
   - same_as(Other): another spelling of the operator Other (ETALIS's
     `check`, `timestamp`, `event_multiply`, `do` and `iff`); read as
     Other.
@@ -71,8 +76,7 @@ operator(cnot,           op(1060, xfx), cnot).
 operator(fnot,           op(1060, xfx), fnot).
 operator(seq,            op(1040, yfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(forall_seq,     op(1040, yfx),
-         refused("`A forall_seq B` combines a B with every pending A and then consumes them all, a consumption policy of its own that no declarative reading gives",
-                 "write A seq B: under the default policy unrestricted it detects each pending A with a later B (and keeps the As); :- policy(chronological). consumes the oldest A")).
+         consuming(continuous, temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]))).
 operator(ntimes,         op(1040, yfx),
          refused("ETALIS declares `P ntimes N` but its compiler has no rules for it, so it never detects anything",
                  "write iteration(P, N) for P N times in sequence")).
@@ -116,7 +120,19 @@ etl_operator(Priority, Type, Name) :-
 %   relations, and any temporal operator added to the table).
 
 temporal_operator(Name) :-
-    operator(Name, _, temporal(_, _, _, _, _)).
+    operator(Name, _, Meaning),
+    temporal_meaning(Meaning, _).
+
+temporal_meaning(temporal(A, B, Cond, Result, Stored), temporal(A, B, Cond, Result, Stored)).
+temporal_meaning(consuming(_, Temporal), Temporal).
+
+%!  operator_policy(+Op, -Policy) is semidet.
+%
+%   The temporal operator Op consumes its operands under Policy, not
+%   under the policy of its rule.
+
+operator_policy(Op, Policy) :-
+    operator(Op, _, consuming(Policy, _)).
 
 %!  temporal_spec(?Op, ?A, ?B, -Cond, -Result, -Stored) is nondet.
 %
@@ -125,7 +141,8 @@ temporal_operator(Name) :-
 %   the module documentation).
 
 temporal_spec(Op, A, B, Cond, Result, Stored) :-
-    operator(Op, _, temporal(A, B, Cond, Result, Stored)).
+    operator(Op, _, Meaning),
+    temporal_meaning(Meaning, temporal(A, B, Cond, Result, Stored)).
 
 %!  waiting_side(+Operator, -Side) is det.
 %

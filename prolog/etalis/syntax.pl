@@ -1090,6 +1090,7 @@ pattern_operator(Name, Op, Kind) :-
     meaning_kind(Meaning1, Kind).
 
 meaning_kind(temporal(_, _, _, _, _), temporal) :- !.
+meaning_kind(consuming(_, _), temporal) :- !.
 meaning_kind(Kind, Kind) :-
     memberchk(Kind, [or, cnot, fnot, where, within]).
 
