@@ -144,3 +144,39 @@ def test_a_static_predicate_named_like_an_operator_is_background_knowledge() -> 
     with Engine.from_file(HERE / "operator_named_predicate.etl") as engine:
         result = engine.emit_many([("a", ["aba"], 1), ("b", ["b"], 2), ("b", ["c"], 3)])
         assert result.detections == [Detection("stop", ("aba", "b"), 1, 2)]
+
+
+def test_dynamic_facts_of_the_file_may_be_asserted_and_retracted_by_its_rules() -> None:
+    with Engine.from_file(HERE / "dynamic_facts.etl") as engine:
+        result = engine.emit_many([("a", [1], 1), ("a", [1], 2), ("a", [3], 3), ("r", [], 4), ("a", [1], 5)])
+        assert result.detections == [
+            Detection("count_new", (1,), 1, 1),
+            Detection("count_new", (3,), 3, 3),
+            Detection("over", (3,), 3, 3),
+            Detection("reset", (), 4, 4),
+            Detection("count_new", (1,), 5, 5),
+        ]
+    with Engine.from_file(HERE / "dynamic_facts.etl") as other:     # each engine has its own facts
+        assert other.emit("a", 1, at=1) == [Detection("count_new", (1,), 1, 1)]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ("c <- a where assert(seen(1)).", 1, 1,
+         "sandbox: assert/1 may not be called by rules from an untrusted source"),
+        (":- dynamic(seen/1).\nc <- a where assert(other(1)).", 2, 1,
+         "sandbox: assert/1 may not be called by rules from an untrusted source"),
+        (":- dynamic(rdf/3).\nc <- a.", 1, 1,
+         "sandbox: rules from an untrusted source may not define rdf/3, the engine's own predicate"),
+        (":- dynamic(member/2).\nc <- a.", 1, 1,
+         "sandbox: rules from an untrusted source may not define member/2, a library predicate"),
+        ("c <- a.\n:- dynamic(seen).", 2, 1, "dynamic takes predicates Name/Arity"),
+        ("c <- a.\n:- dynamic(s/1), initialization(go).", 2, 1,
+         "unknown directive ','(dynamic s/1, initialization go)"),
+    ],
+)
+def test_database_changes_beyond_the_files_dynamic_facts_are_refused(
+    text: str, line: int, column: int, message: str
+) -> None:
+    assert refused(text)[:3] == (line, column, message)

@@ -24,7 +24,7 @@
 :- use_module(policies, [policy/1, policy_hint/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
-:- use_module(sandbox, [static_clause/3, assert_static/4]).
+:- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3]).
 
 /** <module> Compiling rule files into event-driven clauses
 
@@ -56,7 +56,10 @@ Directives understood in a rule file:
     settings' directives as ontology(Path, E, Where);
   - `:- input(Name/Arity).` or `:- input([Name/Arity, ...])`: the
     events that come from outside (optional, for `etalis check`); kept
-    as input(Name/Arity, Where), one per event.
+    as input(Name/Arity, Where), one per event;
+  - `:- dynamic(Name/Arity).` (or a list): a predicate of the file's
+    static rules that may have no clauses, and that its static rules
+    may assert and retract; kept as dynamic(Name/Arity, Where).
 */
 
 %!  compile_items(+Items, +Options, -Compiled) is det.
@@ -653,7 +656,7 @@ directive(directive(D, Where), Ds0, Ds) :-
     ->  true
     ;   directive_text(D, Text),
         format(string(M), "unknown directive ~s", [Text]),
-        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity)", Where)
+        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity), dynamic(Name/Arity)", Where)
     ).
 
 %   directive_text(+D, -Text): D as written, its principal functor in
@@ -691,6 +694,9 @@ directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-
     ontology_declaration(ontology(File), Where, Ontology).
 directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
     ontology_declaration(ontology(File, Options), Where, Ontology).
+directive_(dynamic(PIs), Where, Ds0, Ds) :-       % see etalis_declarations/2
+    is_list(PIs),
+    foldl([PI, D0, [dynamic(PI, Where)|D0]]>>true, PIs, Ds0, Ds).
 directive_(input(Specs0), Where, Ds0, Ds) :-
     (   is_list(Specs0) -> Specs = Specs0 ; Specs = [Specs0] ),
     (   Specs \== [], maplist(event_spec, Specs, Inputs)
@@ -874,7 +880,9 @@ direct_goal(Printed, '$derived'(E, T1, T2, O), Goal) :-
 %   Add the static rules of Compiled to Engine; Refs are their clause
 %   references, to take them back with maplist(erase, Refs).
 
-load_statics(M, compiled(_, _, Statics, _), Refs) :-
+load_statics(M, compiled(_, _, Statics, Settings), Refs) :-
+    forall(member(dynamic(PI, Where), Settings.directives),
+           declare_dynamic(M, PI, Where)),
     foldl(load_static(M), Statics, Refs, []).
 
 load_static(M, Static, [Ref|Refs], Refs) :-

@@ -1,10 +1,12 @@
 :- module(etalis_sandbox,
           [ sandbox_check/2,            % +Items, +Earlier
             static_clause/3,            % +Static, -Clause, -Where
-            assert_static/4             % +Module, +Clause, +Where, -Ref
+            assert_static/4,            % +Module, +Clause, +Where, -Ref
+            declare_dynamic/3           % +Module, +PI, +Where
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(library(pairs)).
 :- use_module(library(sandbox), [safe_goal/1]).
 :- use_module(syntax, [etalis_error/3]).
 :- use_module(operators, [interval_goal/4]).
@@ -34,7 +36,10 @@ clause of it safe:
     detections;
   - on top of library(sandbox), goals that change what the engines of
     the process share are refused: the database, global variables,
-    loading code, flags and halting hooks (forbidden/1).
+    loading code, flags and halting hooks (forbidden/1); except that
+    assert and retract of facts of a predicate that the file declares
+    with `:- dynamic(Name/Arity)` (its own, checked as a static
+    clause's head is) change only that engine's facts.
 
 Directives never run (compile_items/3 accepts only the engine's own
 declarative ones), and static clauses are never term- or
@@ -63,7 +68,15 @@ sandbox_check(Items, Earlier) :-
         '$destroy_module'(S)).
 
 check_in(S, Items, Earlier) :-
-    forall(member(Item, Items), item_shape(S, Item)),
+    findall(PIs-Where, member(directive(dynamic(PIs), Where), Items), Dynamic0),
+    findall(PI-Where, ( member(PI0-Where, Dynamic0), member(PI, PI0) ), Dynamic),
+    forall(member(N/A-Where, Dynamic),
+           (   functor(Head, N, A),
+               safe_head(S, Head, Where),
+               declare_dynamic(S, N/A, Where)
+           )),
+    pairs_keys(Dynamic, Own),
+    forall(member(Item, Items), item_shape(S, Own, Item)),
     include(is_static, Items, New),
     append(Earlier, New, Statics),
     forall(member(Static, Statics),
@@ -80,7 +93,7 @@ is_static(static(_, _)).
 %   item_shape(+Scratch, +Item): what can be told without analysing
 %   calls: the head of a static clause, and forbidden goals anywhere.
 
-item_shape(S, Item) :-
+item_shape(S, Own, Item) :-
     (   Item = static(_, _)
     ->  static_clause(Item, Clause, Where),
         clause_head_body(Clause, Head, _),
@@ -88,7 +101,7 @@ item_shape(S, Item) :-
     ;   true
     ),
     forall(item_goal(Item, Goal, Where),
-           (   forbidden_goal(Goal, G)
+           (   forbidden_goal(Goal, Own, G)
            ->  indicator(G, PI),
                refuse_call(PI, none, Where)
            ;   true
@@ -192,6 +205,16 @@ static_clause(static(Clause0, Where), Clause, Where) :-
     ;   Clause = Clause0
     ).
 
+%!  declare_dynamic(+Module, +PI, +Where) is det.
+%
+%   The file's predicate PI (Name/Arity) is dynamic in Module: it may
+%   have no clauses, and the file's static rules may change it.
+%
+%   @error etalis_error(Message, Hint) at Where if PI is a built-in.
+
+declare_dynamic(M, PI, Where) :-
+    catch(dynamic(M:PI), E, static_error(E, Where)).
+
 %!  assert_static(+Module, +Clause, +Where, -Ref) is det.
 %
 %   Add the static clause Clause to Module.
@@ -232,12 +255,27 @@ safe(S, Goal, Where) :-
 %   but that would change what the engines of this process share,
 %   occurs in Goal (as a goal or as data: either is refused).
 
-forbidden_goal(Goal, G) :-
+forbidden_goal(Goal, Own, G) :-
     sub_term(G, Goal),
     callable(G),
     functor(G, Name, Arity),
     forbidden(Name/Arity),
+    \+ own_update(G, Own),
     !.
+
+%   own_update(+G, +Own): G adds or removes a fact of a predicate that
+%   the file declares dynamic (Own, Name/Arity): a change of the
+%   engine's own background facts, which no other engine sees.
+
+own_update(G, Own) :-
+    compound(G),
+    compound_name_arguments(G, Name, [Fact]),
+    memberchk(Name, [assert, asserta, assertz, retract, retractall]),
+    callable(Fact),
+    \+ Fact = (_ :- _),
+    \+ Fact = _:_,
+    functor(Fact, N, A),
+    memberchk(N/A, Own).
 
 %   forbidden(?PI): library(sandbox) lets a goal change the dynamic
 %   predicates and global variables of its own module, load libraries,

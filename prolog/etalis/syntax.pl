@@ -1408,13 +1408,66 @@ line_of(Lines, Offset, Low, High, Line) :-
 %   taken over.
 
 etalis_declarations(Items0, Items) :-
-    partition(declaration, Items0, Declarations, Items1),
+    foldl(database_directive, Items0, Items00, []),
+    partition(declaration, Items00, Declarations, Items1),
     (   Declarations == []
     ->  Items = Items1
     ;   include(is_declaration(print_trigger), Declarations, Printed),
         include(is_declaration(event_rule_property), Declarations, Properties),
         foldl(property_window, Properties, Items1, Items2),
         print_directive(Printed, Items2, Items)
+    ).
+
+%   database_directive(+Item)//: a directive of original ETALIS that
+%   declares dynamic predicates and adds facts (`:- dynamic(p/1),
+%   assert(p(on)).`) as its parts: a `dynamic(PIs)` directive (PIs a
+%   list of Name/Arity) and the static clauses it asserts.  Any other
+%   item is itself.
+
+database_directive(Item) -->
+    (   { Item = directive(D, Where),
+          database_goals(D, Goals)
+        }
+    ->  database_items(Goals, Where)
+    ;   [Item]
+    ).
+
+database_goals(D, _) :-
+    var(D), !, fail.
+database_goals((A, B), Goals) :- !,
+    database_goals(A, GA),
+    database_goals(B, GB),
+    append(GA, GB, Goals).
+database_goals(dynamic(Spec), [dynamic(Spec)]) :- !.
+database_goals(Assert, [assert(Clause)]) :-
+    compound(Assert),
+    compound_name_arguments(Assert, Name, [Clause]),
+    memberchk(Name, [assert, asserta, assertz]).
+
+database_items([], _) --> [].
+database_items([G|Gs], Where) -->
+    database_item(G, Where),
+    database_items(Gs, Where).
+
+database_item(dynamic(Spec), Where) -->
+    { dynamic_indicators(Spec, Where, PIs) },
+    [directive(dynamic(PIs), Where)].
+database_item(assert(Clause), Where) -->
+    { static_clause(Clause, Where) },
+    [static(Clause, Where)].
+
+dynamic_indicators(Spec, Where, PIs) :-
+    (   var(Spec)
+    ->  Specs = [Spec]
+    ;   is_list(Spec)
+    ->  Specs = Spec
+    ;   comma_list(Spec, Specs)
+    ),
+    (   Specs \== [],
+        forall(member(S, Specs), ( nonvar(S), S = N/A, atom(N), integer(A), A >= 0 ))
+    ->  PIs = Specs
+    ;   etalis_error("dynamic takes predicates Name/Arity",
+                     "write e.g. :- dynamic(count/2). or :- dynamic([count/2, seen/1]).", Where)
     ).
 
 declaration(static(Clause, Where)) :-
