@@ -676,3 +676,24 @@ def test_replay_rejects_bad_rows_of_csv_and_json_lines_one_by_one_as_run_does(
         "time 'soon' is not a number or an ISO 8601 date; give --time-format",
         "not JSON: Expecting property name enclosed in double quotes at column 15", "[1, 2] is not a JSON object"]
     result.unpersist()
+
+
+def test_replay_under_selection_strategies_gives_the_lines_of_etalis_run(spark: SparkSession, tmp_path: Path) -> None:
+    # per sensor, a then b; the strategies choose differently among the a's
+    data = tmp_path / "ab.csv"
+    data.write_text("t,kind,sensor,value\n1,a,s1,1\n2,a,s2,5\n3,a,s1,2\n4,a,s2,6\n5,b,s1,3\n6,b,s2,7\n"
+                    "7,a,s1,4\n8,b,s1,8\n")
+    rules = tmp_path / "ab.etl"
+    rules.write_text("h(S, X, Y) <- a(S, X) seq b(S, Y).\n")
+    mapping = ["--event-col", "kind", "--args", "sensor,value", "--time", "t"]
+    expected = {
+        "nxt": [_det("h", ["s1", 1, 3], 1, 5), _det("h", ["s2", 5, 7], 2, 6), _det("h", ["s1", 1, 8], 1, 8)],
+        "last": [_det("h", ["s1", 2, 3], 3, 5), _det("h", ["s2", 6, 7], 4, 6), _det("h", ["s1", 4, 8], 7, 8)],
+        "stn": [_det("h", ["s1", 1, 3], 1, 5), _det("h", ["s1", 2, 3], 3, 5), _det("h", ["s2", 5, 7], 2, 6),
+                _det("h", ["s2", 6, 7], 4, 6), _det("h", ["s1", 4, 8], 7, 8)],
+    }
+    for policy, lines in expected.items():
+        assert etalis_run(rules, data, [*mapping, "--policy", policy])[0] == lines
+        result = replay(data, rules, spark=spark, partition_by="sensor", policy=policy, **kwargs(mapping))
+        assert sorted(result.detection_lines()) == sorted(lines)
+        result.unpersist()

@@ -132,16 +132,16 @@ select_matches(Selector, Matches0, Selected) :-
     distinct_sets(Matches0, Matches),
     selected(Selector, Matches, Selected).
 
-distinct_sets(Matches0, Matches) :-
-    foldl(first_of_set, Matches0, []-[], Rev-_),
-    reverse(Rev, Matches).
+%   distinct_sets(+Matches0, -Matches): the first of each set of
+%   positions, in the order given (keysort/2 is stable), in n log n.
 
-first_of_set(M, Acc0-Seen0, Acc-Seen) :-
-    M = o(_, Set, _, _),
-    (   memberchk(Set, Seen0)
-    ->  Acc = Acc0, Seen = Seen0
-    ;   Acc = [M|Acc0], Seen = [Set|Seen0]
-    ).
+distinct_sets(Matches0, Matches) :-
+    findall(Set-(I-M), ( nth1(I, Matches0, M), M = o(_, Set, _, _) ), Keyed),
+    keysort(Keyed, BySet),
+    group_pairs_by_key(BySet, Groups),
+    findall(First, member(_-[First|_], Groups), Firsts0),
+    keysort(Firsts0, Firsts),
+    pairs_values(Firsts, Matches).
 
 selected(strict, Matches, Selected) :-
     include(contiguous, Matches, Selected).
