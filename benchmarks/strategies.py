@@ -13,14 +13,14 @@ W (once W seconds have passed), the number of completions is fixed
 `last`, `recent` and `chronological` (one per completion); `unrestricted`,
 `max`, `stn` and `continuous` detect one match per `a` in the window of a
 completion (the output grows with W; `stn` and `continuous` consume each
-`a` once).
+`a` once), `cumulative` one per completion, holding the list of those `a`.
 
 Each row gives, per strategy, microseconds of CPU time per event (the
 process's, which includes the embedded SWI-Prolog), for each window, and
 the detections.  "flat" is the ratio of the largest to the smallest cost
 per event of the row's windows.
 
-    .venv/bin/python benchmarks/strategies.py [--events 20000] [--period 2000]
+    .venv/bin/python benchmarks/strategies.py [--events 20000] [--period 2000] [--strategies nxt,last]
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ import time
 
 from etalis_py import Engine
 
-STRATEGIES = ("unrestricted", "strict", "nxt", "last", "max", "stn", "continuous", "recent", "chronological")
+STRATEGIES = ("unrestricted", "strict", "nxt", "last", "max", "stn", "continuous", "cumulative", "recent",
+              "chronological")
 WINDOWS = (10, 100, 1000, 10000)
 OPERANDS = (2, 4, 6)
 NAMES = "abcdef"
@@ -62,11 +63,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--period", type=int, default=2_000)
+    parser.add_argument("--strategies", default=",".join(STRATEGIES), help="the rows to run (default: all)")
     args = parser.parse_args()
     header = " | ".join(f"W={w}" for w in WINDOWS)
     print(f"| strategy | k | {header} | flat | detections (W={WINDOWS[0]} .. {WINDOWS[-1]}) |")
     print("|---|---|" + "---|" * len(WINDOWS) + "---|---|")
-    for strategy in STRATEGIES:
+    for strategy in args.strategies.split(","):
         for k in OPERANDS:
             events = stream(args.events, k, args.period)
             runs = [cost(strategy, k, w, events) for w in WINDOWS]

@@ -10,7 +10,8 @@ detections must be exactly the model's derived facts of the reported events,
 each as often as the rules derive it; under `recent` and `chronological`
 (each now and then as an interval variant, e.g. `recent(longer)`) a subset
 of them; under a random selection strategy or context (`strict`, `nxt`,
-`last`, `max`, `stn`, `continuous`) a subset of them too.  Each case also
+`last`, `max`, `stn`, `continuous`) a subset of them too.  (Under
+`cumulative` variables hold lists, so it is checked on sequences only.)  Each case also
 draws a sequence rule and stream (etalis_py.selection.random_chain_case)
 on which the engine, under a random strategy, must detect exactly the
 matches of the reference definitions, each with its events.  The first
@@ -29,6 +30,10 @@ from typing import Optional, TextIO
 
 from etalis_py.errors import EtalisError
 from etalis_py.engine import STRATEGIES
+
+# the strategies whose detections are detections of the model (cumulative's
+# variables hold lists of values: it is held to its own definition only)
+SOUND_STRATEGIES = tuple(s for s in STRATEGIES if s != "cumulative")
 from etalis_py.selection import check_chain_case, random_chain_case
 from etalis_py.testing import (
     Case,
@@ -63,7 +68,7 @@ def run_case(seed: int, index: int, policies: Optional[tuple[str, ...]] = None) 
         ch = RandomChoices(rng)
         case = random_case(ch, negation=ch.integer(0, 4) == 0)
         chosen = policies or ("unrestricted", random_policy(ch, "recent"), random_policy(ch, "chronological"),
-                              STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)])
+                              SOUND_STRATEGIES[ch.integer(0, len(SOUND_STRATEGIES) - 1)])
         try:
             outcomes = check_case(case, chosen)
         except Uncheckable:

@@ -173,7 +173,7 @@ def test_policy_names_are_checked_by_the_engines_grammar() -> None:
     assert str(info.value) == (
         "unknown policy 'recent(newest)': use unrestricted, recent or chronological, or for intervals "
         "recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N), or a selection strategy: "
-        "strict, nxt, last, max, stn or continuous")
+        "strict, nxt, last, max, stn, continuous or cumulative")
 
 
 def test_a_list_argument_is_checked_like_any_term() -> None:

@@ -83,6 +83,14 @@ def test_continuous_combines_a_terminator_with_every_initiator_and_consumes_them
     assert detections(RULE, "continuous", STREAM) == [at((0, 2, 4)), at((1, 2, 4)), at((5, 6, 7))]
 
 
+def test_cumulative_combines_all_initiators_into_one_detection_whose_variables_hold_their_values() -> None:
+    # step 1: b(3) takes a(1) and a(2): X = [1, 2]; b(4) finds none; step 2: c takes that one occurrence
+    with Engine.from_string(RULE, policy="cumulative", explain=True) as engine:
+        found = engine.emit_many(STREAM).detections
+    assert [(d.event, d.args, d.start, d.end, tuple(p.start for p in d.provenance)) for d in found] == [
+        ("h", ([[1, 2]], [3]), 1, 5, (1, 2, 3, 5)), ("h", ([[5]], [6]), 6, 8, (6, 7, 8))]
+
+
 def test_recent_and_chronological_on_the_same_stream_for_comparison() -> None:
     assert detections(RULE, "recent", STREAM) == [at((1, 3, 4)), at((5, 6, 7))]
     assert detections(RULE, "chronological", STREAM) == [at((0, 2, 4)), at((1, 3, 7))]
@@ -178,6 +186,7 @@ def reference(strategy: str, rules: str, stream: list[tuple[str, list[Any], int]
              (1, 3, 7), (1, 6, 7), (5, 6, 7)]),
     ("stn", [(0, 2, 4), (1, 2, 4), (5, 6, 7)]),
     ("continuous", [(0, 2, 4), (1, 2, 4), (5, 6, 7)]),
+    ("cumulative", [(0, 1, 2, 4), (5, 6, 7)]),
 ])
 def test_reference_definitions_on_the_example(strategy: str, positions: list[tuple[int, ...]]) -> None:
     assert sorted(reference(strategy, RULE, STREAM), key=lambda p: (p[-1], p)) == \

@@ -8,7 +8,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- reexport(optable, [temporal_spec/6]).
-:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1]).
+:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1, accumulated/2]).
 
 /** <module> One rule template per operator
 
@@ -230,7 +230,8 @@ side_intervals(right, Mine, Theirs, Theirs, Mine).
 %   combine it with the partner's pending occurrences, as the policy
 %   says.  A consuming policy stores it only when it completes nothing;
 %   `continuous` combines it with every pending occurrence that fits
-%   and consumes them all.
+%   and consumes them all; `cumulative` takes them all too, as one
+%   occurrence (see etalis_policies:accumulated/2).
 
 match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
     consuming_all(Policy),
@@ -240,10 +241,14 @@ match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body)
              etalis_store:store_take_all(St, Key, Expiry, Entry, Test, Taken),
              (   Taken == []
              ->  Add, fail
-             ;   member(Entry, Taken),
+             ;   Combine,
                  Result,
                  Fire
-             ) ).
+             ) ),
+    (   Policy == cumulative
+    ->  Combine = etalis_policies:accumulated(Taken, Entry)
+    ;   Combine = member(Entry, Taken)
+    ).
 match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
     consuming(Policy),
     !,

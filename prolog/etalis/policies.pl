@@ -4,9 +4,13 @@
             resolve_policy/4,           % +Policy0, +Event, +Entry, -Policy
             consuming/1,                % +Policy
             consuming_all/1,            % +Policy
+            accumulated/2,              % +Entries, -Entry
             add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
             match_goal/7                % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
           ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(library(aggregate)).
 :- use_module(strategies, [strategy/1]).
 
 /** <module> Consumption policies as store and select strategies
@@ -56,7 +60,7 @@ policy(Strategy) :- strategy(Strategy).
 %   Hint says which policies there are, for a message about a name that
 %   is not one.
 
-policy_hint("use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N), or a selection strategy: strict, nxt, last, max, stn or continuous").
+policy_hint("use unrestricted, recent or chronological, or for intervals recent(Pref) or chronological(Pref) with Pref longer, shorter or greater(N), or a selection strategy: strict, nxt, last, max, stn, continuous or cumulative").
 
 preference(longer).
 preference(shorter).
@@ -92,6 +96,29 @@ consuming(chronological(_)).
 %   fits, and consumes them all (SNOOP's continuous context).
 
 consuming_all(continuous).
+consuming_all(cumulative).
+
+%!  accumulated(+Entries, -Entry) is det.
+%
+%   Entry combines the pending occurrences Entries (oldest first), as
+%   SNOOP's cumulative context does: each variable of its payload holds
+%   the list of the values it has in Entries, oldest first, and it spans
+%   from the earliest start to the latest end of Entries.
+
+accumulated(Entries, e(Payload, T1, T2)) :-
+    Entries = [e(P0, _, _)|_],
+    functor(P0, Name, Arity),
+    numlist_(Arity, Args),
+    maplist(argument_values(Entries), Args, Lists),
+    Payload =.. [Name|Lists],
+    aggregate_all(min(S), member(e(_, S, _), Entries), T1),
+    aggregate_all(max(E), member(e(_, _, E), Entries), T2).
+
+numlist_(0, []) :- !.
+numlist_(N, L) :- numlist(1, N, L).
+
+argument_values(Entries, I, Values) :-
+    findall(V, ( member(e(P, _, _), Entries), arg(I, P, V) ), Values).
 
 %!  add_goal(+Policy, +Store, +Key, +Entry, +Expiry, -Goal) is det.
 %

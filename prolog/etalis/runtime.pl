@@ -648,8 +648,9 @@ process(M, E, T1, T2) :-
 process_explained(M, E, T1, T2) :-
     forall(outcome(M, E, T1, T2, det(D, S, End)),
            (   D =.. List0,
-               append(List, [Prov], List0),
+               append(List, [Prov0], List0),
                D1 =.. List,
+               flatten(Prov0, Prov),    % nested by the cumulative context
                write_detection(det(D1, S, End), Prov)
            )).
 

@@ -32,6 +32,8 @@ docs/language.md, "Selection strategies"):
   - SNOOP's `continuous` context: an arriving terminator combines with
     every eligible initiator and consumes them all (the goal-store side
     is in etalis_policies and etalis_store).
+  - SNOOP's `cumulative` context: the same, but the initiators make
+    one occurrence, whose variables hold the lists of their values.
   - SASE's skip-till-next-match `stn`: each run takes the first later
     event that fits its next element; on a sequence of events that is
     what `continuous` does, and it is compiled as `continuous`.
@@ -45,6 +47,7 @@ docs/language.md, "Selection strategies"):
 
 strategy(S) :- selector(S).
 strategy(continuous).
+strategy(cumulative).
 strategy(stn).
 
 %!  selector(?Selector) is nondet.
@@ -146,7 +149,9 @@ distinct_sets(Matches0, Matches) :-
 selected(strict, Matches, Selected) :-
     include(contiguous, Matches, Selected).
 selected(max, Matches, Selected) :-
-    exclude(has_superset(Matches), Matches, Selected).
+    findall(N-Set, ( member(o(_, Set, _, _), Matches), length(Set, N) ), Sized0),
+    sort(1, @>=, Sized0, Sized),
+    exclude(has_superset(Sized), Matches, Selected).
 selected(nxt, Matches, [Best]) :-
     greatest(next, Matches, Best).
 selected(last, Matches, [Best]) :-
@@ -160,13 +165,21 @@ contiguous(o(_, Set, _, _)) :-
     length(Set, N),
     Last - First =:= N - 1.
 
-%   has_superset(+Matches, +Match): another of Matches holds every
-%   position of Match and more.
+%   has_superset(+Sized, +Match): another of the matches, given as
+%   Size-Set in Sized (largest first), holds every position of Match and
+%   more.  Only the larger ones are compared, so on matches of one size,
+%   as a sequence's are, selecting costs n log n.
 
-has_superset(Matches, o(_, Set, _, _)) :-
-    member(o(_, Other, _, _), Matches),
-    Other \== Set,
-    ord_subset_of(Set, Other).
+has_superset(Sized, o(_, Set, _, _)) :-
+    length(Set, N),
+    larger_superset(Sized, N, Set).
+
+larger_superset([M-Other|Sized], N, Set) :-
+    M > N,
+    (   ord_subset_of(Set, Other)
+    ->  true
+    ;   larger_superset(Sized, N, Set)
+    ).
 
 ord_subset_of(Set, Other) :-
     ord_subtract(Set, Other, []).

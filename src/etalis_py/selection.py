@@ -19,8 +19,8 @@ nothing, under ``stn`` and ``continuous`` it decides which event a run
 takes.
 
 - :func:`stn_matches` is SASE's greedy skip-till-next-match procedure;
-- :func:`continuous_matches` is SNOOP's continuous context over the
-  left-nested sequence.
+- :func:`continuous_matches` and :func:`cumulative_matches` are SNOOP's
+  continuous and cumulative contexts over the left-nested sequence.
 
 Each is computed on its own, from its own definition: that ``stn`` and
 ``continuous`` agree on these rules is a theorem the tests check, not an
@@ -48,7 +48,9 @@ from .testing import (
     PrologGoals,
     Rule,
     RuleSet,
+    Struct,
     Term,
+    Var,
     Where,
     Within,
     goal_variables,
@@ -56,6 +58,7 @@ from .testing import (
     instantiate,
     match,
     reported_value,
+    term_vars,
 )
 
 _INTERVAL = re.compile(r"\b(start|end|t1|t2|duration|check)\(")
@@ -299,6 +302,69 @@ def continuous_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) 
     return out
 
 
+def cumulative_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+    """SNOOP's cumulative context over ``(((e1 seq e2) seq e3) ...)``: as
+    continuous, but a terminator combines all its eligible initiators into
+    one occurrence: a variable that the next element does not share holds
+    the list of its values in them (oldest first; nested, step by step),
+    a shared one (the join) its one value, and the occurrence spans from
+    the earliest of them to the terminator."""
+    fit = _Fit(seq, stream, solver)
+    n = len(seq.elements)
+    later = [set().union(*(term_vars(e.event) for e in seq.elements[k:])) | term_vars(seq.head)
+             for k in range(n + 1)]
+    waiting: list[list[tuple[dict[str, Any], list[int]]]] = [[] for _ in range(n)]
+    out: list[Match] = []
+    for p in range(len(stream)):
+        for k in range(n - 1, 0, -1):
+            kept, taken = [], []
+            for env, positions in waiting[k - 1]:
+                envs = fit.element(k, p, env, positions[0]) if stream[positions[-1]].end < stream[p].start else []
+                if envs:
+                    taken.append((envs[0], positions))
+                else:
+                    kept.append((env, positions))
+            waiting[k - 1] = kept
+            if not taken:
+                continue
+            shared = term_vars(seq.elements[k].event)
+            combined: dict[str, Any] = {}
+            for name in later[k]:
+                values = [env[name] for env, _ in taken if name in env]
+                if values:
+                    combined[name] = values[0] if name in shared else values
+            positions = [q for _, ps in taken for q in ps] + [p]
+            if k == n - 1:
+                out.append(_accumulated_match(seq.head, combined, stream[positions[0]].start, stream[p].end,
+                                              positions))
+            else:
+                waiting[k].append((combined, positions))
+        for env0 in fit.element(0, p, {}, None):
+            waiting[0].append((dict(env0), [p]))
+    return out
+
+
+def _accumulated_match(head: Term, env: Mapping[str, Any], start: Time, end: Time,
+                       positions: Sequence[int]) -> Match:
+    args = tuple(_reported(env, a) for a in head.args) if isinstance(head, Struct) else ()
+    name = head.functor if isinstance(head, Struct) else instantiate(head, {})
+    assert isinstance(name, str)
+    return Match(name, args, start, end, tuple(positions))
+
+
+def _reported(env: Mapping[str, Any], term: Term) -> Any:
+    value = env[term.name] if isinstance(term, Var) else instantiate(term, {})
+    return _tuples(value)
+
+
+def _tuples(value: Any) -> Any:
+    """Lists of accumulated values as tuples (hashable), others as the
+    engine reports them."""
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    return reported_value(value)
+
+
 def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
     """The matches of ``seq`` on ``stream`` under ``strategy``
     (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
@@ -310,6 +376,8 @@ def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver
         return stn_matches(seq, stream, solver)
     if strategy == "continuous":
         return continuous_matches(seq, stream, solver)
+    if strategy == "cumulative":
+        return cumulative_matches(seq, stream, solver)
     raise ValueError(f"no reference definition of {strategy!r}")
 
 
@@ -324,7 +392,8 @@ def engine_matches(text: str, strategy: str, stream: Sequence[Event]) -> list[Ma
         found = engine.emit_many(list(stream))
     if found.rejected:
         raise ValueError(f"the engine rejected stream items: {found.rejected}")
-    return [Match(d.event, tuple(d.args), d.start, d.end, tuple(where[(p.start, p.end)] for p in d.provenance))
+    return [Match(d.event, tuple(_tuples(a) for a in d.args), d.start, d.end,
+                  tuple(where[(p.start, p.end)] for p in d.provenance))
             for d in found.detections]
 
 
@@ -338,7 +407,7 @@ def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolve
     return want - got, got - want
 
 
-STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous")
+STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous", "cumulative")
 """The strategies with a reference definition here."""
 
 _ARITY = {"a": 1, "b": 1, "c": 0}
@@ -396,7 +465,7 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
             parts.append(f"{name}({ch.integer(0, 2)})")
     pattern = " seq ".join(parts)
     used = sorted(set(bound))
-    if len(used) >= 2 and strategy not in ("stn", "continuous") and ch.integer(0, 2) == 0:
+    if len(used) >= 2 and strategy not in ("stn", "continuous", "cumulative") and ch.integer(0, 2) == 0:
         pattern = f"({pattern}) where {used[0]} {('<', '>=', '=:=')[ch.integer(0, 2)]} {used[1]}"
     if ch.integer(0, 2) == 0:
         pattern = f"({pattern}) within {ch.integer(1, 6)}"
