@@ -39,33 +39,10 @@ $(VENV)/.installed: pyproject.toml
 	@$(VENV)/bin/pip install -q -e '.[test]'
 	@touch $@
 
-CHARLEY_MAPPING = \
-  --columns SAMPLINGTIME,STATIONID,WINDSPEED,RELATIVEHUMIDITY,AIRTEMPERATURE,PRECIPITATION,DEWPOINT,WINDDIRECTION,WINDGUST,PRECIPITATIONACCUMULATED,PRESSURE,PRECIPITATIONSMOOTHED,SOILTEMPERATURE,VISIBILITY,PEAKWINDSPEED,WATERTEMPERATURE,PEAKWINDDIRECTION \
-  --time SAMPLINGTIME --time-format '%Y-%m-%d %H:%M:%S.%f+0:00'
-CHARLEY = $(DATA)/weather/lsd-charley-2004-08-08-obs.csv
-JFK = $(DATA)/weather/noaa-jfk-hourly-2010-2018.csv
-
+# examples/wind_area/demo.sh holds the commands (tests/test_demo.py runs it too)
 demo: setup
-	@mkdir -p $(OUT)
-	@echo "== High wind at 384 US weather stations, 8 August 2004 (LinkedSensorData)"
-	@echo "\$$ etalis replay examples/wind_area/wind_area.etl --partition-by STATIONID ...   (Spark, local mode)"
-	@PYTHONWARNINGS=ignore::FutureWarning $(VENV)/bin/etalis replay examples/wind_area/wind_area.etl \
-	  --events $(CHARLEY) $(CHARLEY_MAPPING) --event obs --args STATIONID,WINDSPEED \
-	  --partition-by STATIONID --no-progress > $(OUT)/wind_area.jsonl 2> $(OUT)/replay.log \
-	  || { cat $(OUT)/replay.log; exit 1; }
-	@sed -n '/^rows:/,$$p' $(OUT)/replay.log
-	@echo
-	@$(VENV)/bin/etalis table $(OUT)/wind_area.jsonl --names examples/wind_area/stations.csv
-	@$(VENV)/bin/etalis plot $(OUT)/wind_area.jsonl --names examples/wind_area/stations.csv \
-	  -o $(OUT)/timeline.png --title "High wind and wind areas, 8 August 2004" \
-	  --events $(CHARLEY) $(CHARLEY_MAPPING) --signal WINDSPEED --key STATIONID --ylabel "wind speed (mph)" --level 10
-	@echo
-	@echo "== Blizzards at JFK airport (KJFK), 2010-2018 (NOAA hourly observations; local times)"
-	@echo "\$$ etalis run examples/blizzard/blizzard.etl ..."
-	@$(VENV)/bin/etalis run examples/blizzard/blizzard.etl --events $(JFK) \
-	  --event reading --args VISIBILITY,WindSpeed \
-	  --time DATE --time-format '%d-%m-%Y %H:%M' --quiet > $(OUT)/blizzard.jsonl
-	@$(VENV)/bin/etalis table $(OUT)/blizzard.jsonl --lines --no-args
+	@PYTHONWARNINGS=ignore::FutureWarning ETALIS=$(VENV)/bin/etalis DATA=$(DATA) OUT=$(OUT) \
+	  sh examples/wind_area/demo.sh
 
 test: setup
 	$(VENV)/bin/pytest -q

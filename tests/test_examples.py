@@ -95,28 +95,28 @@ WIND_AREA = [
 
 # what `make demo` prints for them: `etalis table` with the stations' names
 WIND_AREA_TABLE = """\
-times in UTC
-event         args               start              end    duration
-wind_warning  C2236              08 Aug 2004 06:10  06:55  45m 00s
-wind_warning  C1134              08 Aug 2004 07:15  08:00  45m 00s
-wind_warning  C2236              08 Aug 2004 07:30  08:15  45m 00s
-wind_warning  C2236              08 Aug 2004 08:45  09:30  45m 00s
-wind_warning  C1681              08 Aug 2004 08:45  09:30  45m 00s
-wind_warning  C1681              08 Aug 2004 09:50  10:35  45m 00s
-wind_warning  C2236              08 Aug 2004 10:00  10:45  45m 00s
-wind_warning  C1650              08 Aug 2004 10:50  11:35  45m 00s
-wind_warning  C2236              08 Aug 2004 11:05  11:45  40m 00s
-wind_warning  C1650              08 Aug 2004 12:05  12:50  45m 00s
-wind_warning  C2236              08 Aug 2004 12:15  13:05  50m 00s
-wind_warning  C1617              08 Aug 2004 12:45  13:35  50m 00s
-wind_area     C1617, C1650, 161  08 Aug 2004 12:05  13:35  1h 30m
-wind_warning  C1134              08 Aug 2004 13:00  13:45  45m 00s
-wind_warning  C1720              08 Aug 2004 13:00  14:00  1h 00m
-wind_area     C1650, C1720, 17   08 Aug 2004 12:05  14:00  1h 55m
-wind_area     C1617, C1720, 150  08 Aug 2004 12:45  14:00  1h 15m
-wind_warning  C2236              08 Aug 2004 14:00  14:45  45m 00s
-wind_warning  C1617              08 Aug 2004 14:05  14:50  45m 00s
-wind_area     C1617, C1720, 150  08 Aug 2004 13:00  14:50  1h 50m
+local times: each row in the zone of its first argument that has one (else UTC)
+event         args                                               start              end    zone  duration
+wind_warning  Readville MA (C2236)                               08 Aug 2004 02:10  02:55  EDT   45m 00s
+wind_warning  Pierce NE (C1134)                                  08 Aug 2004 02:15  03:00  CDT   45m 00s
+wind_warning  Readville MA (C2236)                               08 Aug 2004 03:30  04:15  EDT   45m 00s
+wind_warning  Readville MA (C2236)                               08 Aug 2004 04:45  05:30  EDT   45m 00s
+wind_warning  Alma KS (C1681)                                    08 Aug 2004 03:45  04:30  CDT   45m 00s
+wind_warning  Alma KS (C1681)                                    08 Aug 2004 04:50  05:35  CDT   45m 00s
+wind_warning  Readville MA (C2236)                               08 Aug 2004 06:00  06:45  EDT   45m 00s
+wind_warning  Berthoud CO (C1650)                                08 Aug 2004 04:50  05:35  MDT   45m 00s
+wind_warning  Readville MA (C2236)                               08 Aug 2004 07:05  07:45  EDT   40m 00s
+wind_warning  Berthoud CO (C1650)                                08 Aug 2004 06:05  06:50  MDT   45m 00s
+wind_warning  Readville MA (C2236)                               08 Aug 2004 08:15  09:05  EDT   50m 00s
+wind_warning  Black Forest CO (C1617)                            08 Aug 2004 06:45  07:35  MDT   50m 00s
+wind_area     Black Forest CO (C1617), Berthoud CO (C1650), 161  08 Aug 2004 06:05  07:35  MDT   1h 30m
+wind_warning  Pierce NE (C1134)                                  08 Aug 2004 08:00  08:45  CDT   45m 00s
+wind_warning  Mead CO (C1720)                                    08 Aug 2004 07:00  08:00  MDT   1h 00m
+wind_area     Berthoud CO (C1650), Mead CO (C1720), 17           08 Aug 2004 06:05  08:00  MDT   1h 55m
+wind_area     Black Forest CO (C1617), Mead CO (C1720), 150      08 Aug 2004 06:45  08:00  MDT   1h 15m
+wind_warning  Readville MA (C2236)                               08 Aug 2004 10:00  10:45  EDT   45m 00s
+wind_warning  Black Forest CO (C1617)                            08 Aug 2004 08:05  08:50  MDT   45m 00s
+wind_area     Black Forest CO (C1617), Mead CO (C1720), 150      08 Aug 2004 07:00  08:50  MDT   1h 50m
 """
 
 
@@ -136,11 +136,27 @@ def test_wind_area_example_warns_per_station_and_of_areas_of_nearby_stations(tmp
     assert etalis("table", str(out), "--names", names).stdout == WIND_AREA_TABLE
 
 
-def test_wind_area_station_facts_and_names_are_those_of_lsd_stations() -> None:
+def test_wind_area_stations_are_rdf_individuals_with_the_positions_of_lsd_stations() -> None:
     r = subprocess.run([sys.executable, str(ROOT / "examples/wind_area/stations.py"), "--check"],
                        capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr) == (0, "")
-    rules = WIND_AREA_RULES.read_text()
-    assert rules.count("\nstation(") == 384
-    assert "\nstation(3489, 'C2236', 42.2122, -71.1147).\n" in rules
-    assert (ROOT / "examples/wind_area/stations.csv").read_text().splitlines()[:2] == ["value,name", "3000,C0646"]
+    turtle = (ROOT / "examples/wind_area/stations.ttl").read_text()
+    assert turtle.count(" a st:MesoWestStation ;\n") == 384
+    assert ('st:station3489 a st:MesoWestStation ;\n'
+            '    st:id 3489 ; st:code "C2236" ; rdfs:label "Readville MA (C2236)" ;\n'
+            '    geo:lat 42.2122 ; geo:long -71.1147 ; st:timeZone "America/New_York" ;\n'
+            '    st:nearestPlace "Readville, MA" ; st:nearestPlaceKm 3.6 .\n') in turtle
+    assert (ROOT / "examples/wind_area/stations.csv").read_text().splitlines()[:2] == [
+        "value,name,tz", "3000,Rotterdam NY (C0646),America/New_York"]
+
+
+def test_wind_area_rules_ask_the_class_hierarchy_of_the_stations_with_isa() -> None:
+    # stations.ttl types station 3489 a MesoWest station; only the RDFS closure makes it a weather
+    # station, which high wind asks; station 1 is none, so its 30 mph is no high wind
+    from etalis_py import Engine
+
+    with Engine.from_file(WIND_AREA_RULES) as engine:
+        found = engine.emit_many([("obs", [3489, 12.0], 0), ("obs", [3489, 9.0], 60), ("obs", [1, 30.0], 120),
+                                  ("obs", [3489, 10.0], 180), ("obs", [3489, 15.0], 240),
+                                  ("obs", [3489, 11.0], 300)]).detections
+    assert [(d.event, d.args, d.start, d.end) for d in found] == [("wind_warning", (3489,), 0, 300)]

@@ -88,10 +88,38 @@ def test_unknown_zone_and_bad_names_file_are_errors(tmp_path: Path) -> None:
     bad = tmp_path / "n.csv"
     bad.write_text("code,station\n1,A\n")
     assert etalis(["table", str(path), "--names", str(bad)])[2] == \
-        f"etalis: {bad}: a names file starts with the header 'value,name'\n"
+        f"etalis: {bad}: a names file starts with the header 'value,name' or 'value,name,tz'\n"
     bad.write_text("value,name\n1,A,extra\n")
     with pytest.raises(ValueError, match=r"n.csv:2: 3 fields where 'value,name' has 2"):
         read_names(bad)
+    bad.write_text("value,name,tz\n1,A,America/New_York\n2,B,Mars/Olympus\n")
+    assert etalis(["table", str(path), "--names", str(bad)])[2] == (
+        f"etalis: {bad}:3: unknown time zone 'Mars/Olympus': give an IANA name such as 'Europe/Berlin', or 'UTC'\n")
+
+
+def test_table_with_the_zones_of_a_names_file_shows_each_row_in_its_stations_local_time(tmp_path: Path) -> None:
+    zones = tmp_path / "zones.csv"
+    zones.write_text("value,name,tz\n7,KJFK,America/New_York\n9,KDEN,America/Denver\n")
+    moved = [*STATIONS, Detection("gust", (9, 50), 1293400000, 1293400000)]
+    code, out, err = etalis(["table", str(jsonl(tmp_path, [BLIZZARD, *moved])), "--names", str(zones)])
+    assert (code, err) == (0, "")
+    assert out == (
+        "local times: each row in the zone of its first argument that has one (else UTC)\n"
+        "event       args                        start                 end                   zone  duration\n"
+        "blizzard    1293396660.0, 1293407460.0  26 Dec 2010 20:51:00  23:51:00              UTC   3h 00m\n"
+        "gust        KJFK, 41.5                  26 Dec 2010 16:46:40  16:46:40              EST   0s\n"
+        "storm_area  KJFK, KDEN, east            26 Dec 2010 16:30:00  27 Dec 2010 17:46:40  EST   1d 01h 16m\n"
+        "gust        KDEN, 50                    26 Dec 2010 14:46:40  14:46:40              MST   0s\n"
+    )
+    assert etalis(["table", str(jsonl(tmp_path, moved)), "--names", str(zones), "--lines"])[1] == (
+        "gust(KJFK, 41.5), at 26 Dec 2010 16:46:40 EST\n"
+        "storm_area(KJFK, KDEN, east), 26 Dec 2010 16:30:00 to 27 Dec 2010 17:46:40 EST (1d 01h 16m)\n"
+        "gust(KDEN, 50), at 26 Dec 2010 14:46:40 MST\n")
+    # a zone given with --tz is the zone of every row
+    assert etalis(["table", str(jsonl(tmp_path, moved)), "--names", str(zones), "--tz", "UTC", "--lines"])[1] == (
+        "gust(KJFK, 41.5), at 26 Dec 2010 21:46:40\n"
+        "storm_area(KJFK, KDEN, east), 26 Dec 2010 21:30:00 to 27 Dec 2010 22:46:40 (1d 01h 16m)\n"
+        "gust(KDEN, 50), at 26 Dec 2010 21:46:40\n")
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -115,7 +143,7 @@ def test_plot_draws_a_bar_per_detection_and_a_line_per_station(tmp_path: Path) -
                              "--key", "station", "--time", "when", "--time-format", "%Y-%m-%d %H:%M", "--level", "35"])
     assert (code, out) == (0, "")
     assert err == (f"etalis: {data}: 2 values without a number or a time were not drawn\n"
-                   f"{png}: 3 detections, 2 signals, 1200 x 540 pixels\n")
+                   f"{png}: 3 bars in 3 lanes, 2 signals, 1200 x 540 pixels\n")
     assert png_size(png) == (1200, 540)         # 150 margin + 300 signals + 3 lanes of 30
 
 
@@ -127,7 +155,7 @@ def test_timeline_figure_has_the_bars_lanes_and_lines_drawn() -> None:
     timeline = Timeline(twice, [Signal("KJFK", [1293400000, 1293410000], [30.0, 41.0])], readable, levels=[35])
     fig = timeline.figure()
     signals, bars = fig.axes
-    assert [line.get_label() for line in signals.get_lines()] == ["KJFK", "35"]     # the level: a dashed line
+    assert [line.get_label() for line in signals.get_lines()] == ["KJFK", "level 35"]     # the level: a dashed line
     assert signals.get_lines()[1].get_linestyle() == "--"
     rectangles = [r for r in bars.patches if isinstance(r, Rectangle)]
     assert len(rectangles) == len(bars.patches) == 3            # a bar per detection
@@ -142,7 +170,7 @@ def test_timeline_figure_has_the_bars_lanes_and_lines_drawn() -> None:
 def test_plot_without_signals_writes_the_bars_alone(tmp_path: Path) -> None:
     png = tmp_path / "t.png"
     code, _, err = etalis(["plot", str(jsonl(tmp_path, [BLIZZARD])), "-o", str(png), "--title", "JFK"])
-    assert code == 0 and err == f"{png}: 1 detections, 0 signals, 1200 x 180 pixels\n"
+    assert code == 0 and err == f"{png}: 1 bar in 1 lane, 0 signals, 1200 x 180 pixels\n"
     assert png_size(png) == (1200, 180)
     assert json.loads(jsonl(tmp_path, [BLIZZARD]).read_text())["event"] == "blizzard"
 

@@ -117,44 +117,6 @@ def test_replay_of_charley_per_station_and_cross_station_rules_matches_etalis_ru
     result.unpersist()
 
 
-def test_make_demo_replay_of_wind_area_gives_the_detections_table_and_picture_of_etalis_run(
-        spark: SparkSession, tmp_path: Path) -> None:
-    # what `make demo` does: replay partitioned by station, then `etalis table` and `etalis plot`
-    from matplotlib.patches import Rectangle
-    from test_examples import WIND_AREA, WIND_AREA_MAPPING, WIND_AREA_RULES, WIND_AREA_TABLE
-
-    from etalis_py.plot import SignalFile, Timeline
-    from etalis_py.report import Readable, read_detections, read_names
-
-    expected, _ = etalis_run(WIND_AREA_RULES, CHARLEY_OBS, WIND_AREA_MAPPING)
-    assert [json.loads(line) for line in expected] == WIND_AREA
-    result = replay(CHARLEY_OBS, WIND_AREA_RULES, spark=spark, partition_by="STATIONID", partitions=8,
-                    **kwargs(WIND_AREA_MAPPING))
-    lines = list(result.detection_lines())
-    assert lines == expected
-    assert [(s.number, s.partitioning, s.events_in, s.detections, s.passed_on) for s in result.stages] == [
-        (1, "partitioned by STATIONID", 10030, 16, 16),      # high wind, settling and warning per station
-        (2, "global (one partition: its rules join events that share no key)", 16, 4, 0),   # wind areas
-    ]
-    result.unpersist()
-    readable = Readable(names=read_names(ROOT / "examples/wind_area/stations.csv"))
-    detections = read_detections(lines)
-    assert readable.table(detections) == WIND_AREA_TABLE
-    stations = {str(a) for d in detections for a in d.args}
-    signals, skipped = SignalFile("SAMPLINGTIME", ["WINDSPEED"], "STATIONID", "%Y-%m-%d %H:%M:%S.%f+0:00",
-                                  CHARLEY_COLUMNS.split(",")).read(CHARLEY_OBS, stations, readable)
-    assert ([s.label for s in signals], skipped) == (["C2236", "C1681", "C1134", "C1650", "C1617", "C1720"], 0)
-    assert [len(s.values) for s in signals] == [35, 32, 31, 28, 27, 22]
-    png = tmp_path / "timeline.png"
-    fig = Timeline(detections, signals, readable, "High wind", "wind speed (mph)").save(png)
-    data = png.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    assert (int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")) == (1200, 150 + 300 + 9 * 30)
-    bars = fig.axes[-1]
-    assert sum(isinstance(p, Rectangle) for p in bars.patches) == len(bars.patches) == 20
-    assert len(bars.get_yticklabels()) == 9      # 6 stations' warnings, 3 pairs of stations
-
-
 BAD_ROWS = (
     "when,station,temp\n"
     "2020-01-01 00:00,KJFK,31.5\n"

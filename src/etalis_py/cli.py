@@ -471,10 +471,12 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
     plot = sub.add_parser("plot", help="draw detections as a timeline PNG, with input signals as lines")
     for p in (table, plot):
         p.add_argument("detections", help="the JSON lines of etalis run or replay; - reads standard input")
-        p.add_argument("--tz", default="UTC", metavar="ZONE",
-                       help="show times in this zone, an IANA name such as America/New_York (default UTC)")
+        p.add_argument("--tz", metavar="ZONE",
+                       help="show times in this zone, an IANA name such as America/New_York (default UTC; "
+                       "for table, with a --names file that has a tz column, each row in its first argument's zone)")
         p.add_argument("--names", type=Path, metavar="CSV",
-                       help="names of argument values: a CSV file with the header value,name")
+                       help="names of argument values: a CSV file with the header value,name "
+                       "(or value,name,tz: with each value's IANA time zone)")
     table.add_argument("--lines", action="store_true", help="a sentence per detection instead of a table")
     table.add_argument("--no-args", dest="args", action="store_false", help="leave the arguments out")
     plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG", help="the picture to write")
@@ -495,11 +497,12 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis table`` and ``etalis plot``."""
-    from .report import Readable, read_detections, read_names
+    from .report import Readable, read_detections, read_names, read_zones
 
     try:
-        readable = Readable(tz=ns.tz, names=read_names(ns.names) if ns.names else {},
-                            args=getattr(ns, "args", True))
+        local = ns.command == "table" and ns.names and ns.tz is None
+        readable = Readable(tz=ns.tz or "UTC", names=read_names(ns.names) if ns.names else {},
+                            args=getattr(ns, "args", True), zones=read_zones(ns.names) if local else {})
         readable.zone()
         if ns.detections == "-":
             detections = read_detections(sys.stdin, "<stdin>")
@@ -530,10 +533,13 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
         if skipped:
             print(f"etalis: {ns.events}: {skipped} values without a number or a time were not drawn", file=err)
         quantity = ns.ylabel or ", ".join(ns.signal)
-    fig = Timeline(detections, signals, readable, ns.title, quantity, ns.level).save(ns.output)
+    timeline = Timeline(detections, signals, readable, ns.title, quantity, ns.level)
+    fig = timeline.save(ns.output)
     width, height = fig.get_size_inches() * fig.dpi
-    print(f"{ns.output}: {len(detections)} detections, {len(signals)} signals, {width:.0f} x {height:.0f} pixels",
-          file=err)
+    bars = len(fig.axes[-1].patches)
+    lanes = len(timeline.lanes())
+    print(f"{ns.output}: {bars} bar{'s' * (bars != 1)} in {lanes} lane{'s' * (lanes != 1)}, "
+          f"{len(signals)} signal{'s' * (len(signals) != 1)}, {width:.0f} x {height:.0f} pixels", file=err)
     return EXIT_OK
 
 

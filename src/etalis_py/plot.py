@@ -80,7 +80,7 @@ class Timeline:
         for signal in self.signals:
             axes[0].plot([self.readable.when(t) for t in signal.times], signal.values, label=signal.label, linewidth=1.2)
         for level in self.levels if self.signals else ():
-            axes[0].axhline(level, color="grey", linestyle="--", linewidth=1, label=f"{level:g}")
+            axes[0].axhline(level, color="grey", linestyle="--", linewidth=1, label=f"level {level:g}")
         if self.signals:
             axes[0].set_ylabel(self.quantity)
             axes[0].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small", frameon=False)

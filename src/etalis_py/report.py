@@ -20,19 +20,34 @@ DAY = "%d %b %Y"
 
 
 def read_names(path: str | Path) -> dict[str, str]:
-    """A CSV file ``value,name`` (with that header) as a mapping from a
-    value, as text, to its name."""
+    """A CSV file ``value,name`` or ``value,name,tz`` (with that header) as
+    a mapping from a value, as text, to its name."""
+    return {value: name for value, name, _ in _names_rows(path)}
+
+
+def read_zones(path: str | Path) -> dict[str, str]:
+    """The ``tz`` column of a names file (``value,name,tz``): a mapping from
+    a value, as text, to its IANA time zone (empty without the column)."""
+    return {value: tz for value, _, tz in _names_rows(path) if tz}
+
+
+def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None or [h.strip() for h in header[:2]] != ["value", "name"]:
-            raise ValueError(f"{path}: a names file starts with the header 'value,name'")
-        names = {}
+        header = [h.strip() for h in next(reader, [])]
+        if header not in (["value", "name"], ["value", "name", "tz"]):
+            raise ValueError(f"{path}: a names file starts with the header 'value,name' or 'value,name,tz'")
+        rows = []
         for number, row in enumerate(reader, start=2):
-            if len(row) != 2:
-                raise ValueError(f"{path}:{number}: {len(row)} fields where 'value,name' has 2")
-            names[row[0]] = row[1]
-    return names
+            if len(row) != len(header):
+                raise ValueError(f"{path}:{number}: {len(row)} fields where {','.join(header)!r} has {len(header)}")
+            if len(row) == 3 and row[2]:
+                try:
+                    zone(row[2])
+                except ValueError as e:
+                    raise ValueError(f"{path}:{number}: {e}") from None
+            rows.append((row[0], row[1], row[2] if len(row) == 3 else ""))
+    return rows
 
 
 def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
@@ -66,22 +81,34 @@ def _seconds(value: Any) -> Time:
 class Readable:
     """How detections are shown: in time zone ``tz`` (an IANA name or
     UTC), with ``names`` for argument values, and with or without their
-    arguments."""
+    arguments.  With ``zones`` (argument values, as text, to IANA zones:
+    the stations' own), a table or line shows each detection in the zone
+    of its first argument that has one, and names the zone."""
 
     tz: str = "UTC"
     names: Mapping[str, str] = field(default_factory=dict)
     args: bool = True
+    zones: Mapping[str, str] = field(default_factory=dict)
 
     def zone(self) -> tzinfo:
         return zone(self.tz)
 
-    def when(self, t: Time) -> datetime:
-        """``t`` seconds since 1970 as a date in the zone; ValueError past
-        the years 1 to 9999."""
+    def when(self, t: Time, tz: str | None = None) -> datetime:
+        """``t`` seconds since 1970 as a date in the zone ``tz`` (default:
+        this one); ValueError past the years 1 to 9999."""
         try:
-            return to_datetime(t, self.tz)
+            return to_datetime(t, tz or self.tz)
         except (OverflowError, OSError):
             raise ValueError(f"time {t!r} is not a date (seconds since 1970 within the years 1 to 9999)") from None
+
+    def zone_of(self, d: Detection) -> str:
+        """The zone ``d`` is shown in: that of its first argument in
+        ``zones``, else ``tz``."""
+        for a in d.args:
+            tz = self.zones.get(value_text(a))
+            if tz:
+                return tz
+        return self.tz
 
     def label(self, d: Detection) -> str:
         """``event(name, ...)``: the event and its arguments, named."""
@@ -95,9 +122,14 @@ class Readable:
 
     def times(self, d: Detection, clock: str) -> tuple[str, str]:
         """Start with its date, and end without it when on the same day."""
-        start, end = self.when(d.start), self.when(d.end)
+        tz = self.zone_of(d)
+        start, end = self.when(d.start, tz), self.when(d.end, tz)
         shown_end = end.strftime(clock) if end.date() == start.date() else end.strftime(f"{DAY} {clock}")
         return start.strftime(f"{DAY} {clock}"), shown_end
+
+    def zone_label(self, d: Detection) -> str:
+        """The abbreviation of ``d``'s zone at its start (EDT, CST, UTC)."""
+        return self.when(d.start, self.zone_of(d)).strftime("%Z")
 
     def clock(self, detections: Sequence[Detection]) -> str:
         """``%H:%M``, or ``%H:%M:%S`` when a time has seconds."""
@@ -105,17 +137,22 @@ class Readable:
         return "%H:%M" if exact else "%H:%M:%S"
 
     def caption(self) -> str:
+        if self.zones:
+            return f"local times: each row in the zone of its first argument that has one (else {self.tz})"
         return f"times in {self.tz}"
 
     def table(self, detections: Sequence[Detection]) -> str:
         """One row per detection, in columns: event, arguments (named),
         start, end, duration; under a line that says the time zone."""
         clock = self.clock(detections)
-        rows: list[tuple[str, ...]] = [("event", *(("args",) if self.args else ()), "start", "end", "duration")]
+        local = bool(self.zones)
+        rows: list[tuple[str, ...]] = [("event", *(("args",) if self.args else ()), "start", "end",
+                                        *(("zone",) if local else ()), "duration")]
         for d in detections:
             start, end = self.times(d, clock)
             named = [", ".join(self.arg(a) for a in d.args)] if self.args else []
-            rows.append((d.event, *named, start, end, format_duration(d.end - d.start)))
+            rows.append((d.event, *named, start, end, *((self.zone_label(d),) if local else ()),
+                         format_duration(d.end - d.start)))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
         return "\n".join([self.caption(), *lines]) + "\n"
@@ -127,7 +164,9 @@ class Readable:
         out = []
         for d in detections:
             start, end = self.times(d, clock)
-            span = f"at {start}" if d.start == d.end else f"{start} to {end} ({format_duration(d.end - d.start)})"
+            named = f" {self.zone_label(d)}" if self.zones else ""
+            span = f"at {start}{named}" if d.start == d.end else \
+                f"{start} to {end}{named} ({format_duration(d.end - d.start)})"
             out.append(f"{self.label(d)}, {span}\n")
         return "".join(out)
 
