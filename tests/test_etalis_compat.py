@@ -180,3 +180,43 @@ def test_database_changes_beyond_the_files_dynamic_facts_are_refused(
     text: str, line: int, column: int, message: str
 ) -> None:
     assert refused(text)[:3] == (line, column, message)
+
+
+def test_etalis_library_predicates_db_facts_and_external_trigger() -> None:
+    with Engine.from_file(HERE / "library.etl") as engine:
+        result = engine.emit_many([("price", [7], 1), ("price", [5], 2), ("a", [], 3), ("c", [], 4), ("a", [], 5), ("c", [], 9)])
+        assert result.detections == [
+            Detection("low", (5,), 1, 2),
+            Detection("high", (7,), 1, 2),
+            Detection("b", (2,), 3, 3),
+            Detection("b", (3,), 3, 3),
+            Detection("quick", (), 3, 4),
+            Detection("b", (2,), 5, 5),
+            Detection("b", (3,), 5, 5),
+        ]
+
+
+def test_a_file_that_defines_a_library_predicate_keeps_its_own() -> None:
+    with Engine.from_string("low(M) <- price(A) seq price(B) where min(A, B, M).\nmin(_, _, none).") as engine:
+        assert engine.emit_many([("price", [7], 1), ("price", [5], 2)]).detections == [Detection("low", ("none",), 1, 2)]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("c <- a.\nlate(D) <- a where (current_datime(N), D = N).", 2,
+         "current_datime/1 (ETALIS's wall clock) is not supported: a rule sees the time of its events, not of the machine"),
+        ("c <- a.\nfire(X) :- event(X).", 2,
+         "event/1 (ETALIS's firing of an event from Prolog) is not supported in a rule file"),
+    ],
+)
+def test_etalis_library_predicates_without_meaning_here_are_refused(text: str, line: int, message: str) -> None:
+    assert refused(text)[:3] == (line, 1, message)
+
+
+def test_a_quoted_postfix_operator_is_read_as_the_operator() -> None:
+    stream = [("a", [1], 1), ("b", [1], 2), ("b", [1], 3)]
+    with Engine.from_string("d(X) <- a(X) 'seq' b(X) 'star_times'.") as quoted:
+        with Engine.from_string("d(X) <- a(X)  seq  b(X)  star_times .") as plain:
+            expected = [Detection("d", (1,), 1, 1), Detection("d", (1,), 1, 2), Detection("d", (1,), 1, 3)]
+            assert quoted.emit_many(stream).detections == plain.emit_many(stream).detections == expected

@@ -11,6 +11,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- reexport(optable, [etl_operator/3, temporal_operator/1]).
+:- use_module(etalis_library, [etalis_library_items/2]).
 :- use_module(optable, [operator/3]).
 
 /** <module> Reading ETALIS Language for Events (.etl) files
@@ -197,11 +198,13 @@ read_etl_string(Text0, Source, Items) :-
         open_string(Read, In),
         read_items(In, Src, Items0),
         close(In)),
-    etalis_declarations(Items0, Items).
+    etalis_declarations(Items0, Items1),
+    etalis_library_items(Items1, Items).
 
 %   etalis_quoted_operators(+Text, -Read): Text with every quoted
 %   operator of original ETALIS between two operands (`a 'seq' b`,
-%   `a 'SEQ' b`, `r1 'rule:' h <- a`) written unquoted, in as many
+%   `a 'SEQ' b`, `r1 'rule:' h <- a`), or after one for a postfix
+%   operator (`b 'star_times'`), written unquoted, in as many
 %   characters, so that positions stay.  ETALIS ran on Prologs where a
 %   quoted atom is an operator as the unquoted one is; SWI-Prolog 7
 %   reads it as a plain atom (and `'a' 'seq' 'b'` as a syntax error).
@@ -260,9 +263,12 @@ quoted_operator(Codes, From, To, Rest, Replacement) :-
     Quoted = [_|Tail],
     append(NameCodes, [_], Tail),
     atom_codes(Name, NameCodes),
-    etalis_operator_alias(Name, Op),
+    etalis_operator_alias(Name, Op, Kind),
     Rest \= [0'(|_],
-    operand_follows(Rest, From),
+    (   Kind == infix
+    ->  operand_follows(Rest, From)
+    ;   \+ operand_follows(Rest, From)
+    ),
     atom_length(Op, OpLen),
     Pad is Len - OpLen,
     Pad >= 2,
@@ -286,16 +292,17 @@ operand_follows(Codes, O) :-
         memberchk(C, `([{`)
     ).
 
-%   etalis_operator_alias(+Quoted, -Operator): Quoted is written for the
-%   infix operator Operator in original ETALIS: the operator itself, or
+%   etalis_operator_alias(+Quoted, -Operator, -Kind): Quoted is written
+%   for the infix or postfix (Kind) operator Operator in original
+%   ETALIS: the operator itself, or
 %   one of ETALIS's capitalised aliases (SEQ, Seq, FORALL_SEQ,
 %   Forall_Seq, Event_multiply, ...), or `rule:` for a rule label.
 
-etalis_operator_alias('rule:', :) :- !.
-etalis_operator_alias(Quoted, Op) :-
+etalis_operator_alias('rule:', :, infix) :- !.
+etalis_operator_alias(Quoted, Op, Kind) :-
     downcase_atom(Quoted, Op),
     etl_operator(_, Type, Op),
-    memberchk(Type, [xfx, xfy, yfx]),
+    operator_kind(Type, Kind),
     (   Quoted == Op
     ->  true
     ;   upcase_atom(Op, Quoted)
@@ -309,6 +316,12 @@ etalis_operator_alias(Quoted, Op) :-
         )
     ->  true
     ).
+
+operator_kind(xfx, infix).
+operator_kind(xfy, infix).
+operator_kind(yfx, infix).
+operator_kind(xf, postfix).
+operator_kind(yf, postfix).
 
 capitalised(Word, Capitalised) :-
     sub_atom(Word, 0, 1, After, First),
@@ -1421,15 +1434,34 @@ etalis_declarations(Items0, Items) :-
 %   database_directive(+Item)//: a directive of original ETALIS that
 %   declares dynamic predicates and adds facts (`:- dynamic(p/1),
 %   assert(p(on)).`) as its parts: a `dynamic(PIs)` directive (PIs a
-%   list of Name/Arity) and the static clauses it asserts.  Any other
-%   item is itself.
+%   list of Name/Arity) and the static clauses it asserts; a wrapped
+%   fact (wrapped_clause/2) as what it wraps.  Any other item is
+%   itself.
 
 database_directive(Item) -->
     (   { Item = directive(D, Where),
           database_goals(D, Goals)
         }
     ->  database_items(Goals, Where)
+    ;   { Item = static(Wrapped, Where),
+          wrapped_clause(Wrapped, Clause)
+        }
+    ->  { static_clause(Clause, Where) },
+        [static(Clause, Where)]
     ;   [Item]
+    ).
+
+%   wrapped_clause(+Fact, -Clause): ETALIS asserts the Clause of a fact
+%   db(Clause), prolog(Clause) or static(Clause), and takes
+%   external_trigger(E) as print_trigger(E).
+
+wrapped_clause(Fact, Clause) :-
+    compound(Fact),
+    compound_name_arguments(Fact, Name, [Arg]),
+    (   memberchk(Name, [db, prolog, static])
+    ->  Clause = Arg
+    ;   Name == external_trigger
+    ->  Clause = print_trigger(Arg)
     ).
 
 database_goals(D, _) :-

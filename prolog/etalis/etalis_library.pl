@@ -1,0 +1,91 @@
+:- module(etalis_library,
+          [ etalis_library_items/2      % +Items0, -Items
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+
+/** <module> The utility predicates of original ETALIS
+
+Rule files written for original ETALIS call predicates of its library
+in their conditions and static rules: min/3 and max/3 of two numbers,
+and the time arithmetic of its datime timestamps.  Time is a number of
+seconds here, so the time predicates are arithmetic.  A file that calls
+one of them without defining it gets the definition as static rules of
+its own, checked and loaded like the rules it wrote.
+
+Two predicates of ETALIS's library have no meaning here and are refused
+where a file calls them without defining them: current_datime/1 (the
+wall clock: a rule sees the time of its events) and event/1 (firing an
+event from Prolog: events come from the stream or from Python).
+*/
+
+%!  etalis_library_items(+Items0, -Items) is det.
+%
+%   Items are Items0 (see read_etl_string/3) and, after them, the
+%   static rules of the ETALIS library predicates that Items0 calls and
+%   does not define.
+%
+%   @error etalis_error(Message, Hint) at the first item that calls a
+%   refused predicate of ETALIS's library.
+
+etalis_library_items(Items0, Items) :-
+    must_be(list, Items0),
+    findall(PI, ( member(static(Clause, _), Items0), clause_indicator(Clause, PI) ), Defined0),
+    sort(Defined0, Defined),
+    forall(( refused(PI, Message, Hint),
+             \+ memberchk(PI, Defined),
+             first_use(Items0, PI, Where)
+           ),
+           throw(error(etalis_error(Message, Hint), Where))),
+    findall(PI-Where,
+            ( library_predicate(PI, _),
+              \+ memberchk(PI, Defined),
+              first_use(Items0, PI, Where)
+            ),
+            Used),
+    foldl(library_items, Used, Added, []),
+    append(Items0, Added, Items).
+
+library_items(PI-Where, Items, Rest) :-
+    library_predicate(PI, Clauses),
+    foldl([C, [static(C, Where)|T], T]>>true, Clauses, Items, Rest).
+
+clause_indicator(Clause, N/A) :-
+    nonvar(Clause),
+    (   Clause = (Head :- _) -> true ; Head = Clause ),
+    callable(Head),
+    functor(Head, N, A).
+
+%   first_use(+Items, +PI, -Where): the first item whose conditions or
+%   static rule bodies call (or mention) PI.
+
+first_use(Items, N/A, Where) :-
+    member(Item, Items),
+    item_goals(Item, Goals, Where),
+    sub_term(G, Goals),
+    callable(G),
+    functor(G, N, A),
+    !.
+
+item_goals(rule(_, _, Pattern, Where, _), Goals, Where) :-
+    findall(G, ( sub_term(W, Pattern), compound(W), W = where(_, G) ), Goals).
+item_goals(static(Clause, Where), Body, Where) :-
+    nonvar(Clause),
+    Clause = (_ :- Body).
+
+%   library_predicate(?PI, ?Clauses): the definition of an ETALIS library
+%   predicate, for numeric times.
+
+library_predicate(min/3, [(min(A, B, M) :- ( A < B -> M = A ; M = B ))]).
+library_predicate(max/3, [(max(A, B, M) :- ( A > B -> M = A ; M = B ))]).
+library_predicate(datime_minus_datime/3, [(datime_minus_datime(T2, T1, S) :- S is T2 - T1)]).
+library_predicate(datime_plus_sec/3, [(datime_plus_sec(T1, S, T2) :- T2 is T1 + S)]).
+library_predicate(datime_minus_sec/3, [(datime_minus_sec(T1, S, T2) :- T2 is T1 - S)]).
+library_predicate(less_datime/2, [(less_datime(T1, T2) :- T1 < T2)]).
+
+refused(current_datime/1,
+        "current_datime/1 (ETALIS's wall clock) is not supported: a rule sees the time of its events, not of the machine",
+        "use the times of the pattern: where start(T) or end(T) (ETALIS's t1(T), t2(T))").
+refused(event/1,
+        "event/1 (ETALIS's firing of an event from Prolog) is not supported in a rule file",
+        "events come from the stream or from Python: engine.emit(name, *args, at=t); a rule derives an event with Head <- Pattern").
