@@ -152,6 +152,32 @@ def test_version_is_the_installed_packages() -> None:
     assert (r.returncode, r.stdout) == (0, f"etalis {version('etalis-py')}\n")
 
 
+def test_a_mistyped_option_is_named_with_the_commands_closest_options(
+        rules: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in [
+        (["run", str(rules), "--events", "-", "--polcy", "recent"],
+         "etalis run: error: unrecognized arguments: --polcy recent (did you mean --policy?)"),
+        (["replay", str(rules), "--events", "x.csv", "--partiton-by=s"],
+         "etalis replay: error: unrecognized arguments: --partiton-by=s (did you mean --partition-by or --partitions?)"),
+        (["run", str(rules), "--events", "-", "extra"], "etalis run: error: unrecognized arguments: extra"),
+    ]:
+        with pytest.raises(SystemExit) as e:
+            cli.main(argv)
+        err = capsys.readouterr().err
+        assert (e.value.code, err.splitlines()[0].split(" [")[0], err.splitlines()[-1]) == (
+            2, f"usage: etalis {argv[0]}", message)
+
+
+def test_a_missing_detections_or_names_file_of_table_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["table", str(tmp_path / "none.jsonl")]) == 1
+    assert capsys.readouterr().err == f"etalis: {tmp_path / 'none.jsonl'}: No such file or directory\n"
+    found = tmp_path / "d.jsonl"
+    found.write_text('{"event": "c", "args": [1], "start": 1, "end": 3}\n')
+    assert cli.main(["table", str(found), "--names", "names.csv"]) == 1
+    assert capsys.readouterr().err == "etalis: names.csv: No such file or directory\n"
+
+
 def test_quiet_run_prints_only_the_summary_on_stderr(rules: Path) -> None:
     r = run_stdin(rules, "a(1).\nb(.\nb(1).\n", "--quiet")
     assert r.stdout == '{"event": "c", "args": [1], "start": 1, "end": 3}\n'

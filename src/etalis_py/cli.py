@@ -166,8 +166,27 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    """The command line, or exit 2 with the command's usage: an unknown
+    option is named with the command's closest options (``--polcy``:
+    did you mean ``--policy``?)."""
+    import difflib
+
+    p = parser()
+    ns, extras = p.parse_known_args(argv)
+    if extras:
+        commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+        command: argparse.ArgumentParser = commands.choices[ns.command]
+        options = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
+        unknown = [x.partition("=")[0] for x in extras if x.startswith("-")]
+        close = difflib.get_close_matches(unknown[0], options, n=2) if unknown else []
+        hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+        command.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+    return ns
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    ns = parser().parse_args(argv)
+    ns = parse(argv)
     try:
         if ns.command == "run":
             return run(ns, sys.stdout, sys.stderr)
@@ -513,7 +532,10 @@ def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(readable.lines(detections) if ns.lines else readable.table(detections))
             return EXIT_OK
         return plot(ns, detections, readable, err)
-    except (ValueError, OSError) as e:
+    except OSError as e:
+        print(f"etalis: {e.filename or ns.detections}: {e.strerror or e}", file=err)
+        return EXIT_FAILURE
+    except ValueError as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
 
