@@ -42,3 +42,46 @@ def test_the_reference_evaluator_counts_a_condition_once_per_binding() -> None:
         Fact("next", (1, 3), 2, 2): 1,
         Fact("linked", (1,), 2, 2): 1,
     }
+
+
+# A where that fails consumes nothing (issue 13.1): under a policy that
+# chooses, a filter directly on a temporal operator is part of the choice.
+
+def test_chronological_a_rejected_pair_consumes_nothing() -> None:
+    rules = "raise(X, Y) <- bid(X) seq bid2(Y) where Y > X."
+    stream = [("bid", (5,), 1), ("bid2", (1,), 2), ("bid2", (9,), 3)]
+    assert detect(rules, stream, policy="chronological") == [("raise", (5, 9), 1, 3)]
+
+
+def test_recent_chooses_the_newest_eligible_initiator() -> None:
+    rules = "p(K, K2) <- (a(K) seq b(K2)) where K =:= K2."
+    stream = [("a", (1,), 1), ("a", (2,), 2), ("b", (2,), 3), ("b", (1,), 4)]
+    assert detect(rules, stream, policy="recent") == [("p", (2, 2), 2, 3), ("p", (1, 1), 1, 4)]
+
+
+def test_interval_variants_choose_among_the_eligible() -> None:
+    rules = "c(S) <- (a(S, V) seq b) where V > 5."
+    stream = [("a", ("x", 10), 1, 30), ("a", ("y", 1000), 15, 30), ("a", ("z", 1), 20, 30), ("b", (), 35, 50)]
+    assert detect(rules, stream, policy="recent(longer)") == [("c", ("x",), 1, 50)]
+    assert detect(rules, stream, policy="recent(shorter)") == [("c", ("y",), 15, 50)]
+    stream = [("a", ("z", 1), 1, 20), ("a", ("y", 1000), 1, 25), ("a", ("x", 10), 1, 30),
+              ("b", (), 35, 36), ("b", (), 37, 38)]
+    assert detect(rules, stream, policy="chronological(shorter)") == [
+        ("c", ("y",), 1, 36), ("c", ("x",), 1, 38)]
+
+
+def test_chronological_a_sequence_that_fnot_blocks_consumes_nothing() -> None:
+    rules = "quiet(S) <- (start(S) seq stop(S)) fnot alarm(S)."
+    stream = [("start", (1,), 1), ("alarm", (1,), 2), ("start", (1,), 3), ("stop", (1,), 4), ("stop", (1,), 5)]
+    assert detect(rules, stream, policy="chronological") == [("quiet", (1,), 3, 4)]
+    assert detect(rules, stream, policy="recent") == [("quiet", (1,), 3, 4), ("quiet", (1,), 3, 5)]
+
+
+def test_recent_an_occurrence_completes_goals_before_it_replaces_the_initiator() -> None:
+    stream = [("b", (0,), 1), ("b", (6,), 2), ("b", (7,), 3)]
+    assert detect("m <- b(_) seq (b(V) where V > 4).", stream, policy="recent") == [
+        ("m", (), 1, 2), ("m", (), 2, 3)]
+    four = [("b", (), t) for t in (1, 2, 3, 4)]
+    assert detect("m <- b seq (b or a) seq b.", four, policy="recent") == [("m", (), 1, 3), ("m", (), 2, 4)]
+    assert detect("m <- b seq (b or a) seq b.", four, policy="chronological") == [
+        ("m", (), 1, 3), ("m", (), 2, 4)]

@@ -332,3 +332,9 @@ def test_a_cycle_that_widens_the_interval_is_told_as_such() -> None:
          "line 1 takes an earlier occurrence)"),
         ("info", "cycle", 2, 1, "recursion: h2/1 -> h2/1 (line 2); each round widens the interval (the rule at "
          "line 2 takes an earlier occurrence)")]
+
+
+def test_under_recent_a_filtered_sequence_keeps_every_initiator() -> None:
+    assert found(":- policy(recent).\nraise(X, Y) <- bid(X) seq bid2(Y) where Y > X.\nlast <- a seq b.\n") == [
+        ("warning", "unbounded-memory", 2, 1, "no window bounds this rule's pending goals: every `bid(X)` waits "
+         "for `bid2(Y)` (one pending goal per occurrence, forever)")]

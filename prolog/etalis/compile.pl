@@ -21,7 +21,7 @@
 :- use_module(binarize).
 :- use_module(operators).
 :- reexport(optable, [waiting_side/2]).
-:- use_module(policies, [policy/1, policy_hint/1]).
+:- use_module(policies, [policy/1, policy_hint/1, filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
 :- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3]).
@@ -303,7 +303,9 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     % about to combine with that same occurrence.
     out_index(Nodes, Index),
     upward(Nodes, Upward),
-    findall(P-C, ( member(Node, Upward), node_clauses('$engine', Node, Cs), member(P-C, Cs) ), Phased),
+    filter_chains(Nodes, Links, Chains, Absorbed),
+    findall(P-C, ( member(Node, Upward), goal_clauses(Chains, Absorbed, Node, Cs), member(P-C, Cs) ),
+            Phased),
     phase_order(Phased, NodeClauses),
     maplist(link_clause, Links, LinkClauses0),
     selection_clauses(Links, LinkClauses0, LinkClauses),
@@ -327,12 +329,109 @@ selection_clauses(Links, Clauses0, Clauses) :-
     ).
 
 %   phase_order(+Phased, -Clauses): the `complete` clauses, then the
-%   `pass` ones, each in the order given.
+%   `pass` ones, then the `store` ones, each in the order given: an
+%   occurrence completes the pending goals, also through what it
+%   passes on (an `or`, a `where`), before it is stored itself, so that
+%   under `recent` it cannot replace an occurrence that it completes.
 
 phase_order(Phased, Clauses) :-
     findall(C, member(complete-C, Phased), Complete),
     findall(C, member(pass-C, Phased), Pass),
-    append(Complete, Pass, Clauses).
+    findall(C, member(store-C, Phased), Store),
+    append([Complete, Pass, Store], Clauses).
+
+%   goal_clauses(+Chains, +Absorbed, +Node, -PhasedClauses): the clauses
+%   of Node, with the filters that run inside it (see filter_chains/4).
+
+goal_clauses(Chains, Absorbed, Node, Clauses) :-
+    Node = node(Id, _, _, _, _, _),
+    (   get_assoc(Id, Absorbed, _)
+    ->  absorbed_clauses('$engine', Node, Clauses)
+    ;   get_assoc(Id, Chains, Filters0)
+    ->  copy_term(Filters0, Filters),
+        Filters = filters([First|_], _),
+        filter_input(First, In),
+        Node = node(_, _, _, In, _, _),
+        node_clauses('$engine', Node, Filters, Clauses)
+    ;   node_clauses('$engine', Node, Clauses)
+    ).
+
+%   filter_chains(+Nodes, +Links, -Chains, -Absorbed)
+%
+%   Under a policy that chooses (etalis_policies:filtering_policy/1), a
+%   `where` or `fnot` directly on a temporal or cnot goal, and those on
+%   it in turn, filter that goal's occurrences before the policy
+%   chooses (see etalis_operators:node_clauses/4).  Chains maps the Id
+%   of such a goal to filters(List, Out); Absorbed holds the Ids of the
+%   filter goals.  A filter is taken in only when it alone uses the
+%   goal below it, with the same policy.
+
+filter_chains(Nodes, Links, Chains, Absorbed) :-
+    findall(Name, ( member(node(_, _, Ins, _, _, _), Nodes), member(In, Ins), functor(In, Name, _) ),
+            Used0),
+    findall(Name, ( member(link(_, Out, _, _), Links), functor(Out, Name, _) ), Used1),
+    append(Used0, Used1, Used2),
+    msort(Used2, Used),
+    clumped(Used, Counts),
+    findall(Name-Node, ( member(Node, Nodes), Node = node(_, Op, [In|_], _, _, _),
+                         filter_op(Op), functor(In, Name, _) ),
+            Pairs),
+    list_to_assoc(Counts, CountIndex),
+    filter_index(Pairs, FilterIndex),
+    findall(Id-Chain-Ids,
+            ( member(node(Id, Op, _, Out, _, Policy), Nodes),
+              chained_op(Op),
+              filtering_policy(Policy),
+              filter_chain(Out, Policy, CountIndex, FilterIndex, Filters, Ids),
+              Filters = [_|_],
+              last(Filters, Last),
+              filter_out(Last, Final),
+              Chain = filters(Filters, Final) ),
+            Found),
+    findall(Id-Chain, member(Id-Chain-_, Found), ChainPairs),
+    list_to_assoc(ChainPairs, Chains),
+    findall(FId-true, ( member(_-_-Ids, Found), member(FId, Ids) ), AbsorbedPairs),
+    list_to_assoc(AbsorbedPairs, Absorbed).
+
+filter_index(Pairs, Index) :-
+    empty_assoc(Index0),
+    foldl([K-V, I0, I]>>( get_assoc(K, I0, _) -> I = I0 ; put_assoc(K, I0, V, I) ), Pairs, Index0, Index).
+
+filter_op(where(_)).
+filter_op(fnot).
+
+chained_op(temporal(_)).
+chained_op(cnot).
+
+%   filter_chain(+Out, +Policy, +Counts, +FilterIndex, -Filters, -Ids):
+%   the filters that take the occurrences of Out, each used only by the
+%   next, linked to Out's variables.
+
+filter_chain(Out, Policy, Counts, FilterIndex, Filters, Ids) :-
+    functor(Out, Name, _),
+    (   get_assoc(Name, Counts, 1),
+        get_assoc(Name, FilterIndex, node(FId, Op, Inputs, FOut, FW, Policy1)),
+        Policy1 == Policy,
+        linked_filter(Op, FId, Inputs, FOut, FW, Out, Filter, Next)
+    ->  Filters = [Filter|More],
+        Ids = [FId|MoreIds],
+        filter_chain(Next, Policy, Counts, FilterIndex, More, MoreIds)
+    ;   Filters = [],
+        Ids = []
+    ).
+
+linked_filter(where(G0), _, [In0], Out0, _, Cur, where(G, Cur, Out), Out) :-
+    copy_term(G0-In0-Out0, G-In-Out),
+    In = Cur.
+linked_filter(fnot, Id, [P0, N0], Out0, W, Cur, fnot(Id, N, W, Cur, Out), Out) :-
+    copy_term(P0-N0-Out0, P-N-Out),
+    P = Cur.
+
+filter_input(where(_, In, _), In).
+filter_input(fnot(_, _, _, In, _), In).
+
+filter_out(where(_, _, Out), Out).
+filter_out(fnot(_, _, _, _, Out), Out).
 
 %   upward(+Nodes, -Sorted): the goals, those highest above the input
 %   events first, in the order they were made otherwise.  A goal is

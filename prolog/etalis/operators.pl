@@ -1,5 +1,7 @@
 :- module(etalis_operators,
           [ node_clauses/3,             % +Module, +Node, -PhasedClauses
+            node_clauses/4,             % +Module, +Node, +Filters, -PhasedClauses
+            absorbed_clauses/3,         % +Module, +FilterNode, -PhasedClauses
             link_clause/2,              % +Link, -Clause
             store_index/3,              % +NodeId, ?Side, -Index
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
@@ -8,7 +10,8 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- reexport(optable, [temporal_spec/6]).
-:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1, accumulated/2]).
+:- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1, accumulated/2,
+                          filtered_add_goal/6, filtered_match_goal/7]).
 
 /** <module> One rule template per operator
 
@@ -49,23 +52,67 @@ store_index(Id, right, I) :- I is 2*Id.
 %
 %   PhasedClauses are the '$on'/4 clauses of Node, for the engine
 %   Module, each as Phase-Clause.  Phase is `complete` for a clause that
-%   combines the occurrence with pending goals, and `pass` for one that
-%   only stores it or passes it on.  An event must complete pending
-%   goals before anything derived from it can become pending, or (under
+%   combines the occurrence with pending goals, `pass` for one that
+%   passes it on, and `store` for one that only stores it.  An event
+%   must complete pending goals, also through what it passes on, before
+%   it or anything derived from it can become pending, or (under
 %   `recent`) replace them.
 
-node_clauses(M, node(Id, temporal(Op), [L, R], Out, W, Policy), Clauses) :-
+node_clauses(M, Node, Clauses) :-
+    node_clauses(M, Node, none, Clauses).
+
+%!  node_clauses(+Module, +Node, +Filters, -PhasedClauses) is det.
+%
+%   As node_clauses/3, for a temporal or cnot Node whose occurrences
+%   pass through Filters before anything else sees them: `none`, or
+%   filters(List, Out), List the where(Goal, In, Out1) and
+%   fnot(FnotId, N, Window, In, Out1) filters in order, Out the event
+%   of the last.  The filters are then part of the selection of the
+%   policy (see etalis_policies:filtered_match_goal/7): a pair they
+%   reject is no occurrence, so it is neither chosen nor consumed, and
+%   the node derives Out itself (see absorbed_clauses/3).
+
+node_clauses(M, node(Id, temporal(Op), [L, R], Out, W, Policy), Filters, Clauses) :-
     !,
-    findall(C, temporal_clause(M, Id, Op, L, R, Out, W, Policy, none, C), Clauses).
-node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), [pass-NegClause|Clauses]) :-
+    findall(C, temporal_clause(M, Id, Op, L, R, Out, W, Policy, none, Filters, C), Clauses).
+node_clauses(M, node(Id, cnot, [L, R, N], Out, W, Policy), Filters, [pass-NegClause|Clauses]) :-
     !,
     negated_clause(M, Id, L-R, N, W, NegClause),
-    findall(C, temporal_clause(M, Id, seq, L, R, Out, W, Policy, negation(N), C), Clauses).
-node_clauses(M, node(Id, fnot, [P, N], Out, W, _), [pass-NegClause, pass-Clause]) :-
+    findall(C, temporal_clause(M, Id, seq, L, R, Out, W, Policy, negation(N), Filters, C), Clauses).
+node_clauses(M, Node, none, Clauses) :-
+    other_node_clauses(M, Node, Clauses).
+
+%!  absorbed_clauses(+Module, +FilterNode, -PhasedClauses) is det.
+%
+%   The clauses of a where or fnot node whose filter runs inside the
+%   node below it (see node_clauses/4): none for `where`, and for
+%   `fnot` only the one that keeps the blocking occurrences.
+
+absorbed_clauses(_, node(_, where(_), _, _, _, _), []).
+absorbed_clauses(M, node(Id, fnot, [P, N], _, W, _), [pass-NegClause]) :-
+    negated_clause(M, Id, P, N, W, NegClause).
+
+%   filters_test(+Filters, +M, +Out, +S, +E, -FireOut, -Test): Test runs
+%   the filters on an occurrence Out over [S,E], which then passes on as
+%   FireOut.
+
+filters_test(none, _, Out, _, _, Out, true).
+filters_test(filters(Fs, Final), M, _, S, E, Final, once(Test)) :-
+    maplist(filter_goal(M, S, E), Fs, Goals),
+    conj(Goals, Test).
+
+filter_goal(M, S, E, where(G, In, Out), catch(Test, Err, etalis_runtime:goal_error(Err, G1))) :-
+    interval_goal(G, S, E, G1),
+    condition_test(M, G1, In, Out, Test).
+filter_goal(M, S, E, fnot(Id, N, W, In, _), Goal) :-
+    window_check(W, S, E, Check),
+    no_blocker(M, Id, N, In, W, E, S, E, Unblocked),
+    conj([Check, Unblocked], Goal).
+other_node_clauses(M, node(Id, fnot, [P, N], Out, W, _), [pass-NegClause, pass-Clause]) :-
     !,
     negated_clause(M, Id, P, N, W, NegClause),
     unblocked_clause(M, Id, P, N, Out, W, Clause).
-node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [pass-Clause]) :-
+other_node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [pass-Clause]) :-
     !,
     copy_term(X0-R0-In0-Out0, X-R-In-Out),
     Out =.. [_|OutVs],
@@ -82,7 +129,7 @@ node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _), [pa
           '$derived'(Out, Start, T2, O)],
          Body),
     Clause = ('$on'(In, T1, T2, O) :- Body).
-node_clauses(M, node(_, Op, Inputs, Out, W, _), Clauses) :-
+other_node_clauses(M, node(_, Op, Inputs, Out, W, _), Clauses) :-
     findall(pass-C, ( member(In, Inputs), pass_clause(M, Op, In, Out, W, C) ), Clauses).
 
 %   pass_clause(+M, +Op, +In, +Out, +W, -Clause): `or`, `where` and window
@@ -119,19 +166,20 @@ condition_test(M, G, In, Out, Test) :-
         Test = solution_sequences:distinct(Witness, M:G)
     ).
 
-%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, +Extra, -Phase-Clause)
+%   temporal_clause(+M, +Id, +Op, +L, +R, +Out, +W, +Policy, +Extra, +Filters, -Phase-Clause)
 %
 %   The clause run when the Side operand of a temporal goal occurs.
-%   Extra is `none`, or negation(N) for `(L seq R) cnot N`.
+%   Extra is `none`, or negation(N) for `(L seq R) cnot N`; Filters
+%   as node_clauses/4 takes them.
 
-temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Phase-Clause) :-
+temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Filters0, Phase-Clause) :-
     temporal_spec(Op, _, _, _, _, Stored),
     member(Side-Other, [right-left, left-right]),      % completing before storing
     (   memberchk(Side, Stored)
     ->  true
     ;   memberchk(Other, Stored)
     ),
-    copy_term(L0-R0-Out0-Extra0, L-R-Out-Extra),
+    copy_term(L0-R0-Out0-Extra0-Filters0, L-R-Out-Extra-Filters),
     side_terms(Side, L, R, In, Partner),
     join_key(L, R, Key, KeyVs),
     payload(In, KeyVs, Mine),
@@ -144,22 +192,30 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Phase-Clause) :-
     (   memberchk(Side, Stored)
     ->  store_index(Id, Side, MyIdx),
         resolve_policy(Policy, In, e(Mine, T1, T2), AddPolicy),
-        add_goal(AddPolicy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal),
+        (   Filters == none
+        ->  add_goal(AddPolicy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal)
+        ;   filtered_add_goal(AddPolicy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal)
+        ),
         Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore), AddGoal )
     ;   Add = true
     ),
     result_interval(SX, EX, S, E, Interval),
     window_check(W, S, E, Fits),
-    conj([Interval, Fits], Result),
-    Fire = '$derived'(Out, S, E, O),
+    filters_test(Filters, M, Out, S, E, FireOut, Filtered),
+    conj([Interval, Fits, Filtered], Result),
+    Fire = '$derived'(FireOut, S, E, O),
     (   memberchk(Other, Stored)
     ->  Phase = complete,
         store_index(Id, Other, TheirIdx),
         Store = etalis_runtime:engine_store(M, TheirIdx, TheirStore),
         resolve_policy(Policy, Partner, e(Theirs, U1, U2), MatchPolicy),
-        match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
-                   Cond, Result, Add, Fire, Match)
-    ;   Phase = pass,
+        (   Filters == none
+        ->  match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
+                       Cond, Result, Add, Fire, Match)
+        ;   filtered_match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
+                                Cond, Result, Add, Fire, Match)
+        )
+    ;   Phase = store,
         Match = (Add, fail)
     ),
     conj([Check, Match], Body),
@@ -262,6 +318,22 @@ match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body)
 match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
     match_goal(Policy, St, Key, Expiry, Entry, Cond, Match),
     conj([Add, Store, Match, Result, Fire], Body).
+
+%   filtered_match_body(+Policy, ...): as match_body/11, for a goal
+%   with filters: the policy chooses among the pending occurrences
+%   that pass them (Result includes the filters).
+
+filtered_match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
+    conj([Cond, Result], Test),
+    filtered_match_goal(Policy, St, Key, Expiry, Entry, Test, Take),
+    (   consuming(Policy)
+    ->  Body = ( Store,
+                 (   Take
+                 ->  Fire
+                 ;   Add, fail
+                 ) )
+    ;   conj([Add, Store, Take, Fire], Body)
+    ).
 
 %   The result interval, evaluated unless it is an operand's own bound.
 

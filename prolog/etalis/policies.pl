@@ -6,7 +6,10 @@
             consuming_all/1,            % +Policy
             accumulated/2,              % +Entries, -Entry
             add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
-            match_goal/7                % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
+            match_goal/7,               % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
+            filtering_policy/1,         % +Policy
+            filtered_add_goal/6,        % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
+            filtered_match_goal/7       % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -141,3 +144,47 @@ match_goal(chronological(Pref), Store, Key, Expiry, Entry, Cond,
            etalis_store:store_take_best(Store, Key, Expiry, Entry, Cond, Pref)) :- !.
 match_goal(_, Store, Key, Expiry, Entry, Cond,
            ( etalis_store:store_pending(Store, Key, Expiry, Entry), Cond )).
+
+%!  filtering_policy(+Policy) is semidet.
+%
+%   Under Policy a `where` condition or an `fnot` directly on a temporal
+%   operator is part of the operator's selection (recent, chronological
+%   and their interval variants): a pair that the filter rejects is no
+%   occurrence of the pattern, so it is neither chosen nor consumed
+%   (the paper: `P where t` is empty when t fails).  Under
+%   `unrestricted` nothing is chosen or consumed, so filtering after
+%   the operator means the same.
+
+filtering_policy(recent).
+filtering_policy(recent(_)).
+filtering_policy(chronological).
+filtering_policy(chronological(_)).
+
+%!  filtered_add_goal(+Policy, +Store, +Key, +Entry, +Expiry, -Goal) is det.
+%
+%   As add_goal/6, for a goal with filters: under `recent` every
+%   pending occurrence is kept (until its window expires), since an
+%   older one may pass the filter where the newest does not.
+
+filtered_add_goal(Policy, Store, Key, Entry, Expiry, Goal) :-
+    (   recent_family(Policy)
+    ->  Goal = etalis_store:store_append(Store, Key, Entry, Expiry)
+    ;   add_goal(Policy, Store, Key, Entry, Expiry, Goal)
+    ).
+
+%!  filtered_match_goal(+Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal) is det.
+%
+%   As match_goal/7, for a goal with filters (in Cond): under `recent`
+%   Goal finds the newest pending occurrence for which Cond holds (for
+%   the interval variants, the newest by their preference), and keeps
+%   it; under `chronological` the oldest, and consumes it.
+
+filtered_match_goal(recent, Store, Key, Expiry, Entry, Cond,
+                    etalis_store:store_newest(Store, Key, Expiry, Entry, Cond, none)) :- !.
+filtered_match_goal(recent(Pref), Store, Key, Expiry, Entry, Cond,
+                    etalis_store:store_newest(Store, Key, Expiry, Entry, Cond, Pref)) :- !.
+filtered_match_goal(Policy, Store, Key, Expiry, Entry, Cond, Goal) :-
+    match_goal(Policy, Store, Key, Expiry, Entry, Cond, Goal).
+
+recent_family(recent).
+recent_family(recent(_)).

@@ -16,7 +16,8 @@
             store_take/5,              % +Store, +Key, +Expiry, ?Entry, :Cond
             store_replace_if/4,        % +Store, +Key, +Entry, +Preference
             store_take_best/6,         % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
-            store_take_all/6           % +Store, +Key, +Expiry, ?Entry, :Cond, -Taken
+            store_take_all/6,          % +Store, +Key, +Expiry, ?Entry, :Cond, -Taken
+            store_newest/6             % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
@@ -24,7 +25,7 @@
 :- use_module(library(aggregate)).
 
 :- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
-                  store_take_all(+, +, +, ?, 0, -).
+                  store_take_all(+, +, +, ?, 0, -), store_newest(+, +, +, ?, 0, +).
 
 /** <module> Goal store: pending occurrences, indexed by join key
 
@@ -311,6 +312,38 @@ earlier(E, B, Pref) :-
     ;   Pref == shorter -> T2 < B2
     ;   Pref = by(Template, Value) -> preferred(by(Template, Value), E, B)
     ).
+
+%!  store_newest(+Store, +Key, +Expiry, ?Entry, :Cond, +Preference) is semidet.
+%
+%   Entry is the newest entry of Key for which Cond holds (it stays in
+%   the store): the last to arrive, or with a Preference other than
+%   `none` the one that ends last and of those that end together the
+%   one Preference prefers (see store_replace_if/4).
+
+store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
+    store_lookup(Store, Key, Q),
+    expire(Expiry, Q),
+    arg(1, Q, First),
+    newest_cell(First, Entry, Cond, Pref, none, Best),
+    Best \== none,
+    Entry = Best,
+    call(Cond),
+    !.
+
+newest_cell([], _, _, _, Best, Best).
+newest_cell(c(E, Next), Entry, Cond, Pref, Best0, Best) :-
+    (   \+ \+ ( E = Entry, call(Cond) ),
+        (   Best0 == none
+        ;   later(E, Best0, Pref)
+        )
+    ->  newest_cell(Next, Entry, Cond, Pref, E, Best)
+    ;   newest_cell(Next, Entry, Cond, Pref, Best0, Best)
+    ).
+
+later(e(_, _, T2), e(_, _, O2), none) :- !,
+    T2 >= O2.
+later(E, Old, Pref) :-
+    newer(E, Old, Pref).
 
 expire(none, _).
 expire(window(End, W), Q) :-

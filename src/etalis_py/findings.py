@@ -381,9 +381,13 @@ def _text(p: Mapping[str, Any]) -> str:
     return str(p["text"])
 
 
-def _stores(p: Mapping[str, Any], policy: str, grows: list[str]) -> None:
-    """What the goal stores of pattern ``p`` keep without a window."""
+def _stores(p: Mapping[str, Any], policy: str, grows: list[str], filtered: bool = False) -> None:
+    """What the goal stores of pattern ``p`` keep without a window;
+    ``filtered`` when a `where` or `fnot` filters p's occurrences (under
+    `recent` its operator then keeps every occurrence, since an older one
+    may pass the filter where the newest does not)."""
     op = p["op"]
+    own = "unrestricted" if filtered and policy == "recent" else policy
     if op in ("event", "within"):
         return
     if op == "deep":
@@ -392,25 +396,28 @@ def _stores(p: Mapping[str, Any], policy: str, grows: list[str]) -> None:
                          "without a window its pending goals may grow")
         return
     if op in ("where", "aggregate"):
-        _stores(p["pattern"], policy, grows)
+        _stores(p["pattern"], policy, grows, op == "where")
         return
     if op == "cnot":
         seq, blocker = p["left"], p["right"]
         _kept(f"every `{_text(seq['left'])}` waits for `{_text(seq['right'])}`", seq["left"], seq["right"],
-              policy, grows)
+              own, grows)
         grows.append(f"every `{_text(blocker)}` is kept to block `{_text(seq)}` (each occurrence, forever)")
         for part in (seq["left"], seq["right"], blocker):
             _stores(part, policy, grows)
         return
     if op == "fnot":
         grows.append(f"every `{_text(p['right'])}` is kept to block `{_text(p['left'])}` (each occurrence, forever)")
-    elif op != "or":
+        _stores(p["left"], policy, grows, True)
+        _stores(p["right"], policy, grows)
+        return
+    if op != "or":
         left, right = _text(p["left"]), _text(p["right"])
         what = {"left": f"every `{left}` waits for `{right}`",
                 "right": f"every `{right}` waits for `{left}`"}.get(str(p.get("stored")),
                                                                      f"every `{left}` and every `{right}` "
                                                                      "waits for the other")
-        _kept(what, p["left"], p["right"], policy, grows)
+        _kept(what, p["left"], p["right"], own, grows)
     _stores(p["left"], policy, grows)
     _stores(p["right"], policy, grows)
 
