@@ -25,7 +25,8 @@ TEMP_RULES = """
 :- policy(first, chronological).
 :- print_events([temp_increase/1, temp_alarm/1]).
 first : temp_increase(T) <- monitoring seq temp(T).
-temp_increase(T2) <- (temp_increase(T1) seq temp(T2)) where T2 > T1.
+next_temp(T1, T2) <- temp_increase(T1) seq temp(T2).
+temp_increase(T2) <- next_temp(T1, T2) where T2 > T1.
 temp_alarm(T) <- temp_increase(T) where T > 100.
 """
 
@@ -33,13 +34,24 @@ temp_alarm(T) <- temp_increase(T) where T > 100.
 def test_the_papers_temp_increase_carries_the_maximum_and_temp_alarm_fires_over_100() -> None:
     # ETALIS paper, "Iterative and Aggregation Patterns": an increase at every
     # new maximum (the newest increase is the maximum so far), an alarm when
-    # it is over 100 F; the first reading after monitoring starts the chain
+    # it is over 100 F; the first reading after monitoring starts the chain.
+    # The reading is paired with the newest increase first, then filtered: a
+    # where directly on the seq would be part of recent's choice (the newest
+    # increase the reading exceeds, not the newest one)
     temps = [70, 75, 72, 80, 99, 101, 100, 103]
     events = [("monitoring", (), 0)] + [("temp", (v,), t) for t, v in enumerate(temps, start=1)]
     assert detect(TEMP_RULES, events) == [
         ("temp_increase", (70,), 0, 1), ("temp_increase", (75,), 0, 2), ("temp_increase", (80,), 0, 4),
         ("temp_increase", (99,), 0, 5), ("temp_increase", (101,), 0, 6), ("temp_alarm", (101,), 0, 6),
         ("temp_increase", (103,), 0, 8), ("temp_alarm", (103,), 0, 8)]
+
+
+def test_with_the_where_on_the_seq_recent_takes_the_newest_increase_the_reading_exceeds() -> None:
+    rules = TEMP_RULES.replace("next_temp(T1, T2) <- temp_increase(T1) seq temp(T2).\n", "").replace(
+        "next_temp(T1, T2) where", "(temp_increase(T1) seq temp(T2)) where")
+    events = [("monitoring", (), 0)] + [("temp", (v,), t) for t, v in enumerate([70, 75, 72], start=1)]
+    assert detect(rules, events) == [
+        ("temp_increase", (70,), 0, 1), ("temp_increase", (75,), 0, 2), ("temp_increase", (72,), 0, 3)]
 
 
 COUNTER = "s(1) <- r(V) where V > 0.\ns(C1) <- (s(C) seq r(V)) where (V > 0, C1 is C + 1).\n"

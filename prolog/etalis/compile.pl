@@ -421,11 +421,33 @@ filter_chain(Out, Policy, Counts, FilterIndex, Filters, Ids) :-
     ).
 
 linked_filter(where(G0), _, [In0], Out0, _, Cur, where(G, Cur, Out), Out) :-
+    \+ computation(G0, In0),
     copy_term(G0-In0-Out0, G-In-Out),
     In = Cur.
 linked_filter(fnot, Id, [P0, N0], Out0, W, Cur, fnot(Id, N, W, Cur, Out), Out) :-
     copy_term(P0-N0-Out0, P-N-Out),
     P = Cur.
+
+%   computation(+Goal, +In): the where condition Goal only computes new
+%   values (`X is Expr`, start(X), duration(D), ... of a variable X that
+%   the occurrence In does not bind), so it filters nothing.
+
+computation((A, B), In) :- !,
+    computation(A, In),
+    computation(B, In).
+computation(X is _, In) :- !,
+    fresh_var(X, In).
+computation(G, In) :-
+    compound(G),
+    functor(G, Name, 1),
+    memberchk(Name, [start, end, t1, t2, duration]),
+    arg(1, G, X),
+    fresh_var(X, In).
+
+fresh_var(X, In) :-
+    var(X),
+    term_variables(In, Vs),
+    \+ ( member(V, Vs), V == X ).
 
 filter_input(where(_, In, _), In).
 filter_input(fnot(_, _, _, In, _), In).

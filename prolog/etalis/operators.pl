@@ -213,7 +213,7 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Filters0, Phase-Clau
         ->  match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
                        Cond, Result, Add, Fire, Match)
         ;   filtered_match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
-                                Cond, Result, Add, Fire, Match)
+                                Cond, Interval-Fits-Filtered, Add, Fire, Match)
         )
     ;   Phase = store,
         Match = (Add, fail)
@@ -319,20 +319,26 @@ match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body)
     match_goal(Policy, St, Key, Expiry, Entry, Cond, Match),
     conj([Add, Store, Match, Result, Fire], Body).
 
-%   filtered_match_body(+Policy, ...): as match_body/11, for a goal
-%   with filters: the policy chooses among the pending occurrences
-%   that pass them (Result includes the filters).
+%   filtered_match_body(+Policy, ..., +Interval-Fits-Filtered, ...): as
+%   match_body/11, for a goal with filters (Filtered): `chronological`
+%   takes the oldest pending occurrence that completes the pattern
+%   (Cond, the window's Fits) and passes the filters; `recent` chooses
+%   the newest that passes the filters, which then must complete the
+%   pattern, so that with a filter that always passes it chooses as
+%   without one.
 
-filtered_match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body) :-
-    conj([Cond, Result], Test),
-    filtered_match_goal(Policy, St, Key, Expiry, Entry, Test, Take),
+filtered_match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Interval-Fits-Filtered, Add, Fire, Body) :-
     (   consuming(Policy)
-    ->  Body = ( Store,
+    ->  conj([Cond, Interval, Fits, Filtered], Test),
+        filtered_match_goal(Policy, St, Key, Expiry, Entry, Test, Take),
+        Body = ( Store,
                  (   Take
                  ->  Fire
                  ;   Add, fail
                  ) )
-    ;   conj([Add, Store, Take, Fire], Body)
+    ;   conj([Interval, Filtered], Test),
+        filtered_match_goal(Policy, St, Key, Expiry, Entry, Test, Take),
+        conj([Add, Store, Take, Cond, Fits, Fire], Body)
     ).
 
 %   The result interval, evaluated unless it is an operand's own bound.
