@@ -32,15 +32,16 @@ etalis_library_items(Items0, Items) :-
     must_be(list, Items0),
     findall(PI, ( member(static(Clause, _), Items0), clause_indicator(Clause, PI) ), Defined0),
     sort(Defined0, Defined),
+    maplist(item_mentions, Items0, Mentions),
     forall(( refused(PI, Message, Hint),
              \+ memberchk(PI, Defined),
-             first_use(Items0, PI, Where)
+             first_use(Mentions, PI, Where)
            ),
            throw(error(etalis_error(Message, Hint), Where))),
     findall(PI-Where,
             ( library_predicate(PI, _),
               \+ memberchk(PI, Defined),
-              first_use(Items0, PI, Where)
+              first_use(Mentions, PI, Where)
             ),
             Used),
     foldl(library_items, Used, Added, []),
@@ -56,22 +57,50 @@ clause_indicator(Clause, N/A) :-
     callable(Head),
     functor(Head, N, A).
 
-%   first_use(+Items, +PI, -Where): the first item whose conditions or
-%   static rule bodies call (or mention) PI.
+%   first_use(+Mentions, +PI, -Where): the position of the first item
+%   whose conditions or static rule bodies call (or mention) PI.
 
-first_use(Items, N/A, Where) :-
-    member(Item, Items),
-    item_goals(Item, Goals, Where),
-    sub_term(G, Goals),
-    callable(G),
-    functor(G, N, A),
+first_use(Mentions, PI, Where) :-
+    member(Where-PIs, Mentions),
+    memberchk(PI, PIs),
     !.
 
+%   item_mentions(+Item, -Mention): Where-PIs, the position of Item and
+%   the indicators of every callable term in its conditions or body
+%   (none for other items).  One walk per item keeps a pattern of
+%   thousands of operators linear.
+
+item_mentions(Item, Where-PIs) :-
+    (   item_goals(Item, Goals, Where)
+    ->  phrase(indicators(Goals), PIs0),
+        sort(PIs0, PIs)
+    ;   PIs = []
+    ).
+
 item_goals(rule(_, _, Pattern, Where, _), Goals, Where) :-
-    findall(G, ( sub_term(W, Pattern), compound(W), W = where(_, G) ), Goals).
+    phrase(where_goals(Pattern), Goals).
 item_goals(static(Clause, Where), Body, Where) :-
     nonvar(Clause),
     Clause = (_ :- Body).
+
+where_goals(T) --> { var(T) }, !.
+where_goals(where(P, G)) --> !, where_goals(P), [G].
+where_goals(T) --> { compound(T) }, !, { T =.. [_|Args] }, where_goals_list(Args).
+where_goals(_) --> [].
+
+where_goals_list([]) --> [].
+where_goals_list([A|As]) --> where_goals(A), where_goals_list(As).
+
+indicators(T) --> { var(T) }, !.
+indicators(T) --> { compound(T) }, !,
+    { compound_name_arity(T, N, A), T =.. [_|Args] },
+    [N/A],
+    indicators_list(Args).
+indicators(T) --> { atom(T) }, !, [T/0].
+indicators(_) --> [].
+
+indicators_list([]) --> [].
+indicators_list([A|As]) --> indicators(A), indicators_list(As).
 
 %   library_predicate(?PI, ?Clauses): the definition of an ETALIS library
 %   predicate, for numeric times.
