@@ -28,13 +28,13 @@ var_name(VN, V, N) :-
 
 :- begin_tests(rule_facts).
 
-test(seq_waits_on_the_left, S == [p-waiting, a-immediate]) :-
+test(seq_waits_on_the_left, S == [p-waiting, a-widening]) :-
     steps("p <- p seq a.", S).
 
 test(and_completes_at_once_where_guards, S == [p-immediate, a-immediate, q-guarded, b-guarded]) :-
     steps("h <- (p and a) or ((q and b) where true).", S).
 
-test(negated_parts_and_allen_sides, S == [a-waiting, b-immediate, x-negated, c-immediate, d-waiting]) :-
+test(negated_parts_and_allen_sides, S == [a-waiting, b-widening, x-negated, c-widening, d-waiting]) :-
     steps("h <- ((a seq b) cnot x) or (c after d).", S).
 
 test(unbound_comparison_and_is, F == [(X > 1)-['X'], (Z is Y + W)-['W']]) :-
