@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional
 
@@ -12,6 +13,14 @@ from hypothesis import strategies as st
 from etalis_py import Engine
 
 Row = tuple[Any, ...]
+
+# Tests run the command line in subprocesses from other folders: a relative
+# PYTHONPATH (``PYTHONPATH=src pytest`` in a worktree) would there name
+# nothing and quietly load another installed copy of the package.
+if os.environ.get("PYTHONPATH"):
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        os.path.abspath(p) for p in os.environ["PYTHONPATH"].split(os.pathsep) if p
+    )
 
 
 def detect(rules: str, events: Iterable[Sequence[Any]], policy: Optional[str] = None) -> list[Row]:
