@@ -18,7 +18,8 @@ accepted by ``etalis check``?  For each example whose driver
 ``etalis import-etalis``, is run through original ETALIS (under the
 policy the driver sets, ETALIS's default ``recent`` otherwise, each event
 given its imported time as a datime) and through etalis-py (the same
-policy, the driver's static rules and database appended to the rules),
+policy, the driver's static rules and database appended to the rules, and
+the lateness a stream out of time order needs),
 and the detections (event, arguments, interval) are compared.
 
     PYTHONPATH=src python benchmarks/etalis_compare.py [--markdown FILE] [EXAMPLE ...]
@@ -231,8 +232,9 @@ def run_etalis_py(stream: DriverStream, policy: str, work: Path, timeout: float)
     events = work / "stream.events"
     events.write_text(stream.events, encoding="utf-8")
     try:
+        late = ["--lateness", f"{stream.lateness:g}"] if stream.lateness else []
         r = etalis("run", str(combined), "--events", str(events), "--policy", policy, "--trusted", "--quiet",
-                   timeout=timeout)
+                   *late, timeout=timeout)
     except subprocess.TimeoutExpired:
         return [], f"refused: etalis run did not finish in {timeout:.0f} s"
     finally:

@@ -122,3 +122,21 @@ def test_import_etalis_then_run_gives_etalis_detections(driver: Path, tmp_path: 
 def test_import_etalis_of_a_missing_driver_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import-etalis", str(tmp_path / "none.sh")]) == 1
     assert capsys.readouterr().err == f"etalis: the ETALIS driver {tmp_path / 'none.sh'} does not exist\n"
+
+
+def test_a_driver_out_of_time_order_says_the_lateness_it_needs(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "rules.event").write_text("d(X) <- a(X) seq b(X).\n")
+    driver = tmp_path / "test.sh.bat"
+    driver.write_text('swipl -g "[\'../../src/etalis.P\'], set_etalis_flag(out_of_order,on), '
+                      "compile_event_file('rules.event'), event(b(1),[5,5]), event(c,[2,3]), event(a(1),[1,1]), halt.\"\n")
+    stream = read_driver(driver)
+    assert stream.lateness == 4
+    assert main(["import-etalis", str(driver), "--out", str(tmp_path / "s.events")]) == 0
+    assert capsys.readouterr().err.endswith("--policy recent --lateness 4\n")
+    engine = Engine.from_file(tmp_path / "rules.event", policy="recent", lateness=stream.lateness)
+    result = engine.feed_text(stream.events)
+    lines = result.detection_lines + engine.flush_lines()
+    assert [(d["event"], d["args"], d["start"], d["end"]) for d in map(json.loads, lines.splitlines())] == [
+        ("d", [1], 1, 5)]
+    engine.close()

@@ -44,7 +44,9 @@ current second with counter N) occurs at N.
 %   Info is a dict: `runs` (the number of runs), `rules`, `static` and
 %   `database` (the files the run compiles with compile_event_file/1,
 %   loads with load_static_rules/1 and load_database/1), `flags` (the
-%   set_etalis_flag/2 settings, as `Flag=Value` strings) and `skipped`,
+%   set_etalis_flag/2 settings, as `Flag=Value` strings), `lateness`
+%   (how much earlier than an event before it an event ends, at most:
+%   0 when they come in time order) and `skipped`,
 %   a list of `[File, Line, Reason]` for each term or goal that fires
 %   no event of the stream: an event call that cannot be converted
 %   (not ground, a time that is not a datime, a number or a list of
@@ -77,8 +79,16 @@ etalis_driver(File, Run, Info, Events) :-
     findall(S, member(static(S), Steps), Static),
     findall(S, member(database(S), Steps), Database),
     findall(S, ( member(flag(Flag, Value), Steps), format(string(S), "~q=~q", [Flag, Value]) ), Flags),
+    foldl(lateness, Events, none-0, _-Lateness),
     Info = _{runs: NRuns, rules: Rules, static: Static, database: Database,
-             flags: Flags, skipped: Skipped}.
+             flags: Flags, skipped: Skipped, lateness: Lateness}.
+
+%   lateness(+Event, +Latest0-Late0, -Latest-Late): Late is how much
+%   earlier than the latest end before it an event ends, at most.
+lateness(event(_, [_, End]), none-Late, End-Late) :- !.
+lateness(event(_, [_, End]), Latest0-Late0, Latest-Late) :-
+    Latest is max(Latest0, End),
+    Late is max(Late0, Latest0 - End).
 
                  /*******************************
                  *            SCRIPTS           *

@@ -50,6 +50,7 @@ class DriverStream:
     database: tuple[str, ...]
     flags: tuple[str, ...]
     skipped: tuple[Skipped, ...]
+    lateness: float = 0
 
     @property
     def count(self) -> int:
@@ -91,6 +92,7 @@ def read_driver(path: Path, run: int = 1) -> DriverStream:
         database=tuple(header["database"]),
         flags=tuple(header["flags"]),
         skipped=tuple(Skipped(str(f), int(line), str(r)) for f, line, r in header["skipped"]),
+        lateness=header["lateness"],
     )
 
 
@@ -133,4 +135,5 @@ def summary(driver: Path, run: int, stream: DriverStream, out: Optional[Path]) -
         return text + f"; ETALIS's policy {stream.etalis_policy} has no equivalent here"
     rules = os.path.relpath(stream.rules[-1]) if stream.rules else "RULES"
     events = str(out) if out is not None else "-"
-    return text + f"; as ETALIS: etalis run {rules} --events {events} --policy {policy}"
+    late = f" --lateness {stream.lateness:g}" if stream.lateness else ""
+    return text + f"; as ETALIS: etalis run {rules} --events {events} --policy {policy}{late}"
