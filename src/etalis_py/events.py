@@ -216,19 +216,29 @@ def event_element(item: Any, names: dict[str, str]) -> str:
     the general one (:meth:`Event.coerce`) for everything else.  ``names``
     caches quoted event names."""
     if type(item) is tuple and len(item) == 3:
-        name, args, time = item
-        kind = type(time)
-        if type(name) is str and type(args) in (tuple, list) and (
-            kind is int or (kind is float and math.isfinite(time))
-        ):
-            functor = names.get(name)
-            if functor is None:
-                functor = names[name] = text_atom(name) if name else ""
-            if functor:
-                if args:
-                    return f"event({functor}({','.join(map(prolog_value, args))}), {time!r})"
-                return f"event({functor}, {time!r})"
+        term = plain_element(*item, names)
+        if term is not None:
+            return term
     return Event.coerce(item).to_term()
+
+
+def plain_element(name: Any, args: Any, time: Any, names: dict[str, str]) -> Optional[str]:
+    """The input term of event ``name(args)`` at ``time`` if the name is a
+    non-empty str, the args a list or tuple and the time an int or a finite
+    float, else None (the general way, :meth:`Event.coerce`, checks it and
+    says why); it raises what the general way raises for a bad argument."""
+    kind = type(time)
+    if type(name) is str and type(args) in (tuple, list) and (
+        kind is int or (kind is float and math.isfinite(time))
+    ):
+        functor = names.get(name)
+        if functor is None:
+            functor = names[name] = text_atom(name) if name else ""
+        if functor:
+            if args:
+                return f"event({functor}({','.join(map(prolog_value, args))}), {time!r})"
+            return f"event({functor}, {time!r})"
+    return None
 
 
 def _from_mapping(item: Mapping[str, Any]) -> Event:

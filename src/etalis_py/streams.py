@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
 from ._prolog import quote_atom
-from .events import MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
+from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
+                     read_number, to_time)
 
 BATCH_LINES = 20_000
 
@@ -494,19 +495,31 @@ def _jsonl_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
 def _jsonl_items(source: Lines) -> Iterator[Item]:
     bad = source.bad
     decode = json.JSONDecoder(parse_constant=_not_a_number).decode
+    names: dict[str, str] = {}
     for number, line in enumerate(source, start=1):
         if bad and number in bad:
             yield number + 1, NOTHING, Rejection(number, bad[number])
         elif line.strip():
             try:
                 item = decode(line)
-                text = Event.coerce(item).to_term() if isinstance(item, dict) else _not_object(item)
+                text = _json_term(item, names) if isinstance(item, dict) else _not_object(item)
             except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
                 yield number + 1, NOTHING, Rejection(number, _reason(e))
             else:
                 yield number + 1, text, None
         else:
             yield number + 1, NOTHING, None
+
+
+def _json_term(item: dict[str, Any], names: dict[str, str]) -> str:
+    """The input term of a JSON object: the fast way for the usual
+    ``{"event": name, "args": [...], "time": t}`` with plain values, else
+    :meth:`Event.coerce` (the same terms, and the same reasons)."""
+    if "event" in item and "time" in item:
+        term = plain_element(item["event"], item.get("args", ()), item["time"], names)
+        if term is not None:
+            return term
+    return Event.coerce(item).to_term()
 
 
 def json_line_reason(line: str) -> Optional[str]:
