@@ -44,6 +44,9 @@ Requests:
     is fed as by feed(Engine, 1), after a reset if its element of Resets
     is 1.  The reply has one header per segment and the detections of the
     segments separated by 0x1D (many keys' events in one crossing).
+  - feed_segments(Engine, Resets, Counts): as feed_segments(Engine,
+    Resets), with each segment a batch list of as many terms as its
+    element of Counts says (see feed_list).
   - flush(Engine): process the events held back by a lateness.
   - add_rules(Engine, Source): payload is rule text to add while running.
   - remove_rule(Engine, Label).
@@ -165,10 +168,14 @@ serve(destroy(M), _, _{destroyed: M}, "") :-
 serve(reset(M), _, _{reset: M}, "") :-
     engine_compiled(M, _),
     engine_reset(M).
-serve(feed_segments(M, Resets), Payload, _{segments: Results}, Detections) :-
+serve(feed_segments(M, Resets), Payload, Header, Detections) :-
+    length(Resets, N),
+    length(Counts, N),
+    serve(feed_segments(M, Resets, Counts), Payload, Header, Detections).
+serve(feed_segments(M, Resets, Counts), Payload, _{segments: Results}, Detections) :-
     engine_compiled(M, _),
     split_string(Payload, "\x1d\", "", Texts),
-    maplist(feed_segment(M), Resets, Texts, Results, Outs),
+    maplist(feed_segment(M), Resets, Counts, Texts, Results, Outs),
     foldl([D, Acc0, Acc]>>(Acc0 == [] -> Acc = [D] ; Acc = [D, "\x1d\"|Acc0]), Outs, [], Rev),
     reverse(Rev, Parts),
     atomics_to_string(Parts, Detections).
@@ -243,15 +250,19 @@ goal_count(ByGoal, Id, P0, P) :-
     ;   P = P0
     ).
 
-%   feed_segment(+M, +Reset, +Text, -Header, -Detections): one segment of
-%   feed_segments.
+%   feed_segment(+M, +Reset, ?Count, +Text, -Header, -Detections): one
+%   segment of feed_segments: event lines if Count is unbound, else a
+%   batch list of Count terms.
 
-feed_segment(M, Reset, Text, Header, Detections) :-
+feed_segment(M, Reset, Count, Text, Header, Detections) :-
     (   Reset == 1
     ->  engine_reset(M)
     ;   true
     ),
-    serve(feed(M, 1), Text, Header, Detections).
+    (   var(Count)
+    ->  serve(feed(M, 1), Text, Header, Detections)
+    ;   serve(feed_list(M, 1, Count), Text, Header, Detections)
+    ).
 
 %   pending_part(+M, +Nodes, +Ids, -Part): one pending occurrence in a
 %   goal of the rule, as JSON: the goal, the part matched (with its

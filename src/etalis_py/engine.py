@@ -451,18 +451,22 @@ class Engine:
         self._stats.detections += result.detection_lines.count("\n")
         return result
 
-    def feed_segments(self, segments: Sequence[str], resets: Sequence[bool]) -> list[FeedResult]:
+    def feed_segments(self, segments: Sequence[str], resets: Sequence[bool],
+                      terms: Optional[Sequence[int]] = None) -> list[FeedResult]:
         """Process several texts of event lines in one crossing, each as by
         :meth:`feed_text` (line numbers from 1 in each), after a
-        :meth:`reset` where ``resets`` says so.  Spark replay feeds many
-        keys' events this way."""
+        :meth:`reset` where ``resets`` says so; with ``terms``, each text
+        is a batch list of that many terms.  Spark replay feeds many keys'
+        events this way."""
         self._check_open()
-        if len(segments) != len(resets):
-            raise ValueError("give one reset flag per segment")
+        if len(segments) != len(resets) or (terms is not None and len(terms) != len(segments)):
+            raise ValueError("give one reset flag (and one count of terms) per segment")
         if not segments:
             return []
         flags = ",".join("1" if r else "0" for r in resets)
-        header, body = self._prolog.request(f"feed_segments({self._name}, [{flags}])", "\x1d".join(segments))
+        request = f"feed_segments({self._name}, [{flags}])" if terms is None else \
+            f"feed_segments({self._name}, [{flags}], [{','.join(str(int(n)) for n in terms)}])"
+        header, body = self._prolog.request(request, "\x1d".join(segments))
         results = []
         for h, detections in zip(header["segments"], body.split("\x1d")):
             result = _feed_result(h, detections)

@@ -56,7 +56,7 @@ from ._prolog import quote_atom
 from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rules
 from .engine import Engine, check_policy
 from .errors import RuleFileNotFound
-from .events import InvalidEvent, event_term, prolog_value, to_time
+from .events import InvalidEvent, batch_list, event_term, prolog_value, to_time
 from .output import TimeStyle, csv_table, formatted, max_arity
 from .progress import ProgressLine
 from .streams import Lines, Mapping, json_line_reason, line_chunks, parse_formatted_time, parse_time, parse_value
@@ -697,8 +697,11 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
             """Feed segments (a, b, reset, key) of events a..b-1, each of one
             key and distinct times, so that each detection is attributed to
             the event that completed it (the one at its end time)."""
-            results = engine.feed_segments(["".join(lines[a:b]) for a, b, _, _ in segments],
-                                           [reset for _, _, reset, _ in segments])
+            # each line less its full stop and newline: a batch list, read at once
+            results = engine.feed_segments([batch_list([line[:-2] for line in lines[a:b]])
+                                            for a, b, _, _ in segments],
+                                           [reset for _, _, reset, _ in segments],
+                                           [b - a for a, b, _, _ in segments])
             for (a, b, _, key_text), result in zip(segments, results):
                 stats["fed"] += b - a
                 stats["accepted"] += result.accepted

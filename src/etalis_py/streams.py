@@ -574,30 +574,57 @@ def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int) -> Iterator[
                 _check_decoded(bad, 1, next_line)
             except InvalidEvent as e:
                 raise ValueError(f"the header of the file: {e}") from None
-    read = mapping.row_reader(header)
-    yield from _batched(_csv_items(reader, header, read, bad, next_line), next_line, batch_lines, listed=True)
+    mapping.row_reader(header)          # raises ValueError for a column the header lacks
+    yield from _csv_table_batches(reader, header, mapping, bad, next_line, batch_lines)
 
 
-def _csv_items(reader: Any, header: Sequence[str], read: Callable[[Sequence[str]], str],
-               bad: dict[int, str], next_line: int) -> Iterator[Item]:
-    """The terms of the rows (a row's line less its full stop and newline)."""
+def _csv_table_batches(reader: Any, header: Sequence[str], mapping: Mapping, bad: dict[int, str], next_line: int,
+                       batch_lines: int) -> Iterator[Batch]:
+    """Batch lists of the rows of ``reader``: the rows that are not
+    rejected on their own (not UTF-8, a wrong number of fields) are
+    converted a column at a time (:func:`~etalis_py.tables.column_terms`),
+    as :meth:`Mapping.row_reader` converts a row; a blank row is nothing."""
+    from .tables import column_terms
+
+    index = {c: i for i, c in enumerate(header)}
+    first = next_line
+    terms: list[str] = []           # a term per line, from line ``first``
+    rejected: list[Rejection] = []
+    rows: list[Sequence[str]] = []  # the rows to convert, and their places in terms
+    places: list[int] = []
+
+    def batch() -> Batch:
+        def values(col: str) -> tuple[list[str], bool]:
+            i = index[col]
+            return [row[i] for row in rows], False
+
+        converted, why = column_terms(values, mapping, lambda i: False)
+        for place, term in zip(places, converted):
+            terms[place] = term
+        rejected.extend(Rejection(first + places[i], reason) for i, reason in why)
+        rejected.sort(key=lambda r: r.line)
+        return Batch(batch_list(terms), first, rejected, len(terms))
+
     for row in reader:
         start = next_line
         next_line = reader.line_num + 1
-        if not row or all(not c.strip() for c in row):
-            yield start + 1, NOTHING, None
-        else:
+        if "".join(row).strip():    # not a blank row
             try:
                 if bad:
                     _check_decoded(bad, start, next_line)
                 if len(row) != len(header):
                     raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
-                yield start + 1, read(row)[:-2], None
+                rows.append(row)
+                places.append(len(terms))
             except InvalidEvent as e:
-                yield start + 1, NOTHING, Rejection(start, str(e))
-        # a record may span lines (quoted newlines): pad so numbering holds
-        for line in range(start + 1, next_line - 1):
-            yield line + 1, NOTHING, None
+                rejected.append(Rejection(start, str(e)))
+        # a record may span lines (quoted newlines): a term for each line
+        terms.extend([NOTHING] * (next_line - start))
+        if len(terms) >= batch_lines:
+            yield batch()
+            first, terms, rejected, rows, places = next_line, [], [], [], []
+    if terms or rejected:
+        yield batch()
 
 
 def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:

@@ -1,12 +1,13 @@
-"""Parquet files as ``etalis run``'s input, read a column at a time.
+"""Tables as ``etalis run``'s input, converted a column at a time.
 
 A Parquet file is read in record batches with pyarrow, and its rows become
 events exactly as the rows of the same table written as CSV would (and as
 ``etalis replay`` maps them): each value is taken as the text a CSV field
 would hold, a number if it reads as one, else an atom; the same checks give
-the same reasons.  The work is done per column rather than per row: a
-column of integers or floats is converted in one pass, any other column
-once per distinct value.  Row numbers (from 1) stand for line numbers.
+the same reasons.  Row numbers (from 1) stand for line numbers.  The rows of
+a CSV file are converted the same way (:func:`column_terms`).  The work is
+done per column rather than per row: a column of integers or floats is
+converted in one pass, any other column once per distinct value.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ._prolog import quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, batch_list, prolog_value
-from .streams import Batch, Mapping, parse_time, parse_value
+from .streams import Batch, Mapping, parse_time
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,15 +52,49 @@ def parquet_batches(path: Path, mapping: Mapping, batch_rows: int) -> Iterator[B
 def batch_terms(records: "pa.RecordBatch", mapping: Mapping) -> tuple[list[str], list[tuple[int, str]]]:
     """The input terms of a record batch's rows (NOTHING for a row without
     an event) and the rejections, by 0-based row."""
+    import pyarrow as pa
+
+    def values(col: str) -> tuple[list[Any], bool]:
+        array = records.column(col)
+        return array.to_pylist(), pa.types.is_integer(array.type) or pa.types.is_floating(array.type)
+
+    return column_terms(values, mapping, lambda i: _blank_row(records, i))
+
+
+def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Mapping,
+                 blank: Callable[[int], bool]) -> tuple[list[str], list[tuple[int, str]]]:
+    """The input terms of rows given by columns (NOTHING for a row without
+    an event) and the rejections, by 0-based row.  ``values(col)`` is a
+    column's values, and whether they are all ints or floats (or None);
+    ``blank(i)`` says whether row ``i`` has no field at all (no event, no
+    rejection)."""
+    from .spark import _parse_value  # parse_value with exact shortcuts
+
+    def arg_text(text: str, col: str) -> str:
+        return prolog_value(_parse_value(text, col))
+
     fmt = mapping.time_format
     columns: list[Column] = []    # in the order etalis run checks a CSV row's fields
     if mapping.event_col is not None:
-        columns.append(_column(records.column(mapping.event_col), mapping.event_col, _name_text, False))
+        columns.append(_column(values(mapping.event_col)[0], False, mapping.event_col, _name_text))
     for a in mapping.args:
-        columns.append(_column(records.column(a), a, lambda text, col: prolog_value(parse_value(text, col)), True))
+        columns.append(_column(*values(a), a, arg_text))
     time_col = mapping.time or ""
-    columns.append(_column(records.column(time_col), time_col, lambda text, col: repr(parse_time(text, fmt)),
-                           fmt is None))
+    times, numeric = values(time_col)
+
+    def time_text(text: str, col: str) -> str:
+        if fmt is None and ("." in text or "e" in text or "E" in text):
+            # no int: what parse_time reads as a float, if float() can
+            try:
+                t = float(text)
+            except ValueError:
+                pass
+            else:
+                if math.isfinite(t):
+                    return repr(t)
+        return repr(parse_time(text, fmt))
+
+    columns.append(_column(times, numeric and fmt is None, time_col, time_text))
     name = quote_atom(mapping.event) if mapping.event is not None else "{}"
     head = name.replace("{", "{{").replace("}", "}}") if mapping.event is not None else name
     if mapping.args:
@@ -70,7 +105,7 @@ def batch_terms(records: "pa.RecordBatch", mapping: Mapping) -> tuple[list[str],
         for i, reason in enumerate(reasons):
             if reason is not None and terms[i] is not NOTHING:
                 terms[i] = NOTHING
-                if not _blank_row(records, i):
+                if not blank(i):
                     rejected.append((i, reason))
     rejected.sort()
     return terms, rejected
@@ -80,29 +115,21 @@ def _name_text(text: str, col: str) -> str:
     return quote_atom(text)
 
 
-def _column(array: "pa.Array", col: str, convert: Callable[[str, str], str], numeric: bool) -> Column:
+def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[str, str], str]) -> Column:
     """The texts and reasons of a column: its values as CSV fields (see
     spark's ``_value_text``), stripped, converted by ``convert``; an empty
-    field is rejected as by ``etalis run`` on a CSV file.  ``numeric``:
-    ``convert`` makes of a finite number's text that text."""
-    import pyarrow as pa
-
+    field is rejected as by ``etalis run`` on a CSV file.  ``numeric``: the
+    values are ints and floats, and ``convert`` makes of a finite number's
+    text that text; each other value is converted once."""
     from .spark import _value_text
 
-    kind = array.type
-    if numeric and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
-        return _numbers(array.to_pylist(), col, convert)
-    texts: list[str] = []
-    reasons: list[Optional[str]] = []
-    known: dict[Any, tuple[str, Optional[str]]] = {}
-    for value in array.to_pylist():
-        key = (type(value), value)
-        got = known.get(key)
-        if got is None:
-            got = known[key] = _converted(_value_text(value).strip(), col, convert)
-        texts.append(got[0])
-        reasons.append(got[1])
-    return texts, reasons
+    if numeric:
+        return _numbers(values, col, convert)
+    # a column holds values of one type (Arrow's, or the texts of CSV), so
+    # equal values are the same value
+    known = {v: _converted(_value_text(v).strip(), col, convert) for v in dict.fromkeys(values)}
+    got = [known[v] for v in values]
+    return [t for t, _ in got], [r for _, r in got]
 
 
 def _numbers(values: Sequence[Any], col: str, convert: Callable[[str, str], str]) -> Column:
