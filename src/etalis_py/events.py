@@ -359,8 +359,9 @@ class Detection:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Detection":
-        provenance = tuple(cls.from_dict(p) for p in d.get("provenance", ()))
-        return cls(d["event"], tuple(d["args"]), d["start"], d["end"], provenance)
+        provenance = d.get("provenance")
+        return cls(d["event"], tuple(d["args"]), d["start"], d["end"],
+                   tuple(map(cls.from_dict, provenance)) if provenance else ())
 
     @property
     def start_time(self) -> datetime:

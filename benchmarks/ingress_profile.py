@@ -1,0 +1,92 @@
+"""Where the time of a batch path goes: the seq benchmark's stream
+(benchmarks/throughput.py) of --events events, each step timed on its own
+in one process (CPU seconds, best of --repeat), as microseconds per event.
+
+    .venv/bin/python benchmarks/ingress_profile.py [--events 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from throughput import HERE, KEYS, RULES, STEP, stream
+
+from etalis_py import Engine
+from etalis_py.engine import parse_detections
+from etalis_py.events import batch_list, event_element
+
+BATCH = 10_000
+
+
+def best(repeat: int, setup: Callable[[], Any], step: Callable[[Any], Any]) -> tuple[float, Any]:
+    """The least CPU time of ``step(setup())`` over ``repeat`` runs, and its result."""
+    times = []
+    result = None
+    for _ in range(repeat):
+        ready = setup()
+        started = time.process_time()
+        result = step(ready)
+        times.append(time.process_time() - started)
+    return min(times), result
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=100_000)
+    p.add_argument("--repeat", type=int, default=3)
+    ns = p.parse_args()
+    n = ns.events
+    events = list(stream(n))
+    rows: list[tuple[str, float]] = []
+
+    def feed(engine: Engine, texts: list[str]) -> list[str]:
+        bodies = []
+        for i, text in enumerate(texts):
+            _, body = engine._prolog.request(f"feed_list({engine._name}, {i * BATCH + 1}, {BATCH})", text)
+            bodies.append(body)
+        return bodies
+
+    from pyswip import Prolog
+
+    Prolog.consult(str(HERE / "throughput.pl"))
+    seconds, _ = best(ns.repeat, lambda: Engine.from_string(RULES),
+                      lambda e: list(Prolog.query(f"bench_inside({e._name}, {n}, {KEYS}, {STEP}, D, S)")))
+    inside = min(float(a["S"]) for a in Prolog.query(
+        f"bench_inside({Engine.from_string(RULES)._name}, {n}, {KEYS}, {STEP}, D, S)"))
+    rows.append(("the engine itself (events made in Prolog, benchmarks/throughput.pl)", inside))
+    t, terms = best(ns.repeat, lambda: {}, lambda names: [event_element(e, names) for e in events])
+    rows.append(("Python: the text of each event (emit_many's tuples)", t))
+    t, texts = best(ns.repeat, lambda: None, lambda _: [batch_list(terms[i:i + BATCH]) for i in range(0, n, BATCH)])
+    rows.append(("Python: joining batches", t))
+    t, _ = best(ns.repeat, lambda: Engine.from_string(RULES),
+                lambda e: [e._prolog.request(f"stats({e._name})", text) for text in texts])
+    rows.append(("crossing: the text in and a reply out (a request that ignores it)", t))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "batch.txt"
+        path.write_text(texts[0])
+        [answer] = list(Prolog.query(
+            f"read_file_to_string('{path}', S, []), statistics(cputime, T0), "
+            f"forall(between(1, {len(texts)}, _), term_string(_, S)), statistics(cputime, T1), T is T1 - T0"))
+        rows.append(("Prolog: reading the batch lists (term_string/2)", float(answer["T"])))
+    t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed(e, texts))
+    rows.append(("feed_list, rules that no event matches (crossing, reading, checks, limit)", t))
+    t, bodies = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: feed(e, texts))
+    rows.append(("feed_list, the benchmark's rule (all of the Prolog side)", t))
+    t, found = best(ns.repeat, lambda: None, lambda _: [parse_detections(b) for b in bodies])
+    rows.append((f"Python: decoding the {sum(map(len, found)):,} detections (json.loads per batch)", t))
+    t, _ = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: e.emit_many(events, collect=False))
+    rows.append(("Engine.emit_many, all of it", t))
+    print(f"{n:,} events, best of {ns.repeat} (CPU seconds)\n")
+    print("| step | CPU s | µs per event |")
+    print("|---|---:|---:|")
+    for what, s in rows:
+        print(f"| {what} | {s:.3f} | {s / n * 1e6:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
