@@ -13,6 +13,7 @@ converted in one pass, any other column once per distinct value.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -76,9 +77,9 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
     fmt = mapping.time_format
     columns: list[Column] = []    # in the order etalis run checks a CSV row's fields
     if mapping.event_col is not None:
-        columns.append(_column(values(mapping.event_col)[0], False, mapping.event_col, _name_text))
+        columns.append(_column(values(mapping.event_col)[0], False, mapping.event_col, _name_text, False))
     for a in mapping.args:
-        columns.append(_column(*values(a), a, arg_text))
+        columns.append(_column(*values(a), a, arg_text, True))
     time_col = mapping.time or ""
     times, numeric = values(time_col)
 
@@ -94,7 +95,7 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
                     return repr(t)
         return repr(parse_time(text, fmt))
 
-    columns.append(_column(times, numeric and fmt is None, time_col, time_text))
+    columns.append(_column(times, numeric and fmt is None, time_col, time_text, fmt is None))
     name = quote_atom(mapping.event) if mapping.event is not None else "{}"
     head = name.replace("{", "{{").replace("}", "}}") if mapping.event is not None else name
     if mapping.args:
@@ -115,19 +116,32 @@ def _name_text(text: str, col: str) -> str:
     return quote_atom(text)
 
 
-def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[str, str], str]) -> Column:
+# A plain decimal number: Prolog reads it as the number that Python's
+# int() or float() makes of it (floats are correctly rounded both ways).
+_PLAIN_NUMBER = re.compile(r"-?[0-9]{1,300}(?:\.[0-9]{1,300})?")
+
+
+def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[str, str], str],
+            plain: bool) -> Column:
     """The texts and reasons of a column: its values as CSV fields (see
     spark's ``_value_text``), stripped, converted by ``convert``; an empty
     field is rejected as by ``etalis run`` on a CSV file.  ``numeric``: the
     values are ints and floats, and ``convert`` makes of a finite number's
-    text that text; each other value is converted once."""
+    text that text; each other value is converted once.  ``plain``:
+    ``convert`` makes of a plain decimal number a term that reads as the
+    same number, so such a text stands for itself."""
     from .spark import _value_text
 
     if numeric:
         return _numbers(values, col, convert)
     # a column holds values of one type (Arrow's, or the texts of CSV), so
     # equal values are the same value
-    known = {v: _converted(_value_text(v).strip(), col, convert) for v in dict.fromkeys(values)}
+    known: dict[Any, tuple[str, Optional[str]]] = {}
+    for v in dict.fromkeys(values):
+        if plain and v.__class__ is str and _PLAIN_NUMBER.fullmatch(v):
+            known[v] = (v, None)
+        else:
+            known[v] = _converted(_value_text(v).strip(), col, convert)
     got = [known[v] for v in values]
     return [t for t, _ in got], [r for _, r in got]
 
