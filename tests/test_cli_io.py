@@ -178,6 +178,27 @@ def test_a_missing_detections_or_names_file_of_table_is_named(
     assert capsys.readouterr().err == "etalis: names.csv: No such file or directory\n"
 
 
+def test_run_warns_when_no_rule_uses_the_event_of_every_row(tmp_path: Path) -> None:
+    rules = tmp_path / "hot.etl"
+    rules.write_text("hot(S, T) <- reading(S, T) where T > 30.\n")
+    data = tmp_path / "obs.csv"
+    data.write_text("time,station,temp\n1,a,31\n2,a,29\n")
+
+    def run(*mapping: str) -> tuple[str, list[str]]:
+        ns = cli.parser().parse_args(["run", str(rules), "--events", str(data), "--time", "time", *mapping])
+        out, err = io.StringIO(), io.StringIO()
+        assert cli.run(ns, out, err) == 0
+        return out.getvalue(), err.getvalue().splitlines()[:-1]
+
+    hint = "(the rules' input events: reading/2); did you mean --event reading with 2 --args?"
+    assert run("--event", "readng", "--args", "station,temp") == (
+        "", [f"etalis: warning: no rule uses readng/2, the event --event makes of every row {hint}"])
+    assert run("--event", "reading", "--args", "station") == (
+        "", [f"etalis: warning: no rule uses reading/1, the event --event makes of every row {hint}"])
+    assert run("--event", "reading", "--args", "station,temp") == (
+        '{"event": "hot", "args": ["a", 31], "start": 1, "end": 1}\n', [])
+
+
 def test_quiet_run_prints_only_the_summary_on_stderr(rules: Path) -> None:
     r = run_stdin(rules, "a(1).\nb(.\nb(1).\n", "--quiet")
     assert r.stdout == '{"event": "c", "args": [1], "start": 1, "end": 3}\n'

@@ -267,6 +267,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return EXIT_FAILURE
     if not ns.quiet:
         report_findings(ns.rules, err, ns.max_age)
+        report_unused_event(ns.rules, mapping_from(ns), err)
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
@@ -573,6 +574,29 @@ def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None) -
     for f in check_file(str(rules), max_age):
         if f.severity != "info":
             print(f.text(), file=err)
+
+
+def report_unused_event(rules: Path, mapping: Mapping, err: TextIO) -> None:
+    """Warn, with the closest event the rules use, when the event that
+    ``--event`` makes of every row is one that no rule uses (a typo, or
+    ``--args`` giving another arity): the run would detect nothing."""
+    import difflib
+
+    from .analysis import RuleFile, Sig
+
+    if mapping.event is None:
+        return
+    rules_read = RuleFile.read(str(rules)).rules
+    inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
+    sig = Sig(mapping.event, len(mapping.args))
+    if not inputs or sig in inputs:
+        return
+    names = sorted(str(s) for s in inputs)
+    close = difflib.get_close_matches(str(sig), names, n=1)
+    hint = f"; did you mean --event {Sig.parse(close[0]).name} with {Sig.parse(close[0]).arity} --args?" \
+        if close else ""
+    print(f"etalis: warning: no rule uses {sig}, the event --event makes of every row "
+          f"(the rules' input events: {', '.join(names)}){hint}", file=err)
 
 
 def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
