@@ -118,36 +118,19 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
             Rules).
 serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
                                        printed: Printed}, "") :-
-    engine_compiled(M, C0),
+    engine_compiled(M, _),
     source_items(source(Source, Payload), Items),
-    (   M:'$sandboxed'(Earlier)
-    ->  sandbox_check(Items, Earlier)
-    ;   true
-    ),
-    compile_more(Items, C0, C),
-    load_statics(M, C, _),
-    reload_compiled(M, C0, C),
-    (   retract(M:'$sandboxed'(Earlier))
-    ->  include(is_static, Items, New),
-        append(Earlier, New, Statics),
-        assertz(M:'$sandboxed'(Statics))
-    ;   true
-    ),
+    add_items(M, Items, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     printed_strings(Settings.printed, Printed).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
-    engine_compiled(M, C0),
-    (   compile_without(Label, C0, C)
-    ->  reload_compiled(M, C0, C),
-        compiled_size(C, N, G),
-        C = compiled(_, _, _, Settings),
-        printed_strings(Settings.printed, Printed)
-    ;   format(string(Msg), "no rule is labelled ~q", [Label]),
-        throw(error(etalis_engine_error(Msg), _))
-    ).
+    remove_label(M, Label, C),
+    compiled_size(C, N, G),
+    C = compiled(_, _, _, Settings),
+    printed_strings(Settings.printed, Printed).
 serve(pending(M, Label), _, _{pending: Parts}, "") :-
     engine_compiled(M, compiled(program(Nodes, _), _, _, _)),
     (   M:'$rule_goals'(Label, Ids)
@@ -409,6 +392,88 @@ source_items(source(text(Name), Text), Items) :- !,
     expand_prefixes(Items0, Items).
 source_items(source(Source, _), _) :-
     domain_error(etalis_source, Source).
+
+%   add_items(+Engine, +Items, -Compiled): Engine runs the rules of
+%   Items too (sandboxed unless the engine is trusted); Compiled is its
+%   new rule set.
+
+add_items(M, Items, C) :-
+    engine_compiled(M, C0),
+    (   M:'$sandboxed'(Earlier)
+    ->  sandbox_check(Items, Earlier)
+    ;   true
+    ),
+    compile_more(Items, C0, C),
+    load_statics(M, C, _),
+    reload_compiled(M, C0, C),
+    (   retract(M:'$sandboxed'(Earlier))
+    ->  include(is_static, Items, New),
+        append(Earlier, New, Statics),
+        assertz(M:'$sandboxed'(Statics))
+    ;   true
+    ).
+
+%   remove_label(+Engine, +Label, -Compiled): Engine no longer runs the
+%   rule labelled Label.
+
+remove_label(M, Label, C) :-
+    engine_compiled(M, C0),
+    (   compile_without(Label, C0, C)
+    ->  reload_compiled(M, C0, C)
+    ;   format(string(Msg), "no rule is labelled ~q", [Label]),
+        throw(error(etalis_engine_error(Msg), _))
+    ).
+
+%   The changes of the rules that a rule made as it ran (ETALIS's
+%   ins_event_rule/1, del_event_rule/1, ins_static_rule/1), after the
+%   input event that led to them: each is made as add_rules or
+%   remove_rule would make it, and one that cannot be made is a warning
+%   of that event's line.
+
+etalis_runtime:apply_rule_updates(M, Updates) :-
+    forall(member(Update, Updates),
+           catch(make_rule_update(M, Update), E, rule_update_warning(Update, E))).
+
+make_rule_update(M, ins(Rule)) :-
+    update_items(Rule, ins_event_rule, Items),
+    add_items(M, Items, _).
+make_rule_update(M, ins_static(Clause)) :-
+    update_items(Clause, ins_static_rule, Items),
+    add_items(M, Items, _).
+make_rule_update(M, del(Rule)) :-
+    (   atom(Rule)
+    ->  Label = Rule
+    ;   nonvar(Rule), Rule = '<-'(Left, _), nonvar(Left), Left = ':'(Label, _), atom(Label)
+    ->  true
+    ;   throw(error(etalis_engine_error("del_event_rule takes a rule label, or a labelled rule Label : Head <- Pattern"), _))
+    ),
+    remove_label(M, Label, _).
+
+%   update_items(+Term, +Source, -Items): the items of a rule or clause
+%   given as a term, read as a rule file would read its text.
+
+update_items(Term, Source, Items) :-
+    copy_term(Term, T),
+    numbervars(T, 0, _),
+    with_output_to(string(Text),
+                   ( write_term(T, [quoted(true), numbervars(true), ignore_ops(false),
+                                    spacing(next_argument), module(etalis_syntax)]),
+                     write('.') )),
+    read_etl_string(Text, Source, Items).
+
+rule_update_warning(Update, E) :-
+    Update =.. [Kind, X],
+    memberchk(Kind-Name, [ins-ins_event_rule, ins_static-ins_static_rule, del-del_event_rule]),
+    (   E = error(etalis_error(Msg, _), _)
+    ->  true
+    ;   E = error(etalis_engine_error(Msg), _)
+    ->  true
+    ;   message_to_codes(E, Codes),
+        string_codes(Msg, Codes)
+    ),
+    pattern_text(X, Text),
+    format(string(Warning), "~w(~s) failed: ~w", [Name, Text, Msg]),
+    feed_warning(Warning).
 
 %!  feed_events(+Engine, +Text, -Summary, -Detections) is det.
 %

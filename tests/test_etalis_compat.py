@@ -100,26 +100,6 @@ def test_writing_to_a_file_is_still_refused() -> None:
     assert (line, column, message) == (1, 1, "sandbox: open/3 may not be called by rules from an untrusted source")
 
 
-@pytest.mark.parametrize(
-    ("text", "line", "column", "name"),
-    [
-        ("noop <- a(X) seq b(X) do ins_event_rule(d(Y) <- c(Y)).", 1, 26, "ins_event_rule/1"),
-        ("noop <- b(X) 'do' (true, del_event_rule(r1)).", 1, 19, "del_event_rule/1"),
-        ("setup :- ins_event_rule(r1 'rule:' c(X) <- a(X)).", 1, 1, "ins_event_rule/1"),
-    ],
-)
-def test_changing_rules_from_a_rule_is_refused_with_the_python_equivalent(
-    text: str, line: int, column: int, name: str
-) -> None:
-    got = refused(text)
-    assert got[:3] == (
-        line,
-        column,
-        f"{name} (original ETALIS's change of the rules from a running rule) is not supported",
-    )
-    assert "Engine.add_rules" in got[3]
-
-
 def test_print_trigger_facts_choose_the_reported_events() -> None:
     with Engine.from_file(HERE / "print_trigger.etl") as engine:
         assert engine.rule_count == 2
@@ -220,3 +200,32 @@ def test_a_quoted_postfix_operator_is_read_as_the_operator() -> None:
         with Engine.from_string("d(X) <- a(X)  seq  b(X)  star_times .") as plain:
             expected = [Detection("d", (1,), 1, 1), Detection("d", (1,), 1, 2), Detection("d", (1,), 1, 3)]
             assert quoted.emit_many(stream).detections == plain.emit_many(stream).detections == expected
+
+
+def test_rules_change_the_rules_after_the_event_that_led_to_the_change() -> None:
+    with Engine.from_file(HERE / "rule_updates.etl") as engine:
+        assert engine.rule_count == 5
+        result = engine.emit_many([("a", [1], 1), ("c", [2], 2), ("b", [1], 3), ("c", [2], 4), ("a", [3], 5)])
+        assert result.detections == [
+            Detection("noop", (), 1, 1),       # inserts s1 :- s2 after a(1)
+            Detection("e", (1,), 1, 1),
+            Detection("noop", (), 1, 3),       # inserts d(Y) <- c(Y) where s1 after b(1): c(2)@2 was too early
+            Detection("noop", (), 3, 3),       # removes r1 after b(1)
+            Detection("d", (2,), 4, 4),
+            Detection("noop", (), 5, 5),       # a(3) inserts s1 :- s2 again; r1 is gone
+        ]
+        assert result.warnings == []
+        # a rule added by a rule is checked as add_rules checks it: refused, a warning of its line
+        result = engine.emit_many([("g", [], 6)])
+        assert result.detections == [Detection("f", (), 6, 6)]
+        assert [(w.line, w.reason) for w in result.warnings] == [(1,
+            "ins_event_rule(r2:h(A) <- x(A) where shell(A)) failed: "
+            "sandbox: shell/1 may not be called by rules from an untrusted source (it calls shell/2)")
+        ]
+
+
+def test_removing_a_static_clause_from_a_rule_is_refused() -> None:
+    line, column, message, _ = refused("noop <- a do del_static_rule(s1 :- s2).")
+    assert (line, column, message) == (
+        1, 14, "del_static_rule/1 (original ETALIS's removal of a static clause by a running rule) is not supported"
+    )

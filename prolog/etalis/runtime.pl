@@ -15,6 +15,9 @@
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/2,               % +Error, +Goal
             user_goal/1,                % :Goal
+            rule_update_builtins/1,     % +Module
+            rule_update/2,              % +Engine, +Update
+            feed_warning/1,             % +Text
             write_detection/1           % +Detection
           ]).
 :- use_module(library(error)).
@@ -62,7 +65,59 @@ engine_create(M) :-
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
               M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2, M:'$selecting'/0, M:'$offer'/5 ]),
     assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
-    assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))).
+    assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))),
+    rule_update_builtins(M).
+
+%!  rule_update_builtins(+Module) is det.
+%
+%   Define in Module original ETALIS's predicates that change the rules
+%   of the running engine: ins_event_rule(Rule), del_event_rule(Label
+%   or labelled Rule) and ins_static_rule(Clause).  A call records the
+%   change (rule_update/2); it is made once the input event that led to
+%   it has been processed, so that the event runs over the rules it
+%   found (see apply_rule_updates/2).
+
+rule_update_builtins(M) :-
+    dynamic(M:'$rule_update'/1),
+    forall(member(Name-Kind, [ins_event_rule-ins, del_event_rule-del, ins_static_rule-ins_static]),
+           (   Head =.. [Name, X],
+               Update =.. [Kind, X],
+               assertz(M:(Head :- etalis_runtime:rule_update(M, Update)))
+           )).
+
+%!  rule_update(+Engine, +Update) is det.
+%
+%   Record a change of Engine's rules, to be made after the current
+%   input event.
+
+rule_update(M, Update) :-
+    assertz(M:'$rule_update'(Update)).
+
+%!  apply_rule_updates(+Engine, +Updates) is det.
+%
+%   Hook (defined by the engine's API module): make the changes Updates
+%   of Engine's rules, in order, reporting what fails as a warning.
+
+:- multifile apply_rule_updates/2.
+
+%   rule_updates(+M): make the changes of the rules that the last input
+%   event's rules recorded.
+
+rule_updates(M) :-
+    (   M:'$rule_update'(_)
+    ->  findall(U, retract(M:'$rule_update'(U)), Updates),
+        apply_rule_updates(M, Updates)
+    ;   true
+    ).
+
+%!  feed_warning(+Text) is det.
+%
+%   Report Text as a warning of the input line being processed.
+
+feed_warning(Text) :-
+    (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
+    nb_getval(etalis_warnings, Ws),
+    nb_setval(etalis_warnings, [warning(Line, Text)|Ws]).
 
 %!  engine_destroy(+Engine) is det.
 %
@@ -513,10 +568,12 @@ run(M, E, T1, T2, Line) :-
                 In = where(Goal)
             ;   In = none
             ),
+            retractall(M:'$rule_update'(_)),
             throw(etalis_limit(limit(Line, E, Limit, In)))
         ;   true
         )
-    ).
+    ),
+    rule_updates(M).
 
 run_event(M, E0, T1, T2) :-
     advance_position(M),
@@ -801,15 +858,13 @@ goal_error(inference_limit_exceeded, Goal) :- !,
     nb_setval(etalis_limit_goal, Goal),
     throw(inference_limit_exceeded).
 goal_error(Error, Goal) :-
-    (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
     message_to_string(Error, Msg),
     (   Goal = aggregate(Fun, X)
     ->  F =.. [Fun, X],
         format(string(Warning), "aggregate ~q raised: ~w", [F, Msg])
     ;   format(string(Warning), "where condition ~q raised: ~w", [Goal, Msg])
     ),
-    nb_getval(etalis_warnings, Ws),
-    nb_setval(etalis_warnings, [warning(Line, Warning)|Ws]),
+    feed_warning(Warning),
     fail.
 
 message_to_string(Error, Msg) :-

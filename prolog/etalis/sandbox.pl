@@ -11,6 +11,7 @@
 :- use_module(syntax, [etalis_error/3]).
 :- use_module(operators, [interval_goal/4]).
 :- use_module(knowledge, [knowledge_init/1]).
+:- use_module(runtime, [rule_update_builtins/1]).
 
 /** <module> Rule files are code from elsewhere: the sandbox
 
@@ -63,7 +64,8 @@ sandbox_check(Items, Earlier) :-
     format(atom(S), 'etalis_sandbox_~d', [N]),
     setup_call_cleanup(
         ( set_module(S:class(temporary)),
-          knowledge_init(S) ),
+          knowledge_init(S),
+          rule_update_builtins(S) ),
         check_in(S, Items, Earlier),
         '$destroy_module'(S)).
 
@@ -244,6 +246,12 @@ sandbox:safe_primitive(system:writeq(_)).
 sandbox:safe_primitive(system:write_canonical(_)).
 sandbox:safe_primitive(system:nl).
 sandbox:safe_primitive(system:tab(_)).
+
+%   ETALIS's ins_event_rule/1, del_event_rule/1 and ins_static_rule/1
+%   change only the engine's own rules, and what they add is checked
+%   like rules added from Python (see etalis_runtime:rule_update/2).
+
+sandbox:safe_primitive(etalis_runtime:rule_update(_, _)).
 
 %   safe(+Scratch, +Goal, +Where): library(sandbox) proves Goal safe in
 %   the scratch module.

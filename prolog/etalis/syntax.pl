@@ -1282,8 +1282,9 @@ where_goal(Goal, GP, Src) :-
     ).
 
 %   rule_update_goal(+Goal, -Update): Goal calls, through Prolog
-%   control, one of original ETALIS's predicates that change the rules
-%   of the running engine.
+%   control, original ETALIS's del_static_rule/1, which etalis-py does
+%   not take over (ins_event_rule/1, del_event_rule/1 and
+%   ins_static_rule/1 are the engine's, see rule_update_builtins/1).
 
 rule_update_goal(Goal, Update) :-
     callable(Goal),
@@ -1292,13 +1293,13 @@ rule_update_goal(Goal, Update) :-
         member(Arg, Args),
         rule_update_goal(Arg, Update)
     ;   functor(Goal, Name, 1),
-        memberchk(Name, [ins_event_rule, del_event_rule, ins_static_rule, del_static_rule])
+        Name == del_static_rule
     ->  Update = Name/1
     ).
 
 rule_update_error(Update, Where) :-
-    format(string(M), "~w (original ETALIS's change of the rules from a running rule) is not supported", [Update]),
-    etalis_error(M, "a rule cannot add or remove rules here; add and remove them from Python (Engine.add_rules, Engine.remove_rule), e.g. in a callback of engine.on(...)", Where).
+    format(string(M), "~w (original ETALIS's removal of a static clause by a running rule) is not supported", [Update]),
+    etalis_error(M, "static rules stay; keep changing facts in a predicate declared :- dynamic(Name/Arity) with retract/1, or remove rules with del_event_rule(Label)", Where).
 
 %!  duration_seconds(+Duration, +Where, -Seconds) is det.
 %
@@ -1532,9 +1533,11 @@ declaration_hint(event_rule_property,
                  "give the rule its window: Label : Head <- Pattern within Seconds.").
 
 %   print_directive(+PrintTriggers, +Items0, -Items): the print_trigger
-%   facts as one print_events directive, at the first of them, over
-%   the events derived by the rules of Items0 that they name.  A file
-%   with its own `:- print_events(...)` keeps it.
+%   facts as one print_events directive, at the first of them: the
+%   events they name (also those a rule inserted later derives), and
+%   those derived by the rules of Items0 that a pattern such as `c/_`
+%   or all_defined_events matches.  A file with its own `:-
+%   print_events(...)` keeps it.
 
 print_directive([], Items, Items) :- !.
 print_directive(Triggers, Items0, Items) :-
@@ -1542,19 +1545,17 @@ print_directive(Triggers, Items0, Items) :-
         nonvar(D),
         D = print_events(_)
     ->  Items = Items0
-    ;   findall(Spec, ( member(static((print_trigger(Spec0) :- true), _), Triggers)
-                      ; member(static(print_trigger(Spec0), _), Triggers)
-                      ),
-                Specs0),
-        Specs0 = Specs,
-        Triggers = [static(_, Where)|_],
+    ;   Triggers = [static(_, Where)|_],
         maplist(trigger_spec(Where), Triggers, Specs),
+        include(ground, Specs, Named),
         findall(N/A, ( member(rule(_, Head, _, _, _), Items0),
                        functor(Head, N, A),
                        member(Spec, Specs),
+                       \+ ground(Spec),
                        printed_by(Spec, N/A)
                      ),
-                Printed0),
+                Matched),
+        append(Named, Matched, Printed0),
         sort(Printed0, Printed),
         Items = [directive(print_events(Printed), Where)|Items0]
     ).
