@@ -490,13 +490,17 @@ class Detections(list[Detection]):
         columns["duration"] = columns["end"] - columns["start"]
         return pd.DataFrame(columns)
 
-    def table(self, tz: Optional[str] = None, names: Optional[Mapping[str, str]] = None) -> str:
+    def table(self, tz: Optional[str] = None, names: Optional[Mapping[str, str]] = None,
+              zones: Optional[Mapping[str, str]] = None) -> str:
         """A text table, a row per detection: the event, its arguments
         (``names`` maps values, as text, to names), start and end in ``tz``
-        (an IANA name; default UTC) and duration (``etalis table``)."""
+        (an IANA name; default UTC) and duration (``etalis table``);
+        ``zones`` (values, as text, to IANA zones: a station's own) shows
+        each row in the zone of its first argument that has one, with a
+        ``zone`` column (``etalis table`` with a names file's tz column)."""
         from .report import Readable
 
-        return Readable(tz or "UTC", names or {}).table(self)
+        return Readable(tz or "UTC", names or {}, zones=zones or {}).table(self)
 
     def plot(self, path: Union[str, "os.PathLike[str]", None] = None, *, tz: Optional[str] = None,
              names: Optional[Mapping[str, str]] = None, title: Optional[str] = None,
