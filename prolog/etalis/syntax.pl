@@ -938,7 +938,7 @@ pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Re
 pattern(Term, Pos, Src, _) :-
     refused_operator(Term, Name, Why, Instead),
     !,
-    pos_where(Pos, Src, Where),
+    operator_where(Pos, Src, Where),
     format(string(M), "ETALIS's ~w is not supported here: ~w", [Name, Why]),
     etalis_error(M, Instead, Where).
 pattern(aggregate(Fun, P, Result), Pos, Src, _) :-
@@ -1366,6 +1366,16 @@ pos_from(_, 0).
 pos_where(Pos, Src, Where) :-
     pos_from(Pos, Offset),
     offset_where(Offset, Src, Where).
+
+%   operator_where(+Pos, +Src, -Where): where the operator (or functor)
+%   of the term at Pos is written.
+
+operator_where(parentheses_term_position(_, _, Inner), Src, Where) :- !,
+    operator_where(Inner, Src, Where).
+operator_where(term_position(_, _, From, _, _), Src, Where) :- !,
+    offset_where(From, Src, Where).
+operator_where(Pos, Src, Where) :-
+    pos_where(Pos, Src, Where).
 
 %   offset_where(+Offset, +Src, -Where): Where is pos(Source, Line,
 %   Column) of the character at Offset.  A carriage return before a line
