@@ -208,4 +208,12 @@ def test_reference_evaluator_reads_the_etalis_spellings_as_the_engine_does() -> 
 
 
 def test_the_hidden_recursion_of_a_run_is_not_a_finding() -> None:
-    assert check_text("d(C) <- s seq aggregate(count, a(_), C).\ne <- s seq a star_times.", source="r.etl") == []
+    assert check_text("d(C) <- s seq aggregate(count, a(_), C).\ne <- s seq a(_) star_times.", source="r.etl") == []
+
+
+def test_a_run_keeps_only_its_newest_state() -> None:
+    with Engine.from_string("d(C) <- s seq aggregate(sum(X), a(X), C).\ne <- s seq a(_) star_times.") as engine:
+        result = engine.emit_many([("s", (), 0)] + [("a", (i,), i) for i in range(1, 501)])
+        assert len(result.detections) == 1002
+        assert result.detections[-2].args == (125250,)
+        assert engine.stats().pending == 2

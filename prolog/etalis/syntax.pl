@@ -1162,11 +1162,12 @@ operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
 %       the next P).
 %
 %   A newer S with the same bindings starts again (ETALIS would go on
-%   with one run per S).  It becomes three rules around a hidden event
+%   with one run per S).  It becomes rules around a hidden event
 %   '$Kind_L_C'(Vs..., Acc...), Vs the variables of S that H or P use:
 %
 %       '$run'(Vs, Init) <- S.
-%       '$run'(Vs, A1) <- '$run'(Vs, A0) seq P where Step.   (policy recent)
+%       '$run_taken'(Vs, A0, X) <- '$run'(Vs, A0) seq P.   (policy recent)
+%       '$run'(Vs, A1) <- '$run_taken'(Vs, A0, X) where Step.
 %       H <- '$run'(Vs, R).
 
 running_aggregate(Body, Pos, Src, Rule, Items) :-
@@ -1195,12 +1196,12 @@ running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames), Items) :-
     append(Vs, A0, PrevArgs), Prev =.. [Name|PrevArgs],
     append(Vs, A1, NextArgs), Next =.. [Name|NextArgs],
     append(Vs, R, OutArgs), Out =.. [Name|OutArgs],
-    conj_where(op(seq, event(Prev), P1), Step, StepPattern),
     conj_where(event(Out), Shown, OutPattern),
-    Rules = [ rule('', Acc0, S1, Where),
-              rule(StepLabel, Next, StepPattern, Where),
-              rule(Label, Head, OutPattern, Where)
-            ],
+    run_steps(Step, Name, Prev, Next, P1, Vs, A1, StepLabel, Where, StepRules),
+    append([ [rule('', Acc0, S1, Where)],
+             StepRules,
+             [rule(Label, Head, OutPattern, Where)]
+           ], Rules),
     maplist(with_var_names(VarNames), Rules, RuleItems),
     append(RuleItems, [directive(policy(StepLabel, recent), Where)], Items).
 
@@ -1227,6 +1228,23 @@ run(aggregate(Fun, P, R), Pos, Src, aggregate, P, P1, run([Init], [A0], [A1], St
 run(star_times(P), Pos, Src, star_times, P, P1, run([], [], [], true, [], true)) :-
     pos_args(Pos, 1, [PPos]),
     pattern(P, PPos, Src, P1).
+
+%   run_steps(+Step, +Name, +Prev, +Next, +P, +Vs, +A1s, +Label, +Where, -Rules):
+%   the rules that take a run from Prev to Next at each P.  The goal of
+%   a step is a rule of its own: a where condition directly on the seq
+%   would make `recent` keep every earlier state of the run.
+
+run_steps(true, _, Prev, Next, P, _, _, Label, Where, [rule(Label, Next, op(seq, event(Prev), P), Where)]) :- !.
+run_steps(Step, Name, Prev, Next, P, Vs, A1s, Label, Where,
+          [ rule(Label, Taken, op(seq, event(Prev), P), Where),
+            rule('', Next, where(event(Taken), Step), Where)
+          ]) :-
+    term_variables(Step, StepVs0),
+    exclude(occurs_in(A1s), StepVs0, StepVs1),
+    exclude(occurs_in(Vs), StepVs1, StepVs),
+    append(Vs, StepVs, TakenArgs),
+    atom_concat(Name, '_taken', TakenName),
+    Taken =.. [TakenName|TakenArgs].
 
 conj_where(P, true, P) :- !.
 conj_where(P, G, where(P, G)).
