@@ -174,9 +174,14 @@ serve(rules(Source), Payload, Header, "") :-
     findall(_{name: N, arity: A, line: Line, column: Col},
             member(input(N/A, pos(_, Line, Col)), Directives), Inputs0),
     reverse(Inputs0, Inputs),
+    findall(N/2, ( member(static(C, _), Items),
+                   ( C = (H :- _) -> true ; H = C ),
+                   callable(H), functor(H, N, 2) ),
+            Own),                               % contains/2 of the file is its own predicate
     findall(_{head: HS, operators: Ops, line: Line, column: Col},
             ( member(static(Clause, pos(_, Line, Col)), Items),
-              static_event_operators(Clause, Ops),
+              static_event_operators(Clause, Ops0),
+              exclude(own_operator(Own), Ops0, Ops),
               Ops \== [],
               clause_indicator(Clause, HS) ),
             Statics),
@@ -663,3 +668,10 @@ message_to_codes(Error, Codes) :-
 message_to_codes_(Error, Codes) :-
     '$messages':translate_message(Error, Lines, []),
     with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
+
+%   own_operator(+Own, +Op): the rule file defines a predicate Op/2
+%   (Own: its static predicates of arity 2), so a call of Op in a
+%   static clause is that predicate, not an event operator.
+
+own_operator(Own, Op) :-
+    memberchk(Op/2, Own).

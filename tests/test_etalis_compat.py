@@ -229,3 +229,10 @@ def test_removing_a_static_clause_from_a_rule_is_refused() -> None:
     assert (line, column, message) == (
         1, 14, "del_static_rule/1 (original ETALIS's removal of a static clause by a running rule) is not supported"
     )
+
+
+def test_an_unquoted_capitalised_alias_is_a_variable_and_the_hint_says_so() -> None:
+    assert refused("d <- a SEQ b.") == (
+        1, 7, "syntax error: operator expected",
+        "SEQ is read as a variable: write the operator seq (or 'SEQ' in quotes, as original ETALIS files do)",
+    )

@@ -443,11 +443,31 @@ syntax_error(What, Context, Start, Src) :-
         unclosed(Codes, Start, Kind, Offset)
     ->  unclosed_hint(Kind, Hint)
     ;   syntax_error_offset(Context, Start, Offset),
-        Hint = "check the operators and parentheses, and end each clause with a full stop"
+        (   variable_alias(Src, Offset, Name, Op)
+        ->  format(string(Hint), "~w is read as a variable: write the operator ~w (or '~w' in quotes, as original ETALIS files do)",
+                   [Name, Op, Name])
+        ;   Hint = "check the operators and parentheses, and end each clause with a full stop"
+        )
     ),
     syntax_message(What, Message),
     offset_where(Offset, Src, Where),
     etalis_error(Message, Hint, Where).
+
+%   variable_alias(+Src, +Offset, -Name, -Op): after the layout at
+%   Offset in the text comes the word Name, a capitalised alias of
+%   the operator Op (`SEQ`), which unquoted is a variable.
+
+variable_alias(src(_, Text, _), Offset, Name, Op) :-
+    sub_string(Text, Offset, _, 0, Rest),
+    string_codes(Rest, Codes),
+    layout_end(Codes, 0, Skip),
+    length(Layout, Skip),
+    append(Layout, Word, Codes),
+    Word = [C|_],
+    code_type(C, upper),
+    name_chars(Word, 0, _, _, NameCodes),
+    atom_codes(Name, NameCodes),
+    etalis_operator_alias(Name, Op, _).
 
 syntax_error_offset(stream(_, _, _, CharNo), _, CharNo) :- !.
 syntax_error_offset(string(_, CharNo), _, CharNo) :- !.
