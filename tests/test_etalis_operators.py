@@ -126,6 +126,21 @@ def test_forall_seq_is_listed_with_its_own_policy() -> None:
     assert listing.splitlines()[4] == "1: '$ie1'(A) <- a(A) forall_seq b(A)    % window inf, continuous"
 
 
+def test_etalis_aggregate_under_a_rule_window_property() -> None:
+    rules = "r2([property(event_rule_window, 3)]) 'rule:' d(C) <- start_aggr seq aggregate(count, a(_), C)."
+    events = [("start_aggr", (), 1), ("a", (1,), 2), ("a", (2,), 4), ("a", (3,), 5)]
+    assert detect(rules, events) == [("d", (0,), 1, 1), ("d", (1,), 1, 2), ("d", (2,), 1, 4)]
+
+
+def test_etalis_aggregate_with_a_do_action_and_print_trigger_of_every_event() -> None:
+    rules = "print_trigger(_/_).\nd(C) do (C < 2) <- start_aggr seq aggregate(count, a(_), C)."
+    events = [("start_aggr", (), 1), ("a", (1,), 2), ("a", (2,), 4)]
+    with Engine.from_string(rules) as engine:
+        assert engine.printed == ["d/1"]
+        found = [(d.event, d.args, d.start, d.end) for d in engine.emit_many(events).detections]
+    assert found == [("d", (0,), 1, 1), ("d", (1,), 1, 2)]
+
+
 def test_etalis_aggregate_reports_only_the_rules_head() -> None:
     with Engine.from_string("d(C) <- s seq aggregate(count, a(_), C).") as engine:
         assert engine.printed == ["d/1"]

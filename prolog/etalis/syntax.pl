@@ -685,8 +685,7 @@ item((Left <- Body), Pos, VarNames, Src, Item) :-
     pos_where(Pos, Src, Where),
     pos_args(Pos, 2, [LeftPos, BodyPos]),
     rule_left(Left, LeftPos, Src, Label, Head, Properties, Action),
-    (   Properties == [], Action == true,
-        running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, VarNames), Items0)
+    (   running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, VarNames, Properties, Action), Items0)
     ->  true
     ;   pattern(Body, BodyPos, Src, Pattern0),
         rule_action(Action, Pattern0, Pattern1),
@@ -1199,7 +1198,7 @@ running_aggregate(Body, Pos, Src, Rule, Items) :-
     pos_where(DPos, Src, DWhere),
     duration_seconds(Duration, DWhere, Seconds),
     maplist(step_within(Seconds), Items0, Items).
-running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames), Items) :-
+running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames, Properties, Action), Items) :-
     nonvar(Body),
     Body = seq(Start, Run),
     nonvar(Run),
@@ -1216,14 +1215,20 @@ running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames), Items) :-
     append(Vs, A0, PrevArgs), Prev =.. [Name|PrevArgs],
     append(Vs, A1, NextArgs), Next =.. [Name|NextArgs],
     append(Vs, R, OutArgs), Out =.. [Name|OutArgs],
-    conj_where(event(Out), Shown, OutPattern),
+    conj_where(event(Out), Shown, OutPattern0),
+    rule_action(Action, OutPattern0, OutPattern),
     run_steps(Step, Name, Prev, Next, P1, Vs, A1, StepLabel, Where, StepRules),
     append([ [rule('', Acc0, S1, Where)],
              StepRules,
              [rule(Label, Head, OutPattern, Where)]
            ], Rules),
-    maplist(with_var_names(VarNames), Rules, RuleItems),
+    maplist(with_var_names(VarNames), Rules, RuleItems0),
+    foldl(property_within, Properties, RuleItems0, RuleItems),
     append(RuleItems, [directive(policy(StepLabel, recent), Where)], Items).
+
+property_within(none, Items, Items).
+property_within(within(Seconds), Items0, Items) :-
+    maplist(step_within(Seconds), Items0, Items).
 
 %   run(+Run, +Pos, +Src, -Kind, -P, -Pattern, -Spec): Run is an ETALIS
 %   run over the pattern P (normalised: Pattern); Spec gives its
@@ -1598,6 +1603,7 @@ print_directive(Triggers, Items0, Items) :-
         include(ground, Specs, Named),
         findall(N/A, ( member(rule(_, Head, _, _, _), Items0),
                        functor(Head, N, A),
+                       \+ sub_atom(N, 0, _, _, $),       % hidden, see running_aggregate/5
                        member(Spec, Specs),
                        \+ ground(Spec),
                        printed_by(Spec, N/A)
