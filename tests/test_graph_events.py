@@ -3,6 +3,7 @@ graph_name/2, with the RDFS closure of each event against the background."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -378,3 +379,49 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
         Detection("warming", (STATION + "C2236", 58, 60, 61), hm(14, 15), hm(14, 45)),
         Detection("high_wind", ("C1617", 7434, 20), hm(14, 50), hm(14, 50)),
     ]
+
+
+def test_a_table_column_of_graphs_is_a_stream_of_graph_events(tmp_path: Path) -> None:
+    import csv
+
+    from etalis_py.streams import Mapping
+
+    cells = [
+        ("2004-08-08T06:05:00Z", json.dumps({"@context": {"sosa": "http://www.w3.org/ns/sosa/"}, "@id": "http://ex.org/o1",
+                                             "@type": "sosa:Observation", "sosa:hasSimpleResult": 17})),
+        ("2004-08-08T06:10:00Z", f"<http://ex.org/o2> <{RDF.type}> <{WT.Diablo}> <http://ex.org/g2> .\n"
+                                 f"<http://ex.org/o2> {RESULT} \"20\"^^<http://www.w3.org/2001/XMLSchema#integer> "
+                                 "<http://ex.org/g2> ."),
+        ("2004-08-08T06:15:00Z", "<http://ex.org/o3> oops ."),
+        ("2004-08-08T06:20:00Z", "<http://ex.org/o4> <http://ex.org/p> <http://ex.org/x> <http://ex.org/a> .\n"
+                                 "<http://ex.org/o4> <http://ex.org/p> <http://ex.org/y> <http://ex.org/b> ."),
+        ("2004-08-08T06:25:00Z", ""),
+    ]
+    path = tmp_path / "graphs.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerows([("time", "graph"), *cells])
+    found, rejected = run_stream_with(RULES, path, Mapping.graph_rows("graph", "time"))
+    blank = "_:g" + hashlib.sha1(f"t('http://ex.org/o1','{RDF.type}','{SOSA.Observation}')\n"
+                                 f"t('http://ex.org/o1','{SOSA.hasSimpleResult}',17)".encode()).hexdigest()
+    assert found == [
+        Detection("obs", (blank, "http://ex.org/o1", 17), T0, T0),
+        Detection("obs", ("http://ex.org/g2", "http://ex.org/o2", 20), T0 + 300, T0 + 300),
+    ]
+    assert [(r.line, r.reason) for r in rejected] == [
+        (5, "line 1 of the graph: not an N-Quads line: Invalid line (Predicate must be uriref)"),  # lines of the file
+        (6, "a cell must hold one graph, not 2 named graphs"),
+        (8, "column 'graph' is empty"),
+    ]
+    with pytest.raises(ValueError, match=r"--graph-col makes each row the event graph\(G\) by itself"):
+        Mapping(event="obs", args=("graph",), time="time", graph_col="graph").check()
+
+
+def run_stream_with(rules: str, path: Path, mapping: Any) -> tuple[list[Detection], list[Rejection]]:
+    engine = weather_engine(rules)
+    found: list[Detection] = []
+    rejected: list[Rejection] = []
+    for batch in read_batches(path, mapping):
+        result = engine.feed_text(batch.text, batch.first_line)
+        found += parse_detections(result.detection_lines)
+        rejected += batch.rejected + result.rejected
+    return found, sorted(rejected, key=lambda r: r.line)

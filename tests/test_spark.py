@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import csv
 import dataclasses
+import hashlib
 import json
 import os
 import signal
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pyspark
 import pytest
 from pyspark.sql import DataFrame, SparkSession
@@ -659,3 +661,45 @@ def test_replay_under_selection_strategies_gives_the_lines_of_etalis_run(spark: 
         result = replay(data, rules, spark=spark, partition_by="sensor", policy=policy, **kwargs(mapping))
         assert sorted(result.detection_lines()) == sorted(lines)
         result.unpersist()
+
+
+GRAPH_CELLS = [
+    ("2004-08-08T06:05:00Z", json.dumps({"@context": {"sosa": "http://www.w3.org/ns/sosa/"}, "@id": "http://ex.org/g1",
+                                         "@graph": [{"@id": "http://ex.org/o1", "sosa:hasSimpleResult": 17}]})),
+    ("2004-08-08T06:10:00Z", "<http://ex.org/o2> <http://www.w3.org/ns/sosa/hasSimpleResult> "
+                             "\"20\"^^<http://www.w3.org/2001/XMLSchema#integer> <http://ex.org/g2> ."),
+    ("2004-08-08T06:15:00Z", "<http://ex.org/o3> oops ."),
+    ("2004-08-08T06:20:00Z", "<http://ex.org/o4> <http://www.w3.org/ns/sosa/hasSimpleResult> \"5.5\" .\n"
+                             "<http://ex.org/o4> <http://www.w3.org/ns/sosa/hasSimpleResult> "
+                             "\"6\"^^<http://www.w3.org/2001/XMLSchema#integer> ."),
+]
+
+
+def test_replay_reads_a_column_of_rdf_graphs_as_graph_events(spark: SparkSession, tmp_path: Path) -> None:
+    data = tmp_path / "graphs.csv"
+    with data.open("w", newline="") as f:
+        csv.writer(f).writerows([("time", "graph"), *GRAPH_CELLS])
+    rules = tmp_path / "graphs.etl"
+    rules.write_text(":- prefix(sosa, 'http://www.w3.org/ns/sosa/').\n"
+                     "result(N, O, V) <- graph(G) where (graph_name(G, N), triple(G, O, sosa:hasSimpleResult, V)).\n")
+    expected, summary = etalis_run(rules, data, ["--graph-col", "graph", "--time", "time"])
+    assert summary.startswith("events read: 4, accepted: 3, rejected: 1, detections: 4,")
+    table = tmp_path / "graphs.parquet"  # Spark reads CSV quotes with backslash escapes, not doubled quotes
+    pq.write_table(pa.table({"time": [t for t, _ in GRAPH_CELLS], "graph": [g for _, g in GRAPH_CELLS]}), table)
+    result = replay(table, rules, spark=spark, graph_col="graph", time="time")
+    blank = "_:g" + hashlib.sha1(b"t('http://ex.org/o4','http://www.w3.org/ns/sosa/hasSimpleResult',\"5.5\")\n"
+                                 b"t('http://ex.org/o4','http://www.w3.org/ns/sosa/hasSimpleResult',6)").hexdigest()
+    assert sorted(result.detection_lines()) == sorted(expected)
+    assert expected == [
+        '{"event": "result", "args": ["http://ex.org/g1", "http://ex.org/o1", 17], '
+        '"start": 1091945100.0, "end": 1091945100.0}\n',
+        '{"event": "result", "args": ["http://ex.org/g2", "http://ex.org/o2", 20], '
+        '"start": 1091945400.0, "end": 1091945400.0}\n',
+        f'{{"event": "result", "args": ["{blank}", "http://ex.org/o4", 6], "start": 1091946000.0, "end": 1091946000.0}}\n',
+        f'{{"event": "result", "args": ["{blank}", "http://ex.org/o4", "5.5"], '
+        '"start": 1091946000.0, "end": 1091946000.0}\n',
+    ]
+    assert [r["reason"] for r in result.rejected.collect()] == [
+        "line 1 of the graph: not an N-Quads line: Invalid line (Predicate must be uriref)"
+    ]
+    result.unpersist()

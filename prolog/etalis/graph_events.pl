@@ -59,9 +59,12 @@ graph_events_init(M) :-
 helper('$graph_triples'/2).
 helper('$graph_property'/4).
 helper('$graph_type'/3).
-helper('$graph_node_type'/3).
-helper('$graph_super'/2).
+helper('$graph_instance'/3).
+helper('$graph_direct_type'/3).
+helper('$graph_node'/2).
 helper('$graph_predicate'/2).
+helper('$graph_sub'/2).
+helper('$graph_super'/2).
 
 %   The clauses, as terms: they run in the engine module, where
 %   library(sandbox) sees them as the module's own.
@@ -85,9 +88,14 @@ graph_clause((triple(G, S, P, O) :-
     rdf_iri(type, Type).
 graph_clause((isa(G, X, C) :-
                  '$graph_triples'(G, Ts),
-                 findall(X-C, '$graph_type'(Ts, X, C), L0),
-                 sort(L0, L),
-                 member(X-C, L))).
+                 (   nonvar(C)
+                 ->  findall(X, '$graph_instance'(Ts, X, C), Xs0),
+                     sort(Xs0, Xs),
+                     member(X, Xs)
+                 ;   findall(X-C, '$graph_type'(Ts, X, C), L0),
+                     sort(L0, L),
+                     member(X-C, L)
+                 ))).
 graph_clause((graph_name(G, Name) :-
                  '$graph_triples'(G, _),
                  G = rdf_graph(Name, _))).
@@ -111,9 +119,27 @@ graph_clause(('$graph_property'(Ts, Q, SubProperty, Q) :-
                  '$graph_predicate'(Ts, Q))) :-
     rdf_iri(subPropertyOf, SubProperty).
 graph_clause(('$graph_type'(Ts, X, C) :-
-                 '$graph_node_type'(Ts, X, C0),
-                 '$graph_super'(C0, C))).
-graph_clause(('$graph_node_type'(Ts, X, C) :-
+                 (   '$graph_direct_type'(Ts, X, C0)
+                 ;   '$graph_node'(Ts, X),
+                     C0 = Resource
+                 ;   '$graph_predicate'(Ts, X),
+                     C0 = Property
+                 ),
+                 '$graph_super'(C0, C))) :-
+    rdf_iri(resource, Resource),
+    rdf_iri(property, Property).
+graph_clause(('$graph_instance'(Ts, X, C) :-
+                 '$graph_direct_type'(Ts, X, C0),
+                 '$graph_sub'(C0, C))).
+graph_clause(('$graph_instance'(Ts, X, C) :-
+                 '$graph_sub'(Resource, C),
+                 '$graph_node'(Ts, X))) :-
+    rdf_iri(resource, Resource).
+graph_clause(('$graph_instance'(Ts, X, C) :-
+                 '$graph_sub'(Property, C),
+                 '$graph_predicate'(Ts, X))) :-
+    rdf_iri(property, Property).
+graph_clause(('$graph_direct_type'(Ts, X, C) :-
                  member(t(X, P, O), Ts),
                  (   P == Type
                  ->  C = O
@@ -126,7 +152,7 @@ graph_clause(('$graph_node_type'(Ts, X, C) :-
     rdf_iri(type, Type),
     rdf_iri(subPropertyOf, SubProperty),
     rdf_iri(domain, Domain).
-graph_clause(('$graph_node_type'(Ts, X, C) :-
+graph_clause(('$graph_direct_type'(Ts, X, C) :-
                  member(t(_, P, X), Ts),
                  P \== Type,
                  (   Q = P
@@ -137,13 +163,9 @@ graph_clause(('$graph_node_type'(Ts, X, C) :-
     rdf_iri(type, Type),
     rdf_iri(subPropertyOf, SubProperty),
     rdf_iri(range, Range).
-graph_clause(('$graph_node_type'(Ts, X, Resource) :-
+graph_clause(('$graph_node'(Ts, X) :-
                  member(t(S, _, O), Ts),
-                 ( X = S ; X = O ))) :-
-    rdf_iri(resource, Resource).
-graph_clause(('$graph_node_type'(Ts, Q, Property) :-
-                 '$graph_predicate'(Ts, Q))) :-
-    rdf_iri(property, Property).
+                 ( X = S ; X = O ))).
 graph_clause(('$graph_predicate'(Ts, Q) :-
                  member(t(_, P, _), Ts),
                  (   Q = P
@@ -151,6 +173,13 @@ graph_clause(('$graph_predicate'(Ts, Q) :-
                      Q \== P
                  ))) :-
     rdf_iri(subPropertyOf, SubProperty).
+graph_clause(('$graph_sub'(C0, C) :-
+                 (   C0 == C
+                 ->  true
+                 ;   '$kb_triple'(C0, SubClassOf, C)
+                 ->  true
+                 ))) :-
+    rdf_iri(subClassOf, SubClassOf).
 graph_clause(('$graph_super'(C, C))).
 graph_clause(('$graph_super'(C, D) :-
                  '$kb_triple'(C, SubClassOf, D),

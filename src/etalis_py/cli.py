@@ -45,9 +45,15 @@ def add_mapping_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--time", metavar="COL", help="the time column")
     g.add_argument("--time-format", metavar="FMT", help="strptime format of the time column (default: seconds or ISO 8601)")
     g.add_argument("--columns", type=_columns, metavar="COL,COL,...", help="column names of a file without a header")
+    g.add_argument("--graph-col", metavar="COL",
+                   help="each row is the event graph(G): G is the RDF graph in COL (N-Triples or JSON-LD)")
 
 
 def mapping_from(ns: argparse.Namespace) -> Mapping:
+    if ns.graph_col is not None:
+        if ns.event is not None or ns.event_col is not None or ns.args:
+            raise ValueError("--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args")
+        return Mapping.graph_rows(ns.graph_col, ns.time, ns.time_format, tuple(ns.columns) if ns.columns else None)
     return Mapping(
         event=ns.event,
         event_col=ns.event_col,
@@ -430,8 +436,8 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis replay``: see :func:`etalis_py.spark.replay`."""
     from . import spark as sp
 
-    mapping = mapping_from(ns)
     try:
+        mapping = mapping_from(ns)
         mapping.check()
         if ns.format == "table" and ns.out:
             raise ValueError("--format table is printed: leave out --out (or write jsonl there and use etalis table)")
@@ -463,7 +469,8 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         spark = sp.session(ns.master, conf)
         result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,
                            args=mapping.args, time=mapping.time, time_format=mapping.time_format,
-                           columns=mapping.columns, partition_by=ns.partition_by, policy=ns.policy,
+                           columns=mapping.columns, graph_col=mapping.graph_col,
+                           partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
                            progress=progress, trusted=ns.trusted, explain=ns.explain)

@@ -27,9 +27,11 @@ with its line and reason, counted like any rejected row.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator
+from datetime import datetime
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -116,8 +118,10 @@ _ESCAPES = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _XSD = "http://www.w3.org/2001/XMLSchema#"
 _INTEGER = re.compile(r"[+-]?[0-9]+$")
+_IRI_CACHE = 100_000  # IRIs whose text an N-Quads reader keeps
 _FAST_TYPES = {_XSD + "integer": "integer", _XSD + "string": "string", _XSD + "double": "real",
-               _XSD + "decimal": "real", _XSD + "float": "real"}
+               _XSD + "decimal": "real", _XSD + "float": "real", _XSD + "dateTime": "time"}
+_DATETIME = re.compile(r"-?[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})?$")
 
 
 def _unescape(text: str) -> str:
@@ -148,6 +152,11 @@ def _literal_text(lexical: str, datatype: Optional[str], lang: Optional[str]) ->
         return str(int(lexical))
     if kind == "string":
         return prolog_string(lexical)
+    if kind == "time" and _DATETIME.match(lexical):
+        try:
+            return repr(float(_iso_time(lexical)))
+        except ValueError:  # e.g. hour 24, or a year before 1: rdflib's reading below
+            pass
     if kind == "real":
         number = read_number(lexical.strip())
         if number is not None and lexical.strip().lower() not in ("inf", "-inf", "+inf", "nan"):
@@ -172,6 +181,15 @@ def _nquads_items(source: Lines) -> Iterator[Item]:
     empty lines elsewhere."""
     block: Optional[_Block] = None
     waiting: list[int] = []  # lines read since the last event was given out
+    texts: dict[str, str] = {}  # IRI -> its Prolog text: the same IRIs come again and again
+
+    def iri(value: str) -> str:
+        found = texts.get(value)
+        if found is None:
+            if len(texts) >= _IRI_CACHE:
+                texts.clear()
+            found = texts[value] = _iri_text(value)
+        return found
 
     def finish() -> Iterator[Item]:
         assert block is not None
@@ -207,24 +225,15 @@ def _nquads_items(source: Lines) -> Iterator[Item]:
                 block.bad.append(rejection)
                 block.last = number
             continue
-        g = m.group(9) or m.group(10)
         try:
-            subject = _iri_text(m.group(1)) if m.group(1) is not None else quote_atom(f"_:{m.group(2)}")
-            predicate = m.group(3)
-            if m.group(4) is not None:
-                obj = _iri_text(m.group(4))
-            elif m.group(5) is not None:
-                obj = quote_atom(f"_:{m.group(5)}")
-            else:
-                obj = _literal_text(m.group(6), m.group(7), m.group(8))
-            if g is None:
-                if predicate != _GENERATED_AT or m.group(1) is None:
+            subject, predicate, obj, name = _quad(m, iri)
+            if name is None:
+                if m.group(3) != _GENERATED_AT or m.group(1) is None:
                     raise ValueError("a triple of the default graph must give a graph's time: "
                                      "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T .")
                 name = subject
                 time: Optional[Time] = _nquads_time(m.group(6), m.group(7))
             else:
-                name = _iri_text(g) if m.group(9) is not None else quote_atom(f"_:{g}")
                 time = None
         except (ValueError, InvalidEvent) as e:
             rejection = Rejection(number, str(e))
@@ -243,16 +252,43 @@ def _nquads_items(source: Lines) -> Iterator[Item]:
         waiting.append(number)
         block.last = number
         if time is None:
-            block.triples.append(f"t({subject},{_iri_text(predicate)},{obj})")
+            block.triples.append(f"t({subject},{predicate},{obj})")
         else:
             block.times.append((number, time))
     if block is not None:
         yield from finish()
 
 
+def _iso_time(lexical: str) -> Time:
+    """The time of a valid xsd:dateTime lexical form (UTC if it has no zone)."""
+    return to_time(datetime.fromisoformat(lexical.replace("Z", "+00:00")))
+
+
+def _quad(m: re.Match[str], iri: Callable[[str], str]) -> tuple[str, str, str, Optional[str]]:
+    """The Prolog texts of the subject, predicate, object and graph name
+    (None: the default graph) of a quad that ``_QUAD`` matched."""
+    s = iri(m.group(1)) if m.group(1) is not None else quote_atom(f"_:{m.group(2)}")
+    if m.group(4) is not None:
+        o = iri(m.group(4))
+    elif m.group(5) is not None:
+        o = quote_atom(f"_:{m.group(5)}")
+    else:
+        o = _literal_text(m.group(6), m.group(7), m.group(8))
+    if m.group(9) is not None:
+        g: Optional[str] = iri(m.group(9))
+    else:
+        g = quote_atom(f"_:{m.group(10)}") if m.group(10) is not None else None
+    return s, iri(m.group(3)), o, g
+
+
 def _nquads_time(lexical: Optional[str], datatype: Optional[str]) -> Time:
     if lexical is None:
         raise InvalidEvent("the time of a graph must be a literal: an xsd:dateTime or a number")
+    if datatype == _XSD + "dateTime" and _DATETIME.match(lexical):
+        try:
+            return _iso_time(lexical)
+        except ValueError:
+            pass
     return graph_time(Literal(_unescape(lexical), datatype=URIRef(datatype) if datatype else None))
 
 
@@ -274,7 +310,7 @@ def _quad_reason(text: str) -> str:
     try:
         Dataset().parse(data=text, format="nquads")
     except Exception as e:  # rdflib raises several kinds
-        return f"not an N-Quads line: {str(e).splitlines()[0]}"
+        return f"not an N-Quads line: {str(e).splitlines()[0].rstrip(': ')}"
     return "not an N-Quads line"
 
 
@@ -344,6 +380,68 @@ def _dataset_lines(dataset: Dataset, one: bool = False) -> list[str]:
         raise ValueError(f"a time is given for {next(iter(times)).n3()}, which is no named graph here")
     timed.sort(key=lambda item: item[:2])
     return [rdflib_graph_line(g, time) for time, _, g in timed]
+
+
+# -- a graph in a table's cell ------------------------------------------------------------
+
+
+def graph_cell(text: str) -> str:
+    """The term ``rdf_graph(Name, Triples)`` of one graph written in a cell
+    of a table (``--graph-col``): JSON-LD (a cell that starts with ``{`` or
+    ``[``) or N-Triples/N-Quads lines.  Its name is its graph's IRI (the
+    JSON-LD ``@id`` of a named graph, the label of the quads) or, for a graph
+    without one, the blank node ``'_:g'`` followed by the SHA-1 of its
+    sorted triples as Prolog text (the same triples, the same name, in
+    every run, whatever their order or layout).  The time comes from the
+    time column: a ``prov:generatedAtTime`` triple is a triple like any
+    other here.  Raises :class:`InvalidEvent` with the reason."""
+    cell = text.strip()
+    try:
+        if cell.startswith(("{", "[")):
+            name, triples = _jsonld_cell(cell)
+        else:
+            name, triples = _nquads_cell(cell)
+    except (ValueError, RecursionError) as e:
+        raise InvalidEvent(str(e).splitlines()[0]) from None
+    if name is None:
+        content = "\n".join(sorted(set(triples))).encode("utf-8", "surrogatepass")
+        name = quote_atom("_:g" + hashlib.sha1(content).hexdigest())
+    return graph_term(name, triples)
+
+
+def _jsonld_cell(cell: str) -> tuple[Optional[str], list[str]]:
+    if _remote_context(json.loads(cell)):
+        raise ValueError("a remote @context is not fetched: give the context inline")
+    dataset = Dataset()
+    try:
+        dataset.parse(data=cell, format="json-ld")
+    except Exception as e:  # the JSON-LD parser raises several kinds
+        raise ValueError(f"not JSON-LD: {e}") from None
+    named = [g for g in dataset.graphs() if g.identifier != dataset.default_graph.identifier and len(g)]
+    if len(named) > 1:
+        raise ValueError(f"a cell must hold one graph, not {len(named)} named graphs")
+    graph = named[0] if named else dataset.default_graph
+    name = term_text(graph.identifier) if named else None
+    return name, [rdf_triple_text(*t) for t in graph]
+
+
+def _nquads_cell(cell: str) -> tuple[Optional[str], list[str]]:
+    names: set[str] = set()
+    triples = []
+    for number, line in enumerate(cell.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _QUAD.match(line)
+        if m is None:
+            raise ValueError(f"line {number} of the graph: {_quad_reason(line)}")
+        s, p, o, g = _quad(m, _iri_text)
+        if g is not None:
+            names.add(g)
+        triples.append(f"t({s},{p},{o})")
+    if len(names) > 1:
+        raise ValueError(f"a cell must hold one graph, not {len(names)} named graphs")
+    return (names.pop() if names else None), triples
 
 
 # -- TriG ----------------------------------------------------------------------------

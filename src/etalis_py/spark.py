@@ -57,6 +57,7 @@ from .analysis import InputEvents, Plan, Sig, Stage, plan as make_plan, read_rul
 from .engine import Engine, check_policy
 from .errors import RuleFileNotFound
 from .events import InvalidEvent, batch_list, event_term, prolog_value, to_time
+from .graphs import graph_cell
 from .output import TimeStyle, csv_table, formatted, max_arity
 from .progress import ProgressLine
 from .streams import Lines, Mapping, json_line_reason, line_chunks, parse_formatted_time, parse_time, parse_value
@@ -344,6 +345,7 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
     with_later = spec.raw_later
     key_args = set(first.values()) | set(spec.later)
     time_col = m.time or ""
+    graph_pos = list(m.args).index(m.graph_col) if m.graph_col is not None else -1
     names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([SIG, KEYS] if with_later else [])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -394,6 +396,11 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
                         text = (v if v.__class__ is str else _value_text(v)).strip()
                         if not text:
                             _empty(c, batch, i, spec)
+                        if p == graph_pos:  # an RDF graph: the term of graph(G)
+                            parts.append(graph_cell(text))
+                            if keyed:
+                                texts[p] = _key_text(text)
+                            continue
                         value = _parse_value(text, c)
                         parts.append(prolog_value(value))
                         if keyed:
@@ -1017,6 +1024,7 @@ def replay(
     time: Optional[str] = None,
     time_format: Optional[str] = None,
     columns: Optional[Sequence[str]] = None,
+    graph_col: Optional[str] = None,
     partition_by: Optional[str] = None,
     policy: Optional[str] = None,
     max_age: Optional[float] = None,
@@ -1038,7 +1046,9 @@ def replay(
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
     ``time_format`` or ISO 8601), ``columns`` names a headerless CSV's
-    columns.  ``partition_by`` is the key column: rules whose events all
+    columns; ``graph_col`` instead of ``event``/``args`` makes each row the
+    graph event ``graph(G)`` with G the RDF graph (N-Triples or JSON-LD)
+    in that column.  ``partition_by`` is the key column: rules whose events all
     carry the key run partitioned by it (see :func:`replay_plan`).  ``policy``,
     ``max_age``, ``ontology`` (files of background knowledge, read here
     and shipped to the workers) and ``entailment`` are those of ``etalis
@@ -1054,8 +1064,13 @@ def replay(
     """
     started = perf_counter()
     text, source = _rule_text(rules)
-    mapping = Mapping(event=event, event_col=event_col, args=tuple(args), time=time,
-                      time_format=time_format, columns=tuple(columns) if columns else None)
+    if graph_col is not None:
+        if event is not None or event_col is not None or args:
+            raise ValueError("graph_col makes each row the event graph(G) by itself: give no event, event_col or args")
+        mapping = Mapping.graph_rows(graph_col, time, time_format, tuple(columns) if columns else None)
+    else:
+        mapping = Mapping(event=event, event_col=event_col, args=tuple(args), time=time,
+                          time_format=time_format, columns=tuple(columns) if columns else None)
     mapping.check()
     if policy is not None:
         check_policy(policy)

@@ -47,7 +47,9 @@ class Mapping:
     holds the name; ``args`` are the argument columns; ``time`` the time
     column (numbers are seconds; otherwise ``time_format``, a strptime
     format, or ISO 8601); ``columns`` names the columns of a file without a
-    header.
+    header.  ``graph_col`` is an argument column that holds an RDF graph
+    (see :func:`etalis_py.graphs.graph_cell`); :meth:`graph_rows` makes the
+    mapping of the event ``graph(G)``.
     """
 
     event: Optional[str] = None
@@ -56,12 +58,31 @@ class Mapping:
     time: Optional[str] = None
     time_format: Optional[str] = None
     columns: Optional[Sequence[str]] = None
+    graph_col: Optional[str] = None
+
+    @staticmethod
+    def graph_rows(graph_col: str, time: Optional[str], time_format: Optional[str] = None,
+                   columns: Optional[Sequence[str]] = None) -> "Mapping":
+        """Rows that are the graph events ``graph(G)``, G in ``graph_col``."""
+        return Mapping(event="graph", args=(graph_col,), time=time, time_format=time_format, columns=columns,
+                       graph_col=graph_col)
 
     def check(self) -> None:
         if (self.event is None) == (self.event_col is None):
             raise ValueError("give the event name with --event NAME, or its column with --event-col COL")
         if self.time is None:
             raise ValueError("give the time column with --time COL")
+        if self.graph_col is not None and (self.event != "graph" or tuple(self.args) != (self.graph_col,)):
+            raise ValueError("--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args")
+
+    def arg_reader(self, col: str) -> Callable[[str], str]:
+        """A function from a non-empty cell of argument column ``col`` to
+        its Prolog text; it raises InvalidEvent with the reason."""
+        if col == self.graph_col:
+            from .graphs import graph_cell  # graphs reads streams with this module's tools
+
+            return graph_cell
+        return lambda text: prolog_value(parse_value(text, col))
 
     def row_reader(self, header: Sequence[str]) -> Callable[[Sequence[str]], str]:
         """A function from a row of a table with this header to the engine's
@@ -70,7 +91,7 @@ class Mapping:
         if missing:
             raise ValueError(f"no column {missing[0]!r} in the header: {', '.join(header)}")
         index = {c: i for i, c in enumerate(header)}
-        arg_cols = [(index[c], c) for c in self.args]
+        arg_cols = [(index[c], c, self.arg_reader(c)) for c in self.args]
         time_col = index[self.time or ""]
         fmt = self.time_format
         fixed_name = quote_atom(self.event) if self.event is not None else None
@@ -84,7 +105,7 @@ class Mapping:
 
         def read(row: Sequence[str]) -> str:
             name = fixed_name if fixed_name is not None else quote_atom(cell(row, name_col, self.event_col or ""))
-            args = ",".join(prolog_value(parse_value(cell(row, i, c), c)) for i, c in arg_cols)
+            args = ",".join(text(cell(row, i, c)) for i, c, text in arg_cols)
             t = parse_time(cell(row, time_col, self.time or ""), fmt)
             term = f"{name}({args})" if args else name
             return f"event({term}, {t!r}).\n"
