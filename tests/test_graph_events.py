@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import RDF, RDFS, XSD
@@ -192,7 +194,7 @@ def run_stream(rules: str, path: Path) -> tuple[list[Detection], list[Rejection]
     found: list[Detection] = []
     rejected: list[Rejection] = []
     for batch in read_batches(path):
-        result = engine.feed_text(batch.text, batch.first_line)
+        result = engine.feed_text(batch.text, batch.first_line, batch.terms)
         found += parse_detections(result.detection_lines)
         rejected += batch.rejected + result.rejected
     return found, sorted(rejected, key=lambda r: r.line)
@@ -349,7 +351,7 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
     engine = Engine.from_file(EXAMPLE / "graph_weather.etl")
     found: list[Detection] = []
     for batch in read_batches(EXAMPLE / "observations.nq"):
-        result = engine.feed_text(batch.text, batch.first_line)
+        result = engine.feed_text(batch.text, batch.first_line, batch.terms)
         assert batch.rejected == [] and result.rejected == [] and result.warnings == []
         found += parse_detections(result.detection_lines)
     assert len(found) == 178
@@ -412,6 +414,13 @@ def test_a_table_column_of_graphs_is_a_stream_of_graph_events(tmp_path: Path) ->
         (6, "a cell must hold one graph, not 2 named graphs"),
         (8, "column 'graph' is empty"),
     ]
+    table = tmp_path / "graphs.parquet"
+    pq.write_table(pa.table({"time": [t for t, _ in cells], "graph": [g for _, g in cells]}), table)
+    assert run_stream_with(RULES, table, Mapping.graph_rows("graph", "time")) == (found, [
+        Rejection(3, "line 1 of the graph: not an N-Quads line: Invalid line (Predicate must be uriref)"),
+        Rejection(4, "a cell must hold one graph, not 2 named graphs"),
+        Rejection(5, "column 'graph' is empty"),
+    ])
     with pytest.raises(ValueError, match=r"--graph-col makes each row the event graph\(G\) by itself"):
         Mapping(event="obs", args=("graph",), time="time", graph_col="graph").check()
 
@@ -421,7 +430,7 @@ def run_stream_with(rules: str, path: Path, mapping: Any) -> tuple[list[Detectio
     found: list[Detection] = []
     rejected: list[Rejection] = []
     for batch in read_batches(path, mapping):
-        result = engine.feed_text(batch.text, batch.first_line)
+        result = engine.feed_text(batch.text, batch.first_line, batch.terms)
         found += parse_detections(result.detection_lines)
         rejected += batch.rejected + result.rejected
     return found, sorted(rejected, key=lambda r: r.line)

@@ -79,7 +79,10 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
     if mapping.event_col is not None:
         columns.append(_column(values(mapping.event_col)[0], False, mapping.event_col, _name_text, False))
     for a in mapping.args:
-        columns.append(_column(*values(a), a, arg_text, True))
+        if a == mapping.graph_col:  # an RDF graph: the term of graph(G)
+            columns.append(_column(values(a)[0], False, a, _cell_reader(mapping.arg_reader(a)), False))
+        else:
+            columns.append(_column(*values(a), a, arg_text, True))
     time_col = mapping.time or ""
     times, numeric = values(time_col)
 
@@ -110,6 +113,10 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
                     rejected.append((i, reason))
     rejected.sort()
     return terms, rejected
+
+
+def _cell_reader(read: Callable[[str], str]) -> Callable[[str, str], str]:
+    return lambda text, col: read(text)
 
 
 def _name_text(text: str, col: str) -> str:
