@@ -354,7 +354,7 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
         result = engine.feed_text(batch.text, batch.first_line, batch.terms)
         assert batch.rejected == [] and result.rejected == [] and result.warnings == []
         found += parse_detections(result.detection_lines)
-    assert len(found) == 178
+    assert len(found) == 180
     assert sum(d.event == "temperature" for d in found) == 160
     t = 1091923200.0  # 2004-08-08T00:00:00Z
 
@@ -367,6 +367,8 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
         Detection("high_wind", ("C2087", 3323, 17), hm(12, 15), hm(12, 15)),
         Detection("warming", (STATION + "C1617", 55, 56, 60), hm(11, 50), hm(12, 15)),
         Detection("wind_dropped", (STATION + "C2087", 17, 0), hm(12, 15), hm(12, 30)),
+        Detection("warming", (STATION + "C1617", 55, 56, 60), hm(11, 50), hm(12, 35)),
+        Detection("warming", (STATION + "C1617", 56, 60, 62), hm(12, 0), hm(12, 45)),
         Detection("wind_dropped", (STATION + "C2087", 17, 0), hm(12, 15), hm(12, 45)),
         Detection("high_wind", ("C1617", 7434, 16), hm(13, 15), hm(13, 15)),
         Detection("high_wind", ("C1617", 7434, 18), hm(13, 35), hm(13, 35)),
