@@ -294,12 +294,7 @@ class Engine:
             line = Event(name, args, t1, t2).to_prolog()
         except (ValueError, RecursionError) as e:  # InvalidEvent among them; an int of too many digits
             raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
-        result = self._feed_lines(line, 1)
-        if result.stopped:
-            raise result.stopped
-        if result.rejected:
-            raise EventError(f"event {name!r} rejected: {result.rejected[0].reason}")
-        return self._deliver(result)
+        return self._emit_line(line, f"event {name!r}")
 
     def emit_graph(self, graph: Any, at: Any = None) -> Detections:
         """Process the :class:`rdflib.Graph` ``graph`` as one graph event
@@ -315,11 +310,16 @@ class Engine:
             line = rdflib_graph_line(graph, at)
         except (ValueError, TypeError) as e:  # InvalidEvent among them
             raise EventError(f"graph event: {str(e).split(';')[0]}") from None
+        return self._emit_line(line, "graph event")
+
+    def _emit_line(self, line: str, what: str) -> Detections:
+        """Process one event's input line; raise EventError if the engine
+        rejects it."""
         result = self._feed_lines(line, 1)
         if result.stopped:
             raise result.stopped
         if result.rejected:
-            raise EventError(f"graph event rejected: {result.rejected[0].reason}")
+            raise EventError(f"{what} rejected: {result.rejected[0].reason}")
         return self._deliver(result)
 
     def emit_many(self, events: Iterable[Any], batch_size: int = 10_000, *, collect: bool = True) -> BatchResult:

@@ -215,28 +215,22 @@ def _nquads_items(source: Lines) -> Iterator[Item]:
                 waiting.append(number)
             continue
         m = None if bad_lines and number in bad_lines else _QUAD.match(text)
+        rejection = None
         if m is None:
-            reason = bad_lines.get(number) if bad_lines else None
-            rejection = Rejection(number, reason or _quad_reason(text))
-            if block is None:
-                yield number + 1, "\n", rejection
-            else:
-                waiting.append(number)
-                block.bad.append(rejection)
-                block.last = number
-            continue
-        try:
-            subject, predicate, obj, name = _quad(m, iri)
-            if name is None:
-                if m.group(3) != _GENERATED_AT or m.group(1) is None:
-                    raise ValueError("a triple of the default graph must give a graph's time: "
-                                     "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T .")
-                name = subject
-                time: Optional[Time] = _nquads_time(m.group(6), m.group(7))
-            else:
-                time = None
-        except (ValueError, InvalidEvent) as e:
-            rejection = Rejection(number, str(e))
+            rejection = Rejection(number, (bad_lines.get(number) if bad_lines else None) or _quad_reason(text))
+        else:
+            try:
+                subject, predicate, obj, graph = _quad(m, iri)
+                time: Optional[Time] = None
+                if graph is None:  # the default graph: the time of the graph named by the subject
+                    if m.group(3) != _GENERATED_AT or m.group(1) is None:
+                        raise ValueError("a triple of the default graph must give a graph's time: "
+                                         "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T .")
+                    time = _nquads_time(m.group(6), m.group(7))
+                name = subject if graph is None else graph
+            except (ValueError, InvalidEvent) as e:
+                rejection = Rejection(number, str(e))
+        if rejection is not None:
             if block is None:
                 yield number + 1, "\n", rejection
             else:
@@ -333,15 +327,19 @@ def _jsonld_items(source: Lines) -> Iterator[Item]:
 
 def jsonld_line(text: str) -> str:
     """The engine's input line of a JSON-LD document holding one named graph."""
-    document = json.loads(text)
-    if _remote_context(document):
+    return _dataset_lines(_jsonld_dataset(text), one=True)[0]
+
+
+def _jsonld_dataset(text: str) -> Dataset:
+    """The dataset of a JSON-LD document with inline contexts only."""
+    if _remote_context(json.loads(text)):
         raise ValueError("a remote @context is not fetched: give the context inline")
     dataset = Dataset()
     try:
         dataset.parse(data=text, format="json-ld")
     except Exception as e:  # the JSON-LD parser raises several kinds
         raise ValueError(f"not JSON-LD: {e}") from None
-    return _dataset_lines(dataset, one=True)[0]
+    return dataset
 
 
 def _remote_context(item: Any) -> bool:
@@ -410,13 +408,7 @@ def graph_cell(text: str) -> str:
 
 
 def _jsonld_cell(cell: str) -> tuple[Optional[str], list[str]]:
-    if _remote_context(json.loads(cell)):
-        raise ValueError("a remote @context is not fetched: give the context inline")
-    dataset = Dataset()
-    try:
-        dataset.parse(data=cell, format="json-ld")
-    except Exception as e:  # the JSON-LD parser raises several kinds
-        raise ValueError(f"not JSON-LD: {e}") from None
+    dataset = _jsonld_dataset(cell)
     named = [g for g in dataset.graphs() if g.identifier != dataset.default_graph.identifier and len(g)]
     if len(named) > 1:
         raise ValueError(f"a cell must hold one graph, not {len(named)} named graphs")
