@@ -19,7 +19,9 @@ accepted by ``etalis check``?  For each example whose driver
 policy the driver sets, ETALIS's default ``recent`` otherwise, each event
 given its imported time as a datime) and through etalis-py (the same
 policy, the driver's static rules and database appended to the rules, and
-the lateness a stream out of time order needs),
+the lateness a stream out of time order needs), and every event the rules
+derive is compared (ETALIS stores them all; its intermediate ``temp_e_N``
+events and etalis-py's ``print_trigger`` facts are left out),
 and the detections (event, arguments, interval) are compared.
 
     PYTHONPATH=src python benchmarks/etalis_compare.py [--markdown FILE] [EXAMPLE ...]
@@ -219,12 +221,18 @@ def prolog_text(value: Any) -> str:
     return quote_atom(text)
 
 
+# print_trigger/1 and external_trigger/1 facts choose what is reported; both
+# sides report every event the rules derive (ETALIS stores them all)
+_REPORTING = re.compile(rb"^[ \t]*(?:print|external)_trigger\([^\n]*\)[ \t]*\.[ \t]*(?:%[^\n]*)?$", re.M)
+
+
 def run_etalis_py(stream: DriverStream, policy: str, work: Path, timeout: float) -> tuple[list[Detection], str]:
-    """``etalis run`` of the rules as they are, with the driver's static
-    rules and database appended, trusted (ETALIS's rules are Prolog of
-    their own), on the imported stream."""
+    """``etalis run`` of the rules as they are (but for the facts that choose
+    what is reported), with the driver's static rules and database appended,
+    trusted (ETALIS's rules are Prolog of their own), on the imported
+    stream."""
     rules = Path(stream.rules[-1])
-    text = rules.read_bytes()
+    text = _REPORTING.sub(b"", rules.read_bytes())
     for extra in (*stream.static, *stream.database):
         text += b"\n" + Path(extra).read_bytes()
     combined = rules.with_name(rules.stem + ".compare.event")
@@ -350,6 +358,12 @@ def main(argv: Optional[list[str]] = None) -> int:
             "|---|---|---|---|---|---|---|---|---|"]
     for c in comparisons:
         eq = "-" if c.equal is None else ("yes" if c.equal else "**no**")
+        if c.equal is False:
+            assert c.etalis is not None and c.etalis_py is not None
+            mine, theirs = Counter(c.etalis_py), Counter(c.etalis)
+            diff = f"only ETALIS: {show(list((theirs - mine).elements()), 4)}; " \
+                   f"only etalis-py: {show(list((mine - theirs).elements()), 4)}"
+            c.note = "; ".join(n for n in (diff, c.note) if n)
         out.append(f"| {c.example} | {c.run} | {c.rules} | {c.policy} | {c.events} | {_cell(show(c.etalis))} | "
                    f"{_cell(show(c.etalis_py))} | {eq} | {_cell(c.note)} |")
     text = "\n".join(out) + "\n"
