@@ -133,9 +133,14 @@ def test_cycles_are_told_apart_by_how_they_advance_in_time() -> None:
         ("cycle", "recursion: x/0 -> y/0 (line 2) -> x/0 (line 1); each round advances in time (the rule at "
          "line 1 waits for a later event)", {"cycle": ["x/0", "y/0"], "lines": [2, 1], "kind": "waiting"})]
     [f] = check_text("p <- (p and a) within 5.\n", "r.etl")
+    assert (f.severity, f.code, f.message, dict(f.data)) == (
+        "info", "cycle",
+        "recursion at the same time: p/0 -> p/0 (line 1); an occurrence identical to one already derived is "
+        "dropped (each is derived once), so it ends", {"cycle": ["p/0"], "lines": [1], "kind": "repeating"})
+    [f] = check_text("p(S) <- aggregate(sum(X), p(X) and a, count(2), S) within 5.\n", "r.etl")
     assert (f.severity, f.code, f.message, f.hint) == (
         "error", "endless-cycle",
-        "these rules derive p/0 from itself at the same time, forever: p/0 -> p/0 (line 1)",
+        "these rules derive p/1 from itself at the same time, forever, through an aggregate: p/1 -> p/1 (line 1)",
         "put the recursive event on the left of seq (it must occur before), or guard the recursion with a "
         "where condition")
 
@@ -235,7 +240,7 @@ def test_check_text_json_dot_and_exit_codes(tmp_path: Path) -> None:
         ("warning", "unbounded-memory", 1, 1), ("info", "cycle", 2, 1)]
     assert doc["findings"][1]["data"] == {"cycle": ["rec/1"], "lines": [2], "kind": "waiting"}
     # errors: exit 2; the compiler's refusal of an endless cycle is not said twice
-    rules.write_text("p <- (p and a) within 5.\n")
+    rules.write_text("p(S) <- aggregate(sum(X), p(X) and a, count(2), S) within 5.\n")
     r = etalis("check", rules)
     assert (r.returncode, r.stderr) == (2, "")
     assert r.stdout.splitlines()[-1] == f"{rules}: 1 error"

@@ -9,6 +9,7 @@
             node_pattern/3,             % +Op, +Inputs, -Pattern
             immediate_event/2,          % +Pattern, -Event
             immediate_event/3,          % +Pattern, -Event, -Widens
+            aggregated_event/2,         % +Pattern, -Event
             widening_side/2             % ?Operator, ?Side
           ]).
 :- use_module(library(apply)).
@@ -65,7 +66,7 @@ Directives understood in a rule file:
 %!  compile_items(+Items, +Options, -Compiled) is det.
 %
 %   Options: recursion(unchecked), to read rules that an engine would
-%   refuse for recursing without end (see check_recursion/1), for tools;
+%   refuse for recursing without end (see check_recursion/2), for tools;
 %   policy(P), a default policy that overrides the file's own
 %   `:- policy(P)` directive; only_rules(Ns), compile only the event
 %   rules numbered Ns (1-based, in file order, as the `rules` request
@@ -170,8 +171,8 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     (   get_dict(rule_items, Defaults, Earlier) -> true ; Earlier = [] ),
     append(Earlier, Rules1, RuleItems),
     (   memberchk(recursion(unchecked), Options)
-    ->  true
-    ;   check_recursion(RuleItems)
+    ->  repeating_events(RuleItems, Repeating0)
+    ;   check_recursion(RuleItems, Repeating0)
     ),
     (   memberchk(explain(true), Options)
     ->  Explain = true
@@ -196,8 +197,9 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Explicit = false,
         Printed = []
     ),
+    explained_specs(Explain, Repeating0, Repeating),
     Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, explain: Explain,
-                 inference_limit: Limit,
+                 inference_limit: Limit, repeating: Repeating,
                  rule_items: RuleItems, printed: Printed,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
@@ -611,34 +613,99 @@ map_derived(R, G0, G) :-
     call(R, G0, G).
 map_derived(_, G, G).
 
-%   check_recursion(+Rules)
+%   check_recursion(+Rules, -Repeating)
 %
-%   Refuse rules that make an event derive itself over the same
-%   interval, over and over: a cycle from a rule head back to an event
-%   of a pattern that passes no waiting operand (the left of seq, the
-%   stored side of the one-way Allen relations, the negated part of cnot
-%   or fnot), no where condition (which may stop it) and no operand
-%   that strictly widens the interval (the right of seq, see
-%   widening_side/2).  Such a cycle never ends; one that widens ends,
-%   since each round takes an occurrence that lies further out.
+%   A cycle from a rule head back to an event of a pattern that passes
+%   no waiting operand (the left of seq, the stored side of the one-way
+%   Allen relations, the negated part of cnot or fnot), no where
+%   condition (which may stop it) and no operand that strictly widens
+%   the interval (the right of seq, see widening_side/2) can derive an
+%   event from itself over the same interval, over and over.  Its least
+%   model is finite all the same: a derived occurrence identical to one
+%   already derived is no new fact.  So the events of such cycles
+%   (Repeating, see repeating_events/2) are derived once per distinct
+%   occurrence (etalis_runtime:first_derivation/4), and the cycle ends.
+%   Refused: such a cycle through an aggregate, whose values are new
+%   in every round.  A cycle that widens ends anyway, since each round
+%   takes an occurrence that lies further out.
 
-check_recursion(Rules) :-
-    findall(edge(E, H, Where),
-            ( member(rule(_, H, P, Where, _), Rules),
-              immediate_event(P, E, false) ),
-            Edges),
-    edge_index(Edges, Index),
-    (   \+ acyclic(Index)
-    ->  (   member(edge(E0, H0, Where), Edges),
+check_recursion(Rules, Repeating) :-
+    repeating_events(Rules, Repeating),
+    (   Repeating == []
+    ->  true
+    ;   immediate_edges(Rules, Edges),
+        edge_index(Edges, Index),
+        (   member(rule(_, H0, P, Where, _), Rules),
+            aggregated_event(P, E0),
             copy_term(E0-H0, E1-H1),
             reaches(H1, E1, Index, [Where])
-        ->  etalis_error("these rules derive an event from itself at the same time, forever",
+        ->  etalis_error("these rules derive an event from itself at the same time, forever, through an aggregate",
                          "put the recursive event on the left of seq (it must occur before), or guard the recursion with a where condition",
                          Where)
         ;   true
         )
-    ;   true
     ).
+
+immediate_edges(Rules, Edges) :-
+    findall(edge(E, H, Where),
+            ( member(rule(_, H, P, Where, _), Rules),
+              immediate_event(P, E, false) ),
+            Edges).
+
+%   repeating_events(+Rules, -Specs): the events Name/Arity on a cycle
+%   of steps that complete at once without widening (see
+%   check_recursion/2), taken by name and arity.
+
+repeating_events(Rules, Specs) :-
+    immediate_edges(Rules, Edges),
+    edge_index(Edges, Index),
+    (   acyclic(Index)
+    ->  Specs = []
+    ;   assoc_to_keys(Index, Vertices),
+        include(on_cycle(Index), Vertices, Specs)
+    ).
+
+on_cycle(Index, V) :-
+    successors(Index, V, Next),
+    empty_assoc(Seen0),
+    reaches_name(Next, V, Index, Seen0).
+
+successors(Index, V, Next) :-
+    (   get_assoc(V, Index, Out)
+    ->  findall(N/A, ( member(edge(_, H, _), Out), functor(H, N, A) ), Next)
+    ;   Next = []
+    ).
+
+reaches_name([V|_], V, _, _) :- !.
+reaches_name([W|Ws], V, Index, Seen) :-
+    (   get_assoc(W, Seen, _)
+    ->  reaches_name(Ws, V, Index, Seen)
+    ;   put_assoc(W, Seen, true, Seen1),
+        successors(Index, W, Next),
+        append(Next, Ws, Todo),
+        reaches_name(Todo, V, Index, Seen1)
+    ).
+
+%!  aggregated_event(+Pattern, -Event) is nondet.
+%
+%   Event completes Pattern at once, without widening, through an
+%   aggregate (whose values are new in every round of a cycle).
+
+aggregated_event(aggregate(_, _, P, _, _), E) :-
+    immediate_event(P, E, false).
+aggregated_event(op(Op, L, R), E) :-
+    waiting_side(Op, Waiting),
+    (   Waiting \== left, \+ widening_side(Op, left), aggregated_event(L, E)
+    ;   Waiting \== right, \+ widening_side(Op, right), aggregated_event(R, E)
+    ).
+aggregated_event(or(L, R), E) :-
+    ( aggregated_event(L, E) ; aggregated_event(R, E) ).
+aggregated_event(fnot(P, _), E) :-
+    aggregated_event(P, E).
+aggregated_event(within(P, _), E) :-
+    aggregated_event(P, E).
+aggregated_event(aggregate(_, _, P, _, _), E) :-
+    aggregated_event(P, E).
 
 %   edge_index(+Edges, -Index): Index maps Name/Arity to the edges from
 %   events Name/Arity.
@@ -950,9 +1017,18 @@ stores_of(Nodes, Indexes) :-
 
 load_clauses(M, compiled(_, Clauses, _, Settings)) :-
     list_to_assoc_set(Settings.printed, Printed),
+    (   get_dict(repeating, Settings, Repeating0) -> true ; Repeating0 = [] ),
+    list_to_assoc_set(Repeating0, Repeating),
+    Derivation = derivation(M, Printed, Repeating, Settings.explain),
+    retractall(M:'$repeating'(_, _)),
+    forall(member(N/A, Repeating0),
+           (   functor(T, N, A),
+               occurrence_key(Settings.explain, T, Key),
+               assertz(M:'$repeating'(T, Key))
+           )),
     forall(member(C0, Clauses),
            (   bind_engine(C0, M, C1),
-               direct_derivation(C1, Printed, C),
+               direct_derivation(C1, Derivation, C),
                assertz(M:C)
            )),
     (   predicate_property(M:'$on'(_, _, _, _), number_of_clauses(N)), N > 0
@@ -979,22 +1055,37 @@ replace_engine(T, _, T).
 replace_engine_arg(M, A, B) :-
     replace_engine(A, M, B).
 
-%   direct_derivation(+Clause, +Printed, -Clause1)
+%   direct_derivation(+Clause, +Derivation, -Clause1)
 %
 %   Replace '$derived'(E, T1, T2, O) in a generated clause by what it
-%   does for E: report it if it is printed (Printed is a set of
-%   Name/Arity as an assoc), and pass it on as an event.
+%   does for E: report it if it is printed, and pass it on as an event;
+%   for an event on a cycle that can repeat an occurrence, only if it is
+%   not one derived already.  Derivation is derivation(Engine, Printed,
+%   Repeating, Explain): Printed and Repeating are sets of Name/Arity
+%   (assocs), and with Explain the last argument of an event is its
+%   provenance, which does not tell occurrences apart.
 
-direct_derivation((H :- B0), Printed, (H :- B)) :- !,
-    map_derived(direct_goal(Printed), B0, B).
+direct_derivation((H :- B0), Derivation, (H :- B)) :- !,
+    map_derived(direct_goal(Derivation), B0, B).
 direct_derivation(C, _, C).
 
-direct_goal(Printed, '$derived'(E, T1, T2, O), Goal) :-
+direct_goal(derivation(M, Printed, Repeating, Explain), '$derived'(E, T1, T2, O), Goal) :-
     functor(E, N, A),
     (   get_assoc(N/A, Printed, _)
-    ->  Goal = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
-    ;   Goal = '$on'(E, T1, T2, O)
+    ->  Goal0 = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
+    ;   Goal0 = '$on'(E, T1, T2, O)
+    ),
+    (   get_assoc(N/A, Repeating, _)
+    ->  occurrence_key(Explain, E, Key),
+        Goal = ( etalis_runtime:first_derivation(M, Key, T1, T2), Goal0 )
+    ;   Goal = Goal0
     ).
+
+occurrence_key(true, E, Key) :- !,
+    E =.. [N|Args],
+    append(KeyArgs, [_], Args),
+    Key =.. [N|KeyArgs].
+occurrence_key(_, E, E).
 
 %!  load_statics(+Engine, +Compiled, -Refs) is det.
 %

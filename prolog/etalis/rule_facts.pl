@@ -7,7 +7,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(syntax, [pattern_functor/1]).
-:- use_module(compile, [immediate_event/3]).
+:- use_module(compile, [immediate_event/3, aggregated_event/2]).
 
 /** <module> Facts about rules for the static checks of `etalis check`
 
@@ -24,9 +24,13 @@ operators in their body (a `:-` written for a `<-`).
 %   Steps has Event-Step for each event occurrence of the normalised
 %   Pattern (see read_etl_string/3), in pattern order.  Step is
 %
-%     - `immediate`: the event's occurrence completes the pattern at
+%     - `repeating`: the event's occurrence completes the pattern at
 %       once, over the event's own interval or one no wider
-%       (check_recursion/1 refuses a cycle of such steps);
+%       (check_recursion/2 derives each occurrence of a cycle of such
+%       steps once, so the cycle ends);
+%     - `immediate`: the same through an aggregate, whose values are
+%       new in every round (check_recursion/2 refuses a cycle of such
+%       steps);
 %     - `guarded`: it would, but only through a `where` condition;
 %     - `widening`: it completes the pattern at once, but always over
 %       a strictly wider interval (the right of `seq`), so a cycle
@@ -63,7 +67,12 @@ pattern_event(aggregate(_, _, A, _, _), E, Role) :-
 event_step(negated, _, _, _, negated) :- !.
 event_step(positive, P, _, E, Step) :-
     immediate_event(P, E1, Widens), E1 == E, !,
-    (   Widens == true -> Step = widening ; Step = immediate ).
+    (   Widens == true
+    ->  Step = widening
+    ;   aggregated_event(P, E2), E2 == E
+    ->  Step = immediate
+    ;   Step = repeating
+    ).
 event_step(positive, _, U, E, Step) :-
     immediate_event(U, E1, Widens), E1 == E, !,
     (   Widens == true -> Step = widening ; Step = guarded ).

@@ -14,6 +14,7 @@
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/2,               % +Error, +Goal
+            first_derivation/4,         % +Engine, +Event, +T1, +T2
             user_goal/1,                % :Goal
             rule_update_builtins/1,     % +Module
             rule_update/2,              % +Engine, +Update
@@ -63,9 +64,17 @@ engine_create(M) :-
     format(atom(M), 'etalis_engine_~d', [N]),
     set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
-              M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2, M:'$selecting'/0, M:'$offer'/5 ]),
-    assertz(M:('$derived'(E, T1, T2, det(E, T1, T2)) :- '$reported'(E))),
-    assertz(M:('$derived'(E, T1, T2, O) :- '$on'(E, T1, T2, O))),
+              M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2, M:'$selecting'/0, M:'$offer'/5,
+              M:'$seen'/3, M:'$repeating'/2 ]),
+    assertz(M:('$derived'(E, T1, T2, O) :-
+                  (   '$repeating'(E, Key)
+                  ->  etalis_runtime:first_derivation(M, Key, T1, T2)
+                  ;   true
+                  ),
+                  (   '$reported'(E),
+                      O = det(E, T1, T2)
+                  ;   '$on'(E, T1, T2, O)
+                  ))),
     rule_update_builtins(M).
 
 %!  rule_update_builtins(+Module) is det.
@@ -150,6 +159,7 @@ engine_start(M, Indexes, Lateness, Limit) :-
     ;   must_be(positive_integer, Limit)
     ),
     maplist(new_store(M), Indexes),
+    retractall(M:'$seen'(_, _, _)),
     (   Lateness == none
     ->  Order = in_order(-inf)
     ;   must_be(between(0.0, inf), Lateness),
@@ -845,6 +855,17 @@ output_to(Stream, _) :-
 output_to(_, Back) :-
     set_output(Back),
     fail.
+
+%!  first_derivation(+Engine, +Event, +T1, +T2) is semidet.
+%
+%   Event over [T1,T2] has not been derived before in Engine (and is
+%   now): for the events of a cycle whose steps complete at once, a
+%   derived occurrence identical to one already derived is no new fact
+%   (see etalis_compile:check_recursion/2).
+
+first_derivation(M, E, T1, T2) :-
+    \+ ( M:'$seen'(E, S, F), S =:= T1, F =:= T2 ),
+    assertz(M:'$seen'(E, T1, T2)).
 
 %!  goal_error(+Error, +Goal) is failure.
 %

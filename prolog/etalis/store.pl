@@ -187,7 +187,11 @@ store_replace(Store, Key, Entry) :-
 %!  store_pending(+Store, +Key, +Expiry, ?Entry) is nondet.
 %
 %   Entry is an entry of Key, oldest first, after dropping those that
-%   Expiry shows to be too old.
+%   Expiry shows to be too old.  Only the entries there when it is
+%   called: an entry added while they are enumerated (an occurrence
+%   derived from one of them at the same time, through a cycle of
+%   rules) combines with what it meets on its own, not a second time
+%   here.
 
 store_pending(st(Mask, _, Buckets), Key, Expiry, Entry) :-
     key_hash(Key, H),
@@ -196,7 +200,15 @@ store_pending(st(Mask, _, Buckets), Key, Expiry, Entry) :-
     key_queue(List, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
-    cell_entry(First, Entry).
+    arg(2, Q, Last),
+    cell_entry_upto(First, Last, Entry).
+
+cell_entry_upto(Cell, Last, Entry) :-
+    Cell = c(E, Next),
+    (   Entry = E
+    ;   \+ same_term(Cell, Last),
+        cell_entry_upto(Next, Last, Entry)
+    ).
 
 %!  store_take(+Store, +Key, +Expiry, ?Entry, :Cond) is semidet.
 %

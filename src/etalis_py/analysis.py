@@ -88,7 +88,7 @@ class RuleInfo:
     stateless: bool = False
     column: int = 1
     # each event of the pattern and how it completes the pattern in time
-    # (immediate, guarded, widening, waiting or negated: see
+    # (immediate, guarded, repeating, widening, waiting or negated: see
     # prolog/etalis/rule_facts.pl)
     steps: tuple[tuple[Sig, str], ...] = ()
     # the arithmetic goals of where conditions with unbound variables

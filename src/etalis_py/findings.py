@@ -25,7 +25,10 @@ from .analysis import RuleFile, RuleInfo, Sig, term_text, variables
 
 SEVERITIES = ("error", "warning", "info")
 # how a step of a cycle relates the times of the two events, worst first
-_STEPS = ("immediate", "guarded", "widening", "waiting")
+_STEPS = ("immediate", "guarded", "repeating", "widening", "waiting")
+# a cycle is as good as its best step, except that steps that repeat an
+# occurrence (ended by dropping duplicates) end it only when all do
+_CYCLE_KINDS = ("repeating", "immediate", "guarded", "widening", "waiting")
 # at most this many cycles are reported (a dense graph has very many)
 MAX_CYCLES = 50
 
@@ -293,13 +296,14 @@ def _cycles(rf: RuleFile) -> list[Finding]:
         for a, b in path:
             rule, step = min(g.edges[a, b]["rules"], key=lambda rs: (_STEPS.index(rs[1]), rs[0].line))
             steps.append((a, b, rule, step))
-        kind = max((s for *_, s in steps), key=_STEPS.index)
+        kind = max((s for *_, s in steps), key=_CYCLE_KINDS.index)
         text = str(cycle[0]) + "".join(f" -> {b} (line {r.line})" for _, b, r, _ in steps)
         first = min((r for *_, r, _ in steps), key=lambda r: r.line)
         data = {"cycle": [str(s) for s in cycle], "lines": [r.line for *_, r, _ in steps], "kind": kind}
         if kind == "immediate":
             out.append(_at(rf, first, "error", "endless-cycle",
-                           f"these rules derive {cycle[0]} from itself at the same time, forever: {text}",
+                           f"these rules derive {cycle[0]} from itself at the same time, forever, through an "
+                           f"aggregate: {text}",
                            "put the recursive event on the left of seq (it must occur before), or guard the "
                            "recursion with a where condition", **data))
         elif kind == "guarded":
@@ -310,6 +314,10 @@ def _cycles(rf: RuleFile) -> list[Finding]:
                            f"{', '.join(map(str, guards))} can stop it",
                            "make sure the condition fails after finitely many rounds, or put the recursive "
                            "event on the left of seq", **data))
+        elif kind == "repeating":
+            out.append(_at(rf, first, "info", "cycle",
+                           f"recursion at the same time: {text}; an occurrence identical to one already derived "
+                           "is dropped (each is derived once), so it ends", **data))
         elif kind == "widening":
             widens = sorted({r.line for *_, r, s in steps if s == "widening"})
             out.append(_at(rf, first, "info", "cycle",

@@ -44,7 +44,10 @@ Semantics, for sub-pattern intervals A = [a1, a2] and B = [b1, b2]:
 them into these operators.
 
 Operands may be filled by one and the same occurrence where the definitions
-allow it, and events derived at time t feed rules at the same t.  A ``where``
+allow it, and events derived at time t feed rules at the same t.  The events
+of a cycle of rules that can derive an occurrence from itself at the same
+time (:func:`repeating_events`) are facts of the model once each: each of
+their distinct occurrences counts as one derivation.  A ``where``
 condition that raises an error fails from that point on, as in the engine.
 Every way of deriving a fact counts: an engine that reports every
 derivation (`unrestricted`) detects a fact as often as the model derives it
@@ -949,6 +952,7 @@ class _Evaluation:
         self.budget = budget
         self.work = 0
         self.aggregates = any(has_aggregate(r.pattern) for r in rules.rules)
+        self.repeating = repeating_events(rules.rules)
 
     def spend(self, n: int) -> None:
         self.work += n
@@ -1106,7 +1110,64 @@ class _Evaluation:
                 head = instantiate(rule.head, dict(b))
                 args = head.args if isinstance(head, Compound) else ()
                 _add_to(derived, (name, args, s, e), n)
+        for key, w in derived.items():
+            if (key[0], len(key[1])) in self.repeating:
+                derived[key] = _once(w)
         return derived
+
+
+def _once(w: Weight) -> Weight:
+    """One derivation of w (the first, by trigger and provenance)."""
+    if isinstance(w, Derivations):
+        return Derivations({min(w.items): 1})
+    return 1
+
+
+WAITING: Mapping[str, str] = {
+    "seq": "left", "before": "left", "during": "left", "starts": "left", "overlaps": "left",
+    "after": "right", "contains": "right", "started_by": "right", "overlapped_by": "right",
+}
+"""The operand of each one-way operator that is stored to wait for the
+other."""
+
+
+def settling_events(p: Pattern) -> set[tuple[str, int]]:
+    """The events of p whose occurrence completes p at once over an
+    interval no wider than its own: not in a waiting operand
+    (:data:`WAITING`), one that widens (:data:`WIDENING`), a negated part,
+    nor under a ``where`` (which may stop a cycle)."""
+    if isinstance(p, EventP):
+        return {event_key(p.event)}
+    if isinstance(p, Binary) and p.op == "cnot":
+        return set()
+    if isinstance(p, Binary) and p.op == "fnot":
+        return settling_events(p.left)
+    if isinstance(p, Binary):
+        blocked = {WAITING.get(p.op), WIDENING.get(p.op)}
+        return ((set() if "left" in blocked else settling_events(p.left))
+                | (set() if "right" in blocked else settling_events(p.right)))
+    if isinstance(p, Where):
+        return set()
+    return settling_events(p.pattern)
+
+
+def repeating_events(rules: Iterable[Rule]) -> frozenset[tuple[str, int]]:
+    """The events on a cycle of rules whose every step completes at once
+    over an interval no wider (see :func:`settling_events`), by name and
+    arity.  Such a cycle can derive an occurrence again and again; in the
+    least model it is one fact, so each distinct derived occurrence of
+    these events counts once."""
+    import networkx as nx
+
+    g: Any = nx.DiGraph()
+    for r in rules:
+        for e in settling_events(r.pattern):
+            g.add_edge(e, event_key(r.head))
+    out: set[tuple[str, int]] = set()
+    for component in nx.strongly_connected_components(g):
+        if len(component) > 1 or any(g.has_edge(v, v) for v in component):
+            out |= component
+    return frozenset(out)
 
 
 def _as_value(term: Term, args: tuple[Ground, ...]) -> Ground:
@@ -1612,8 +1673,12 @@ class _RuleGen:
             negated, _ = self.private(negated, nb, bound)
             return Binary("fnot", p, negated), bound
         widens = WIDENING.get(op) if _flip(ch, 40) else None
-        left, lb = self.pattern(depth - 1, in_delay or op in DELAYING or op == "cnot" or widens == "left")
-        right, rb = self.pattern(depth - 1, in_delay or widens == "right")
+        # now and then recursion at the same time (a cycle that repeats
+        # occurrences, each derived once), where no aggregate can make new
+        # values in every round
+        repeats = _pick(ch, ("left", "right")) if not self.state.aggregates and _flip(ch, 8) else None
+        left, lb = self.pattern(depth - 1, in_delay or op in DELAYING or op == "cnot" or "left" in (widens, repeats))
+        right, rb = self.pattern(depth - 1, in_delay or "right" in (widens, repeats))
         if op == "cnot":
             # N only waits to block, so it may use any event (recursion
             # through negation is stratified by time); its variables that
@@ -1830,8 +1895,9 @@ def random_case(
     rule only inside the left operand of ``seq`` (or ``before``), where
     the occurrence waits for a later one, or inside an operand that
     widens the interval (the right of ``seq``, see :data:`WIDENING`), where
-    each round joins an occurrence that starts earlier: so recursion
-    terminates.  Streams mix integer and fractional times, equal
+    each round joins an occurrence that starts earlier, or now and then
+    (without aggregates) anywhere: a cycle that repeats an occurrence
+    derives it once (see :func:`repeating_events`).  Streams mix integer and fractional times, equal
     timestamps and intervals (in some, many intervals that end or start
     together); a few are long, over many values.  With ``aggregates``
     (when None, in about a third of the cases) some patterns are
