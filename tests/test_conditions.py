@@ -3,9 +3,15 @@ reference evaluator held to the same meaning."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
 from conftest import detect
 
-from etalis_py.testing import Fact, RuleSet, evaluate
+from etalis_py.testing import Fact, RuleSet, evaluate, filtered_sequence
 
 CREDIT = """
 credit_status(c1, ok). credit_status(c2, ok). credit_status(c3, ok).
@@ -85,3 +91,25 @@ def test_recent_an_occurrence_completes_goals_before_it_replaces_the_initiator()
     assert detect("m <- b seq (b or a) seq b.", four, policy="recent") == [("m", (), 1, 3), ("m", (), 2, 4)]
     assert detect("m <- b seq (b or a) seq b.", four, policy="chronological") == [
         ("m", (), 1, 3), ("m", (), 2, 4)]
+
+
+CONDITIONS: dict[str, Callable[[tuple[Any, ...], tuple[Any, ...]], bool]] = {
+    "X < Y": lambda a, b: a[0] < b[0],
+    "X =:= Y": lambda a, b: a[0] == b[0],
+    "X > Y + 1": lambda a, b: a[0] > b[0] + 1,
+}
+
+
+@pytest.mark.parametrize("policy", ["recent", "chronological"])
+@pytest.mark.parametrize("goal", sorted(CONDITIONS))
+def test_choosing_policies_follow_their_definitions_on_random_streams(policy: str, goal: str) -> None:
+    rules = f"h(X, Y) <- (a(X) seq b(Y)) where {goal}."
+    rng = random.Random(f"{policy}:{goal}")
+    for _ in range(60):
+        t, stream = 0, []
+        for _ in range(rng.randint(0, 12)):
+            t += rng.choice((0, 1, 1, 2))
+            start = t - rng.choice((0, 0, 0, 1))
+            stream.append((rng.choice("ab"), (rng.randint(0, 3),), start, t))
+        expected = [(f.event, f.args, f.start, f.end) for f in filtered_sequence(policy, stream, CONDITIONS[goal])]
+        assert detect(rules, stream, policy=policy) == expected, stream
