@@ -105,14 +105,14 @@ def child_engine(background: str, stream: str, graphs: int) -> dict[str, Any]:
     started = time.process_time()
     engine.load_ontology(background)
     load = time.process_time() - started
-    texts = [(b.text, b.first_line) for b in read_batches(Path(stream))]
+    texts = [(b.text, b.first_line, b.terms) for b in read_batches(Path(stream))]
     reader = Engine.from_string(READ_ONLY)
     read_best = float("inf")
     for _ in range(RUNS):
         reader.reset()
         started = time.process_time()
-        for text, first in texts:
-            assert reader.feed_text(text, first).accepted
+        for text, first, terms in texts:
+            assert reader.feed_text(text, first, terms).accepted
         read_best = min(read_best, time.process_time() - started)
     run_best = engine_best = float("inf")
     found = 0
@@ -120,12 +120,12 @@ def child_engine(background: str, stream: str, graphs: int) -> dict[str, Any]:
         engine.reset()  # each pass starts afresh, with the same background
         started = time.process_time()
         if run % 2 == 0:  # read and convert the stream, then feed it
-            batches = [(b.text, b.first_line) for b in read_batches(Path(stream))]
+            batches = [(b.text, b.first_line, b.terms) for b in read_batches(Path(stream))]
         else:
             batches = texts
         accepted = detections = 0
-        for text, first in batches:
-            result = engine.feed_text(text, first)
+        for text, first, terms in batches:
+            result = engine.feed_text(text, first, terms)
             accepted += result.accepted
             detections += result.detection_lines.count("\n")
             assert not result.rejected and not result.warnings, (result.rejected[:1], result.warnings[:1])
