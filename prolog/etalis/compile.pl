@@ -16,6 +16,7 @@
 :- use_module(library(lists)).
 :- use_module(library(pairs)).
 :- use_module(library(assoc)).
+:- use_module(library(ordsets)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
 :- use_module(syntax).
@@ -661,29 +662,69 @@ repeating_events(Rules, Specs) :-
     edge_index(Edges, Index),
     (   acyclic(Index)
     ->  Specs = []
-    ;   assoc_to_keys(Index, Vertices),
-        include(on_cycle(Index), Vertices, Specs)
+    ;   findall(V-W, ( member(edge(E, H, _), Edges), functor(E, N, A), V = N/A,
+                       functor(H, HN, HA), W = HN/HA ), Arcs0),
+        sort(Arcs0, Arcs),
+        cyclic_vertices(Arcs, Specs)
     ).
 
-on_cycle(Index, V) :-
-    successors(Index, V, Next),
+%   cyclic_vertices(+Arcs, -Vertices): the vertices of the graph Arcs
+%   (V-W pairs) that lie on a cycle: those of a strongly connected
+%   component of more than one vertex, or with an arc to themselves.
+%   Kosaraju's two depth-first searches, in n log n.
+
+cyclic_vertices(Arcs, Vertices) :-
+    adjacency(Arcs, Out),
+    findall(W-V, member(V-W, Arcs), Reversed0),
+    sort(Reversed0, Reversed),
+    adjacency(Reversed, In),
+    assoc_to_keys(Out, Vs0),
+    assoc_to_keys(In, Vs1),
+    ord_union(Vs0, Vs1, Vs),
     empty_assoc(Seen0),
-    reaches_name(Next, V, Index, Seen0).
+    foldl(finish_order(Out), Vs, Seen0-[], _-Order),
+    empty_assoc(Comp0),
+    foldl(component_root(In), Order, Comp0, Comp),
+    assoc_to_list(Comp, Pairs),
+    transpose_pairs(Pairs, ByRoot),
+    group_pairs_by_key(ByRoot, Groups),
+    findall(V, ( member(_-Members, Groups),
+                 (   Members = [_, _|_]
+                 ->  member(V, Members)
+                 ;   Members = [V],
+                     memberchk(V-V, Arcs)
+                 ) ),
+            Vertices0),
+    sort(Vertices0, Vertices).
 
-successors(Index, V, Next) :-
-    (   get_assoc(V, Index, Out)
-    ->  findall(N/A, ( member(edge(_, H, _), Out), functor(H, N, A) ), Next)
-    ;   Next = []
+adjacency(Arcs, Adjacency) :-
+    group_pairs_by_key(Arcs, Groups),
+    list_to_assoc(Groups, Adjacency).
+
+neighbours(Adjacency, V, Ns) :-
+    (   get_assoc(V, Adjacency, Ns0) -> Ns = Ns0 ; Ns = [] ).
+
+finish_order(Out, V, Seen0-Order0, Seen-Order) :-
+    (   get_assoc(V, Seen0, _)
+    ->  Seen = Seen0, Order = Order0
+    ;   put_assoc(V, Seen0, true, Seen1),
+        neighbours(Out, V, Ns),
+        foldl(finish_order(Out), Ns, Seen1-Order0, Seen-Order1),
+        Order = [V|Order1]
     ).
 
-reaches_name([V|_], V, _, _) :- !.
-reaches_name([W|Ws], V, Index, Seen) :-
-    (   get_assoc(W, Seen, _)
-    ->  reaches_name(Ws, V, Index, Seen)
-    ;   put_assoc(W, Seen, true, Seen1),
-        successors(Index, W, Next),
-        append(Next, Ws, Todo),
-        reaches_name(Todo, V, Index, Seen1)
+component_root(In, V, Comp0, Comp) :-
+    (   get_assoc(V, Comp0, _)
+    ->  Comp = Comp0
+    ;   assign_root(In, V, V, Comp0, Comp)
+    ).
+
+assign_root(In, Root, V, Comp0, Comp) :-
+    (   get_assoc(V, Comp0, _)
+    ->  Comp = Comp0
+    ;   put_assoc(V, Comp0, Root, Comp1),
+        neighbours(In, V, Ns),
+        foldl(assign_root(In, Root), Ns, Comp1, Comp)
     ).
 
 %!  aggregated_event(+Pattern, -Event) is nondet.
