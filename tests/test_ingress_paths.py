@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from etalis_py import Engine, cli
+from etalis_py.streams import Mapping, read_batches
 
 RULES = """\
 :- prefix(ex, 'http://example.org/#').
@@ -180,3 +181,72 @@ def test_typed_parquet_columns_read_as_their_csv_text(tmp_path: Path, capsys: py
     assert rejections == [f"{stream}:2: rejected: column 'value' is empty",
                           f"{stream}:3: rejected: column 'value': 'nan' is not a finite number"]
     assert last.startswith("events read: 4, accepted: 2, rejected: 2, detections: 1,")
+
+
+# -- the shared weather data: each table read a column at a time, as Parquet,
+#    and a row at a time (Mapping.row_reader, the definition) ----------------
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "weather"
+CHARLEY_COLUMNS = ("SAMPLINGTIME,STATIONID,WINDSPEED,RELATIVEHUMIDITY,AIRTEMPERATURE,PRECIPITATION,DEWPOINT,"
+                   "WINDDIRECTION,WINDGUST,PRECIPITATIONACCUMULATED,PRESSURE,PRECIPITATIONSMOOTHED,"
+                   "SOILTEMPERATURE,VISIBILITY,PEAKWINDSPEED,WATERTEMPERATURE,PEAKWINDDIRECTION").split(",")
+TABLES = {
+    "jfk": ("noaa-jfk-hourly-2010-2018.csv", "seen(V, W) <- reading(V, W).\n",
+            Mapping(event="reading", args=("VISIBILITY", "WindSpeed"), time="DATE", time_format="%d-%m-%Y %H:%M")),
+    "charley": ("lsd-charley-2004-08-08-obs.csv", "seen(S, W, T, H) <- obs(S, W, T, H).\n",
+                Mapping(event="obs", args=("STATIONID", "WINDSPEED", "AIRTEMPERATURE", "RELATIVEHUMIDITY"),
+                        time="SAMPLINGTIME", time_format="%Y-%m-%d %H:%M:%S.%f+0:00",
+                        columns=tuple(CHARLEY_COLUMNS))),
+}
+
+
+def fed(rules: str, batches: Any) -> tuple[list[str], list[tuple[int, str]]]:
+    """Every accepted event as the engine reports it (a rule per event
+    that reports it), and every rejection."""
+    detections: list[str] = []
+    rejected: list[tuple[int, str]] = []
+    with Engine.from_string(rules) as engine:
+        for text, first, terms, python_rejects in batches:
+            result = engine.feed_text(text, first, terms)
+            detections += result.detection_lines.splitlines()
+            rejected += [(r.line, r.reason) for r in python_rejects + result.rejected]
+    return detections, sorted(rejected)
+
+
+def row_by_row(path: Path, mapping: Mapping) -> list[tuple[str, int, None, list[Any]]]:
+    """The file as etalis run read it before the column reader: each row's
+    line from Mapping.row_reader, an empty line for a rejected row."""
+    from etalis_py.events import Rejection
+    from etalis_py.errors import EventError
+
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = list(mapping.columns) if mapping.columns else [h.strip() for h in next(reader)]
+        first = 1 if mapping.columns else 2
+        read = mapping.row_reader(header)
+        lines: list[str] = []
+        rejected: list[Any] = []
+        for i, row in enumerate(reader):
+            try:
+                lines.append(read(row))
+            except EventError as e:
+                lines.append("\n")
+                rejected.append(Rejection(first + i, str(e)))
+    return [("".join(lines), first, None, rejected)]
+
+
+@pytest.mark.parametrize("table", sorted(TABLES))
+def test_the_weather_tables_read_alike_by_column_as_parquet_and_row_by_row(table: str, tmp_path: Path) -> None:
+    name, rules, mapping = TABLES[table]
+    path = DATA / name
+    by_row = fed(rules, row_by_row(path, mapping))
+    by_column = fed(rules, [(b.text, b.first_line, b.terms, b.rejected) for b in read_batches(path, mapping)])
+    assert by_column == by_row
+    columns = list(mapping.columns) if mapping.columns else None
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False, header=None if columns else "infer", names=columns)
+    parquet = tmp_path / "table.parquet"
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), parquet)
+    by_parquet = fed(rules, [(b.text, b.first_line, b.terms, b.rejected) for b in read_batches(parquet, mapping)])
+    first = 1 if columns else 2             # a CSV's rows start after its header, a Parquet file's at 1
+    assert by_parquet == (by_row[0], [(line - first + 1, reason) for line, reason in by_row[1]])
+    assert len(by_row[0]) > 9000
