@@ -25,6 +25,7 @@ from etalis_py.events import Event
 from etalis_py.selection import (
     STRATEGIES,
     Match,
+    chain_of,
     check_chain_case,
     continuous_matches,
     engine_matches,
@@ -230,3 +231,69 @@ def test_engine_detects_exactly_the_reference_matches(data: st.DataObject, strat
     case = random_chain_case(DataChoices(data), strategy)
     missing, unexpected = check_chain_case(case)
     assert not missing and not unexpected, case.report(missing, unexpected)
+
+
+# ---------------------------------------------------------------------------
+# Kleene+
+# ---------------------------------------------------------------------------
+
+PLUS = "h(X) <- (a(X)+ seq b) within 10."
+PLUS_STREAM = [("a", [1], 1), ("a", [2], 2), ("a", [3], 3), ("b", [], 4)]
+
+
+def args_and_times(rules: str, policy: str, stream: list[tuple[str, list[Any], int]]) -> list[tuple[Any, ...]]:
+    return [(d[1], d[5]) for d in detections(rules, policy, stream)]
+
+
+def test_plus_is_one_or_more_in_sequence_its_variable_the_list_of_their_values() -> None:
+    assert sorted(args_and_times(PLUS, "unrestricted", PLUS_STREAM)) == [
+        (([1],), (1, 4)), (([1, 2],), (1, 2, 4)), (([1, 2, 3],), (1, 2, 3, 4)), (([1, 3],), (1, 3, 4)),
+        (([2],), (2, 4)), (([2, 3],), (2, 3, 4)), (([3],), (3, 4))]
+
+
+def test_selectors_on_plus_max_keeps_the_longest_run_strict_the_adjacent_ones() -> None:
+    assert args_and_times(PLUS, "max", PLUS_STREAM) == [(([1, 2, 3],), (1, 2, 3, 4))]
+    assert args_and_times(PLUS, "nxt", PLUS_STREAM) == [(([1, 2, 3],), (1, 2, 3, 4))]
+    assert args_and_times(PLUS, "last", PLUS_STREAM) == [(([1, 2, 3],), (1, 2, 3, 4))]
+    assert sorted(args_and_times(PLUS, "strict", PLUS_STREAM)) == [
+        (([1, 2, 3],), (1, 2, 3, 4)), (([2, 3],), (2, 3, 4)), (([3],), (3, 4))]
+
+
+def test_plus_variable_shared_outside_keeps_its_value_in_every_iteration() -> None:
+    rules = "h(K, X) <- (a(K) seq b(X)+ seq c(K)) within 10."
+    stream = [("a", [1], 1), ("b", [5], 2), ("b", [6], 3), ("c", [2], 4), ("c", [1], 5)]
+    assert sorted(args_and_times(rules, "unrestricted", stream)) == [
+        ((1, [5]), (1, 2, 5)), ((1, [5, 6]), (1, 2, 3, 5)), ((1, [6]), (1, 3, 5))]
+    rules = "h(K) <- (b(K)+ seq c(K)) within 10."
+    stream = [("b", [1], 1), ("b", [2], 2), ("b", [1], 3), ("c", [1], 4)]
+    assert sorted(args_and_times(rules, "max", stream)) == [((1,), (1, 3, 4))]
+
+
+def test_a_condition_over_the_values_of_every_iteration() -> None:
+    rules = ("rising([_]).\nrising([A, B|T]) :- A < B, rising([B|T]).\n"
+             "run(X, S) <- ((a(X)+ seq b) within 10) where (rising(X), length(X, N), N >= 2, sum_list(X, S)).")
+    stream = [("a", [3], 1), ("a", [1], 2), ("a", [4], 3), ("b", [], 4)]
+    assert sorted(args_and_times(rules, "unrestricted", stream)) == [
+        (([1, 4], 5), (2, 3, 4)), (([3, 4], 7), (1, 3, 4))]
+    assert sorted(args_and_times(rules, "max", stream)) == [(([1, 4], 5), (2, 3, 4)), (([3, 4], 7), (1, 3, 4))]
+    assert args_and_times(rules, "last", stream) == [(([1, 4], 5), (2, 3, 4))]
+
+
+def test_plus_under_a_context_is_refused_at_its_rule() -> None:
+    with pytest.raises(RuleError) as err:
+        Engine.from_string(":- policy(stn).\nh(X) <- a(X)+ seq b.", source="r.etl")
+    assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
+        2, 1, "P+ (one or more in sequence) is not defined under the policy stn",
+        "use unrestricted, or a selection strategy strict, nxt, last or max")
+
+
+@pytest.mark.parametrize(("strategy", "positions"), [
+    ("unrestricted", [(0, 3), (0, 1, 3), (1, 3), (0, 2, 3), (0, 1, 2, 3), (1, 2, 3), (2, 3)]),
+    ("max", [(0, 1, 2, 3)]),
+    ("strict", [(0, 1, 2, 3), (1, 2, 3), (2, 3)]),
+])
+def test_reference_definitions_of_plus(strategy: str, positions: list[tuple[int, ...]]) -> None:
+    events = [Event(n, tuple(a), t, t) for n, a, t in PLUS_STREAM]
+    with PrologGoals(PLUS) as solver:
+        assert sorted(m.positions for m in reference_matches(strategy, chain_of(PLUS), events, solver)) == \
+            sorted(positions)

@@ -185,7 +185,8 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ->  maplist(explained_rule, Rules1, Rules2)
     ;   Rules2 = Rules1
     ),
-    maplist(rule_policy(Policy, Overrides, MaxAge), Rules2, Rules),
+    maplist(kleene_positions, Rules2, Rules3),
+    maplist(rule_policy(Policy, Overrides, MaxAge), Rules3, Rules),
     (   memberchk(report(Printed0), Options)
     ->  Explicit = true,
         explained_specs(Explain, Printed0, Printed)
@@ -262,7 +263,31 @@ annotated_pattern(K, aggregate(F, X, A0, W, R), P, Prov) :-
 
 annotated_event(explain, E0, event(E), Prov) :-
     with_provenance(E0, Prov, E).
+annotated_event(position, E, event(E), Prov) :-
+    kleene_event(E),
+    !,
+    arg(1, E, Prov).
 annotated_event(position, E, where(event(E), etalis_strategies:position(P)), [P]).
+
+%   kleene_event(+E): E is the hidden event of a `P+` (see
+%   etalis_syntax:kleene_rules/3), whose first argument is the list of
+%   the positions of its events.
+
+kleene_event(E) :-
+    compound(E),
+    functor(E, Name, _),
+    sub_atom(Name, 0, _, _, '$plus').
+
+%   kleene_positions(+Rule0, -Rule): a rule of a `P+` binds the first
+%   argument of its head to the positions of its events (which a
+%   selection strategy compares); other rules are left as they are.
+
+kleene_positions(rule(L, H, P0, W, V), rule(L, H, P, W, V)) :-
+    (   kleene_event(H)
+    ->  annotated_pattern(position, P0, P, Prov),
+        arg(1, H, Prov)
+    ;   P = P0
+    ).
 
 negated_pattern(explain, C0, C) :-
     annotated_pattern(explain, C0, C, _).
@@ -972,15 +997,32 @@ check_overrides(Overrides, Rules) :-
            )).
 
 rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
-    (   L \== '', memberchk(L-Policy0-_, Overrides)
+    (   kleene_event(H0)
+    ->  Policy0 = unrestricted            % every run; the rule using it selects
+    ;   L \== '', memberchk(L-Policy0-_, Overrides)
     ->  true
     ;   Policy0 = Default
     ),
+    kleene_policy(Policy0, P0, W),
     strategy_rule(Policy0, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
     ;   P = within(P1, MaxAge)
+    ).
+
+%   kleene_policy(+Policy, +Pattern, +Where): a pattern with `P+` runs
+%   under `unrestricted` or a selector only (strategies.md: the contexts
+%   are not defined on it).
+
+kleene_policy(Policy, Pattern, Where) :-
+    (   Policy \== unrestricted,
+        \+ selector(Policy),
+        sub_term(E, Pattern),
+        kleene_event(E)
+    ->  format(string(M), "P+ (one or more in sequence) is not defined under the policy ~q", [Policy]),
+        etalis_error(M, "use unrestricted, or a selection strategy strict, nxt, last or max", Where)
+    ;   true
     ).
 
 %   strategy_rule(+Policy, +Label, +Where, +Head0-Pattern0, -Head-Pattern)
@@ -1026,7 +1068,8 @@ load_compiled(M, Compiled) :-
 
 selecting(M, compiled(program(_, Links), _, _, _)) :-
     retractall(M:'$selecting'),
-    (   memberchk(link(_, _, '$select'(_, _, _, _), _), Links)
+    (   member(link(_, _, Head, _), Links),
+        ( Head = '$select'(_, _, _, _) ; kleene_event(Head) )
     ->  assertz(M:'$selecting')
     ;   true
     ).

@@ -41,6 +41,9 @@ op/3 takes it).  Meaning is one of
     position, with Why and Instead (the etalis-py equivalent).
   - `rule`, `or`, `cnot`, `fnot`, `where`, `within`: the constructs
     with their own code in the reader, binariser and compiler.
+  - `kleene`: `P+`, one or more occurrences of P in sequence (Kleene
+    plus), which the reader turns into hidden rules (see
+    etalis_syntax:kleene_rules/3).
 
 The table is multifile: a file that adds facts to
 etalis_optable:operator/3 before a rule file is read adds operators
@@ -83,6 +86,7 @@ operator(ntimes,         op(1040, yfx),
 operator(star_times,     op(200, xf),
          refused("it is understood only as the whole body S seq P star_times (S, then each later P extending the run)",
                  "write the rule as d(X) <- a(X) seq b(X) star_times, or a fixed count with iteration(b(X), 3)")).
+operator(+,              op(200, xf), kleene).
 operator(before,         op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(after,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right])).
 operator(meets,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right])).

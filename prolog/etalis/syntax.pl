@@ -682,6 +682,7 @@ item((Left <- Body), Pos, VarNames, Src, Item) :-
     !,
     b_setval(etalis_var_names, VarNames),
     b_setval(etalis_nested_rules, []),
+    b_setval(etalis_kleene, []),
     pos_where(Pos, Src, Where),
     pos_args(Pos, 2, [LeftPos, BodyPos]),
     rule_left(Left, LeftPos, Src, Label, Head, Properties, Action),
@@ -690,7 +691,10 @@ item((Left <- Body), Pos, VarNames, Src, Item) :-
     ;   pattern(Body, BodyPos, Src, Pattern0),
         rule_action(Action, Pattern0, Pattern1),
         rule_properties(Properties, Pattern1, Pattern),
-        Items0 = [rule(Label, Head, Pattern, Where, VarNames)]
+        Items0 = [rule(Label, Head, Pattern, Where, VarNames)],
+        b_getval(etalis_kleene, Kleene),
+        reverse(Kleene, InnerFirst),
+        kleene_rules(InnerFirst, Pattern, VarNames)
     ),
     b_getval(etalis_nested_rules, Nested),
     reverse(Nested, Inner),
@@ -971,6 +975,16 @@ pattern(prolog(_), Pos, Src, _) :-
     pos_where(Pos, Src, Where),
     etalis_error("a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
                  "write the goal as a condition: P where G", Where).
+pattern(Term, Pos, Src, event(Plus)) :-
+    compound(Term),
+    compound_name_arguments(Term, Name, [P]),
+    operator(Name, _, kleene),
+    !,
+    pos_where(Pos, Src, Where),
+    pos_args(Pos, 1, [PP]),
+    pattern(P, PP, Src, P1),
+    b_getval(etalis_kleene, Pending),
+    b_setval(etalis_kleene, [kleene(Plus, P1, Where)|Pending]).
 pattern((Head <- Body), Pos, Src, event(Head)) :-
     !,
     pos_args(Pos, 2, [HeadPos, BodyPos]),
@@ -1008,6 +1022,114 @@ pattern(Term, Pos, Src, event(Term)) :-
         format(string(M), "unknown construct ~w in a pattern", [Words]),
         etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, fnot, an Allen relation, where or within", Where)
     ).
+
+%   kleene_rules(+Kleene, +Pattern, +VarNames)
+%
+%   Each kleene(E, P, Where) stands for `P+` in Pattern, the event E in
+%   its place.  P+ is one or more occurrences of P in sequence.  The
+%   variables of P that events elsewhere in the rule share (outside the
+%   `+`) keep their value in every occurrence; each other variable X of
+%   P is bound afresh by each occurrence, and outside the `+` X is the
+%   list of its values, oldest first.  E becomes '$plusN'(Ps, Outer...,
+%   Lists...), derived by two hidden rules (added as nested rules):
+%
+%       '$plusN'(Ps, O, [X]) <- P.
+%       '$plusN'(Ps, O, L1) <- ('$plusN'(Ps0, O, L0) seq P') where append(L0, [X'], L1).
+%
+%   (P' a copy of P with fresh own variables; Ps, the positions of the
+%   events of a match, are bound by the compiler where a selection
+%   strategy needs them.)  A window around the `+` applies to its
+%   rules too, so that no run outlives it.
+
+kleene_rules([], _, _).
+kleene_rules([kleene(E, P, Where)|Ks], Pattern, VarNames) :-
+    findall(Other, ( member(kleene(_, Other, _), Ks) ), Others),
+    pattern_events([Pattern|Others], Events),
+    term_variables(P, PVs),
+    term_variables(Events, EVs),
+    partition(shared_with(EVs), PVs, Outer, Own),
+    flag(etalis_kleene, N, N + 1),
+    format(atom(Name), '$plus~d', [N]),
+    append(Outer, Own, Args),
+    E =.. [Name, _|Args],
+    maplist([X, [X]]>>true, Own, Singles),
+    append(Outer, Singles, FirstArgs),
+    First =.. [Name, _|FirstArgs],
+    copy_term(Outer-P, Outer-P1),
+    term_variables(P1, P1Vs),
+    exclude(shared_with(Outer), P1Vs, Own1),
+    length(Own, NOwn),
+    length(Before, NOwn),
+    length(After, NOwn),
+    append(Outer, Before, BeforeArgs),
+    append(Outer, After, AfterArgs),
+    Prev =.. [Name, _|BeforeArgs],
+    Next =.. [Name, _|AfterArgs],
+    maplist([B, X, A, append(B, [X], A)]>>true, Before, Own1, After, Appends),
+    goal_conj(Appends, Append),
+    (   enclosing_window(Pattern, E, W)
+    ->  Windowed = [Q, within(Q, W)]>>true
+    ;   Windowed = [Q, Q]>>true
+    ),
+    call(Windowed, P, FirstBody),
+    call(Windowed, where(op(seq, event(Prev), P1), Append), NextBody),
+    b_getval(etalis_nested_rules, Nested),
+    copy_term(rule('', First, FirstBody, Where, VarNames), R1),
+    copy_term(rule('', Next, NextBody, Where, VarNames), R2),
+    b_setval(etalis_nested_rules, [R2, R1|Nested]),
+    kleene_rules(Ks, Pattern, VarNames).
+
+shared_with(Vs, V) :-
+    member(V0, Vs),
+    V0 == V,
+    !.
+
+goal_conj([], true).
+goal_conj([G], G) :- !.
+goal_conj([G|Gs], (G, C)) :-
+    Gs = [_|_],
+    goal_conj(Gs, C).
+
+%   pattern_events(+Patterns, -Events): the events of Patterns (not
+%   those still to be made for a `+`).
+
+pattern_events(Patterns, Events) :-
+    foldl(pattern_events_, Patterns, Events, []).
+
+pattern_events_(event(E), Es0, Es) :- !,
+    (   var(E) -> Es0 = Es ; Es0 = [E|Es] ).
+pattern_events_(P, Es0, Es) :-
+    compound(P),
+    P =.. [_|Args],
+    include(compound, Args, Parts),
+    foldl(pattern_events_, Parts, Es0, Es).
+pattern_events_(P, Es, Es) :-
+    \+ compound(P).
+
+%   enclosing_window(+Pattern, +E, -W): the narrowest window of Pattern
+%   around event(E).
+
+enclosing_window(Pattern, E, W) :-
+    window_around(Pattern, E, none, W),
+    W \== none.
+
+window_around(event(E0), E, W, W) :-
+    E0 == E,
+    !.
+window_around(within(P, W1), E, W0, W) :- !,
+    (   W0 == none
+    ->  W2 = W1
+    ;   W2 is min(W0, W1)
+    ),
+    window_around(P, E, W2, W).
+window_around(P, E, W0, W) :-
+    compound(P),
+    P \= event(_),
+    P =.. [_|Args],
+    member(A, Args),
+    compound(A),
+    window_around(A, E, W0, W),
+    !.
 
 control_construct(Term, Name) :-
     callable(Term),

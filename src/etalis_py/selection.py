@@ -41,6 +41,7 @@ from .testing import (
     Binary,
     Choices,
     Compound,
+    Const,
     EventP,
     GoalSolver,
     Ground,
@@ -69,10 +70,15 @@ SELECTORS = ("strict", "nxt", "last", "max")
 
 @dataclass(frozen=True)
 class Element:
-    """One event of a sequence and its own ``where`` condition, if any."""
+    """One event of a sequence and its own ``where`` condition, if any;
+    with ``plus``, one or more of them in sequence (``P+``): ``own`` are
+    the variables that each occurrence binds afresh (those no other event
+    of the rule shares), which hold the lists of their values after it."""
 
     event: Term
     goal: Optional[str] = None
+    plus: bool = False
+    own: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -97,8 +103,10 @@ class Match:
     positions: tuple[int, ...]
 
 
-def sequence_of(rule: Rule) -> Chain:
-    """The rule as a sequence; ValueError for a rule of another form."""
+def sequence_of(rule: Rule, helpers: Sequence[Rule] = ()) -> Chain:
+    """The rule as a sequence; ValueError for a rule of another form.
+    ``helpers`` are the hidden rules that the reader made for the rule's
+    ``P+`` (see :func:`chain_of`)."""
     goal: Optional[str] = None
     window: Optional[Time] = None
     p: Pattern = rule.pattern
@@ -109,13 +117,46 @@ def sequence_of(rule: Rule) -> Chain:
             window, p = p.window, p.pattern
         else:
             raise ValueError(f"not a sequence rule: {rule.text()}")
-    return Chain(rule.head, tuple(_elements(p, rule)), goal, window)
+    elements = tuple(_elements(p, rule, {_head_name(h.head): h for h in helpers if _first_of_plus(h)}))
+    return Chain(rule.head, elements, goal, window)
 
 
-def _elements(p: Pattern, rule: Rule) -> Iterator[Element]:
+def chain_of(text: str) -> Chain:
+    """The sequence rule of a rule text (its `P+` read back from the
+    hidden rules that stand for them)."""
+    rules = RuleSet.from_text(text).rules
+    main = [r for r in rules if not _head_name(r.head).startswith("$")]
+    if len(main) != 1:
+        raise ValueError("a sequence rule text has one rule")
+    return sequence_of(main[0], [r for r in rules if r is not main[0]])
+
+
+def _head_name(t: Term) -> str:
+    if isinstance(t, Struct):
+        return t.functor
+    assert isinstance(t, Const) and isinstance(t.value, str)
+    return t.value
+
+
+def _first_of_plus(r: Rule) -> bool:
+    """``r`` is the hidden rule of a `P+` for its first occurrence (the
+    other one uses its own head)."""
+    name = _head_name(r.head)
+    return name.startswith("$plus") and name not in str(r.pattern)
+
+
+def _elements(p: Pattern, rule: Rule, plus: Mapping[str, Rule]) -> Iterator[Element]:
     if isinstance(p, Binary) and p.op == "seq":
-        yield from _elements(p.left, rule)
-        yield from _elements(p.right, rule)
+        yield from _elements(p.left, rule, plus)
+        yield from _elements(p.right, rule, plus)
+    elif isinstance(p, EventP) and _head_name(p.event).startswith("$plus"):
+        first = plus[_head_name(p.event)]
+        body = first.pattern.pattern if isinstance(first.pattern, Within) else first.pattern
+        (elem,) = _elements(body, first, {})
+        assert isinstance(first.head, Struct)
+        own = tuple(str(a.args[0].name) for a in first.head.args[1:]
+                    if isinstance(a, Struct) and isinstance(a.args[0], Var))
+        yield Element(elem.event, elem.goal, True, own)
     elif isinstance(p, EventP):
         yield Element(p.event)
     elif isinstance(p, Where) and isinstance(p.pattern, EventP):
@@ -133,7 +174,7 @@ class _Fit:
         self.stream = stream
         self.solver = solver
 
-    def element(self, k: int, pos: int, env: Mapping[str, Ground], first: Optional[int]) -> list[dict[str, Ground]]:
+    def element(self, k: int, pos: int, env: Mapping[str, Any], first: Optional[int]) -> list[dict[str, Any]]:
         """The bindings with which the event at ``pos`` fits element ``k``
         after a partial match that started at position ``first`` (None for
         k = 0) with bindings ``env``: its type and arguments, its own
@@ -161,13 +202,13 @@ class _Fit:
             return True
         return bool(self.solver.solve(goal, env, 0, 0))
 
-    def complete(self, env: Mapping[str, Ground], positions: Sequence[int]) -> list[Match]:
+    def complete(self, env: Mapping[str, Any], positions: Sequence[int]) -> list[Match]:
         """The matches of a full binding of the elements: the condition
         of the whole, solved."""
         start, end = self.stream[positions[0]].start, self.stream[positions[-1]].end
         envs = [dict(env)] if self.seq.goal is None else \
             [{**env, **s} for s in self.solver.solve(self.seq.goal, env, start, end)]
-        return [_match(self.seq.head, e, start, end, positions) for e in envs]
+        return [_accumulated_match(self.seq.head, e, start, end, positions) for e in envs]
 
     def later(self, pos: int) -> Iterator[int]:
         """The positions of the events that can follow the event at
@@ -180,14 +221,6 @@ def _event_value(e: Event) -> Ground:
     return Compound(e.name, tuple(ground_from_python(a) for a in e.args)) if e.args else e.name
 
 
-def _match(head: Term, env: Mapping[str, Ground], start: Time, end: Time, positions: Sequence[int]) -> Match:
-    value = instantiate(head, env)
-    if isinstance(value, str):
-        return Match(value, (), start, end, tuple(positions))
-    assert isinstance(value, Compound)
-    return Match(value.functor, tuple(reported_value(a) for a in value.args), start, end, tuple(positions))
-
-
 def all_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
     """``[[P]](S)``: every way to pick events, one per element, each
     after the previous one, that fit the elements, the condition and
@@ -195,14 +228,27 @@ def all_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list
     fit = _Fit(seq, stream, solver)
     out: list[Match] = []
 
-    def extend(k: int, env: Mapping[str, Ground], positions: list[int]) -> None:
+    def extend(k: int, env: Mapping[str, Any], positions: list[int]) -> None:
         if k == len(seq.elements):
             out.extend(fit.complete(env, positions))
             return
         candidates = range(len(stream)) if k == 0 else fit.later(positions[-1])
         for j in candidates:
             for env1 in fit.element(k, j, env, positions[0] if positions else None):
-                extend(k + 1, env1, positions + [j])
+                if seq.elements[k].plus:
+                    more(k, env1, {v: [env1[v]] for v in seq.elements[k].own}, positions + [j])
+                else:
+                    extend(k + 1, env1, positions + [j])
+
+    def more(k: int, env: Mapping[str, Any], lists: dict[str, list[Any]], positions: list[int]) -> None:
+        """A `P+` that has taken the events at ``positions`` ends here, or
+        takes one more."""
+        own = seq.elements[k].own
+        extend(k + 1, {**env, **{v: list(vs) for v, vs in lists.items()}}, positions)
+        outer = {n: v for n, v in env.items() if n not in own}
+        for j in fit.later(positions[-1]):
+            for env1 in fit.element(k, j, outer, positions[0]):
+                more(k, env1, {v: lists[v] + [env1[v]] for v in own}, positions + [j])
 
     extend(0, {}, [])
     return out
@@ -353,8 +399,9 @@ def _accumulated_match(head: Term, env: Mapping[str, Any], start: Time, end: Tim
 
 
 def _reported(env: Mapping[str, Any], term: Term) -> Any:
-    value = env[term.name] if isinstance(term, Var) else instantiate(term, {})
-    return _tuples(value)
+    if isinstance(term, Var):
+        return _tuples(env[term.name])
+    return reported_value(instantiate(term, {n: v for n, v in env.items() if not isinstance(v, list)}))
 
 
 def _tuples(value: Any) -> Any:
@@ -368,6 +415,8 @@ def _tuples(value: Any) -> Any:
 def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
     """The matches of ``seq`` on ``stream`` under ``strategy``
     (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
+    if any(e.plus for e in seq.elements) and strategy != "unrestricted" and strategy not in SELECTORS:
+        raise ValueError(f"P+ is not defined under {strategy}")
     if strategy == "unrestricted":
         return all_matches(seq, stream, solver)
     if strategy in SELECTORS:
@@ -401,8 +450,7 @@ def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolve
     """(missing, unexpected): the reference's matches of the single rule
     of ``text`` that the engine does not detect, and the engine's that
     the reference does not have, each as often as it is missing."""
-    (rule,) = RuleSet.from_text(text).rules
-    want = Counter(reference_matches(strategy, sequence_of(rule), stream, solver))
+    want = Counter(reference_matches(strategy, chain_of(text), stream, solver))
     got = Counter(engine_matches(text, strategy, stream))
     return want - got, got - want
 
@@ -435,22 +483,23 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     fresh or shared variables, `_` or constants; now and then a condition
     of an event's own, a condition of the whole over two of its
     variables, a window) and a stream of 3 to 9 events at increasing
-    times, for ``strategy`` (drawn when None).  A condition of the whole
-    is only drawn for `unrestricted` and the selectors: under `stn` and
-    `continuous` the engine checks it after the sequence (see
-    docs/language.md)."""
+    times, for ``strategy`` (drawn when None).  Under `unrestricted` and
+    the selectors, now and then one event is `P+`.  A condition of the
+    whole is only drawn for `unrestricted` and the selectors (under `stn`
+    and the contexts the engine checks it after the sequence, see
+    docs/language.md), and never over the list of a `P+`."""
     if strategy is None:
         strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
     names = ("X", "Y", "Z")
     bound: list[str] = []
     parts: list[str] = []
+    part_vars: list[Optional[str]] = []
     for _ in range(ch.integer(2, 4)):
         name = "abc"[ch.integer(0, 2)]
+        var: Optional[str] = None
         if _ARITY[name] == 0:
-            parts.append(name)
-            continue
-        kind = ch.integer(0, 5)
-        if kind <= 2:
+            part = name
+        elif (kind := ch.integer(0, 5)) <= 2:
             var = names[ch.integer(0, 2)]
             fresh = var not in bound
             bound.append(var)
@@ -458,15 +507,24 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
             if fresh and ch.integer(0, 3) == 0:
                 test = (">", "=\\=")[ch.integer(0, 1)]
                 part = f"({part} where {var} {test} {ch.integer(0, 1)})"
-            parts.append(part)
         elif kind == 3:
-            parts.append(f"{name}(_)")
+            part = f"{name}(_)"
         else:
-            parts.append(f"{name}({ch.integer(0, 2)})")
+            part = f"{name}({ch.integer(0, 2)})"
+        parts.append(part)
+        part_vars.append(var)
+    lists: set[str] = set()
+    if (strategy == "unrestricted" or strategy in SELECTORS) and ch.integer(0, 2) == 0:
+        i = ch.integer(0, len(parts) - 1)
+        parts[i] += "+"
+        var = part_vars[i]
+        if var is not None and bound.count(var) == 1:
+            lists.add(var)         # its own: the list of its values
     pattern = " seq ".join(parts)
     used = sorted(set(bound))
-    if len(used) >= 2 and strategy not in ("stn", "continuous", "cumulative") and ch.integer(0, 2) == 0:
-        pattern = f"({pattern}) where {used[0]} {('<', '>=', '=:=')[ch.integer(0, 2)]} {used[1]}"
+    single = [v for v in used if v not in lists]
+    if len(single) >= 2 and strategy not in ("stn", "continuous", "cumulative") and ch.integer(0, 2) == 0:
+        pattern = f"({pattern}) where {single[0]} {('<', '>=', '=:=')[ch.integer(0, 2)]} {single[1]}"
     if ch.integer(0, 2) == 0:
         pattern = f"({pattern}) within {ch.integer(1, 6)}"
     head = f"h({', '.join(used)})" if used else "h"
@@ -477,6 +535,8 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
         name = "abc"[ch.integer(0, 2)]
         args = (ch.integer(0, 2),) if _ARITY[name] else ()
         stream.append(Event(name, args, t, t))
+    if pattern.endswith("+"):
+        pattern += " "          # `+.` would read as one symbol
     return ChainCase(strategy, f"{head} <- {pattern}.", tuple(stream))
 
 
