@@ -21,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine, RuleError
+from etalis_py.errors import InferenceLimitError
 from etalis_py.events import Event
 from etalis_py.selection import (
     STRATEGIES,
@@ -297,3 +298,12 @@ def test_reference_definitions_of_plus(strategy: str, positions: list[tuple[int,
     with PrologGoals(PLUS) as solver:
         assert sorted(m.positions for m in reference_matches(strategy, chain_of(PLUS), events, solver)) == \
             sorted(positions)
+
+
+def test_an_event_stopped_at_the_inference_limit_leaves_no_match_to_the_next() -> None:
+    rules = ":- policy(p, last).\np : h(X) <- a(X) seq b.\nz <- b where loop.\nloop :- loop.\ny <- c."
+    with Engine.from_string(rules, inference_limit=100_000) as engine:
+        engine.emit_many([("a", [1], 1)])
+        with pytest.raises(InferenceLimitError):
+            engine.emit_many([("b", [], 2)])
+        assert engine.emit_many([("c", [], 3)]).detections == [Detection("y", (), 3, 3)]

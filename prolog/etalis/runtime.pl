@@ -603,11 +603,13 @@ run_event(M, E0, T1, T2) :-
     ).
 
 %   advance_position(+M): with rules under a selection strategy, count
-%   the input event about to be processed (see position_global/2).
+%   the input event about to be processed (see position_global/2), and
+%   drop the matches an event stopped at the inference limit offered.
 
 advance_position(M) :-
     (   b_getval(etalis_selecting, true)
-    ->  position_global(M, G),
+    ->  retractall(M:'$offer'(_, _, _, _, _)),
+        position_global(M, G),
         nb_getval(G, P0),
         P is P0 + 1,
         nb_setval(G, P),
