@@ -307,3 +307,13 @@ def test_an_event_stopped_at_the_inference_limit_leaves_no_match_to_the_next() -
         with pytest.raises(InferenceLimitError):
             engine.emit_many([("b", [], 2)])
         assert engine.emit_many([("c", [], 3)]).detections == [Detection("y", (), 3, 3)]
+
+
+def test_check_says_a_consuming_context_keeps_each_pending_goal_until_a_match(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text(":- policy(continuous).\nh(X) <- a(X) seq b.\n")
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "check", str(rules)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.stdout.splitlines()[0] == (
+        f"{rules}:2:1: warning: no window bounds this rule's pending goals: every `a(X)` waits for `b` "
+        "(each until a match consumes it; those never matched stay forever) [unbounded-memory]")

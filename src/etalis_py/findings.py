@@ -437,7 +437,7 @@ def _kept(what: str, left: Mapping[str, Any], right: Mapping[str, Any], policy: 
         key = sorted(v for v in variables(left) & variables(right) if not v.startswith("_G"))
         if key:    # with no join key, recent keeps one
             grows.append(f"{what} (the newest per value of {', '.join(key)}, for every value ever seen)")
-    elif policy == "chronological":
+    elif policy in ("chronological", "continuous", "cumulative", "stn"):
         grows.append(f"{what} (each until a match consumes it; those never matched stay forever)")
     else:
         grows.append(f"{what} (one pending goal per occurrence, forever)")
