@@ -280,12 +280,16 @@ def test_a_condition_over_the_values_of_every_iteration() -> None:
     assert args_and_times(rules, "last", stream) == [(([1, 4], 5), (2, 3, 4))]
 
 
-def test_plus_under_a_context_is_refused_at_its_rule() -> None:
+def test_plus_under_a_context_or_stn_is_refused_at_its_rule() -> None:
     with pytest.raises(RuleError) as err:
-        Engine.from_string(":- policy(stn).\nh(X) <- a(X)+ seq b.", source="r.etl")
+        Engine.from_string(":- policy(continuous).\nh(X) <- a(X)+ seq b.", source="r.etl")
     assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
-        2, 1, "P+ (one or more in sequence) is not defined under the policy stn",
+        2, 1, "P+ (one or more in sequence) is not defined under the policy continuous",
         "use unrestricted, or a selection strategy strict, nxt, last or max")
+    with pytest.raises(RuleError) as err:
+        Engine.from_string("h(X) <- a(X)+ seq b.", policy="stn")
+    assert err.value.message == ("P+ (one or more in sequence) under stn (skip-till-next-match, whose runs branch "
+                                 "at each iteration) is not implemented")
 
 
 @pytest.mark.parametrize(("strategy", "positions"), [

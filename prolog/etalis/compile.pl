@@ -1013,14 +1013,17 @@ rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, 
 
 %   kleene_policy(+Policy, +Pattern, +Where): a pattern with `P+` runs
 %   under `unrestricted` or a selector only (strategies.md: the contexts
-%   are not defined on it).
+%   are not defined on it; `stn` is, but is not implemented for it).
 
 kleene_policy(Policy, Pattern, Where) :-
     (   Policy \== unrestricted,
         \+ selector(Policy),
         sub_term(E, Pattern),
         kleene_event(E)
-    ->  format(string(M), "P+ (one or more in sequence) is not defined under the policy ~q", [Policy]),
+    ->  (   Policy == stn
+        ->  M = "P+ (one or more in sequence) under stn (skip-till-next-match, whose runs branch at each iteration) is not implemented"
+        ;   format(string(M), "P+ (one or more in sequence) is not defined under the policy ~q", [Policy])
+        ),
         etalis_error(M, "use unrestricted, or a selection strategy strict, nxt, last or max", Where)
     ;   true
     ).
