@@ -50,6 +50,12 @@ def test_prolog_step_after_a_sequence_is_its_condition() -> None:
     assert detect(rules, events) == [("m", (5,), 1, 2), ("m", (3,), 1, 3)]
 
 
+@pytest.mark.parametrize("step", ["query", "db"])
+def test_query_and_db_steps_are_prolog_steps(step: str) -> None:
+    rules = f"big(X) <- a(X) seq {step}(limit(L)) where X > L.\nlimit(10)."
+    assert detect(rules, [("a", (5,), 1), ("a", (12,), 2)]) == [("big", (12,), 2, 2)]
+
+
 def test_prolog_step_before_a_pattern_is_its_condition() -> None:
     rules = "big(X) <- prolog(limit(L)) seq a(X) where X > L.\nlimit(10)."
     assert detect(rules, [("a", (5,), 1), ("a", (12,), 2)]) == [("big", (12,), 2, 2)]
@@ -170,6 +176,9 @@ def test_etalis_aggregate_reports_only_the_rules_head() -> None:
          "write the goal as a condition: P where G"),
         ("d <- prolog(true).", 1, 6,
          "a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
+         "write the goal as a condition: P where G"),
+        ("d <- a or db(p(1)).", 1, 11,
+         "a db(Goal) step is only understood as an operand of seq: `P seq db(G)` or `db(G) seq P`",
          "write the goal as a condition: P where G"),
     ],
 )

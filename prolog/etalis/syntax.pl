@@ -970,11 +970,13 @@ pattern(aggregate(Fun, P, Result), Pos, Src, _) :-
     term_words(aggregate(Fun, P, Result), Words),
     format(string(M), "ETALIS's three-argument aggregate ~w is understood only as the whole body Start seq aggregate(F, P, R), the running aggregate since Start", [Words]),
     etalis_error(M, "write the rule as d(C) <- start seq aggregate(count, a(Y), C), or give the aggregate a window: aggregate(count, a(Y), count(100), C) or aggregate(sum(Y), a(Y), time(minutes(5)), S)", Where).
-pattern(prolog(_), Pos, Src, _) :-
+pattern(Term, Pos, Src, _) :-
+    goal_step(Term, Name, _),
     !,
     pos_where(Pos, Src, Where),
-    etalis_error("a prolog(Goal) step is only understood as an operand of seq: `P seq prolog(G)` or `prolog(G) seq P`",
-                 "write the goal as a condition: P where G", Where).
+    format(string(M), "a ~w(Goal) step is only understood as an operand of seq: `P seq ~w(G)` or `~w(G) seq P`",
+           [Name, Name, Name]),
+    etalis_error(M, "write the goal as a condition: P where G", Where).
 pattern(Term, Pos, Src, event(Plus)) :-
     compound(Term),
     compound_name_arguments(Term, Name, [P]),
@@ -1243,21 +1245,28 @@ pattern_operator(Name, Op, Kind) :-
     ),
     meaning_kind(Meaning1, Kind).
 
+%   goal_step(@Term, -Name, -Goal): Term is one of ETALIS's goal steps
+%   prolog(Goal), query(Goal) and db(Goal), which its compiler runs
+%   alike when a sequence reaches them.
+
+goal_step(Term, Name, Goal) :-
+    compound(Term),
+    compound_name_arguments(Term, Name, [Goal]),
+    memberchk(Name, [prolog, query, db]).
+
 meaning_kind(temporal(_, _, _, _, _), temporal) :- !.
 meaning_kind(consuming(_, _), temporal) :- !.
 meaning_kind(Kind, Kind) :-
     memberchk(Kind, [or, cnot, fnot, where, within]).
 
 operator_pattern(temporal, seq, L, LP, R, GP, _, Src, where(P, Goal)) :-
-    nonvar(R),
-    R = prolog(Goal),
+    goal_step(R, _, Goal),
     !,                                          % ETALIS: P seq prolog(G)
     pattern(L, LP, Src, P),
     pos_args(GP, 1, [GoalPos]),
     where_goal(Goal, GoalPos, Src).
 operator_pattern(temporal, seq, L, GP, R, RP, _, Src, where(Q, Goal)) :-
-    nonvar(L),
-    L = prolog(Goal),
+    goal_step(L, _, Goal),
     !,                                          % ETALIS: prolog(G) seq P
     pos_args(GP, 1, [GoalPos]),
     where_goal(Goal, GoalPos, Src),
