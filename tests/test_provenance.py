@@ -76,3 +76,21 @@ def test_an_event_line_may_give_its_provenance_as_replay_passes_derived_events_o
         (4, "provenance [det(_,1,1)] is not a list of ground det(Event, Start, End)")]
     with Engine.from_string("c(X) <- a(X) seq b(X).\n") as engine:
         assert engine.feed_text("".join(lines.splitlines(keepends=True)[:2])).detection_lines == '{"event": "c", "args": [1], "start": 1, "end": 3}\n'
+
+
+def test_provenance_changes_no_choice_of_a_policy() -> None:
+    # the provenance's append/3 only computes a value, as C1 is C + 1 does: it is no filter
+    # in recent's choice, so with explain=True the settling counts as without (examples/wind_area,
+    # station C1720's high winds at 11:45, 12:45, 13:00, 13:15, 13:30 and 14:00)
+    rules = (":- policy(settling, recent(longer)).\n"
+             "s(1) <- h(_).\n"
+             "settling : s(C1) <- (s(C) seq h(_)) within 3600 where C1 is C + 1.\n"
+             "w <- s(C) where C =:= 4.\n"
+             ":- print_events([w/0]).\n")
+    times = [0, 3600, 4500, 5400, 6300, 8100]
+    found = []
+    for explain in (False, True):
+        with Engine.from_string(rules, explain=explain) as engine:
+            found.append([(d.start, d.end) for d in engine.emit_many([("h", [i], t) for i, t in enumerate(times)])
+                          .detections])
+    assert found == [[(4500, 8100)], [(4500, 8100)]]

@@ -465,6 +465,10 @@ computation((A, B), In) :- !,
     computation(B, In).
 computation(X is _, In) :- !,
     fresh_var(X, In).
+computation(append(_, _, X), In) :- !,      % the provenance of a pattern (explained_rule/2)
+    fresh_var(X, In).
+computation(X = _, In) :- !,                % and of an `or`
+    fresh_var(X, In).
 computation(G, In) :-
     compound(G),
     functor(G, Name, 1),
