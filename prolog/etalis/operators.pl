@@ -11,7 +11,7 @@
 :- use_module(library(lists)).
 :- reexport(optable, [temporal_spec/6]).
 :- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1, accumulated/2,
-                          filtered_add_goal/6, filtered_match_goal/7]).
+                          filtered_add_goal/7, filtered_match_goal/7]).
 
 /** <module> One rule template per operator
 
@@ -100,6 +100,25 @@ filters_test(none, _, Out, _, _, Out, true).
 filters_test(filters(Fs, Final), M, _, S, E, Final, once(Test)) :-
     maplist(filter_goal(M, S, E), Fs, Goals),
     conj(Goals, Test).
+
+%   filters_by_value(+Filters, -ByValue): ByValue is `true` when the
+%   filters look only at the values of the occurrences (where
+%   conditions that do not ask the interval), so that of two pending
+%   occurrences with the same values they pass both or neither.
+
+filters_by_value(filters(Fs, _), ByValue) :-
+    (   forall(member(F, Fs), ( F = where(G, _, _), \+ asks_interval(G) ))
+    ->  ByValue = true
+    ;   ByValue = false
+    ).
+
+asks_interval(G) :-
+    sub_term(T, G),
+    compound(T),
+    (   functor(T, Name, 1), memberchk(Name, [start, end, t1, t2, duration])
+    ;   functor(T, check, _)
+    ),
+    !.
 
 filter_goal(M, S, E, where(G, In, Out), catch(Test, Err, etalis_runtime:goal_error(Err, G1))) :-
     interval_goal(G, S, E, G1),
@@ -194,7 +213,8 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Filters0, Phase-Clau
         resolve_policy(Policy, In, e(Mine, T1, T2), AddPolicy),
         (   Filters == none
         ->  add_goal(AddPolicy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal)
-        ;   filtered_add_goal(AddPolicy, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal)
+        ;   filters_by_value(Filters, ByValue),
+            filtered_add_goal(AddPolicy, ByValue, MyStore, Key, e(Mine, T1, T2), Expiry, AddGoal)
         ),
         Add = ( etalis_runtime:engine_store(M, MyIdx, MyStore), AddGoal )
     ;   Add = true

@@ -8,7 +8,7 @@
             add_goal/6,                 % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
             match_goal/7,               % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
             filtering_policy/1,         % +Policy
-            filtered_add_goal/6,        % +Policy, +Store, +Key, +Entry, +Expiry, -Goal
+            filtered_add_goal/7,        % +Policy, +ByValue, +Store, +Key, +Entry, +Expiry, -Goal
             filtered_match_goal/7       % +Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal
           ]).
 :- use_module(library(apply)).
@@ -160,17 +160,28 @@ filtering_policy(recent(_)).
 filtering_policy(chronological).
 filtering_policy(chronological(_)).
 
-%!  filtered_add_goal(+Policy, +Store, +Key, +Entry, +Expiry, -Goal) is det.
+%!  filtered_add_goal(+Policy, +ByValue, +Store, +Key, +Entry, +Expiry, -Goal) is det.
 %
 %   As add_goal/6, for a goal with filters: under `recent` every
 %   pending occurrence is kept (until its window expires), since an
-%   older one may pass the filter where the newest does not.
+%   older one may pass the filter where the newest does not.  With
+%   ByValue `true` (the filters look only at values) an older one with
+%   the same values can never be chosen over a newer one, so of those
+%   only the newest is kept (by the policy's preference), as original
+%   ETALIS keeps one goal per distinct occurrence.
 
-filtered_add_goal(Policy, Store, Key, Entry, Expiry, Goal) :-
+filtered_add_goal(Policy, ByValue, Store, Key, Entry, Expiry, Goal) :-
     (   recent_family(Policy)
-    ->  Goal = etalis_store:store_append(Store, Key, Entry, Expiry)
+    ->  (   ByValue == true
+        ->  recent_preference(Policy, Pref),
+            Goal = etalis_store:store_replace_same(Store, Key, Entry, Expiry, Pref)
+        ;   Goal = etalis_store:store_append(Store, Key, Entry, Expiry)
+        )
     ;   add_goal(Policy, Store, Key, Entry, Expiry, Goal)
     ).
+
+recent_preference(recent, none).
+recent_preference(recent(Pref), Pref).
 
 %!  filtered_match_goal(+Policy, +Store, +Key, +Expiry, ?Entry, +Cond, -Goal) is det.
 %

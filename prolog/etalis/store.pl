@@ -17,7 +17,8 @@
             store_replace_if/4,        % +Store, +Key, +Entry, +Preference
             store_take_best/6,         % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
             store_take_all/6,          % +Store, +Key, +Expiry, ?Entry, :Cond, -Taken
-            store_newest/6             % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
+            store_newest/6,            % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
+            store_replace_same/5       % +Store, +Key, +Entry, +Expiry, +Preference
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
@@ -341,6 +342,34 @@ store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
     Entry = Best,
     call(Cond),
     !.
+
+%!  store_replace_same(+Store, +Key, +Entry, +Expiry, +Preference) is det.
+%
+%   Add Entry as the newest entry of Key (after dropping those Expiry
+%   shows to be too old), in place of the entry with the same payload,
+%   unless that one is to be preferred: it ends later, or together
+%   and Preference prefers it (see store_replace_if/4; with `none`,
+%   the newer one is kept).
+
+store_replace_same(Store, Key, Entry, Expiry, Pref) :-
+    store_append(Store, Key, Entry, Expiry),
+    store_queue(Store, Key, Q),
+    Entry = e(Payload, _, _),
+    (   queue_entry(Q, Old),
+        Old = e(P0, _, _),
+        P0 == Payload,
+        Old \== Entry
+    ->  (   keeps_old(Pref, Entry, Old)
+        ->  Drop = Entry
+        ;   Drop = Old
+        ),
+        queue_take(Store, Q, E, E == Drop)
+    ;   true
+    ).
+
+keeps_old(none, _, _) :- !, fail.
+keeps_old(Pref, Entry, Old) :-
+    \+ newer(Entry, Old, Pref).
 
 newest_cell([], _, _, _, Best, Best).
 newest_cell(c(E, Next), Entry, Cond, Pref, Best0, Best) :-
