@@ -31,8 +31,11 @@ var_name(VN, V, N) :-
 test(seq_waits_on_the_left, S == [p-waiting, a-widening]) :-
     steps("p <- p seq a.", S).
 
-test(and_completes_at_once_where_guards, S == [p-immediate, a-immediate, q-guarded, b-guarded]) :-
+test(and_completes_at_once_where_guards, S == [p-repeating, a-repeating, q-guarded, b-guarded]) :-
     steps("h <- (p and a) or ((q and b) where true).", S).
+
+test(at_once_through_an_aggregate, S == [p-immediate, a-immediate, b-repeating]) :-
+    steps("h(S) <- aggregate(sum(X), p(X) and a, count(2), S) or b(S).", S).
 
 test(negated_parts_and_allen_sides, S == [a-waiting, b-widening, x-negated, c-widening, d-waiting]) :-
     steps("h <- ((a seq b) cnot x) or (c after d).", S).
