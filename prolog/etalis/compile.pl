@@ -457,13 +457,18 @@ linked_filter(fnot, Id, [P0, N0], Out0, W, Cur, fnot(Id, N, W, Cur, Out), Out) :
     P = Cur.
 
 %   computation(+Goal, +In): the where condition Goal only computes new
-%   values (`X is Expr`, start(X), duration(D), ... of a variable X that
-%   the occurrence In does not bind), so it filters nothing.
+%   values (`X is Expr`, `X = T`, start(X), duration(D), ... of a
+%   variable X that the occurrence In does not bind; the provenance
+%   that explain(true) adds), so it filters nothing.
 
 computation((A, B), In) :- !,
     computation(A, In),
     computation(B, In).
 computation(X is _, In) :- !,
+    fresh_var(X, In).
+computation(X = _, In) :- !,                   % also the provenance of an `or`
+    fresh_var(X, In).
+computation(append(_, _, X), In) :- !,         % the provenance of a pattern
     fresh_var(X, In).
 computation(append(_, _, X), In) :- !,      % the provenance of a pattern (explained_rule/2)
     fresh_var(X, In).
