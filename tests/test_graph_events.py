@@ -436,3 +436,28 @@ def run_stream_with(rules: str, path: Path, mapping: Any) -> tuple[list[Detectio
         found += parse_detections(result.detection_lines)
         rejected += batch.rejected + result.rejected
     return found, sorted(rejected, key=lambda r: r.line)
+
+
+def test_a_live_nquads_stream_gives_whole_graphs_however_its_lines_arrive(tmp_path: Path) -> None:
+    from etalis_py.streams import read_live
+
+    lines = (EXAMPLE / "observations.nq").read_bytes().splitlines(keepends=True)
+    lines.insert(100, b"not a quad\n")
+    chunks = [b"".join(lines[i:i + 7]) for i in range(0, len(lines), 7)]  # graphs of 11 lines cut anywhere
+    path = tmp_path / "s.nq"
+    path.write_bytes(b"".join(lines))
+
+    def detections(batches: Any) -> tuple[list[Detection], list[Rejection]]:
+        engine = Engine.from_file(EXAMPLE / "graph_weather.etl")
+        found: list[Detection] = []
+        rejected: list[Rejection] = []
+        for batch in batches:
+            result = engine.feed_text(batch.text, batch.first_line, batch.terms)
+            found += parse_detections(result.detection_lines)
+            rejected += batch.rejected + result.rejected
+        return found, rejected
+
+    live = detections(read_live(chunks, "nquads"))
+    assert live == detections(read_batches(path))
+    assert len(live[0]) == 179  # the graph of the bad line is dropped: one temperature event fewer
+    assert [r.line for r in live[1]] == [101]

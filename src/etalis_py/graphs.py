@@ -258,6 +258,47 @@ def _iso_time(lexical: str) -> Time:
     return to_time(datetime.fromisoformat(lexical.replace("Z", "+00:00")))
 
 
+def whole_graphs(chunks: Iterable[bytes | str]) -> Iterator[bytes]:
+    """The N-Quads of ``chunks`` (of whole lines) again, each chunk ending
+    where a graph's run of lines ends: the lines of the last graph of a
+    chunk wait for the next one (or the end), so that a graph read from a
+    live source is one event however its lines arrive."""
+    held = b""
+    for chunk in chunks:
+        data = held + (chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk)
+        if not data.endswith(b"\n"):
+            held = data  # the last line may not be whole yet
+            continue
+        lines = data.splitlines(keepends=True)
+        key = None
+        cut = len(lines)
+        while cut > 0:
+            line_key = _graph_key(lines[cut - 1])
+            if line_key is not None:
+                if key is not None and line_key != key:
+                    break
+                key = line_key
+            cut -= 1
+        if cut == 0:
+            held = data
+            continue
+        ready = b"".join(lines[:cut])
+        held = b"".join(lines[cut:])
+        yield ready
+    if held:
+        yield held
+
+
+def _graph_key(line: bytes) -> Optional[str]:
+    """The graph an N-Quads line belongs to (its label, or the subject of a
+    default-graph time triple), or None for a blank, comment or bad line."""
+    m = _QUAD.match(line.decode("utf-8", "replace").strip())
+    if m is None:
+        return None
+    graph = m.group(9) or m.group(10)
+    return graph if graph is not None else m.group(1)
+
+
 def _quad(m: re.Match[str], iri: Callable[[str], str]) -> tuple[str, str, str, Optional[str]]:
     """The Prolog texts of the subject, predicate, object and graph name
     (None: the default graph) of a quad that ``_QUAD`` matched."""

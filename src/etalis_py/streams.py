@@ -341,6 +341,10 @@ def read_live(chunks: Iterable[bytes | str], kind: Optional[str], mapping: Optio
     events.
     """
     offset = 0
+    if kind == "nquads":  # a graph spans lines: hand over whole graphs only
+        from .graphs import whole_graphs
+
+        chunks = whole_graphs(chunks)
     for chunk in chunks:
         data = chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk
         if not offset:
