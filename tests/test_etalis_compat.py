@@ -236,3 +236,11 @@ def test_an_unquoted_capitalised_alias_is_a_variable_and_the_hint_says_so() -> N
         1, 7, "syntax error: operator expected",
         "SEQ is read as a variable: write the operator seq (or 'SEQ' in quotes, as original ETALIS files do)",
     )
+
+
+def test_a_predicate_defined_nowhere_is_refused_with_where_to_define_it() -> None:
+    assert refused("stop <- a(X) seq b(Z) where contains(X, Z).") == (
+        1, 1, "sandbox: contains/2 is not defined",
+        "define it in the rule file with static rules or facts (original ETALIS examples often load them from "
+        "a separate .db or .P file: copy them in), or declare it with :- dynamic(Name/Arity) if it may have no clauses",
+    )
