@@ -253,9 +253,10 @@ def run_etalis_py(stream: DriverStream, policy: str, work: Path, timeout: float)
                    f"{first.split('error: ', 1)[-1]}"
     found = []
     for line in r.stdout.splitlines():
-        if not line.startswith("{"):    # what a rule's action printed (ETALIS's write/1 in a do)
+        start = line.find('{"event": ')     # after what a rule's action printed (write/1 in a do)
+        if start < 0:
             continue
-        d = json.loads(line)
+        d = json.loads(line[start:])
         term = d["event"] if not d["args"] else f"{quote_atom(d['event'])}({','.join(map(prolog_text, d['args']))})"
         found.append((term, round(d["start"], 6), round(d["end"], 6)))
     rejected = [ln for ln in r.stderr.splitlines() if ": rejected: " in ln]
