@@ -205,7 +205,16 @@ def run_etalis(folder: Path, stream: DriverStream, stream_file: Path, timeout: f
             name = re.match(r"[^(]*", term).group()  # type: ignore[union-attr]
             if not name.startswith("temp_e_") or name in own_heads:   # ETALIS's intermediate events
                 found.append((term, datime_seconds(d1), datime_seconds(d2)))
-    return found, "" if r.returncode == 0 else f"ETALIS exited with {r.returncode}: {r.stderr.strip()[-200:]}"
+    return found, "" if r.returncode == 0 else etalis_failure(r.returncode, r.stderr)
+
+
+def etalis_failure(code: int, stderr: str) -> str:
+    """Why ETALIS stopped: its reader's complaint about a rule file if that
+    is it, else the end of what it printed."""
+    m = re.search(r"([\w.]+?)(?:\.unquoted)?(\.event:\d+:\d+: .*)$", stderr.strip())
+    if m:
+        return f"ETALIS (SWI-Prolog 9) cannot read {m.group(1)}{m.group(2)}"
+    return f"ETALIS exited with {code}: {stderr.strip()[-200:]}"
 
 
 def prolog_text(value: Any) -> str:
