@@ -184,14 +184,30 @@ def test_a_file_that_defines_a_library_predicate_keeps_its_own() -> None:
 @pytest.mark.parametrize(
     ("text", "line", "message"),
     [
-        ("c <- a.\nlate(D) <- a where (current_datime(N), D = N).", 2,
-         "current_datime/1 (ETALIS's wall clock) is not supported: a rule sees the time of its events, not of the machine"),
+        ("c <- a.\nlate(D) :- current_datime(N), D = N.", 2,
+         "current_datime/1 (ETALIS's wall clock) is not supported in a static rule: a rule sees the time of its "
+         "events, not of the machine, and a static rule has none"),
         ("c <- a.\nfire(X) :- event(X).", 2,
          "event/1 (ETALIS's firing of an event from Prolog) is not supported in a rule file"),
     ],
 )
 def test_etalis_library_predicates_without_meaning_here_are_refused(text: str, line: int, message: str) -> None:
     assert refused(text)[:3] == (line, 1, message)
+
+
+def test_current_datime_in_a_where_is_the_time_of_the_detection() -> None:
+    with Engine.from_file(HERE / "clock.etl") as engine:
+        result = engine.emit_many([("a", [1], 3), ("b", [1], 7.5)])
+        assert result.detections == [
+            Detection("due", (1, 4), 3, 3),
+            Detection("span", (1, 7.5), 3, 7.5),
+        ]
+
+
+def test_current_datime_in_a_static_rule_is_refused_with_the_hint() -> None:
+    _, _, _, hint = refused("c <- a.\nlate(D) :- current_datime(D).")
+    assert hint == ("call it in a where condition, where it is the detection's time (as end(T)), "
+                    "and pass the time to the static rule as an argument")
 
 
 def test_a_quoted_postfix_operator_is_read_as_the_operator() -> None:

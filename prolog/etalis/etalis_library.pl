@@ -13,10 +13,13 @@ seconds here, so the time predicates are arithmetic.  A file that calls
 one of them without defining it gets the definition as static rules of
 its own, checked and loaded like the rules it wrote.
 
-Two predicates of ETALIS's library have no meaning here and are refused
-where a file calls them without defining them: current_datime/1 (the
-wall clock: a rule sees the time of its events) and event/1 (firing an
-event from Prolog: events come from the stream or from Python).
+ETALIS's current_datime/1 reads the machine's clock.  In a `where`
+condition it is the time of the detection being made, the pattern's end
+time, as end/1 (see etalis_operators:interval_goal/4): a rule sees the
+time of its events.  Called by a static rule, which has no detection's
+time, it is refused where the file does not define it, and so is
+event/1 (firing an event from Prolog: events come from the stream or
+from Python).
 */
 
 %!  etalis_library_items(+Items0, -Items) is det.
@@ -33,9 +36,11 @@ etalis_library_items(Items0, Items) :-
     findall(PI, ( member(static(Clause, _), Items0), clause_indicator(Clause, PI) ), Defined0),
     sort(Defined0, Defined),
     maplist(item_mentions, Items0, Mentions),
-    forall(( refused(PI, Message, Hint),
+    include(static_mentions, Mentions, StaticMentions),
+    forall(( refused(PI, Scope, Message, Hint),
              \+ memberchk(PI, Defined),
-             first_use(Mentions, PI, Where)
+             (   Scope == anywhere -> In = Mentions ; In = StaticMentions ),
+             first_use(In, PI, Where)
            ),
            throw(error(etalis_error(Message, Hint), Where))),
     findall(PI-Where,
@@ -61,21 +66,25 @@ clause_indicator(Clause, N/A) :-
 %   whose conditions or static rule bodies call (or mention) PI.
 
 first_use(Mentions, PI, Where) :-
-    member(Where-PIs, Mentions),
+    member(_-Where-PIs, Mentions),
     memberchk(PI, PIs),
     !.
 
-%   item_mentions(+Item, -Mention): Where-PIs, the position of Item and
+%   item_mentions(+Item, -Mention): Kind-Where-PIs, the kind of Item
+%   (rule, static, ...), its position and
 %   the indicators of every callable term in its conditions or body
 %   (none for other items).  One walk per item keeps a pattern of
 %   thousands of operators linear.
 
-item_mentions(Item, Where-PIs) :-
+item_mentions(Item, Kind-Where-PIs) :-
+    functor(Item, Kind, _),
     (   item_goals(Item, Goals, Where)
     ->  phrase(indicators(Goals), PIs0),
         sort(PIs0, PIs)
     ;   PIs = []
     ).
+
+static_mentions(static-_-_).
 
 item_goals(rule(_, _, Pattern, Where, _), Goals, Where) :-
     phrase(where_goals(Pattern), Goals).
@@ -112,9 +121,13 @@ library_predicate(datime_plus_sec/3, [(datime_plus_sec(T1, S, T2) :- T2 is T1 + 
 library_predicate(datime_minus_sec/3, [(datime_minus_sec(T1, S, T2) :- T2 is T1 - S)]).
 library_predicate(less_datime/2, [(less_datime(T1, T2) :- T1 < T2)]).
 
-refused(current_datime/1,
-        "current_datime/1 (ETALIS's wall clock) is not supported: a rule sees the time of its events, not of the machine",
-        "use the times of the pattern: where start(T) or end(T) (ETALIS's t1(T), t2(T))").
-refused(event/1,
+%   refused(?PI, ?Scope, ?Message, ?Hint): PI is refused where a file
+%   calls it without defining it: in static rules (Scope `static`) or
+%   anywhere.
+
+refused(current_datime/1, static,
+        "current_datime/1 (ETALIS's wall clock) is not supported in a static rule: a rule sees the time of its events, not of the machine, and a static rule has none",
+        "call it in a where condition, where it is the detection's time (as end(T)), and pass the time to the static rule as an argument").
+refused(event/1, anywhere,
         "event/1 (ETALIS's firing of an event from Prolog) is not supported in a rule file",
         "events come from the stream or from Python: engine.emit(name, *args, at=t); a rule derives an event with Head <- Pattern").

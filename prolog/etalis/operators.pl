@@ -115,7 +115,7 @@ filters_by_value(filters(Fs, _), ByValue) :-
 asks_interval(G) :-
     sub_term(T, G),
     compound(T),
-    (   functor(T, Name, 1), memberchk(Name, [start, end, t1, t2, duration])
+    (   functor(T, Name, 1), memberchk(Name, [start, end, t1, t2, duration, current_datime])
     ;   functor(T, check, _)
     ),
     !.
@@ -446,7 +446,9 @@ link_clause(link(_, Top0, Head0, _), ('$on'(Top, T1, T2, O) :- '$derived'(Head, 
 %
 %   Goal1 is the `where` condition Goal with the interval builtins
 %   start/1 (or t1/1), end/1 (or t2/1), duration/1 and ETALIS's
-%   check/N replaced for the pattern's interval [T1,T2].
+%   check/N replaced for the pattern's interval [T1,T2].  ETALIS's
+%   current_datime/1 (its machine's clock) is the time of the detection
+%   being made, T2: a rule sees the time of its events.
 
 interval_goal(G, _, _, call(G)) :-
     var(G),
@@ -470,6 +472,7 @@ interval_goal(t1(X), T1, _, X = T1) :- !.
 interval_goal(end(X), _, T2, X = T2) :- !.
 interval_goal(t2(X), _, T2, X = T2) :- !.
 interval_goal(duration(D), T1, T2, D is T2 - T1) :- !.
+interval_goal(current_datime(X), _, T2, X = T2) :- !.  % ETALIS's clock: the detection's time
 interval_goal(Check, T1, T2, Goal) :-
     compound(Check),
     compound_name_arguments(Check, check, Args),
