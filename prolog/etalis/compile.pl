@@ -470,10 +470,6 @@ computation(X = _, In) :- !,                   % also the provenance of an `or`
     fresh_var(X, In).
 computation(append(_, _, X), In) :- !,         % the provenance of a pattern
     fresh_var(X, In).
-computation(append(_, _, X), In) :- !,      % the provenance of a pattern (explained_rule/2)
-    fresh_var(X, In).
-computation(X = _, In) :- !,                % and of an `or`
-    fresh_var(X, In).
 computation(G, In) :-
     compound(G),
     functor(G, Name, 1),
