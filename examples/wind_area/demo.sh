@@ -35,5 +35,5 @@ echo "== Blizzards at JFK airport (KJFK), 2010-2018 (NOAA hourly observations, i
 echo "\$ etalis run examples/blizzard/blizzard.etl ..."
 $ETALIS run "$HERE/../blizzard/blizzard.etl" --events "$JFK" \
     --event reading --args VISIBILITY,WindSpeed \
-    --time DATE --time-format '%d-%m-%Y %H:%M' --quiet > "$OUT/blizzard.jsonl"
-$ETALIS table "$OUT/blizzard.jsonl" --lines --no-args
+    --time DATE --time-format '%d-%m-%Y %H:%M' --time-zone Etc/GMT+5 --quiet > "$OUT/blizzard.jsonl"
+$ETALIS table "$OUT/blizzard.jsonl" --lines --no-args --tz America/New_York

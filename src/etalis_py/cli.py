@@ -44,6 +44,8 @@ def add_mapping_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--args", type=_columns, default=[], metavar="COL,COL,...", help="argument columns, in order")
     g.add_argument("--time", metavar="COL", help="the time column")
     g.add_argument("--time-format", metavar="FMT", help="strptime format of the time column (default: seconds or ISO 8601)")
+    g.add_argument("--time-zone", metavar="ZONE",
+                   help="the zone of times written without one, an IANA name such as America/New_York (default: UTC)")
     g.add_argument("--columns", type=_columns, metavar="COL,COL,...", help="column names of a file without a header")
     g.add_argument("--graph-col", metavar="COL",
                    help="each row is the event graph(G): G is the RDF graph in COL (N-Triples or JSON-LD)")
@@ -53,7 +55,8 @@ def mapping_from(ns: argparse.Namespace) -> Mapping:
     if ns.graph_col is not None:
         if ns.event is not None or ns.event_col is not None or ns.args:
             raise ValueError("--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args")
-        return Mapping.graph_rows(ns.graph_col, ns.time, ns.time_format, tuple(ns.columns) if ns.columns else None)
+        return Mapping.graph_rows(ns.graph_col, ns.time, ns.time_format, tuple(ns.columns) if ns.columns else None,
+                                  ns.time_zone)
     return Mapping(
         event=ns.event,
         event_col=ns.event_col,
@@ -61,6 +64,7 @@ def mapping_from(ns: argparse.Namespace) -> Mapping:
         time=ns.time,
         time_format=ns.time_format,
         columns=tuple(ns.columns) if ns.columns else None,
+        time_zone=ns.time_zone,
     )
 
 
@@ -468,7 +472,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         style = time_style(ns)
         spark = sp.session(ns.master, conf)
         result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,
-                           args=mapping.args, time=mapping.time, time_format=mapping.time_format,
+                           args=mapping.args, time=mapping.time, time_format=mapping.time_format, time_zone=mapping.time_zone,
                            columns=mapping.columns, graph_col=mapping.graph_col,
                            partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
@@ -519,6 +523,7 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
                    help="the key values to draw (default: those that are arguments of the detections)")
     g.add_argument("--time", metavar="COL", help="the time column, read as run reads it")
     g.add_argument("--time-format", metavar="FMT", help="strptime format of the time column")
+    g.add_argument("--time-zone", metavar="ZONE", help="the zone of times written without one (default: UTC)")
     g.add_argument("--columns", type=_columns, metavar="COL,COL,...", help="column names of a file without a header")
 
 
@@ -558,7 +563,7 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
         if not (ns.signal and ns.time):
             raise ValueError("with --events, give the columns to draw with --signal COL and the time with --time COL")
         keys = set(ns.keys) if ns.keys else {value_text(a) for d in detections for a in d.args}
-        source = SignalFile(ns.time, ns.signal, ns.key, ns.time_format, ns.columns)
+        source = SignalFile(ns.time, ns.signal, ns.key, ns.time_format, ns.columns, ns.time_zone)
         signals, skipped = source.read(ns.events, keys if ns.key else None, readable)
         if skipped:
             print(f"etalis: {ns.events}: {skipped} values without a number or a time were not drawn", file=err)

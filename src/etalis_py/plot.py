@@ -136,6 +136,7 @@ class SignalFile:
     key: str | None = None
     time_format: str | None = None
     columns: Sequence[str] | None = None
+    time_zone: str | None = None
 
     def read(self, path: str | Path, keys: Collection[str] | None, readable: Readable) -> tuple[list[Signal], int]:
         """The signals (with ``key``: of the keys in ``keys``, or of every
@@ -160,7 +161,7 @@ class SignalFile:
                     continue
                 for column in self.values:
                     try:
-                        t = parse_time(row[at[self.time]], self.time_format)
+                        t = parse_time(row[at[self.time]], self.time_format, self.time_zone)
                         value = parse_value(row[at[column]].strip(), column)
                     except InvalidEvent:
                         value = None

@@ -304,9 +304,9 @@ def _parse_value(text: str, col: str) -> Any:
     return f
 
 
-def _parse_time(text: str, fmt: Optional[str]) -> float | int:
+def _parse_time(text: str, fmt: Optional[str], tz: Optional[str] = None) -> float | int:
     """:func:`~etalis_py.streams.parse_time` of a stripped, non-empty text."""
-    return parse_formatted_time(text, fmt) if fmt else parse_time(text, None)
+    return parse_formatted_time(text, fmt, tz) if fmt else parse_time(text, None, tz)
 
 
 def _key_text(value: Any) -> str:
@@ -412,7 +412,7 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
                         text = (tv if tv.__class__ is str else _value_text(tv)).strip()
                         if not text:
                             _empty(time_col, batch, i, spec)
-                        t = _parse_time(text, m.time_format)
+                        t = _parse_time(text, m.time_format, m.time_zone)
                 except InvalidEvent as e:
                     bad.append(i)
                     reasons.append(str(e))
@@ -1023,6 +1023,7 @@ def replay(
     args: Sequence[str] = (),
     time: Optional[str] = None,
     time_format: Optional[str] = None,
+    time_zone: Optional[str] = None,
     columns: Optional[Sequence[str]] = None,
     graph_col: Optional[str] = None,
     partition_by: Optional[str] = None,
@@ -1045,7 +1046,8 @@ def replay(
     events as in ``etalis run``: ``event`` names every row's event (or
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
-    ``time_format`` or ISO 8601), ``columns`` names a headerless CSV's
+    ``time_format`` or ISO 8601; a date without a zone is in ``time_zone``,
+    an IANA name, default UTC), ``columns`` names a headerless CSV's
     columns; ``graph_col`` instead of ``event``/``args`` makes each row the
     graph event ``graph(G)`` with G the RDF graph (N-Triples or JSON-LD)
     in that column.  ``partition_by`` is the key column: rules whose events all
@@ -1067,10 +1069,11 @@ def replay(
     if graph_col is not None:
         if event is not None or event_col is not None or args:
             raise ValueError("graph_col makes each row the event graph(G) by itself: give no event, event_col or args")
-        mapping = Mapping.graph_rows(graph_col, time, time_format, tuple(columns) if columns else None)
+        mapping = Mapping.graph_rows(graph_col, time, time_format, tuple(columns) if columns else None, time_zone)
     else:
         mapping = Mapping(event=event, event_col=event_col, args=tuple(args), time=time,
-                          time_format=time_format, columns=tuple(columns) if columns else None)
+                          time_format=time_format, columns=tuple(columns) if columns else None,
+                          time_zone=time_zone)
     mapping.check()
     if policy is not None:
         check_policy(policy)

@@ -34,7 +34,7 @@ from typing import Any, BinaryIO, Optional
 
 from ._prolog import quote_atom
 from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
-                     read_number, to_time)
+                     read_number, to_time, zone)
 
 BATCH_LINES = 20_000
 
@@ -46,7 +46,8 @@ class Mapping:
     ``event`` names every row's event, or ``event_col`` gives the column that
     holds the name; ``args`` are the argument columns; ``time`` the time
     column (numbers are seconds; otherwise ``time_format``, a strptime
-    format, or ISO 8601); ``columns`` names the columns of a file without a
+    format, or ISO 8601; a date without a zone is in ``time_zone``, an IANA
+    name, default UTC); ``columns`` names the columns of a file without a
     header.  ``graph_col`` is an argument column that holds an RDF graph
     (see :func:`etalis_py.graphs.graph_cell`); :meth:`graph_rows` makes the
     mapping of the event ``graph(G)``.
@@ -59,13 +60,14 @@ class Mapping:
     time_format: Optional[str] = None
     columns: Optional[Sequence[str]] = None
     graph_col: Optional[str] = None
+    time_zone: Optional[str] = None
 
     @staticmethod
     def graph_rows(graph_col: str, time: Optional[str], time_format: Optional[str] = None,
-                   columns: Optional[Sequence[str]] = None) -> "Mapping":
+                   columns: Optional[Sequence[str]] = None, time_zone: Optional[str] = None) -> "Mapping":
         """Rows that are the graph events ``graph(G)``, G in ``graph_col``."""
         return Mapping(event="graph", args=(graph_col,), time=time, time_format=time_format, columns=columns,
-                       graph_col=graph_col)
+                       graph_col=graph_col, time_zone=time_zone)
 
     def check(self) -> None:
         if (self.event is None) == (self.event_col is None):
@@ -74,6 +76,7 @@ class Mapping:
             raise ValueError("give the time column with --time COL")
         if self.graph_col is not None and (self.event != "graph" or tuple(self.args) != (self.graph_col,)):
             raise ValueError("--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args")
+        zone(self.time_zone)  # ValueError naming an unknown zone
 
     def arg_reader(self, col: str) -> Callable[[str], str]:
         """A function from a non-empty cell of argument column ``col`` to
@@ -94,6 +97,7 @@ class Mapping:
         arg_cols = [(index[c], c, self.arg_reader(c)) for c in self.args]
         time_col = index[self.time or ""]
         fmt = self.time_format
+        tz = self.time_zone
         fixed_name = quote_atom(self.event) if self.event is not None else None
         name_col = index[self.event_col] if self.event_col is not None else -1
 
@@ -106,7 +110,7 @@ class Mapping:
         def read(row: Sequence[str]) -> str:
             name = fixed_name if fixed_name is not None else quote_atom(cell(row, name_col, self.event_col or ""))
             args = ",".join(text(cell(row, i, c)) for i, c, text in arg_cols)
-            t = parse_time(cell(row, time_col, self.time or ""), fmt)
+            t = parse_time(cell(row, time_col, self.time or ""), fmt, tz)
             term = f"{name}({args})" if args else name
             return f"event({term}, {t!r}).\n"
 
@@ -161,9 +165,10 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468
 
 
-def parse_formatted_time(text: str, fmt: str) -> float:
-    """Epoch seconds of ``text`` in strptime format ``fmt``, taken as UTC."""
-    rx = _format_regex(fmt)
+def parse_formatted_time(text: str, fmt: str, tz: Optional[str] = None) -> float:
+    """Epoch seconds of ``text`` in strptime format ``fmt``; a time without
+    a zone is in ``tz`` (an IANA name, default UTC)."""
+    rx = _format_regex(fmt) if tz is None else None
     match = rx.match(text) if rx is not None else None
     if match is not None:
         g = match.groupdict()
@@ -176,17 +181,17 @@ def parse_formatted_time(text: str, fmt: str) -> float:
         dt = datetime.strptime(text, fmt)
     except ValueError:
         raise InvalidEvent(f"time {text!r} does not match the format {fmt!r}") from None
-    return float(to_time(dt))
+    return float(to_time(dt, tz))
 
 
-def parse_time(value: Any, fmt: Optional[str]) -> float | int:
+def parse_time(value: Any, fmt: Optional[str], tz: Optional[str] = None) -> float | int:
     """Seconds from a table's time cell: a strptime-formatted text with
-    ``fmt`` (naive times are UTC), else whatever :func:`~etalis_py.events.to_time`
-    reads (numbers, ISO 8601)."""
+    ``fmt``, else whatever :func:`~etalis_py.events.to_time` reads (numbers,
+    ISO 8601).  A date without a zone is in ``tz`` (default UTC)."""
     if fmt and isinstance(value, str):
-        return parse_formatted_time(value.strip(), fmt)
+        return parse_formatted_time(value.strip(), fmt, tz)
     try:
-        return to_time(value)
+        return to_time(value, tz)
     except InvalidEvent as e:
         if isinstance(value, str) and str(e).endswith("ISO 8601 date"):
             raise InvalidEvent(f"{e}; give --time-format") from None

@@ -96,7 +96,7 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
             else:
                 if math.isfinite(t):
                     return repr(t)
-        return repr(parse_time(text, fmt))
+        return repr(parse_time(text, fmt, mapping.time_zone))
 
     columns.append(_column(times, numeric and fmt is None, time_col, time_text, fmt is None))
     name = quote_atom(mapping.event) if mapping.event is not None else "{}"
