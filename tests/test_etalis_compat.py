@@ -112,12 +112,45 @@ def test_print_trigger_of_all_events_reports_every_derived_event(spec: str) -> N
         assert engine.emit("a", 1, at=1) == [Detection("c", (1,), 1, 1), Detection("d", (1,), 1, 1)]
 
 
-def test_print_trigger_defined_by_a_rule_is_refused() -> None:
-    text = "c <- a.\nprint_trigger(E) :- E \\= d/1.\n"
-    line, column, message, hint = refused(text)
-    assert (line, column) == (2, 1)
-    assert message == "print_trigger/1 defined by a rule (a condition ETALIS evaluates as it runs) is not supported"
-    assert hint == "list the events to report: :- print_events([alarm/1, ...])."
+def test_print_trigger_defined_by_a_rule_is_asked_at_load_for_each_derived_event() -> None:
+    with Engine.from_file(HERE / "print_trigger_rule.etl") as engine:
+        assert engine.printed == ["e/1", "f/1", "z/1"]
+        assert engine.emit_many([("a", [1], 1), ("a", [1], 2)]).detections == [
+            Detection("e", (1,), 1, 1),
+            Detection("f", (1,), 1, 2),
+            Detection("e", (1,), 2, 2),
+        ]
+
+
+def test_the_facts_the_files_directive_asserts_decide_print_trigger() -> None:
+    text = (HERE / "print_trigger_rule.etl").read_text().replace("assert(printing(on))", "assert(printing(off))")
+    with Engine.from_string(text) as engine:
+        assert engine.printed == ["z/1"]           # a fact of print_trigger/1 holds without printing(on)
+        assert engine.emit("a", 1, at=1) == []
+
+
+def test_print_trigger_of_all_defined_events_by_a_rule_reports_every_derived_event() -> None:
+    with Engine.from_string("print_trigger(E) :- E == all_defined_events.\nc(X) <- a(X).\nd(X) <- c(X).") as engine:
+        assert engine.emit("a", 1, at=1) == [Detection("c", (1,), 1, 1), Detection("d", (1,), 1, 1)]
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("loop(E)", "print_trigger(all_defined_events) did not end within 1,000,000 inferences"),
+        ("E > 0", "print_trigger(all_defined_events) raised the error "
+                                               "type_error(evaluable,all_defined_events/0)"),
+    ],
+)
+def test_a_print_trigger_rule_that_does_not_end_or_raises_is_refused_at_its_clause(body: str, message: str) -> None:
+    text = f"c <- a.\nprint_trigger(E) :- {body}.\nloop(E) :- loop(E).\n"
+    line, column, got, _ = refused(text)
+    assert (line, column, got) == (2, 1, message)
+
+
+def test_a_print_trigger_rule_is_sandboxed_even_in_a_trusted_file() -> None:
+    line, column, message, _ = refused("c <- a.\nprint_trigger(_) :- shell(ls).\n", trusted=True)
+    assert (line, column, message) == (2, 1, "sandbox: shell/1 may not be called by rules from an untrusted source (it calls shell/2)")
 
 
 def test_a_static_predicate_named_like_an_operator_is_background_knowledge() -> None:
@@ -138,6 +171,14 @@ def test_dynamic_facts_of_the_file_may_be_asserted_and_retracted_by_its_rules() 
         ]
     with Engine.from_file(HERE / "dynamic_facts.etl") as other:     # each engine has its own facts
         assert other.emit("a", 1, at=1) == [Detection("count_new", (1,), 1, 1)]
+
+
+def test_a_fact_the_directive_asserts_of_a_predicate_it_declares_dynamic_is_the_files_own() -> None:
+    text = ":- dynamic(on/1), assert(on(yes)).\nc <- a where on(yes).\nstop <- b where retract(on(yes)).\n"
+    with Engine.from_string(text) as engine:
+        assert engine.emit("a", at=1) == [Detection("c", (), 1, 1)]
+        assert engine.emit("b", at=2) == [Detection("stop", (), 2, 2)]
+        assert engine.emit("a", at=3) == []
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@
 :- use_module(policies, [policy/1, policy_hint/1, filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
-:- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3]).
+:- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3, sandboxed_true/3]).
 
 /** <module> Compiling rule files into event-driven clauses
 
@@ -193,6 +193,10 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   memberchk(print_events(Printed0), Directives)
     ->  Explicit = true,
         explained_specs(Explain, Printed0, Printed)
+    ;   memberchk(print_trigger(Where), Directives)
+    ->  Explicit = true,
+        triggered_events(Items, Rules0, Where, Printed0),
+        explained_specs(Explain, Printed0, Printed)
     ;   get_dict(printed_explicit, Defaults, true)
     ->  Explicit = true,
         Printed = Defaults.printed
@@ -205,6 +209,30 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
                  rule_items: RuleItems, printed: Printed,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
+
+%   triggered_events(+Items, +Rules, +Where, -Printed): the events that
+%   the print_trigger/1 of the file's static rules reports, asked once,
+%   at load, as ETALIS asks it for each event: an event Name/Arity that
+%   the Rules derive (or that a print_trigger fact names) is reported
+%   when print_trigger(all_defined_events) or print_trigger(Name/Arity)
+%   succeeds.  ETALIS also asks print_trigger(Event) of each occurrence;
+%   that, which depends on the event's arguments, is not asked.
+
+triggered_events(Items, Rules, Where, Printed) :-
+    findall(N/A, ( member(rule(_, Head, _, _, _), Rules),
+                   functor(Head, N, A),
+                   \+ sub_atom(N, 0, _, _, $) ), Derived),
+    findall(N/A, ( member(static(print_trigger(Spec), _), Items),
+                   nonvar(Spec), Spec = N/A, atom(N), integer(A) ), Named),
+    append(Derived, Named, Events0),
+    sort(Events0, Events),
+    findall(Goal-Where, ( Goal = print_trigger(all_defined_events)
+                        ; member(E, Events), Goal = print_trigger(E) ), Goals),
+    sandboxed_true(Items, Goals, True),
+    (   memberchk(print_trigger(all_defined_events)-_, True)
+    ->  Printed = Events
+    ;   findall(E, member(print_trigger(E)-_, True), Printed)
+    ).
 
 %   default_inference_limit(-Limit)
 %
@@ -945,6 +973,7 @@ directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     ->  true
     ;   etalis_error("print_events takes a list of Name/Arity", "write e.g. :- print_events([alarm/1]).", Where)
     ).
+directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etalis_syntax:trigger_rules/3
 directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
     duration_seconds(D, Where, Seconds).
 directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-

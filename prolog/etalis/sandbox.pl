@@ -2,7 +2,8 @@
           [ sandbox_check/2,            % +Items, +Earlier
             static_clause/3,            % +Static, -Clause, -Where
             assert_static/4,            % +Module, +Clause, +Where, -Ref
-            declare_dynamic/3           % +Module, +PI, +Where
+            declare_dynamic/3,          % +Module, +PI, +Where
+            sandboxed_true/3            % +Items, +Goals, -True
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -60,13 +61,55 @@ goal-expanded: static_clause/3 translates grammar rules purely.
 sandbox_check(Items, Earlier) :-
     must_be(list, Items),
     must_be(list, Earlier),
+    in_scratch(S, check_in(S, Items, Earlier)).
+
+%!  sandboxed_true(+Items, +Goals, -True) is det.
+%
+%   True are the Goals (Goal-Where pairs) that succeed, each run once,
+%   with the static clauses and dynamic predicates of Items (see
+%   read_etl_file/2) loaded in a scratch module, destroyed afterwards.
+%   Whether or not the file is trusted, its static clauses and the goals
+%   are first proven safe, as sandbox_check/2 proves them; a goal may
+%   take at most 1,000,000 inferences.  ETALIS's print_trigger/1
+%   defined by a rule is evaluated so, once, when the file is loaded.
+%
+%   @error etalis_error(Message, Hint) at the clause at fault or at
+%   Where of a goal that is not safe, raises an error or does not end.
+
+sandboxed_true(Items, Goals, True) :-
+    must_be(list, Items),
+    must_be(list, Goals),
+    include(static_or_dynamic, Items, Statics),
+    in_scratch(S, ( check_in(S, Statics, []),
+                    include(scratch_true(S), Goals, True) )).
+
+static_or_dynamic(static(_, _)).
+static_or_dynamic(directive(dynamic(_), _)).
+
+scratch_true(S, Goal-Where) :-
+    safe(S, Goal, Where),
+    catch(call_with_inference_limit(S:Goal, 1_000_000, Result), E, true),
+    (   nonvar(E)
+    ->  (   E = error(Formal, _) -> true ; Formal = E ),
+        format(string(M), "~q raised the error ~q", [Goal, Formal]),
+        etalis_error(M, "make the clauses it calls succeed or fail for this argument", Where)
+    ;   Result == inference_limit_exceeded
+    ->  format(string(M), "~q did not end within 1,000,000 inferences", [Goal]),
+        etalis_error(M, "make the clauses it calls end for this argument", Where)
+    ;   true
+    ).
+
+%   in_scratch(-Scratch, :Goal): run Goal with Scratch a new temporary
+%   module that knows the engine's builtins, and destroy it afterwards.
+
+in_scratch(S, Goal) :-
     flag(etalis_sandbox, N, N+1),
     format(atom(S), 'etalis_sandbox_~d', [N]),
     setup_call_cleanup(
         ( set_module(S:class(temporary)),
           knowledge_init(S),
           rule_update_builtins(S) ),
-        check_in(S, Items, Earlier),
+        Goal,
         '$destroy_module'(S)).
 
 check_in(S, Items, Earlier) :-
@@ -99,7 +142,10 @@ item_shape(S, Own, Item) :-
     (   Item = static(_, _)
     ->  static_clause(Item, Clause, Where),
         clause_head_body(Clause, Head, _),
-        safe_head(S, Head, Where)
+        (   callable(Head), functor(Head, N, A), memberchk(N/A, Own)
+        ->  true                        % declared dynamic: its head was checked then
+        ;   safe_head(S, Head, Where)
+        )
     ;   true
     ),
     forall(item_goal(Item, Goal, Where),

@@ -1595,9 +1595,11 @@ line_of(Lines, Offset, Low, High, Line) :-
 %       rule labelled Label, as in `Label([property(Name, Value)]) : Head
 %       <- P` (see rule_property/3).
 %
-%   A print_trigger/1 or event_rule_property/3 defined by a rule with a
-%   body (a condition evaluated as ETALIS runs) is refused with the
-%   etalis-py equivalent.
+%   A print_trigger/1 defined by a rule with a body stays a static
+%   predicate of the file, evaluated once at load for the events the
+%   file derives (see trigger_rules/3); an event_rule_property/3 defined
+%   by a rule with a body (a condition evaluated as ETALIS runs) is
+%   refused with the etalis-py equivalent.
 
 %   etalis_declarations(+Items0, -Items): Items are Items0 with the ETALIS
 %   declaration facts turned into what they mean.
@@ -1606,8 +1608,9 @@ line_of(Lines, Offset, Low, High, Line) :-
 %   taken over.
 
 etalis_declarations(Items0, Items) :-
-    foldl(database_directive, Items0, Items00, []),
-    partition(declaration, Items00, Declarations, Items1),
+    foldl(database_directive, Items0, Items000, []),
+    trigger_rules(Items000, Items00, Kept),
+    partition(declaration(Kept), Items00, Declarations, Items1),
     (   Declarations == []
     ->  Items = Items1
     ;   include(is_declaration(print_trigger), Declarations, Printed),
@@ -1687,20 +1690,49 @@ dynamic_indicators(Spec, Where, PIs) :-
                      "write e.g. :- dynamic(count/2). or :- dynamic([count/2, seen/1]).", Where)
     ).
 
-declaration(static(Clause, Where)) :-
+%   trigger_rules(+Items0, -Items, -Kept): a print_trigger/1 that a
+%   clause with a body defines is kept as the file's static predicate
+%   (Kept = [print_trigger]), and a `'$print_trigger'` directive at its
+%   first clause makes the compiler evaluate it for the events the file
+%   derives, once, at load (see etalis_compile:compile_items/3), unless
+%   the file has its own `:- print_events(...)`.  Otherwise Kept = [].
+
+trigger_rules(Items0, Items, Kept) :-
+    (   member(static(Clause, _), Items0),
+        nonvar(Clause),
+        Clause = (Head :- Body),
+        nonvar(Head),
+        Head = print_trigger(_),
+        Body \== true
+    ->  Kept = [print_trigger],
+        (   member(directive(D, _), Items0), nonvar(D), D = print_events(_)
+        ->  Items = Items0
+        ;   once(( member(static(C, Where), Items0), is_declaration(print_trigger, static(C, Where)) )),
+            Items = [directive('$print_trigger', Where)|Items0]
+        )
+    ;   Kept = [],
+        Items = Items0
+    ).
+
+declaration(Kept, static(Clause, Where)) :-
     nonvar(Clause),
     (   Clause = (Head :- Body)
     ->  nonvar(Head),
         declaration_head(Head),
+        \+ ( functor(Head, Name, _), memberchk(Name, Kept) ),
         declaration_with_body(Head, Body, Where)
-    ;   declaration_head(Clause)
+    ;   declaration_head(Clause),
+        \+ ( functor(Clause, Name, _), memberchk(Name, Kept) )
     ).
 
 declaration_head(print_trigger(_)).
 declaration_head(event_rule_property(_, _, _)).
 
 is_declaration(Name, static(Clause, _)) :-
-    functor(Clause, Name, _).
+    nonvar(Clause),
+    (   Clause = (Head :- _) -> true ; Head = Clause ),
+    callable(Head),
+    functor(Head, Name, _).
 
 declaration_with_body(Head, Body, Where) :-
     (   Body == true
@@ -1711,8 +1743,6 @@ declaration_with_body(Head, Body, Where) :-
         etalis_error(M, Hint, Where)
     ).
 
-declaration_hint(print_trigger,
-                 "list the events to report: :- print_events([alarm/1, ...]).").
 declaration_hint(event_rule_property,
                  "give the rule its window: Label : Head <- Pattern within Seconds.").
 
