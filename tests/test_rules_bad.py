@@ -56,6 +56,8 @@ def assert_expected(error: RuleError, expected: dict[str, Any], path: Path) -> N
     else:
         assert error.message.startswith(expected["message_prefix"])
     assert error.hint
+    if "hint" in expected:
+        assert error.hint == expected["hint"]
 
 
 BAD = sorted(n for n in EXPECTED if "ok" not in EXPECTED[n])

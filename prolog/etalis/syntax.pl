@@ -446,6 +446,8 @@ syntax_error(What, Context, Start, Src) :-
         (   variable_alias(Src, Offset, Name, Op)
         ->  format(string(Hint), "~w is read as a variable: write the operator ~w (or '~w' in quotes, as original ETALIS files do)",
                    [Name, Op, Name])
+        ;   misspelt_operator(Src, Offset, Word, Op)
+        ->  format(string(Hint), "~w is not an operator: did you mean ~w?", [Word, Op])
         ;   Hint = "check the operators and parentheses, and end each clause with a full stop"
         )
     ),
@@ -468,6 +470,57 @@ variable_alias(src(_, Text, _), Offset, Name, Op) :-
     name_chars(Word, 0, _, _, NameCodes),
     atom_codes(Name, NameCodes),
     etalis_operator_alias(Name, Op, _).
+
+%   misspelt_operator(+Src, +Offset, -Word, -Op): after the layout at
+%   Offset in the text comes the word Word, no operator itself but one
+%   edit (two in a name of five letters or more) from the operator Op.
+
+misspelt_operator(src(_, Text, _), Offset, Word, Op) :-
+    sub_string(Text, Offset, _, 0, Rest),
+    string_codes(Rest, Codes),
+    layout_end(Codes, 0, Skip),
+    length(Layout, Skip),
+    append(Layout, Following, Codes),
+    Following = [C|_],
+    code_type(C, lower),
+    name_chars(Following, 0, _, _, WordCodes),
+    atom_codes(Word, WordCodes),
+    \+ etl_operator(_, _, Word),
+    findall(D-Op0,
+            ( etl_operator(_, _, Op0),
+              atom_codes(Op0, OpCodes),
+              OpCodes = [_, _|_],
+              forall(member(O, OpCodes), code_type(O, csym)),
+              edit_distance(WordCodes, OpCodes, D),
+              length(OpCodes, N),
+              D =< min(2, N // 3)
+            ),
+            Near),
+    keysort(Near, [_-Op|_]).
+
+%   edit_distance(+As, +Bs, -D): the Levenshtein distance of two code
+%   lists, and 1 for two neighbours swapped (adn for and).
+
+edit_distance(As, Bs, 1) :-
+    append(Before, [X, Y|After], As),
+    X \== Y,
+    append(Before, [Y, X|After], Bs),
+    !.
+edit_distance(As, Bs, D) :-
+    length(Bs, N),
+    numlist(0, N, Row0),
+    foldl(edit_row(Bs), As, Row0-0, Row-_),
+    last(Row, D).
+
+edit_row(Bs, A, [Diag|Up]-I0, [I|Cells]-I) :-
+    I is I0 + 1,
+    edit_cells(Bs, A, Diag, Up, I, Cells).
+
+edit_cells([], _, _, [], _, []).
+edit_cells([B|Bs], A, Diag, [Up|Ups], Left, [C|Cs]) :-
+    (   A == B -> Cost = 0 ; Cost = 1 ),
+    C is min(min(Up + 1, Left + 1), Diag + Cost),
+    edit_cells(Bs, A, Up, Ups, C, Cs).
 
 syntax_error_offset(stream(_, _, _, CharNo), _, CharNo) :- !.
 syntax_error_offset(string(_, CharNo), _, CharNo) :- !.
