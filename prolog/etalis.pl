@@ -29,7 +29,9 @@ detections follow, one JSON object a line.  An error is a header
 Requests:
 
   - create(Source, Options): payload is rule text (Source is `file(Path)`
-    to read Path instead, or `text(Name)`); Options as compile_items/3.
+    to read Path instead, or `text(Name)`; `with_static(Files, Source)`
+    adds the static knowledge of the files Files before the rules of
+    Source, as consulting them first would); Options as compile_items/3.
   - feed_list(Engine, FirstLine, Count): as feed, with the payload a
     Prolog list of Count event terms, one a line (see engine_feed_list/6):
     Python's batches, read at once.
@@ -395,8 +397,30 @@ source_items(source(file(Path), _), Items) :- !,
 source_items(source(text(Name), Text), Items) :- !,
     read_etl_string(Text, Name, Items0),
     expand_prefixes(Items0, Items).
+source_items(source(with_static(Files, Source), Text), Items) :- !,
+    must_be(list(atom), Files),
+    maplist(static_file_items, Files, Statics),
+    append(Statics, Static),
+    source_items(source(Source, Text), Own),
+    append(Static, Own, Items).
 source_items(source(Source, _), _) :-
     domain_error(etalis_source, Source).
+
+%   static_file_items(+File, -Items): the items of a file of static
+%   knowledge given beside the rules (etalis --static FILE), as ETALIS's
+%   test drivers consult a .db or .P file before compiling the rules: its
+%   facts, static rules and directives.  An event rule there is an error
+%   at the rule.
+
+static_file_items(File, Items) :-
+    read_etl_file(File, Items0),
+    expand_prefixes(Items0, Items),
+    (   member(rule(_, _, _, Where, _), Items)
+    ->  format(string(M), "~w is given as static knowledge (--static): it holds Prolog facts and rules, \c
+                           not event rules", [File]),
+        etalis_error(M, "give a file with event rules as the rule file", Where)
+    ;   true
+    ).
 
 %   add_items(+Engine, +Items, -Compiled): Engine runs the rules of
 %   Items too (sandboxed unless the engine is trusted); Compiled is its

@@ -299,5 +299,62 @@ def test_a_predicate_defined_nowhere_is_refused_with_where_to_define_it() -> Non
     assert refused("stop <- a(X) seq b(Z) where contains(X, Z).") == (
         1, 1, "sandbox: contains/2 is not defined",
         "define it in the rule file with static rules or facts (original ETALIS examples often load them from "
-        "a separate .db or .P file: copy them in), or declare it with :- dynamic(Name/Arity) if it may have no clauses",
+        "a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses",
     )
+
+
+def test_static_knowledge_in_a_file_of_its_own() -> None:
+    rules, db = HERE / "static_knowledge.etl", HERE / "static_knowledge.db"
+    with Engine.from_file(rules, static=[db]) as engine:
+        result = engine.emit_many([("word", ["bergen"], 1), ("part", ["erg"], 2), ("part", ["xyz"], 3),
+                                   ("part", ["bergen"], 4)])
+        assert result.detections == [
+            Detection("match", ("bergen", "erg"), 1, 2),
+            Detection("match", ("bergen", "bergen"), 1, 4),
+        ]
+        assert [f.code for f in engine.findings()] == []
+
+
+@pytest.mark.parametrize("policy", ["recent", "chronological"])
+def test_a_static_predicate_in_a_condition_under_a_consuming_policy(policy: str) -> None:
+    with Engine.from_string("c(X) <- a(X) seq b(Y) where q(X, Y).\nq(X, X).", policy=policy) as engine:
+        result = engine.emit_many([("a", [1], 1), ("b", [2], 2), ("b", [1], 3)])
+        assert result.detections == [Detection("c", (1,), 1, 3)]
+        assert result.warnings == []
+
+
+def test_static_knowledge_is_needed_and_sandboxed() -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(HERE / "static_knowledge.etl")
+    assert (info.value.line, info.value.message) == (4, "sandbox: inside/2 is not defined")
+    unsafe = HERE / "static_unsafe.db"
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(HERE / "static_knowledge.etl", static=[unsafe])
+    assert (Path(str(info.value.file)).name, info.value.line, info.value.column) == ("static_unsafe.db", 2, 1)
+    assert info.value.message == "sandbox: shell/1 may not be called by rules from an untrusted source (it calls shell/2)"
+
+
+def test_an_event_rule_in_a_static_file_is_refused_at_the_rule() -> None:
+    db = HERE / "static_with_rule.db"
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(HERE / "static_knowledge.etl", static=[db])
+    error = info.value
+    assert (error.file, error.line, error.column) == (str(db), 3, 1)
+    assert error.message == f"{db} is given as static knowledge (--static): it holds Prolog facts and rules, not event rules"
+    assert error.hint == "give a file with event rules as the rule file"
+
+
+def test_etalis_run_check_and_compile_take_static_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from etalis_py.cli import main
+
+    rules, db = str(HERE / "static_knowledge.etl"), str(HERE / "static_knowledge.db")
+    events = tmp_path / "s.events"
+    events.write_text("event(word(bergen), 1).\nevent(part(erg), 2).\nevent(part(xyz), 3).\n")
+    assert main(["run", rules, "--static", db, "--events", str(events), "--quiet"]) == 0
+    assert capsys.readouterr().out == '{"event": "match", "args": ["bergen", "erg"], "start": 1, "end": 2}\n'
+    assert main(["check", rules, "--static", db]) == 0
+    assert capsys.readouterr().out == f"{rules}: ok: 1 rules, 2 binary goals, policy unrestricted, reports match/2\n"
+    assert main(["compile", rules, "--static", db]) == 0
+    assert capsys.readouterr().out.startswith("% default policy: unrestricted\n% reported events: [match/2]\n")
+    assert main(["check", rules]) == 2
+    assert capsys.readouterr().err.startswith(f"{rules}:4:1: error: sandbox: inside/2 is not defined\n")

@@ -140,3 +140,20 @@ def test_a_driver_out_of_time_order_says_the_lateness_it_needs(tmp_path: Path,
     assert [(d["event"], d["args"], d["start"], d["end"]) for d in map(json.loads, lines.splitlines())] == [
         ("d", [1], 1, 5)]
     engine.close()
+
+
+def test_a_file_the_driver_consults_is_static_knowledge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules.event").write_text("c(X) <- a(X) seq b(Y) where near(X, Y).\n")
+    (tmp_path / "kb.db").write_text("near(X, Y) :- Y =:= X + 1.\n")
+    (tmp_path / "test.sh.bat").write_text(
+        "swipl -g \"['../../src/etalis.P'], ['kb.db'], compile_event_file('rules.event'), "
+        "event(a(1)), event(b(3)), event(b(2)), halt.\"\n")
+    assert read_driver(tmp_path / "test.sh.bat").static == (str(tmp_path / "kb.db"),)
+    assert main(["import-etalis", "test.sh.bat", "--out", "s.events"]) == 0
+    assert capsys.readouterr().err == ("test.sh.bat: 3 events from the driver; as ETALIS: "
+                                       "etalis run rules.event --static kb.db --events s.events --policy recent\n")
+    assert main(["run", "rules.event", "--static", "kb.db", "--events", "s.events", "--policy", "recent",
+                 "--quiet"]) == 0
+    assert capsys.readouterr().out == '{"event": "c", "args": [1], "start": 1, "end": 3}\n'

@@ -43,7 +43,8 @@ current second with counter N) occurs at N.
 %
 %   Info is a dict: `runs` (the number of runs), `rules`, `static` and
 %   `database` (the files the run compiles with compile_event_file/1,
-%   loads with load_static_rules/1 and load_database/1), `flags` (the
+%   loads with load_static_rules/1 or consults (`['f.db']`, ETALIS
+%   itself left out), and loads with load_database/1), `flags` (the
 %   set_etalis_flag/2 settings, as `Flag=Value` strings), `lateness`
 %   (how much earlier than an event before it an event ends, at most:
 %   0 when they come in time order) and `skipped`,
@@ -153,7 +154,21 @@ goal_steps(compile_event_file(F), Dir, _) --> !, { relative_file(Dir, F, P) }, [
 goal_steps(load_static_rules(F), Dir, _) --> !, { relative_file(Dir, F, P) }, [static(P)].
 goal_steps(load_database(F), Dir, _) --> !, { relative_file(Dir, F, P) }, [database(P)].
 goal_steps(set_etalis_flag(F, V), _, _) --> !, [flag(F, V)].
+goal_steps(consult(F), Dir, W) --> !, goal_steps([F], Dir, W).
+goal_steps(Files, Dir, _) --> { is_list(Files) }, !, consulted(Files, Dir).
 goal_steps(_, _, _) --> [].
+
+%   consulted(+Files, +Dir)// : the files a driver consults (`['f.db']`)
+%   are static knowledge, except ETALIS itself (etalis.P).
+
+consulted([], _) --> [].
+consulted([F|Fs], Dir) -->
+    (   { atomic(F), file_base_name(F, Base), downcase_atom(Base, B), \+ sub_atom(B, 0, _, _, etalis) }
+    ->  { relative_file(Dir, F, P) },
+        [static(P)]
+    ;   []
+    ),
+    consulted(Fs, Dir).
 
 list_steps([], _, _) --> [].
 list_steps([G|Gs], Dir, W) --> goal_steps(G, Dir, W), list_steps(Gs, Dir, W).

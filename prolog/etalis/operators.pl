@@ -180,7 +180,7 @@ condition_test(M, G, In, Out, Test) :-
     term_variables(Out, OutVs),
     exclude(shared_var(InVs), OutVs, New),
     (   New == []
-    ->  Test = once(G)
+    ->  Test = once(M:G)
     ;   Witness =.. [v|New],
         Test = solution_sequences:distinct(Witness, M:G)
     ).

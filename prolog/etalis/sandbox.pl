@@ -363,7 +363,7 @@ unsafe(error(Formal, Context), Where) :-
         (   internal(PI)
         ->  refuse_call(PI, none, Where)
         ;   format(string(Msg), "sandbox: ~q is not defined", [PI]),
-            etalis_error(Msg, "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: copy them in), or declare it with :- dynamic(Name/Arity) if it may have no clauses", Where)
+            etalis_error(Msg, "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses", Where)
         )
     ;   Formal = instantiation_error
     ->  sandbox_error("sandbox: the goal calls a goal that is only known when the rule runs (built with =.., read from text, or a variable), which cannot be proven safe", Where)

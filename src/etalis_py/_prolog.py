@@ -15,6 +15,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +153,13 @@ def quote_atom(text: str) -> str:
     if any(ord(c) < 32 for c in escaped):
         escaped = "".join(c if ord(c) >= 32 else f"\\x{ord(c):x}\\" for c in escaped)
     return f"'{escaped}'"
+
+
+def rules_source(path: str | os.PathLike[str], static: Sequence[str | os.PathLike[str]] = ()) -> str:
+    """The Prolog source term of the rule file ``path`` with the files of
+    static knowledge ``static`` (Prolog facts and rules, as ETALIS's test
+    drivers consult a ``.db`` file beside the rules) read before it."""
+    source = f"file({quote_atom(str(Path(path)))})"
+    if not static:
+        return source
+    return f"with_static([{', '.join(quote_atom(str(Path(f))) for f in static)}], {source})"

@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 import networkx as nx
 
-from ._prolog import bridge, quote_atom
+from ._prolog import bridge, quote_atom, rules_source
 
 # Above this many combinations of key positions, a later stage is not
 # searched for a key and runs globally (rule sets are small in practice).
@@ -243,10 +243,12 @@ class RuleFile:
     event_clauses: tuple[Declared, ...]
 
     @classmethod
-    def read(cls, source: str, text: Optional[str] = None) -> "RuleFile":
+    def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
         """Read the rule file ``source`` (a path), or the rule text
-        ``text`` named ``source``; raises RuleError as the engine does."""
-        request = f"rules(file({quote_atom(source)}))" if text is None else f"rules(text({quote_atom(source)}))"
+        ``text`` named ``source``, with the files of static knowledge
+        ``static`` (see :meth:`Engine.from_file`); raises RuleError as the
+        engine does."""
+        request = f"rules({rules_source(source, static)})" if text is None else f"rules(text({quote_atom(source)}))"
         header, _ = bridge().request(request, text or "")
         return cls(
             source,

@@ -108,6 +108,13 @@ def add_quiet_option(p: argparse.ArgumentParser, progress: bool = False) -> None
                        "(default: when stderr is a terminal and not --quiet)")
 
 
+def add_static_option(p: argparse.ArgumentParser) -> None:
+    """``--static FILE``: static knowledge beside the rule file."""
+    p.add_argument("--static", type=Path, action="append", default=[], metavar="FILE",
+                   help="a file of Prolog facts and static rules read before the rule file (as an ETALIS "
+                   "test driver consults its .db file), sandboxed as the rule file is; may be repeated")
+
+
 def add_trust_options(p: argparse.ArgumentParser) -> None:
     """``--trusted`` lifts the sandbox that rule files run in by default;
     ``--sandbox`` (the default) is accepted for compatibility."""
@@ -139,6 +146,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--names", type=Path, metavar="CSV",
                      help="with --format table: names of argument values, a CSV file with the header value,name")
     add_time_options(run)
+    add_static_option(run)
     add_trust_options(run)
     run.add_argument("--explain", action="store_true",
                      help="give each detection its provenance: the input events it was built from")
@@ -160,6 +168,7 @@ def parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="report problems in a rule file (docs/language.md, Checking rules)")
     check.add_argument("rules", type=Path, help="the .etl rule file")
     add_quiet_option(check)
+    add_static_option(check)
     add_trust_options(check)
     check.add_argument("--format", choices=("text", "json"), default="text",
                        help="text: one finding a line, then a summary; json: one JSON document")
@@ -170,6 +179,7 @@ def parser() -> argparse.ArgumentParser:
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path, help="the .etl rule file")
     comp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
+    add_static_option(comp)
     add_trust_options(comp)
     add_readable_parsers(sub)
     add_import_parser(sub)
@@ -205,7 +215,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if ns.command == "replay":
             return replay(ns, sys.stdout, sys.stderr)
         if ns.command == "compile":
-            sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy, trusted=ns.trusted))
+            sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy, trusted=ns.trusted,
+                                             static=ns.static))
             return EXIT_OK
         if ns.command in ("table", "plot"):
             return readable_output(ns, sys.stdout, sys.stderr)
@@ -252,7 +263,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: events file {ns.events} does not exist", file=err)
         return EXIT_FAILURE
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
-    engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, max_age=ns.max_age,
+    engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain,
                               inference_limit=ns.inference_limit)
     if ns.ontology or ns.entailment:
@@ -276,8 +287,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if not ns.quiet:
-        report_findings(ns.rules, err, ns.max_age)
-        report_unused_event(ns.rules, mapping_from(ns), err)
+        report_findings(ns.rules, err, ns.max_age, ns.static)
+        report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = warnings = 0
@@ -578,17 +589,17 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
     return EXIT_OK
 
 
-def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None) -> None:
+def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None, static: Sequence[Path] = ()) -> None:
     """Print the errors and warnings of the rule file (not the notes) on
     ``err``, before ``run`` or ``replay`` processes events."""
     from .findings import check_file
 
-    for f in check_file(str(rules), max_age):
+    for f in check_file(str(rules), max_age, [str(s) for s in static]):
         if f.severity != "info":
             print(f.text(), file=err)
 
 
-def report_unused_event(rules: Path, mapping: Mapping, err: TextIO) -> None:
+def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = ()) -> None:
     """Warn, with the closest event the rules use, when the event that
     ``--event`` makes of every row is one that no rule uses (a typo, or
     ``--args`` giving another arity): the run would detect nothing."""
@@ -598,7 +609,7 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO) -> None:
 
     if mapping.event is None:
         return
-    rules_read = RuleFile.read(str(rules)).rules
+    rules_read = RuleFile.read(str(rules), static=[str(s) for s in static]).rules
     inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
     sig = Sig(mapping.event, len(mapping.args))
     if not inputs or sig in inputs:
@@ -624,7 +635,7 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rules: Path = ns.rules
     as_json = ns.format == "json"
     try:
-        rf = RuleFile.read(str(rules))
+        rf = RuleFile.read(str(rules), static=[str(f) for f in ns.static])
     except RuleError as e:
         if not as_json:
             raise
@@ -637,7 +648,7 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     summary: dict[str, object] = {}
     failed: Optional[RuleError] = None
     try:
-        engine = Engine.from_file(rules, trusted=ns.trusted)
+        engine = Engine.from_file(rules, static=ns.static, trusted=ns.trusted)
     except RuleError as e:   # the compiler's refusal, unless a finding says it already
         if not any(f.severity == "error" and (f.file, f.line) == (e.file, e.line) for f in found):
             failed = e

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ._prolog import PrologBridge, bridge, prolog_dir, quote_atom
+from ._prolog import PrologBridge, bridge, prolog_dir, quote_atom, rules_source
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
 
@@ -149,6 +149,7 @@ class Engine:
         self._source: tuple[str, Optional[str]] = ("", "")
         self._max_age: Optional[float] = None
         self._trusted = False
+        self._static: tuple[str, ...] = ()
 
     # -- making engines ---------------------------------------------------
 
@@ -158,6 +159,7 @@ class Engine:
         path: str | os.PathLike[str],
         policy: Optional[str] = None,
         *,
+        static: Sequence[str | os.PathLike[str]] = (),
         trusted: bool = False,
         sandbox: Optional[bool] = None,
         max_age: Optional[float] = None,
@@ -170,6 +172,10 @@ class Engine:
 
         ``policy`` (unrestricted, recent or chronological) overrides the
         file's ``:- policy(P).``; labelled rules may still override both.
+        ``static`` names files of static knowledge (Prolog facts and rules,
+        e.g. the ``.db`` file an ETALIS test driver consults beside the
+        rules), read before the rule file and sandboxed as its own static
+        rules are; errors in them give their own file and position.
         Rule files are code from elsewhere: unless ``trusted=True``, a file
         whose ``where`` conditions or static rules could run shell, file,
         network or database goals, define hooks or load code is refused
@@ -196,10 +202,9 @@ class Engine:
         extra = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
         extra.extend(_limit_options(inference_limit))
-        engine = cls._create(
-            f"file({quote_atom(str(Path(path)))})", "", policy, max_age, lateness, extra, max_queued
-        )
+        engine = cls._create(rules_source(path, static), "", policy, max_age, lateness, extra, max_queued)
         engine._source = (str(Path(path)), None)
+        engine._static = tuple(str(Path(f)) for f in static)
         return engine
 
     @classmethod
@@ -564,7 +569,7 @@ class Engine:
         from .findings import findings
 
         source, text = self._source
-        return findings(RuleFile.read(source, text), self._max_age)
+        return findings(RuleFile.read(source, text, self._static), self._max_age)
 
     def off(self, name: Optional[str], callback: Optional[Callback] = None) -> None:
         """Stop calling ``callback`` (every callback if None) for event
@@ -755,11 +760,12 @@ def _limit_options(inference_limit: Optional[int]) -> list[str]:
 
 
 def compile_listing(text: str, source: str = "<string>", policy: Optional[str] = None, path: Optional[str] = None,
-                    *, trusted: bool = False) -> str:
+                    *, trusted: bool = False, static: Sequence[str | os.PathLike[str]] = ()) -> str:
     """The binary goals and event-driven clauses that rules compile to
-    (refused, as by :meth:`Engine.from_file`, unless safe or ``trusted``)."""
+    (refused, as by :meth:`Engine.from_file`, unless safe or ``trusted``);
+    ``static`` as for :meth:`Engine.from_file`, with ``path``."""
     options = f"[{', '.join(([f'policy({policy})'] if policy else []) + trust_option(trusted, None))}]"
-    src = f"file({quote_atom(path)})" if path else f"text({quote_atom(source)})"
+    src = rules_source(path, static) if path else f"text({quote_atom(source)})"
     _, body = bridge().request(f"listing({src}, {options})", text)
     return body
 

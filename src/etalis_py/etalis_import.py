@@ -136,4 +136,5 @@ def summary(driver: Path, run: int, stream: DriverStream, out: Optional[Path]) -
     rules = os.path.relpath(stream.rules[-1]) if stream.rules else "RULES"
     events = str(out) if out is not None else "-"
     late = f" --lateness {stream.lateness:g}" if stream.lateness else ""
-    return text + f"; as ETALIS: etalis run {rules} --events {events} --policy {policy}{late}"
+    static = "".join(f" --static {os.path.relpath(f)}" for f in stream.static + stream.database)
+    return text + f"; as ETALIS: etalis run {rules}{static} --events {events} --policy {policy}{late}"

@@ -57,11 +57,12 @@ class Finding:
                 "line": self.line, "column": self.column, "hint": self.hint, "data": dict(self.data)}
 
 
-def check_file(path: str, max_age: Optional[float] = None) -> list[Finding]:
-    """The findings of the rule file ``path``; ``max_age`` is the engine's
-    (``--max-age``), which bounds memory as ``:- max_age(D).`` does.
+def check_file(path: str, max_age: Optional[float] = None, static: Sequence[str] = ()) -> list[Finding]:
+    """The findings of the rule file ``path`` (with the files of static
+    knowledge ``static``); ``max_age`` is the engine's (``--max-age``),
+    which bounds memory as ``:- max_age(D).`` does.
     Raises RuleError for a file the reader or compiler refuses."""
-    return findings(RuleFile.read(path), max_age)
+    return findings(RuleFile.read(path, static=static), max_age)
 
 
 def check_text(text: str, source: str = "<string>", max_age: Optional[float] = None) -> list[Finding]:
