@@ -358,3 +358,14 @@ def test_etalis_run_check_and_compile_take_static_files(tmp_path: Path, capsys: 
     assert capsys.readouterr().out.startswith("% default policy: unrestricted\n% reported events: [match/2]\n")
     assert main(["check", rules]) == 2
     assert capsys.readouterr().err.startswith(f"{rules}:4:1: error: sandbox: inside/2 is not defined\n")
+
+
+def test_a_head_variable_the_pattern_does_not_bind_is_refused_with_what_etalis_does() -> None:
+    hint = ("original ETALIS derives the event with {0} unbound, which the ETALIS paper's rules exclude (a head's "
+            "variables are bound by its pattern); use {0} in an event of the pattern, bind it in a where condition, "
+            "or write a value (e.g. none) in its place")
+    assert refused("ok.\nq(U, Q, Text) <- cancel(U, Q, T) where T < 30.") == (
+        2, 1, "variable Text of the head is not bound by the pattern", hint.format("Text"))
+    assert refused("weak(D, M) <- (month(M) seq month(M1)) cnot busy(D, M1).") == (
+        1, 1, "variable D of the head is not bound by the pattern: it occurs only where nothing is bound "
+        "(the negated part of cnot or fnot, inside an aggregate)", hint.format("D"))
