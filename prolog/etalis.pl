@@ -214,10 +214,10 @@ stream_line(E) :-
 
 %   feed_header(+Summary, -Header): the reply header of a feed.
 
-feed_header(summary(Accepted, Rejected, Warnings, Stopped), Header) :-
+feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
-    Header0 = _{accepted: Accepted, rejected: Rs, warnings: Ws},
+    Header0 = _{accepted: Accepted, raised: Raised, rejected: Rs, warnings: Ws},
     (   Stopped = limit(Line, E, Limit, In)
     ->  limit_json(Line, E, Limit, In, Hit),
         Header = Header0.put(stopped, Hit)

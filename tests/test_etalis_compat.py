@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Detection, Engine
+from etalis_py.cli import main
 from etalis_py.errors import RuleError
 
 HERE = Path(__file__).parent / "etalis_compat"
@@ -222,18 +223,10 @@ def test_a_file_that_defines_a_library_predicate_keeps_its_own() -> None:
         assert engine.emit_many([("price", [7], 1), ("price", [5], 2)]).detections == [Detection("low", ("none",), 1, 2)]
 
 
-@pytest.mark.parametrize(
-    ("text", "line", "message"),
-    [
-        ("c <- a.\nlate(D) :- current_datime(N), D = N.", 2,
-         "current_datime/1 (ETALIS's wall clock) is not supported in a static rule: a rule sees the time of its "
-         "events, not of the machine, and a static rule has none"),
-        ("c <- a.\nfire(X) :- event(X).", 2,
-         "event/1 (ETALIS's firing of an event from Prolog) is not supported in a rule file"),
-    ],
-)
-def test_etalis_library_predicates_without_meaning_here_are_refused(text: str, line: int, message: str) -> None:
-    assert refused(text)[:3] == (line, 1, message)
+def test_current_datime_in_a_static_rule_is_refused() -> None:
+    assert refused("c <- a.\nlate(D) :- current_datime(N), D = N.")[:3] == (
+        2, 1, "current_datime/1 (ETALIS's wall clock) is not supported in a static rule: a rule sees the time of its "
+              "events, not of the machine, and a static rule has none")
 
 
 def test_current_datime_in_a_where_is_the_time_of_the_detection() -> None:
@@ -369,3 +362,53 @@ def test_a_head_variable_the_pattern_does_not_bind_is_refused_with_what_etalis_d
     assert refused("weak(D, M) <- (month(M) seq month(M1)) cnot busy(D, M1).") == (
         1, 1, "variable D of the head is not bound by the pattern: it occurs only where nothing is bound "
         "(the negated part of cnot or fnot, inside an aggregate)", hint.format("D"))
+
+
+def test_event_called_from_prolog_raises_an_event_fed_after_the_current_one() -> None:
+    with Engine.from_file(HERE / "raise_events.etl") as engine:
+        result = engine.emit_many([("measure", ["sensor1", 7], 1), ("measure", ["sensor2", 3], 2), ("reading", ["north", 3], 3)])
+        assert result.detections == [
+            Detection("seen", ("sensor1", 7), 1, 1),
+            Detection("alert", ("north", 7), 1, 1),
+            Detection("pair", (7,), 1, 1),
+            Detection("alert", ("south", 7), 1, 1),
+            Detection("seen", ("sensor2", 3), 2, 2),
+            Detection("pair", (3,), 2, 3),
+        ]
+        assert result.warnings == []
+        assert (engine.stats().accepted, engine.stats().raised) == (3, 3)
+
+
+def test_an_event_that_raises_itself_stops_at_the_bound_with_a_warning() -> None:
+    with Engine.from_string(":- max_age(10).\necho(X) <- ping(X) where event(ping(X)).\nnext <- a.") as engine:
+        result = engine.emit_many([("ping", [1], 1), ("a", [], 2)])
+        assert result.detections == [Detection("echo", (1,), 1, 1)] * 1001 + [Detection("next", (), 2, 2)]
+        assert [(w.line, w.reason) for w in result.warnings] == [
+            (1, "event/1 raised more than 1,000 events for one input event (does a rule raise an event that "
+                "leads back to itself?): the rest are dropped"),
+        ]
+        assert engine.stats().raised == 1000
+
+
+def test_event_given_no_event_is_a_warning_and_raises_nothing() -> None:
+    with Engine.from_string(":- max_age(10).\nc(X) <- a(X) where event(b(_)).\nd <- b(_).") as engine:
+        result = engine.emit_many([("a", [1], 1)])
+        assert result.detections == [Detection("c", (1,), 1, 1)]
+        assert [(w.line, w.reason) for w in result.warnings] == [
+            (1, "event/1 was given b(_), which is not an event (a ground term with a name): nothing raised"),
+        ]
+        assert engine.stats().raised == 0
+
+
+def test_etalis_run_counts_the_events_rules_raised(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    events = tmp_path / "measures.jsonl"
+    events.write_text('{"event": "measure", "args": ["sensor1", 7], "time": 1}\n')
+    assert main(["run", str(HERE / "raise_events.etl"), "--events", str(events)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        '{"event": "seen", "args": ["sensor1", 7], "start": 1, "end": 1}',
+        '{"event": "alert", "args": ["north", 7], "start": 1, "end": 1}',
+        '{"event": "pair", "args": [7], "start": 1, "end": 1}',
+        '{"event": "alert", "args": ["south", 7], "start": 1, "end": 1}',
+    ]
+    assert err.startswith("events read: 1, accepted: 1, raised by rules (event/1): 2, rejected: 0, detections: 4,")

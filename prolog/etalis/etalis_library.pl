@@ -17,9 +17,9 @@ ETALIS's current_datime/1 reads the machine's clock.  In a `where`
 condition it is the time of the detection being made, the pattern's end
 time, as end/1 (see etalis_operators:interval_goal/4): a rule sees the
 time of its events.  Called by a static rule, which has no detection's
-time, it is refused where the file does not define it, and so is
-event/1 (firing an event from Prolog: events come from the stream or
-from Python).
+time, it is refused where the file does not define it.  ETALIS's
+event/1, raising an event from Prolog, is the engine's own (see
+etalis_runtime:raise_event/2).
 */
 
 %!  etalis_library_items(+Items0, -Items) is det.
@@ -28,8 +28,8 @@ from Python).
 %   static rules of the ETALIS library predicates that Items0 calls and
 %   does not define.
 %
-%   @error etalis_error(Message, Hint) at the first item that calls a
-%   refused predicate of ETALIS's library.
+%   @error etalis_error(Message, Hint) at the first static rule that
+%   calls a refused predicate of ETALIS's library.
 
 etalis_library_items(Items0, Items) :-
     must_be(list, Items0),
@@ -37,10 +37,9 @@ etalis_library_items(Items0, Items) :-
     sort(Defined0, Defined),
     maplist(item_mentions, Items0, Mentions),
     include(static_mentions, Mentions, StaticMentions),
-    forall(( refused(PI, Scope, Message, Hint),
+    forall(( refused(PI, Message, Hint),
              \+ memberchk(PI, Defined),
-             (   Scope == anywhere -> In = Mentions ; In = StaticMentions ),
-             first_use(In, PI, Where)
+             first_use(StaticMentions, PI, Where)
            ),
            throw(error(etalis_error(Message, Hint), Where))),
     findall(PI-Where,
@@ -121,13 +120,9 @@ library_predicate(datime_plus_sec/3, [(datime_plus_sec(T1, S, T2) :- T2 is T1 + 
 library_predicate(datime_minus_sec/3, [(datime_minus_sec(T1, S, T2) :- T2 is T1 - S)]).
 library_predicate(less_datime/2, [(less_datime(T1, T2) :- T1 < T2)]).
 
-%   refused(?PI, ?Scope, ?Message, ?Hint): PI is refused where a file
-%   calls it without defining it: in static rules (Scope `static`) or
-%   anywhere.
+%   refused(?PI, ?Message, ?Hint): PI is refused where a static rule of
+%   the file calls it and the file does not define it.
 
-refused(current_datime/1, static,
+refused(current_datime/1,
         "current_datime/1 (ETALIS's wall clock) is not supported in a static rule: a rule sees the time of its events, not of the machine, and a static rule has none",
         "call it in a where condition, where it is the detection's time (as end(T)), and pass the time to the static rule as an argument").
-refused(event/1, anywhere,
-        "event/1 (ETALIS's firing of an event from Prolog) is not supported in a rule file",
-        "events come from the stream or from Python: engine.emit(name, *args, at=t); a rule derives an event with Head <- Pattern").

@@ -18,6 +18,7 @@
             user_goal/1,                % :Goal
             rule_update_builtins/1,     % +Module
             rule_update/2,              % +Engine, +Update
+            raise_event/2,              % +Engine, +Event
             feed_warning/1,             % +Text
             write_detection/1           % +Detection
           ]).
@@ -87,12 +88,69 @@ engine_create(M) :-
 %   found (see apply_rule_updates/2).
 
 rule_update_builtins(M) :-
-    dynamic(M:'$rule_update'/1),
+    dynamic([M:'$rule_update'/1, M:'$raised'/1]),
     forall(member(Name-Kind, [ins_event_rule-ins, del_event_rule-del, ins_static_rule-ins_static]),
            (   Head =.. [Name, X],
                Update =.. [Kind, X],
                assertz(M:(Head :- etalis_runtime:rule_update(M, Update)))
-           )).
+           )),
+    assertz(M:(event(E) :- etalis_runtime:raise_event(M, E))).
+
+%!  raise_event(+Engine, +Event) is det.
+%
+%   Original ETALIS's event/1, called by a rule's condition or action or
+%   by a static rule: Event is raised as an input event at the time of
+%   the input event being processed, and fed after it (see
+%   raised_events/3).  An Event that is not a ground event term is a
+%   warning of the line being processed.
+
+raise_event(M, E) :-
+    (   callable(E),
+        ground(E),
+        functor(E, Name, _),
+        \+ sub_atom(Name, 0, 1, _, $)
+    ->  assertz(M:'$raised'(E))
+    ;   copy_term(E, Shown),
+        numbervars(Shown, 0, _, [singletons(true)]),
+        format(string(W), "event/1 was given ~W, which is not an event (a ground term with a name): nothing raised",
+               [Shown, [quoted(true), numbervars(true)]]),
+        feed_warning(W)
+    ).
+
+%   raised_events(+M, +T, +Line): feed the events that the input event of
+%   line Line at time T raised with event/1, after it and in the order
+%   raised, each at time T and within the inference limit; what they
+%   raise follows them.  At most max_raised/1 events per input event:
+%   a rule that raises the event it reacts to would never end; the rest
+%   are dropped with a warning.
+
+raised_events(M, T, Line) :-
+    (   M:'$raised'(_)
+    ->  raise_queue([], M, T, Line, 0)
+    ;   true
+    ).
+
+raise_queue(Queue0, M, T, Line, N0) :-
+    findall(E, retract(M:'$raised'(E)), New),
+    append(Queue0, New, Queue),
+    (   Queue = [E|Queue1]
+    ->  max_raised(Max),
+        (   N0 >= Max
+        ->  format(string(W), "event/1 raised more than ~D events for one input event (does a rule raise an event that leads back to itself?): the rest are dropped", [Max]),
+            feed_warning(W)
+        ;   N is N0 + 1,
+            (   nb_current(etalis_raised, R0)         % counted in a feed, not in a flush
+            ->  R is R0 + 1,
+                nb_setval(etalis_raised, R)
+            ;   true
+            ),
+            run_one(M, E, T, T, Line),
+            raise_queue(Queue1, M, T, Line, N)
+        )
+    ;   true
+    ).
+
+max_raised(1000).
 
 %!  rule_update(+Engine, +Update) is det.
 %
@@ -250,8 +308,10 @@ engine_pending(M, I, Count) :-
 %   Process the events in Text, whose first line is line FirstLine of
 %   its source.  Detections is a string with one JSON object a line for
 %   each reported detection; Summary is
-%   summary(Accepted, Rejected, Warnings, Stopped), Rejected a list of
-%   rejected(Line, Reason) and Warnings of warning(Line, Message).
+%   summary(Accepted, Raised, Rejected, Warnings, Stopped), Raised the
+%   number of events that rules raised with event/1 (see
+%   raise_event/2), Rejected a list of rejected(Line, Reason) and
+%   Warnings of warning(Line, Message).
 %
 %   Each event may take at most the engine's inference limit (see
 %   engine_start/4).  Stopped is `none`, or limit(Line, Event, Limit, In)
@@ -327,7 +387,7 @@ list_events(Terms, FirstLine, M, Order0, Order, Accepted, Rejected) :-
 %   called as call(Loop, Order0, Order, Accepted, Rejected), see
 %   engine_feed/5.
 
-feeding(M, Loop, summary(Accepted, Rejected, Warnings, Stopped), Detections) :-
+feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detections) :-
     engine_state(M, State),
     arg(2, State, Order0),
     explaining(M),
@@ -335,6 +395,7 @@ feeding(M, Loop, summary(Accepted, Rejected, Warnings, Stopped), Detections) :-
     limiting(State),
     nb_setval(etalis_warnings, []),
     nb_setval(etalis_stopped, none),
+    nb_setval(etalis_raised, 0),
     with_output_to(string(Detections0),
                    call(Loop, Order0, Order, Accepted, Rejected)),
     nb_getval(etalis_stopped, Stopped0),
@@ -345,7 +406,8 @@ feeding(M, Loop, summary(Accepted, Rejected, Warnings, Stopped), Detections) :-
     ),
     nb_setarg(2, State, Order),
     nb_getval(etalis_warnings, Ws),
-    reverse(Ws, Warnings).
+    reverse(Ws, Warnings),
+    nb_getval(etalis_raised, Raised).
 
 engine_state(M, State) :-
     (   nb_current(M, State)
@@ -567,6 +629,10 @@ release(M, Mark, H0, H) :-
 %   limit of the batch (see limiting/1), or throw etalis_limit(Hit).
 
 run(M, E, T1, T2, Line) :-
+    run_one(M, E, T1, T2, Line),
+    raised_events(M, T2, Line).
+
+run_one(M, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
     b_getval(etalis_limit, Limit),
     (   Limit == inf
@@ -579,6 +645,7 @@ run(M, E, T1, T2, Line) :-
             ;   In = none
             ),
             retractall(M:'$rule_update'(_)),
+            retractall(M:'$raised'(_)),
             throw(etalis_limit(limit(Line, E, Limit, In)))
         ;   true
         )

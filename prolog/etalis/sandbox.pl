@@ -299,6 +299,11 @@ sandbox:safe_primitive(system:tab(_)).
 
 sandbox:safe_primitive(etalis_runtime:rule_update(_, _)).
 
+%   ETALIS's event/1 raises an event in the engine that runs the rule,
+%   fed as its input events are (see etalis_runtime:raise_event/2).
+
+sandbox:safe_primitive(etalis_runtime:raise_event(_, _)).
+
 %   safe(+Scratch, +Goal, +Where): library(sandbox) proves Goal safe in
 %   the scratch module.
 

@@ -291,7 +291,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
     started = time.perf_counter()
     cpu_started = time.process_time()
-    accepted = rejected = detections = warnings = 0
+    accepted = rejected = detections = warnings = raised = 0
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
 
     def status(elapsed: float) -> str:
@@ -308,6 +308,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 sink.write(result.detection_lines)
                 detections += result.detection_lines.count("\n")
                 accepted += result.accepted
+                raised += result.raised
                 bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
                 if result.stopped:      # the lines after the stopped one were read, not processed
                     bad = [r for r in bad if r.line < result.stopped.line]
@@ -350,7 +351,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     if interrupted:
         print(f"etalis: interrupted: stopped after {accepted + rejected} events", file=err)
     print(
-        f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
+        f"events read: {accepted + rejected}, accepted: {accepted}, "
+        f"{f'raised by rules (event/1): {raised}, ' if raised else ''}rejected: {rejected}, "
         f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,

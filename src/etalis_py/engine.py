@@ -75,13 +75,16 @@ class FeedResult:
     detections as JSON lines, exactly as ``etalis run`` prints them.
     ``stopped`` is set if an event took more inferences than the engine's
     limit: the batch stopped before it (the counts and detections are
-    those of the lines before)."""
+    those of the lines before). ``raised`` counts the events that rules
+    raised with ETALIS's ``event/1`` (fed after the event that raised
+    them, not counted in ``accepted``)."""
 
     accepted: int
     rejected: list[Rejection]
     warnings: list[Rejection]
     detection_lines: str
     stopped: Optional[InferenceLimitError] = None
+    raised: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,7 @@ class EngineStats:
 
     accepted: int = 0
     rejected: int = 0
+    raised: int = 0
     detections: int = 0
     pending: int = 0
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
@@ -476,6 +480,7 @@ class Engine:
         for h, detections in zip(header["segments"], body.split("\x1d")):
             result = _feed_result(h, detections)
             self._stats.accepted += result.accepted
+            self._stats.raised += result.raised
             self._stats.rejected += len(result.rejected)
             self._stats.detections += detections.count("\n")
             if result.stopped:
@@ -492,6 +497,7 @@ class Engine:
         header, body = self._prolog.request(request, text)
         result = _feed_result(header, body)
         self._stats.accepted += result.accepted
+        self._stats.raised += result.raised
         self._stats.rejected += len(result.rejected)
         return result
 
@@ -747,7 +753,7 @@ def _feed_result(header: dict[str, Any], body: str) -> FeedResult:
     rejected = [Rejection(int(line), str(reason)) for line, reason in header["rejected"]]
     warnings = [Rejection(int(line), str(msg)) for line, msg in header["warnings"]]
     stopped = InferenceLimitError.from_reply(header["stopped"]) if "stopped" in header else None
-    return FeedResult(header["accepted"], rejected, warnings, body, stopped)
+    return FeedResult(header["accepted"], rejected, warnings, body, stopped, int(header.get("raised", 0)))
 
 
 def _limit_options(inference_limit: Optional[int]) -> list[str]:
