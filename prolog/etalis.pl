@@ -98,8 +98,9 @@ serve(create(Source, Options), Payload, Header, "") :-
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
+    source_decoded(Source, Decoded),
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
-               ontologies: Ontologies, prefixes: Prefixes}.
+               ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
     engine_feed(M, Payload, FirstLine, Summary, Detections),
     feed_header(Summary, Header).
@@ -188,8 +189,9 @@ serve(rules(Source), Payload, Header, "") :-
               clause_indicator(Clause, HS) ),
             Statics),
     (   MaxAge == inf -> MaxAgeJ = null ; MaxAgeJ = MaxAge ),
+    source_decoded(Source, Decoded),
     Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
-               max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics}.
+               max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded}.
 serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
     (   catch(term_string(P, Name), _, fail),
         ground(P),
@@ -405,6 +407,22 @@ source_items(source(with_static(Files, Source), Text), Items) :- !,
     append(Static, Own, Items).
 source_items(source(Source, _), _) :-
     domain_error(etalis_source, Source).
+
+%   source_decoded(+Source, -Decoded): the files of Source read as
+%   Windows-1252 because they are not UTF-8 (see read_etl_file/2), each
+%   a dict with its file, encoding and the position of its first byte
+%   that is not UTF-8.
+
+source_decoded(with_static(Files, Source), Decoded) :- !,
+    findall(file(F), member(F, Files), Sources),
+    maplist(source_decoded, Sources, Ds),
+    source_decoded(Source, Own),
+    append(Ds, Ds1),
+    append(Ds1, Own, Decoded).
+source_decoded(file(File), [_{file: File, encoding: Enc, line: Line, column: Col}]) :-
+    etl_file_encoding(File, Enc, pos(_, Line, Col)),
+    !.
+source_decoded(_, []).
 
 %   static_file_items(+File, -Items): the items of a file of static
 %   knowledge given beside the rules (etalis --static FILE), as ETALIS's

@@ -12,7 +12,7 @@ import pytest
 
 from etalis_py import Detection, Engine
 from etalis_py.cli import main
-from etalis_py.errors import RuleError
+from etalis_py.errors import EtalisWarning, RuleError
 
 HERE = Path(__file__).parent / "etalis_compat"
 
@@ -338,7 +338,6 @@ def test_an_event_rule_in_a_static_file_is_refused_at_the_rule() -> None:
 
 
 def test_etalis_run_check_and_compile_take_static_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from etalis_py.cli import main
 
     rules, db = str(HERE / "static_knowledge.etl"), str(HERE / "static_knowledge.db")
     events = tmp_path / "s.events"
@@ -412,3 +411,33 @@ def test_etalis_run_counts_the_events_rules_raised(tmp_path: Path, capsys: pytes
         '{"event": "alert", "args": ["south", 7], "start": 1, "end": 1}',
     ]
     assert err.startswith("events read: 1, accepted: 1, raised by rules (event/1): 2, rejected: 0, detections: 4,")
+
+
+def test_a_windows_1252_rule_file_is_read_so_with_a_positioned_warning(tmp_path: Path) -> None:
+    rules = tmp_path / "latin.etl"
+    rules.write_bytes("% answers 1:00 \u2013 5:00\nh(\"caf\xe9\", X) <- a(X) seq b(X).\n".encode("cp1252"))
+    with pytest.warns(EtalisWarning) as caught:
+        engine = Engine.from_file(rules, max_age=10)
+    assert [str(w.message) for w in caught] == [
+        f"{rules}:1:16: the file is not UTF-8 (from here): it is read as Windows-1252, as original ETALIS reads "
+        "source files"]
+    with engine:
+        assert engine.emit_many([("a", [1], 1), ("b", [1], 2)]).detections == [Detection("h", ("caf\xe9", 1), 1, 2)]
+        assert [(f.code, f.line, f.column, f.hint) for f in engine.findings()] == [
+            ("not-utf8", 1, 16, "save the file as UTF-8 text if it is not Windows-1252 or Latin-1")]
+
+
+@pytest.mark.parametrize("data, line, column, byte", [
+    (b"h <- a seq b. % \xe9 and \xc3\xa9\n", 1, 17, 0xE9),     # UTF-8 with one bad byte: damaged, not Windows-1252
+    (b"h <- a seq b. % \xe9\x01\n", 1, 17, 0xE9),              # a control character: not text
+    (b"h <- a seq b. % \x81\n", 1, 17, 0x81),                   # undefined in Windows-1252
+    (b"\xef\xbb\xbfh <- caf\xe9.\n", 1, 9, 0xE9),              # a UTF-8 byte order mark
+])
+def test_damaged_utf8_and_binary_data_stay_refused(tmp_path: Path, data: bytes, line: int, column: int,
+                                                   byte: int) -> None:
+    rules = tmp_path / "bad.etl"
+    rules.write_bytes(data)
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(rules)
+    assert (info.value.line, info.value.column, info.value.message) == (
+        line, column, f"rule file is not UTF-8: byte 0x{byte:X} at line {line} column {column}")

@@ -1,5 +1,6 @@
 :- module(etalis_syntax,
           [ read_etl_file/2,            % +File, -Items
+            etl_file_encoding/3,        % +File, -Encoding, -Where
             read_etl_string/3,          % +Text, +Source, -Items
             etalis_error/3,             % +Message, +Hint, +Where
             syntax_message/2,           % +What, -Message
@@ -89,6 +90,14 @@ argument_priorities(xfy, P, A, P) :- A is P - 1.
 %
 %   Read all items of the rule file File.  The file is UTF-8 (a byte
 %   order mark is skipped) or, after a UTF-16 byte order mark, UTF-16.
+%   A file without byte order mark that is not UTF-8 is read as
+%   Windows-1252 (Latin-1 with printable characters at 0x80-0x9F), as
+%   original ETALIS on SWI-Prolog and XSB read source files, if it is
+%   text in that encoding: no control characters but tab, line and page
+%   ends, none of the five bytes Windows-1252 leaves undefined, and no
+%   valid UTF-8 character beyond ASCII, which would make it damaged UTF-8
+%   (etl_file_encoding/3 says where, for a warning).  Anything else is
+%   refused at the first byte that is not UTF-8.
 %
 %   @error existence_error(source_sink, File) if File does not exist.
 %   @error etalis_error(Message, Hint) with the position of the problem,
@@ -115,7 +124,68 @@ decode_bytes([0xFE, 0xFF|Bytes], File, Codes) :- !,
 decode_bytes([0xEF, 0xBB, 0xBF|Bytes], File, Codes) :- !,
     decode_all(utf8, Bytes, File, Codes).
 decode_bytes(Bytes, File, Codes) :-
-    decode_all(utf8, Bytes, File, Codes).
+    (   decode(Bytes, utf8, Codes0, [])
+    ->  Codes = Codes0
+    ;   \+ utf8_multibyte(Bytes),
+        maplist(windows_1252, Bytes, Codes0)
+    ->  Codes = Codes0
+    ;   decode_all(utf8, Bytes, File, Codes)
+    ).
+
+%!  etl_file_encoding(+File, -Encoding, -Where) is semidet.
+%
+%   The rule file File is read as Windows-1252 (Encoding is the atom
+%   'Windows-1252') because it is not UTF-8; Where is the position of
+%   its first byte that is not UTF-8.  Fails for a file read otherwise.
+
+etl_file_encoding(File, 'Windows-1252', Where) :-
+    must_be(atom, File),
+    exists_file(File),
+    read_file_to_codes(File, Bytes, [type(binary)]),
+    Bytes \= [0xFF, 0xFE|_], Bytes \= [0xFE, 0xFF|_], Bytes \= [0xEF, 0xBB, 0xBF|_],
+    decode(Bytes, utf8, Before, Rest),
+    Rest \== [],
+    \+ utf8_multibyte(Bytes),
+    maplist(windows_1252, Bytes, _),
+    string_codes(Prefix, Before),
+    string_length(Prefix, Offset),
+    source_text(File, Prefix, Src),
+    offset_where(Offset, Src, Where).
+
+%   utf8_multibyte(+Bytes): Bytes hold a character of UTF-8 beyond
+%   ASCII: a file with one is damaged UTF-8, not Windows-1252.
+
+utf8_multibyte([B|Bs]) :-
+    (   B >= 0xC2,
+        char_bytes(utf8, _, [B|Bs], _)
+    ->  true
+    ;   utf8_multibyte(Bs)
+    ).
+
+%   windows_1252(+Byte, -Code): the character of a byte of Windows-1252
+%   text; fails for a control character (other than tab, line and page
+%   ends) and for the bytes the encoding leaves undefined.
+
+windows_1252(B, C) :-
+    (   B >= 0xA0
+    ->  C = B
+    ;   B >= 0x80
+    ->  cp1252_high(B, C)
+    ;   B >= 0x20, B =\= 0x7F
+    ->  C = B
+    ;   memberchk(B, [0x09, 0x0A, 0x0B, 0x0C, 0x0D]),
+        C = B
+    ).
+
+cp1252_high(0x80, 0x20AC). cp1252_high(0x82, 0x201A). cp1252_high(0x83, 0x0192).
+cp1252_high(0x84, 0x201E). cp1252_high(0x85, 0x2026). cp1252_high(0x86, 0x2020).
+cp1252_high(0x87, 0x2021). cp1252_high(0x88, 0x02C6). cp1252_high(0x89, 0x2030).
+cp1252_high(0x8A, 0x0160). cp1252_high(0x8B, 0x2039). cp1252_high(0x8C, 0x0152).
+cp1252_high(0x8E, 0x017D). cp1252_high(0x91, 0x2018). cp1252_high(0x92, 0x2019).
+cp1252_high(0x93, 0x201C). cp1252_high(0x94, 0x201D). cp1252_high(0x95, 0x2022).
+cp1252_high(0x96, 0x2013). cp1252_high(0x97, 0x2014). cp1252_high(0x98, 0x02DC).
+cp1252_high(0x99, 0x2122). cp1252_high(0x9A, 0x0161). cp1252_high(0x9B, 0x203A).
+cp1252_high(0x9C, 0x0153). cp1252_high(0x9E, 0x017E). cp1252_high(0x9F, 0x0178).
 
 decode_all(Encoding, Bytes, File, Codes) :-
     decode(Bytes, Encoding, Codes, Rest),

@@ -230,6 +230,25 @@ class Declared:
 
 
 @dataclass(frozen=True)
+class Decoded:
+    """A file read in ``encoding`` (Windows-1252) because it is not UTF-8,
+    with the position of its first byte that is not UTF-8."""
+
+    file: str
+    encoding: str
+    line: int
+    column: int
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Decoded":
+        return cls(str(d["file"]), str(d["encoding"]), int(d["line"]), int(d["column"]))
+
+    @property
+    def message(self) -> str:
+        return f"the file is not UTF-8 (from here): it is read as {self.encoding}, as original ETALIS reads source files"
+
+
+@dataclass(frozen=True)
 class RuleFile:
     """What the checks of :mod:`etalis_py.findings` know of a rule file."""
 
@@ -241,6 +260,7 @@ class RuleFile:
     max_age: Optional[float]
     inputs: tuple[Declared, ...]
     event_clauses: tuple[Declared, ...]
+    decoded: tuple[Decoded, ...] = ()
 
     @classmethod
     def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
@@ -261,6 +281,7 @@ class RuleFile:
                   for i in header["inputs"]),
             tuple(Declared(Sig.parse(str(c["head"])), int(c["line"]), int(c["column"]), tuple(c["operators"]))
                   for c in header["event_clauses"]),
+            tuple(Decoded.from_json(d) for d in header["decoded"]),
         )
 
 

@@ -272,6 +272,11 @@ class Engine:
         prolog = bridge()
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
         engine = cls(info["engine"], info, prolog, max_queued)
+        if info["decoded"]:
+            from .analysis import Decoded
+
+            for d in map(Decoded.from_json, info["decoded"]):
+                warnings.warn(f"{d.file}:{d.line}:{d.column}: {d.message}", EtalisWarning, stacklevel=_outside_level())
         engine._max_age = max_age
         engine._trusted = "trusted(true)" in options
         if info.get("ontologies"):

@@ -72,7 +72,11 @@ def check_text(text: str, source: str = "<string>", max_age: Optional[float] = N
 
 def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     """Every finding of ``rf``, by position, then code."""
-    out: list[Finding] = []
+    out: list[Finding] = [
+        Finding("warning", "not-utf8", d.message, d.file, d.line, d.column,
+                "save the file as UTF-8 text if it is not Windows-1252 or Latin-1")
+        for d in rf.decoded
+    ]
     out += _event_clauses(rf)
     if not rf.rules:
         out.append(Finding("warning", "no-event-rules", "the file has no event rules, so it detects nothing",
