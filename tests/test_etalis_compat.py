@@ -338,7 +338,6 @@ def test_an_event_rule_in_a_static_file_is_refused_at_the_rule() -> None:
 
 
 def test_etalis_run_check_and_compile_take_static_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-
     rules, db = str(HERE / "static_knowledge.etl"), str(HERE / "static_knowledge.db")
     events = tmp_path / "s.events"
     events.write_text("event(word(bergen), 1).\nevent(part(erg), 2).\nevent(part(xyz), 3).\n")
