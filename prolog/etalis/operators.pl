@@ -120,7 +120,8 @@ asks_interval(G) :-
     ),
     !.
 
-filter_goal(M, S, E, where(G, In, Out), catch(Test, Err, etalis_runtime:goal_error(Err, G1))) :-
+filter_goal(M, S, E, where(G, In, Out),
+            catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(Err, G1))) :-
     interval_goal(G, S, E, G1),
     condition_test(M, G1, In, Out, Test).
 filter_goal(M, S, E, fnot(Id, N, W, In, _), Goal) :-

@@ -24,6 +24,8 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(aggregate)).
+:- use_module(library(pairs)).
+
 
 :- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
                   store_take_all(+, +, +, ?, 0, -), store_newest(+, +, +, ?, 0, +).
@@ -270,10 +272,12 @@ store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
     store_lookup(Store, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
-    best_cell(First, Entry, Cond, Pref, none, Best),
-    Best \== none,
-    queue_take(Store, Q, Entry, Entry == Best),
-    call(Cond).
+    best_first(First, Pref, Entries),
+    member(E, Entries),
+    E = Entry,
+    call(Cond),
+    !,
+    queue_take(Store, Q, Taken, Taken == E).
 
 %!  store_take_all(+Store, +Key, +Expiry, ?Entry, :Cond, -Taken) is det.
 %
@@ -304,26 +308,35 @@ partition_cells(c(E, Next), Entry, Cond, Taken, Kept) :-
     ),
     partition_cells(Next, Entry, Cond, Taken1, Kept1).
 
-best_cell([], _, _, _, Best, Best).
-best_cell(c(E, Next), Entry, Cond, Pref, Best0, Best) :-
-    (   \+ \+ ( E = Entry, call(Cond) ),
-        (   Best0 == none
-        ;   earlier(E, Best0, Pref)
-        )
-    ->  best_cell(Next, Entry, Cond, Pref, E, Best)
-    ;   best_cell(Next, Entry, Cond, Pref, Best0, Best)
-    ).
+%   best_first(+Cell, +Preference, -Entries): the entries of the queue
+%   from Cell on, the best first: the one that starts first; of those
+%   that start together the longer, the shorter or the one with the
+%   greater value, as Preference says; then the first to arrive.  The
+%   condition of the choice runs once for each until one passes.
 
-earlier(e(_, T1, _), e(_, B1, _), _) :-
-    T1 < B1,
-    !.
-earlier(E, B, Pref) :-
+best_first(First, Pref, Entries) :-
+    best_keyed(First, 0, Pref, Keyed),
+    sort(1, @>=, Keyed, Sorted),
+    pairs_values(Sorted, Entries).
+
+best_keyed([], _, _, []).
+best_keyed(c(E, Next), I, Pref, [k(S, P, A)-E|Keyed]) :-
     E = e(_, T1, T2),
-    B = e(_, B1, B2),
-    T1 =:= B1,
-    (   Pref == longer -> T2 > B2
-    ;   Pref == shorter -> T2 < B2
-    ;   Pref = by(Template, Value) -> preferred(by(Template, Value), E, B)
+    S is -T1,
+    A is -I,
+    earliness(Pref, E, T2, P),
+    I1 is I + 1,
+    best_keyed(Next, I1, Pref, Keyed).
+
+earliness(longer, _, T2, T2) :- !.
+earliness(shorter, _, T2, P) :- !, P is -T2.
+earliness(by(Template, Value), E, _, P) :- !, preference_value(Template, Value, E, P).
+earliness(_, _, _, 0).
+
+preference_value(Template, Value, E, P) :-
+    (   value_of(Template, Value, E, V), number(V) -> P = n(V)
+    ;   value_of(Template, Value, E, V) -> P = t(V)
+    ;   P = '$none'
     ).
 
 %!  store_newest(+Store, +Key, +Expiry, ?Entry, :Cond, +Preference) is semidet.
@@ -337,9 +350,8 @@ store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
     store_lookup(Store, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
-    newest_cell(First, Entry, Cond, Pref, none, Best),
-    Best \== none,
-    Entry = Best,
+    newest_first(First, Pref, Entries),
+    member(Entry, Entries),
     call(Cond),
     !.
 
@@ -371,20 +383,31 @@ keeps_old(none, _, _) :- !, fail.
 keeps_old(Pref, Entry, Old) :-
     \+ newer(Entry, Old, Pref).
 
-newest_cell([], _, _, _, Best, Best).
-newest_cell(c(E, Next), Entry, Cond, Pref, Best0, Best) :-
-    (   \+ \+ ( E = Entry, call(Cond) ),
-        (   Best0 == none
-        ;   later(E, Best0, Pref)
-        )
-    ->  newest_cell(Next, Entry, Cond, Pref, E, Best)
-    ;   newest_cell(Next, Entry, Cond, Pref, Best0, Best)
-    ).
+%   newest_first(+Cell, +Preference, -Entries): the entries of the queue
+%   from Cell on, the newest first: by end time, then by Preference
+%   (see store_replace_if/4), then the last to arrive first (`none`) or
+%   the first (a Preference, which only a better entry overrides).  The
+%   condition of a choice then runs once for each entry until one passes,
+%   so that what it does (a `do` action, printing) happens once.
 
-later(e(_, _, T2), e(_, _, O2), none) :- !,
-    T2 >= O2.
-later(E, Old, Pref) :-
-    newer(E, Old, Pref).
+newest_first(First, Pref, Entries) :-
+    keyed_cells(First, 0, Pref, Keyed),
+    sort(1, @>=, Keyed, Sorted),
+    pairs_values(Sorted, Entries).
+
+keyed_cells([], _, _, []).
+keyed_cells(c(E, Next), I, Pref, [K-E|Keyed]) :-
+    newness(Pref, E, I, K),
+    I1 is I + 1,
+    keyed_cells(Next, I1, Pref, Keyed).
+
+newness(none, e(_, _, T2), I, k(T2, I)).
+newness(longer, e(_, T1, T2), I, k(T2, S, A)) :- S is -T1, A is -I.
+newness(shorter, e(_, T1, T2), I, k(T2, T1, A)) :- A is -I.
+newness(by(Template, Value), E, I, k(T2, V, A)) :-
+    E = e(_, _, T2),
+    preference_value(Template, Value, E, V),
+    A is -I.
 
 expire(none, _).
 expire(window(End, W), Q) :-
@@ -481,10 +504,9 @@ queue_take(Store, Q, Entry, Cond) :-
 
 take(Cell, Prev, Arg, Q, Store, Entry, Cond) :-
     Cell = c(E, Next),
-    (   \+ \+ ( E = Entry, call(Cond) )
-    ->  E = Entry,
-        call(Cond),
-        nb_linkarg(Arg, Prev, Next),
+    (   E = Entry,
+        call(Cond)
+    ->  nb_linkarg(Arg, Prev, Next),
         (   Next \== []
         ->  true
         ;   Arg == 1
