@@ -929,8 +929,22 @@ rule_head(Head, Pos, Src, Head) :-
                      "put the pattern on the right of <-", Where)
     ;   reserved_name(Head)
     ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
+    ;   etalis_timer(Head, Message, Hint)
+    ->  etalis_error(Message, Hint, Where)
     ;   true
     ).
+
+%   etalis_timer(+Head, -Message, -Hint): Head is one of original
+%   ETALIS's timers, events that fire another event later by the
+%   machine's clock.  Read as a plain event it would mean nothing, so it
+%   is refused.
+
+etalis_timer(exceptionAlarm(_, _),
+             "exceptionAlarm/2 (ETALIS's timer: fire an event some seconds after the pattern, by the machine's clock) is not supported",
+             "a rule sees the time of its events, not of the machine: derive the event itself (b(X) <- a(X)), or detect a missing follow-up with fnot or cnot within a window").
+etalis_timer(exceptionAlarmAbsoluteDatime(_, _),
+             "exceptionAlarmAbsoluteDatime/2 (ETALIS's timer: fire an event at a date, by the machine's clock) is not supported",
+             "a rule sees the time of its events, not of the machine: derive the event itself, or compare the pattern's times in a where condition").
 
 %   not_an_event(+Term, -What): Term is callable but cannot be an event
 %   (nor a fact or the head of a rule); What says what it is.
