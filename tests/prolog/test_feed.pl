@@ -12,7 +12,7 @@ echo_engine(M) :-
 
 feed(Text, Accepted, Rejected, Events) :-
     echo_engine(M),
-    engine_feed(M, Text, 1, summary(Accepted, Rejected, _, none), Detections),
+    engine_feed(M, Text, 1, summary(Accepted, _, Rejected, _, none), Detections),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
@@ -26,7 +26,7 @@ looping_feed(Text, Accepted, Rejected, Stopped, Events) :-
     assertz(M:(spin :- spin)),
     assertz(M:('$on'(loop, _, _, _) :- spin)),
     assertz(M:('$on'(E, T1, T2, det(E, T1, T2)) :- E \== loop)),
-    engine_feed(M, Text, 1, summary(Accepted, Rejected, _, Stopped), Detections),
+    engine_feed(M, Text, 1, summary(Accepted, _, Rejected, _, Stopped), Detections),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
