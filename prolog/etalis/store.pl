@@ -28,7 +28,8 @@
 
 
 :- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
-                  store_take_all(+, +, +, ?, 0, -), store_newest(+, +, +, ?, 0, +).
+                  store_take_all(+, +, +, ?, 0, -), store_newest(+, +, +, ?, 0, +),
+                  first_passing(+, ?, 0).
 
 /** <module> Goal store: pending occurrences, indexed by join key
 
@@ -273,11 +274,8 @@ store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
     expire(Expiry, Q),
     arg(1, Q, First),
     best_first(First, Pref, Entries),
-    member(E, Entries),
-    E = Entry,
-    call(Cond),
-    !,
-    queue_take(Store, Q, Taken, Taken == E).
+    first_passing(Entries, Entry, Cond),
+    queue_take(Store, Q, Taken, Taken == Entry).
 
 %!  store_take_all(+Store, +Key, +Expiry, ?Entry, :Cond, -Taken) is det.
 %
@@ -351,6 +349,12 @@ store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
     expire(Expiry, Q),
     arg(1, Q, First),
     newest_first(First, Pref, Entries),
+    first_passing(Entries, Entry, Cond).
+
+%   first_passing(+Entries, ?Entry, :Cond): Entry is the first of Entries
+%   for which Cond holds; Cond runs once for each until one passes.
+
+first_passing(Entries, Entry, Cond) :-
     member(Entry, Entries),
     call(Cond),
     !.

@@ -529,33 +529,33 @@ syntax_error(What, Context, Start, Src) :-
 %   Offset in the text comes the word Name, a capitalised alias of
 %   the operator Op (`SEQ`), which unquoted is a variable.
 
-variable_alias(src(_, Text, _), Offset, Name, Op) :-
-    sub_string(Text, Offset, _, 0, Rest),
-    string_codes(Rest, Codes),
-    layout_end(Codes, 0, Skip),
-    length(Layout, Skip),
-    append(Layout, Word, Codes),
-    Word = [C|_],
-    code_type(C, upper),
-    name_chars(Word, 0, _, _, NameCodes),
-    atom_codes(Name, NameCodes),
+variable_alias(Src, Offset, Name, Op) :-
+    word_after(Src, Offset, upper, Name),
     etalis_operator_alias(Name, Op, _).
 
-%   misspelt_operator(+Src, +Offset, -Word, -Op): after the layout at
-%   Offset in the text comes the word Word, no operator itself but one
-%   edit (two in a name of five letters or more) from the operator Op.
+%   word_after(+Src, +Offset, +Type, -Word): after the layout at Offset
+%   in the text comes the word Word, its first character of code_type/2
+%   Type.
 
-misspelt_operator(src(_, Text, _), Offset, Word, Op) :-
+word_after(src(_, Text, _), Offset, Type, Word) :-
     sub_string(Text, Offset, _, 0, Rest),
     string_codes(Rest, Codes),
     layout_end(Codes, 0, Skip),
     length(Layout, Skip),
     append(Layout, Following, Codes),
     Following = [C|_],
-    code_type(C, lower),
+    code_type(C, Type),
     name_chars(Following, 0, _, _, WordCodes),
-    atom_codes(Word, WordCodes),
+    atom_codes(Word, WordCodes).
+
+%   misspelt_operator(+Src, +Offset, -Word, -Op): after the layout at
+%   Offset in the text comes the word Word, no operator itself but one
+%   edit (two in a name of five letters or more) from the operator Op.
+
+misspelt_operator(Src, Offset, Word, Op) :-
+    word_after(Src, Offset, lower, Word),
     \+ etl_operator(_, _, Word),
+    atom_codes(Word, WordCodes),
     findall(D-Op0,
             ( etl_operator(_, _, Op0),
               atom_codes(Op0, OpCodes),
