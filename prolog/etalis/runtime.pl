@@ -470,23 +470,39 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
         feed_lines(Lines, First, M, Order0, Order, A0, A, Rejected, Tail)
     ;   line_count(In, L),
         Line is L + Offset,
-        (   nonvar(Term),
-            input_event(Term, Line, E0, T1, T2, Reason),
-            var(Reason),
-            prefixed_event(M, E0, E),
-            character_count(current_output, Kept),
-            catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
-                  etalis_limit(Hit),
-                  true)
-        ->  (   var(Hit)
-            ->  A1 is A0 + 1,
-                feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
-            ;   stop(Hit, Kept, Order0-Order, A0-A, Rejected-Tail)
-            )
-        ;   rejection(Term, Line, Order0, Reason),
+        feed_term(Term, Line, M, Order0, Outcome),
+        (   Outcome = admitted(Order1)
+        ->  A1 is A0 + 1,
+            feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
+        ;   Outcome = stopped(Hit, Kept)
+        ->  stop(Hit, Kept, Order0-Order, A0-A, Rejected-Tail)
+        ;   Outcome = rejected(Reason),
             Rejected = [rejected(Line, Reason)|Rest],
             feed_loop(In, Text, M, Offset, C1, Order0, Order, A0, A, Rest, Tail)
         )
+    ).
+
+%   feed_term(+Term, +Line, +M, +Order0, -Outcome): process Term, read
+%   from line Line, in engine M.  Outcome is admitted(Order) (an event,
+%   processed), stopped(Hit, Kept) (an event over the inference limit;
+%   Kept is the output written before it, see stop/5) or
+%   rejected(Reason).
+
+feed_term(Term, Line, M, Order0, Outcome) :-
+    (   nonvar(Term),
+        input_event(Term, Line, E0, T1, T2, Reason),
+        var(Reason),
+        prefixed_event(M, E0, E),
+        character_count(current_output, Kept),
+        catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
+              etalis_limit(Hit),
+              true)
+    ->  (   var(Hit)
+        ->  Outcome = admitted(Order1)
+        ;   Outcome = stopped(Hit, Kept)
+        )
+    ;   rejection(Term, Line, Order0, Reason),
+        Outcome = rejected(Reason)
     ).
 
 %   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
@@ -499,21 +515,16 @@ list_loop([Term|Terms], Line, M, Order0, Order, A0, A, Rejected) :-
     Next is Line + 1,
     (   Term == []
     ->  list_loop(Terms, Next, M, Order0, Order, A0, A, Rejected)
-    ;   input_event(Term, Line, E0, T1, T2, Reason),
-        var(Reason),
-        prefixed_event(M, E0, E),
-        character_count(current_output, Kept),
-        catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
-              etalis_limit(Hit),
-              true)
-    ->  (   var(Hit)
+    ;   feed_term(Term, Line, M, Order0, Outcome),
+        (   Outcome = admitted(Order1)
         ->  A1 is A0 + 1,
             list_loop(Terms, Next, M, Order1, Order, A1, A, Rejected)
-        ;   stop(Hit, Kept, Order0-Order, A0-A, Rejected-[])
+        ;   Outcome = stopped(Hit, Kept)
+        ->  stop(Hit, Kept, Order0-Order, A0-A, Rejected-[])
+        ;   Outcome = rejected(Reason),
+            Rejected = [rejected(Line, Reason)|Rest],
+            list_loop(Terms, Next, M, Order0, Order, A0, A, Rest)
         )
-    ;   rejection(Term, Line, Order0, Reason),
-        Rejected = [rejected(Line, Reason)|Rest],
-        list_loop(Terms, Next, M, Order0, Order, A0, A, Rest)
     ).
 
 :- set_prolog_flag(optimise, false).
