@@ -11,6 +11,7 @@
 :- use_module(library(http/json)).
 :- use_module(etalis/syntax).
 :- use_module(etalis/compile).
+:- use_module(etalis/load).
 :- use_module(etalis/runtime).
 :- use_module(etalis/knowledge).
 :- use_module(etalis/sandbox, [sandbox_check/2]).

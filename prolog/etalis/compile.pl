@@ -1,32 +1,28 @@
 :- module(etalis_compile,
           [ compile_items/3,            % +Items, +Options, -Compiled
-            load_compiled/2,            % +Engine, +Compiled
             compile_more/3,             % +Items, +Compiled0, -Compiled
             compile_without/3,          % +Label, +Compiled0, -Compiled
-            reload_compiled/3,          % +Engine, +Compiled0, +Compiled
-            load_statics/3,             % +Engine, +Compiled, -Refs
             compiled_listing/1,         % +Compiled
             node_pattern/3,             % +Op, +Inputs, -Pattern
-            immediate_event/2,          % +Pattern, -Event
-            immediate_event/3,          % +Pattern, -Event, -Widens
-            aggregated_event/2,         % +Pattern, -Event
-            widening_side/2             % ?Operator, ?Side
+            kleene_event/1,             % +Event
+            map_derived/3,              % :Rewrite, +Body0, -Body
+            list_to_assoc_set/2         % +Keys, -Set
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(pairs)).
 :- use_module(library(assoc)).
-:- use_module(library(ordsets)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
 :- use_module(syntax).
 :- use_module(binarize).
 :- use_module(operators).
 :- reexport(optable, [waiting_side/2]).
-:- use_module(policies, [policy/1, policy_hint/1, filtering_policy/1]).
+:- use_module(policies, [filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
-:- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
-:- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3, sandboxed_true/3]).
+:- use_module(directives, [file_directives/2, option_policy/2, unique_labels/1, check_overrides/2,
+                           triggered_events/4, default_inference_limit/1]).
+:- use_module(recursion, [check_recursion/2, repeating_events/2]).
 
 /** <module> Compiling rule files into event-driven clauses
 
@@ -43,25 +39,10 @@ into compiled(Program, Clauses, Statics, Settings):
     is the rule's label, or `line N`) and `directives` (the file's
     directives, checked and normalised, most recent first).
 
-Directives understood in a rule file:
 
-  - `:- policy(P).` the default consumption policy of the file;
-  - `:- policy(Label, P).` the policy of the rule labelled Label;
-  - `:- print_events([Name/Arity, ...]).` the events that are
-    reported (default: the head of every rule);
-  - `:- max_age(D).` pending goals of a pattern without a window are
-    dropped once older than D: the pattern behaves as `P within D`.
-  - `:- prefix(P, IRI).` P:Local names the IRI IRI followed by Local
-    (see expand_prefixes/2);
-  - `:- ontology(File).` or `:- ontology(File, [entailment(E)])`:
-    background knowledge to load into the engine; kept in the
-    settings' directives as ontology(Path, E, Where);
-  - `:- input(Name/Arity).` or `:- input([Name/Arity, ...])`: the
-    events that come from outside (optional, for `etalis check`); kept
-    as input(Name/Arity, Where), one per event;
-  - `:- dynamic(Name/Arity).` (or a list): a predicate of the file's
-    static rules that may have no clauses, and that its static rules
-    may assert and retract; kept as dynamic(Name/Arity, Where).
+The directives of a rule file are checked in etalis_directives, the
+recursion of its rules in etalis_recursion; etalis_load loads the
+compiled rules into an engine.
 */
 
 %!  compile_items(+Items, +Options, -Compiled) is det.
@@ -117,6 +98,10 @@ compile_without(Label, compiled(program(Nodes0, Links0), _, _, Settings0), Compi
 used_node(Used, node(Id, _, _, _, _, _)) :-
     get_assoc(Id, Used, _).
 
+%!  list_to_assoc_set(+Keys, -Set) is det.
+%
+%   Set is an assoc with the Keys as keys (each with value `true`).
+
 list_to_assoc_set(Keys, Set) :-
     sort(Keys, Unique),
     findall(K-true, member(K, Unique), Pairs),
@@ -134,8 +119,7 @@ existing_labels(program(_, Links), Labels) :-
 rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     include(is_rule, Items, Rules0),
     include(is_static, Items, Statics),
-    include(is_directive, Items, Directives0),
-    foldl(directive, Directives0, [], Directives),
+    file_directives(Items, Directives),
     (   option_policy(Options, Policy)
     ->  true
     ;   memberchk(policy(Policy), Directives)
@@ -210,41 +194,6 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives}.
 
-%   triggered_events(+Items, +Rules, +Where, -Printed): the events that
-%   the print_trigger/1 of the file's static rules reports, asked once,
-%   at load, as ETALIS asks it for each event: an event Name/Arity that
-%   the Rules derive (or that a print_trigger fact names) is reported
-%   when print_trigger(all_defined_events) or print_trigger(Name/Arity)
-%   succeeds.  ETALIS also asks print_trigger(Event) of each occurrence;
-%   that, which depends on the event's arguments, is not asked.
-
-triggered_events(Items, Rules, Where, Printed) :-
-    findall(N/A, ( member(rule(_, Head, _, _, _), Rules),
-                   functor(Head, N, A),
-                   \+ sub_atom(N, 0, _, _, $) ), Derived),
-    findall(N/A, ( member(static(print_trigger(Spec), _), Items),
-                   nonvar(Spec), Spec = N/A, atom(N), integer(A) ), Named),
-    append(Derived, Named, Events0),
-    sort(Events0, Events),
-    findall(Goal-Where, ( Goal = print_trigger(all_defined_events)
-                        ; member(E, Events), Goal = print_trigger(E) ), Goals),
-    sandboxed_true(Items, Goals, True),
-    (   memberchk(print_trigger(all_defined_events)-_, True)
-    ->  Printed = Events
-    ;   findall(E, member(print_trigger(E)-_, True), Printed)
-    ).
-
-%   default_inference_limit(-Limit)
-%
-%   The inference limit per event of an engine made without option
-%   inference_limit(N): far above what realistic rules need per event
-%   (the examples need at most 413, the random rules of the semantics
-%   tests at most 38,970), so that only a `where` condition that does
-%   not end, or detections that multiply without bound, reach it, after
-%   a second or so.
-
-default_inference_limit(10_000_000).
-
 %   explained_rule(+Rule0, -Rule)
 %
 %   With provenance (option explain(true)), every event carries one
@@ -297,9 +246,10 @@ annotated_event(position, E, event(E), Prov) :-
     arg(1, E, Prov).
 annotated_event(position, E, where(event(E), etalis_strategies:position(P)), [P]).
 
-%   kleene_event(+E): E is the hidden event of a `P+` (see
-%   etalis_syntax:kleene_rules/3), whose first argument is the list of
-%   the positions of its events.
+%!  kleene_event(+E) is semidet.
+%
+%   E is the hidden event of a `P+` (see etalis_syntax:kleene_rules/3),
+%   whose first argument is the list of the positions of its events.
 
 kleene_event(E) :-
     compound(E),
@@ -650,8 +600,10 @@ resolve_link(Key, Links0, Links1, Links, Resolved) :-
         put_assoc(Key, Links2, Resolved, Links)
     ).
 
-%   map_derived(:Rewrite, +Body0, -Body): Body0 with each goal
-%   '$derived'(E, T1, T2, O) replaced by Goal of call(Rewrite, G, Goal).
+%!  map_derived(:Rewrite, +Body0, -Body) is det.
+%
+%   Body0 with each goal '$derived'(E, T1, T2, O) replaced by Goal of
+%   call(Rewrite, G, Goal).
 
 :- meta_predicate map_derived(2, +, -).
 
@@ -672,249 +624,6 @@ map_derived(R, G0, G) :-
     call(R, G0, G).
 map_derived(_, G, G).
 
-%   check_recursion(+Rules, -Repeating)
-%
-%   A cycle from a rule head back to an event of a pattern that passes
-%   no waiting operand (the left of seq, the stored side of the one-way
-%   Allen relations, the negated part of cnot or fnot), no where
-%   condition (which may stop it) and no operand that strictly widens
-%   the interval (the right of seq, see widening_side/2) can derive an
-%   event from itself over the same interval, over and over.  Its least
-%   model is finite all the same: a derived occurrence identical to one
-%   already derived is no new fact.  So the events of such cycles
-%   (Repeating, see repeating_events/2) are derived once per distinct
-%   occurrence (etalis_runtime:first_derivation/4), and the cycle ends.
-%   Refused: such a cycle through an aggregate, whose values are new
-%   in every round.  A cycle that widens ends anyway, since each round
-%   takes an occurrence that lies further out.
-
-check_recursion(Rules, Repeating) :-
-    repeating_events(Rules, Repeating),
-    (   Repeating == []
-    ->  true
-    ;   immediate_edges(Rules, Edges),
-        edge_index(Edges, Index),
-        (   member(rule(_, H0, P, Where, _), Rules),
-            aggregated_event(P, E0),
-            copy_term(E0-H0, E1-H1),
-            reaches(H1, E1, Index, [Where])
-        ->  etalis_error("these rules derive an event from itself at the same time, forever, through an aggregate",
-                         "put the recursive event on the left of seq (it must occur before), or guard the recursion with a where condition",
-                         Where)
-        ;   true
-        )
-    ).
-
-immediate_edges(Rules, Edges) :-
-    findall(edge(E, H, Where),
-            ( member(rule(_, H, P, Where, _), Rules),
-              immediate_event(P, E, false) ),
-            Edges).
-
-%   repeating_events(+Rules, -Specs): the events Name/Arity on a cycle
-%   of steps that complete at once without widening (see
-%   check_recursion/2), taken by name and arity.
-
-repeating_events(Rules, Specs) :-
-    immediate_edges(Rules, Edges),
-    edge_index(Edges, Index),
-    (   acyclic(Index)
-    ->  Specs = []
-    ;   findall(V-W, ( member(edge(E, H, _), Edges), functor(E, N, A), V = N/A,
-                       functor(H, HN, HA), W = HN/HA ), Arcs0),
-        sort(Arcs0, Arcs),
-        cyclic_vertices(Arcs, Specs)
-    ).
-
-%   cyclic_vertices(+Arcs, -Vertices): the vertices of the graph Arcs
-%   (V-W pairs) that lie on a cycle: those of a strongly connected
-%   component of more than one vertex, or with an arc to themselves.
-%   Kosaraju's two depth-first searches, in n log n.
-
-cyclic_vertices(Arcs, Vertices) :-
-    adjacency(Arcs, Out),
-    findall(W-V, member(V-W, Arcs), Reversed0),
-    sort(Reversed0, Reversed),
-    adjacency(Reversed, In),
-    assoc_to_keys(Out, Vs0),
-    assoc_to_keys(In, Vs1),
-    ord_union(Vs0, Vs1, Vs),
-    empty_assoc(Seen0),
-    foldl(finish_order(Out), Vs, Seen0-[], _-Order),
-    empty_assoc(Comp0),
-    foldl(component_root(In), Order, Comp0, Comp),
-    assoc_to_list(Comp, Pairs),
-    transpose_pairs(Pairs, ByRoot),
-    group_pairs_by_key(ByRoot, Groups),
-    findall(V, ( member(_-Members, Groups),
-                 (   Members = [_, _|_]
-                 ->  member(V, Members)
-                 ;   Members = [V],
-                     memberchk(V-V, Arcs)
-                 ) ),
-            Vertices0),
-    sort(Vertices0, Vertices).
-
-adjacency(Arcs, Adjacency) :-
-    group_pairs_by_key(Arcs, Groups),
-    list_to_assoc(Groups, Adjacency).
-
-neighbours(Adjacency, V, Ns) :-
-    (   get_assoc(V, Adjacency, Ns0) -> Ns = Ns0 ; Ns = [] ).
-
-finish_order(Out, V, Seen0-Order0, Seen-Order) :-
-    (   get_assoc(V, Seen0, _)
-    ->  Seen = Seen0, Order = Order0
-    ;   put_assoc(V, Seen0, true, Seen1),
-        neighbours(Out, V, Ns),
-        foldl(finish_order(Out), Ns, Seen1-Order0, Seen-Order1),
-        Order = [V|Order1]
-    ).
-
-component_root(In, V, Comp0, Comp) :-
-    (   get_assoc(V, Comp0, _)
-    ->  Comp = Comp0
-    ;   assign_root(In, V, V, Comp0, Comp)
-    ).
-
-assign_root(In, Root, V, Comp0, Comp) :-
-    (   get_assoc(V, Comp0, _)
-    ->  Comp = Comp0
-    ;   put_assoc(V, Comp0, Root, Comp1),
-        neighbours(In, V, Ns),
-        foldl(assign_root(In, Root), Ns, Comp1, Comp)
-    ).
-
-%!  aggregated_event(+Pattern, -Event) is nondet.
-%
-%   Event completes Pattern at once, without widening, through an
-%   aggregate (whose values are new in every round of a cycle).
-
-aggregated_event(aggregate(_, _, P, _, _), E) :-
-    immediate_event(P, E, false).
-aggregated_event(op(Op, L, R), E) :-
-    waiting_side(Op, Waiting),
-    (   Waiting \== left, \+ widening_side(Op, left), aggregated_event(L, E)
-    ;   Waiting \== right, \+ widening_side(Op, right), aggregated_event(R, E)
-    ).
-aggregated_event(or(L, R), E) :-
-    ( aggregated_event(L, E) ; aggregated_event(R, E) ).
-aggregated_event(fnot(P, _), E) :-
-    aggregated_event(P, E).
-aggregated_event(within(P, _), E) :-
-    aggregated_event(P, E).
-aggregated_event(aggregate(_, _, P, _, _), E) :-
-    aggregated_event(P, E).
-
-%   edge_index(+Edges, -Index): Index maps Name/Arity to the edges from
-%   events Name/Arity.
-
-edge_index(Edges, Index) :-
-    findall(N/A-Edge, ( member(Edge, Edges), Edge = edge(E, _, _), functor(E, N, A) ), Pairs0),
-    keysort(Pairs0, Pairs),
-    group_pairs_by_key(Pairs, Groups),
-    list_to_assoc(Groups, Index).
-
-%   acyclic(+Index): the edges, taken between Name/Arity of events, make
-%   no cycle; then no event can derive itself.  Checked by a depth-first
-%   search (active: on the current path; done: no cycle through it), so
-%   that large acyclic rule sets are checked in n log n.
-
-acyclic(Index) :-
-    assoc_to_keys(Index, Vertices),
-    empty_assoc(Colours0),
-    foldl(acyclic_from(Index), Vertices, Colours0, _).
-
-acyclic_from(Index, V, Colours0, Colours) :-
-    (   get_assoc(V, Colours0, Colour)
-    ->  Colour == done,
-        Colours = Colours0
-    ;   put_assoc(V, Colours0, active, Colours1),
-        (   get_assoc(V, Index, Out)
-        ->  findall(N/A, ( member(edge(_, H, _), Out), functor(H, N, A) ), Next)
-        ;   Next = []
-        ),
-        foldl(acyclic_from(Index), Next, Colours1, Colours2),
-        put_assoc(V, Colours2, done, Colours)
-    ).
-
-%   reaches(+Head, +Target, +Index, +Seen): a chain of immediate edges
-%   leads from the event Head to one that unifies with Target.
-
-reaches(H, T, _, _) :-
-    \+ H \= T,
-    !.
-reaches(H, T, Index, Seen) :-
-    functor(H, N, A),
-    get_assoc(N/A, Index, Edges),
-    member(edge(E0, H0, Where), Edges),
-    \+ memberchk(Where, Seen),
-    copy_term(E0-H0, E-H1),
-    \+ E \= H,
-    reaches(H1, T, Index, [Where|Seen]).
-
-%!  immediate_event(+Pattern, -Event) is nondet.
-%
-%   Event occurs in the normalised Pattern in a place where its
-%   occurrence completes the pattern at once (the rule checks of
-%   etalis_rule_facts ask it too).
-
-immediate_event(P, E) :-
-    immediate_event(P, E, _).
-
-%!  immediate_event(+Pattern, -Event, -Widens) is nondet.
-%
-%   As immediate_event/2; Widens is `true` when every occurrence of
-%   Pattern that Event's occurrence completes lies over an interval
-%   that strictly contains Event's (it passes an operand that widens,
-%   see widening_side/2), else `false`.
-
-immediate_event(event(E), E, false).
-immediate_event(op(Op, L, R), E, Widens) :-
-    waiting_side(Op, Waiting),
-    (   Waiting \== left, immediate_event(L, E, W0), Side = left
-    ;   Waiting \== right, immediate_event(R, E, W0), Side = right
-    ),
-    (   widening_side(Op, Side)
-    ->  Widens = true
-    ;   Widens = W0
-    ).
-immediate_event(or(L, R), E, W) :-
-    ( immediate_event(L, E, W) ; immediate_event(R, E, W) ).
-immediate_event(cnot(op(seq, _, R), _), E, true) :-
-    immediate_event(R, E, _).
-immediate_event(fnot(P, _), E, W) :-
-    immediate_event(P, E, W).
-immediate_event(within(P, _), E, W) :-
-    immediate_event(P, E, W).
-immediate_event(aggregate(_, _, P, _, _), E, W) :-
-    immediate_event(P, E, W).
-
-%!  widening_side(?Operator, ?Side) is nondet.
-%
-%   An occurrence of the temporal Operator completed by its Side
-%   operand (left or right) always lies over an interval that strictly
-%   contains that operand's: the right of `seq` (the left ends before
-%   it starts), the left of `after`, `overlapped_by` and `finishes`,
-%   the right of `overlaps` and `finished_by`.  Decided from the
-%   operator table: the condition and result interval of the operator
-%   are tried on every order of the four end points (with ties), which
-%   are all that comparisons of end points can tell apart.
-
-widening_side(Op, Side) :-
-    temporal_spec(Op, _, _, _, _, _),
-    member(Side, [left, right]),
-    \+ narrow_instance(Op, Side).
-
-narrow_instance(Op, Side) :-
-    between(0, 3, A1), between(A1, 3, A2),
-    between(0, 3, B1), between(B1, 3, B2),
-    temporal_spec(Op, i(A1, A2), i(B1, B2), Cond, i(SX, EX), _),
-    catch(Cond, _, fail),
-    S is SX, E is EX,
-    (   Side == left -> X1-X2 = A1-A2 ; X1-X2 = B1-B2 ),
-    \+ ( S =< X1, X2 =< E, ( S < X1 ; X2 < E ) ).
-
 %   selected_rules(+Options, +Rules0, -Rules): with option only_rules(Ns),
 %   the event rules numbered Ns (1-based, in file order); all otherwise.
 
@@ -928,107 +637,6 @@ selected_rules(Options, Rules0, Rules) :-
 
 is_rule(rule(_, _, _, _, _)).
 is_static(static(_, _)).
-is_directive(directive(_, _)).
-
-option_policy(Options, Policy) :-
-    memberchk(policy(Policy), Options),
-    nonvar(Policy),
-    (   policy(Policy)
-    ->  true
-    ;   domain_error(etalis_policy, Policy)
-    ).
-
-directive(directive(D, Where), Ds0, Ds) :-
-    (   directive_(D, Where, Ds0, Ds)
-    ->  true
-    ;   directive_text(D, Text),
-        format(string(M), "unknown directive ~s", [Text]),
-        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity), dynamic(Name/Arity)", Where)
-    ).
-
-%   directive_text(+D, -Text): D as written, its principal functor in
-%   standard form (`initialization(halt)`, not `initialization halt`).
-
-directive_text(D, Text) :-
-    (   compound(D)
-    ->  compound_name_arguments(D, Name, Args),
-        format(string(Open), "~q(", [Name]),
-        foldl([A, S0, S]>>( S0 == "" -> format(string(S), "~q", [A])
-                                     ; format(string(S), "~s, ~q", [S0, A]) ),
-              Args, "", ArgsText),
-        format(string(Text), "~s~s)", [Open, ArgsText])
-    ;   format(string(Text), "~q", [D])
-    ).
-
-directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
-    valid_policy(P, Where).
-directive_(policy(Label, P), Where, Ds, [rule_policy(Label, P, Where)|Ds]) :-
-    valid_policy(P, Where),
-    (   atom(Label)
-    ->  true
-    ;   etalis_error("a rule label must be an atom", "write e.g. :- policy(my_rule, recent).", Where)
-    ).
-directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
-    (   is_list(Specs), maplist(event_spec, Specs, Printed)
-    ->  true
-    ;   etalis_error("print_events takes a list of Name/Arity", "write e.g. :- print_events([alarm/1]).", Where)
-    ).
-directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etalis_syntax:trigger_rules/3
-directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
-    duration_seconds(D, Where, Seconds).
-directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-
-    prefix_declaration(P, IRI, Where, NS).
-directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-
-    ontology_declaration(ontology(File), Where, Ontology).
-directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
-    ontology_declaration(ontology(File, Options), Where, Ontology).
-directive_(dynamic(PIs), Where, Ds0, Ds) :-       % see etalis_declarations/2
-    is_list(PIs),
-    foldl([PI, D0, [dynamic(PI, Where)|D0]]>>true, PIs, Ds0, Ds).
-directive_(input(Specs0), Where, Ds0, Ds) :-
-    (   is_list(Specs0) -> Specs = Specs0 ; Specs = [Specs0] ),
-    (   Specs \== [], maplist(event_spec, Specs, Inputs)
-    ->  foldl([S, D0, [input(S, Where)|D0]]>>true, Inputs, Ds0, Ds)
-    ;   etalis_error("input takes an event Name/Arity or a list of them",
-                     "write e.g. :- input(reading/3). or :- input([hot/1, smoke/1]).", Where)
-    ).
-
-event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
-
-valid_policy(P, Where) :-
-    (   var(P)
-    ->  etalis_error("a consumption policy must be named, not a variable",
-                     "write e.g. :- policy(recent).", Where)
-    ;   policy(P)
-    ->  true
-    ;   format(string(M), "unknown consumption policy ~q", [P]),
-        policy_hint(Hint),
-        etalis_error(M, Hint, Where)
-    ).
-
-%   unique_labels(+Rules): no two rules have the same label; else the
-%   error is at the second rule of the first label (in file order) that
-%   is used twice.
-
-unique_labels(Rules) :-
-    findall(L-(I-Where), ( nth1(I, Rules, rule(L, _, _, Where, _)), L \== '' ), Pairs),
-    keysort(Pairs, Sorted),
-    group_pairs_by_key(Sorted, Groups),
-    (   aggregate_all(min(I, L-Where),
-                      member(L-[I-_, _-Where|_], Groups),
-                      min(_, L-Where))
-    ->  format(string(M), "the label ~q is used by more than one rule", [L]),
-        etalis_error(M, "give each rule its own label", Where)
-    ;   true
-    ).
-
-check_overrides(Overrides, Rules) :-
-    forall(member(Label-_-Where, Overrides),
-           (   memberchk(rule(Label, _, _, _, _), Rules)
-           ->  true
-           ;   format(string(M), "no rule is labelled ~q", [Label]),
-               etalis_error(M, "label the rule: Label : Head <- Pattern.", Where)
-           )).
 
 rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
     (   kleene_event(H0)
@@ -1077,150 +685,6 @@ strategy_rule(Policy, L, W, H0-P0, H-P) :-
     selected_head(Policy, Key, H0, H),
     arg(4, H, Prov).
 strategy_rule(_, _, _, Rule, Rule).
-
-%!  load_compiled(+Engine, +Compiled) is det.
-%
-%   Load the clauses and static rules of Compiled into Engine and give
-%   it fresh state.
-%
-%   @error etalis_error(Message, Hint) for a static clause that cannot
-%   be defined (e.g. it redefines a built-in predicate).
-
-load_compiled(M, Compiled) :-
-    load_statics(M, Compiled, _),
-    load_clauses(M, Compiled),
-    Compiled = compiled(program(Nodes, _), _, _, Settings),
-    stores_of(Nodes, Stores),
-    etalis_runtime:engine_start(M, Stores, Settings.lateness, Settings.inference_limit),
-    (   get_dict(explain, Settings, true)
-    ->  assertz(M:'$explain')
-    ;   true
-    ),
-    selecting(M, Compiled),
-    assertz(M:'$compiled'(Compiled)).
-
-%   selecting(+M, +Compiled): mark an engine with rules under a selector,
-%   whose input events are counted and whose matches are selected (see
-%   etalis_strategies).
-
-selecting(M, compiled(program(_, Links), _, _, _)) :-
-    retractall(M:'$selecting'),
-    (   member(link(_, _, Head, _), Links),
-        ( Head = '$select'(_, _, _, _) ; kleene_event(Head) )
-    ->  assertz(M:'$selecting')
-    ;   true
-    ).
-
-%!  reload_compiled(+Engine, +Compiled0, +Compiled) is det.
-%
-%   Replace Engine's rules Compiled0 by Compiled (see compile_more/3 and
-%   compile_without/3), keeping the pending goals of the goals they
-%   share: stores are made for new goals and freed for dropped ones.
-%   The static rules of Compiled must be loaded first (load_statics/3).
-
-reload_compiled(M, Compiled0, Compiled) :-
-    Compiled = compiled(program(Nodes, _), _, _, _),
-    Compiled0 = compiled(program(Nodes0, _), _, _, _),
-    retractall(M:'$reported'(_)),
-    retractall(M:'$rule_goals'(_, _)),
-    abolish(M:'$on'/4),
-    dynamic(M:'$on'/4),
-    load_clauses(M, Compiled),
-    stores_of(Nodes0, Old),
-    stores_of(Nodes, New),
-    etalis_runtime:engine_restores(M, Old, New),
-    selecting(M, Compiled),
-    retractall(M:'$compiled'(_)),
-    assertz(M:'$compiled'(Compiled)).
-
-stores_of(Nodes, Indexes) :-
-    findall(I, ( member(node(Id, _, _, _, _, _), Nodes), store_index(Id, _, I) ), Indexes).
-
-load_clauses(M, compiled(_, Clauses, _, Settings)) :-
-    list_to_assoc_set(Settings.printed, Printed),
-    (   get_dict(repeating, Settings, Repeating0) -> true ; Repeating0 = [] ),
-    list_to_assoc_set(Repeating0, Repeating),
-    Derivation = derivation(M, Printed, Repeating, Settings.explain),
-    retractall(M:'$repeating'(_, _)),
-    forall(member(N/A, Repeating0),
-           (   functor(T, N, A),
-               occurrence_key(Settings.explain, T, Key),
-               assertz(M:'$repeating'(T, Key))
-           )),
-    forall(member(C0, Clauses),
-           (   bind_engine(C0, M, C1),
-               direct_derivation(C1, Derivation, C),
-               assertz(M:C)
-           )),
-    (   predicate_property(M:'$on'(_, _, _, _), number_of_clauses(N)), N > 0
-    ->  compile_predicates([M:'$on'/4])
-    ;   true
-    ),
-    forall(member(Name-Ids, Settings.rule_goals), assertz(M:'$rule_goals'(Name, Ids))).
-
-bind_engine(C0, M, C) :-
-    copy_term(C0, C1),
-    replace_engine(C1, M, C).
-
-replace_engine(T, _, T) :- var(T), !.
-replace_engine('$engine', M, M) :- !.
-replace_engine(etalis_runtime:engine_store('$engine', I, S), M, nb_getval(Name, S)) :- !,
-    etalis_runtime:store_global(M, I, Name).
-replace_engine(T, M, T1) :-
-    compound(T), !,
-    compound_name_arguments(T, N, As),
-    maplist(replace_engine_arg(M), As, Bs),
-    compound_name_arguments(T1, N, Bs).
-replace_engine(T, _, T).
-
-replace_engine_arg(M, A, B) :-
-    replace_engine(A, M, B).
-
-%   direct_derivation(+Clause, +Derivation, -Clause1)
-%
-%   Replace '$derived'(E, T1, T2, O) in a generated clause by what it
-%   does for E: report it if it is printed, and pass it on as an event;
-%   for an event on a cycle that can repeat an occurrence, only if it is
-%   not one derived already.  Derivation is derivation(Engine, Printed,
-%   Repeating, Explain): Printed and Repeating are sets of Name/Arity
-%   (assocs), and with Explain the last argument of an event is its
-%   provenance, which does not tell occurrences apart.
-
-direct_derivation((H :- B0), Derivation, (H :- B)) :- !,
-    map_derived(direct_goal(Derivation), B0, B).
-direct_derivation(C, _, C).
-
-direct_goal(derivation(M, Printed, Repeating, Explain), '$derived'(E, T1, T2, O), Goal) :-
-    functor(E, N, A),
-    (   get_assoc(N/A, Printed, _)
-    ->  Goal0 = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
-    ;   Goal0 = '$on'(E, T1, T2, O)
-    ),
-    (   get_assoc(N/A, Repeating, _)
-    ->  occurrence_key(Explain, E, Key),
-        Goal = ( etalis_runtime:first_derivation(M, Key, T1, T2), Goal0 )
-    ;   Goal = Goal0
-    ).
-
-occurrence_key(true, E, Key) :- !,
-    E =.. [N|Args],
-    append(KeyArgs, [_], Args),
-    Key =.. [N|KeyArgs].
-occurrence_key(_, E, E).
-
-%!  load_statics(+Engine, +Compiled, -Refs) is det.
-%
-%   Add the static rules of Compiled to Engine; Refs are their clause
-%   references, to take them back with maplist(erase, Refs).
-
-load_statics(M, compiled(_, _, Statics, Settings), Refs) :-
-    forall(member(dynamic(PI, Where), Settings.directives),
-           declare_dynamic(M, PI, Where)),
-    foldl(load_static(M), Statics, Refs, []).
-
-load_static(M, Static, [Ref|Refs], Refs) :-
-    static_clause(Static, Clause, Where),
-    assert_static(M, Clause, Where, Ref).
 
 %!  compiled_listing(+Compiled) is det.
 %

@@ -7,7 +7,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(syntax, [pattern_functor/1]).
-:- use_module(compile, [immediate_event/3, aggregated_event/2]).
+:- use_module(recursion, [immediate_event/3, aggregated_event/2]).
 
 /** <module> Facts about rules for the static checks of `etalis check`
 

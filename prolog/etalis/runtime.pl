@@ -941,7 +941,7 @@ output_to(_, Back) :-
 %   Event over [T1,T2] has not been derived before in Engine (and is
 %   now): for the events of a cycle whose steps complete at once, a
 %   derived occurrence identical to one already derived is no new fact
-%   (see etalis_compile:check_recursion/2).
+%   (see etalis_recursion:check_recursion/2).
 
 first_derivation(M, E, T1, T2) :-
     \+ ( M:'$seen'(E, S, F), S =:= T1, F =:= T2 ),

@@ -1,0 +1,208 @@
+:- module(etalis_directives,
+          [ file_directives/2,          % +Items, -Directives
+            option_policy/2,            % +Options, -Policy
+            unique_labels/1,            % +Rules
+            check_overrides/2,          % +Overrides, +Rules
+            triggered_events/4,         % +Items, +Rules, +Where, -Printed
+            default_inference_limit/1   % -Limit
+          ]).
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(library(pairs)).
+:- use_module(library(aggregate)).
+:- use_module(library(error)).
+:- use_module(syntax, [etalis_error/3, duration_seconds/3]).
+:- use_module(policies, [policy/1, policy_hint/1]).
+:- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
+:- use_module(sandbox, [sandboxed_true/3]).
+
+/** <module> The directives of a rule file
+
+file_directives/2 checks and normalises the directives of a rule file;
+etalis_compile:compile_items/3 compiles the rules with the settings
+they give.
+
+Directives understood in a rule file:
+
+  - `:- policy(P).` the default consumption policy of the file;
+  - `:- policy(Label, P).` the policy of the rule labelled Label;
+  - `:- print_events([Name/Arity, ...]).` the events that are
+    reported (default: the head of every rule);
+  - `:- max_age(D).` pending goals of a pattern without a window are
+    dropped once older than D: the pattern behaves as `P within D`.
+  - `:- prefix(P, IRI).` P:Local names the IRI IRI followed by Local
+    (see expand_prefixes/2);
+  - `:- ontology(File).` or `:- ontology(File, [entailment(E)])`:
+    background knowledge to load into the engine; kept in the
+    settings' directives as ontology(Path, E, Where);
+  - `:- input(Name/Arity).` or `:- input([Name/Arity, ...])`: the
+    events that come from outside (optional, for `etalis check`); kept
+    as input(Name/Arity, Where), one per event;
+  - `:- dynamic(Name/Arity).` (or a list): a predicate of the file's
+    static rules that may have no clauses, and that its static rules
+    may assert and retract; kept as dynamic(Name/Arity, Where).
+*/
+
+%!  file_directives(+Items, -Directives) is det.
+%
+%   Directives are the directive(D, Where) items of Items, checked and
+%   normalised, most recent first.
+%
+%   @error etalis_error(Message, Hint) at an unknown or malformed
+%   directive.
+
+file_directives(Items, Directives) :-
+    include(is_directive, Items, Directives0),
+    foldl(directive, Directives0, [], Directives).
+
+is_directive(directive(_, _)).
+
+%!  triggered_events(+Items, +Rules, +Where, -Printed) is det.
+%
+%   Printed are the events that the print_trigger/1 of the file's static rules reports, asked once,
+%   at load, as ETALIS asks it for each event: an event Name/Arity that
+%   the Rules derive (or that a print_trigger fact names) is reported
+%   when print_trigger(all_defined_events) or print_trigger(Name/Arity)
+%   succeeds.  ETALIS also asks print_trigger(Event) of each occurrence;
+%   that, which depends on the event's arguments, is not asked.
+
+triggered_events(Items, Rules, Where, Printed) :-
+    findall(N/A, ( member(rule(_, Head, _, _, _), Rules),
+                   functor(Head, N, A),
+                   \+ sub_atom(N, 0, _, _, $) ), Derived),
+    findall(N/A, ( member(static(print_trigger(Spec), _), Items),
+                   nonvar(Spec), Spec = N/A, atom(N), integer(A) ), Named),
+    append(Derived, Named, Events0),
+    sort(Events0, Events),
+    findall(Goal-Where, ( Goal = print_trigger(all_defined_events)
+                        ; member(E, Events), Goal = print_trigger(E) ), Goals),
+    sandboxed_true(Items, Goals, True),
+    (   memberchk(print_trigger(all_defined_events)-_, True)
+    ->  Printed = Events
+    ;   findall(E, member(print_trigger(E)-_, True), Printed)
+    ).
+
+%!  default_inference_limit(-Limit) is det.
+%
+%   The inference limit per event of an engine made without option
+%   inference_limit(N): far above what realistic rules need per event
+%   (the examples need at most 413, the random rules of the semantics
+%   tests at most 38,970), so that only a `where` condition that does
+%   not end, or detections that multiply without bound, reach it, after
+%   a second or so.
+
+default_inference_limit(10_000_000).
+
+%!  option_policy(+Options, -Policy) is semidet.
+%
+%   Policy is given by option policy(Policy) of Options.
+%
+%   @error domain_error(etalis_policy, Policy) if it is no policy.
+
+option_policy(Options, Policy) :-
+    memberchk(policy(Policy), Options),
+    nonvar(Policy),
+    (   policy(Policy)
+    ->  true
+    ;   domain_error(etalis_policy, Policy)
+    ).
+
+directive(directive(D, Where), Ds0, Ds) :-
+    (   directive_(D, Where, Ds0, Ds)
+    ->  true
+    ;   directive_text(D, Text),
+        format(string(M), "unknown directive ~s", [Text]),
+        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity), dynamic(Name/Arity)", Where)
+    ).
+
+%   directive_text(+D, -Text): D as written, its principal functor in
+%   standard form (`initialization(halt)`, not `initialization halt`).
+
+directive_text(D, Text) :-
+    (   compound(D)
+    ->  compound_name_arguments(D, Name, Args),
+        format(string(Open), "~q(", [Name]),
+        foldl([A, S0, S]>>( S0 == "" -> format(string(S), "~q", [A])
+                                     ; format(string(S), "~s, ~q", [S0, A]) ),
+              Args, "", ArgsText),
+        format(string(Text), "~s~s)", [Open, ArgsText])
+    ;   format(string(Text), "~q", [D])
+    ).
+
+directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
+    valid_policy(P, Where).
+directive_(policy(Label, P), Where, Ds, [rule_policy(Label, P, Where)|Ds]) :-
+    valid_policy(P, Where),
+    (   atom(Label)
+    ->  true
+    ;   etalis_error("a rule label must be an atom", "write e.g. :- policy(my_rule, recent).", Where)
+    ).
+directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
+    (   is_list(Specs), maplist(event_spec, Specs, Printed)
+    ->  true
+    ;   etalis_error("print_events takes a list of Name/Arity", "write e.g. :- print_events([alarm/1]).", Where)
+    ).
+directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etalis_syntax:trigger_rules/3
+directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
+    duration_seconds(D, Where, Seconds).
+directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-
+    prefix_declaration(P, IRI, Where, NS).
+directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-
+    ontology_declaration(ontology(File), Where, Ontology).
+directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
+    ontology_declaration(ontology(File, Options), Where, Ontology).
+directive_(dynamic(PIs), Where, Ds0, Ds) :-       % see etalis_declarations/2
+    is_list(PIs),
+    foldl([PI, D0, [dynamic(PI, Where)|D0]]>>true, PIs, Ds0, Ds).
+directive_(input(Specs0), Where, Ds0, Ds) :-
+    (   is_list(Specs0) -> Specs = Specs0 ; Specs = [Specs0] ),
+    (   Specs \== [], maplist(event_spec, Specs, Inputs)
+    ->  foldl([S, D0, [input(S, Where)|D0]]>>true, Inputs, Ds0, Ds)
+    ;   etalis_error("input takes an event Name/Arity or a list of them",
+                     "write e.g. :- input(reading/3). or :- input([hot/1, smoke/1]).", Where)
+    ).
+
+event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
+
+valid_policy(P, Where) :-
+    (   var(P)
+    ->  etalis_error("a consumption policy must be named, not a variable",
+                     "write e.g. :- policy(recent).", Where)
+    ;   policy(P)
+    ->  true
+    ;   format(string(M), "unknown consumption policy ~q", [P]),
+        policy_hint(Hint),
+        etalis_error(M, Hint, Where)
+    ).
+
+%!  unique_labels(+Rules) is det.
+%
+%   No two rules have the same label; else the error is at the second rule of the first label (in file order) that
+%   is used twice.
+
+unique_labels(Rules) :-
+    findall(L-(I-Where), ( nth1(I, Rules, rule(L, _, _, Where, _)), L \== '' ), Pairs),
+    keysort(Pairs, Sorted),
+    group_pairs_by_key(Sorted, Groups),
+    (   aggregate_all(min(I, L-Where),
+                      member(L-[I-_, _-Where|_], Groups),
+                      min(_, L-Where))
+    ->  format(string(M), "the label ~q is used by more than one rule", [L]),
+        etalis_error(M, "give each rule its own label", Where)
+    ;   true
+    ).
+
+%!  check_overrides(+Overrides, +Rules) is det.
+%
+%   Every Label-Policy-Where of Overrides (the `policy(Label, P)`
+%   directives) names a rule of Rules.
+%
+%   @error etalis_error(Message, Hint) at the directive otherwise.
+
+check_overrides(Overrides, Rules) :-
+    forall(member(Label-_-Where, Overrides),
+           (   memberchk(rule(Label, _, _, _, _), Rules)
+           ->  true
+           ;   format(string(M), "no rule is labelled ~q", [Label]),
+               etalis_error(M, "label the rule: Label : Head <- Pattern.", Where)
+           )).
