@@ -48,7 +48,7 @@ test: setup
 	$(VENV)/bin/pytest -q
 
 fuzz: setup
-	$(VENV)/bin/python tests/fuzz_semantics.py --cases 100000 --seed 1
+	PYTHONPATH=. $(VENV)/bin/python tests/fuzz_semantics.py --cases 100000 --seed 1
 
 bench: setup
 	$(VENV)/bin/python benchmarks/throughput.py

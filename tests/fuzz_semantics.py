@@ -1,8 +1,8 @@
 """Fuzz the engine against the reference evaluator of the declarative semantics.
 
-    .venv/bin/python tests/fuzz_semantics.py --cases 20000 --seed 1
+    PYTHONPATH=. .venv/bin/python tests/fuzz_semantics.py --cases 20000 --seed 1
 
-Each case is a random rule set and stream (see etalis_py.testing.random_case;
+Each case is a random rule set and stream (see reference.generate.random_case;
 about a third of them with aggregates, a fifth with cnot or fnot at the top
 of every rule), run through the evaluator and
 through the engine under every consumption policy: under `unrestricted` the
@@ -12,7 +12,7 @@ each as often as the rules derive it; under `recent` and `chronological`
 of them; under a random selection strategy or context (`strict`, `nxt`,
 `last`, `max`, `stn`, `continuous`) a subset of them too.  (Under
 `cumulative` variables hold lists, so it is checked on sequences only.)  Each case also
-draws a sequence rule and stream (etalis_py.selection.random_chain_case)
+draws a sequence rule and stream (reference.selection.random_chain_case)
 on which the engine, under a random strategy, must detect exactly the
 matches of the reference definitions, each with its events.  The first
 mismatch is shrunk and printed in full, as a rule file and a stream; the last line is "N cases, M mismatches".  The exit code
@@ -30,21 +30,15 @@ from typing import Optional, TextIO
 
 from etalis_py.errors import EtalisError
 from etalis_py.engine import STRATEGIES
+from reference.check import Case, Outcome, check_case
+from reference.evaluate import Uncheckable
+from reference.generate import RandomChoices, random_case, random_policy
+from reference.selection import check_chain_case, random_chain_case
+from reference.shrink import shrink_case
 
 # the strategies whose detections are detections of the model (cumulative's
 # variables hold lists of values: it is held to its own definition only)
 SOUND_STRATEGIES = tuple(s for s in STRATEGIES if s != "cumulative")
-from etalis_py.selection import check_chain_case, random_chain_case
-from etalis_py.testing import (
-    Case,
-    Outcome,
-    RandomChoices,
-    Uncheckable,
-    check_case,
-    random_case,
-    random_policy,
-    shrink_case,
-)
 
 @dataclass
 class Mismatch:
@@ -83,7 +77,7 @@ def run_case(seed: int, index: int, policies: Optional[tuple[str, ...]] = None) 
 
 def run_chain_case(seed: int, index: int) -> Optional[Mismatch]:
     """Run the sequence case ``index`` of ``seed`` (see
-    etalis_py.selection.random_chain_case) under its strategy; a mismatch
+    reference.selection.random_chain_case) under its strategy; a mismatch
     with the case and the matches missing or unexpected, or None."""
     case = random_chain_case(RandomChoices(random.Random(f"{seed}:{index}:strategy")))
     missing, unexpected = check_chain_case(case)

@@ -11,7 +11,9 @@ import pytest
 
 from conftest import detect
 
-from etalis_py.testing import Fact, RuleSet, evaluate, filtered_sequence
+from reference.evaluate import Fact, evaluate
+from reference.selection import filtered_sequence
+from reference.terms import RuleSet
 
 CREDIT = """
 credit_status(c1, ok). credit_status(c2, ok). credit_status(c3, ok).

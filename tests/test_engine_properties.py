@@ -1,6 +1,6 @@
 """Lateness, provenance and max_age, held to in-order runs and to the model.
 
-Properties over random rule sets and streams (etalis_py.testing.random_case,
+Properties over random rule sets and streams (reference.generate.random_case,
 some with aggregates):
 
 - lateness: the stream shuffled so that no event is more than the lateness
@@ -30,20 +30,10 @@ from hypothesis import strategies as st
 from etalis_py import Detection, Engine
 from etalis_py.errors import EtalisError
 from etalis_py.events import Event, Time
-from etalis_py.testing import (
-    Case,
-    Choices,
-    Fact,
-    Model,
-    OrderDependent,
-    RuleSet,
-    TooLarge,
-    Within,
-    evaluate,
-    has_aggregate,
-    random_case,
-    random_policy,
-)
+from reference.check import Case
+from reference.evaluate import Fact, Model, OrderDependent, TooLarge, evaluate
+from reference.generate import Choices, random_case, random_policy
+from reference.terms import RuleSet, Within, has_aggregate
 
 BUDGET = 300_000
 

@@ -11,7 +11,8 @@ from conftest import detect
 from etalis_py import Engine, RuleError
 from etalis_py.engine import check_policy, compile_listing
 from etalis_py.findings import check_text
-from etalis_py.testing import Fact, RuleSet, evaluate
+from reference.evaluate import Fact, evaluate
+from reference.terms import RuleSet
 
 
 @pytest.mark.parametrize("op", ["check", "timestamp"])

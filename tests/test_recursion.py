@@ -8,7 +8,8 @@ import pytest
 from conftest import detect
 
 from etalis_py import Engine, RuleError
-from etalis_py.testing import Fact, RuleSet, evaluate
+from reference.evaluate import Fact, evaluate
+from reference.terms import RuleSet
 
 
 @pytest.mark.parametrize(

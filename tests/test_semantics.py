@@ -2,7 +2,7 @@
 
 Three kinds of tests:
 
-- the reference evaluator (etalis_py.testing) on small cases, with the exact
+- the reference evaluator (reference/) on small cases, with the exact
   model each must give, so that the yardstick itself is checked;
 - regressions: cases on which the engine once disagreed with the evaluator
   (shrunk by the fuzzer), with the exact detections;
@@ -31,18 +31,10 @@ from hypothesis import strategies as st
 
 from etalis_py import Engine
 from etalis_py.events import Event
-from etalis_py.testing import (
-    Case,
-    Fact,
-    OrderDependent,
-    RuleSet,
-    TooLarge,
-    Uncheckable,
-    check_case,
-    evaluate,
-    random_case,
-    random_policy,
-)
+from reference.check import Case, check_case
+from reference.evaluate import Fact, OrderDependent, TooLarge, Uncheckable, evaluate
+from reference.generate import random_case, random_policy
+from reference.terms import RuleSet
 
 import fuzz_semantics
 

@@ -4,7 +4,7 @@ Examples with the exact detections of each strategy, each with the input
 events it combines (provenance), on streams where the strategies differ;
 and properties: random sequence rules and streams (hypothesis), where
 the engine under each strategy must detect exactly the matches of the
-reference definitions in etalis_py.selection.
+reference definitions in reference.selection.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from etalis_py import Detection, Engine, RuleError
 from etalis_py.errors import InferenceLimitError
 from etalis_py.events import Event
-from etalis_py.selection import (
+from reference.selection import (
     STRATEGIES,
     Match,
     chain_of,
@@ -35,7 +35,8 @@ from etalis_py.selection import (
     sequence_of,
     stn_matches,
 )
-from etalis_py.testing import PrologGoals, RuleSet
+from reference.evaluate import PrologGoals
+from reference.terms import RuleSet
 
 RULE = "h(X, Y) <- a(X) seq b(Y) seq c."
 

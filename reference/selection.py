@@ -31,22 +31,21 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .engine import Engine
-from .events import Event, Time
-from .testing import (
+from etalis_py.engine import Engine
+from etalis_py.events import Event, Time
+from .evaluate import Fact, GoalSolver, PrologGoals, reported_value
+from .generate import Choices
+from .terms import (
     Binary,
-    Choices,
     Compound,
     Const,
     EventP,
-    GoalSolver,
     Ground,
     Pattern,
-    PrologGoals,
     Rule,
     RuleSet,
     Struct,
@@ -58,7 +57,6 @@ from .testing import (
     ground_from_python,
     instantiate,
     match,
-    reported_value,
     term_vars,
 )
 
@@ -544,3 +542,44 @@ def check_chain_case(case: ChainCase) -> tuple[Counter[Match], Counter[Match]]:
     """(missing, unexpected) of the engine against the reference."""
     with PrologGoals(case.text) as solver:
         return compare(case.text, case.strategy, case.stream, solver)
+
+
+# ---------------------------------------------------------------------------
+# The choosing policies on a filtered sequence, from their definitions
+# ---------------------------------------------------------------------------
+
+
+def filtered_sequence(policy: str, stream: Iterable[Any],
+                      condition: Callable[[tuple[Any, ...], tuple[Any, ...]], bool]) -> list[Fact]:
+    """What ``h(X, Y) <- (a(X) seq b(Y)) where G`` detects under the policy
+    ``recent`` or ``chronological`` (docs/language.md, "Filters are part of
+    the choice"), G given as ``condition(a_args, b_args)``, in order.
+
+    For each occurrence of b, in the order of the stream, the pending
+    occurrences of a that passed the filter with it are the eligible ones:
+
+    - ``chronological``: of the eligible ones that end before b starts,
+      the first to arrive is used and consumed;
+    - ``recent``: of the eligible ones, the last to arrive is chosen (none
+      is consumed), and detected with b if it ends before b starts.
+
+    Each occurrence of a is pending from its arrival on."""
+    if policy not in ("recent", "chronological"):
+        raise ValueError(f"filtered_sequence defines recent and chronological, not {policy!r}")
+    pending: list[Event] = []
+    out: list[Fact] = []
+    for item in stream:
+        e = Event.coerce(item)
+        if e.name == "b":
+            eligible = [a for a in pending if condition(a.args, e.args)]
+            if policy == "chronological":
+                chosen = next((a for a in eligible if a.end < e.start), None)
+                if chosen is not None:
+                    pending.remove(chosen)
+            else:
+                chosen = eligible[-1] if eligible and eligible[-1].end < e.start else None
+            if chosen is not None:
+                out.append(Fact("h", tuple(chosen.args) + tuple(e.args), chosen.start, e.end))
+        if e.name == "a":
+            pending.append(e)
+    return out

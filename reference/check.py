@@ -1,0 +1,235 @@
+"""Differential testing: one case through the reference evaluator and the engine.
+
+:func:`check_case` runs a :class:`Case` (a rule set and a stream) through
+:func:`reference.evaluate.evaluate` and through the engine under each policy
+asked for, and gives an :class:`Outcome` per policy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from etalis_py.engine import Engine
+from etalis_py.errors import InferenceLimitError
+from etalis_py.events import Event
+from .terms import (
+    Aggregate,
+    Binary,
+    NEGATIONS,
+    Pattern,
+    Rule,
+    RuleSet,
+    Term,
+    Where,
+    Within,
+    aggregate_dependent,
+    event_key,
+    has_negation,
+)
+from .evaluate import evaluate, Fact, LARGE_MODEL, Model, TooLarge
+
+
+STATIC_RULES = """\
+link(0, 1). link(1, 2). link(0, 2). link(2, 3).
+path(X, Y) :- link(X, Y).
+path(X, Y) :- link(X, Z), path(Z, Y).
+"""
+"""Background knowledge that random ``where`` conditions may use."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """A rule set (event rules plus static rules) and a finite stream.
+
+    ``printed`` lists the reported events (``:- print_events``; all rule
+    heads when None) and ``overrides`` gives labelled rules their own
+    consumption policy (``:- policy(Label, P)``).
+    """
+
+    rules: tuple[Rule, ...]
+    stream: tuple[Event, ...]
+    statics: str = ""
+    printed: Optional[tuple[tuple[str, int], ...]] = None
+    overrides: tuple[tuple[str, str], ...] = ()
+
+    def text(self) -> str:
+        """The rule file."""
+        lines = []
+        if self.printed is not None:
+            lines.append(f":- print_events([{', '.join(f'{n}/{a}' for n, a in self.printed)}]).")
+        lines += [f":- policy({label}, {policy})." for label, policy in self.overrides]
+        lines += [r.text() for r in self.rules]
+        return "\n".join(lines) + "\n" + self.statics
+
+    def stream_text(self) -> str:
+        """The stream, one ``event(Term, [Start, End]).`` a line."""
+        return "".join(e.to_prolog() for e in self.stream)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the engine detected for a case under a policy, against the
+    model's derived facts of the reported events (see check_case), each as
+    often as it was detected or derived."""
+
+    case: Case
+    policy: str
+    expected: Counter[Fact]
+    got: Counter[Fact]
+    warnings: tuple[str, ...] = ()
+    unchecked: frozenset[tuple[str, int]] = frozenset()
+    """Events left out of a soundness check (they depend on aggregates)."""
+
+    @property
+    def missing(self) -> Counter[Fact]:
+        """Derived more often than detected (a mismatch under unrestricted)."""
+        return self.expected - self.got if self.exact else Counter()
+
+    @property
+    def unexpected(self) -> Counter[Fact]:
+        """Detected more often than derived (under unrestricted), or not in
+        the model at all (under other policies): a mismatch."""
+        if self.exact:
+            return self.got - self.expected
+        return Counter({f: n for f, n in self.got.items() if f not in self.expected})
+
+    @property
+    def exact(self) -> bool:
+        """Whether the detections must be exactly the model's: under
+        `unrestricted`, when no rule has a policy of its own."""
+        return self.policy == "unrestricted" and not self.case.overrides
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and not self.unexpected
+
+    def report(self) -> str:
+        """The case as a rule file and stream, with the difference."""
+        out = [f"policy: {self.policy}", "--- rules.etl", self.case.text().rstrip("\n"),
+               "--- stream.events", self.case.stream_text().rstrip("\n")]
+        if self.exact:
+            out.append("--- in the model, not detected (or not as often):")
+            out += [self._line(f) for f in sorted(self.missing, key=_fact_order)] or ["  (none)"]
+            out.append("--- detected, not in the model (or more often than derived):")
+        else:
+            negated = any(has_negation(r.pattern) for r in self.case.rules)
+            relaxed = " (with negation relaxed)" if negated else ""
+            out.append(f"--- detected, not in the model{relaxed}:")
+        out += [self._line(f) for f in sorted(self.unexpected, key=_fact_order)] or ["  (none)"]
+        if self.unchecked:
+            out.append("--- not checked (depend on aggregates): "
+                       + ", ".join(f"{n}/{a}" for n, a in sorted(self.unchecked)))
+        return "\n".join(out)
+
+    def _line(self, f: Fact) -> str:
+        if not self.exact:
+            return f"  {f.text()}"
+        return f"  {f.text()}: derived {self.expected[f]} times, detected {self.got[f]}"
+
+
+def _fact_order(f: Fact) -> tuple[Any, ...]:
+    return (f.end, f.start, f.event, repr(f.args))
+
+
+def engine_facts(text: str, stream: Sequence[Event], policy: str,
+                 limit: int = 300_000) -> tuple[Counter[Fact], tuple[str, ...]]:
+    """The engine's detections for a rule text and stream, each as often as
+    it was detected, and its warnings.  Raises :class:`TooLarge` once there
+    are more than ``limit`` detections: rules whose detections multiply
+    with every event would soon exhaust memory."""
+    found: Counter[Fact] = Counter()
+    warnings: list[str] = []
+    with Engine.from_string(text, policy=policy, source="rules.etl") as engine:
+        for event in stream:
+            result = engine.emit_many([event])
+            if result.rejected:
+                raise ValueError(f"the engine rejected stream items: {result.rejected}")
+            found.update(Fact.from_detection(d) for d in result.detections)
+            warnings += (w.reason for w in result.warnings)
+            if found.total() > limit:
+                raise TooLarge(f"the engine made more than {limit} detections")
+        return found, tuple(warnings)
+
+
+def check_case(
+    case: Case,
+    policies: Sequence[str] = ("unrestricted", "recent", "chronological"),
+    budget: int = 300_000,
+) -> list[Outcome]:
+    """Run the case through the evaluator and, under each policy, the
+    engine.  Under `unrestricted` (with no rule of a policy of its own)
+    the detections must be the model's derived facts of the reported
+    events, each as often as the rules derive it; under other policies
+    every detection must be in the model.  Raises :class:`TooLarge` for a
+    case whose model needs more than ``budget`` steps or has more than
+    ``budget`` derivations (or that an engine could never finish),
+    :class:`OrderDependent` for one whose aggregates
+    depend on the engine's order of derivation (see :func:`evaluate`).
+
+    Where only soundness is checked, negation is relaxed first: a policy
+    may leave out occurrences of a negated event, so that more sequences
+    pass its `cnot`, but each detection is still derived by the rules
+    without their `cnot` parts.  Events that depend on aggregates are not
+    checked there: an aggregate over the occurrences a policy keeps is
+    over fewer of them than the model's.
+    """
+    text = case.text()
+    rule_set = RuleSet.from_text(text)
+    printed = rule_set.heads() if case.printed is None else set(case.printed)
+    exact_policies = [p for p in policies if p == "unrestricted" and not case.overrides]
+    model: Optional[Model] = None
+    if exact_policies:
+        model = _bounded(evaluate(rule_set, case.stream, budget=budget), budget)
+    relaxed = model
+    unchecked: frozenset[tuple[str, int]] = frozenset()
+    if len(exact_policies) < len(policies):
+        rules = tuple(replace(r, pattern=relax_negation(r.pattern)) for r in rule_set.rules)
+        unchecked = frozenset(aggregate_dependent(rules))
+        if relaxed is None or unchecked or rules != rule_set.rules:
+            kept = tuple(r for r in rules if event_key(r.head) not in unchecked)
+            relaxed = _bounded(evaluate(RuleSet(text, kept), case.stream, budget=budget), budget)
+    outcomes = []
+    for policy in policies:
+        try:
+            got, warnings = engine_facts(text, case.stream, policy, budget)
+        except InferenceLimitError:
+            # an engine that stops at its limit per event on rules with a
+            # large model did what it should; on a small model it is a bug
+            derived = max((m.derivations or 0 for m in (model, relaxed) if m is not None), default=0)
+            if derived < LARGE_MODEL:
+                raise
+            raise TooLarge(f"the engine reached its inference limit on a model of {derived} derivations") from None
+        if policy in exact_policies:
+            assert model is not None
+            outcomes.append(Outcome(case, policy, model.reported_counts(printed), got, warnings))
+        else:
+            assert relaxed is not None
+            wanted = printed - unchecked
+            got = Counter({f: n for f, n in got.items() if (f.event, len(f.args)) in wanted})
+            outcomes.append(Outcome(case, policy, relaxed.reported_counts(wanted), got, warnings, unchecked))
+    return outcomes
+
+
+def _bounded(model: Model, budget: int) -> Model:
+    """The model, if an engine can report its derivations."""
+    if model.derivations is None:
+        raise TooLarge("a cycle of rules derives facts without end")
+    total = sum(model.counts.values())
+    if total > budget:
+        raise TooLarge(f"the rules derive facts {total} times")
+    return model
+
+
+def relax_negation(p: Pattern) -> Pattern:
+    """p with every ``(A seq B) cnot C`` replaced by ``A seq B``, and
+    every ``P fnot C`` by P."""
+    if isinstance(p, Binary) and p.op in NEGATIONS:
+        return relax_negation(p.left)
+    if isinstance(p, Binary):
+        return replace(p, left=relax_negation(p.left), right=relax_negation(p.right))
+    if isinstance(p, (Where, Within, Aggregate)):
+        return replace(p, pattern=relax_negation(p.pattern))
+    return p
