@@ -13,6 +13,7 @@ import pytest
 
 from etalis_py import Detection, Engine, RuleError, cli
 from etalis_py import spark as sp
+from etalis_py.spark import partition
 from etalis_py._prolog import bridge
 
 CALL = "sandbox: {} may not be called by rules from an untrusted source"
@@ -211,8 +212,8 @@ def test_replay_refuses_escape_on_driver_and_workers(name: str, template: str, l
     assert_refused(refused(lambda: sp.replay(data, path, event="a", time="t")), str(path), line, column, expected,
                    marker)
     # a worker compiles its stage's engine from the text shipped to it
-    spec = sp.StageSpec(1, text, str(path), (), (), None, None, False, True)
-    assert_refused(refused(lambda: sp._engine_for(spec)), str(path), line, column, expected, marker)
+    spec = partition.StageSpec(1, text, str(path), (), (), None, None, False, True)
+    assert_refused(refused(lambda: partition._engine_for(spec)), str(path), line, column, expected, marker)
     assert not marker.exists()
 
 
@@ -230,10 +231,10 @@ def test_trusted_lifts_the_sandbox_on_every_path(tmp_path: Path, capsys: pytest.
     assert cli.main(["run", str(path), "--events", str(events), "--trusted"]) == cli.EXIT_OK
     assert capsys.readouterr().out == '{"event": "c", "args": [], "start": 1, "end": 1}\n'
     assert marker.exists()
-    spec = sp.StageSpec(1, path.read_text(), str(path), (1,), (), None, None, False, True, trusted=True)
-    engine, fresh = sp._engine_for(spec)
+    spec = partition.StageSpec(1, path.read_text(), str(path), (1,), (), None, None, False, True, trusted=True)
+    engine, fresh = partition._engine_for(spec)
     assert fresh and engine.rule_count == 1
-    sp._ENGINES.pop(spec.engine_key()).close()
+    partition._ENGINES.pop(spec.engine_key()).close()
     with Engine.from_string("ok <- x.", trusted=True) as live:
         live.add_rules("user_defined(X) :- open(X, read, S), close(S).")
         assert live.rule_count == 1

@@ -11,10 +11,12 @@ from typing import Any
 import pyarrow as pa
 
 from etalis_py import Engine
-from etalis_py.analysis import InputEvents, Sig, plan, read_rules
+from etalis_py.analysis import Sig, read_rules
 from etalis_py.cli import parser, replay
 from etalis_py.events import InvalidEvent
-from etalis_py.spark import KIND, LINE, REASON, ROW, MapSpec, _map_rows, _parse_time, _parse_value
+from etalis_py.spark.mapping import MapSpec, _map_rows, _parse_time, _parse_value
+from etalis_py.spark.names import KIND, LINE, REASON, ROW
+from etalis_py.spark.planning import InputEvents, plan
 from etalis_py.streams import Mapping, parse_time, parse_value
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from etalis_py import cli
-from etalis_py.spark import _parse_time
+from etalis_py.spark.mapping import _parse_time
 from etalis_py.streams import Mapping, parse_time
 
 # New York: 15:00 on a winter day is 20:00 UTC (EST, -5), on a summer day

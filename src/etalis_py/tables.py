@@ -69,7 +69,7 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
     column's values, and whether they are all ints or floats (or None);
     ``blank(i)`` says whether row ``i`` has no field at all (no event, no
     rejection)."""
-    from .spark import _parse_value  # parse_value with exact shortcuts
+    from .spark.mapping import _parse_value  # parse_value with exact shortcuts
 
     def arg_text(text: str, col: str) -> str:
         return prolog_value(_parse_value(text, col))
@@ -137,7 +137,7 @@ def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[s
     text that text; each other value is converted once.  ``plain``:
     ``convert`` makes of a plain decimal number a term that reads as the
     same number, so such a text stands for itself."""
-    from .spark import _value_text
+    from .spark.mapping import _value_text
 
     if numeric:
         return _numbers(values, col, convert)
@@ -184,6 +184,6 @@ def _converted(text: str, col: str, convert: Callable[[str, str], str]) -> tuple
 def _blank_row(records: "pa.RecordBatch", i: int) -> bool:
     """Whether every field of row ``i`` is empty (etalis run skips such a
     row of a CSV file without a word)."""
-    from .spark import _value_text
+    from .spark.mapping import _value_text
 
     return all(not _value_text(records.column(c)[i].as_py()).strip() for c in range(records.num_columns))

@@ -1,0 +1,526 @@
+"""``replay()`` (the driver): the mapping pass, the stages and the result."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from time import perf_counter
+from typing import IO, TYPE_CHECKING, Any, Optional, Union
+
+import pyarrow as pa
+
+from ..analysis import Sig
+from ..engine import Engine, check_policy
+from ..errors import RuleFileNotFound
+from ..output import TimeStyle, csv_table, formatted, max_arity
+from ..progress import ProgressLine
+from ..streams import Mapping
+from .mapping import MapSpec, _map_rows
+from .names import (
+    CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
+    S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TRANSFER,
+)
+from .partition import InjectedFailure, StageSpec, _load_knowledge, _map_with_failure, _run_stage
+from .planning import Plan, Stage, _transfer_rules, replay_plan
+from .reading import _format_of, read_input
+from .session import session
+from .writing import _OutputDir, _table_spec, _typed
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+
+@dataclass(frozen=True)
+class StageReport:
+    """What one stage did."""
+
+    number: int
+    partitioning: str
+    rules: tuple[str, ...]
+    events_in: int
+    detections: int
+    passed_on: int
+    warnings: int
+    seconds: float
+    tasks: int = 0                  # partitions run
+    compiled: int = 0               # of which compiled the rules (the others found them compiled)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The outcome of :func:`replay`.
+
+    ``detections`` is a table with ``key`` (the partition key, for
+    detections of rules run partitioned by it), ``event``, the arguments
+    (``arg1``... typed where every value of an argument has one type, else
+    one ``args`` column of JSON arrays), ``start`` and ``end`` (timestamps
+    when the input time was a date, else seconds), in the order ``etalis
+    run`` would print them.  ``rejected`` has the rejected rows' original
+    columns, ``row`` (a number that orders the rows as the input does:
+    Spark's ``monotonically_increasing_id``, the row's index within the
+    first split of the input, larger numbers for later splits) and
+    ``reason``.
+    ``rows = events + rejected_rows`` always holds.
+    """
+
+    detections: "DataFrame"
+    rejected: "DataFrame"
+    rows: int
+    events: int
+    rejected_rows: int
+    detection_count: int
+    warnings: int
+    warning_sample: tuple[str, ...]
+    stages: tuple[StageReport, ...]
+    plan: Plan
+    printed: tuple[str, ...]
+    seconds: float
+    lines: "DataFrame" = field(repr=False)            # the detections' JSON lines, ordered
+    _cached: tuple["DataFrame", ...] = field(default=(), repr=False)
+    explain: bool = False                             # the detections carry their provenance
+
+    def detection_lines(self) -> Iterator[str]:
+        """The detections as JSON lines, exactly as ``etalis run`` prints
+        them, in its order."""
+        for r in self.lines.toLocalIterator():
+            yield str(r[0])
+
+    def summary(self) -> str:
+        """Rows, events, rejected, detections and time per stage."""
+        out = [f"rows: {self.rows}, events: {self.events}, rejected: {self.rejected_rows}, "
+               f"detections: {self.detection_count}, warnings: {self.warnings}, seconds: {self.seconds:.3f}"]
+        for s in self.stages:
+            out.append(f"  stage {s.number} ({s.partitioning}; {len(s.rules)} rules): events in {s.events_in}, "
+                       f"detections {s.detections}, passed on {s.passed_on}, {s.seconds:.3f} s "
+                       f"({s.tasks} tasks, rules compiled in {s.compiled})")
+        out += [f"  warning: {w}" for w in self.warning_sample]
+        return "\n".join(out) + "\n"
+
+    def summary_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows, "events": self.events, "rejected": self.rejected_rows,
+            "detections": self.detection_count, "warnings": self.warnings, "seconds": self.seconds,
+            "plan": self.plan.explain(self.printed),
+            "stages": [{"stage": s.number, "partitioning": s.partitioning, "rules": list(s.rules),
+                        "events_in": s.events_in, "detections": s.detections, "passed_on": s.passed_on,
+                        "warnings": s.warnings, "seconds": s.seconds, "tasks": s.tasks,
+                        "compiled": s.compiled} for s in self.stages],
+        }
+
+    def write(self, out: str | os.PathLike[str], format: str = "parquet", overwrite: bool = False,
+              style: TimeStyle = TimeStyle(), single_file: bool = False) -> None:
+        """Write ``detections`` and ``rejected`` (and ``summary.json``) into
+        the directory ``out``, atomically: into a staging directory beside
+        it, renamed into place once everything is written.
+
+        ``format`` jsonl writes ``detections.jsonl`` exactly as ``etalis
+        run`` prints and ``rejected.jsonl``; csv writes ``detections.csv``
+        exactly as ``etalis run --format csv`` does and ``rejected.csv``
+        (RFC 4180, from the driver); parquet and json have Spark write
+        ``detections/`` and ``rejected/``, or with ``single_file`` the
+        single files ``detections.parquet`` and ``rejected.parquet``
+        (``.json``).  ``style`` is how times are written (seconds, ISO
+        8601 or a strftime format; for parquet and json, dates make
+        seconds timestamps).
+        """
+        if format not in FORMATS:
+            raise ValueError(f"unknown output format {format!r}: use one of {', '.join(FORMATS)}")
+        target = _OutputDir(self.detections.sparkSession, str(out))
+        if target.exists() and not overwrite:
+            raise FileExistsError(f"{out} exists: remove it, or give overwrite=True (--overwrite)")
+        staging = target.staging()
+        try:
+            if format in ("jsonl", "csv"):
+                staging.write_lines(f"detections.{format}", formatted(
+                    format, self.detection_lines(), style, max_arity(self.printed), provenance=self.explain))
+                if format == "jsonl":
+                    from pyspark.sql import functions as F
+
+                    staging.write_lines("rejected.jsonl", (
+                        str(r[0]) + "\n" for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator()))
+                else:
+                    staging.write_lines("rejected.csv", csv_table(self.rejected.columns,
+                                                                  self.rejected.toLocalIterator()))
+            else:
+                detections = self.detections
+                if style.dates:
+                    from pyspark.sql import functions as F
+
+                    for end in ("start", "end"):
+                        if dict(detections.dtypes)[end] == "double":
+                            detections = detections.withColumn(end, F.timestamp_seconds(F.col(end)))
+                for name, table in (("detections", detections), ("rejected", self.rejected)):
+                    if single_file:
+                        staging.write_single(table, format, name)
+                    else:
+                        table.write.format(format).save(staging.child(name))
+            staging.write_lines("summary.json", [json.dumps(self.summary_dict(), indent=1) + "\n"])
+            target.replace_with(staging, overwrite)
+        except BaseException:
+            staging.remove()
+            raise
+
+    def unpersist(self) -> None:
+        """Free the cached intermediate tables."""
+        for df in self._cached:
+            df.unpersist()
+
+
+def replay(
+    data: Union["DataFrame", str, "os.PathLike[str]"],
+    rules: Union[str, "os.PathLike[str]"],
+    *,
+    event: Optional[str] = None,
+    event_col: Optional[str] = None,
+    args: Sequence[str] = (),
+    time: Optional[str] = None,
+    time_format: Optional[str] = None,
+    time_zone: Optional[str] = None,
+    columns: Optional[Sequence[str]] = None,
+    graph_col: Optional[str] = None,
+    partition_by: Optional[str] = None,
+    policy: Optional[str] = None,
+    max_age: Optional[float] = None,
+    ontology: Sequence[Union[str, "os.PathLike[str]"]] = (),
+    entailment: Optional[str] = None,
+    spark: Optional["SparkSession"] = None,
+    input_format: Optional[str] = None,
+    partitions: Optional[int] = None,
+    progress: bool = False,
+    inject_failure: Optional[InjectedFailure] = None,
+    trusted: bool = False,
+    explain: bool = False,
+) -> ReplayResult:
+    """Replay ``data`` through ``rules`` on Spark.
+
+    ``data`` is a DataFrame or the path of a CSV, Parquet or JSON-lines
+    table; ``rules`` the path of an ``.etl`` file or rule text.  Rows map to
+    events as in ``etalis run``: ``event`` names every row's event (or
+    ``event_col`` gives the column that does), ``args`` are the argument
+    columns, ``time`` the time column (seconds, or dates in
+    ``time_format`` or ISO 8601; a date without a zone is in ``time_zone``,
+    an IANA name, default UTC), ``columns`` names a headerless CSV's
+    columns; ``graph_col`` instead of ``event``/``args`` makes each row the
+    graph event ``graph(G)`` with G the RDF graph (N-Triples or JSON-LD)
+    in that column.  ``partition_by`` is the key column: rules whose events all
+    carry the key run partitioned by it (see :func:`replay_plan`).  ``policy``,
+    ``max_age``, ``ontology`` (files of background knowledge, read here
+    and shipped to the workers) and ``entailment`` are those of ``etalis
+    run``.  ``partitions`` is the
+    number of partitions of keyed stages (default: 4 per core).  The rules
+    are sandboxed, on the driver and in every worker, unless ``trusted``.
+    ``explain`` gives each detection its provenance (the input events it
+    was built from, across stages), as ``etalis run --explain`` does: in
+    its detection lines, and as a ``provenance`` column of JSON.
+
+    Raises :class:`~etalis_py.errors.RuleError` for a rule file with
+    errors and ValueError for a mapping that does not fit the data.
+    """
+    started = perf_counter()
+    text, source = _rule_text(rules)
+    if graph_col is not None:
+        if event is not None or event_col is not None or args:
+            raise ValueError("graph_col makes each row the event graph(G) by itself: give no event, event_col or args")
+        mapping = Mapping.graph_rows(graph_col, time, time_format, tuple(columns) if columns else None, time_zone)
+    else:
+        mapping = Mapping(event=event, event_col=event_col, args=tuple(args), time=time,
+                          time_format=time_format, columns=tuple(columns) if columns else None,
+                          time_zone=time_zone)
+    mapping.check()
+    if policy is not None:
+        check_policy(policy)
+    knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
+    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted)
+    try:
+        if knowledge or entailment:
+            _load_knowledge(checked, knowledge, entailment)
+        printed = tuple(checked.printed)
+    finally:
+        checked.close()
+    the_plan = replay_plan(text, source, mapping, partition_by)
+
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as F
+
+    if isinstance(data, (str, os.PathLike)):
+        spark = spark or session()
+        df = read_input(spark, os.fspath(data), mapping, input_format)
+    else:
+        df = data
+        spark = df.sparkSession
+    needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
+    missing = [c for c in needed + ([partition_by] if partition_by else []) if c not in df.columns]
+    if missing:
+        raise ValueError(f"no column {missing[0]!r} in the data: {', '.join(c for c in df.columns if c != CORRUPT)}")
+    n_parts = partitions or max(1, 4 * spark.sparkContext.defaultParallelism)
+    reporter = _Progress(spark, progress)
+    cached: list["DataFrame"] = []
+    try:
+        # rows to events: a Python pass that Spark runs in the same tasks
+        # as the scan, before stage 1's shuffle
+        original = tuple(df.columns)
+        numbered = df.withColumn(ROW, F.monotonically_increasing_id())
+        first = the_plan.stages[0] if the_plan.stages else None
+        first_keys = tuple((str(s), -1 if first.key is None else first.key_position(s))
+                           for s in first.consumes if the_plan.input.is_input(s)) if first is not None else ()
+        later = tuple(sorted({p for st in the_plan.stages[1:] if st.key is not None
+                              for s, p in st.key if the_plan.input.is_input(s)}))
+        raw_later = any(the_plan.input.is_input(s) for st in the_plan.stages[1:] for s in st.consumes)
+        raw_slot = {p: i for i, p in enumerate(later)}
+        json_lines = isinstance(data, (str, os.PathLike)) and (
+            input_format or _format_of(os.fspath(data))).lower() in ("json", "jsonl")
+        mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
+                        first_keys, raw_later, later, json_lines)
+        mapped = numbered.mapInArrow(_map_with_failure(_map_rows(mspec), inject_failure),
+                                     _mapped_schema(numbered, raw_later))
+        if raw_later or not the_plan.stages:
+            mapped = mapped.persist(StorageLevel.MEMORY_AND_DISK)    # read by more than one stage
+            cached.append(mapped)
+
+        transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
+        stage_text = text + "\n" + _transfer_rules(transfer_sigs)
+        n_rules = len(the_plan.rules)
+        transfer_index = {s: n_rules + i for i, s in enumerate(transfer_sigs, start=1)}
+        outputs: list["DataFrame"] = []
+        reports: list[StageReport] = []
+        totals = {"warnings": 0, "rejected": 0, "unused": 0, "mapping_rejected": 0, "tkind": 0, "kmask": 0,
+                  "fed_first": 0}
+        sample: list[str] = []
+        masks: list[int] = []
+        for st in the_plan.stages:
+            t1 = perf_counter()
+            what = the_plan._partitioning(st)
+            reporter.label(f"stage {st.number}/{len(the_plan.stages)}, "
+                           + ("global" if st.key is None else what.replace("partitioned ", "")))
+            spec = StageSpec(
+                st.number, stage_text, source,
+                tuple(sorted(st.rules)) + tuple(transfer_index[s] for s in st.exports),
+                tuple(sorted({p for p in printed if Sig.parse(p) in st.produces}))
+                + ((f"{TRANSFER}/4",) if st.exports else ()),
+                policy, max_age, st.by_input_key, st.number == 1,
+                _arrow_schema(spark, numbered, original) if st.number == 1 else None,
+                knowledge, entailment, inject_failure, trusted, explain)
+            stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
+            if st.key is None:
+                arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)
+            else:
+                arranged = stage_in.repartition(n_parts, S_KEY).sortWithinPartitions(S_KEY, S_T, S_ROW, S_PATH)
+            schema = _stage_schema(numbered if st.number == 1 else None, original)
+            out = arranged.mapInArrow(_run_stage(spec), schema).persist(StorageLevel.MEMORY_AND_DISK)
+            cached.append(out)
+            summary = {r[0]: (int(r[1]), list(r[2])) for r in
+                       out.groupBy(S_KIND).agg(F.count(F.lit(1)),
+                                               F.collect_list(F.when(F.col(S_KIND) == "s", F.col(S_LINE))))
+                       .collect()}
+            fed = warnings = compiled = 0
+            for stats in summary.get("s", (0, []))[1]:
+                info = json.loads(stats)
+                fed += info["fed"]
+                compiled += int(info["compiled"])
+                warnings += info["warnings"]
+                sample += info["sample"][: max(0, 5 - len(sample))]
+                for name in ("rejected", "unused", "mapping_rejected"):
+                    totals[name] += info[name]
+                for name in ("tkind", "kmask"):
+                    totals[name] |= info[name]
+                for p, m in enumerate(info["masks"]):
+                    if p == len(masks):
+                        masks.append(0)
+                    masks[p] |= m
+            if st.number == 1:
+                totals["fed_first"] = fed
+            totals["warnings"] += warnings
+            outputs.append(out)
+            reports.append(StageReport(
+                st.number, what, tuple(the_plan.rule(r).name for r in st.rules), fed,
+                summary.get("d", (0, []))[0], summary.get("x", (0, []))[0], warnings, perf_counter() - t1,
+                summary.get("s", (0, []))[0], compiled))
+
+        reporter.label("collecting results")
+        row_name = _free_name("row", original)
+        reason_name = _free_name("reason", original)
+        if the_plan.stages:
+            rows = totals["fed_first"] + totals["unused"] + totals["mapping_rejected"]
+            rejected = (outputs[0].filter(F.col(S_KIND) == "m")
+                        .select(*[F.col(f"`{c}`") for c in original], F.col(S_ROW).alias(row_name),
+                                F.col(S_LINE).alias(reason_name)))
+        else:   # no event rules: nothing runs, but every row is still read and accounted for
+            counts: dict[str, int] = {str(r[0]): int(r[1]) for r in mapped.groupBy(KIND).count().collect()}
+            rows = sum(counts.values())
+            totals["mapping_rejected"] = int(counts.get("r", 0))
+            rejected = (mapped.filter(F.col(KIND) == "r")
+                        .select(*[F.col(f"`{c}`") for c in original], F.col(ROW).alias(row_name),
+                                F.col(REASON).alias(reason_name)))
+        engine_rejected = 0
+        if totals["rejected"]:     # the engine refused a line that the mapping made: keep the row all the same
+            refused = None
+            for out in outputs:
+                r = out.filter(F.col(S_KIND) == "r").select(F.col(S_ROW).alias(ROW), F.col(S_LINE).alias(REASON))
+                refused = r if refused is None else refused.unionByName(r)
+            assert refused is not None
+            first_reason = refused.groupBy(ROW).agg(F.min(REASON).alias(REASON))
+            engine_rejected = first_reason.count()
+            extra = (numbered.join(first_reason, on=ROW)
+                     .select(*[F.col(f"`{c}`") for c in original], F.col(ROW).alias(row_name),
+                             F.col(REASON).alias(reason_name)))
+            rejected = rejected.unionByName(extra)
+        rejected_rows = totals["mapping_rejected"] + engine_rejected
+        events = rows - rejected_rows
+
+        detected = None
+        for out in outputs:
+            d = out.filter(F.col(S_KIND) == "d").select(S_LINE, S_KEY, S_ROW, S_PATH)
+            detected = d if detected is None else detected.unionByName(d)
+        if detected is None:
+            detected = spark.createDataFrame([], f"{S_LINE} string, {S_KEY} string, {S_ROW} long, {S_PATH} string")
+        ordered = detected.orderBy(S_ROW, S_PATH)
+        table = _table_spec(masks, totals["kmask"] if the_plan.input.key is not None else None,
+                            totals["tkind"] == TK_DATE, explain)
+        detections = (ordered.select(F.col(S_LINE).alias("line"), F.col(S_KEY).alias("key"))
+                      .mapInArrow(_typed(table), table.ddl()))
+        detection_count = sum(r.detections for r in reports)
+        return ReplayResult(detections, rejected.orderBy(row_name), rows, events, rejected_rows, detection_count,
+                            totals["warnings"], tuple(sample), tuple(reports), the_plan, printed,
+                            perf_counter() - started, ordered.select(S_LINE), tuple(cached), explain)
+    except BaseException:
+        for c in cached:
+            c.unpersist()
+        raise
+    finally:
+        reporter.stop()
+
+
+def _rule_text(rules: Union[str, "os.PathLike[str]"]) -> tuple[str, str]:
+    if isinstance(rules, os.PathLike) or (isinstance(rules, str) and "\n" not in rules
+                                          and (rules.endswith(".etl") or Path(rules).is_file())):
+        path = Path(rules)
+        if not path.is_file():
+            raise RuleFileNotFound(f"rule file {path} does not exist")
+        return path.read_text(encoding="utf-8"), str(path)
+    return str(rules), "<rules>"
+
+
+_MAPPED_EXTRA = (ROW, KIND, KEY1, LINE, TIME, REASON, TKIND, SIG, KEYS)
+
+
+def _mapped_schema(numbered: "DataFrame", with_later: bool) -> Any:
+    from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
+
+    return StructType(list(numbered.schema.fields) + [
+        StructField(KIND, StringType()), StructField(KEY1, StringType()), StructField(LINE, StringType()),
+        StructField(TIME, DoubleType()), StructField(REASON, StringType()), StructField(TKIND, IntegerType())]
+        + ([StructField(SIG, StringType()), StructField(KEYS, ArrayType(StringType()))] if with_later else []))
+
+
+def _arrow_schema(spark: "SparkSession", numbered: "DataFrame", original: Sequence[str]) -> pa.Schema:
+    """The Arrow types that Spark gives the input's columns in Python."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.types import StructType
+
+    fields = [f for f in numbered.schema.fields if f.name in original]
+    return to_arrow_schema(StructType(fields), timezone=spark.conf.get("spark.sql.session.timeZone"))
+
+
+def _free_name(name: str, taken: Sequence[str]) -> str:
+    """``name``, or with underscores in front if the input has such a column."""
+    while name in taken:
+        name = "_" + name
+    return name
+
+
+def _stage_schema(numbered: Optional["DataFrame"], original: Sequence[str]) -> Any:
+    """A stage's output table; stage 1's carries the input's columns too
+    (for the rows it passes through as rejected)."""
+    from pyspark.sql.types import StructType
+
+    fields = list(StructType.fromDDL(STAGE_SCHEMA).fields)      # type: ignore[attr-defined]
+    if numbered is not None:
+        fields += [f for f in numbered.schema.fields if f.name in original]
+    return StructType(fields)
+
+
+def _stage_input(the_plan: Plan, st: Stage, mapped: "DataFrame", outputs: list["DataFrame"],
+                 raw_slot: dict[int, int]) -> "DataFrame":
+    """The events a stage consumes, with their key (k), time (t), row,
+    derivation path and line: from the input (the keys of input events are
+    at ``raw_slot[position]`` of their key texts) and from earlier stages.
+    Stage 1 gets every input row (``kind``: e to feed, u unused, r
+    rejected, with the row's own columns)."""
+    from pyspark.sql import functions as F
+
+    def key_of(keys: "Column", sig: "Column", raw: bool) -> "Column":
+        if st.key is None:
+            return F.lit("")
+        expr = None
+        for s, p in st.key:
+            if raw and not the_plan.input.is_input(s):
+                continue
+            value = keys.getItem(raw_slot[p] if raw else p)
+            expr = F.when(sig == str(s), value) if expr is None else expr.when(sig == str(s), value)
+        return F.lit("") if expr is None else expr.otherwise(F.lit(""))
+
+    raw = [str(s) for s in st.consumes if the_plan.input.is_input(s)]
+    common = [F.col(TIME).alias(S_T), F.col(ROW).alias(S_ROW), F.lit("").alias(S_PATH), F.col(LINE).alias(S_LINE)]
+    parts: list["DataFrame"] = []
+    if st.number == 1:
+        originals = [F.col(f"`{f.name}`") for f in mapped.schema.fields if f.name not in _MAPPED_EXTRA]
+        return mapped.select(F.col(KEY1).alias(S_KEY), *common, F.col(KIND).alias(S_KIND),
+                             F.col(REASON).alias(S_REASON), F.col(TKIND).alias(S_TKIND), *originals)
+    if raw:
+        ev = mapped.filter((F.col(KIND) != "r") & F.col(SIG).isin(raw))
+        parts.append(ev.select(key_of(F.col(KEYS), F.col(SIG), True).alias(S_KEY), *common))
+    derived = [str(s) for s in st.consumes]
+    for out in outputs:
+        x = out.filter((F.col(S_KIND) == "x") & F.col(S_SIG).isin(derived))
+        parts.append(x.select(key_of(F.col(S_KEYS), F.col(S_SIG), False).alias(S_KEY), S_T, S_ROW, S_PATH, S_LINE))
+    result = parts[0]
+    for p in parts[1:]:
+        result = result.unionByName(p)
+    return result
+
+
+class _Progress:
+    """The progress line of a replay (:class:`~etalis_py.progress.ProgressLine`),
+    from Spark's status tracker, polled by a thread."""
+
+    def __init__(self, spark: "SparkSession", enabled: bool, out: IO[str] = sys.stderr) -> None:
+        self.spark = spark
+        self.text = ""
+        self.line = ProgressLine(out, enabled)
+        self.done = threading.Event()
+        self.thread: Optional[threading.Thread] = None
+        if enabled:
+            self.thread = threading.Thread(target=self._loop, daemon=True)
+            self.thread.start()
+
+    def label(self, text: str) -> None:
+        self.text = text
+
+    def _loop(self) -> None:
+        while not self.done.wait(0.5):
+            self.line.show(self._status)
+
+    def _status(self, elapsed: float) -> str:
+        tracker = self.spark.sparkContext.statusTracker()
+        total = done = 0
+        for sid in tracker.getActiveStageIds():
+            info = tracker.getStageInfo(sid)
+            if info is not None:
+                total += info.numTasks
+                done += info.numCompletedTasks
+        bar = ""
+        if total:
+            filled = int(20 * done / total)
+            bar = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{total} tasks, "
+        return f"etalis replay {elapsed:.0f} s: {bar}{self.text}"
+
+    def stop(self) -> None:
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+        self.line.clear()

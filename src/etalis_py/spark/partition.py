@@ -1,0 +1,313 @@
+"""Running a stage on one partition (Python workers): its events, sorted by
+key, time, row and path, through one engine compiled once per worker
+process and reset for each key."""
+
+from __future__ import annotations
+
+import bisect
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..engine import Engine
+from ..events import batch_list, event_term
+from .mapping import _key_text, _type_code
+from .names import (
+    FEED_LINES, MAX_ENGINES, S_KEY, S_KEYS, S_KIND, S_LINE, S_N, S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND,
+    TK_DATE, TK_NUMBER, TRANSFER,
+)
+
+
+@dataclass(frozen=True)
+class InjectedFailure:
+    """For tests of retries: fail the first ``attempts`` attempts of the
+    task for partition ``partition`` of stage ``stage`` (0 for the mapping
+    pass), after it has produced some output; each failure appends a line
+    to the file ``marker`` if given."""
+
+    stage: int
+    partition: int = 0
+    attempts: int = 1
+    marker: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """What a stage's tasks need, shipped to the workers."""
+
+    number: int
+    rules_text: str
+    source: str
+    only_rules: tuple[int, ...]
+    report: tuple[str, ...]
+    policy: Optional[str]
+    max_age: Optional[float]
+    keyed_by_input: bool
+    first: bool
+    originals: Optional[pa.Schema] = None           # stage 1: the input's columns, for rejected rows
+    knowledge: tuple[tuple[str, str], ...] = ()     # ontology files: (name, text)
+    entailment: Optional[str] = None
+    failure: Optional[InjectedFailure] = None
+    trusted: bool = False                           # the rules may run any Prolog (no sandbox)
+    explain: bool = False                           # detections (and passed on events) carry provenance
+
+    def engine_key(self) -> tuple[Any, ...]:
+        return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
+                self.knowledge, self.entailment, self.trusted, self.explain)
+
+
+# Compiled engines of this Python worker process, by what they were compiled
+# from.  A worker process runs many tasks (Spark reuses Python workers), and
+# compiling per task or per key would cost more than the events; so this
+# per-process cache is inherent to running in Spark's workers.  Engines are
+# reset before each key, so nothing carries over between keys or tasks.
+_ENGINES: dict[tuple[Any, ...], Engine] = {}
+
+
+def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
+    """The worker process's engine for ``spec``, and whether it was compiled
+    now.  (Called from tasks by reference, so that the cache is this
+    module's: a closure would carry a copy of it.)"""
+    key = spec.engine_key()
+    engine = _ENGINES.get(key)
+    if engine is not None:
+        return engine, False
+    engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source, trusted=spec.trusted,
+                                max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report,
+                                explain=spec.explain)
+    if spec.knowledge or spec.entailment:
+        _load_knowledge(engine, spec.knowledge, spec.entailment)
+    while len(_ENGINES) >= MAX_ENGINES:     # a long-lived worker that ran many replays: free the oldest
+        _ENGINES.pop(next(iter(_ENGINES))).close()
+    _ENGINES[key] = engine
+    return engine, True
+
+
+def _load_knowledge(engine: Engine, knowledge: Sequence[tuple[str, str]], entailment: Optional[str]) -> None:
+    """Load ontologies given as (file name, text) into ``engine``."""
+    from rdflib import Graph
+    from rdflib.util import guess_format
+
+    graphs = [Graph().parse(data=text, format=guess_format(name) or "turtle") for name, text in knowledge]
+    engine.load_ontology(graphs, entailment or "rdfs")
+
+
+def _maybe_fail(failure: Optional[InjectedFailure], stage: int) -> None:
+    if failure is None or failure.stage != stage:
+        return
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is not None and ctx.partitionId() == failure.partition and ctx.attemptNumber() < failure.attempts:
+        if failure.marker:
+            with open(failure.marker, "a", encoding="utf-8") as f:
+                f.write(f"stage {stage} partition {failure.partition} attempt {ctx.attemptNumber()}\n")
+        raise RuntimeError(f"injected failure in stage {stage}, partition {failure.partition}, "
+                           f"attempt {ctx.attemptNumber()}")
+
+
+def _map_with_failure(inner: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
+                      failure: Optional[InjectedFailure]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for number, out in enumerate(inner(batches)):
+            yield out
+            if number == 0:
+                _maybe_fail(failure, 0)
+
+    return run
+
+
+class _StageOutput:
+    """Rows of a stage's output table, gathered column by column."""
+
+    NAMES = [S_KIND, S_SIG, S_LINE, S_T, S_ROW, S_PATH, S_KEYS, S_KEY, S_N]
+
+    def __init__(self) -> None:
+        self.kind: list[str] = []
+        self.sig: list[Optional[str]] = []
+        self.line: list[Optional[str]] = []
+        self.t: list[Optional[float]] = []
+        self.row: list[Optional[int]] = []
+        self.path: list[Optional[str]] = []
+        self.keys: list[Optional[list[str]]] = []
+        self.key: list[Optional[str]] = []
+        self.n: list[Optional[int]] = []
+
+    def add(self, kind: str, sig: Optional[str] = None, line: Optional[str] = None, t: Optional[float] = None,
+            row: Optional[int] = None, path: Optional[str] = None, keys: Optional[list[str]] = None,
+            key: Optional[str] = None, n: Optional[int] = None) -> None:
+        self.kind.append(kind)
+        self.sig.append(sig)
+        self.line.append(line)
+        self.t.append(t)
+        self.row.append(row)
+        self.path.append(path)
+        self.keys.append(keys)
+        self.key.append(key)
+        self.n.append(n)
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def arrays(self) -> list[pa.Array]:
+        out = [pa.array(self.kind, pa.string()), pa.array(self.sig, pa.string()), pa.array(self.line, pa.string()),
+               pa.array(self.t, pa.float64()), pa.array(self.row, pa.int64()), pa.array(self.path, pa.string()),
+               pa.array(self.keys, pa.list_(pa.string())), pa.array(self.key, pa.string()),
+               pa.array(self.n, pa.int64())]
+        self.__init__()  # type: ignore[misc]
+        return out
+
+
+def _number_text(x: Any) -> str:
+    return str(x) if isinstance(x, int) else repr(float(x))
+
+
+def _passed_on(term: str, d: dict[str, Any]) -> str:
+    """The input line of a later stage for a derived event (``term`` its
+    Prolog text, ``d`` its transfer detection): with ``--explain`` it
+    carries the input events it was built from, so that the later
+    stage's detections name those, as one engine's would."""
+    when = f"[{_number_text(d['start'])}, {_number_text(d['end'])}]"
+    if "provenance" not in d:
+        return f"event({term}, {when}).\n"
+    prov = ", ".join(f"det({event_term(p['event'], p['args'])}, {_number_text(p['start'])}, "
+                     f"{_number_text(p['end'])})" for p in d["provenance"])
+    return f"event({term}, {when}, [{prov}]).\n"
+
+
+def _path_step(stage: int, index: int) -> str:
+    """One step of a derivation path.  Paths are strings of fixed-width
+    steps, so that comparing them as strings orders detections as one
+    engine would have made them: by the input row that caused them, then
+    depth first."""
+    return f"{stage:04x}{index:08x}"
+
+
+def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A stage's task: the events of a partition, sorted by key, time, row
+    and path, through one engine reset for each key.
+
+    Stage 1 also sees every other input row: rejected ones (``kind`` r)
+    pass through with their original columns (``originals``), and events
+    that no rule of any stage uses (``kind`` u) are counted."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        engine, compiled = _engine_for(spec)
+        out = _StageOutput()
+        stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0, "mapping_rejected": 0,
+                 "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled, "sample": []}
+        masks: list[int] = stats["masks"]
+        sample: list[str] = stats["sample"]
+        current: Any = object()                 # the key being fed (no key yet)
+        originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
+
+        def feed(lines: list[str], ts: list[float], rows: pa.Array, paths: pa.Array,
+                 segments: list[tuple[int, int, bool, Any]]) -> None:
+            """Feed segments (a, b, reset, key) of events a..b-1, each of one
+            key and distinct times, so that each detection is attributed to
+            the event that completed it (the one at its end time)."""
+            # each line less its full stop and newline: a batch list, read at once
+            results = engine.feed_segments([batch_list([line[:-2] for line in lines[a:b]])
+                                            for a, b, _, _ in segments],
+                                           [reset for _, _, reset, _ in segments],
+                                           [b - a for a, b, _, _ in segments])
+            for (a, b, _, key_text), result in zip(segments, results):
+                stats["fed"] += b - a
+                stats["accepted"] += result.accepted
+                for r in result.rejected:
+                    stats["rejected"] += 1
+                    out.add("r", line=r.reason, row=rows[a + r.line - 1].as_py())
+                for w in result.warnings:
+                    stats["warnings"] += 1
+                    if len(sample) < 5:
+                        sample.append(w.reason)
+                if result.detection_lines:
+                    attribute(result.detection_lines, ts, rows, paths, a, b, key_text)
+
+        def attribute(detections: str, ts: list[float], rows: pa.Array, paths: pa.Array, a: int, b: int,
+                      key_text: Any) -> None:
+            counters: dict[int, int] = {}
+            for text in detections.splitlines():
+                d = json.loads(text)
+                end = float(d["end"])
+                j = max(bisect.bisect_right(ts, end, a, b) - 1, a)
+                c = counters.get(j, 0)
+                counters[j] = c + 1
+                path = (paths[j].as_py() or "") + _path_step(spec.number, c)
+                row = rows[j].as_py()
+                args = d["args"]
+                if d["event"] == TRANSFER:
+                    name, arity, term, values = args
+                    out.add("x", sig=f"{name}/{arity}", t=end, row=row, path=path, line=_passed_on(term, d),
+                            keys=[_key_text(v) for v in values])
+                    continue
+                key = key_text if spec.keyed_by_input else None
+                out.add("d", sig=f"{d['event']}/{len(args)}", line=text + "\n", t=end, row=row, path=path, key=key)
+                for p, v in enumerate(args):
+                    if p == len(masks):
+                        masks.append(0)
+                    masks[p] |= _type_code(v)
+                if key is not None:
+                    stats["kmask"] |= _type_code(json.loads(key))
+
+        def emit(extra: Optional[pa.RecordBatch] = None) -> Iterator[pa.RecordBatch]:
+            if len(out):
+                arrays = out.arrays()
+                n = len(arrays[0])
+                yield pa.RecordBatch.from_arrays(arrays + [pa.nulls(n, f.type) for f in originals],
+                                                 names=_StageOutput.NAMES + [f.name for f in originals])
+            if extra is not None and extra.num_rows:
+                yield extra
+
+        for number, batch in enumerate(batches):
+            passed: Optional[pa.RecordBatch] = None
+            if spec.first:
+                kind = batch.column(S_KIND)
+                tk = batch.column(S_TKIND)
+                for code in (TK_NUMBER, TK_DATE):
+                    if pc.any(pc.equal(tk, code)).as_py():
+                        stats["tkind"] |= code
+                stats["unused"] += pc.sum(pc.equal(kind, "u")).as_py() or 0
+                bad = batch.filter(pc.equal(kind, "r"))
+                if bad.num_rows:
+                    stats["mapping_rejected"] += bad.num_rows
+                    k = bad.num_rows
+                    passed = pa.RecordBatch.from_arrays(
+                        [pa.array(["m"] * k, pa.string()), pa.nulls(k, pa.string()), bad.column(S_REASON),
+                         pa.nulls(k, pa.float64()), bad.column(S_ROW), pa.nulls(k, pa.string()),
+                         pa.nulls(k, pa.list_(pa.string())), pa.nulls(k, pa.string()), pa.nulls(k, pa.int64()),
+                         *(bad.column(f.name) for f in originals)],
+                        names=_StageOutput.NAMES + [f.name for f in originals])
+                batch = batch.filter(pc.equal(kind, "e"))
+            n = batch.num_rows
+            if n:
+                ks = batch.column(S_KEY).to_pylist()
+                ts = batch.column(S_T).to_pylist()
+                lines = batch.column(S_LINE).to_pylist()
+                rows = batch.column(S_ROW)
+                paths = batch.column(S_PATH)
+                segments: list[tuple[int, int, bool, Any]] = []
+                a = 0
+                reset = False
+                for i in range(n):
+                    k = ks[i]
+                    if k != current:
+                        if i > a:
+                            segments.append((a, i, reset, current))
+                        current, a, reset = k, i, True
+                    elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
+                        segments.append((a, i, reset, current))
+                        a, reset = i, False
+                segments.append((a, n, reset, current))
+                feed(lines, ts, rows, paths, segments)
+            yield from emit(passed)
+            if number == 0:
+                _maybe_fail(spec.failure, spec.number)
+        out.add("s", line=json.dumps(stats))
+        yield from emit()
+
+    return run
