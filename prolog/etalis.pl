@@ -18,6 +18,7 @@
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/rule_facts).
 :- use_module(etalis/driver, [etalis_driver/4]).
+:- use_module(etalis/strategies, [reported_head/2]).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -108,8 +109,11 @@ serve(feed(M, FirstLine), Payload, Header, Detections) :-
 serve(feed_list(M, FirstLine, Count), Payload, Header, Detections) :-
     engine_feed_list(M, Payload, FirstLine, Count, Summary, Detections),
     feed_header(Summary, Header).
-serve(flush(M), _, _{released: N}, Detections) :-
-    engine_flush(M, N, Detections).
+serve(flush(M), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
+    engine_flush(M, N, Fired, Detections),
+    nb_getval(etalis_warnings, Ws0),
+    reverse(Ws0, Ws1),
+    maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
     engine_buffered(M, Buffered),
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
@@ -543,13 +547,14 @@ limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Li
 
 %   The parsed rules as JSON, for tools such as the reference evaluator.
 
-rule_json(Label, Head, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
+rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
+    reported_head(Head0, Head),                 % a timer's event
     copy_term(Head-Pattern-VarNames, H-P-VN),
     where_unbound(P, Unbound),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
-    event_steps(P, Steps),
+    timer_steps(Head0, P, Steps, Timer),
     (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
     term_json(H, HJ),
     bounded_pattern_json(P, PJ),
@@ -557,7 +562,21 @@ rule_json(Label, Head, Pattern, pos(_, Line, Column), VarNames, Overrides, Defau
     maplist([E-S, _{event: EJ, step: S}]>>term_json(E, EJ), Steps, StepsJ),
     maplist(unbound_json, Unbound, UnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
-             steps: StepsJ, unbound: UnboundJ}.
+             steps: StepsJ, unbound: UnboundJ, timer: Timer}.
+
+%   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
+%   (see event_steps/2); for a rule whose head is a timer, Timer is its
+%   name and every event of Pattern waits (the timer's event occurs
+%   later than the pattern), else Timer is null.
+
+timer_steps(Head, P, Steps, Timer) :-
+    event_steps(P, Steps0),
+    (   Head = '$timer'(_, When)
+    ->  (   When = after(_) -> Timer = exceptionAlarm ; Timer = exceptionAlarmAbsoluteDatime ),
+        maplist([E-S0, E-S]>>( S0 == negated -> S = negated ; S = waiting ), Steps0, Steps)
+    ;   Timer = null,
+        Steps = Steps0
+    ).
 
 unbound_json(unbound(G, Vars), _{goal: GS, variables: Names}) :-
     goal_text(G, GS),

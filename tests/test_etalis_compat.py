@@ -409,7 +409,7 @@ def test_etalis_run_counts_the_events_rules_raised(tmp_path: Path, capsys: pytes
         '{"event": "pair", "args": [7], "start": 1, "end": 1}',
         '{"event": "alert", "args": ["south", 7], "start": 1, "end": 1}',
     ]
-    assert err.startswith("events read: 1, accepted: 1, raised by rules (event/1): 2, rejected: 0, detections: 4,")
+    assert err.startswith("events read: 1, accepted: 1, raised by rules (event/1, timers): 2, rejected: 0, detections: 4,")
 
 
 def test_a_windows_1252_rule_file_is_read_so_with_a_positioned_warning(tmp_path: Path) -> None:

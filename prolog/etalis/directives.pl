@@ -15,6 +15,7 @@
 :- use_module(policies, [policy/1, policy_hint/1]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
 :- use_module(sandbox, [sandboxed_true/3]).
+:- use_module(strategies, [reported_head/2]).
 
 /** <module> The directives of a rule file
 
@@ -67,7 +68,8 @@ is_directive(directive(_, _)).
 %   that, which depends on the event's arguments, is not asked.
 
 triggered_events(Items, Rules, Where, Printed) :-
-    findall(N/A, ( member(rule(_, Head, _, _, _), Rules),
+    findall(N/A, ( member(rule(_, Head0, _, _, _), Rules),
+                   reported_head(Head0, Head),
                    functor(Head, N, A),
                    \+ sub_atom(N, 0, _, _, $) ), Derived),
     findall(N/A, ( member(static(print_trigger(Spec), _), Items),
@@ -153,14 +155,22 @@ directive_(ontology(File, Options), Where, Ds, [Ontology|Ds]) :-
     ontology_declaration(ontology(File, Options), Where, Ontology).
 directive_(dynamic(PIs), Where, Ds0, Ds) :-       % see etalis_declarations/2
     is_list(PIs),
-    foldl([PI, D0, [dynamic(PI, Where)|D0]]>>true, PIs, Ds0, Ds).
+    located(PIs, dynamic, Where, Ds0, Ds).
 directive_(input(Specs0), Where, Ds0, Ds) :-
     (   is_list(Specs0) -> Specs = Specs0 ; Specs = [Specs0] ),
     (   Specs \== [], maplist(event_spec, Specs, Inputs)
-    ->  foldl([S, D0, [input(S, Where)|D0]]>>true, Inputs, Ds0, Ds)
+    ->  located(Inputs, input, Where, Ds0, Ds)
     ;   etalis_error("input takes an event Name/Arity or a list of them",
                      "write e.g. :- input(reading/3). or :- input([hot/1, smoke/1]).", Where)
     ).
+
+%   located(+Specs, +Name, +Where, +Ds0, -Ds): Ds is Ds0 after Name(Spec,
+%   Where) for each of Specs, the last first (as directives collect).
+
+located([], _, _, Ds, Ds).
+located([S|Ss], Name, Where, Ds0, Ds) :-
+    D =.. [Name, S, Where],
+    located(Ss, Name, Where, [D|Ds0], Ds).
 
 event_spec(N/A, N/A) :- atom(N), integer(A), A >= 0.
 

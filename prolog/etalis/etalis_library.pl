@@ -53,7 +53,8 @@ etalis_library_items(Items0, Items) :-
 
 library_items(PI-Where, Items, Rest) :-
     library_predicate(PI, Clauses),
-    foldl([C, [static(C, Where)|T], T]>>true, Clauses, Items, Rest).
+    findall(static(C, Where), member(C, Clauses), Statics),
+    append(Statics, Rest, Items).
 
 clause_indicator(Clause, N/A) :-
     nonvar(Clause),

@@ -3,6 +3,7 @@
             node_clauses/4,             % +Module, +Node, +Filters, -PhasedClauses
             absorbed_clauses/3,         % +Module, +FilterNode, -PhasedClauses
             link_clause/2,              % +Link, -Clause
+            timer_clauses/3,            % +Links, +Clauses0, -Clauses
             store_index/3,              % +NodeId, ?Side, -Index
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
             stored_input/5              % +Node, ?Side, -Input, -Key, -Payload
@@ -442,6 +443,31 @@ stored_input(node(_, cnot, [L0, R0, N0], _, _, _), Side, In, Key, Payload) :-
 
 link_clause(link(_, Top0, Head0, _), ('$on'(Top, T1, T2, O) :- '$derived'(Head, T1, T2, O))) :-
     copy_term(Top0-Head0, Top-Head).
+
+%!  timer_clauses(+Links, +Clauses0, -Clauses) is det.
+%
+%   Clauses are Clauses0 and, if a rule of Links has a timer as its
+%   head ('$timer'(Event, When), see etalis_syntax:rule_head/4), the
+%   clauses that set the timer when the rule's pattern occurs (see
+%   etalis_runtime:timer_set/5): the timer is no event of its own.
+
+timer_clauses(Links, Clauses0, Clauses) :-
+    (   member(link(_, _, Head, _), Links),
+        timer_head(Head)
+    ->  append(Clauses0,
+               [ ('$on'('$timer'(E, W), T1, T2, _) :-
+                      etalis_runtime:timer_set('$engine', E, W, T1, T2), fail),
+                 ('$on'('$timer'(E, W, Prov0), T1, T2, _) :-
+                      flatten(Prov0, Prov),
+                      etalis_runtime:timer_set('$engine', '$provenance'(E, Prov), W, T1, T2), fail)
+               ], Clauses)
+    ;   Clauses = Clauses0
+    ).
+
+timer_head('$timer'(_, _)).
+timer_head('$timer'(_, _, _)).
+timer_head('$select'(_, _, Head, _)) :-
+    timer_head(Head).
 
 %!  interval_goal(+Goal, +T1, +T2, -Goal1) is det.
 %

@@ -3,7 +3,7 @@
             engine_destroy/1,           % +Engine
             engine_start/4,             % +Engine, +StoreIndexes, +Lateness, +Limit
             engine_reset/1,             % +Engine
-            engine_flush/3,             % +Engine, -Released, -Detections
+            engine_flush/4,             % +Engine, -Released, -Fired, -Detections
             engine_buffered/2,          % +Engine, -Count
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
@@ -19,6 +19,8 @@
             rule_update_builtins/1,     % +Module
             rule_update/2,              % +Engine, +Update
             raise_event/2,              % +Engine, +Event
+            timer_set/5,                % +Engine, +Event, +When, +T1, +T2
+            engine_timers/2,            % +Engine, -Count
             feed_warning/1,             % +Text
             write_detection/1           % +Detection
           ]).
@@ -31,6 +33,7 @@
 :- use_module(aggregates).
 :- use_module(strategies, [selection/2]).
 :- use_module(syntax, [syntax_message/2]).
+:- use_module(driver, [datime_time/2]).
 
 /** <module> The runtime of a compiled rule set
 
@@ -152,6 +155,121 @@ raise_queue(Queue0, M, T, Line, N0) :-
 
 max_raised(1000).
 
+%   timers_global(+M, -Name): the global variable that holds the timers
+%   of engine M that are not due yet, timers(Seq, Heap): Heap has
+%   ev(Event, T1, Due) by Due-N, N the order in which they were set
+%   (Seq of them so far), see timer_set/5.
+
+timers_global(M, Name) :-
+    atom_concat(M, '/timers', Name).
+
+%!  timer_set(+Engine, +Event, +When, +T1, +T2) is det.
+%
+%   A rule whose head is one of original ETALIS's timers (see
+%   etalis_syntax:rule_head/4) detected its pattern over [T1,T2]: Event
+%   occurs over [T1,Due], as in ETALIS, where Due is T2 + Seconds for
+%   When = after(Seconds), or the time Time stands for (a number of
+%   seconds or an ETALIS datime, see etalis_driver:datime_time/2) for
+%   When = at(Time).  It is derived, as the head of a rule is, before
+%   the first event whose end is Due or later (see due_timers/4), or at
+%   the end of the stream (engine_flush/4).  A When that is no time
+%   after T2 (a timer cannot fire in the past, nor at once) is a warning
+%   of the line being processed, and nothing is set.
+
+timer_set(M, E, When, T1, T2) :-
+    (   due_time(When, T2, Due)
+    ->  timers_global(M, G),
+        nb_getval(G, timers(Seq0, H0)),
+        Key is float(Due),
+        add_to_heap(H0, Key-Seq0, ev(E, T1, Due), H),
+        Seq is Seq0 + 1,
+        nb_setval(G, timers(Seq, H))
+    ;   timer_warning(E, When, T2)
+    ).
+
+%   due_time(+When, +T2, -Due) is semidet: When is a time Due after T2.
+
+due_time(after(D), T2, Due) :-
+    number(D), D > 0, D < inf,
+    Due is T2 + D.
+due_time(at(T), T2, Due) :-
+    finite_time(T, Due),
+    Due > T2.
+
+timer_warning(E0, When, T2) :-
+    (   E0 = '$provenance'(E, _) -> true ; E = E0 ),
+    (   When = after(D)
+    ->  format(string(W), "exceptionAlarm/2 of ~q was given the delay ~q, not a positive number of seconds: nothing raised", [E, D])
+    ;   When = at(T),
+        finite_time(T, Due)
+    ->  format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~q is due at ~w, not after the detection at ~w (a timer cannot fire in the past, nor at once): nothing raised", [E, Due, T2])
+    ;   When = at(T),
+        format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~q was given ~q, not a number of seconds or a datime(Y,M,D,H,Min,S): nothing raised", [E, T])
+    ),
+    feed_warning(W).
+
+finite_time(T, T) :-
+    number(T), !,
+    finite_number(T).
+finite_time(datime(Y, Mo, D, H, Mi, S), Time) :- !,
+    finite_time(datime(Y, Mo, D, H, Mi, S, 1), Time).
+finite_time(T, Time) :-
+    catch(datime_time(T, Time), error(type_error(_, _), _), fail).
+
+%   due_timers(+M, +T, +Line, -Last): derive, in the order of their due
+%   times (of setting, for the same due time), the timers of M due at T
+%   or before, and what they raise, as events of line Line.  Last is the
+%   due time of the last one, or `none`.  At the end of a stream (T is
+%   inf) at most max_flushed_timers/1 fire after those pending: timers
+%   that set timers could go on for ever.
+
+due_timers(M, T, Line, Last) :-
+    timers_global(M, G),
+    nb_getval(G, timers(_, H)),
+    (   T == inf
+    ->  heap_size(H, N),
+        max_flushed_timers(Max),
+        Budget is N + Max
+    ;   Budget = inf
+    ),
+    due_timers(M, G, T, Line, Budget, none, Last).
+
+due_timers(M, G, T, Line, Budget, Last0, Last) :-
+    nb_getval(G, timers(Seq, H0)),
+    (   min_of_heap(H0, Key-_, _),
+        Key =< T
+    ->  (   Budget == 0
+        ->  heap_size(H0, N),
+            max_flushed_timers(Max),
+            format(string(W), "timers set timers for ever? after ~D more fired, ~D still pending are not fired", [Max, N]),
+            feed_warning(W),
+            Last = Last0
+        ;   get_from_heap(H0, _, ev(E, T1, Due), H),
+            nb_setval(G, timers(Seq, H)),
+            (   nb_current(etalis_raised, R0)
+            ->  R is R0 + 1,
+                nb_setval(etalis_raised, R)
+            ;   true
+            ),
+            run_one(M, '$fire'(E), T1, Due, Line),
+            raised_events(M, Due, Line),
+            (   Budget == inf -> Budget1 = inf ; Budget1 is Budget - 1 ),
+            due_timers(M, G, T, Line, Budget1, Due, Last)
+        )
+    ;   Last = Last0
+    ).
+
+max_flushed_timers(10000).
+
+%!  engine_timers(+Engine, -Count) is det.
+%
+%   Count timers of Engine are set and not due yet (see timer_set/5).
+
+engine_timers(M, Count) :-
+    timers_global(M, G),
+    nb_getval(G, timers(_, H)),
+    heap_size(H, Count).
+
 %!  rule_update(+Engine, +Update) is det.
 %
 %   Record a change of Engine's rules, to be made after the current
@@ -199,7 +317,8 @@ engine_destroy(M) :-
     ;   true
     ),
     position_global(M, P),
-    (   nb_current(P, _) -> nb_delete(P) ; true ),
+    timers_global(M, Timers),
+    forall(( member(G, [P, Timers]), nb_current(G, _) ), nb_delete(G)),
     '$destroy_module'(M).
 
 %!  engine_start(+Engine, +Indexes, +Lateness, +Limit) is det.
@@ -226,7 +345,10 @@ engine_start(M, Indexes, Lateness, Limit) :-
     ),
     nb_setval(M, state(Indexes, Order, Limit)),
     position_global(M, P),
-    nb_setval(P, -1).
+    nb_setval(P, -1),
+    timers_global(M, Timers),
+    empty_heap(NoTimers),
+    nb_setval(Timers, timers(0, NoTimers)).
 
 %   position_global(+M, -Name): the global variable that holds the
 %   position of the last input event that engine M processed (for the
@@ -415,29 +537,50 @@ engine_state(M, State) :-
     ;   existence_error(etalis_engine, M)
     ).
 
-%!  engine_flush(+Engine, -Released, -Detections) is det.
+%!  engine_flush(+Engine, -Released, -Fired, -Detections) is det.
 %
 %   At the end of a stream, process the events that wait in the reorder
-%   buffer of an engine with a lateness (Released of them).
+%   buffer of an engine with a lateness (Released of them), then fire
+%   the timers still pending (Fired of them, with what they raise; see
+%   timer_set/5), in time order.
 %
 %   @error etalis_limit(limit(Line, Event, Limit, In)) if an event takes
 %   more inferences than the engine's limit (see engine_feed/5).
 
-engine_flush(M, Released, Detections) :-
+engine_flush(M, Released, Fired, Detections) :-
     engine_state(M, State),
     explaining(M),
     limiting(State),
     arg(2, State, Order0),
     nb_setval(etalis_warnings, []),
-    (   Order0 = reorder(L, Max, Seq, H0)
+    nb_setval(etalis_raised, 0),
+    catch(with_output_to(string(Detections), flush_order(M, Order0, Order, Released)),
+          etalis_limit(Hit),
+          throw(error(etalis_limit(Hit), _))),
+    nb_setarg(2, State, Order),
+    nb_getval(etalis_raised, Fired).
+
+%   flush_order(+M, +Order0, -Order, -Released): process the Released
+%   events of the reorder buffer, then the timers still pending, in time
+%   order; no later event may come before the last of them.
+
+flush_order(M, Order0, Order, Released) :-
+    (   Order0 = reorder(L, Max0, Seq, H0)
     ->  heap_size(H0, Released),
-        catch(with_output_to(string(Detections), release(M, inf, H0, H)),
-              etalis_limit(Hit),
-              throw(error(etalis_limit(Hit), _))),
-        nb_setarg(2, State, reorder(L, Max, Seq, H))
-    ;   Released = 0,
-        Detections = ""
+        release(M, inf, H0, H),
+        due_timers(M, inf, 0, Last),
+        later(Max0, Last, Max),
+        Order = reorder(L, Max, Seq, H)
+    ;   Order0 = in_order(Last0),
+        Released = 0,
+        due_timers(M, inf, 0, Last),
+        later(Last0, Last, Last1),
+        Order = in_order(Last1)
     ).
+
+later(T, none, T) :- !.
+later(none, T, T) :- !.
+later(T0, T1, T) :- T is max(T0, T1).
 
 %   feed_loop(+In, +Text, +M, +Offset, +C0, +Order0, -Order, +A0, -A, -Rejected, ?Tail)
 %
@@ -640,6 +783,7 @@ release(M, Mark, H0, H) :-
 %   limit of the batch (see limiting/1), or throw etalis_limit(Hit).
 
 run(M, E, T1, T2, Line) :-
+    due_timers(M, T2, Line, _),
     run_one(M, E, T1, T2, Line),
     raised_events(M, T2, Line).
 
@@ -665,19 +809,24 @@ run_one(M, E, T1, T2, Line) :-
 
 run_event(M, E0, T1, T2) :-
     advance_position(M),
+    (   E0 = '$fire'(E1)                % a timer's event: derived
+    ->  How = derived
+    ;   How = input,
+        E1 = E0
+    ),
     (   b_getval(etalis_explain, true)
-    ->  (   E0 = '$provenance'(E, Prov)
+    ->  (   E1 = '$provenance'(E, Prov)
         ->  true
-        ;   E = E0,
+        ;   E = E1,
             Prov = [det(E, T1, T2)]
         ),
         E =.. List0,
         append(List0, [Prov], List),
-        E1 =.. List,
-        process_explained(M, E1, T1, T2)
-    ;   E0 = '$provenance'(E, _)
-    ->  process(M, E, T1, T2)
-    ;   process(M, E0, T1, T2)
+        E2 =.. List,
+        process_explained(How, M, E2, T1, T2)
+    ;   E1 = '$provenance'(E, _)
+    ->  process(How, M, E, T1, T2)
+    ;   process(How, M, E1, T1, T2)
     ).
 
 %   advance_position(+M): with rules under a selection strategy, count
@@ -789,11 +938,11 @@ rejection(Term, Line, Order, Reason) :-
                [T2, L, Max])
     ).
 
-process(M, E, T1, T2) :-
-    forall(outcome(M, E, T1, T2, Out), write_detection(Out)).
+process(How, M, E, T1, T2) :-
+    forall(outcome(How, M, E, T1, T2, Out), write_detection(Out)).
 
-process_explained(M, E, T1, T2) :-
-    forall(outcome(M, E, T1, T2, det(D, S, End)),
+process_explained(How, M, E, T1, T2) :-
+    forall(outcome(How, M, E, T1, T2, det(D, S, End)),
            (   D =.. List0,
                append(List, [Prov0], List0),
                D1 =.. List,
@@ -801,15 +950,22 @@ process_explained(M, E, T1, T2) :-
                write_detection(det(D1, S, End), Prov)
            )).
 
-%   outcome(+M, +E, +T1, +T2, -Out) is nondet: Out is each detection
-%   that the occurrence of E over [T1,T2] leads to; with rules under a
-%   selection strategy, those of the matches it selects come last.
+%   outcome(+How, +M, +E, +T1, +T2, -Out) is nondet: Out is each
+%   detection that the occurrence of E over [T1,T2] leads to, E an
+%   `input` event or one `derived` by a timer (reported as a rule's
+%   head is); with rules under a selection strategy, those of the
+%   matches it selects come last.
 
-outcome(M, E, T1, T2, Out) :-
-    (   M:'$on'(E, T1, T2, Out)
+outcome(How, M, E, T1, T2, Out) :-
+    (   occurrence(How, M, E, T1, T2, Out)
     ;   b_getval(etalis_selecting, true),
         selection(M, Out)
     ).
+
+occurrence(input, M, E, T1, T2, Out) :-
+    M:'$on'(E, T1, T2, Out).
+occurrence(derived, M, E, T1, T2, Out) :-
+    M:'$derived'(E, T1, T2, Out).
 
 %!  engine_process(+Engine, +Event, +T1, +T2, -Detections) is det.
 %
@@ -819,7 +975,7 @@ outcome(M, E, T1, T2, Out) :-
 engine_process(M, E, T1, T2, Detections) :-
     explaining(M),
     advance_position(M),
-    findall(Out, outcome(M, E, T1, T2, Out), Detections).
+    findall(Out, outcome(input, M, E, T1, T2, Out), Detections).
 
 %   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
 %

@@ -81,9 +81,18 @@ selected_head(Selector, Label, Head, '$select'(Selector, Label, Head, _)).
 %!  reported_head(+Head0, -Head) is det.
 %
 %   Head is the head that a rule with link head Head0 reports: the
-%   event inside '$select'/4 for a rule under a selector.
+%   event inside '$select'/4 for a rule under a selector, the event of
+%   a timer '$timer'(Event, When) (with one more argument, the
+%   provenance, for '$timer'(Event, When, Provenance); see
+%   etalis_runtime:timer_set/5).
 
-reported_head('$select'(_, _, Head, _), Head) :- !.
+reported_head('$select'(_, _, Head0, _), Head) :- !,
+    reported_head(Head0, Head).
+reported_head('$timer'(Head, _), Head) :- !.
+reported_head('$timer'(E, _, _), Head) :- !,
+    E =.. List0,
+    append(List0, [_], List),
+    Head =.. List.
 reported_head(Head, Head).
 
 %!  position(-Position) is det.

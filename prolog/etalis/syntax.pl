@@ -912,12 +912,27 @@ windowed(P, S, within(P, S)).
 rule_action(true, P, P) :- !.
 rule_action(Action, P, where(P, Action)).
 
-rule_head(Head, Pos, Src, Head) :-
+rule_head(Head0, Pos, Src, Head) :-
     pos_where(Pos, Src, Where),
-    (   var(Head)
+    (   var(Head0)
     ->  etalis_error("the head of an event rule cannot be a variable",
                      "write the complex event, e.g. alarm(X) <- a(X) seq b(X).", Where)
-    ;   \+ callable(Head)
+    ;   timer(Head0, Name, E, When0)
+    ->  pos_args(Pos, 2, [EPos, WhenPos]),
+        rule_head(E, EPos, Src, E1),
+        (   E1 = '$timer'(_, _)
+        ->  etalis_error("the event of a timer cannot be a timer", "write the event that occurs when the timer is due", Where)
+        ;   true
+        ),
+        pos_where(WhenPos, Src, WhenWhere),
+        timer_when(Name, When0, WhenWhere, When),
+        Head = '$timer'(E1, When)
+    ;   Head = Head0,
+        plain_head(Head, Where)
+    ).
+
+plain_head(Head, Where) :-
+    (   \+ callable(Head)
     ->  term_words(Head, Words),
         format(string(M), "the head of an event rule must be an event, not ~w", [Words]),
         etalis_error(M, "an event is an atom or a compound term such as alarm(X)", Where)
@@ -929,22 +944,45 @@ rule_head(Head, Pos, Src, Head) :-
                      "put the pattern on the right of <-", Where)
     ;   reserved_name(Head)
     ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
-    ;   etalis_timer(Head, Message, Hint)
-    ->  etalis_error(Message, Hint, Where)
     ;   true
     ).
 
-%   etalis_timer(+Head, -Message, -Hint): Head is one of original
-%   ETALIS's timers, events that fire another event later by the
-%   machine's clock.  Read as a plain event it would mean nothing, so it
-%   is refused.
+%   timer(+Head, -Name, -Event, -When): Head is one of original ETALIS's
+%   timers: `exceptionAlarm(Event, Seconds)` makes Event occur Seconds
+%   after the pattern, `exceptionAlarmAbsoluteDatime(Event, Time)` at
+%   Time.  The rule's head becomes '$timer'(Event, after(Seconds)) or
+%   '$timer'(Event, at(Time)), which schedules Event in event time (see
+%   etalis_runtime:timer_set/5).
 
-etalis_timer(exceptionAlarm(_, _),
-             "exceptionAlarm/2 (ETALIS's timer: fire an event some seconds after the pattern, by the machine's clock) is not supported",
-             "a rule sees the time of its events, not of the machine: derive the event itself (b(X) <- a(X)), or detect a missing follow-up with fnot or cnot within a window").
-etalis_timer(exceptionAlarmAbsoluteDatime(_, _),
-             "exceptionAlarmAbsoluteDatime/2 (ETALIS's timer: fire an event at a date, by the machine's clock) is not supported",
-             "a rule sees the time of its events, not of the machine: derive the event itself, or compare the pattern's times in a where condition").
+timer(exceptionAlarm(E, D), exceptionAlarm, E, after(D)).
+timer(exceptionAlarmAbsoluteDatime(E, T), exceptionAlarmAbsoluteDatime, E, at(T)).
+
+%   timer_when(+Name, +When0, +Where, -When): the delay or time of a
+%   timer, checked where it is written; a variable is bound by the
+%   pattern or its condition and checked when the timer is set.
+
+timer_when(_, When, _, When) :-
+    arg(1, When, X),
+    var(X),
+    !.
+timer_when(exceptionAlarm, after(D), Where, after(S)) :-
+    (   number(D), finite_number(D), D > 0
+    ->  S = D
+    ;   term_words(D, Words),
+        format(string(M), "the delay of exceptionAlarm/2 must be a positive number of seconds, not ~w", [Words]),
+        etalis_error(M, "write e.g. exceptionAlarm(b(X), 60) <- a(X). for b(X) 60 s after a(X)", Where)
+    ).
+timer_when(exceptionAlarmAbsoluteDatime, at(T), Where, at(S)) :-
+    (   number(T), finite_number(T)
+    ->  S = T
+    ;   T = datime(_, _, _, _, _, _)
+    ->  S = T
+    ;   T = datime(_, _, _, _, _, _, _)
+    ->  S = T
+    ;   term_words(T, Words),
+        format(string(M), "the time of exceptionAlarmAbsoluteDatime/2 must be a number of seconds or a datime(Y,M,D,H,Min,S), not ~w", [Words]),
+        etalis_error(M, "write e.g. exceptionAlarmAbsoluteDatime(c(X), T) <- a(X) where (end(E), T is E + 60).", Where)
+    ).
 
 %   not_an_event(+Term, -What): Term is callable but cannot be an event
 %   (nor a fact or the head of a rule); What says what it is.
@@ -1128,7 +1166,12 @@ pattern((Head <- Body), Pos, Src, event(Head)) :-
     !,
     pos_args(Pos, 2, [HeadPos, BodyPos]),
     pos_where(Pos, Src, Where),
-    rule_head(Head, HeadPos, Src, Head),
+    rule_head(Head, HeadPos, Src, Head1),
+    (   Head1 = '$timer'(_, _)
+    ->  etalis_error("a timer cannot be a rule nested in a pattern: its event does not occur with the pattern",
+                     "write the timer as a rule of its own and use its event in the pattern", Where)
+    ;   true
+    ),
     pattern(Body, BodyPos, Src, Pattern),
     b_getval(etalis_var_names, VarNames),
     copy_term(Head-Pattern-VarNames, Rule),

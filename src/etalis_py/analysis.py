@@ -71,6 +71,9 @@ class RuleInfo:
     # the pattern as the ``rules`` request gives it, and the rule's policy
     pattern: Any = field(default=None, compare=False, hash=False)
     policy: str = "unrestricted"
+    # the original ETALIS timer the head is (exceptionAlarm or
+    # exceptionAlarmAbsoluteDatime; ``head`` is its event), if any
+    timer: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -149,8 +152,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
         unbound = tuple((str(u["goal"]), tuple(map(str, u["variables"]))) for u in rule.get("unbound", ()))
         out.append(RuleInfo(index, str(rule.get("label") or ""), int(rule["line"]),
                             EventUse(head[0], head[1]), tuple(events), tuple(outside), understood,
-                            stateless, int(rule.get("column", 1)), steps, unbound, rule["pattern"],
-                            str(rule.get("policy", "unrestricted"))))
+                            stateless and not rule.get("timer"), int(rule.get("column", 1)), steps, unbound,
+                            rule["pattern"], str(rule.get("policy", "unrestricted")), rule.get("timer") or None))
     return out
 
 

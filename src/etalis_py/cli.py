@@ -15,6 +15,7 @@ from . import __version__
 from .engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
 from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound
 from .etalis_import import add_import_parser, import_etalis
+from .events import Rejection
 from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
@@ -329,7 +330,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             interrupted = interrupt.requested
             if not stopped:
                 try:
-                    tail = engine.flush_lines()
+                    warned: list[Rejection] = []
+                    tail = engine.flush_lines(warned)
+                    warnings += len(warned)
+                    for w in warned if not ns.quiet else []:
+                        print(f"{source}: warning: at the end of the stream: {w.reason}", file=err)
                 except InferenceLimitError as e:        # an event held back by a lateness
                     progress.clear()
                     print(f"{source}:{e.line}: error: {e}", file=err)
@@ -339,6 +344,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             seconds = time.perf_counter() - started
             cpu_seconds = time.process_time() - cpu_started
             pending = engine.stats().pending
+            raised = engine.stats().raised      # with the timers fired at the end
     except ValueError as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
@@ -352,7 +358,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: interrupted: stopped after {accepted + rejected} events", file=err)
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, "
-        f"{f'raised by rules (event/1): {raised}, ' if raised else ''}rejected: {rejected}, "
+        f"{f'raised by rules (event/1, timers): {raised}, ' if raised else ''}rejected: {rejected}, "
         f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,

@@ -544,16 +544,27 @@ class Engine:
 
     def flush(self) -> Detections:
         """At the end of a stream, process the events that a lateness still
-        holds back, and return what they led to."""
-        self._check_open()
-        _, body = self._prolog.request(f"flush({self._name})")
-        return self._deliver(FeedResult(0, [], [], body))
+        holds back, then fire the timers still pending (original ETALIS's
+        ``exceptionAlarm``), in time order, and return what they led to.
+        A later event must not be earlier than the last of them."""
+        warned: list[Rejection] = []
+        body = self._flushed(warned)
+        for w in warned:
+            warnings.warn(EtalisWarning(f"at the end of the stream: {w.reason}"), stacklevel=2)
+        return self._deliver(FeedResult(0, [], warned, body))
 
-    def flush_lines(self) -> str:
-        """As :meth:`flush`, with the detections as JSON lines (``etalis run``)."""
-        self._check_open()
-        _, body = self._prolog.request(f"flush({self._name})")
+    def flush_lines(self, warned: Optional[list[Rejection]] = None) -> str:
+        """As :meth:`flush`, with the detections as JSON lines (``etalis run``);
+        the warnings go to ``warned`` (their line is 0)."""
+        body = self._flushed(warned if warned is not None else [])
         self._stats.detections += body.count("\n")
+        return body
+
+    def _flushed(self, warned: list[Rejection]) -> str:
+        self._check_open()
+        header, body = self._prolog.request(f"flush({self._name})")
+        self._stats.raised += int(header.get("raised", 0))
+        warned.extend(Rejection(int(line), str(msg)) for line, msg in header.get("warnings", []))
         return body
 
     # -- detections out -----------------------------------------------------

@@ -34,6 +34,7 @@ import networkx as nx
 
 from .._prolog import quote_atom
 from ..analysis import RuleInfo, Sig, read_rules
+from ..errors import RuleError
 from ..streams import Mapping
 from .names import TRANSFER
 
@@ -340,3 +341,17 @@ def _transfer_rules(sigs: Sequence[Sig]) -> str:
         out.append(f"{TRANSFER}({quote_atom(s.name)}, {s.arity}, Text, [{', '.join(vs)}]) <- {term} "
                    f"where format(atom(Text), '~q', [{term}]).\n")
     return "".join(out)
+
+
+def refuse_timers(the_plan: Plan, source: str) -> None:
+    """A timer's event occurs after the last event of its pattern, maybe
+    after the last row of a partition; a stage has no end of the stream at
+    which to fire it: replay refuses timers."""
+    for rule in the_plan.rules:
+        if rule.timer:
+            raise RuleError(f"{rule.timer}/2 (a timer) is not supported by replay on Spark: its event occurs "
+                            "after the pattern, and a stage feeds each partition's rows without a time past "
+                            "the last one at which pending timers could fire",
+                            file=source, line=rule.line, column=rule.column,
+                            hint="run the rule file with etalis run (or Engine.emit_many and Engine.flush), "
+                                 "which fires the pending timers at the end of the stream")
