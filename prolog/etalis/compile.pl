@@ -20,6 +20,7 @@
 :- reexport(optable, [waiting_side/2]).
 :- use_module(policies, [filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
+:- use_module(chains, [chain_rule/6, chain_event/1, chain_node/3, chain_clauses/3, chain_pattern/2]).
 :- use_module(directives, [file_directives/2, option_policy/2, unique_labels/1, check_overrides/2,
                            triggered_events/4, default_inference_limit/1]).
 :- use_module(recursion, [check_recursion/2, repeating_events/2]).
@@ -61,8 +62,9 @@ compiled rules into an engine.
 
 compile_items(Items, Options, Compiled) :-
     rules_and_settings(Items, Options, _{}, Rules, Statics, Settings0),
-    binarize_rules(Rules, Program),
-    program_compiled(Program, Statics, Settings0, Compiled).
+    binarize_rules(Rules, Program0),
+    with_chains(Settings0, Program0, Program, Settings1),
+    program_compiled(Program, Statics, Settings1, Compiled).
 
 %!  compile_more(+Items, +Compiled0, -Compiled) is det.
 %
@@ -77,8 +79,9 @@ compile_more(Items, compiled(Program0, _, _, Settings0), Compiled) :-
            (   format(string(M), "the label ~q is used by a rule already loaded", [L]),
                etalis_error(M, "give each rule its own label, or remove the old rule first", Where)
            )),
-    binarize_rules(Rules, Program0, Program),
-    program_compiled(Program, Statics, Settings1, Compiled).
+    binarize_rules(Rules, Program0, Program1),
+    with_chains(Settings1, Program1, Program, Settings2),
+    program_compiled(Program, Statics, Settings2, Compiled).
 
 %!  compile_without(+Label, +Compiled0, -Compiled) is semidet.
 %
@@ -165,9 +168,11 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ->  true
     ;   Explain = false
     ),
+    maplist(chained_rule(Policy, Overrides, MaxAge, Explain), Rules1, RulesC, Chains0),
+    exclude(==(none), Chains0, Chains),
     (   Explain == true
-    ->  maplist(explained_rule, Rules1, Rules2)
-    ;   Rules2 = Rules1
+    ->  maplist(explained_rule, RulesC, Rules2)
+    ;   Rules2 = RulesC
     ),
     maplist(kleene_positions, Rules2, Rules3),
     maplist(rule_policy(Policy, Overrides, MaxAge), Rules3, Rules),
@@ -192,7 +197,41 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
                  inference_limit: Limit, repeating: Repeating,
                  rule_items: RuleItems, printed: Printed,
                  printed_explicit: Explicit, overrides: Overrides,
-                 directives: Directives}.
+                 directives: Directives, chains: Chains}.
+
+%   chained_rule(+Default, +Overrides, +MaxAge, +Explain, +Rule0, -Rule, -Chain)
+%
+%   A sequence rule under `strict`, `nxt` or `last` is evaluated by a
+%   goal of its own (see etalis_chains): Rule derives its head from the
+%   event of Chain; other rules stay as they are, with Chain `none`.
+
+chained_rule(Default, Overrides, MaxAge, Explain, Rule0, Rule, Chain) :-
+    Rule0 = rule(L, H, _, _, _),
+    rule_policy_name(Default, Overrides, L, H, Policy),
+    (   chain_rule(Policy, Explain, MaxAge, Rule0, Rule1, Chain1)
+    ->  Rule = Rule1,
+        Chain = Chain1
+    ;   Rule = Rule0,
+        Chain = none
+    ).
+
+%   with_chains(+Settings0, +Program0, -Program, -Settings): the goals
+%   of the chains of Settings0 (see chained_rule/7) added to Program0,
+%   numbered after its own.
+
+with_chains(Settings0, program(Nodes0, Links), program(Nodes, Links), Settings) :-
+    del_dict(chains, Settings0, Chains, Settings),
+    foldl([node(Id, _, _, _, _, _), M0, M]>>(M is max(M0, Id)), Nodes0, 0, Max),
+    length(Chains, NChains),
+    numlist_from(Max, NChains, Ids),
+    maplist(chain_node, Chains, Ids, New),
+    append(Nodes0, New, Nodes).
+
+numlist_from(_, 0, []) :- !.
+numlist_from(Max, N, Ids) :-
+    First is Max + 1,
+    Last is Max + N,
+    numlist(First, Last, Ids).
 
 %   explained_rule(+Rule0, -Rule)
 %
@@ -241,7 +280,9 @@ annotated_pattern(K, aggregate(F, X, A0, W, R), P, Prov) :-
 annotated_event(explain, E0, event(E), Prov) :-
     with_provenance(E0, Prov, E).
 annotated_event(position, E, event(E), Prov) :-
-    kleene_event(E),
+    (   kleene_event(E)
+    ;   chain_event(E)
+    ),
     !,
     arg(1, E, Prov).
 annotated_event(position, E, where(event(E), etalis_strategies:position(P)), [P]).
@@ -351,8 +392,10 @@ phase_order(Phased, Clauses) :-
 %   of Node, with the filters that run inside it (see filter_chains/4).
 
 goal_clauses(Chains, Absorbed, Node, Clauses) :-
-    Node = node(Id, _, _, _, _, _),
-    (   get_assoc(Id, Absorbed, _)
+    Node = node(Id, Op, _, _, _, _),
+    (   Op = chain(_, _)
+    ->  chain_clauses('$engine', Node, Clauses)
+    ;   get_assoc(Id, Absorbed, _)
     ->  absorbed_clauses('$engine', Node, Clauses)
     ;   get_assoc(Id, Chains, Filters0)
     ->  copy_term(Filters0, Filters),
@@ -640,18 +683,25 @@ is_rule(rule(_, _, _, _, _)).
 is_static(static(_, _)).
 
 rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
-    (   kleene_event(H0)
-    ->  Policy0 = unrestricted            % every run; the rule using it selects
-    ;   L \== '', memberchk(L-Policy0-_, Overrides)
-    ->  true
-    ;   Policy0 = Default
-    ),
+    rule_policy_name(Default, Overrides, L, H0, Policy0),
     kleene_policy(Policy0, P0, W),
     strategy_rule(Policy0, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
     ;   P = within(P1, MaxAge)
+    ).
+
+%   rule_policy_name(+Default, +Overrides, +Label, +Head, -Policy): the
+%   policy of a rule: its label's, else the default; a `P+` runs under
+%   `unrestricted` (every run; the rule using it selects).
+
+rule_policy_name(Default, Overrides, L, H, Policy) :-
+    (   kleene_event(H)
+    ->  Policy = unrestricted
+    ;   L \== '', memberchk(L-Policy0-_, Overrides)
+    ->  Policy = Policy0
+    ;   Policy = Default
     ).
 
 %   kleene_policy(+Policy, +Pattern, +Where): a pattern with `P+` runs
@@ -715,6 +765,7 @@ print_node(node(Id, Op, Inputs, Out, W, Policy)) :-
 %   the operator names of the rule language), for listings and
 %   Engine.pending().
 
+node_pattern(chain(S, Spec), _, P) :- chain_pattern(chain(S, Spec), P).
 node_pattern(temporal(Op), [L, R], P) :- P =.. [Op, L, R].
 node_pattern(or, [L, R], or(L, R)).
 node_pattern(cnot, [L, R, N], cnot(seq(L, R), N)).

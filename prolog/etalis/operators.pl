@@ -6,7 +6,8 @@
             timer_clauses/3,            % +Links, +Clauses0, -Clauses
             store_index/3,              % +NodeId, ?Side, -Index
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
-            stored_input/5              % +Node, ?Side, -Input, -Key, -Payload
+            stored_input/5,             % +Node, ?Side, -Input, -Key, -Payload
+            condition_test/5            % +Module, +Goal, +In, +Out, -Test
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
