@@ -481,7 +481,8 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     fresh or shared variables, `_` or constants; now and then a condition
     of an event's own, a condition of the whole over two of its
     variables, a window) and a stream of 3 to 9 events at increasing
-    times, for ``strategy`` (drawn when None).  Under `unrestricted` and
+    times (now and then intervals, some ending together, some
+    overlapping), for ``strategy`` (drawn when None).  Under `unrestricted` and
     the selectors, now and then one event is `P+`.  A condition of the
     whole is only drawn for `unrestricted` and the selectors (under `stn`
     and the contexts the engine checks it after the sequence, see
@@ -528,11 +529,22 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     head = f"h({', '.join(used)})" if used else "h"
     stream: list[Event] = []
     t = 0
+    intervals = ch.integer(0, 3) == 0
+    seen: set[tuple[int, int]] = set()
     for _ in range(ch.integer(3, 9)):
-        t += ch.integer(1, 2)
+        if intervals:           # intervals, some ending together, some overlapping
+            t += ch.integer(0, 2)
+            start = t - ch.integer(0, 2)
+            if (start, t) in seen:
+                t += 1
+                start = t
+        else:
+            t += ch.integer(1, 2)
+            start = t
+        seen.add((start, t))
         name = "abc"[ch.integer(0, 2)]
         args = (ch.integer(0, 2),) if _ARITY[name] else ()
-        stream.append(Event(name, args, t, t))
+        stream.append(Event(name, args, start, t))
     if pattern.endswith("+"):
         pattern += " "          # `+.` would read as one symbol
     return ChainCase(strategy, f"{head} <- {pattern}.", tuple(stream))

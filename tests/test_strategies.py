@@ -167,6 +167,59 @@ def test_run_with_a_strategy_on_the_command_line(tmp_path: Path) -> None:
         {"event": "h", "args": [1, 3], "start": 1, "end": 5}, {"event": "h", "args": [1, 3], "start": 1, "end": 8}]
 
 
+def test_selectors_take_events_that_end_before_the_next_starts_on_intervals() -> None:
+    # a(2) ends when b(3) starts, so it is not before it; b(5) over [2, 4] starts before a(4)
+    rules = "h(X, Y) <- a(X) seq b(Y)."
+    stream = [Event("a", (1,), 1, 1), Event("a", (2,), 1, 2), Event("b", (3,), 2, 2), Event("a", (4,), 3, 3),
+              Event("b", (5,), 2, 4)]
+    for strategy in ("nxt", "last"):
+        with Engine.from_string(rules, policy=strategy) as engine:
+            assert engine.emit_many(stream).detections == [Detection("h", (1, 3), 1, 2),
+                                                           Detection("h", (1, 5), 1, 4)], strategy
+    with Engine.from_string(rules, policy="strict") as engine:
+        assert engine.emit_many(stream).detections == []
+
+
+def test_selectors_on_a_sequence_keep_only_what_they_can_still_select() -> None:
+    # 1,000 `a` wait for b(1), c(1): under a selector the engine keeps a bounded number of them,
+    # not one pending match per `a`, and the window picks the oldest (nxt) or newest (last) in it
+    rules = "h(K) <- (a seq b(K) seq c(K)) within 10."
+    stream: list[tuple[str, list[Any], int]] = [("a", [], t) for t in range(1, 1001)]
+    stream += [("b", [1], 1001), ("c", [1], 1002)]
+    found = {}
+    for strategy in ("strict", "nxt", "last"):
+        with Engine.from_string(rules, policy=strategy, explain=True) as engine:
+            found[strategy] = [(d.args, d.start, d.end, tuple(p.start for p in d.provenance))
+                               for d in engine.emit_many(stream).detections]
+            assert engine.stats().pending <= 32, strategy
+    assert found == {"strict": [((1,), 1000, 1002, (1000, 1001, 1002))],
+                     "nxt": [((1,), 992, 1002, (992, 1001, 1002))],
+                     "last": [((1,), 1000, 1002, (1000, 1001, 1002))]}
+
+
+def test_a_selector_on_a_sequence_compiles_to_one_goal_that_searches_in_its_order(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("h(X, Y) <- (a(X) seq b(Y)) where X < Y.\n")
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "compile", str(rules), "--policy", "last"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    goals = r.stdout.split("% Binary goals\n")[1].split("\n\n")[0]
+    assert goals == "1: '$chain0'(_, A, B) <- a(A) seq b(B) where A<B    % window inf, last"
+    assert "etalis_chains:newest_chain(last" in r.stdout
+
+
+def test_a_failing_condition_of_the_whole_makes_the_selector_search_on() -> None:
+    rules = "h(X, Y) <- (a(X) seq b(Y) seq c) where X < Y."
+    stream = [("a", [1], 1), ("a", [7], 2), ("b", [5], 3), ("b", [3], 4), ("c", [], 5)]
+    # last: newest b(3) has no a below 3 but a(1); newest a for b(3) is a(7) (fails), then a(1)
+    assert detections(rules, "last", stream) == [("h", (1, 3), 1, 5, ("a", "b", "c"), (1, 4, 5))]
+    assert detections(rules, "nxt", stream) == [("h", (1, 5), 1, 5, ("a", "b", "c"), (1, 3, 5))]
+    assert detections(rules, "strict", stream) == []
+    assert detections(rules, "strict", stream[1:]) == []
+    assert detections(rules, "strict", [("a", [1], 1), ("b", [3], 2), ("c", [], 3)]) == [
+        ("h", (1, 3), 1, 3, ("a", "b", "c"), (1, 2, 3))]
+
+
 # ---------------------------------------------------------------------------
 # The reference definitions, on their own
 # ---------------------------------------------------------------------------

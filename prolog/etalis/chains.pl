@@ -12,6 +12,7 @@
 :- use_module(library(lists)).
 :- use_module(store, [store_queue/3, store_lookup/3, store_append/4, store_pending/4]).
 :- use_module(operators, [interval_goal/4, condition_test/5, store_index/3]).
+:- use_module(rule_facts, [source_pattern/2]).
 
 /** <module> Sequences under CEL's strict, nxt and last, built without the other matches
 
@@ -162,9 +163,11 @@ chain_node(chain(S, Spec), Id, node(Id, chain(S, Spec), Events, Out, W, S)) :-
 
 %!  chain_pattern(+Op, -Pattern) is det.
 %
-%   Pattern is the rule pattern that the chain goal Op evaluates.
+%   Pattern is the rule pattern that the chain goal Op evaluates,
+%   written with the operators of the rule language.
 
-chain_pattern(chain(_, spec(Pattern, _, _, _, _)), Pattern).
+chain_pattern(chain(_, spec(Pattern, _, _, _, _)), Source) :-
+    source_pattern(Pattern, Source).
 
 %!  chain_clauses(+Module, +Node, -PhasedClauses) is det.
 %

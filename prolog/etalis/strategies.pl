@@ -22,8 +22,10 @@ docs/language.md, "Selection strategies"):
 
   - CEL's selectors `strict`, `nxt`, `last` and `max`: filters on the
     set of all matches of a rule's pattern, each match the set of the
-    positions (in the input stream) of the events it combines.  A rule
-    under a selector is compiled as under `unrestricted`, its
+    positions (in the input stream) of the events it combines.  A
+    sequence rule under `strict`, `nxt` or `last` builds only the match
+    it selects (etalis_chains); any other rule under a selector is
+    compiled as under `unrestricted`, its
     occurrences carry their positions, and instead of deriving its head
     it offers each match (offer/6); once an input event has been
     processed, selection/2 keeps, per rule, the matches the selector
