@@ -242,7 +242,8 @@ def test_nquads_graphs_are_events_and_bad_lines_drop_their_graph(tmp_path: Path)
     assert rejected[0].reason.endswith("(graph 'http://ex.org/g3' is dropped)")
     assert rejected[0].reason.startswith("not an N-Quads line: ")
     assert rejected[1].reason == (
-        "a triple of the default graph must give a graph's time: <graph> <http://www.w3.org/ns/prov#generatedAtTime> T ."
+        "a triple of the default graph must give a graph's time or stream: "
+        "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T . or <graph> <http://purl.org/dc/terms/isPartOf> <stream> ."
     )
     assert rejected[2].reason == (
         "graph 'http://ex.org/g4' has no time: give it a triple "

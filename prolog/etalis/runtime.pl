@@ -466,18 +466,51 @@ text_events(Text, M, Offset, Order0, Order, Accepted, Rejected) :-
 %   a time.  Should Text not read as a list of Count elements, it is fed
 %   line by line as by engine_feed/5, so that each bad line gets its own
 %   rejection.
+%
+%   The atoms that the elements share can be written once, at the head
+%   of the batch: Text is then `Vars = Atoms, List`, with Vars a list of
+%   distinct variables, Atoms a list of as many atoms and List the batch
+%   list, whose elements write each of these atoms as its variable (the
+%   IRIs of a batch of graph events, see graphs.py: an IRI is read once
+%   a batch, not once a triple).  The head is the first line of Text:
+%   should the batch not read, its list is fed line by line without it
+%   (so a line that names an atom by its variable is rejected).
 
 engine_feed_list(M, Text, FirstLine, Count, Summary, Detections) :-
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
     must_be(nonneg, Count),
-    (   catch(term_string(Terms, Text), error(syntax_error(_), _), fail),
+    (   catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
+        batch_terms(Batch, Terms),
         is_list(Terms),
         length(Terms, Count)
     ->  feeding(M, list_events(Terms, FirstLine, M), Summary, Detections)
-    ;   list_lines(Text, Lines),
+    ;   headless(Text, List),
+        list_lines(List, Lines),
         engine_feed(M, Lines, FirstLine, Summary, Detections)
+    ).
+
+%   batch_terms(+Batch, -Terms): the list of terms of a batch list read
+%   as Batch, with its atoms in place of its variables if it has a head
+%   `Vars = Atoms` (see engine_feed_list/6).
+
+batch_terms((Vars = Atoms, Terms), Terms) :- !,
+    is_list(Vars),
+    is_list(Atoms),
+    maplist(atom, Atoms),
+    Vars = Atoms.
+batch_terms(Terms, Terms).
+
+%   headless(+Text, -List): the batch list of Text, without the line of
+%   its head if it has one (see engine_feed_list/6).
+
+headless(Text, List) :-
+    (   sub_string(Text, 0, 2, _, "[_"),
+        sub_string(Text, Before, 1, _, "\n")
+    ->  Start is Before + 1,
+        sub_string(Text, Start, _, 0, List)
+    ;   List = Text
     ).
 
 %   list_lines(+Text, -Lines): the lines of engine_feed/5 that the list

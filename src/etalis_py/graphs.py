@@ -31,7 +31,7 @@ import hashlib
 import json
 import re
 from datetime import datetime
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -41,13 +41,15 @@ from rdflib.term import Node
 
 from ._prolog import quote_atom
 from .errors import EtalisError
-from .events import InvalidEvent, Rejection, Time, read_number, to_time
+from .events import NOTHING, InvalidEvent, Rejection, Time, batch_list, read_number, to_time
 from .knowledge import literal_text, prolog_string, term_text
 from .streams import Batch, Item, Lines, _batched
 
 GRAPH_KINDS = ("nquads", "trig", "jsonld")
 GENERATED_AT = URIRef("http://www.w3.org/ns/prov#generatedAtTime")
 _GENERATED_AT = str(GENERATED_AT)
+IS_PART_OF = URIRef("http://purl.org/dc/terms/isPartOf")
+_IS_PART_OF = str(IS_PART_OF)
 
 
 class GraphStreamError(EtalisError):
@@ -58,10 +60,13 @@ class GraphStreamError(EtalisError):
 # -- Prolog text --------------------------------------------------------------------
 
 
-def graph_term(name: str, triples: Iterable[str]) -> str:
-    """The term ``rdf_graph(Name, [t(S,P,O), ...])`` of a graph: ``name``
-    and each triple already Prolog text (``t(S,P,O)``)."""
-    return f"rdf_graph({name},[{','.join(triples)}])"
+def graph_term(name: str, triples: Iterable[str], stream: Optional[str] = None) -> str:
+    """The term ``rdf_graph(Name, [t(S,P,O), ...])`` of a graph, or
+    ``rdf_graph(Name, [...], Stream)`` of a graph on a stream: ``name``,
+    each triple (``t(S,P,O)``) and ``stream`` already Prolog text."""
+    if stream is None:
+        return f"rdf_graph({name},[{','.join(triples)}])"
+    return f"rdf_graph({name},[{','.join(triples)}],{stream})"
 
 
 def graph_line(name: str, triples: Iterable[str], time: Time) -> str:
@@ -166,73 +171,124 @@ def _literal_text(lexical: str, datatype: Optional[str], lang: Optional[str]) ->
 
 @dataclass
 class _Block:
-    """The consecutive lines of one graph of an N-Quads stream."""
+    """The consecutive lines of one graph of an N-Quads stream: its name and
+    triples as tokens (see :func:`_quad`)."""
 
     name: str
     first: int
     last: int
-    triples: list[str] = field(default_factory=list)
+    triples: list[tuple[str, str, str]] = field(default_factory=list)
     times: list[tuple[int, Time]] = field(default_factory=list)
+    streams: list[tuple[int, str]] = field(default_factory=list)
     bad: list[Rejection] = field(default_factory=list)
 
 
-def _nquads_items(source: Lines) -> Iterator[Item]:
-    """One item per line: the graph event on the last line of its graph,
-    empty lines elsewhere."""
+class _Interned:
+    """The IRIs of a batch list of graph events, each written once: in the
+    batch's elements an IRI is a variable, and the batch's head binds the
+    variables to their atoms (see ``engine_feed_list/6``), so that Prolog
+    reads a full IRI once a batch, not once a triple."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}  # IRI token -> its variable in this batch
+        self._atoms: list[str] = []  # the atoms' texts, in the order of the variables
+        self._texts: dict[str, str] = {}  # IRI token -> its atom's text, across batches
+
+    def term(self, token: str) -> str:
+        """The text of a term token (see :func:`_quad`) in this batch: an
+        IRI's variable, or the token itself (its Prolog text)."""
+        name = self._names.get(token)
+        if name is not None:
+            return name
+        if token[0] != "<":
+            return token
+        name = self._names[token] = f"_{len(self._names)}"
+        text = self._texts.get(token)
+        if text is None:
+            if len(self._texts) >= _IRI_CACHE:
+                self._texts.clear()
+            text = self._texts[token] = _iri_text(token[1:])
+        self._atoms.append(text)
+        return name
+
+    def element(self, block: _Block, time: Time, stream: Optional[str]) -> str:
+        """The batch element of the graph event of ``block`` at ``time``."""
+        get, term = self._names.get, self.term
+        triples = [f"t({get(s) or term(s)},{get(p) or term(p)},{get(o) or term(o)})" for s, p, o in block.triples]
+        graph = graph_term(term(block.name), triples, None if stream is None else term(stream))
+        return f"event(graph({graph}),{time!r})"
+
+    def batch(self, elements: list[str]) -> str:
+        """The text of a batch list of ``elements``, headed by the bindings
+        of the IRIs they name; the next batch starts afresh."""
+        if not self._names:
+            return batch_list(elements)
+        head = f"[{','.join(self._names.values())}]=[{','.join(self._atoms)}],\n"
+        self._names, self._atoms = {}, []
+        return head + batch_list(elements)
+
+
+def _nquads_items(source: Lines, names: _Interned, stream: Optional[str] = None) -> Iterator[Item]:
+    """One item per line, an element of a batch list whose IRIs ``names``
+    interns: the graph event on the last line of its graph, NOTHING
+    elsewhere.  A graph is on ``stream`` (an IRI) unless a
+    ``dcterms:isPartOf`` triple of the default graph names its own."""
     block: Optional[_Block] = None
     waiting: list[int] = []  # lines read since the last event was given out
-    texts: dict[str, str] = {}  # IRI -> its Prolog text: the same IRIs come again and again
-
-    def iri(value: str) -> str:
-        found = texts.get(value)
-        if found is None:
-            if len(texts) >= _IRI_CACHE:
-                texts.clear()
-            found = texts[value] = _iri_text(value)
-        return found
+    default_stream = None if stream is None else "<" + stream
 
     def finish() -> Iterator[Item]:
         assert block is not None
         rejection = _block_rejection(block)
         for number in waiting:
             if number != block.last:
-                yield number + 1, "\n", None
+                yield number + 1, NOTHING, None
             elif rejection is not None:
-                yield number + 1, "\n", rejection
+                yield number + 1, NOTHING, rejection
                 for bad in block.bad[1:]:
                     yield number + 1, "", bad
             else:
-                yield number + 1, graph_line(block.name, block.triples, block.times[0][1]), None
+                graph_stream = block.streams[0][1] if block.streams else default_stream
+                yield number + 1, names.element(block, block.times[0][1], graph_stream), None
         waiting.clear()
 
     bad_lines = source.bad
+    match = _QUAD.match
     for number, line in enumerate(source, start=1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            if block is None:
-                yield number + 1, "\n", None
-            else:
-                waiting.append(number)
-            continue
-        m = None if bad_lines and number in bad_lines else _QUAD.match(text)
-        rejection = None
+        m = None if bad_lines and number in bad_lines else match(line)
         if m is None:
-            rejection = Rejection(number, (bad_lines.get(number) if bad_lines else None) or _quad_reason(text))
+            text = line.strip()
+            if not text or text.startswith("#"):
+                if block is None:
+                    yield number + 1, NOTHING, None
+                else:
+                    waiting.append(number)
+                continue
+            rejection: Optional[Rejection] = Rejection(
+                number, (bad_lines.get(number) if bad_lines else None) or _quad_reason(text))
         else:
+            rejection = None
             try:
-                subject, predicate, obj, graph = _quad(m, iri)
+                subject, predicate, obj, graph = _quad(m)
                 time: Optional[Time] = None
-                if graph is None:  # the default graph: the time of the graph named by the subject
-                    if m.group(3) != _GENERATED_AT or m.group(1) is None:
-                        raise ValueError("a triple of the default graph must give a graph's time: "
-                                         "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T .")
-                    time = _nquads_time(m.group(6), m.group(7))
+                part: Optional[str] = None
+                if graph is None:  # the default graph: the time or stream of the graph named by the subject
+                    if m.group(1) is None or m.group(3) not in (_GENERATED_AT, _IS_PART_OF):
+                        raise ValueError("a triple of the default graph must give a graph's time or stream: "
+                                         "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T . or "
+                                         "<graph> <http://purl.org/dc/terms/isPartOf> <stream> .")
+                    if m.group(3) == _GENERATED_AT:
+                        time = _nquads_time(m.group(6), m.group(7))
+                    elif m.group(4) is None:
+                        raise ValueError("the stream of a graph must be an IRI")
+                    else:
+                        part = obj
                 name = subject if graph is None else graph
             except (ValueError, InvalidEvent) as e:
                 rejection = Rejection(number, str(e))
         if rejection is not None:
             if block is None:
-                yield number + 1, "\n", rejection
+                yield number + 1, NOTHING, rejection
             else:
                 waiting.append(number)
                 block.bad.append(rejection)
@@ -245,10 +301,12 @@ def _nquads_items(source: Lines) -> Iterator[Item]:
             block = _Block(name, number, number)
         waiting.append(number)
         block.last = number
-        if time is None:
-            block.triples.append(f"t({subject},{predicate},{obj})")
-        else:
+        if time is not None:
             block.times.append((number, time))
+        elif part is not None:
+            block.streams.append((number, part))
+        else:
+            block.triples.append((subject, predicate, obj))
     if block is not None:
         yield from finish()
 
@@ -299,21 +357,23 @@ def _graph_key(line: bytes) -> Optional[str]:
     return graph if graph is not None else m.group(1)
 
 
-def _quad(m: re.Match[str], iri: Callable[[str], str]) -> tuple[str, str, str, Optional[str]]:
-    """The Prolog texts of the subject, predicate, object and graph name
-    (None: the default graph) of a quad that ``_QUAD`` matched."""
-    s = iri(m.group(1)) if m.group(1) is not None else quote_atom(f"_:{m.group(2)}")
-    if m.group(4) is not None:
-        o = iri(m.group(4))
-    elif m.group(5) is not None:
-        o = quote_atom(f"_:{m.group(5)}")
+def _quad(m: re.Match[str]) -> tuple[str, str, str, Optional[str]]:
+    """The tokens of the subject, predicate, object and graph name (None:
+    the default graph) of a quad that ``_QUAD`` matched: an IRI as
+    :func:`_token` writes it, anything else as its Prolog text."""
+    si, sb, p, oi, ob, lexical, datatype, lang, gi, gb = m.groups()
+    s = "<" + si if si is not None else quote_atom("_:" + sb)
+    if oi is not None:
+        o = "<" + oi
+    elif ob is not None:
+        o = quote_atom("_:" + ob)
     else:
-        o = _literal_text(m.group(6), m.group(7), m.group(8))
-    if m.group(9) is not None:
-        g: Optional[str] = iri(m.group(9))
+        o = _literal_text(lexical, datatype, lang)
+    if gi is not None:
+        g: Optional[str] = "<" + gi
     else:
-        g = quote_atom(f"_:{m.group(10)}") if m.group(10) is not None else None
-    return s, iri(m.group(3)), o, g
+        g = quote_atom("_:" + gb) if gb is not None else None
+    return s, "<" + p, o, g
 
 
 def _nquads_time(lexical: Optional[str], datatype: Optional[str]) -> Time:
@@ -324,20 +384,30 @@ def _nquads_time(lexical: Optional[str], datatype: Optional[str]) -> Time:
             return _iso_time(lexical)
         except ValueError:
             pass
+    if datatype == _XSD + "integer" and _INTEGER.match(lexical) and len(lexical) < 20:
+        return to_time(int(lexical))
     return graph_time(Literal(_unescape(lexical), datatype=URIRef(datatype) if datatype else None))
 
 
 def _block_rejection(block: _Block) -> Optional[Rejection]:
     """Why a graph is not an event (its first bad line), or None."""
+    name = _shown(block.name)
     if block.bad:
         first = block.bad[0]
-        return Rejection(first.line, f"{first.reason} (graph {block.name} is dropped)")
+        return Rejection(first.line, f"{first.reason} (graph {name} is dropped)")
     if not block.times:
-        return Rejection(block.first, f"graph {block.name} has no time: give it a triple "
+        return Rejection(block.first, f"graph {name} has no time: give it a triple "
                                       "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T in the default graph")
     if len(block.times) > 1:
-        return Rejection(block.times[1][0], f"graph {block.name} has two times")
+        return Rejection(block.times[1][0], f"graph {name} has two times")
+    if len(block.streams) > 1:
+        return Rejection(block.streams[1][0], f"graph {name} has two streams")
     return None
+
+
+def _shown(token: str) -> str:
+    """A term token (see :func:`_quad`) as its Prolog text."""
+    return _iri_text(token[1:]) if token[0] == "<" else token
 
 
 def _quad_reason(text: str) -> str:
@@ -468,10 +538,10 @@ def _nquads_cell(cell: str) -> tuple[Optional[str], list[str]]:
         m = _QUAD.match(line)
         if m is None:
             raise ValueError(f"line {number} of the graph: {_quad_reason(line)}")
-        s, p, o, g = _quad(m, _iri_text)
+        s, p, o, g = _quad(m)
         if g is not None:
-            names.add(g)
-        triples.append(f"t({s},{p},{o})")
+            names.add(_shown(g))
+        triples.append(f"t({_shown(s)},{_shown(p)},{_shown(o)})")
     if len(names) > 1:
         raise ValueError(f"a cell must hold one graph, not {len(names)} named graphs")
     return (names.pop() if names else None), triples
@@ -503,11 +573,14 @@ def _trig_items(source: Lines, name: str) -> Iterator[Item]:
 # -- batches -----------------------------------------------------------------------------
 
 
-def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: str = "<stream>") -> Iterator[Batch]:
-    """Batches of a graph stream of ``kind`` (nquads, trig or jsonld)."""
+def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: str = "<stream>",
+                  stream: Optional[str] = None) -> Iterator[Batch]:
+    """Batches of a graph stream of ``kind`` (nquads, trig or jsonld), its
+    graphs on ``stream`` (an IRI) unless the stream names their own."""
     source = Lines(chunks)
     if kind == "nquads":
-        return _batched(_nquads_items(source), 1, batch_lines)
+        names = _Interned()
+        return _batched(_nquads_items(source, names, stream), 1, batch_lines, listed=True, lister=names.batch)
     if kind == "jsonld":
         return _batched(_jsonld_items(source), 1, batch_lines)
     if kind == "trig":

@@ -432,25 +432,29 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
 Item = tuple[int, str, Optional[Rejection]]
 
 
-def _batched(items: Iterable[Item], first_line: int, batch_lines: int, listed: bool = False) -> Iterator[Batch]:
+def _batched(items: Iterable[Item], first_line: int, batch_lines: int, listed: bool = False,
+             lister: Callable[[list[str]], str] = batch_list) -> Iterator[Batch]:
     """The items of a stream in batches of about ``batch_lines`` lines:
-    batch lists if ``listed``, else as lines (see :func:`_listed`)."""
+    batch lists (written by ``lister``) if ``listed``, else as lines (see
+    :func:`_listed`).  An item with no text stands for no line (a second
+    rejection of a line)."""
     batch = Batch("", first_line)
     parts: list[str] = []
     for next_line, text, rejected in items:
         if rejected is not None:
             batch.rejected.append(rejected)
-        parts.append(text)
+        if text:
+            parts.append(text)
         if len(parts) >= batch_lines:
-            yield _filled(batch, parts, listed)
+            yield _filled(batch, parts, listed, lister)
             batch, parts = Batch("", next_line), []
     if parts or batch.rejected:
-        yield _filled(batch, parts, listed)
+        yield _filled(batch, parts, listed, lister)
 
 
-def _filled(batch: Batch, parts: list[str], listed: bool) -> Batch:
+def _filled(batch: Batch, parts: list[str], listed: bool, lister: Callable[[list[str]], str]) -> Batch:
     if listed:
-        batch.text, batch.terms = batch_list(parts), len(parts)
+        batch.text, batch.terms = lister(parts), len(parts)
         return batch
     batch.text = "".join(parts)
     return _listed(batch, len(parts))

@@ -17,6 +17,13 @@ feed(Text, Accepted, Rejected, Events) :-
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
 
+feed_list(Text, Count, Accepted, Rejected, Events) :-
+    echo_engine(M),
+    engine_feed_list(M, Text, 1, Count, summary(Accepted, _, Rejected, _, none), Detections),
+    split_string(Detections, "\n", "", Lines0),
+    exclude(==(""), Lines0, Events),
+    engine_destroy(M).
+
 %   An echo engine whose event `loop` never ends, limited to 1,000
 %   inferences per event.
 
@@ -70,5 +77,16 @@ test(clauses_are_rejected, [A, R] ==
 test(blank_and_comment_lines_between_terms_keep_line_numbers, [A, R] ==
      [2, [rejected(5, "an event cannot be a variable")]]) :-
     feed("event(a(1), 1).\n\n% note\n\n_.\nevent(b(1), 6).\n", A, R, _).
+
+test(a_batch_list_with_a_head_binds_its_variables_to_the_atoms, [A, R, Es] ==
+     [2, [], ["{\"event\": \"g\", \"args\": [\"http://ex.org/a\", \"http://ex.org/b\"], \"start\": 1, \"end\": 1}",
+              "{\"event\": \"g\", \"args\": [\"http://ex.org/b\", 7], \"start\": 3, \"end\": 3}"]]) :-
+    feed_list("[_0,_1]=['http://ex.org/a','http://ex.org/b'],\n[event(g(_0,_1), 1),\n[],\nevent(g(_1,7), 3)]",
+              3, A, R, Es).
+
+test(a_batch_list_with_a_head_that_does_not_read_is_fed_line_by_line_without_it, [A, R] ==
+     [1, [rejected(1, "event g(_) has unbound variables"),
+          rejected(3, "syntax error: an operand expected, found an unquoted comma or bar")]]) :-
+    feed_list("[_0]=['http://ex.org/a'],\n[event(g(_0), 1),\nevent(g(2), 2),\nevent(g(, 3)]", 3, A, R, _).
 
 :- end_tests(feed).
