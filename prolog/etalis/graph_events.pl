@@ -8,15 +8,19 @@
 /** <module> Graph events: events whose value is an RDF graph
 
 A graph event is the input event `graph(G)` with G the term
-`rdf_graph(Name, Triples)`: Name is the graph's IRI (an atom) or blank
+`rdf_graph(Name, Triples)`, or `rdf_graph(Name, Triples, Stream)` for a
+graph of a named stream: Name is the graph's IRI (an atom) or blank
 node (`'_:Id'`), Triples a list of `t(S, P, O)` in the terms of the
-background knowledge (see knowledge.pl).  `where` conditions ask it with
+background knowledge (see knowledge.pl), Stream the stream's IRI.
+`where` conditions ask it with
 
   - triple(+G, ?S, ?P, ?O): S P O is a triple of G or one that G's
     triples entail with the background schema;
   - isa(+G, ?X, ?Class): X is an instance of Class by G's triples and
     the background schema;
-  - graph_name(+G, ?Name): Name is the name of G.
+  - graph_name(+G, ?Name): Name is the name of G;
+  - graph_stream(+G, ?Stream): Stream is the stream of G (no answer for
+    a graph read without one).
 
 What G's triples entail is computed when it is asked, from G's triples
 and the materialized RDFS closure of the background (the background is
@@ -43,11 +47,12 @@ Each answer comes once.  An event's own schema triples (rdfs:subClassOf
 graph_predicate(triple/4).
 graph_predicate(isa/3).
 graph_predicate(graph_name/2).
+graph_predicate(graph_stream/2).
 
 %!  graph_events_init(+Engine) is det.
 %
-%   Give the engine module Engine the predicates triple/4, isa/3 and
-%   graph_name/2 over graph events.  They read the background schema
+%   Give the engine module Engine the predicates triple/4, isa/3,
+%   graph_name/2 and graph_stream/2 over graph events.  They read the background schema
 %   of Engine ('$kb_triple'/3, see knowledge_init/1), which must exist.
 
 graph_events_init(M) :-
@@ -98,9 +103,14 @@ graph_clause((isa(G, X, C) :-
                  ))).
 graph_clause((graph_name(G, Name) :-
                  '$graph_triples'(G, _),
-                 G = rdf_graph(Name, _))).
+                 arg(1, G, Name))).
+graph_clause((graph_stream(G, Stream) :-
+                 '$graph_triples'(G, _),
+                 G = rdf_graph(_, _, Stream))).
 graph_clause(('$graph_triples'(G, Ts) :-
-                 (   nonvar(G), G = rdf_graph(_, Ts), is_list(Ts)
+                 (   nonvar(G),
+                     ( G = rdf_graph(_, Ts) ; G = rdf_graph(_, Ts, _) ),
+                     is_list(Ts)
                  ->  true
                  ;   type_error(rdf_graph, G)
                  ))).

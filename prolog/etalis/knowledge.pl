@@ -129,8 +129,8 @@ prefixed_name(Prefix, Local, ctx(Ps, Declared, Where), IRI) :-
     ).
 
 %   rdf/3 and isa/2 answer from the background knowledge, triple/4,
-%   isa/3 and graph_name/2 from graph events; a static rule cannot add
-%   to them.
+%   isa/3, graph_name/2 and graph_stream/2 from graph events; a static
+%   rule cannot add to them.
 
 not_reserved(Clause, Where) :-
     (   ( Clause = (Head :- _) -> true ; Head = Clause ),

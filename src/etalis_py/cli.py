@@ -6,6 +6,7 @@ import argparse
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
@@ -81,6 +82,15 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
                    help="keep reading the file as it grows (tail -f), until Ctrl-C or --follow-timeout")
     p.add_argument("--follow-timeout", type=float, metavar="SECONDS",
                    help="with --follow: stop once the file has not grown for this long")
+    p.add_argument("--stream", type=_stream_iri, metavar="IRI",
+                   help="graphs (.nq, .trig, .jsonld, --graph-col) are on the stream IRI, asked with graph_stream(G, S), "
+                   "unless a dcterms:isPartOf triple of the default graph names a graph's own")
+
+
+def _stream_iri(text: str) -> str:
+    if not text or any(c in text for c in '<>"{}|^`\\ \t\n'):
+        raise argparse.ArgumentTypeError(f"not an IRI: {text!r}")
+    return text
 
 
 def add_time_options(p: argparse.ArgumentParser) -> None:
@@ -249,6 +259,8 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> I
     """The batches of ``run``'s input: the file, standard input (``-``), or
     the file as it grows (``--follow``)."""
     mapping = mapping_from(ns)
+    if ns.stream is not None:
+        mapping = replace(mapping, stream=ns.stream)
     if str(ns.events) == "-":
         if ns.follow:
             raise ValueError("--follow follows a growing file; standard input (-) is read until it ends anyway")

@@ -310,18 +310,19 @@ class Engine:
             raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
         return self._emit_line(line, f"event {name!r}")
 
-    def emit_graph(self, graph: Any, at: Any = None) -> Detections:
+    def emit_graph(self, graph: Any, at: Any = None, stream: Any = None) -> Detections:
         """Process the :class:`rdflib.Graph` ``graph`` as one graph event
         ``graph(G)`` (see :mod:`etalis_py.graphs`) at time ``at``, or, if
         not given, at the time of the graph's own ``prov:generatedAtTime``
-        triple about its name (which is then not part of the event).
+        triple about its name (which is then not part of the event); on the
+        stream ``stream`` (an IRI, a str or ``rdflib.URIRef``) if given.
 
         Raises :class:`EventError` if the event is rejected.
         """
         from .graphs import rdflib_graph_line
 
         try:
-            line = rdflib_graph_line(graph, at)
+            line = rdflib_graph_line(graph, at, stream)
         except (ValueError, TypeError) as e:  # InvalidEvent among them
             raise EventError(f"graph event: {str(e).split(';')[0]}") from None
         return self._emit_line(line, "graph event")

@@ -69,9 +69,10 @@ def graph_term(name: str, triples: Iterable[str], stream: Optional[str] = None) 
     return f"rdf_graph({name},[{','.join(triples)}],{stream})"
 
 
-def graph_line(name: str, triples: Iterable[str], time: Time) -> str:
-    """The engine's input line for a graph event at ``time``."""
-    return f"event(graph({graph_term(name, triples)}), {time!r}).\n"
+def graph_line(name: str, triples: Iterable[str], time: Time, stream: Optional[str] = None) -> str:
+    """The engine's input line for a graph event at ``time`` (on ``stream``,
+    Prolog text, if given)."""
+    return f"event(graph({graph_term(name, triples, stream)}), {time!r}).\n"
 
 
 def rdf_triple_text(s: Node, p: Node, o: Node) -> str:
@@ -92,10 +93,11 @@ def graph_time(value: Node) -> Time:
     raise InvalidEvent(f"the time {value.n3()} is not an xsd:dateTime or a number")
 
 
-def rdflib_graph_line(graph: Graph, at: Any = None) -> str:
+def rdflib_graph_line(graph: Graph, at: Any = None, stream: Any = None) -> str:
     """The input line of ``graph`` as one graph event, at ``at`` or, if not
     given, at the time of its ``prov:generatedAtTime`` triple about its
-    name (which is then not part of the event)."""
+    name (which is then not part of the event); on ``stream`` (an IRI) if
+    given."""
     name = graph.identifier
     triples = list(graph)
     if at is None:
@@ -107,7 +109,17 @@ def rdflib_graph_line(graph: Graph, at: Any = None) -> str:
         triples = [t for t in triples if not (t[0] == name and t[1] == GENERATED_AT)]
     else:
         time = to_time(at)
-    return graph_line(term_text(name), (rdf_triple_text(*t) for t in triples), time)
+    stream_text = None if stream is None else term_text(_stream_iri(stream))
+    return graph_line(term_text(name), (rdf_triple_text(*t) for t in triples), time, stream_text)
+
+
+def _stream_iri(stream: Any) -> URIRef:
+    """The IRI of a stream given as a str or a URIRef."""
+    if isinstance(stream, URIRef):
+        return stream
+    if isinstance(stream, str) and stream:
+        return URIRef(stream)
+    raise InvalidEvent(f"the stream of a graph must be an IRI, not {stream!r}")
 
 
 # -- N-Quads ----------------------------------------------------------------------
@@ -422,23 +434,24 @@ def _quad_reason(text: str) -> str:
 # -- JSON-LD lines ----------------------------------------------------------------------
 
 
-def _jsonld_items(source: Lines) -> Iterator[Item]:
+def _jsonld_items(source: Lines, stream: Optional[str] = None) -> Iterator[Item]:
     bad = source.bad
     for number, line in enumerate(source, start=1):
         if bad and number in bad:
             yield number + 1, "\n", Rejection(number, bad[number])
         elif line.strip():
             try:
-                yield number + 1, jsonld_line(line), None
+                yield number + 1, jsonld_line(line, stream), None
             except (ValueError, InvalidEvent, RecursionError) as e:
                 yield number + 1, "\n", Rejection(number, str(e).splitlines()[0])
         else:
             yield number + 1, "\n", None
 
 
-def jsonld_line(text: str) -> str:
-    """The engine's input line of a JSON-LD document holding one named graph."""
-    return _dataset_lines(_jsonld_dataset(text), one=True)[0]
+def jsonld_line(text: str, stream: Optional[str] = None) -> str:
+    """The engine's input line of a JSON-LD document holding one named
+    graph (on ``stream`` unless the document gives its own)."""
+    return _dataset_lines(_jsonld_dataset(text), one=True, stream=stream)[0]
 
 
 def _jsonld_dataset(text: str) -> Dataset:
@@ -465,15 +478,21 @@ def _names_url(context: Any) -> bool:
     return isinstance(context, str) or (isinstance(context, list) and any(isinstance(c, str) for c in context))
 
 
-def _dataset_lines(dataset: Dataset, one: bool = False) -> list[str]:
+def _dataset_lines(dataset: Dataset, one: bool = False, stream: Optional[str] = None) -> list[str]:
     """The event lines of the named graphs of ``dataset``, with their
-    times from its default graph, in time order (then by name)."""
+    times (and streams, default ``stream``) from its default graph, in
+    time order (then by name)."""
     default = dataset.default_graph
     times: dict[Node, list[Node]] = {}
+    streams: dict[Node, list[Node]] = {}
     for s, p, o in default:
-        if p != GENERATED_AT:
-            raise ValueError(f"a triple of the default graph must give a graph's time, not {s.n3()} {p.n3()} {o.n3()}")
-        times.setdefault(s, []).append(o)
+        if p == GENERATED_AT:
+            times.setdefault(s, []).append(o)
+        elif p == IS_PART_OF and isinstance(o, URIRef):
+            streams.setdefault(s, []).append(o)
+        else:
+            raise ValueError(f"a triple of the default graph must give a graph's time or stream (an IRI), "
+                             f"not {s.n3()} {p.n3()} {o.n3()}")
     graphs = [g for g in dataset.graphs() if g.identifier != default.identifier and len(g)]
     if one and len(graphs) != 1:
         raise ValueError(f"a line must hold one named graph, not {len(graphs)}: "
@@ -484,17 +503,20 @@ def _dataset_lines(dataset: Dataset, one: bool = False) -> list[str]:
         if len(found) != 1:
             why = "has no time" if not found else "has two times"
             raise ValueError(f"graph {g.identifier.n3()} {why}: give it one triple <graph> prov:generatedAtTime T")
-        timed.append((graph_time(found[0]), str(g.identifier), g))
-    if times:
-        raise ValueError(f"a time is given for {next(iter(times)).n3()}, which is no named graph here")
+        on = streams.pop(g.identifier, [])
+        if len(on) > 1:
+            raise ValueError(f"graph {g.identifier.n3()} has two streams")
+        timed.append((graph_time(found[0]), str(g.identifier), g, on[0] if on else stream))
+    if times or streams:
+        raise ValueError(f"a time or stream is given for {next(iter(times or streams)).n3()}, which is no named graph here")
     timed.sort(key=lambda item: item[:2])
-    return [rdflib_graph_line(g, time) for time, _, g in timed]
+    return [rdflib_graph_line(g, time, on) for time, _, g, on in timed]
 
 
 # -- a graph in a table's cell ------------------------------------------------------------
 
 
-def graph_cell(text: str) -> str:
+def graph_cell(text: str, stream: Optional[str] = None) -> str:
     """The term ``rdf_graph(Name, Triples)`` of one graph written in a cell
     of a table (``--graph-col``): JSON-LD (a cell that starts with ``{`` or
     ``[``) or N-Triples/N-Quads lines.  Its name is its graph's IRI (the
@@ -503,7 +525,8 @@ def graph_cell(text: str) -> str:
     sorted triples as Prolog text (the same triples, the same name, in
     every run, whatever their order or layout).  The time comes from the
     time column: a ``prov:generatedAtTime`` triple is a triple like any
-    other here.  Raises :class:`InvalidEvent` with the reason."""
+    other here.  The graph is on ``stream`` (an IRI) if given.  Raises
+    :class:`InvalidEvent` with the reason."""
     cell = text.strip()
     try:
         if cell.startswith(("{", "[")):
@@ -515,7 +538,7 @@ def graph_cell(text: str) -> str:
     if name is None:
         content = "\n".join(sorted(set(triples))).encode("utf-8", "surrogatepass")
         name = quote_atom("_:g" + hashlib.sha1(content).hexdigest())
-    return graph_term(name, triples)
+    return graph_term(name, triples, None if stream is None else _iri_text(stream))
 
 
 def _jsonld_cell(cell: str) -> tuple[Optional[str], list[str]]:
@@ -550,7 +573,7 @@ def _nquads_cell(cell: str) -> tuple[Optional[str], list[str]]:
 # -- TriG ----------------------------------------------------------------------------
 
 
-def _trig_items(source: Lines, name: str) -> Iterator[Item]:
+def _trig_items(source: Lines, name: str, stream: Optional[str] = None) -> Iterator[Item]:
     """The graphs of a TriG text in time order, one an item, at line 1
     onwards (a TriG file is read whole, so its graphs are numbered, not
     its lines)."""
@@ -563,7 +586,7 @@ def _trig_items(source: Lines, name: str) -> Iterator[Item]:
         where = f"{name}:{line + 1}" if isinstance(line, int) else name
         raise GraphStreamError(f"{where}: error: not TriG: {getattr(e, '_why', e)}") from None
     try:
-        lines = _dataset_lines(dataset)
+        lines = _dataset_lines(dataset, stream=stream)
     except ValueError as e:
         raise GraphStreamError(f"{name}: error: {e}") from None
     for number, line in enumerate(lines, start=1):
@@ -582,7 +605,7 @@ def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: st
         names = _Interned()
         return _batched(_nquads_items(source, names, stream), 1, batch_lines, listed=True, lister=names.batch)
     if kind == "jsonld":
-        return _batched(_jsonld_items(source), 1, batch_lines)
+        return _batched(_jsonld_items(source, stream), 1, batch_lines)
     if kind == "trig":
-        return _batched(_trig_items(source, name), 1, batch_lines)
+        return _batched(_trig_items(source, name, stream), 1, batch_lines)
     raise ValueError(f"unknown graph stream kind {kind!r}: use one of {', '.join(GRAPH_KINDS)}")

@@ -50,7 +50,9 @@ class Mapping:
     name, default UTC); ``columns`` names the columns of a file without a
     header.  ``graph_col`` is an argument column that holds an RDF graph
     (see :func:`etalis_py.graphs.graph_cell`); :meth:`graph_rows` makes the
-    mapping of the event ``graph(G)``.
+    mapping of the event ``graph(G)``.  ``stream`` is the IRI of the stream
+    of the graphs read (a graph column's, or a graph stream file's, whose
+    own ``dcterms:isPartOf`` triples name a graph's stream otherwise).
     """
 
     event: Optional[str] = None
@@ -61,6 +63,7 @@ class Mapping:
     columns: Optional[Sequence[str]] = None
     graph_col: Optional[str] = None
     time_zone: Optional[str] = None
+    stream: Optional[str] = None
 
     @staticmethod
     def graph_rows(graph_col: str, time: Optional[str], time_format: Optional[str] = None,
@@ -84,7 +87,7 @@ class Mapping:
         if col == self.graph_col:
             from .graphs import graph_cell  # graphs reads streams with this module's tools
 
-            return graph_cell
+            return lambda text: graph_cell(text, self.stream)
         return lambda text: prolog_value(parse_value(text, col))
 
     def row_reader(self, header: Sequence[str]) -> Callable[[Sequence[str]], str]:
@@ -252,7 +255,7 @@ def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], bat
     if kind in _GRAPH_SUFFIXES.values():
         from .graphs import graph_batches  # graphs reads streams with this module's tools
 
-        yield from graph_batches(chunks, kind, batch_lines, name)
+        yield from graph_batches(chunks, kind, batch_lines, name, mapping.stream if mapping is not None else None)
     elif kind == "jsonl":
         yield from _jsonl_batches(Lines(chunks), batch_lines)
     elif kind == "csv":
