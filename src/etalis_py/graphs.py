@@ -2,18 +2,23 @@
 
 Each named graph of a stream is one event ``graph(G)`` at the graph's time,
 with ``G`` the Prolog term ``rdf_graph(Name, [t(S, P, O), ...])`` in the
-terms of the background knowledge (see :mod:`etalis_py.knowledge`); rules
-ask it with ``triple(G, S, P, O)``, ``isa(G, X, Class)`` and
-``graph_name(G, Name)`` (``prolog/etalis/graph_events.pl``).
+terms of the background knowledge (see :mod:`etalis_py.knowledge`), or
+``rdf_graph(Name, [...], Stream)`` for a graph of a named stream; rules
+ask it with ``triple(G, S, P, O)``, ``isa(G, X, Class)``,
+``graph_name(G, Name)`` and ``graph_stream(G, Stream)``
+(``prolog/etalis/graph_events.pl``).
 
 The time of a graph ``g`` is the object of the triple
 ``g prov:generatedAtTime T`` in the default graph: an ``xsd:dateTime``
 (epoch seconds, as event times are) or a number (seconds).  That triple is
-not part of the event.  Streams are
+not part of the event, nor is ``g dcterms:isPartOf S`` in the default
+graph, which puts ``g`` on the stream ``S`` (an IRI; else on the stream
+the reader is given, if any).  Streams are
 
 - N-Quads (``.nq``), read line by line: a graph's quads are consecutive
   lines, with its time triple among, before or after them; a graph named
-  again later is another event;
+  again later is another event.  Its batches are batch lists that write
+  each IRI once a batch (see :class:`_Interned`);
 - TriG (``.trig``), read whole with rdflib: its graphs in time order (then
   by name);
 - JSON-LD lines (``.jsonld``): one JSON-LD document a line, one named graph
@@ -21,8 +26,9 @@ not part of the event.  Streams are
   inline ``@context`` (remote contexts are never fetched).
 
 A malformed line drops the graph it is in, and a graph without a time, or
-with two, or a default-graph triple that is not a time is rejected: each
-with its line and reason, counted like any rejected row.
+with two (or with two streams), or a default-graph triple that is not a
+time or stream is rejected: each with its line and reason, counted like
+any rejected row.
 """
 
 from __future__ import annotations
