@@ -16,6 +16,7 @@
 :- use_module(etalis/knowledge).
 :- use_module(etalis/sandbox, [sandbox_check/2]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
+:- use_module(etalis/optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1]).
 :- use_module(etalis/rule_facts).
 :- use_module(etalis/driver, [etalis_driver/4]).
 :- use_module(etalis/strategies, [reported_head/2]).
@@ -629,25 +630,12 @@ deeper(S, D0, D) :-
     D is max(D0, DS + 1).
 
 sub_patterns(P, Subs) :-
-    (   P = where(A, _) -> Subs = [A]
-    ;   P = within(A, _) -> Subs = [A]
-    ;   P = aggregate(_, _, A, _, _) -> Subs = [A]
-    ;   compound(P), compound_name_arguments(P, _, Args), append(_, [A, B], Args) -> Subs = [A, B]
-    ;   Subs = []
-    ).
+    findall(S, sub_pattern(P, _, S), Subs).
 
 pattern_event(event(E), E) :- !.
 pattern_event(P, E) :-
-    sub_pattern(P, S),
+    sub_pattern(P, _, S),
     pattern_event(S, E).
-
-sub_pattern(op(_, A, B), S) :- ( S = A ; S = B ).
-sub_pattern(or(A, B), S) :- ( S = A ; S = B ).
-sub_pattern(cnot(A, B), S) :- ( S = A ; S = B ).
-sub_pattern(fnot(A, B), S) :- ( S = A ; S = B ).
-sub_pattern(where(A, _), A).
-sub_pattern(within(A, _), A).
-sub_pattern(aggregate(_, _, A, _, _), A).
 
 %   pattern_json(+Pattern, -Json): a sub-pattern other than an event
 %   also has its text, as the rule file would write it.
@@ -659,27 +647,38 @@ pattern_json(P, J) :-
     pattern_text(S, Text),
     J = J0.put(text, Text).
 
-pattern_json_(op(Op, A, B), _{op: Op, left: JA, right: JB, stored: Side}) :- !,
-    pattern_json(A, JA), pattern_json(B, JB),
-    waiting_side(Op, Side).
-pattern_json_(or(A, B), _{op: or, left: JA, right: JB}) :- !,
-    pattern_json(A, JA), pattern_json(B, JB).
-pattern_json_(cnot(A, C), _{op: cnot, left: JA, right: JC}) :- !,
-    pattern_json(A, JA), pattern_json(C, JC).
-pattern_json_(fnot(A, C), _{op: fnot, left: JA, right: JC}) :- !,
-    pattern_json(A, JA), pattern_json(C, JC).
-pattern_json_(where(A, G), _{op: where, pattern: JA, goal: GS}) :- !,
-    pattern_json(A, JA),
-    goal_text(G, GS).
-pattern_json_(within(A, W), _{op: within, pattern: JA, window: W}) :- !,
-    pattern_json(A, JA).
-pattern_json_(aggregate(F, X, A, Window, R), _{op: aggregate, fun: F, value: JX, pattern: JA,
-                                              window: JW, result: JR}) :-
-    pattern_json(A, JA),
-    (   F == count -> JX = null ; term_json(X, JX) ),
-    term_json(R, JR),
-    Window =.. [Kind, Size],
-    JW = _{kind: Kind, size: Size}.
+%   pattern_json_(+Pattern, -Json): the operator and its parts, each
+%   under its key as its kind says (see etalis_optable:pattern_parts/3);
+%   a binary temporal operator also has its stored side.
+
+pattern_json_(P, J) :-
+    pattern_parts(P, Op, Parts),
+    foldl(part_json(Parts), Parts, _{op: Op}, J0),
+    (   P = op(Op, _, _)
+    ->  waiting_side(Op, Side),
+        J = J0.put(stored, Side)
+    ;   J = J0
+    ).
+
+part_json(Parts, Key-Kind-V, J0, J) :-
+    kind_json(Kind, V, Parts, VJ),
+    J = J0.put(Key, VJ).
+
+kind_json(Kind, P, _, J) :-
+    pattern_kind(Kind),
+    !,
+    pattern_json(P, J).
+kind_json(goal, G, _, S) :-
+    goal_text(G, S).
+kind_json(seconds, W, _, W).
+kind_json(function, F, _, F).
+kind_json(value, X, Parts, J) :-
+    memberchk(_-function-F, Parts),
+    (   F == count -> J = null ; term_json(X, J) ).
+kind_json(window, Window, _, _{kind: Kind, size: Size}) :-
+    Window =.. [Kind, Size].
+kind_json(result, R, _, J) :-
+    term_json(R, J).
 
 term_json('$VAR'(N), _{var: N}) :- !.
 term_json(T, T) :- number(T), !.

@@ -142,3 +142,12 @@ def test_pending_shows_the_blockers_of_fnot() -> None:
             ("start(A) seq stop(A)", "start(1)", "left", "the right operand", 1, 1),
             ("start(A) seq stop(A) fnot alarm(A)", "alarm(2)", "right", "blocks the pattern", 2, 2),
         ]
+
+
+def test_pending_shows_the_waiting_left_and_the_blockers_of_cnot() -> None:
+    with Engine.from_string("r : h(X) <- (a(X) seq b(X)) cnot c(X).") as engine:
+        engine.emit_many([("a", (1,), 1), ("c", (1,), 2)])
+        assert [(p.pattern, p.matched, p.side, p.waiting, p.start, p.end) for p in engine.pending("r")] == [
+            ("a(A) seq b(A) cnot c(A)", "a(1)", "left", "the right operand", 1, 1),
+            ("a(A) seq b(A) cnot c(A)", "c(1)", "right", "blocks the sequence", 2, 2),
+        ]

@@ -12,6 +12,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- reexport(optable, [temporal_spec/6]).
+:- use_module(optable, [operator/3]).
 :- use_module(policies, [add_goal/6, match_goal/7, resolve_policy/4, consuming/1, consuming_all/1, accumulated/2,
                           filtered_add_goal/7, filtered_match_goal/7]).
 
@@ -424,19 +425,23 @@ stored_input(node(_, temporal(Op), [L0, R0], _, _, _), Side, In, Key, Payload) :
     side_terms(Side, L, R, In, _),
     join_key(L, R, Key, KeyVs),
     payload(In, KeyVs, Payload).
-stored_input(node(_, fnot, [P0, N0], _, _, _), right, N, Key, Payload) :-
-    copy_term(P0-N0, P-N),
+stored_input(node(_, Op, Inputs0, _, _, _), Side, In, Key, Payload) :-
+    operator(Op, _, construct(_, Stored)),
+    member(Side, Stored),
+    copy_term(Inputs0, Inputs),
+    construct_stored(Op, Side, Inputs, In, Key, Payload).
+
+%   construct_stored(+Op, +Side, +Inputs, -Input, -Key, -Payload): the
+%   stored Side of the construct Op (its table row lists its stored
+%   sides) keeps Input under Key with Payload.
+
+construct_stored(fnot, right, [P, N], N, Key, Payload) :-
     negation_key(N, P, Key, Payload).
-stored_input(node(_, cnot, [L0, R0, N0], _, _, _), Side, In, Key, Payload) :-
-    copy_term([L0, R0, N0], [L, R, N]),
-    (   Side = left,
-        In = L,
-        join_key(L, R, Key, KeyVs),
-        payload(L, KeyVs, Payload)
-    ;   Side = right,
-        In = N,
-        negation_key(N, L-R, Key, Payload)
-    ).
+construct_stored(cnot, left, [L, R, _], L, Key, Payload) :-
+    join_key(L, R, Key, KeyVs),
+    payload(L, KeyVs, Payload).
+construct_stored(cnot, right, [L, R, N], N, Key, Payload) :-
+    negation_key(N, L-R, Key, Payload).
 
 %!  link_clause(+Link, -Clause) is det.
 %

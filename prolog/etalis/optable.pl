@@ -4,9 +4,14 @@
             temporal_operator/1,        % ?Name
             temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
             operator_policy/2,          % +Op, -Policy
-            waiting_side/2              % +Operator, -Side
+            waiting_side/2,             % +Operator, -Side
+            pattern_parts/3,            % ?Pattern, ?Name, ?Parts
+            sub_pattern/3,              % +Pattern, -Kind, -Sub
+            map_sub_patterns/3,         % :Goal, +Pattern0, -Pattern
+            pattern_kind/1              % ?Kind
           ]).
 :- use_module(library(lists)).
+:- use_module(library(apply)).
 
 /** <module> The operator table of the ETALIS Language for Events
 
@@ -39,8 +44,29 @@ op/3 takes it).  Meaning is one of
   - refused(Why, Instead): an ETALIS operator that this engine cannot
     give a sound meaning; a rule using it is refused at load, at its
     position, with Why and Instead (the etalis-py equivalent).
-  - `rule`, `or`, `cnot`, `fnot`, `where`, `within`: the constructs
-    with their own code in the reader, binariser and compiler.
+  - construct(Parts, Stored): a construct other than a binary temporal
+    operator (`or`, `cnot`, `fnot`, `where`, `within`, `aggregate`).
+    Its normalised pattern is the term Name(V1, ..., Vn), and Parts
+    lists Key:Kind for each Vi: Key names it in the pattern JSON, Kind
+    says what it is, and so how it is read, given as JSON and written
+    back (see pattern_parts/3):
+      - `pattern`: a sub-pattern;
+      - `sequence`: a sub-pattern that must be `A seq B`;
+      - `negated`: a sub-pattern whose occurrences block the pattern;
+      - `goal`: a Prolog condition (`where`), its text in the JSON;
+      - `seconds`: a duration, read from e.g. minutes(5), in seconds;
+      - `function`: count, sum, avg, min or max, written with the
+        `value` part, the variable it is taken over (count(), sum(X));
+      - `value`: that variable, `null` in the JSON of count;
+      - `window`: count(N) or time(Seconds);
+      - `result`: the variable bound to the result.
+    Stored lists the operands whose occurrences wait as pending goals
+    (`left` the first pattern, `right` the negated one).  The
+    construct's template (its goal in etalis_binarize, its clauses in
+    etalis_operators) gives its meaning.  Syntax is op(Priority, Type)
+    for an infix construct, functor(Arity) for one written as a term
+    (`aggregate(Fun, P, Window, Result)`).
+  - `rule`: the rule arrow `<-`.
   - `kleene`: `P+`, one or more occurrences of P in sequence (Kleene
     plus), which the reader turns into hidden rules (see
     etalis_syntax:kleene_rules/3).
@@ -64,9 +90,9 @@ tightest, then `cnot`, `and`, `par`, ETALIS's `check`/`timestamp`/
 
 operator(<-,             op(1200, xfx), rule).
 operator(iff,            op(1200, xfx), same_as(<-)).
-operator(where,          op(1150, xfx), where).
-operator(within,         op(1140, xfx), within).
-operator(or,             op(1130, yfx), or).
+operator(where,          op(1150, xfx), construct([pattern:pattern, goal:goal], [])).
+operator(within,         op(1140, xfx), construct([pattern:pattern, window:seconds], [])).
+operator(or,             op(1130, yfx), construct([left:pattern, right:pattern], [])).
 operator(check,          op(1125, yfx), same_as(where)).
 operator(timestamp,      op(1125, yfx), same_as(where)).
 operator(event_multiply, op(1125, yfx), same_as(where)).
@@ -75,8 +101,10 @@ operator(par,            op(1120, yfx),
          temporal(i(A1,A2), i(B1,B2), max(A1,B1) < min(A2,B2), i(min(A1,B1), max(A2,B2)), [left,right])).
 operator(and,            op(1110, yfx),
          temporal(i(A1,A2), i(B1,B2), true, i(min(A1,B1), max(A2,B2)), [left,right])).
-operator(cnot,           op(1060, xfx), cnot).
-operator(fnot,           op(1060, xfx), fnot).
+operator(cnot,           op(1060, xfx), construct([left:sequence, right:negated], [left, right])).
+operator(fnot,           op(1060, xfx), construct([left:pattern, right:negated], [right])).
+operator(aggregate,      functor(4),
+         construct([fun:function, value:value, pattern:pattern, window:window, result:result], [])).
 operator(seq,            op(1040, yfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(forall_seq,     op(1040, yfx),
          consuming(continuous, temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]))).
@@ -158,4 +186,72 @@ waiting_side(Op, Side) :-
     (   temporal_spec(Op, _, _, _, _, [Only])
     ->  Side = Only
     ;   Side = none
+    ).
+
+%!  pattern_parts(?Pattern, ?Name, ?Parts) is semidet.
+%
+%   Pattern, a normalised pattern other than an event, is the operator
+%   Name over Parts, a list of Key-Kind-Value: op(Name, L, R) of a
+%   binary temporal operator has [left-pattern-L, right-pattern-R], a
+%   construct those of its table row (see the module documentation).
+%   Either Pattern, or Name and Parts, must be given.
+
+pattern_parts(P, Name, Parts) :-
+    (   var(P)
+    ->  (   temporal_operator(Name)
+        ->  Parts = [left-pattern-L, right-pattern-R],
+            P = op(Name, L, R)
+        ;   construct_parts(P, Name, Parts)
+        )
+    ;   P = op(Name, L, R)
+    ->  Parts = [left-pattern-L, right-pattern-R]
+    ;   P \= event(_),
+        construct_parts(P, Name, Parts)
+    ).
+
+construct_parts(P, Name, Parts) :-
+    (   compound(P)
+    ->  compound_name_arguments(P, Name, Values)
+    ;   true
+    ),
+    operator(Name, _, construct(Form, _)),
+    maplist(part, Form, Values, Parts),
+    compound_name_arguments(P, Name, Values).
+
+part(Key:Kind, Value, Key-Kind-Value).
+
+%!  sub_pattern(+Pattern, -Kind, -Sub) is nondet.
+%
+%   Sub is a sub-pattern of Pattern, in order, of Kind `pattern`,
+%   `sequence` or `negated`.
+
+sub_pattern(P, Kind, Sub) :-
+    pattern_parts(P, _, Parts),
+    member(_-Kind-Sub, Parts),
+    pattern_kind(Kind).
+
+%!  pattern_kind(?Kind) is nondet.
+%
+%   Kind is a kind of construct part that is a sub-pattern.
+
+pattern_kind(pattern).
+pattern_kind(sequence).
+pattern_kind(negated).
+
+:- meta_predicate map_sub_patterns(2, +, -).
+
+%!  map_sub_patterns(:Goal, +Pattern0, -Pattern) is det.
+%
+%   Pattern is Pattern0 with each sub-pattern S0 replaced by S of
+%   call(Goal, S0, S).
+
+map_sub_patterns(G, P0, P) :-
+    pattern_parts(P0, Name, Parts0),
+    maplist(mapped_part(G), Parts0, Parts),
+    pattern_parts(P, Name, Parts).
+
+mapped_part(G, Key-Kind-V0, Key-Kind-V) :-
+    (   pattern_kind(Kind)
+    ->  call(G, V0, V)
+    ;   V = V0
     ).

@@ -8,6 +8,7 @@
 :- use_module(library(lists)).
 :- use_module(syntax, [pattern_functor/1]).
 :- use_module(recursion, [immediate_event/3, aggregated_event/2]).
+:- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1]).
 
 /** <module> Facts about rules for the static checks of `etalis check`
 
@@ -45,24 +46,10 @@ event_steps(Pattern, Steps) :-
                       event_step(Role, Pattern, Unguarded, E, Step) ), Steps).
 
 pattern_event(event(E), E, positive).
-pattern_event(op(_, A, B), E, Role) :-
-    ( pattern_event(A, E, Role) ; pattern_event(B, E, Role) ).
-pattern_event(or(A, B), E, Role) :-
-    ( pattern_event(A, E, Role) ; pattern_event(B, E, Role) ).
-pattern_event(cnot(A, C), E, Role) :-
-    (   pattern_event(A, E, Role)
-    ;   pattern_event(C, E, _), Role = negated
-    ).
-pattern_event(fnot(A, C), E, Role) :-
-    (   pattern_event(A, E, Role)
-    ;   pattern_event(C, E, _), Role = negated
-    ).
-pattern_event(where(A, _), E, Role) :-
-    pattern_event(A, E, Role).
-pattern_event(within(A, _), E, Role) :-
-    pattern_event(A, E, Role).
-pattern_event(aggregate(_, _, A, _, _), E, Role) :-
-    pattern_event(A, E, Role).
+pattern_event(P, E, Role) :-
+    sub_pattern(P, Kind, S),
+    pattern_event(S, E, Role0),
+    (   Kind == negated -> Role = negated ; Role = Role0 ).
 
 event_step(negated, _, _, _, negated) :- !.
 event_step(positive, P, _, E, Step) :-
@@ -84,18 +71,8 @@ event_step(positive, _, _, _, waiting).
 unguarded(where(P0, _), P) :- !,
     unguarded(P0, P).
 unguarded(event(E), event(E)) :- !.
-unguarded(aggregate(F, X, P0, W, R), aggregate(F, X, P, W, R)) :- !,
-    unguarded(P0, P).
-unguarded(within(P0, W), within(P, W)) :- !,
-    unguarded(P0, P).
-unguarded(op(Op, A0, B0), op(Op, A, B)) :- !,
-    unguarded(A0, A),
-    unguarded(B0, B).
-unguarded(P0, P) :-                             % or, cnot, fnot
-    P0 =.. [F, A0, B0],
-    unguarded(A0, A),
-    unguarded(B0, B),
-    P =.. [F, A, B].
+unguarded(P0, P) :-
+    map_sub_patterns(unguarded, P0, P).
 
 %!  where_unbound(+Pattern, -Unbound:list) is det.
 %
@@ -109,17 +86,17 @@ unguarded(P0, P) :-                             % or, cnot, fnot
 where_unbound(Pattern, Unbound) :-
     phrase(unbound(Pattern), Unbound).
 
-unbound(event(_)) --> [].
-unbound(op(_, A, B)) --> unbound(A), unbound(B).
-unbound(or(A, B)) --> unbound(A), unbound(B).
-unbound(cnot(A, C)) --> unbound(A), unbound(C).
-unbound(fnot(A, C)) --> unbound(A), unbound(C).
-unbound(within(A, _)) --> unbound(A).
-unbound(aggregate(_, _, A, _, _)) --> unbound(A).
-unbound(where(A, G)) -->
+unbound(event(_)) --> !, [].
+unbound(where(A, G)) --> !,
     unbound(A),
     { bound(A, Bound) },
     goal_unbound(G, Bound, _).
+unbound(P) -->
+    { findall(S, sub_pattern(P, _, S), Subs) },
+    unbound_all(Subs).
+
+unbound_all([]) --> [].
+unbound_all([P|Ps]) --> unbound(P), unbound_all(Ps).
 
 %   bound(+Pattern, -Vars): the variables that Pattern binds.
 
@@ -224,20 +201,29 @@ control(\+ A, [A]).
 %   Source is the normalised Pattern written back with the operators of
 %   the rule language, for pattern_text/2.
 
-source_pattern(event(E), E).
-source_pattern(op(Op, A, B), S) :-
-    source_pattern(A, SA), source_pattern(B, SB),
-    S =.. [Op, SA, SB].
-source_pattern(or(A, B), or(SA, SB)) :-
-    source_pattern(A, SA), source_pattern(B, SB).
-source_pattern(cnot(A, C), cnot(SA, SC)) :-
-    source_pattern(A, SA), source_pattern(C, SC).
-source_pattern(fnot(A, C), fnot(SA, SC)) :-
-    source_pattern(A, SA), source_pattern(C, SC).
-source_pattern(where(A, G), where(SA, G)) :-
-    source_pattern(A, SA).
-source_pattern(within(A, W), within(SA, W)) :-
-    source_pattern(A, SA).
-source_pattern(aggregate(F, X, A, W, R), aggregate(SF, SA, W, R)) :-
-    source_pattern(A, SA),
-    (   F == count -> SF = count ; SF =.. [F, X] ).
+source_pattern(event(E), E) :- !.
+source_pattern(P, S) :-
+    pattern_parts(P, Op, Parts),
+    phrase(source_parts(Parts, Parts), Args),
+    S =.. [Op|Args].
+
+%   source_parts(+Parts, +AllParts)//: the arguments of a pattern's
+%   source term, each part as its kind is written (see
+%   etalis_optable:operator/3): a function with its value, as sum(X).
+
+source_parts([], _) --> [].
+source_parts([_-Kind-V|Parts], All) -->
+    source_part(Kind, V, All),
+    source_parts(Parts, All).
+
+source_part(Kind, P, _) -->
+    { pattern_kind(Kind) },
+    !,
+    { source_pattern(P, S) },
+    [S].
+source_part(function, F, All) --> !,
+    { memberchk(_-value-X, All),
+      (   F == count -> SF = count ; SF =.. [F, X] ) },
+    [SF].
+source_part(value, _, _) --> !, [].
+source_part(_, V, _) --> [V].

@@ -11,6 +11,7 @@
 :- use_module(library(sandbox), [safe_goal/1]).
 :- use_module(syntax, [etalis_error/3]).
 :- use_module(operators, [interval_goal/4]).
+:- use_module(optable, [pattern_parts/3, sub_pattern/3]).
 :- use_module(knowledge, [knowledge_init/1]).
 :- use_module(runtime, [rule_update_builtins/1]).
 
@@ -174,22 +175,17 @@ clause_head_body(Clause, Head, Body) :-
         Body = true
     ).
 
-pattern_goal(where(P, G), Goal) :-
-    (   interval_goal(G, _, _, Goal)
-    ;   pattern_goal(P, Goal)
+%   pattern_goal(+Pattern, -Goal): a goal that Pattern runs: those of
+%   its own goal parts (a `where` condition) first, then those of its
+%   sub-patterns.
+
+pattern_goal(P, Goal) :-
+    pattern_parts(P, _, Parts),
+    (   member(_-goal-G, Parts),
+        interval_goal(G, _, _, Goal)
+    ;   sub_pattern(P, _, S),
+        pattern_goal(S, Goal)
     ).
-pattern_goal(within(P, _), Goal) :-
-    pattern_goal(P, Goal).
-pattern_goal(op(_, P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(or(P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(cnot(P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(fnot(P, Q), Goal) :-
-    ( pattern_goal(P, Goal) ; pattern_goal(Q, Goal) ).
-pattern_goal(aggregate(_, _, P, _, _), Goal) :-
-    pattern_goal(P, Goal).
 
 %   safe_head(+Scratch, +Head, +Where): a static clause of an untrusted
 %   file defines a predicate of its own.  Scratch holds only what an

@@ -1055,10 +1055,9 @@ pattern_functor(Term) :-
         Meaning \== rule,
         Meaning \== same_as(<-),
         type_arity(Type, Arity)
+    ;   operator(Name, functor(Arity), _)
     ;   Arity == 2,
         memberchk(Name, [iteration, any])
-    ;   Arity == 4,
-        Name == aggregate
     ),
     !.
 
@@ -1434,10 +1433,9 @@ goal_step(Term, Name, Goal) :-
     compound_name_arguments(Term, Name, [Goal]),
     memberchk(Name, [prolog, query, db]).
 
-meaning_kind(temporal(_, _, _, _, _), temporal) :- !.
-meaning_kind(consuming(_, _), temporal) :- !.
-meaning_kind(Kind, Kind) :-
-    memberchk(Kind, [or, cnot, fnot, where, within]).
+meaning_kind(temporal(_, _, _, _, _), temporal).
+meaning_kind(consuming(_, _), temporal).
+meaning_kind(construct(Form, _), construct(Form)).
 
 operator_pattern(temporal, seq, L, LP, R, GP, _, Src, where(P, Goal)) :-
     goal_step(R, _, Goal),
@@ -1454,27 +1452,31 @@ operator_pattern(temporal, seq, L, GP, R, RP, _, Src, where(Q, Goal)) :-
 operator_pattern(temporal, Op, L, LP, R, RP, _, Src, op(Op, P, Q)) :-
     pattern(L, LP, Src, P),
     pattern(R, RP, Src, Q).
-operator_pattern(or, _, L, LP, R, RP, _, Src, or(P, Q)) :-
-    pattern(L, LP, Src, P),
-    pattern(R, RP, Src, Q).
-operator_pattern(cnot, _, L, LP, R, RP, Pos, Src, cnot(P, C)) :-
-    pattern(L, LP, Src, P),
+operator_pattern(construct([_:KL, _:KR]), Op, L, LP, R, RP, Pos, Src, Pattern) :-
+    construct_part(KL, Op, L, LP, Pos, Src, P),
+    construct_part(KR, Op, R, RP, Pos, Src, Q),
+    Pattern =.. [Op, P, Q].
+
+%   construct_part(+Kind, +Op, +Term, +TermPos, +Pos, +Src, -Value): the
+%   operand Term of the construct Op (at Pos) read as its Kind says (see
+%   etalis_optable:operator/3).
+
+construct_part(pattern, _, T, TP, _, Src, P) :-
+    pattern(T, TP, Src, P).
+construct_part(negated, _, T, TP, _, Src, P) :-
+    pattern(T, TP, Src, P).
+construct_part(sequence, Op, T, TP, Pos, Src, P) :-
+    pattern(T, TP, Src, P),
     (   P = op(seq, _, _)
     ->  true
     ;   pos_where(Pos, Src, Where),
-        etalis_error("cnot negates an event between the two parts of a sequence",
-                     "write (A seq B) cnot C", Where)
-    ),
-    pattern(R, RP, Src, C).
-operator_pattern(fnot, _, L, LP, R, RP, _, Src, fnot(P, C)) :-
-    pattern(L, LP, Src, P),
-    pattern(R, RP, Src, C).
-operator_pattern(where, _, L, LP, Goal, GP, _, Src, where(P, Goal)) :-
-    pattern(L, LP, Src, P),
+        format(string(M), "~w negates an event between the two parts of a sequence", [Op]),
+        format(string(H), "write (A seq B) ~w C", [Op]),
+        etalis_error(M, H, Where)
+    ).
+construct_part(goal, _, Goal, GP, _, Src, Goal) :-
     where_goal(Goal, GP, Src).
-
-operator_pattern(within, _, L, LP, Duration, DP, _, Src, within(P, Seconds)) :-
-    pattern(L, LP, Src, P),
+construct_part(seconds, _, Duration, DP, _, Src, Seconds) :-
     pos_where(DP, Src, Where),
     duration_seconds(Duration, Where, Seconds).
 

@@ -4,6 +4,8 @@
 :- use_module(library(http/json)).
 :- use_module('../../prolog/etalis').
 :- use_module('../../prolog/etalis/syntax').
+:- use_module('../../prolog/etalis/optable', [pattern_parts/3]).
+:- use_module('../../prolog/etalis/rule_facts', [source_pattern/2]).
 :- ensure_loaded('toy/soon').
 
 /*  The toy operator `soon` of toy/soon.pl is one entry of the operator
@@ -52,3 +54,56 @@ test(patterns_are_written_back_with_it, Text == "a(A) soon b(A) within 30") :-
     pattern_text(within(soon(a(X), b(X)), 30), Text).
 
 :- end_tests(operator_table).
+
+:- begin_tests(construct_rows).
+
+/*  The constructs other than temporal operators are rows of the table
+    too: their parts (and so their JSON keys and how they are written
+    back) come from the row.
+*/
+
+rule_pattern_json(Rules, Pattern) :-
+    request(rules(text(t)), Rules, Header, _),
+    Header.rules = [Rule],
+    Pattern = Rule.pattern.
+
+test(every_construct_has_its_parts_from_its_row, Parts == [fun-function, value-value, pattern-pattern,
+                                                             window-window, result-result]) :-
+    pattern_parts(P, aggregate, Parts0),
+    P = aggregate(_, _, _, _, _),
+    findall(K-Kind, member(K-Kind-_, Parts0), Parts).
+
+test(a_construct_is_written_back_from_its_parts, Texts ==
+     ["a(A) seq b(A) cnot c(A)", "a(A) fnot b(A) within 60", "a(A) or b(A) where A>1",
+      "aggregate(sum(A), a(_, A), count(3), _)"]) :-
+    findall(T, ( member(R, ["h(X) <- (a(X) seq b(X)) cnot c(X).",
+                            "h(X) <- (a(X) fnot b(X)) within minutes(1).",
+                            "h(X) <- (a(X) or b(X)) where X > 1.",
+                            "h(X, S) <- aggregate(sum(V), a(X, V), count(3), S)."]),
+                 read_etl_string(R, t, [rule(_, _, P, _, _)]),
+                 source_pattern(P, Source),
+                 pattern_text(Source, T) ),
+            Texts).
+
+test(its_json_has_the_keys_of_its_row, [Op, Keys, Value] == [aggregate, [fun, op, pattern, result, text, value, window],
+                                                            "V"]) :-
+    rule_pattern_json("h(X, S) <- aggregate(sum(V), a(X, V), count(3), S).", J),
+    atom_string(Op, J.op),
+    dict_keys(J, Keys),
+    Value = J.value.var.
+
+test(a_negation_json_has_its_parts, [Op, LeftOp, RightEvent] == [cnot, seq, "c"]) :-
+    rule_pattern_json("h(X) <- (a(X) seq b(X)) cnot c(X).", J),
+    atom_string(Op, J.op),
+    atom_string(LeftOp, J.left.op),
+    RightEvent = J.right.event.functor.
+
+test(cnot_takes_a_sequence_on_its_left, error(etalis_error("cnot negates an event between the two parts of a sequence",
+                                                          "write (A seq B) cnot C"), pos(t, 1, 6))) :-
+    read_etl_string("h <- (a and b) cnot c.", t, _).
+
+dict_keys(Dict, Keys) :-
+    dict_pairs(Dict, _, Pairs),
+    pairs_keys(Pairs, Keys).
+
+:- end_tests(construct_rows).
