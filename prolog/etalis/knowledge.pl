@@ -11,6 +11,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(option)).
+:- use_module(library(terms), [mapsubterms/3]).
 :- use_module(syntax, [etalis_error/3]).
 :- use_module(graph_events, [graph_events_init/1, graph_predicate/1]).
 
@@ -92,23 +93,12 @@ expand_item(Declared, static(C0, Where), static(C, Where), Ps, Ps) :- !,
     expand_names(C0, ctx(Ps, Declared, Where), C).
 expand_item(_, Item, Item, Ps, Ps).
 
-expand_names(T, _, T) :-
-    var(T),
-    !.
-expand_names(Prefix:Local, Ctx, IRI) :-
-    atom(Prefix),
-    prefixed_name(Prefix, Local, Ctx, IRI),
-    !.
 expand_names(T0, Ctx, T) :-
-    compound(T0),
-    !,
-    compound_name_arguments(T0, Name, Args0),
-    maplist(expand_arg(Ctx), Args0, Args),
-    compound_name_arguments(T, Name, Args).
-expand_names(T, _, T).
+    mapsubterms(prefixed_term(Ctx), T0, T).
 
-expand_arg(Ctx, A0, A) :-
-    expand_names(A0, Ctx, A).
+prefixed_term(Ctx, Prefix:Local, IRI) :-
+    atom(Prefix),
+    prefixed_name(Prefix, Local, Ctx, IRI).
 
 %   prefixed_name(+Prefix, ?Local, +Ctx, -IRI) is semidet.
 %

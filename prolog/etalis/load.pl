@@ -6,6 +6,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(assoc)).
+:- use_module(library(terms), [mapsubterms/3]).
 :- use_module(operators, [store_index/3]).
 :- use_module(compile, [kleene_event/1, map_derived/3, list_to_assoc_set/2]).
 :- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3]).
@@ -98,23 +99,17 @@ load_clauses(M, compiled(_, Clauses, _, Settings)) :-
     ),
     forall(member(Name-Ids, Settings.rule_goals), assertz(M:'$rule_goals'(Name, Ids))).
 
+%   bind_engine(+Clause0, +Engine, -Clause): Clause0 of the engine
+%   '$engine' made a clause of Engine, its store goals the engine's
+%   global variables.
+
 bind_engine(C0, M, C) :-
     copy_term(C0, C1),
-    replace_engine(C1, M, C).
+    mapsubterms(engine_term(M), C1, C).
 
-replace_engine(T, _, T) :- var(T), !.
-replace_engine('$engine', M, M) :- !.
-replace_engine(etalis_runtime:engine_store('$engine', I, S), M, nb_getval(Name, S)) :- !,
+engine_term(M, '$engine', M).
+engine_term(M, etalis_runtime:engine_store('$engine', I, S), nb_getval(Name, S)) :-
     etalis_runtime:store_global(M, I, Name).
-replace_engine(T, M, T1) :-
-    compound(T), !,
-    compound_name_arguments(T, N, As),
-    maplist(replace_engine_arg(M), As, Bs),
-    compound_name_arguments(T1, N, Bs).
-replace_engine(T, _, T).
-
-replace_engine_arg(M, A, B) :-
-    replace_engine(A, M, B).
 
 %   direct_derivation(+Clause, +Derivation, -Clause1)
 %
