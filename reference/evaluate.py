@@ -74,10 +74,9 @@ from typing import Any, Optional, Protocol, TypeVar, Union
 from etalis_py._prolog import bridge
 from etalis_py.engine import Engine
 from etalis_py.events import Detection, Event, Time
-from .terms import (
+from etalis_py.rules import (
     Aggregate,
     Binary,
-    Bindings,
     Compound,
     EventP,
     Ground,
@@ -86,22 +85,25 @@ from .terms import (
     Pattern,
     Real,
     Rule,
-    RuleSet,
     Struct,
     Term,
-    WIDENING,
     Where,
     event_key,
+    ground_text,
+    pattern_text,
+    term_vars,
+)
+from .terms import (
+    Bindings,
+    RuleSet,
+    WIDENING,
     goal_variables,
     ground_from_python,
     has_aggregate,
     has_negation,
     instantiate,
     match,
-    pattern_text,
     pattern_variables,
-    prolog_text,
-    term_vars,
 )
 
 
@@ -115,7 +117,7 @@ def reported_value(value: Any) -> Any:
     if isinstance(value, Opaque):
         return value.text
     if isinstance(value, Compound):
-        return prolog_text(value)
+        return ground_text(value)
     return value
 
 
@@ -259,7 +261,7 @@ class PrologGoals:
         key = (goal, bound, (start, end) if uses_interval else None)
         if key in self._cache:
             return self._cache[key]
-        parts = [f"{n} = {prolog_text(v)}" for n, v in bound]
+        parts = [f"{n} = {ground_text(v)}" for n, v in bound]
         body = goal
         if uses_interval:
             parts += [f"EvalT1_ = {_interval_value(start)}", f"EvalT2_ = {_interval_value(end)}",
@@ -291,7 +293,7 @@ class PrologGoals:
     def quoted(self, value: Ground) -> str:
         """The text ``~q`` gives for a ground term (as the engine reports it)."""
         header, _ = bridge().request(f"solve({self._engine._name})",
-                                     f"format(string(S), \"~q\", [{prolog_text(value)}])")
+                                     f"format(string(S), \"~q\", [{ground_text(value)}])")
         return str(header["solutions"][0]["S"])
 
 
@@ -932,7 +934,7 @@ def evaluate(
             facts, derived, derivations = _saturate_by_time(ev, base)
         else:
             facts, derived, derivations = _saturate(ev, base)
-        render = goals.quoted if isinstance(goals, PrologGoals) else prolog_text
+        render = goals.quoted if isinstance(goals, PrologGoals) else ground_text
         counts: Counter[Fact] = Counter()
         explained: Optional[dict[Fact, Counter[tuple[Fact, ...]]]] = {} if provenance else None
         stream_facts = [_fact(k, render) for k in

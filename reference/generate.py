@@ -14,12 +14,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Protocol
 
 from etalis_py.events import Event, Time
-from .terms import (
+from etalis_py.rules import (
     AGGREGATE_FUNCTIONS,
     Aggregate,
     Binary,
     Const,
-    DELAYING,
     EventP,
     NEGATIONS,
     Pattern,
@@ -27,15 +26,14 @@ from .terms import (
     Struct,
     Term,
     Var,
-    WIDENING,
     Where,
     Within,
     event_key,
-    pattern_variables,
     term_text,
     term_vars,
 )
 from .check import Case, STATIC_RULES
+from .terms import DELAYING, WIDENING, pattern_variables
 
 
 class Choices(Protocol):

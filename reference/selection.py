@@ -37,9 +37,7 @@ from typing import Any, Optional
 
 from etalis_py.engine import Engine
 from etalis_py.events import Event, Time
-from .evaluate import Fact, GoalSolver, PrologGoals, reported_value
-from .generate import Choices
-from .terms import (
+from etalis_py.rules import (
     Binary,
     Compound,
     Const,
@@ -47,18 +45,16 @@ from .terms import (
     Ground,
     Pattern,
     Rule,
-    RuleSet,
     Struct,
     Term,
     Var,
     Where,
     Within,
-    goal_variables,
-    ground_from_python,
-    instantiate,
-    match,
     term_vars,
 )
+from .evaluate import Fact, GoalSolver, PrologGoals, reported_value
+from .generate import Choices
+from .terms import RuleSet, goal_variables, ground_from_python, instantiate, match
 
 _INTERVAL = re.compile(r"\b(start|end|t1|t2|duration|check)\(")
 

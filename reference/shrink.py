@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from etalis_py.errors import EtalisError
-from .terms import Aggregate, Binary, Pattern, Where, Within
-from .evaluate import Uncheckable
+from etalis_py.rules import Aggregate, Binary, Pattern, Where, Within
 from .check import Case, check_case
+from .evaluate import Uncheckable
 
 
 def _children(p: Pattern) -> list[Pattern]:

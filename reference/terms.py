@@ -1,9 +1,9 @@
-"""Values, terms, patterns and rules of the reference evaluator.
+"""What the reference evaluator needs of rules beyond the rule tree.
 
-Rule files are read by the engine's own reader (``RuleSet.from_text`` asks
-Prolog for the rules as JSON), and turned here into Python values:
-:data:`Ground` values, :data:`Term` terms with variables, :data:`Pattern`
-trees and :class:`Rule` objects, with their text and their variables.
+The rules are read by the engine's own reader (``RuleSet.from_text`` asks
+Prolog for the rules as JSON) into the shipped rule tree
+(:mod:`etalis_py.rules`); here are the rule sets, unification of terms with
+ground values, and the variables and events of patterns.
 """
 
 from __future__ import annotations
@@ -12,64 +12,28 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any
 
 from etalis_py._prolog import bridge, quote_atom
-from etalis_py.events import Time
-
-
-@dataclass(frozen=True)
-class Real:
-    """A Prolog float.  Kept apart from ``int`` so that 1 and 1.0 do not
-    unify, as in Prolog (Python's ``1 == 1.0`` would conflate them)."""
-
-    value: float
-
-
-@dataclass(frozen=True)
-class PString:
-    """A Prolog string (``"text"``), distinct from the atom ``text``."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Compound:
-    """A ground compound term ``functor(args...)``."""
-
-    functor: str
-    args: tuple["Ground", ...]
-
-
-@dataclass(frozen=True)
-class Opaque:
-    """A ground term that a ``where`` condition made and that is only known
-    by its quoted text (e.g. a list); it unifies with a variable only."""
-
-    text: str
-
-
-Ground = Union[int, Real, str, PString, Compound, Opaque]
-"""A ground Prolog term; ``str`` is an atom."""
-
-
-@dataclass(frozen=True)
-class Var:
-    name: str
-
-
-@dataclass(frozen=True)
-class Const:
-    value: Ground
-
-
-@dataclass(frozen=True)
-class Struct:
-    functor: str
-    args: tuple["Term", ...]
-
-
-Term = Union[Var, Const, Struct]
+from etalis_py.rules import (
+    Aggregate,
+    Binary,
+    Compound,
+    Const,
+    EventP,
+    Ground,
+    NEGATIONS,
+    Pattern,
+    Real,
+    Rule,
+    Term,
+    Var,
+    Where,
+    event_key,
+    pattern_from_json,
+    term_from_json,
+    term_vars,
+)
 
 
 def ground_from_python(value: Any) -> Ground:
@@ -85,70 +49,6 @@ def ground_from_python(value: Any) -> Ground:
     if isinstance(value, str):
         return value
     raise ValueError(f"argument {value!r} of type {type(value).__name__} is not supported by the evaluator")
-
-
-def prolog_text(value: Ground) -> str:
-    """A ground term in Prolog syntax."""
-    if isinstance(value, bool):
-        raise TypeError("booleans are atoms here")
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, Real):
-        return repr(value.value)
-    if isinstance(value, str):
-        return quote_atom(value)
-    if isinstance(value, PString):
-        return '"' + value.text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(value, Compound):
-        return f"{quote_atom(value.functor)}({','.join(prolog_text(a) for a in value.args)})"
-    return value.text
-
-
-def term_from_json(j: Any) -> Term:
-    """A term as the reader gives it in JSON (see ``rules(Source)``)."""
-    if isinstance(j, bool):
-        raise ValueError(f"unexpected JSON term {j!r}")
-    if isinstance(j, int):
-        return Const(j)
-    if isinstance(j, float):
-        return Const(Real(j))
-    if "var" in j:
-        return Var(j["var"])
-    if "atom" in j:
-        return Const(j["atom"])
-    if "string" in j:
-        return Const(PString(j["string"]))
-    return Struct(j["functor"], tuple(term_from_json(a) for a in j["args"]))
-
-
-def term_text(term: Term) -> str:
-    """A term in .etl syntax (anonymous variables ``_G<n>`` as ``_``)."""
-    if isinstance(term, Var):
-        return "_" if re.fullmatch(r"_G\d+", term.name) else term.name
-    if isinstance(term, Const):
-        v = term.value
-        if isinstance(v, str) and re.fullmatch(r"[a-z][A-Za-z0-9_]*", v):
-            return v
-        return prolog_text(v)
-    return f"{quote_atom(term.functor) if not re.fullmatch(r'[a-z][A-Za-z0-9_]*', term.functor) else term.functor}" \
-        f"({', '.join(term_text(a) for a in term.args)})"
-
-
-def event_key(term: Term) -> tuple[str, int]:
-    """Name and arity of an event term."""
-    if isinstance(term, Struct):
-        return term.functor, len(term.args)
-    if isinstance(term, Const) and isinstance(term.value, str):
-        return term.value, 0
-    raise ValueError(f"{term!r} is not an event")
-
-
-def term_vars(term: Term) -> set[str]:
-    if isinstance(term, Var):
-        return {term.name}
-    if isinstance(term, Struct):
-        return set().union(*(term_vars(a) for a in term.args)) if term.args else set()
-    return set()
 
 
 Bindings = frozenset[tuple[str, Ground]]
@@ -180,110 +80,8 @@ def instantiate(term: Term, env: Mapping[str, Ground]) -> Ground:
 
 
 # ---------------------------------------------------------------------------
-# Patterns and rules
+# Rule sets and patterns
 # ---------------------------------------------------------------------------
-
-TEMPORAL_OPS = (
-    "seq", "and", "par", "before", "after", "meets", "met_by", "overlaps", "overlapped_by",
-    "starts", "started_by", "during", "contains", "finishes", "finished_by", "equals",
-)
-
-
-@dataclass(frozen=True)
-class EventP:
-    event: Term
-
-
-@dataclass(frozen=True)
-class Binary:
-    """``left op right`` for a temporal operator, ``or``, ``cnot`` or
-    ``fnot``."""
-
-    op: str
-    left: "Pattern"
-    right: "Pattern"
-
-
-@dataclass(frozen=True)
-class Where:
-    pattern: "Pattern"
-    goal: str
-
-
-@dataclass(frozen=True)
-class Within:
-    pattern: "Pattern"
-    window: Time
-
-
-@dataclass(frozen=True)
-class Aggregate:
-    """``aggregate(Fun, P, Window, Result)``: ``fun`` is count, sum, avg,
-    min or max, ``value`` the variable aggregated (None for count),
-    ``window`` count(``size``) or time(``size``) by ``kind``, ``result``
-    the variable bound to the aggregate."""
-
-    fun: str
-    value: Optional[str]
-    pattern: "Pattern"
-    kind: str
-    size: Time
-    result: str
-
-
-Pattern = Union[EventP, Binary, Where, Within, Aggregate]
-
-AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
-NEGATIONS = ("cnot", "fnot")
-
-
-def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
-    op = j["op"]
-    if op == "event":
-        return EventP(term_from_json(j["event"]))
-    if op == "where":
-        return Where(pattern_from_json(j["pattern"]), str(j["goal"]))
-    if op == "within":
-        return Within(pattern_from_json(j["pattern"]), j["window"])
-    if op in TEMPORAL_OPS or op in NEGATIONS or op == "or":
-        return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
-    if op == "aggregate":
-        value = j["value"]
-        window = j["window"]
-        return Aggregate(
-            str(j["fun"]),
-            None if value is None else str(value["var"]),
-            pattern_from_json(j["pattern"]),
-            str(window["kind"]),
-            window["size"],
-            str(j["result"]["var"]),
-        )
-    raise ValueError(f"the reference evaluator does not cover `{op}` patterns")
-
-
-def pattern_text(p: Pattern) -> str:
-    """A pattern in .etl syntax, every operand in parentheses."""
-    if isinstance(p, EventP):
-        return term_text(p.event)
-    if isinstance(p, Binary):
-        return f"({pattern_text(p.left)}) {p.op} ({pattern_text(p.right)})"
-    if isinstance(p, Where):
-        return f"({pattern_text(p.pattern)}) where ({p.goal})"
-    if isinstance(p, Aggregate):
-        fun = p.fun if p.value is None else f"{p.fun}({p.value})"
-        return f"aggregate({fun}, ({pattern_text(p.pattern)}), {p.kind}({p.size!r}), {p.result})"
-    return f"({pattern_text(p.pattern)}) within {p.window!r}"
-
-
-@dataclass(frozen=True)
-class Rule:
-    head: Term
-    pattern: Pattern
-    label: str = ""
-
-    def text(self) -> str:
-        label = f"{self.label} : " if self.label else ""
-        return f"{label}{term_text(self.head)} <- {pattern_text(self.pattern)}."
 
 
 @dataclass(frozen=True)

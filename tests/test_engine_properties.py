@@ -33,7 +33,8 @@ from etalis_py.events import Event, Time
 from reference.check import Case
 from reference.evaluate import Fact, Model, OrderDependent, TooLarge, evaluate
 from reference.generate import Choices, random_case, random_policy
-from reference.terms import RuleSet, Within, has_aggregate
+from etalis_py.rules import Within
+from reference.terms import RuleSet, has_aggregate
 
 BUDGET = 300_000
 

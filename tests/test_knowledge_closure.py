@@ -16,7 +16,7 @@ from rdflib.term import Node
 
 from etalis_py import Engine
 from etalis_py._prolog import bridge
-from etalis_py.knowledge import close, term_text
+from etalis_py.knowledge import close, node_text
 
 ROOT = Path(__file__).parents[1]
 EX = Namespace("http://example.org/closure#")
@@ -107,7 +107,7 @@ def answers(engine: Engine, goal: str, *terms: str) -> list[tuple[str, ...]]:
 
 def assert_engine_answers_owlrls_closure(triples: set[Triple]) -> None:
     full = owlrl_closure(triples)
-    expected = {(term_text(s), term_text(p), term_text(o)) for s, p, o in full}
+    expected = {(node_text(s), node_text(p), node_text(o)) for s, p, o in full}
     graph = Graph()
     for t in triples:
         graph.add(t)
@@ -120,7 +120,7 @@ def assert_engine_answers_owlrls_closure(triples: set[Triple]) -> None:
         assert sorted(rdf) == sorted(answers(reference, "rdf(S, P, O)", "S", "P", "O"))
         isa = answers(fast, "isa(X, C)", "X", "C")
         assert len(isa) == len(set(isa))
-        assert set(isa) == {(s, o) for s, p, o in expected if p == term_text(RDF.type)}
+        assert set(isa) == {(s, o) for s, p, o in expected if p == node_text(RDF.type)}
         # the modes that where conditions use: X known, C known, both known
         for x in {x for x, _ in isa}:
             assert sorted(answers(fast, f"isa({x}, C)", x, "C")) == sorted(a for a in isa if a[0] == x)

@@ -137,22 +137,38 @@ def bridge() -> PrologBridge:
 
 
 _PLAIN_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+_SPECIAL = re.compile("[\\\\'\"\x00-\x1f\x7f]")
 
 
 def quote_atom(text: str) -> str:
     """``text`` as a Prolog atom, quoted where needed."""
     if _PLAIN_ATOM.match(text):
         return text
+    return _quoted(text, "'")
+
+
+def prolog_string(text: str) -> str:
+    """``text`` as a double-quoted Prolog string."""
+    return _quoted(text, '"')
+
+
+def _quoted(text: str, quote: str) -> str:
+    """``text`` between ``quote`` characters, escaped as Prolog reads it
+    back: the backslash, the quote, newline, return and tab by their
+    escapes, the other control characters as ``\\xHH\\``."""
+    if _SPECIAL.search(text) is None:
+        return quote + text + quote
     escaped = (
         text.replace("\\", "\\\\")
-        .replace("'", "\\'")
+        .replace(quote, "\\" + quote)
         .replace("\n", "\\n")
         .replace("\r", "\\r")
         .replace("\t", "\\t")
     )
-    if any(ord(c) < 32 for c in escaped):
-        escaped = "".join(c if ord(c) >= 32 else f"\\x{ord(c):x}\\" for c in escaped)
-    return f"'{escaped}'"
+    if _CONTROL.search(escaped):
+        escaped = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):x}\\", escaped)
+    return quote + escaped + quote
 
 
 def rules_source(path: str | os.PathLike[str], static: Sequence[str | os.PathLike[str]] = ()) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ._prolog import bridge, quote_atom, rules_source
+from .rules import Const, Struct, Term, term_from_json, term_text
 
 _KNOWN_OPS = {"event", "where", "within", "or", "cnot", "fnot", "aggregate"}
 
@@ -42,6 +43,12 @@ class EventUse:
     sig: Sig
     args: tuple[Any, ...]
     aggregate: Optional[int] = None
+
+    def term(self) -> Term:
+        """The event term, in the rule tree."""
+        if not self.args:
+            return Const(self.sig.name)
+        return Struct(self.sig.name, tuple(map(term_from_json, self.args)))
 
 
 @dataclass(frozen=True)
@@ -80,31 +87,10 @@ class RuleInfo:
         return self.label or f"line {self.line}"
 
     def head_text(self) -> str:
-        return term_text(self.head.sig.name, self.head.args)
+        return term_text(self.head.term())
 
     def body_sigs(self) -> set[Sig]:
         return {u.sig for u in self.events}
-
-
-def term_text(name: str, args: Sequence[Any]) -> str:
-    """Prolog-like text of an event term from its JSON form."""
-    functor = quote_atom(name)
-    if not args:
-        return functor
-    return f"{functor}({', '.join(_arg_text(a) for a in args)})"
-
-
-def _arg_text(t: Any) -> str:
-    if isinstance(t, dict):
-        if "var" in t:
-            return "_" if str(t["var"]).startswith("_G") else str(t["var"])
-        if "atom" in t:
-            return quote_atom(str(t["atom"]))
-        if "string" in t:
-            return '"' + str(t["string"]).replace("\\", "\\\\").replace('"', '\\"') + '"'
-        if "functor" in t:
-            return term_text(str(t["functor"]), t.get("args", []))
-    return repr(t) if isinstance(t, float) else str(t)
 
 
 def _event_sig(term: Any) -> Optional[tuple[Sig, tuple[Any, ...]]]:

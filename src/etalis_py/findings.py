@@ -21,7 +21,8 @@ from typing import Any, Optional
 
 import networkx as nx
 
-from .analysis import RuleFile, RuleInfo, Sig, term_text, variables
+from .analysis import RuleFile, RuleInfo, Sig, variables
+from .rules import term_from_json, term_text
 
 SEVERITIES = ("error", "warning", "info")
 # how a step of a cycle relates the times of the two events, worst first
@@ -391,8 +392,7 @@ def _unbounded(rf: RuleFile) -> list[Finding]:
 
 def _text(p: Mapping[str, Any]) -> str:
     if p["op"] == "event":
-        e = p["event"]
-        return term_text(str(e["atom"]), ()) if "atom" in e else term_text(str(e["functor"]), e["args"])
+        return term_text(term_from_json(p["event"]))
     return str(p["text"])
 
 

@@ -45,10 +45,10 @@ from rdflib import Dataset, Graph, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from ._prolog import quote_atom
+from ._prolog import prolog_string, quote_atom
 from .errors import EtalisError
 from .events import NOTHING, InvalidEvent, Rejection, Time, batch_list, read_number, to_time
-from .knowledge import literal_text, prolog_string, term_text
+from .knowledge import literal_text, node_text
 from .streams import Batch, Item, Lines, _batched
 
 GRAPH_KINDS = ("nquads", "trig", "jsonld")
@@ -82,7 +82,7 @@ def graph_line(name: str, triples: Iterable[str], time: Time, stream: Optional[s
 
 
 def rdf_triple_text(s: Node, p: Node, o: Node) -> str:
-    return f"t({term_text(s)},{term_text(p)},{term_text(o)})"
+    return f"t({node_text(s)},{node_text(p)},{node_text(o)})"
 
 
 def graph_time(value: Node) -> Time:
@@ -115,8 +115,8 @@ def rdflib_graph_line(graph: Graph, at: Any = None, stream: Any = None) -> str:
         triples = [t for t in triples if not (t[0] == name and t[1] == GENERATED_AT)]
     else:
         time = to_time(at)
-    stream_text = None if stream is None else term_text(_stream_iri(stream))
-    return graph_line(term_text(name), (rdf_triple_text(*t) for t in triples), time, stream_text)
+    stream_text = None if stream is None else node_text(_stream_iri(stream))
+    return graph_line(node_text(name), (rdf_triple_text(*t) for t in triples), time, stream_text)
 
 
 def _stream_iri(stream: Any) -> URIRef:
@@ -136,7 +136,6 @@ _LITERAL = r"\"((?:[^\"\\\n\r]|\\.)*)\"(?:\^\^" + _IRI + r"|@([A-Za-z]+(?:-[A-Za
 _QUAD = re.compile(
     rf"\s*(?:{_IRI}|{_BNODE})\s*{_IRI}\s*(?:{_IRI}|{_BNODE}|{_LITERAL})\s*(?:(?:{_IRI}|{_BNODE})\s*)?\.\s*(?:#.*)?$"
 )
-_PLAIN_ATOM = re.compile(r"[\\'\x00-\x1f\x7f]")
 _ESCAPES = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -162,7 +161,7 @@ def _unescape(text: str) -> str:
 def _iri_text(iri: str) -> str:
     if "\\" in iri:
         iri = _unescape(iri)
-    return f"'{iri}'" if _PLAIN_ATOM.search(iri) is None else quote_atom(iri)
+    return quote_atom(iri)
 
 
 def _literal_text(lexical: str, datatype: Optional[str], lang: Optional[str]) -> str:
@@ -553,7 +552,7 @@ def _jsonld_cell(cell: str) -> tuple[Optional[str], list[str]]:
     if len(named) > 1:
         raise ValueError(f"a cell must hold one graph, not {len(named)} named graphs")
     graph = named[0] if named else dataset.default_graph
-    name = term_text(graph.identifier) if named else None
+    name = node_text(graph.identifier) if named else None
     return name, [rdf_triple_text(*t) for t in graph]
 
 

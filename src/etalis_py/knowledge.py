@@ -49,7 +49,6 @@ import dataclasses
 import gc
 import math
 import pickle
-import re
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -69,7 +68,7 @@ from rdflib.plugins.parsers.notation3 import BadSyntax
 from rdflib.term import Node
 from rdflib.util import guess_format
 
-from ._prolog import PrologBridge, quote_atom
+from ._prolog import PrologBridge, prolog_string, quote_atom
 from .errors import EtalisError
 from .events import to_time
 
@@ -101,7 +100,6 @@ _TYPE: Node = RDF.type  # rdflib's namespace attributes are looked up anew each 
 _TYPES: frozenset[Node] = frozenset({RDF.type})
 _RESOURCE: Node = RDFS.Resource
 _BOOLEAN: Node = XSD.boolean
-_ESCAPE = re.compile(r"[\\'\x00-\x1f\x7f]")
 
 #: Fact lines sent to the engine per request.
 BATCH_LINES = 20_000
@@ -408,10 +406,10 @@ class _TypeSets:
 # -- Prolog terms ---------------------------------------------------------------
 
 
-def term_text(term: Node) -> str:
+def node_text(term: Node) -> str:
     """An RDF term as Prolog text (see the module's documentation)."""
     if isinstance(term, URIRef):
-        return f"'{term}'" if _ESCAPE.search(term) is None else quote_atom(str(term))
+        return quote_atom(str(term))
     if isinstance(term, Literal):
         return literal_text(term)
     if isinstance(term, BNode):
@@ -439,25 +437,6 @@ def literal_text(lit: Literal) -> str:
     return f"literal(type({quote_atom(str(dt))},{prolog_string(str(lit))}))"
 
 
-def prolog_string(text: str) -> str:
-    """``text`` as a double-quoted Prolog string."""
-    out = []
-    for c in text:
-        if c == "\\":
-            out.append("\\\\")
-        elif c == '"':
-            out.append('\\"')
-        elif c == "\n":
-            out.append("\\n")
-        elif c == "\t":
-            out.append("\\t")
-        elif ord(c) < 32 or ord(c) == 127:
-            out.append(f"\\x{ord(c):x}\\")
-        else:
-            out.append(c)
-    return '"' + "".join(out) + '"'
-
-
 class FactWriter:
     """Writes a closure as the fact lines of knowledge_update/4: ``t(S,P,O).``
     for each triple, ``c(K,C).`` for each class of each type signature and
@@ -475,7 +454,7 @@ class FactWriter:
     def _text(self, term: Node) -> str:
         found = self._texts.get(term)
         if found is None:
-            found = self._texts[term] = term_text(term)
+            found = self._texts[term] = node_text(term)
         return found
 
     def lines(self) -> Iterator[str]:

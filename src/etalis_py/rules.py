@@ -1,0 +1,248 @@
+"""The rule tree: the terms, patterns and rules of a rule file as Python values.
+
+The engine's reader gives a rule file's rules as JSON (the ``rules``
+request, see :func:`etalis_py.analysis.read_rules`); :func:`term_from_json`
+and :func:`pattern_from_json` make them :data:`Term` and :data:`Pattern`
+trees, and :func:`term_text`, :func:`pattern_text` and :meth:`Rule.text`
+write them back in .etl syntax.  Ground values keep Prolog's distinctions:
+the float 1.0 (:class:`Real`) is not the integer 1, the string ``"a"``
+(:class:`PString`) not the atom ``a`` (``str``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional, Union
+
+from ._prolog import prolog_string, quote_atom
+from .events import Time
+
+_ANONYMOUS = re.compile(r"_G\d+")
+"""The name the reader gives an anonymous variable."""
+
+
+@dataclass(frozen=True)
+class Real:
+    """A Prolog float.  Kept apart from ``int`` so that 1 and 1.0 do not
+    unify, as in Prolog (Python's ``1 == 1.0`` would conflate them)."""
+
+    value: float
+
+
+@dataclass(frozen=True)
+class PString:
+    """A Prolog string (``"text"``), distinct from the atom ``text``."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Compound:
+    """A ground compound term ``functor(args...)``."""
+
+    functor: str
+    args: tuple["Ground", ...]
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A ground term that a ``where`` condition made and that is only known
+    by its quoted text (e.g. a list); it unifies with a variable only."""
+
+    text: str
+
+
+Ground = Union[int, Real, str, PString, Compound, Opaque]
+"""A ground Prolog term; ``str`` is an atom."""
+
+
+@dataclass(frozen=True)
+class Var:
+    """A variable, by its name (``_G<n>`` for an anonymous one)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    """A ground value in a term."""
+
+    value: Ground
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A compound term ``functor(args...)`` with variables in it."""
+
+    functor: str
+    args: tuple["Term", ...]
+
+
+Term = Union[Var, Const, Struct]
+"""A term of a rule, as the reader gives it."""
+
+
+def ground_text(value: Ground) -> str:
+    """A ground term in Prolog syntax."""
+    if isinstance(value, bool):
+        raise TypeError("booleans are atoms here")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, Real):
+        return repr(value.value)
+    if isinstance(value, str):
+        return quote_atom(value)
+    if isinstance(value, PString):
+        return prolog_string(value.text)
+    if isinstance(value, Compound):
+        return f"{quote_atom(value.functor)}({','.join(ground_text(a) for a in value.args)})"
+    return value.text
+
+
+def term_from_json(j: Any) -> Term:
+    """A term as the reader gives it in JSON (see ``rules(Source)``)."""
+    if isinstance(j, bool):
+        raise ValueError(f"unexpected JSON term {j!r}")
+    if isinstance(j, int):
+        return Const(j)
+    if isinstance(j, float):
+        return Const(Real(j))
+    if "var" in j:
+        return Var(j["var"])
+    if "atom" in j:
+        return Const(j["atom"])
+    if "string" in j:
+        return Const(PString(j["string"]))
+    return Struct(j["functor"], tuple(term_from_json(a) for a in j["args"]))
+
+
+def term_text(term: Term) -> str:
+    """A term in .etl syntax (anonymous variables ``_G<n>`` as ``_``)."""
+    if isinstance(term, Var):
+        return "_" if _ANONYMOUS.fullmatch(term.name) else term.name
+    if isinstance(term, Const):
+        return ground_text(term.value)
+    return f"{quote_atom(term.functor)}({', '.join(term_text(a) for a in term.args)})"
+
+
+def event_key(term: Term) -> tuple[str, int]:
+    """Name and arity of an event term."""
+    if isinstance(term, Struct):
+        return term.functor, len(term.args)
+    if isinstance(term, Const) and isinstance(term.value, str):
+        return term.value, 0
+    raise ValueError(f"{term!r} is not an event")
+
+
+def term_vars(term: Term) -> set[str]:
+    """The names of the variables of a term."""
+    if isinstance(term, Var):
+        return {term.name}
+    if isinstance(term, Struct):
+        return set().union(*(term_vars(a) for a in term.args)) if term.args else set()
+    return set()
+
+
+TEMPORAL_OPS = (
+    "seq", "and", "par", "before", "after", "meets", "met_by", "overlaps", "overlapped_by",
+    "starts", "started_by", "during", "contains", "finishes", "finished_by", "equals",
+)
+
+
+@dataclass(frozen=True)
+class EventP:
+    event: Term
+
+
+@dataclass(frozen=True)
+class Binary:
+    """``left op right`` for a temporal operator, ``or``, ``cnot`` or
+    ``fnot``."""
+
+    op: str
+    left: "Pattern"
+    right: "Pattern"
+
+
+@dataclass(frozen=True)
+class Where:
+    pattern: "Pattern"
+    goal: str
+
+
+@dataclass(frozen=True)
+class Within:
+    pattern: "Pattern"
+    window: Time
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``aggregate(Fun, P, Window, Result)``: ``fun`` is count, sum, avg,
+    min or max, ``value`` the variable aggregated (None for count),
+    ``window`` count(``size``) or time(``size``) by ``kind``, ``result``
+    the variable bound to the aggregate."""
+
+    fun: str
+    value: Optional[str]
+    pattern: "Pattern"
+    kind: str
+    size: Time
+    result: str
+
+
+Pattern = Union[EventP, Binary, Where, Within, Aggregate]
+
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+NEGATIONS = ("cnot", "fnot")
+
+
+def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
+    op = j["op"]
+    if op == "event":
+        return EventP(term_from_json(j["event"]))
+    if op == "where":
+        return Where(pattern_from_json(j["pattern"]), str(j["goal"]))
+    if op == "within":
+        return Within(pattern_from_json(j["pattern"]), j["window"])
+    if op in TEMPORAL_OPS or op in NEGATIONS or op == "or":
+        return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
+    if op == "aggregate":
+        value = j["value"]
+        window = j["window"]
+        return Aggregate(
+            str(j["fun"]),
+            None if value is None else str(value["var"]),
+            pattern_from_json(j["pattern"]),
+            str(window["kind"]),
+            window["size"],
+            str(j["result"]["var"]),
+        )
+    raise ValueError(f"the rule tree does not cover `{op}` patterns")
+
+
+def pattern_text(p: Pattern) -> str:
+    """A pattern in .etl syntax, every operand in parentheses."""
+    if isinstance(p, EventP):
+        return term_text(p.event)
+    if isinstance(p, Binary):
+        return f"({pattern_text(p.left)}) {p.op} ({pattern_text(p.right)})"
+    if isinstance(p, Where):
+        return f"({pattern_text(p.pattern)}) where ({p.goal})"
+    if isinstance(p, Aggregate):
+        fun = p.fun if p.value is None else f"{p.fun}({p.value})"
+        return f"aggregate({fun}, ({pattern_text(p.pattern)}), {p.kind}({p.size!r}), {p.result})"
+    return f"({pattern_text(p.pattern)}) within {p.window!r}"
+
+
+@dataclass(frozen=True)
+class Rule:
+    head: Term
+    pattern: Pattern
+    label: str = ""
+
+    def text(self) -> str:
+        label = f"{self.label} : " if self.label else ""
+        return f"{label}{term_text(self.head)} <- {pattern_text(self.pattern)}."
