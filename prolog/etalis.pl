@@ -552,6 +552,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     reported_head(Head0, Head),                 % a timer's event
     copy_term(Head-Pattern-VarNames, H-P-VN),
     where_unbound(P, Unbound),
+    head_unbound(H, P, HeadUnbound),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
@@ -562,8 +563,9 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     term_string(Pol, PolS),
     maplist([E-S, _{event: EJ, step: S}]>>term_json(E, EJ), Steps, StepsJ),
     maplist(unbound_json, Unbound, UnboundJ),
+    maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
-             steps: StepsJ, unbound: UnboundJ, timer: Timer}.
+             steps: StepsJ, unbound: UnboundJ, head_unbound: HeadUnboundJ, timer: Timer}.
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its

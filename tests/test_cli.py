@@ -179,10 +179,10 @@ def test_check_reports_ok_or_the_positioned_error(paper: Path, tmp_path: Path) -
     assert (ok.returncode, ok.stdout) == (
         0, f"{tmp_path / 'windowed.etl'}: ok: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0\n")
     bad = tmp_path / "bad.etl"
-    bad.write_text("c <- a seq b.\nd(X) <- a seq b.\n")
+    bad.write_text("c <- a seq b.\nd(X) <- a(X) or b.\n")
     r = etalis("check", bad)
     assert r.returncode == 2
-    assert r.stderr.splitlines()[0] == f"{bad}:2:1: error: variable X of the head is not bound by the pattern"
+    assert r.stderr.splitlines()[0] == f"{bad}:2:1: error: variable X is bound by only one branch of `or` but used outside it"
 
 
 def test_compile_prints_binary_goals_and_clauses(paper: Path) -> None:

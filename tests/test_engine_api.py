@@ -142,7 +142,6 @@ def test_rule_errors_name_file_line_and_column(tmp_path: Path) -> None:
     "text,line,column,message",
     [
         ("c <- a seq.", 1, 10, "syntax error: unbalanced operator"),
-        ("c(X) <- a seq b.", 1, 1, "variable X of the head is not bound by the pattern"),
         ("c <- a seq b.\n:- policy(fast).", 2, 1, "unknown consumption policy fast"),
         (":- policy(nolabel, recent).\nc <- a seq b.", 1, 1, "no rule is labelled nolabel"),
         ("x : c <- a.\nx : d <- b.", 2, 1, "the label x is used by more than one rule"),

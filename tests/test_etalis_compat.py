@@ -13,6 +13,7 @@ import pytest
 from etalis_py import Detection, Engine
 from etalis_py.cli import main
 from etalis_py.errors import EtalisWarning, RuleError
+from etalis_py.findings import check_file, check_text
 
 HERE = Path(__file__).parent / "etalis_compat"
 
@@ -351,15 +352,72 @@ def test_etalis_run_check_and_compile_take_static_files(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith(f"{rules}:4:1: error: sandbox: inside/2 is not defined\n")
 
 
-def test_a_head_variable_the_pattern_does_not_bind_is_refused_with_what_etalis_does() -> None:
-    hint = ("original ETALIS derives the event with {0} unbound, which the ETALIS paper's rules exclude (a head's "
-            "variables are bound by its pattern); use {0} in an event of the pattern, bind it in a where condition, "
-            "or write a value (e.g. none) in its place")
-    assert refused("ok.\nq(U, Q, Text) <- cancel(U, Q, T) where T < 30.") == (
-        2, 1, "variable Text of the head is not bound by the pattern", hint.format("Text"))
-    assert refused("weak(D, M) <- (month(M) seq month(M1)) cnot busy(D, M1).") == (
-        1, 1, "variable D of the head is not bound by the pattern: it occurs only where nothing is bound "
-        "(the negated part of cnot or fnot, inside an aggregate)", hint.format("D"))
+UNBOUND_STREAM = [("canceled", [1, "q1", 10], 1), ("answer", [1, "q1", "hello"], 2), ("login", [1], 3),
+                  ("canceled", [1, "q2", 20], 4), ("logout", [1], 5), ("login", [2], 6), ("logout", [2], 7),
+                  ("canceled", [2, "q2", 40], 8), ("answer", [1, "q2", "bye"], 9), ("canceled", [1, "q1", 5], 10)]
+
+
+@pytest.mark.parametrize("policy", ["unrestricted", "recent", "chronological"])
+def test_a_head_variable_the_pattern_does_not_bind_is_derived_unbound_and_later_patterns_unify_with_it(
+        policy: str) -> None:
+    with Engine.from_file(HERE / "unbound_head.event", policy=policy) as engine:
+        detections = engine.emit_many(UNBOUND_STREAM).detections
+    expected = [
+        Detection("question", (1, "q1", None), 1, 1),
+        Detection("answered", (1, "q1", "hello"), 1, 2),
+        Detection("known", (1,), 1, 3),
+        Detection("question", (1, "q2", None), 4, 4),     # blocks quiet(1) over [3, 5]
+        Detection("quiet", (2,), 6, 7),
+        Detection("answered", (1, "q2", "bye"), 4, 9),
+        Detection("question", (1, "q1", None), 10, 10),
+        Detection("reasked", (1, "q1", "hello"), 2, 10),
+    ] + ([] if policy == "chronological" else [Detection("known", (1,), 3, 10)])  # login(1) used up at 3
+    assert detections == expected
+    assert [str(d) for d in detections[:1]] == ["question(1, q1, _) 1970-01-01 00:00:01 UTC"]
+
+
+def test_a_head_variable_the_pattern_does_not_bind_is_a_positioned_warning() -> None:
+    found = [f for f in check_file(str(HERE / "unbound_head.event")) if f.code == "unbound-head-variable"]
+    assert [(f.line, f.column, f.severity, f.message, f.hint) for f in found] == [(
+        5, 1, "warning",
+        "variable Text of the head question(U, Q, Text) is not bound by the pattern: the derived event carries an "
+        "unbound argument, which stands for any value (a later pattern may bind it) and is written _ (null in JSON)",
+        "if a value was meant, use Text in an event of the pattern, bind it in a where condition, or write the "
+        "value (e.g. none) in its place")]
+    negated = check_text("weak(D, M) <- (month(M) seq month(M1)) cnot busy(D, M1).")
+    assert [(f.code, f.data) for f in negated if f.code == "unbound-head-variable"] == [
+        ("unbound-head-variable", {"variable": "D"})]
+
+
+@pytest.mark.parametrize("policy,answered", [("unrestricted", ["a", "b"]), ("recent", ["a", "b"]),
+                                             ("chronological", ["a"])])
+def test_an_occurrence_with_an_unbound_argument_is_consumed_and_derived_once_as_its_policy_says(
+        policy: str, answered: list[str]) -> None:
+    rules = ("d(X, Y) <- a(X).\nd(X, Y) <- d(X, Y) and c(X).\n"
+             "answered(U, T) <- question(U, T) seq answer(U, T).\nquestion(U, T) <- ask(U).")
+    with Engine.from_string(rules, policy=policy) as engine:
+        detections = engine.emit_many([("a", [1], 1), ("c", [1], 2), ("ask", [1], 3), ("answer", [1, "a"], 4),
+                                       ("answer", [1, "b"], 5)]).detections
+    assert detections == [Detection("d", (1, None), 1, 1), Detection("d", (1, None), 1, 2),
+                          Detection("question", (1, None), 3, 3)] + [
+        Detection("answered", (1, t), 3, 4 + i) for i, t in enumerate(answered)]
+
+
+def test_every_output_format_shows_an_unbound_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    events = tmp_path / "u.events"
+    events.write_text("event(ask(1), 1).\nevent(ask(f(2)), 2).\n")
+    rules = tmp_path / "u.etl"
+    rules.write_text("q(U, T, g(T, U)) <- ask(U).\n")
+    assert main(["run", str(rules), "--events", str(events), "--quiet"]) == 0
+    assert capsys.readouterr().out == (
+        '{"event": "q", "args": [1, null, "g(_,1)"], "start": 1, "end": 1}\n'
+        '{"event": "q", "args": ["f(2)", null, "g(_,f(2))"], "start": 2, "end": 2}\n')
+    assert main(["run", str(rules), "--events", str(events), "--quiet", "--format", "csv"]) == 0
+    assert capsys.readouterr().out == "event,arg1,arg2,arg3,start,end\nq,1,,\"g(_,1)\",1,1\nq,f(2),,\"g(_,f(2))\",2,2\n"
+    assert main(["run", str(rules), "--events", str(events), "--quiet", "--format", "table"]) == 0
+    assert capsys.readouterr().out.splitlines()[2:] == [
+        "q      1, _, g(_,1)        01 Jan 1970 00:00:01  00:00:01  0s",
+        "q      f(2), _, g(_,f(2))  01 Jan 1970 00:00:02  00:00:02  0s"]
 
 
 def test_event_called_from_prolog_raises_an_event_fed_after_the_current_one() -> None:

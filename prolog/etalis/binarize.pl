@@ -31,9 +31,11 @@ A program is program(Nodes, Links):
 %
 %   Rules is a list of rule(Label, Head, Pattern, Where, VarNames, Policy).
 %
-%   @error etalis_error(Message, Hint) for a rule whose head uses a
-%   variable that its pattern does not bind, or an `or` whose branches
-%   bind different variables that are used outside it.
+%   A variable of a head that its pattern does not bind stays unbound in
+%   the events the rule derives (see etalis_rule_facts:head_unbound/3).
+%
+%   @error etalis_error(Message, Hint) for an `or` whose branches bind
+%   different variables that are used outside it.
 
 binarize_rules(Rules, Program) :-
     binarize_rules(Rules, program([], []), Program).
@@ -77,33 +79,7 @@ binarize_rule(rule(Label, Head, Pattern, Where, VarNames, Policy),
               link(Label, Out, Head, Where), S0, S) :-
     Ctx = ctx(Policy, inf, Where, VarNames),
     term_variables(Head, Outside),
-    binarize(Pattern, Ctx, Outside, Out, S0, S),
-    head_bound(Head, Pattern, Out, Ctx).
-
-%   head_bound(+Head, +Pattern, +Out, +Ctx): every variable of Head is
-%   bound by an occurrence of Pattern (its event Out), as the paper's
-%   event rules require.  ETALIS derives the head with such a variable
-%   unbound, an event that is not ground and so outside the paper's
-%   semantics: refused, saying so.
-
-head_bound(Head, Pattern, Out, ctx(_, _, Where, VarNames)) :-
-    term_variables(Head, HVs),
-    term_variables(Out, OVs),
-    (   member(V, HVs), \+ ( member(O, OVs), O == V )
-    ->  var_name(V, VarNames, Name),
-        term_variables(Pattern, PVs),
-        (   member(P, PVs), P == V
-        ->  Why = ": it occurs only where nothing is bound (the negated part of cnot or fnot, inside an aggregate)"
-        ;   Why = ""
-        ),
-        format(string(M), "variable ~w of the head is not bound by the pattern~w", [Name, Why]),
-        format(string(H), "original ETALIS derives the event with ~w unbound, which the ETALIS paper's rules \c
-                           exclude (a head's variables are bound by its pattern); use ~w in an event of the \c
-                           pattern, bind it in a where condition, or write a value (e.g. none) in its place",
-               [Name, Name]),
-        etalis_error(M, H, Where)
-    ;   true
-    ).
+    binarize(Pattern, Ctx, Outside, Out, S0, S).
 
 var_name(V, VarNames, Name) :-
     (   member(Name = V0, VarNames), V0 == V

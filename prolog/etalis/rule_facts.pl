@@ -1,6 +1,7 @@
 :- module(etalis_rule_facts,
           [ event_steps/2,              % +Pattern, -Steps
             where_unbound/2,            % +Pattern, -Unbound
+            head_unbound/3,             % +Head, +Pattern, -Vars
             static_event_operators/2,   % +Clause, -Operators
             source_pattern/2            % +Pattern, -Source
           ]).
@@ -97,6 +98,17 @@ unbound(P) -->
 
 unbound_all([]) --> [].
 unbound_all([P|Ps]) --> unbound(P), unbound_all(Ps).
+
+%!  head_unbound(+Head, +Pattern, -Vars:list) is det.
+%
+%   Vars are the variables of Head that Pattern does not bind (also
+%   those it uses only in the negated part of `cnot` or `fnot`): the
+%   events the rule derives carry them unbound.
+
+head_unbound(Head, Pattern, Vars) :-
+    bound(Pattern, Bound),
+    term_variables(Head, HVs),
+    exclude(var_in_(Bound), HVs, Vars).
 
 %   bound(+Pattern, -Vars): the variables that Pattern binds.
 

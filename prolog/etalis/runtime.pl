@@ -1130,11 +1130,25 @@ output_to(_, Back) :-
 %   Event over [T1,T2] has not been derived before in Engine (and is
 %   now): for the events of a cycle whose steps complete at once, a
 %   derived occurrence identical to one already derived is no new fact
-%   (see etalis_recursion:check_recursion/2).
+%   (see etalis_recursion:check_recursion/2).  An Event with variables
+%   has been derived if one as general or more (its variables standing
+%   for all values) has.
 
 first_derivation(M, E, T1, T2) :-
-    \+ ( M:'$seen'(E, S, F), S =:= T1, F =:= T2 ),
+    \+ seen(M, E, T1, T2),
     assertz(M:'$seen'(E, T1, T2)).
+
+seen(M, E, T1, T2) :-
+    (   ground(E)
+    ->  M:'$seen'(E, S, F)
+    ;   functor(E, N, A),
+        functor(E0, N, A),
+        M:'$seen'(E0, S, F),
+        subsumes_term(E0, E)
+    ),
+    S =:= T1,
+    F =:= T2,
+    !.
 
 %!  goal_error(+Error, +Goal) is failure.
 %
@@ -1227,7 +1241,9 @@ json_values([H|T]) -->
 %   written as write/1 writes them).
 
 json_value(X) -->
-    (   { integer(X) }
+    (   { var(X) }                              % an unbound argument
+    ->  [null]
+    ;   { integer(X) }
     ->  [X]
     ;   { float(X) }
     ->  (   { finite_number(X) } -> [X] ; [null] )
@@ -1235,7 +1251,10 @@ json_value(X) -->
     ->  ['['], json_values(X), [']']
     ;   { atom(X) ; string(X) }
     ->  json_text(X)
-    ;   { format(string(S), "~q", [X]) },
+    ;   { copy_term(X, C),
+          term_variables(C, Vs),
+          maplist(=('$VAR'('_')), Vs),
+          format(string(S), "~W", [C, [quoted(true), numbervars(true)]]) },
         json_text(S)
     ).
 

@@ -45,9 +45,17 @@ nb_setarg/3 copies each new cell once (which also protects it against
 backtracking), and nb_linkarg/3 links cells that are already protected,
 so appending, expiring and consuming an entry are constant-time.
 
-Store layout: st(Mask, Keys, Buckets), Buckets a compound of 2^k
+Store layout: st(Mask, Keys, Buckets, Open), Buckets a compound of 2^k
 arguments (Mask = 2^k-1) that are lists of kq(Key, Queue); Queue is q(First, Last) over
 cells c(Entry, Next), with [] for none.
+
+A key with variables (an occurrence of an event derived with an unbound
+argument, see docs/language.md, "Head variables the pattern does not
+bind") stands for all its instances.  Such keys are in the first bucket
+and Open counts them; storing an occurrence finds its key's queue up to
+variable names (=@=), and a partner finds every queue whose key unifies
+with its own (see key_match/3): the one of its own key first, then
+those of keys with variables.
 */
 
 initial_buckets(64).
@@ -57,7 +65,7 @@ initial_buckets(64).
 %   Store is a new, empty store.  It must be made persistent by the
 %   caller (e.g. with nb_setval/2).
 
-store_new(st(Mask, 0, Buckets)) :-
+store_new(st(Mask, 0, Buckets, 0)) :-
     initial_buckets(N),
     Mask is N - 1,
     empty_buckets(N, Buckets).
@@ -78,7 +86,7 @@ store_count(Store, Count) :-
 %
 %   Queue holds the entries of Key; fails if Key has none.
 
-store_lookup(st(Mask, _, Buckets), Key, Queue) :-
+store_lookup(st(Mask, _, Buckets, _), Key, Queue) :-
     key_hash(Key, H),
     I is H /\ Mask + 1,
     arg(I, Buckets, List),
@@ -87,14 +95,41 @@ store_lookup(st(Mask, _, Buckets), Key, Queue) :-
 key_queue([kq(K, Q0)|T], Key, Q) :-
     (   K == Key
     ->  Q = Q0
+    ;   K =@= Key                               % a key with variables
+    ->  Q = Q0
     ;   key_queue(T, Key, Q)
     ).
 
+%   key_hash(+Key, -Hash): a key with variables hashes to 0.
+
 key_hash(Key, H) :-
-    term_hash(Key, H),
-    (   integer(H)
-    ->  true
-    ;   instantiation_error(Key)
+    term_hash(Key, H0),
+    (   integer(H0)
+    ->  H = H0
+    ;   H = 0
+    ).
+
+%   key_match(+Store, ?Key, -Queue) is nondet: Queue holds entries whose
+%   key unifies with Key: the queue of Key itself first, then those of
+%   keys with variables.  A Key with variables meets every key it
+%   unifies with (its variables bound to that key's values); a key with
+%   variables is matched on a copy, so that the store stays unbound.
+
+key_match(Store, Key, Q) :-
+    (   ground(Key)
+    ->  (   store_lookup(Store, Key, Q)
+        ;   arg(4, Store, Open),
+            Open > 0,
+            arg(3, Store, Buckets),
+            arg(1, Buckets, List),
+            member(kq(K, Q), List),
+            \+ ground(K),
+            copy_term(K, Key)
+        )
+    ;   arg(3, Store, Buckets),
+        arg(_, Buckets, List),
+        member(kq(K, Q), List),
+        copy_term(K, Key)
     ).
 
 %!  store_queue(+Store, +Key, -Queue) is det.
@@ -102,7 +137,7 @@ key_hash(Key, H) :-
 %   Queue holds the entries of Key, created empty if needed.
 
 store_queue(Store, Key, Queue) :-
-    Store = st(Mask, _, Buckets),
+    Store = st(Mask, _, Buckets, _),
     key_hash(Key, H),
     I is H /\ Mask + 1,
     arg(I, Buckets, List),
@@ -113,7 +148,7 @@ store_queue(Store, Key, Queue) :-
 
 new_key(Store, Key, H, Expiry, Queue) :-
     grow_if_full(Store, Expiry),
-    Store = st(Mask, Keys0, Buckets),
+    Store = st(Mask, Keys0, Buckets, Open0),
     I is H /\ Mask + 1,
     arg(I, Buckets, Old),
     nb_setarg(I, Buckets, [kq(Key, q([], []))]),
@@ -121,7 +156,12 @@ new_key(Store, Key, H, Expiry, Queue) :-
     nb_linkarg(2, Cell, Old),
     Cell = [kq(_, Queue)|_],
     Keys is Keys0 + 1,
-    nb_setarg(2, Store, Keys).
+    nb_setarg(2, Store, Keys),
+    (   ground(Key)
+    ->  true
+    ;   Open is Open0 + 1,
+        nb_setarg(4, Store, Open)
+    ).
 
 %   When the keys outnumber the buckets twice, sweep: drop what Expiry
 %   shows to be too old from every queue, and rebuild with four times as
@@ -130,7 +170,7 @@ new_key(Store, Key, H, Expiry, Queue) :-
 %   new key.
 
 grow_if_full(Store, Expiry) :-
-    Store = st(Mask, Keys, Buckets),
+    Store = st(Mask, Keys, Buckets, _),
     (   Keys < 2*(Mask+1)
     ->  true
     ;   forall(( arg(_, Buckets, List), member(kq(_, Q), List) ), expire(Expiry, Q)),
@@ -144,7 +184,9 @@ grow_if_full(Store, Expiry) :-
         nb_setarg(1, Store, Mask1),
         arg(3, Store, New),
         forall(live_key_queue(Buckets, KQ), relink(New, Mask1, KQ)),
-        nb_setarg(2, Store, Live)
+        nb_setarg(2, Store, Live),
+        aggregate_all(count, ( live_key_queue(Buckets, kq(K, _)), \+ ground(K) ), Open),
+        nb_setarg(4, Store, Open)
     ).
 
 live_key_queue(Buckets, KQ) :-
@@ -170,7 +212,7 @@ relink(Buckets, Mask, KQ) :-
 %   drops those that start more than W before End.
 
 store_append(Store, Key, Entry, Expiry) :-
-    Store = st(Mask, _, Buckets),
+    Store = st(Mask, _, Buckets, _),
     key_hash(Key, H),
     I is H /\ Mask + 1,
     arg(I, Buckets, List),
@@ -197,11 +239,8 @@ store_replace(Store, Key, Entry) :-
 %   rules) combines with what it meets on its own, not a second time
 %   here.
 
-store_pending(st(Mask, _, Buckets), Key, Expiry, Entry) :-
-    key_hash(Key, H),
-    I is H /\ Mask + 1,
-    arg(I, Buckets, List),
-    key_queue(List, Key, Q),
+store_pending(Store, Key, Expiry, Entry) :-
+    key_match(Store, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
     arg(2, Q, Last),
@@ -219,9 +258,10 @@ cell_entry_upto(Cell, Last, Entry) :-
 %   Remove and return the oldest entry of Key for which Cond holds.
 
 store_take(Store, Key, Expiry, Entry, Cond) :-
-    store_lookup(Store, Key, Q),
+    key_match(Store, Key, Q),
     expire(Expiry, Q),
-    queue_take(Store, Q, Entry, Cond).
+    queue_take(Store, Q, Entry, Cond),
+    !.
 
 %!  store_replace_if(+Store, +Key, +Entry, +Preference) is det.
 %
@@ -270,30 +310,35 @@ greater(A, B) :-
 %   shorter or the one with the greater value, as Preference says.
 
 store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
-    store_lookup(Store, Key, Q),
+    key_match(Store, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
     best_first(First, Pref, Entries),
     first_passing(Entries, Entry, Cond),
+    !,
     queue_take(Store, Q, Taken, Taken == Entry).
 
-%!  store_take_all(+Store, +Key, +Expiry, ?Entry, :Cond, -Taken) is det.
+%!  store_take_all(+Store, +Key, +Expiry, ?Entry, :Cond, -Taken) is multi.
 %
 %   Remove the entries of Key that unify with Entry and for which Cond
-%   holds; Taken lists them, oldest first (Entry stays unbound).
+%   holds; Taken lists them, oldest first (Entry stays unbound).  Taken
+%   is [] if there are none; otherwise it holds those of one queue that
+%   Key matches (see key_match/3), and a next solution those of the
+%   next.
 
 store_take_all(Store, Key, Expiry, Entry, Cond, Taken) :-
-    (   store_lookup(Store, Key, Q)
-    ->  expire(Expiry, Q),
+    Found = found(false),
+    (   key_match(Store, Key, Q),
+        expire(Expiry, Q),
         arg(1, Q, First),
         partition_cells(First, Entry, Cond, Taken, Kept),
-        (   Taken == []
-        ->  true
-        ;   nb_setarg(1, Q, []),
-            nb_setarg(2, Q, []),
-            forall(member(E, Kept), queue_append(Store, Q, E))
-        )
-    ;   Taken = []
+        Taken \== [],
+        nb_setarg(1, Found, true),
+        nb_setarg(1, Q, []),
+        nb_setarg(2, Q, []),
+        forall(member(E, Kept), queue_append(Store, Q, E))
+    ;   arg(1, Found, false),
+        Taken = []
     ).
 
 partition_cells([], _, _, [], []).
@@ -345,11 +390,12 @@ preference_value(Template, Value, E, P) :-
 %   one Preference prefers (see store_replace_if/4).
 
 store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
-    store_lookup(Store, Key, Q),
+    key_match(Store, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
     newest_first(First, Pref, Entries),
-    first_passing(Entries, Entry, Cond).
+    first_passing(Entries, Entry, Cond),
+    !.
 
 %   first_passing(+Entries, ?Entry, :Cond): Entry is the first of Entries
 %   for which Cond holds; Cond runs once for each until one passes.

@@ -75,6 +75,8 @@ class RuleInfo:
     steps: tuple[tuple[Sig, str], ...] = ()
     # the arithmetic goals of where conditions with unbound variables
     unbound: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # the variables of the head that the pattern does not bind
+    head_unbound: tuple[str, ...] = ()
     # the pattern as the ``rules`` request gives it, and the rule's policy
     pattern: Any = field(default=None, compare=False, hash=False)
     policy: str = "unrestricted"
@@ -139,7 +141,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
         out.append(RuleInfo(index, str(rule.get("label") or ""), int(rule["line"]),
                             EventUse(head[0], head[1]), tuple(events), tuple(outside), understood,
                             stateless and not rule.get("timer"), int(rule.get("column", 1)), steps, unbound,
-                            rule["pattern"], str(rule.get("policy", "unrestricted")), rule.get("timer") or None))
+                            tuple(map(str, rule.get("head_unbound", ()))), rule["pattern"],
+                            str(rule.get("policy", "unrestricted")), rule.get("timer") or None))
     return out
 
 

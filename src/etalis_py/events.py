@@ -441,6 +441,8 @@ def _compact(value: Any, namespaces: list[tuple[str, str]]) -> Any:
 
 
 def _show(value: Any) -> str:
+    if value is None:   # an unbound argument
+        return "_"
     if isinstance(value, (list, tuple)):
         return f"[{', '.join(map(_show, value))}]"
     return str(value)

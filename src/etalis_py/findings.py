@@ -90,6 +90,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     if rf.max_age is None and max_age is None:
         out += _unbounded(rf)
     out += _unbound_where(rf)
+    out += _unbound_head(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
 
 
@@ -456,6 +457,20 @@ def _unbound_where(rf: RuleFile) -> list[Finding]:
                 f"bind {', '.join(names)} in an event of the pattern or an earlier goal of the condition, "
                 "or correct the variable's name", goal=goal, variables=list(names))
             for r in rf.rules for goal, names in r.unbound]
+
+
+def _unbound_head(rf: RuleFile) -> list[Finding]:
+    out = []
+    for r in rf.rules:
+        for name in r.head_unbound:
+            shown = "_" if name.startswith("_G") else name
+            out.append(_at(rf, r, "warning", "unbound-head-variable",
+                           f"variable {shown} of the head {r.head_text()} is not bound by the pattern: the derived "
+                           "event carries an unbound argument, which stands for any value (a later pattern may "
+                           "bind it) and is written _ (null in JSON)",
+                           f"if a value was meant, use {shown} in an event of the pattern, bind it in a where "
+                           "condition, or write the value (e.g. none) in its place", variable=shown))
+    return out
 
 
 def dot(rf: RuleFile) -> str:

@@ -67,7 +67,10 @@ def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detec
 
 
 def value_text(value: Any) -> str:
-    """An argument as text: a string as it is, anything else as JSON."""
+    """An argument as text: a string as it is, an unbound argument (JSON
+    null) as ``_``, anything else as JSON."""
+    if value is None:
+        return "_"
     return value if isinstance(value, str) else json.dumps(value)
 
 

@@ -92,9 +92,37 @@ test(compound_keys_are_compared_exactly, Es == [e(p, 2, 2)]) :-
     store_queue(S, k(1.0, a), Q2), queue_append(S, Q2, e(p, 2, 2)),
     entries(S, k(1.0, a), Es).
 
-test(non_ground_keys_are_an_instantiation_error, error(instantiation_error)) :-
+test(a_key_with_variables_is_its_own_up_to_their_names, Es == [e(p, 1, 1), e(q, 2, 2)]) :-
     fresh(s12, S),
-    store_queue(S, k(_), _).
+    store_append(S, k(1, _), e(p, 1, 1), none),
+    store_append(S, k(1, _), e(q, 2, 2), none),
+    store_queue(S, k(1, X), Q),
+    findall(E, queue_entry(Q, E), Es),
+    assertion(var(X)).
+
+test(a_partner_meets_its_own_key_then_the_keys_with_variables_it_unifies_with,
+     Ms == [k(1, a)-e(p(own), 3, 3), k(1, a)-e(p(open), 1, 1)]) :-
+    fresh(s14, S),
+    store_append(S, k(1, _), e(p(open), 1, 1), none),
+    store_append(S, k(2, _), e(p(other), 2, 2), none),
+    store_append(S, k(1, a), e(p(own), 3, 3), none),
+    findall(k(1, a)-E, store_pending(S, k(1, a), none, E), Ms).
+
+test(a_partner_with_variables_meets_every_key_it_unifies_with_and_binds_them,
+     true(Ms =@= [k(1, a)-e(p(own), 3, 3), k(1, _)-e(p(open), 1, 1)])) :-
+    fresh(s15, S),
+    store_append(S, k(1, _), e(p(open), 1, 1), none),
+    store_append(S, k(2, b), e(p(other), 2, 2), none),
+    store_append(S, k(1, a), e(p(own), 3, 3), none),
+    findall(K-E, ( K = k(1, _), store_pending(S, K, none, E) ), Ms0),
+    msort(Ms0, Ms1), reverse(Ms1, Ms),
+    assertion(\+ ( store_entry(S, K1, _), K1 == k(1, 1) )).
+
+test(taking_from_a_key_with_variables_leaves_it_unbound, [T, Rest] == [e(p(open), 1, 1), []]) :-
+    fresh(s16, S),
+    store_append(S, k(_), e(p(open), 1, 1), none),
+    store_take(S, k(7), none, T, true),
+    findall(K-E, store_entry(S, K, E), Rest).
 
 test(entries_survive_garbage_collection_and_backtracking, Es == [e(p(1), 1, 1), e(p(2), 2, 2), e(p(3), 3, 3)]) :-
     fresh(s13, S),
