@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from etalis_py import cli
-from etalis_py.spark.mapping import _parse_time
+from etalis_py.spark.mapping import MapSpec, _map_rows
+from etalis_py.spark.names import ROW, TIME
 from etalis_py.streams import Mapping, parse_time
 
 # New York: 15:00 on a winter day is 20:00 UTC (EST, -5), on a summer day
@@ -30,7 +31,10 @@ CASES = [("26-12-2010 15:00", "%d-%m-%Y %H:%M", WINTER),
 @pytest.mark.parametrize("text,fmt,expected", CASES)
 def test_a_date_without_a_zone_is_in_the_time_zone(text: str, fmt: str | None, expected: int) -> None:
     assert parse_time(text, fmt, "America/New_York") == expected
-    assert _parse_time(text, fmt, "America/New_York") == expected       # replay's mapping pass
+    mapping = Mapping(event="a", time="t", time_format=fmt, time_zone="America/New_York")
+    row = pa.RecordBatch.from_arrays([pa.array([text]), pa.array([0], pa.int64())], names=["t", ROW])
+    (mapped,) = _map_rows(MapSpec(mapping, ("t",), 1, False, (("a/0", -1),)))(iter([row]))
+    assert mapped.column(TIME).to_pylist() == [expected]       # replay's mapping pass
 
 
 def test_local_standard_time_is_a_fixed_offset_zone() -> None:

@@ -12,15 +12,18 @@ converted in one pass, any other column once per distinct value.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
+from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from ._prolog import quote_atom
-from .events import NOTHING, InvalidEvent, Rejection, batch_list, prolog_value
-from .streams import Batch, Mapping, parse_time
+from .events import NOTHING, InvalidEvent, Rejection, batch_list, prolog_value, to_time
+from .streams import Batch, Mapping, parse_time, parse_value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,13 +72,21 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
     column's values, and whether they are all ints or floats (or None);
     ``blank(i)`` says whether row ``i`` has no field at all (no event, no
     rejection)."""
-    from .spark.mapping import _parse_value  # parse_value with exact shortcuts
+    return joined_terms(row_columns(values, mapping), mapping, blank)
+
+
+def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Mapping) -> list[Column]:
+    """The texts and reasons of the columns that make a row's event, in the
+    order ``etalis run`` checks a row's fields: the event name (if a column
+    holds it), the arguments, the time (its texts are the seconds as
+    Python's int() or float() reads them).  ``values`` as for
+    :func:`column_terms`."""
 
     def arg_text(text: str, col: str) -> str:
-        return prolog_value(_parse_value(text, col))
+        return prolog_value(parse_cell(text, col))
 
     fmt = mapping.time_format
-    columns: list[Column] = []    # in the order etalis run checks a CSV row's fields
+    columns: list[Column] = []
     if mapping.event_col is not None:
         columns.append(_column(values(mapping.event_col)[0], False, mapping.event_col, _name_text, False))
     for a in mapping.args:
@@ -99,6 +110,14 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
         return repr(parse_time(text, fmt, mapping.time_zone))
 
     columns.append(_column(times, numeric and fmt is None, time_col, time_text, fmt is None))
+    return columns
+
+
+def joined_terms(columns: Sequence[Column], mapping: Mapping,
+                 blank: Callable[[int], bool]) -> tuple[list[str], list[tuple[int, str]]]:
+    """The input terms and rejections of :func:`column_terms` from the
+    columns of :func:`row_columns`: a row's reason is that of its first
+    column with one."""
     name = quote_atom(mapping.event) if mapping.event is not None else "{}"
     head = name.replace("{", "{{").replace("}", "}}") if mapping.event is not None else name
     if mapping.args:
@@ -131,14 +150,12 @@ _PLAIN_NUMBER = re.compile(r"-?[0-9]{1,300}(?:\.[0-9]{1,300})?")
 def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[str, str], str],
             plain: bool) -> Column:
     """The texts and reasons of a column: its values as CSV fields (see
-    spark's ``_value_text``), stripped, converted by ``convert``; an empty
+    :func:`value_text`), stripped, converted by ``convert``; an empty
     field is rejected as by ``etalis run`` on a CSV file.  ``numeric``: the
     values are ints and floats, and ``convert`` makes of a finite number's
     text that text; each other value is converted once.  ``plain``:
     ``convert`` makes of a plain decimal number a term that reads as the
     same number, so such a text stands for itself."""
-    from .spark.mapping import _value_text
-
     if numeric:
         return _numbers(values, col, convert)
     # a column holds values of one type (Arrow's, or the texts of CSV), so
@@ -148,7 +165,7 @@ def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[s
         if plain and v.__class__ is str and _PLAIN_NUMBER.fullmatch(v):
             known[v] = (v, None)
         else:
-            known[v] = _converted(_value_text(v).strip(), col, convert)
+            known[v] = _converted(value_text(v).strip(), col, convert)
     got = [known[v] for v in values]
     return [t for t, _ in got], [r for _, r in got]
 
@@ -184,6 +201,44 @@ def _converted(text: str, col: str, convert: Callable[[str, str], str]) -> tuple
 def _blank_row(records: "pa.RecordBatch", i: int) -> bool:
     """Whether every field of row ``i`` is empty (etalis run skips such a
     row of a CSV file without a word)."""
-    from .spark.mapping import _value_text
+    return all(not value_text(records.column(c)[i].as_py()).strip() for c in range(records.num_columns))
 
-    return all(not _value_text(records.column(c)[i].as_py()).strip() for c in range(records.num_columns))
+
+def value_text(value: Any) -> str:
+    """A typed table value as the text a CSV field would hold."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, datetime):
+        return repr(to_time(value))
+    if isinstance(value, (date, Decimal)):
+        return str(value)
+    if isinstance(value, (list, tuple, dict)):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+def parse_cell(text: str, col: str) -> Any:
+    """:func:`~etalis_py.streams.parse_value` of a stripped, non-empty
+    text, with two exact shortcuts: a text that starts with a letter
+    other than i or n (inf, nan) is no number for int() or float(); one
+    with a dot or an e is no int."""
+    first = text[0]
+    if first.isalpha() and first not in "iInN":
+        return text
+    if "." not in text and "e" not in text and "E" not in text:
+        return parse_value(text, col)
+    try:
+        f = float(text)
+    except ValueError:
+        return text
+    if f != f or f in (math.inf, -math.inf):
+        raise InvalidEvent(f"column {col!r}: {text!r} is not a finite number")
+    return f

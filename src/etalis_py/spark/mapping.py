@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import csv
 import json
-import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
-from decimal import Decimal
-from typing import Any, Optional
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._prolog import quote_atom
-from ..events import InvalidEvent, prolog_value, to_time
-from ..graphs import graph_cell
-from ..streams import Mapping, json_line_reason, parse_formatted_time, parse_time, parse_value
+from ..events import InvalidEvent
+from ..streams import Mapping, json_line_reason
+from ..tables import Column, joined_terms, parse_cell, row_columns, value_text
 from .names import (
     CORRUPT, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT, T_OTHER,
     T_TEXT,
@@ -38,51 +34,6 @@ class MapSpec:
     raw_later: bool = False            # later stages consume input events: write SIG and KEYS
     later: tuple[int, ...] = ()        # the arguments that key them there
     json_lines: bool = False           # _corrupt_record holds JSON lines (else CSV rows)
-
-
-def _value_text(value: Any) -> str:
-    """A typed table value as the text a CSV field would hold."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, datetime):
-        return repr(to_time(value))
-    if isinstance(value, (date, Decimal)):
-        return str(value)
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, default=str)
-    return str(value)
-
-
-def _parse_value(text: str, col: str) -> Any:
-    """:func:`~etalis_py.streams.parse_value` of a stripped, non-empty
-    text, with two exact shortcuts: a text that starts with a letter
-    other than i or n (inf, nan) is no number for int() or float(); one
-    with a dot or an e is no int."""
-    first = text[0]
-    if first.isalpha() and first not in "iInN":
-        return text
-    if "." not in text and "e" not in text and "E" not in text:
-        return parse_value(text, col)
-    try:
-        f = float(text)
-    except ValueError:
-        return text
-    if f != f or f in (math.inf, -math.inf):
-        raise InvalidEvent(f"column {col!r}: {text!r} is not a finite number")
-    return f
-
-
-def _parse_time(text: str, fmt: Optional[str], tz: Optional[str] = None) -> float | int:
-    """:func:`~etalis_py.streams.parse_time` of a stripped, non-empty text."""
-    return parse_formatted_time(text, fmt, tz) if fmt else parse_time(text, None, tz)
 
 
 def _key_text(value: Any) -> str:
@@ -107,128 +58,138 @@ def _type_code(value: Any) -> int:
 
 
 def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The mapping pass: rows to engine input lines, exactly as
-    :meth:`Mapping.row_reader` makes them (the same checks in the same
-    order, so the same reasons), or to rejections.  Each event gets the
-    canonical text of its stage-1 key (``KEY1``) and its kind: e (stage 1
-    consumes it), u (it does not), r (rejected)."""
+    """The mapping pass: rows to engine input lines, made by the mapper of
+    ``etalis run`` for tables (:func:`~etalis_py.tables.row_columns`, a
+    column at a time, so the same lines and the same reasons), or to
+    rejections.  Replay adds what only it knows: rows that Spark could not
+    read, and an empty row is rejected rather than skipped (every row is
+    accounted for).  Each event gets the canonical text of its stage-1 key
+    (``KEY1``) and its kind: e (stage 1 consumes it), u (it does not), r
+    (rejected)."""
     m = spec.mapping
-    fixed_name = quote_atom(m.event) if m.event is not None else None
     arity = len(m.args)
     first = dict(spec.first)
-    later_slot = {p: i for i, p in enumerate(spec.later)}
     n_later = len(spec.later)
     with_later = spec.raw_later
-    key_args = set(first.values()) | set(spec.later)
-    time_col = m.time or ""
-    graph_pos = list(m.args).index(m.graph_col) if m.graph_col is not None else -1
+    key_args = sorted({p for p in first.values() if p >= 0} | set(spec.later))
     names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([SIG, KEYS] if with_later else [])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        fixed_sig = f"{m.event}/{arity}"
-        fixed_first = first.get(fixed_sig) if m.event is not None else None
         for batch in batches:
             n = batch.num_rows
             if n == 0:
                 continue
-            time_values = _values(batch.column(time_col))
-            time_is_date = pa.types.is_timestamp(batch.schema.field(time_col).type)
-            event_names = _values(batch.column(m.event_col)) if m.event_col is not None else None
-            arg_cols = [(p, c, _values(batch.column(c)), p in key_args) for p, c in enumerate(m.args)]
-            corrupt = _values(batch.column(CORRUPT)) if spec.has_corrupt else None
-            ok: list[int] = []
-            kinds: list[str] = []
-            key1: list[str] = []
-            lines: list[str] = []
-            times: list[float] = []
-            tkinds: list[int] = []
-            sigs: list[str] = []
-            keys: list[Optional[str]] = []
-            bad: list[int] = []
-            reasons: list[str] = []
-            fixed_tk = TK_DATE if (m.time_format or time_is_date) else 0
-            replaced = _replaced_bytes(batch, spec) if spec.has_corrupt and not spec.json_lines else {}
-            for i in range(n):
-                try:
-                    if corrupt is not None and corrupt[i] is not None:
-                        raise InvalidEvent(_corrupt_reason(corrupt[i], spec))
-                    if replaced and i in replaced:
-                        raise InvalidEvent(replaced[i])
-                    if event_names is not None:
-                        raw_name = _text(event_names[i], m.event_col or "", batch, i, spec)
-                        if raw_name.startswith("$"):
-                            raise InvalidEvent(f"event names starting with $ are reserved ({quote_atom(raw_name)})")
-                        functor = quote_atom(raw_name)
-                        sig = f"{raw_name}/{arity}"
-                        key_pos = first.get(sig)
-                    else:
-                        functor = fixed_name or ""
-                        sig = fixed_sig
-                        key_pos = fixed_first
-                    parts: list[str] = []
-                    texts: dict[int, str] = {}
-                    for p, c, values, keyed in arg_cols:
-                        v = values[i]
-                        text = (v if v.__class__ is str else _value_text(v)).strip()
-                        if not text:
-                            _empty(c, batch, i, spec)
-                        if p == graph_pos:  # an RDF graph: the term of graph(G)
-                            parts.append(graph_cell(text))
-                            if keyed:
-                                texts[p] = _key_text(text)
-                            continue
-                        value = _parse_value(text, c)
-                        parts.append(prolog_value(value))
-                        if keyed:
-                            texts[p] = _key_text(value)
-                    tv = time_values[i]
-                    if time_is_date and isinstance(tv, datetime):
-                        t: float | int = to_time(tv)
-                    else:
-                        text = (tv if tv.__class__ is str else _value_text(tv)).strip()
-                        if not text:
-                            _empty(time_col, batch, i, spec)
-                        t = _parse_time(text, m.time_format, m.time_zone)
-                except InvalidEvent as e:
-                    bad.append(i)
-                    reasons.append(str(e))
-                    continue
-                ok.append(i)
-                if key_pos is None:
-                    kinds.append("u")
-                    key1.append("")
-                else:
-                    kinds.append("e")
-                    key1.append(texts[key_pos] if key_pos >= 0 else "")
-                lines.append(f"event({functor}({','.join(parts)}), {t!r}).\n" if parts else f"event({functor}, {t!r}).\n")
-                times.append(float(t))
-                tkinds.append(fixed_tk or (TK_NUMBER if isinstance(tv, (int, float)) or _is_number(str(tv)) else TK_DATE))
-                if with_later:
-                    sigs.append(sig)
-                    keys.extend(texts.get(p) for p in spec.later)
+            got: dict[str, tuple[list[Any], bool]] = {}
+
+            def values(col: str) -> tuple[list[Any], bool]:
+                if col not in got:
+                    column = batch.column(col)
+                    got[col] = (_values(column), pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
+                return got[col]
+
+            columns = row_columns(values, m)
+            if m.event_col is not None:
+                _reserved_names(values(m.event_col)[0], columns[0])
+            terms, rejected = joined_terms(columns, m, lambda i: False)
+            reasons = dict(rejected)
+            for i in reasons:
+                if _blank(batch, i, spec):
+                    reasons[i] = "the row is empty"
+            reasons.update(_unread(batch, spec))
+            ok = [i for i in range(n) if i not in reasons]
+            texts = [value_text(v).strip() for v in values(m.event_col)[0]] if m.event_col is not None else None
+            sigs = [f"{texts[i]}/{arity}" for i in ok] if texts is not None else [f"{m.event}/{arity}"] * len(ok)
+            key_pos = [first.get(sig) for sig in sigs]
+            keys = {p: _keys(values(m.args[p])[0], m.args[p], m.args[p] == m.graph_col) for p in key_args}
+            time_texts = columns[-1][0]
+            tk = _time_kinds(values(m.time or ""), m.time_format is not None or pa.types.is_timestamp(
+                batch.schema.field(m.time or "").type))
             rows = batch.column(ROW)
             if ok:
                 k = len(ok)
-                extra = [pa.array(sigs, pa.string()),
-                         pa.ListArray.from_arrays(pa.array([j * n_later for j in range(k + 1)], pa.int32()),
-                                                  pa.array(keys, pa.string()))] if with_later else []
+                extra: list[pa.Array] = []
+                if with_later:
+                    later_keys = [keys[p][i] for i in ok for p in spec.later]
+                    extra = [pa.array(sigs, pa.string()),
+                             pa.ListArray.from_arrays(pa.array([j * n_later for j in range(k + 1)], pa.int32()),
+                                                      pa.array(later_keys, pa.string()))]
                 yield pa.RecordBatch.from_arrays(
                     [*(pa.nulls(k, batch.schema.field(c).type) for c in spec.original),
-                     rows.take(pa.array(ok, pa.int64())), pa.array(kinds, pa.string()), pa.array(key1, pa.string()),
-                     pa.array(lines, pa.string()), pa.array(times, pa.float64()), pa.nulls(k, pa.string()),
-                     pa.array(tkinds, pa.int32()), *extra],
+                     rows.take(pa.array(ok, pa.int64())),
+                     pa.array(["u" if q is None else "e" for q in key_pos], pa.string()),
+                     pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string()),
+                     pa.array([terms[i] + ".\n" for i in ok], pa.string()),
+                     pa.array([float(time_texts[i]) for i in ok], pa.float64()), pa.nulls(k, pa.string()),
+                     pa.array([tk[i] for i in ok], pa.int32()), *extra],
                     names=names)
-            if bad:
+            if reasons:
+                bad = sorted(reasons)
                 idx = pa.array(bad, pa.int64())
                 k = len(bad)
                 extra = [pa.nulls(k, pa.string()), pa.nulls(k, pa.list_(pa.string()))] if with_later else []
                 yield pa.RecordBatch.from_arrays(
                     [*(batch.column(c).take(idx) for c in spec.original), rows.take(idx),
                      pa.array(["r"] * k, pa.string()), pa.nulls(k, pa.string()), pa.nulls(k, pa.string()),
-                     pa.nulls(k, pa.float64()), pa.array(reasons, pa.string()), pa.nulls(k, pa.int32()), *extra],
+                     pa.nulls(k, pa.float64()), pa.array([reasons[i] for i in bad], pa.string()),
+                     pa.nulls(k, pa.int32()), *extra],
                     names=names)
 
     return run
+
+
+def _reserved_names(names: Sequence[Any], column: Column) -> None:
+    """Reject the rows of an event name starting with $ (the engine would
+    reject them, but replay never shows it an event that no rule uses)."""
+    texts, reasons = column
+    reserved = {v for v in dict.fromkeys(names) if value_text(v).strip().startswith("$")}
+    if reserved:
+        for i, v in enumerate(names):
+            if v in reserved and reasons[i] is None:
+                reasons[i] = f"event names starting with $ are reserved ({texts[i]})"
+
+
+def _keys(values: Sequence[Any], col: str, graph: bool) -> list[str]:
+    """The canonical key texts of a column's values (those of rows that
+    are events: the others get any text)."""
+    known: dict[Any, str] = {}
+    for v in dict.fromkeys(values):
+        text = value_text(v).strip()
+        try:
+            known[v] = _key_text(text if graph or not text else parse_cell(text, col))
+        except InvalidEvent:
+            known[v] = ""
+    return [known[v] for v in values]
+
+
+def _time_kinds(column: tuple[Sequence[Any], bool], dates: bool) -> list[int]:
+    """Whether each time is a number of seconds or a date."""
+    values, numeric = column
+    if dates or numeric:
+        return [TK_DATE if dates else TK_NUMBER] * len(values)
+    known = {v: TK_NUMBER if isinstance(v, (int, float)) or _is_number(value_text(v)) else TK_DATE
+             for v in dict.fromkeys(values)}
+    return [known[v] for v in values]
+
+
+def _blank(batch: pa.RecordBatch, i: int, spec: MapSpec) -> bool:
+    """Whether every field of row ``i`` is empty."""
+    return all(not value_text(batch.column(c)[i].as_py()).strip() for c in spec.original if c != CORRUPT)
+
+
+def _unread(batch: pa.RecordBatch, spec: MapSpec) -> dict[int, str]:
+    """The rows that Spark could not read, with the reason: a CSV row with
+    the wrong number of fields or a JSON line it cannot read
+    (``_corrupt_record``), a CSV row in which it replaced bytes that are
+    not UTF-8."""
+    out: dict[int, str] = {}
+    if not spec.has_corrupt:
+        return out
+    if not spec.json_lines:
+        out.update(_replaced_bytes(batch, spec))
+    for i, record in enumerate(_values(batch.column(CORRUPT))):
+        if record is not None:
+            out[i] = _corrupt_reason(record, spec)
+    return out
 
 
 def _values(column: pa.Array) -> list[Any]:
@@ -264,21 +225,6 @@ def _corrupt_reason(record: str, spec: MapSpec) -> str:
         return json_line_reason(record) or "Spark cannot read this JSON line"
     fields = next(csv.reader([record]), [])
     return f"{len(fields)} fields where the header has {spec.header_width}"
-
-
-def _text(value: Any, col: str, batch: pa.RecordBatch, i: int, spec: MapSpec) -> str:
-    text = (value if value.__class__ is str else _value_text(value)).strip()
-    if not text:
-        _empty(col, batch, i, spec)
-    return text
-
-
-def _empty(col: str, batch: pa.RecordBatch, i: int, spec: MapSpec) -> None:
-    """Reject a row for an empty field (a row whose fields are all empty is
-    rejected as an empty row)."""
-    if all(not _value_text(batch.column(c)[i].as_py()).strip() for c in spec.original if c != CORRUPT):
-        raise InvalidEvent("the row is empty")
-    raise InvalidEvent(f"column {col!r} is empty")
 
 
 def _is_number(text: str) -> bool:
