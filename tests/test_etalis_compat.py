@@ -403,6 +403,17 @@ def test_an_occurrence_with_an_unbound_argument_is_consumed_and_derived_once_as_
         Detection("answered", (1, t), 3, 4 + i) for i, t in enumerate(answered)]
 
 
+@pytest.mark.parametrize("op", ["fnot", "cnot"])
+def test_a_negated_or_blocks_by_either_branch_each_matching_its_own_variables(op: str) -> None:
+    rules = f"score(U, Q) <- (answered(U, Q, D) seq next(U)) {op} (canceled(U, Q, D) or mfaa(U, Q))."
+    stream = [("answered", [1, "q1", 5], 1), ("canceled", [1, "q1", 7], 2), ("next", [1], 3),
+              ("answered", [1, "q2", 5], 4), ("canceled", [1, "q2", 5], 5), ("next", [1], 6),
+              ("answered", [2, "q1", 1], 7), ("mfaa", [2, "q1"], 8), ("next", [2], 9)]
+    with Engine.from_string(rules) as engine:
+        assert engine.emit_many(stream).detections == [Detection("score", (1, "q1"), 1, 3),
+                                                       Detection("score", (1, "q1"), 1, 6)]
+
+
 def test_every_output_format_shows_an_unbound_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     events = tmp_path / "u.events"
     events.write_text("event(ask(1), 1).\nevent(ask(f(2)), 2).\n")

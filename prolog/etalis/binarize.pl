@@ -133,7 +133,7 @@ binarize(cnot(op(seq, P, Q), N), Ctx, Outside, Out, S0, S) :-
     negation_outside(N, Outside, OutsideSeq),
     operands(P, Q, Ctx, OutsideSeq, OP, OQ, S0, S1),
     term_variables(OP-OQ-Outside, OutsideN),
-    binarize(N, Ctx, OutsideN, ON, S1, S2),
+    binarize_negated(N, Ctx, OutsideN, ON, S1, S2),
     term_variables(OP-OQ, Vs),
     node(cnot, [OP, OQ, ON], Vs, Ctx, Out, S2, S).
 
@@ -141,9 +141,27 @@ binarize(fnot(P, N), Ctx, Outside, Out, S0, S) :-
     negation_outside(N, Outside, OutsideP),
     binarize(P, Ctx, OutsideP, OP, S0, S1),
     term_variables(OP-Outside, OutsideN),
-    binarize(N, Ctx, OutsideN, ON, S1, S2),
+    binarize_negated(N, Ctx, OutsideN, ON, S1, S2),
     term_variables(OP, Vs),
     node(fnot, [OP, ON], Vs, Ctx, Out, S2, S).
+
+%   binarize_negated(+N, +Ctx, +Outside, -Out, +S0, -S): the negated
+%   part N of cnot or fnot.  An `or` there carries every variable of
+%   either branch that is used outside it; the branch that does not bind
+%   one derives it unbound, so that its occurrence blocks whatever value
+%   the rest has: `P fnot (a(X) or b)` is blocked by an a with P's X, or
+%   by any b (see docs/language.md, "Negation").
+
+binarize_negated(or(P, Q), Ctx, Outside, Out, S0, S) :- !,
+    term_variables(Outside-Q, OutsideP),
+    binarize_negated(P, Ctx, OutsideP, OP, S0, S1),
+    term_variables(Outside-OP, OutsideQ),
+    binarize_negated(Q, Ctx, OutsideQ, OQ, S1, S2),
+    term_variables(OP-OQ, Vs0),
+    include(in_vars(Outside), Vs0, Vs),
+    node(or, [OP, OQ], Vs, Ctx, Out, S2, S).
+binarize_negated(N, Ctx, Outside, Out, S0, S) :-
+    binarize(N, Ctx, Outside, Out, S0, S).
 
 %   negation_outside(+N, +Outside, -OutsideSeq): the negated pattern N
 %   uses its variables from outside the sequence.  A variable that the
