@@ -16,10 +16,9 @@
 :- use_module(etalis/knowledge).
 :- use_module(etalis/sandbox, [sandbox_check/2]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
-:- use_module(etalis/optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1]).
+:- use_module(etalis/protocol).
 :- use_module(etalis/rule_facts).
 :- use_module(etalis/driver, [etalis_driver/4]).
-:- use_module(etalis/strategies, [reported_head/2]).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -219,18 +218,6 @@ stream_line(event(E, [T, T])) :- !,
     format("~q.~n", [event(E, T)]).
 stream_line(E) :-
     format("~q.~n", [E]).
-
-%   feed_header(+Summary, -Header): the reply header of a feed.
-
-feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
-    maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
-    maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
-    Header0 = _{accepted: Accepted, raised: Raised, rejected: Rs, warnings: Ws},
-    (   Stopped = limit(Line, E, Limit, In)
-    ->  limit_json(Line, E, Limit, In, Hit),
-        Header = Header0.put(stopped, Hit)
-    ;   Header = Header0
-    ).
 
 %   goal_counts(+Counts, -ByGoal): ByGoal maps each goal to its pending
 %   goals (both sides), from the Id-Side-Count of each store.
@@ -535,202 +522,12 @@ rule_update_warning(Update, E) :-
 feed_events(M, Text, Summary, Detections) :-
     engine_feed(M, Text, 1, Summary, Detections).
 
-%   limit_json(+Line, +Event, +Limit, +In, -Json): an event that took
-%   more than Limit inferences (in the `where` condition G if In is
-%   where(G)), as the `stopped` of a feed reply or an error.
-
-limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Limit, where: Where}) :-
-    format(string(Text), "~q", [E]),
-    (   In = where(G)
-    ->  format(string(Where), "~q", [G])
-    ;   Where = null
-    ).
-
-%   The parsed rules as JSON, for tools such as the reference evaluator.
-
-rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
-    reported_head(Head0, Head),                 % a timer's event
-    copy_term(Head-Pattern-VarNames, H-P-VN),
-    where_unbound(P, Unbound),
-    head_unbound(H, P, HeadUnbound),
-    maplist([N=V]>>(V = '$VAR'(N)), VN),
-    term_variables(H-P, Anon),
-    foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
-    timer_steps(Head0, P, Steps, Timer),
-    (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
-    term_json(H, HJ),
-    bounded_pattern_json(P, PJ),
-    term_string(Pol, PolS),
-    maplist([E-S, _{event: EJ, step: S}]>>term_json(E, EJ), Steps, StepsJ),
-    maplist(unbound_json, Unbound, UnboundJ),
-    maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
-    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
-             steps: StepsJ, unbound: UnboundJ, head_unbound: HeadUnboundJ, timer: Timer}.
-
-%   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
-%   (see event_steps/2); for a rule whose head is a timer, Timer is its
-%   name and every event of Pattern waits (the timer's event occurs
-%   later than the pattern), else Timer is null.
-
-timer_steps(Head, P, Steps, Timer) :-
-    event_steps(P, Steps0),
-    (   Head = '$timer'(_, When)
-    ->  (   When = after(_) -> Timer = exceptionAlarm ; Timer = exceptionAlarmAbsoluteDatime ),
-        maplist([E-S0, E-S]>>( S0 == negated -> S = negated ; S = waiting ), Steps0, Steps)
-    ;   Timer = null,
-        Steps = Steps0
-    ).
-
-unbound_json(unbound(G, Vars), _{goal: GS, variables: Names}) :-
-    goal_text(G, GS),
-    maplist([V, N]>>(V = '$VAR'(N)), Vars, Names).
-
-goal_text(G, Text) :-
-    with_output_to(string(Text),
-                   write_term(G, [quoted(true), numbervars(true), ignore_ops(false), spacing(next_argument)])).
+%   clause_indicator(+Clause, -Text): Name/Arity of Clause's head.
 
 clause_indicator(Clause, Text) :-
     (   Clause = (H :- _) -> true ; H = Clause ),
     functor(H, N, A),
     format(string(Text), "~w/~w", [N, A]).
-
-%   bounded_pattern_json(+Pattern, -Json): the JSON of Pattern, or, for a
-%   pattern nested deeper than 200 operators (a generated chain of
-%   thousands), a flat `deep` node with its events, its depth and the
-%   start of its text: JSON readers and the analyses walk the tree
-%   recursively, and the text of every sub-pattern of such a chain would
-%   grow quadratically.
-
-bounded_pattern_json(P, J) :-
-    pattern_depth(P, Depth),
-    (   Depth > 200
-    ->  findall(_{op: event, event: EJ}, ( pattern_event(P, E), term_json(E, EJ) ), Events),
-        source_pattern(P, Source),
-        pattern_text(Source, Text0),
-        (   sub_string(Text0, 0, 200, _, Start)
-        ->  string_concat(Start, " ...", Text)
-        ;   Text = Text0
-        ),
-        (   windowed(P) -> Windowed = true ; Windowed = false ),
-        J = _{op: deep, depth: Depth, events: Events, text: Text, windowed: Windowed}
-    ;   pattern_json(P, J)
-    ).
-
-%   windowed(+Pattern): Pattern as a whole is bounded by a window.
-
-windowed(within(_, _)).
-windowed(where(P, _)) :-
-    windowed(P).
-
-pattern_depth(event(_), 0) :- !.
-pattern_depth(P, D) :-
-    sub_patterns(P, Subs),
-    foldl(deeper, Subs, 0, D).
-
-deeper(S, D0, D) :-
-    pattern_depth(S, DS),
-    D is max(D0, DS + 1).
-
-sub_patterns(P, Subs) :-
-    findall(S, sub_pattern(P, _, S), Subs).
-
-pattern_event(event(E), E) :- !.
-pattern_event(P, E) :-
-    sub_pattern(P, _, S),
-    pattern_event(S, E).
-
-%   pattern_json(+Pattern, -Json): a sub-pattern other than an event
-%   also has its text, as the rule file would write it.
-
-pattern_json(event(E), _{op: event, event: J}) :- !, term_json(E, J).
-pattern_json(P, J) :-
-    pattern_json_(P, J0),
-    source_pattern(P, S),
-    pattern_text(S, Text),
-    J = J0.put(text, Text).
-
-%   pattern_json_(+Pattern, -Json): the operator and its parts, each
-%   under its key as its kind says (see etalis_optable:pattern_parts/3);
-%   a binary temporal operator also has its stored side.
-
-pattern_json_(P, J) :-
-    pattern_parts(P, Op, Parts),
-    foldl(part_json(Parts), Parts, _{op: Op}, J0),
-    (   P = op(Op, _, _)
-    ->  waiting_side(Op, Side),
-        J = J0.put(stored, Side)
-    ;   J = J0
-    ).
-
-part_json(Parts, Key-Kind-V, J0, J) :-
-    kind_json(Kind, V, Parts, VJ),
-    J = J0.put(Key, VJ).
-
-kind_json(Kind, P, _, J) :-
-    pattern_kind(Kind),
-    !,
-    pattern_json(P, J).
-kind_json(goal, G, _, S) :-
-    goal_text(G, S).
-kind_json(seconds, W, _, W).
-kind_json(function, F, _, F).
-kind_json(value, X, Parts, J) :-
-    memberchk(_-function-F, Parts),
-    (   F == count -> J = null ; term_json(X, J) ).
-kind_json(window, Window, _, _{kind: Kind, size: Size}) :-
-    Window =.. [Kind, Size].
-kind_json(result, R, _, J) :-
-    term_json(R, J).
-
-term_json('$VAR'(N), _{var: N}) :- !.
-term_json(T, T) :- number(T), !.
-term_json(T, _{atom: T}) :- atom(T), !.
-term_json([], _{atom: '[]'}) :- !.                  % not an atom in SWI-Prolog 7
-term_json(T, _{string: T}) :- string(T), !.
-term_json(T, _{functor: F, args: Js}) :-
-    compound_name_arguments(T, F, As),
-    maplist(term_json, As, Js).
-
-bindings_json(VN, Dict) :-
-    findall(N-J, ( member(N=V, VN), value_json(V, J) ), Pairs),
-    dict_pairs(Dict, _, Pairs).
-
-value_json(V, J) :-
-    (   var(V) -> J = null
-    ;   number(V) -> J = V
-    ;   atom(V) -> J = V
-    ;   string(V) -> J = V
-    ;   is_list(V) -> maplist(value_json, V, J)
-    ;   format(string(J), "~q", [V])
-    ).
-
-error_reply(error(etalis_error(Message, Hint), pos(File, Line, Column)), Header, "") :- !,
-    Header = _{error: _{kind: rule, message: Message, hint: Hint,
-                        file: File, line: Line, column: Column}}.
-error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
-    format(string(M), "rule file ~w does not exist", [File]),
-    Header = _{error: _{kind: file, message: M, file: File}}.
-error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
-    format(string(M), "engine ~w does not exist (it was closed)", [E]),
-    Header = _{error: _{kind: engine, message: M}}.
-error_reply(error(etalis_limit(limit(Line, E, Limit, In)), _), _{error: Hit}, "") :- !,
-    limit_json(Line, E, Limit, In, Hit).
-error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
-    Header = _{error: _{kind: engine, message: Message}}.
-error_reply(Error, Header, "") :-
-    message_to_codes(Error, Codes),
-    string_codes(M, Codes),
-    Header = _{error: _{kind: internal, message: M}}.
-
-message_to_codes(Error, Codes) :-
-    catch(( message_to_codes_(Error, Codes) ), _, fail),
-    !.
-message_to_codes(Error, Codes) :-
-    format(codes(Codes), "~q", [Error]).
-
-message_to_codes_(Error, Codes) :-
-    '$messages':translate_message(Error, Lines, []),
-    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
 
 %   own_operator(+Own, +Op): the rule file defines a predicate Op/2
 %   (Own: its static predicates of arity 2), so a call of Op in a
