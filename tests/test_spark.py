@@ -27,7 +27,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from etalis_py import cli
-from etalis_py.spark import InjectedFailure, ReplayResult, replay, session
+from etalis_py.spark import ReplayResult, driver, replay, session
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 
@@ -321,20 +321,48 @@ def test_a_retried_task_gives_identical_output_without_duplicates(spark: SparkSe
     expected, _ = etalis_run(rules, data, AREA_MAPPING)
     counts = collections.Counter(json.loads(x)["event"] for x in expected)
     assert counts["rise"] > 100 and counts["area_rise"] > 10
-    for failure in (InjectedFailure(0, 0, marker=str(tmp_path / "failed0")),
-                    InjectedFailure(1, 1, marker=str(tmp_path / "failed1")),
-                    InjectedFailure(2, 0, marker=str(tmp_path / "failed2"))):
-        result = replay(data, rules, spark=spark, partitions=3, inject_failure=failure, **kwargs(AREA_MAPPING))
-        assert Path(failure.marker or "").read_text() == \
-            f"stage {failure.stage} partition {failure.partition} attempt 0\n"
+    for stage, partition in ((0, 0), (1, 1), (2, 0)):       # stage 0: the mapping pass
+        marker = tmp_path / f"failed{stage}"
+        with pytest.MonkeyPatch.context() as mp:
+            fail_first_attempt(mp, stage, partition, marker)
+            result = replay(data, rules, spark=spark, partitions=3, **kwargs(AREA_MAPPING))
+        assert marker.read_text() == f"stage {stage} partition {partition} attempt 0\n"
         assert len(result.stages) == 2
         assert list(result.detection_lines()) == expected
         assert (result.rows, result.events, result.rejected_rows) == (3000, 3000, 0)
         assert result.detection_count == len(expected)
-        out = tmp_path / f"out{failure.stage}"
+        out = tmp_path / f"out{stage}"
         result.write(out, "jsonl")
         assert (out / "detections.jsonl").read_text() == "".join(expected)
         result.unpersist()
+
+
+def fail_first_attempt(mp: pytest.MonkeyPatch, stage: int, partition: int, marker: Path) -> None:
+    """Make the first attempt of the task of ``partition`` in ``stage`` (0:
+    the mapping pass) fail once it has produced some output, as a lost
+    executor would; the failure appends a line to ``marker``.  The task
+    functions are wrapped in the driver: Spark ships the wrappers to its
+    Python workers with the functions."""
+    def failing(inner: Callable[[Iterator[Any]], Iterator[Any]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
+        def run(batches: Iterator[Any]) -> Iterator[Any]:
+            from pyspark import TaskContext
+
+            for number, out in enumerate(inner(batches)):
+                yield out
+                ctx = TaskContext.get()
+                if number == 0 and ctx is not None and ctx.partitionId() == partition and ctx.attemptNumber() == 0:
+                    with open(marker, "a", encoding="utf-8") as f:
+                        f.write(f"stage {stage} partition {partition} attempt 0\n")
+                    raise RuntimeError(f"injected failure in stage {stage}, partition {partition}")
+        return run
+
+    if stage == 0:
+        map_rows = driver._map_rows
+        mp.setattr(driver, "_map_rows", lambda spec: failing(map_rows(spec)))
+    else:
+        run_stage = driver._run_stage
+        mp.setattr(driver, "_run_stage",
+                   lambda spec: failing(run_stage(spec)) if spec.number == stage else run_stage(spec))
 
 
 def test_write_gives_each_format_and_refuses_to_overwrite(spark: SparkSession, tmp_path: Path) -> None:

@@ -37,9 +37,8 @@ The package: :mod:`~etalis_py.spark.session` (the SparkSession),
 """
 
 from .driver import ReplayResult, StageReport, replay
-from .partition import InjectedFailure
 from .planning import replay_plan
 from .reading import read_input
 from .session import session
 
-__all__ = ["InjectedFailure", "ReplayResult", "StageReport", "read_input", "replay", "replay_plan", "session"]
+__all__ = ["ReplayResult", "StageReport", "read_input", "replay", "replay_plan", "session"]

@@ -25,7 +25,7 @@ from .names import (
     CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
     S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TRANSFER,
 )
-from .partition import InjectedFailure, StageSpec, _load_knowledge, _map_with_failure, _run_stage
+from .partition import StageSpec, _load_knowledge, _run_stage
 from .planning import Plan, Stage, _transfer_rules, refuse_timers, replay_plan
 from .reading import _format_of, read_input
 from .session import session
@@ -192,7 +192,6 @@ def replay(
     input_format: Optional[str] = None,
     partitions: Optional[int] = None,
     progress: bool = False,
-    inject_failure: Optional[InjectedFailure] = None,
     trusted: bool = False,
     explain: bool = False,
 ) -> ReplayResult:
@@ -277,7 +276,7 @@ def replay(
             input_format or _format_of(os.fspath(data))).lower() in ("json", "jsonl")
         mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
                         first_keys, raw_later, later, json_lines)
-        mapped = numbered.mapInArrow(_map_with_failure(_map_rows(mspec), inject_failure),
+        mapped = numbered.mapInArrow(_map_rows(mspec),
                                      _mapped_schema(numbered, raw_later))
         if raw_later or not the_plan.stages:
             mapped = mapped.persist(StorageLevel.MEMORY_AND_DISK)    # read by more than one stage
@@ -305,7 +304,7 @@ def replay(
                 + ((f"{TRANSFER}/4",) if st.exports else ()),
                 policy, max_age, st.by_input_key, st.number == 1,
                 _arrow_schema(spark, numbered, original) if st.number == 1 else None,
-                knowledge, entailment, inject_failure, trusted, explain)
+                knowledge, entailment, trusted, explain)
             stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
             if st.key is None:
                 arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)

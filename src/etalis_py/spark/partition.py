@@ -23,19 +23,6 @@ from .names import (
 
 
 @dataclass(frozen=True)
-class InjectedFailure:
-    """For tests of retries: fail the first ``attempts`` attempts of the
-    task for partition ``partition`` of stage ``stage`` (0 for the mapping
-    pass), after it has produced some output; each failure appends a line
-    to the file ``marker`` if given."""
-
-    stage: int
-    partition: int = 0
-    attempts: int = 1
-    marker: Optional[str] = None
-
-
-@dataclass(frozen=True)
 class StageSpec:
     """What a stage's tasks need, shipped to the workers."""
 
@@ -51,7 +38,6 @@ class StageSpec:
     originals: Optional[pa.Schema] = None           # stage 1: the input's columns, for rejected rows
     knowledge: tuple[tuple[str, str], ...] = ()     # ontology files: (name, text)
     entailment: Optional[str] = None
-    failure: Optional[InjectedFailure] = None
     trusted: bool = False                           # the rules may run any Prolog (no sandbox)
     explain: bool = False                           # detections (and passed on events) carry provenance
 
@@ -94,31 +80,6 @@ def _load_knowledge(engine: Engine, knowledge: Sequence[tuple[str, str]], entail
 
     graphs = [Graph().parse(data=text, format=guess_format(name) or "turtle") for name, text in knowledge]
     engine.load_ontology(graphs, entailment or "rdfs")
-
-
-def _maybe_fail(failure: Optional[InjectedFailure], stage: int) -> None:
-    if failure is None or failure.stage != stage:
-        return
-    from pyspark import TaskContext
-
-    ctx = TaskContext.get()
-    if ctx is not None and ctx.partitionId() == failure.partition and ctx.attemptNumber() < failure.attempts:
-        if failure.marker:
-            with open(failure.marker, "a", encoding="utf-8") as f:
-                f.write(f"stage {stage} partition {failure.partition} attempt {ctx.attemptNumber()}\n")
-        raise RuntimeError(f"injected failure in stage {stage}, partition {failure.partition}, "
-                           f"attempt {ctx.attemptNumber()}")
-
-
-def _map_with_failure(inner: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]],
-                      failure: Optional[InjectedFailure]) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for number, out in enumerate(inner(batches)):
-            yield out
-            if number == 0:
-                _maybe_fail(failure, 0)
-
-    return run
 
 
 class _StageOutput:
@@ -263,7 +224,7 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
             if extra is not None and extra.num_rows:
                 yield extra
 
-        for number, batch in enumerate(batches):
+        for batch in batches:
             passed: Optional[pa.RecordBatch] = None
             if spec.first:
                 kind = batch.column(S_KIND)
@@ -305,8 +266,6 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
                 segments.append((a, n, reset, current))
                 feed(lines, ts, rows, paths, segments)
             yield from emit(passed)
-            if number == 0:
-                _maybe_fail(spec.failure, spec.number)
         out.add("s", line=json.dumps(stats))
         yield from emit()
 
