@@ -66,6 +66,10 @@ op/3 takes it).  Meaning is one of
     etalis_operators) gives its meaning.  Syntax is op(Priority, Type)
     for an infix construct, functor(Arity) for one written as a term
     (`aggregate(Fun, P, Window, Result)`).
+  - `unrolled`: a shorthand written as a term (functor(Arity)) that the
+    reader writes out with the other operators: iteration(P, N), P N
+    times in sequence, and any(N, Es), N distinct events of Es in any
+    order (see etalis_syntax:pattern/4).
   - `rule`: the rule arrow `<-`.
   - `kleene`: `P+`, one or more occurrences of P in sequence (Kleene
     plus), which the reader turns into hidden rules (see
@@ -115,6 +119,8 @@ operator(star_times,     op(200, xf),
          refused("it is understood only as the whole body S seq P star_times (S, then each later P extending the run)",
                  "write the rule as d(X) <- a(X) seq b(X) star_times, or a fixed count with iteration(b(X), 3)")).
 operator(+,              op(200, xf), kleene).
+operator(iteration,      functor(2), unrolled).
+operator(any,            functor(2), unrolled).
 operator(before,         op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(after,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), B2 < A1, i(B1,A2), [right])).
 operator(meets,          op(1040, xfx), temporal(i(A1,A2), i(B1,B2), A2 =:= B1, i(A1,B2), [left,right])).

@@ -1056,8 +1056,6 @@ pattern_functor(Term) :-
         Meaning \== same_as(<-),
         type_arity(Type, Arity)
     ;   operator(Name, functor(Arity), _)
-    ;   Arity == 2,
-        memberchk(Name, [iteration, any])
     ),
     !.
 
