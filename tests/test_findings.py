@@ -109,6 +109,13 @@ def test_unbounded_memory_says_how_each_policy_grows() -> None:
          "(one pending goal per occurrence, forever)")]
 
 
+def test_unbounded_memory_writes_lists_in_list_syntax() -> None:
+    assert found("c(X) <- a([1, 2|X]) seq b([x, [y]]).\n") == [
+        ("warning", "unbounded-memory", 1, 1,
+         "no window bounds this rule's pending goals: every `a([1, 2|X])` waits for `b([x, [y]])` "
+         "(one pending goal per occurrence, forever)")]
+
+
 def test_a_where_condition_on_an_unbound_variable() -> None:
     fs = check_text("h(X) <- a(Y) where X > 1.\n", "r.etl")
     assert [(f.severity, f.code, f.line, f.message, f.hint, dict(f.data)) for f in fs] == [

@@ -12,7 +12,7 @@ the float 1.0 (:class:`Real`) is not the integer 1, the string ``"a"``
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
@@ -97,8 +97,25 @@ def ground_text(value: Ground) -> str:
     if isinstance(value, PString):
         return prolog_string(value.text)
     if isinstance(value, Compound):
+        if value.functor == _CONS and len(value.args) == 2:
+            return _list_text(value, ground_text, ",")
         return f"{quote_atom(value.functor)}({','.join(ground_text(a) for a in value.args)})"
     return value.text
+
+
+_CONS = "[|]"
+"""The functor of a list cell (SWI-Prolog 7)."""
+
+
+def _list_text(cell: Any, text: Callable[[Any], str], sep: str) -> str:
+    """A list (a Struct or Compound list cell) in list syntax:
+    ``[1, 2|T]``, not ``'[|]'(1, '[|]'(2, T))``."""
+    items = []
+    while isinstance(cell, (Struct, Compound)) and cell.functor == _CONS and len(cell.args) == 2:
+        items.append(text(cell.args[0]))
+        cell = cell.args[1]
+    tail = "" if cell in ("[]", Const("[]")) else "|" + text(cell)
+    return f"[{sep.join(items)}{tail}]"
 
 
 def term_from_json(j: Any) -> Term:
@@ -124,6 +141,8 @@ def term_text(term: Term) -> str:
         return "_" if _ANONYMOUS.fullmatch(term.name) else term.name
     if isinstance(term, Const):
         return ground_text(term.value)
+    if term.functor == _CONS and len(term.args) == 2:
+        return _list_text(term, term_text, ", ")
     return f"{quote_atom(term.functor)}({', '.join(term_text(a) for a in term.args)})"
 
 
