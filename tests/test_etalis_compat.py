@@ -495,6 +495,17 @@ def test_a_windows_1252_rule_file_is_read_so_with_a_positioned_warning(tmp_path:
             ("not-utf8", 1, 16, "save the file as UTF-8 text if it is not Windows-1252 or Latin-1")]
 
 
+def test_an_error_in_a_windows_1252_rule_file_says_how_the_file_was_read(tmp_path: Path) -> None:
+    rules = tmp_path / "latin.etl"
+    rules.write_bytes("% caf\xe9\nc <- a seq .\n".encode("cp1252"))
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(rules)
+    assert (info.value.line, info.value.column, info.value.message, info.value.hint) == (
+        2, 11, "syntax error: unbalanced operator",
+        "check the operators and parentheses, and end each clause with a full stop (the file is not UTF-8 from "
+        "line 1 column 6 on, and is read as Windows-1252)")
+
+
 @pytest.mark.parametrize("data, line, column, byte", [
     (b"h <- a seq b. % \xe9 and \xc3\xa9\n", 1, 17, 0xE9),     # UTF-8 with one bad byte: damaged, not Windows-1252
     (b"h <- a seq b. % \xe9\x01\n", 1, 17, 0xE9),              # a control character: not text

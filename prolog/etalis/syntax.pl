@@ -112,7 +112,23 @@ read_etl_file(File, Items) :-
     read_file_to_codes(File, Bytes, [type(binary)]),
     decode_bytes(Bytes, File, Codes),
     string_codes(Text, Codes),
-    read_etl_string(Text, File, Items).
+    catch(read_etl_string(Text, File, Items), error(etalis_error(M, H0), Where),
+          ( encoding_hint(File, H0, H),
+            throw(error(etalis_error(M, H), Where)) )).
+
+%   encoding_hint(+File, +Hint0, -Hint): an error in a file read as
+%   Windows-1252 says so, since a character read wrongly may be its cause.
+
+encoding_hint(File, H0, H) :-
+    (   etl_file_encoding(File, Encoding, pos(_, Line, Column))
+    ->  format(string(Note), "the file is not UTF-8 from line ~w column ~w on, and is read as ~w",
+               [Line, Column, Encoding]),
+        (   H0 == ""
+        ->  H = Note
+        ;   format(string(H), "~w (~w)", [H0, Note])
+        )
+    ;   H = H0
+    ).
 
 %   decode_bytes(+Bytes, +File, -Codes): the characters of a rule file,
 %   or an error at the first byte that is not part of one.
