@@ -393,7 +393,7 @@ source_items(source(text(Name), Text), Items) :- !,
     read_etl_string(Text, Name, Items0),
     expand_prefixes(Items0, Items).
 source_items(source(with_static(Files, Source), Text), Items) :- !,
-    must_be(list(atom), Files),
+    must_be(list, Files),
     maplist(static_file_items, Files, Statics),
     append(Statics, Static),
     source_items(source(Source, Text), Own),
@@ -407,7 +407,7 @@ source_items(source(Source, _), _) :-
 %   that is not UTF-8.
 
 source_decoded(with_static(Files, Source), Decoded) :- !,
-    findall(file(F), member(F, Files), Sources),
+    findall(file(F), ( member(F, Files), atom(F) ), Sources),
     maplist(source_decoded, Sources, Ds),
     source_decoded(Source, Own),
     append(Ds, Ds1),
@@ -420,15 +420,23 @@ source_decoded(_, []).
 %   static_file_items(+File, -Items): the items of a file of static
 %   knowledge given beside the rules (etalis --static FILE), as ETALIS's
 %   test drivers consult a .db or .P file before compiling the rules: its
-%   facts, static rules and directives.  An event rule there is an error
-%   at the rule.
+%   facts, static rules and directives.  File is its path, or text(Name,
+%   Text) for its text (as Spark's workers get it).  An event rule there
+%   is an error at the rule.
 
 static_file_items(File, Items) :-
-    read_etl_file(File, Items0),
+    (   File = text(Name, Text)
+    ->  must_be(atom, Name),
+        must_be(string, Text),
+        read_etl_string(Text, Name, Items0)
+    ;   must_be(atom, File),
+        read_etl_file(File, Items0)
+    ),
     expand_prefixes(Items0, Items),
     (   member(rule(_, _, _, Where, _), Items)
-    ->  format(string(M), "~w is given as static knowledge (--static): it holds Prolog facts and rules, \c
-                           not event rules", [File]),
+    ->  (   File = text(Shown, _) -> true ; Shown = File ),
+        format(string(M), "~w is given as static knowledge (--static): it holds Prolog facts and rules, \c
+                           not event rules", [Shown]),
         etalis_error(M, "give a file with event rules as the rule file", Where)
     ;   true
     ).

@@ -731,3 +731,22 @@ def test_replay_reads_a_column_of_rdf_graphs_as_graph_events(spark: SparkSession
         "line 1 of the graph: not an N-Quads line: Invalid line (Predicate must be uriref)"
     ]
     result.unpersist()
+
+
+def test_replay_takes_static_knowledge_files_and_ships_them_to_the_workers(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    compat = ROOT / "tests" / "etalis_compat"
+    rules, db = compat / "static_knowledge.etl", compat / "static_knowledge.db"
+    data = tmp_path / "words.csv"
+    data.write_text("kind,x,t\nword,bergen,1\npart,erg,2\npart,xyz,3\nword,oslo,4\npart,sl,5\n")
+    mapping = ["--event-col", "kind", "--args", "x", "--time", "t"]
+    expected = ['{"event": "match", "args": ["bergen", "erg"], "start": 1, "end": 2}\n',
+                '{"event": "match", "args": ["oslo", "sl"], "start": 4, "end": 5}\n']
+    assert etalis_run(rules, data, [*mapping, "--static", str(db)])[0] == expected
+    result = replay(data, rules, spark=spark, static=[db], **kwargs(mapping))
+    assert list(result.detection_lines()) == expected
+    result.unpersist()
+    assert cli.main(["replay", str(rules), "--static", str(db), "--events", str(data), *mapping, "--quiet"]) == 0
+    assert capsys.readouterr().out == "".join(expected)
+    assert cli.main(["replay", str(rules), "--events", str(data), *mapping, "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"{rules}:4:1: error: sandbox: inside/2 is not defined\n")

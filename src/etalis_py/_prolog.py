@@ -171,6 +171,15 @@ def _quoted(text: str, quote: str) -> str:
     return quote + escaped + quote
 
 
+def static_text_source(static: Sequence[tuple[str, str]], source: str) -> str:
+    """The Prolog source term ``source`` with static knowledge given as
+    texts, (name, text) each, read before it (see :func:`rules_source`)."""
+    if not static:
+        return source
+    texts = ", ".join(f"text({quote_atom(name)}, {prolog_string(text)})" for name, text in static)
+    return f"with_static([{texts}], {source})"
+
+
 def rules_source(path: str | os.PathLike[str], static: Sequence[str | os.PathLike[str]] = ()) -> str:
     """The Prolog source term of the rule file ``path`` with the files of
     static knowledge ``static`` (Prolog facts and rules, as ETALIS's test

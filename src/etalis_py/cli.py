@@ -464,6 +464,7 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
                     help="give each detection its provenance (the input events it was built from), as run does")
     add_quiet_option(rp, progress=True)
     add_trust_options(rp)
+    add_static_option(rp)
     add_mapping_options(rp)
 
 
@@ -484,13 +485,13 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text = ns.rules.read_text(encoding="utf-8") if ns.rules.is_file() else None
         if text is None:
             raise RuleFileNotFound(f"rule file {ns.rules} does not exist")
-        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted)
+        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
         printed = list(engine.printed)
         engine.close()
         out.write(sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
         return EXIT_OK
     if not ns.quiet:
-        report_findings(ns.rules, err, ns.max_age)
+        report_findings(ns.rules, err, ns.max_age, ns.static)
     conf = {}
     for item in ns.conf:
         k, sep, v = item.partition("=")
@@ -508,7 +509,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
-                           progress=progress, trusted=ns.trusted, explain=ns.explain)
+                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":

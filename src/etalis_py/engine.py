@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ._prolog import PrologBridge, bridge, prolog_dir, quote_atom, rules_source
+from ._prolog import PrologBridge, bridge, prolog_dir, quote_atom, rules_source, static_text_source
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
 
@@ -227,10 +227,12 @@ class Engine:
         explain: bool = False,
         max_queued: Optional[int] = MAX_QUEUED,
         inference_limit: Optional[int] = None,
+        static_texts: Sequence[tuple[str, str]] = (),
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
-        The options are those of :meth:`from_file`, and two for running
-        part of a rule set (Spark replay runs each stage so):
+        The options are those of :meth:`from_file` (``static_texts`` gives
+        static knowledge as (name, text) pairs rather than files), and two
+        for running part of a rule set (Spark replay runs each stage so):
         ``only_rules`` compiles only the event rules with these 1-based
         numbers in file order (static rules and directives all apply), and
         ``report`` reports exactly these events (``"name/arity"``),
@@ -244,7 +246,8 @@ class Engine:
             specs = [spec.rpartition("/") for spec in report]
             extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
         check_unicode(text, source)
-        engine = cls._create(f"text({quote_atom(source)})", text, policy, max_age, lateness, extra, max_queued)
+        engine = cls._create(static_text_source(static_texts, f"text({quote_atom(source)})"), text, policy, max_age,
+                             lateness, extra, max_queued)
         engine._source = (source, text)
         return engine
 

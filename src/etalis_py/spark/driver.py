@@ -194,6 +194,7 @@ def replay(
     progress: bool = False,
     trusted: bool = False,
     explain: bool = False,
+    static: Sequence[Union[str, "os.PathLike[str]"]] = (),
 ) -> ReplayResult:
     """Replay ``data`` through ``rules`` on Spark.
 
@@ -216,6 +217,9 @@ def replay(
     ``explain`` gives each detection its provenance (the input events it
     was built from, across stages), as ``etalis run --explain`` does: in
     its detection lines, and as a ``provenance`` column of JSON.
+    ``static`` names files of static knowledge (UTF-8 Prolog facts and
+    rules), as for ``etalis run --static``: read here and shipped to the
+    workers.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
     errors and ValueError for a mapping that does not fit the data.
@@ -234,7 +238,9 @@ def replay(
     if policy is not None:
         check_policy(policy)
     knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
-    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted)
+    statics = tuple((str(Path(f)), Path(f).read_text(encoding="utf-8")) for f in static)
+    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
+                                 static_texts=statics)
     try:
         if knowledge or entailment:
             _load_knowledge(checked, knowledge, entailment)
@@ -304,7 +310,7 @@ def replay(
                 + ((f"{TRANSFER}/4",) if st.exports else ()),
                 policy, max_age, st.by_input_key, st.number == 1,
                 _arrow_schema(spark, numbered, original) if st.number == 1 else None,
-                knowledge, entailment, trusted, explain)
+                knowledge, entailment, trusted, explain, statics)
             stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
             if st.key is None:
                 arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)

@@ -40,10 +40,11 @@ class StageSpec:
     entailment: Optional[str] = None
     trusted: bool = False                           # the rules may run any Prolog (no sandbox)
     explain: bool = False                           # detections (and passed on events) carry provenance
+    static: tuple[tuple[str, str], ...] = ()        # static knowledge files (--static): (name, text)
 
     def engine_key(self) -> tuple[Any, ...]:
         return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
-                self.knowledge, self.entailment, self.trusted, self.explain)
+                self.knowledge, self.entailment, self.trusted, self.explain, self.static)
 
 
 # Compiled engines of this Python worker process, by what they were compiled
@@ -64,7 +65,7 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
         return engine, False
     engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source, trusted=spec.trusted,
                                 max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report,
-                                explain=spec.explain)
+                                explain=spec.explain, static_texts=spec.static)
     if spec.knowledge or spec.entailment:
         _load_knowledge(engine, spec.knowledge, spec.entailment)
     while len(_ENGINES) >= MAX_ENGINES:     # a long-lived worker that ran many replays: free the oldest
