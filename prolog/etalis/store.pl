@@ -29,7 +29,7 @@
 
 :- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
                   store_take_all(+, +, +, ?, 0, -), store_newest(+, +, +, ?, 0, +),
-                  first_passing(+, ?, 0).
+                  first_chosen(+, +, +, +, +, ?, 0, -), first_passing(+, ?, 0).
 
 /** <module> Goal store: pending occurrences, indexed by join key
 
@@ -310,12 +310,7 @@ greater(A, B) :-
 %   shorter or the one with the greater value, as Preference says.
 
 store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
-    key_match(Store, Key, Q),
-    expire(Expiry, Q),
-    arg(1, Q, First),
-    best_first(First, Pref, Entries),
-    first_passing(Entries, Entry, Cond),
-    !,
+    first_chosen(best, Store, Key, Expiry, Pref, Entry, Cond, Q),
     queue_take(Store, Q, Taken, Taken == Entry).
 
 %!  store_take_all(+Store, +Key, +Expiry, ?Entry, :Cond, -Taken) is multi.
@@ -390,12 +385,25 @@ preference_value(Template, Value, E, P) :-
 %   one Preference prefers (see store_replace_if/4).
 
 store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
+    first_chosen(newest, Store, Key, Expiry, Pref, Entry, Cond, _).
+
+%   first_chosen(+Order, +Store, +Key, +Expiry, +Pref, ?Entry, :Cond, -Queue)
+%   is semidet: Entry is the first entry of Key's Queue for which Cond
+%   holds, in Order: `best` (see best_first/3) or `newest` (see
+%   newest_first/3).
+
+first_chosen(Order, Store, Key, Expiry, Pref, Entry, Cond, Q) :-
     key_match(Store, Key, Q),
     expire(Expiry, Q),
     arg(1, Q, First),
-    newest_first(First, Pref, Entries),
+    ordered_entries(Order, First, Pref, Entries),
     first_passing(Entries, Entry, Cond),
     !.
+
+ordered_entries(best, First, Pref, Entries) :-
+    best_first(First, Pref, Entries).
+ordered_entries(newest, First, Pref, Entries) :-
+    newest_first(First, Pref, Entries).
 
 %   first_passing(+Entries, ?Entry, :Cond): Entry is the first of Entries
 %   for which Cond holds; Cond runs once for each until one passes.
