@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from etalis_py._prolog import quote_atom
+from etalis_py.prolog_text import quote_atom
 from etalis_py.errors import EtalisError
 from etalis_py.etalis_import import DriverStream, read_driver
 

@@ -75,36 +75,11 @@ from etalis_py._prolog import bridge
 from etalis_py.engine import Engine
 from etalis_py.events import Detection, Event, Time
 from etalis_py.rules import (
-    Aggregate,
-    Binary,
-    Compound,
-    EventP,
-    Ground,
-    Opaque,
-    PString,
-    Pattern,
-    Real,
-    Rule,
-    Struct,
-    Term,
-    Where,
-    event_key,
-    ground_text,
-    pattern_text,
-    term_vars,
-)
+    Aggregate, Binary, Compound, EventP, Ground, Opaque, PString, Pattern, Real, Rule, Struct, Term, Where,
+    event_key, ground_text, pattern_text, term_vars)
 from .terms import (
-    Bindings,
-    RuleSet,
-    WIDENING,
-    goal_variables,
-    ground_from_python,
-    has_aggregate,
-    has_negation,
-    instantiate,
-    match,
-    pattern_variables,
-)
+    Bindings, RuleSet, WIDENING, goal_variables, ground_from_python, has_aggregate, has_negation,
+    instantiate, match, pattern_variables)
 
 
 def reported_value(value: Any) -> Any:

@@ -15,23 +15,8 @@ from typing import Any, Optional, Protocol
 
 from etalis_py.events import Event, Time
 from etalis_py.rules import (
-    AGGREGATE_FUNCTIONS,
-    Aggregate,
-    Binary,
-    Const,
-    EventP,
-    NEGATIONS,
-    Pattern,
-    Rule,
-    Struct,
-    Term,
-    Var,
-    Where,
-    Within,
-    event_key,
-    term_text,
-    term_vars,
-)
+    AGGREGATE_FUNCTIONS, Aggregate, Binary, Const, EventP, NEGATIONS, Pattern, Rule, Struct, Term, Var,
+    Where, Within, event_key, term_text, term_vars)
 from .check import Case, STATIC_RULES
 from .terms import DELAYING, WIDENING, pattern_variables
 

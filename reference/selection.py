@@ -38,20 +38,7 @@ from typing import Any, Optional
 from etalis_py.engine import Engine
 from etalis_py.events import Event, Time
 from etalis_py.rules import (
-    Binary,
-    Compound,
-    Const,
-    EventP,
-    Ground,
-    Pattern,
-    Rule,
-    Struct,
-    Term,
-    Var,
-    Where,
-    Within,
-    term_vars,
-)
+    Binary, Compound, Const, EventP, Ground, Pattern, Rule, Struct, Term, Var, Where, Within, term_vars)
 from .evaluate import Fact, GoalSolver, PrologGoals, reported_value
 from .generate import Choices
 from .terms import RuleSet, goal_variables, ground_from_python, instantiate, match

@@ -14,26 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from etalis_py._prolog import bridge, quote_atom
+from etalis_py._prolog import bridge
+from etalis_py.prolog_text import quote_atom
 from etalis_py.rules import (
-    Aggregate,
-    Binary,
-    Compound,
-    Const,
-    EventP,
-    Ground,
-    NEGATIONS,
-    Pattern,
-    Real,
-    Rule,
-    Term,
-    Var,
-    Where,
-    event_key,
-    pattern_from_json,
-    term_from_json,
-    term_vars,
-)
+    Aggregate, Binary, Compound, Const, EventP, Ground, NEGATIONS, Pattern, Real, Rule, Term, Var, Where,
+    event_key, pattern_from_json, term_from_json, term_vars)
 
 
 def ground_from_python(value: Any) -> Ground:

@@ -13,13 +13,13 @@ import ctypes
 import functools
 import json
 import os
-import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import EtalisError
+from .prolog_text import prolog_string, quote_atom
 
 
 def prolog_dir() -> Path:
@@ -134,41 +134,6 @@ class PrologBridge:
 def bridge() -> PrologBridge:
     """The process's bridge, started on first use (SWI-Prolog is per process)."""
     return PrologBridge()
-
-
-_PLAIN_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-_SPECIAL = re.compile("[\\\\'\"\x00-\x1f\x7f]")
-
-
-def quote_atom(text: str) -> str:
-    """``text`` as a Prolog atom, quoted where needed."""
-    if _PLAIN_ATOM.match(text):
-        return text
-    return _quoted(text, "'")
-
-
-def prolog_string(text: str) -> str:
-    """``text`` as a double-quoted Prolog string."""
-    return _quoted(text, '"')
-
-
-def _quoted(text: str, quote: str) -> str:
-    """``text`` between ``quote`` characters, escaped as Prolog reads it
-    back: the backslash, the quote, newline, return and tab by their
-    escapes, the other control characters as ``\\xHH\\``."""
-    if _SPECIAL.search(text) is None:
-        return quote + text + quote
-    escaped = (
-        text.replace("\\", "\\\\")
-        .replace(quote, "\\" + quote)
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-        .replace("\t", "\\t")
-    )
-    if _CONTROL.search(escaped):
-        escaped = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):x}\\", escaped)
-    return quote + escaped + quote
 
 
 def static_text_source(static: Sequence[tuple[str, str]], source: str) -> str:

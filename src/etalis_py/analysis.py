@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from ._prolog import bridge, quote_atom, rules_source
+from ._prolog import bridge, rules_source
+from .prolog_text import quote_atom
 from .rules import Const, Struct, Term, term_from_json, term_text
 
 _KNOWN_OPS = {"event", "where", "within", "or", "cnot", "fnot", "aggregate"}

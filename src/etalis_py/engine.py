@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ._prolog import PrologBridge, bridge, prolog_dir, quote_atom, rules_source, static_text_source
+from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
+from .prolog_text import quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional, TextIO
 
-from ._prolog import bridge, quote_atom
+from ._prolog import bridge
+from .prolog_text import quote_atom
 from .errors import EtalisError
 
 # ETALIS's names of its consumption policies and etalis-py's; ETALIS's

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ._prolog import quote_atom
+from .prolog_text import compound_text, input_term, interval_text, number_text, quote_atom
 from .errors import EventError
 
 if TYPE_CHECKING:  # pandas and matplotlib are imported only when a frame or a picture is made
@@ -193,8 +193,7 @@ class Event:
     def to_term(self) -> str:
         """The term ``event(Term, [Start, End])`` of :meth:`to_prolog`,
         without its full stop (an element of a batch list)."""
-        term = event_term(_name(self.name), _args(self.args))
-        return f"event({term}, [{_number(self.start)}, {_number(self.end)}])"
+        return input_term(event_term(_name(self.name), _args(self.args)), interval_text(self.start, self.end))
 
 
 NOTHING = "[]"
@@ -235,9 +234,7 @@ def plain_element(name: Any, args: Any, time: Any, names: dict[str, str]) -> Opt
         if functor is None:
             functor = names[name] = text_atom(name) if name else ""
         if functor:
-            if args:
-                return f"event({functor}({','.join(map(prolog_value, args))}), {time!r})"
-            return f"event({functor}, {time!r})"
+            return input_term(compound_text(functor, map(prolog_value, args)), repr(time))
     return None
 
 
@@ -286,10 +283,7 @@ def text_atom(text: str) -> str:
 
 def event_term(name: str, args: Sequence[Any]) -> str:
     """``name(args...)`` in Prolog syntax."""
-    functor = text_atom(name)
-    if not args:
-        return functor
-    return f"{functor}({','.join(prolog_value(a) for a in args)})"
+    return compound_text(text_atom(name), map(prolog_value, args))
 
 
 def prolog_value(value: Any) -> str:
@@ -314,7 +308,7 @@ def prolog_value(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return _prolog_list(value, 1)
     if isinstance(value, datetime):
-        return _number(to_time(value))
+        return number_text(to_time(value))
     if value is None:
         raise InvalidEvent("an argument is missing (None)")
     raise InvalidEvent(f"argument {reprlib.repr(value)} of type {type(value).__name__} cannot be an event argument")
@@ -327,10 +321,6 @@ def _prolog_list(items: Sequence[Any], depth: int) -> str:
     return "[" + ",".join(
         _prolog_list(v, depth + 1) if isinstance(v, (list, tuple)) else prolog_value(v) for v in items
     ) + "]"
-
-
-def _number(t: Time) -> str:
-    return str(t) if isinstance(t, int) else repr(t)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._prolog import quote_atom
+from .prolog_text import input_term, quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def frame_terms(
     else:
         when = "[{}, {}]"
         columns.extend((column(start or "", _time_texts), column(end or "", _time_texts)))
-    terms = list(map(f"event({head}, {when})".format, *columns))
+    terms = list(map(input_term(head, when).format, *columns))
     bad = np.flatnonzero(reasons != None).tolist()  # noqa: E711
     for i in bad:
         terms[i] = NOTHING

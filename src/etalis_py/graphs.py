@@ -45,7 +45,7 @@ from rdflib import Dataset, Graph, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from ._prolog import prolog_string, quote_atom
+from .prolog_text import compound_text, input_line, input_term, prolog_string, quote_atom
 from .errors import EtalisError
 from .events import NOTHING, InvalidEvent, Rejection, Time, batch_list, read_number, to_time
 from .knowledge import literal_text, node_text
@@ -70,15 +70,13 @@ def graph_term(name: str, triples: Iterable[str], stream: Optional[str] = None) 
     """The term ``rdf_graph(Name, [t(S,P,O), ...])`` of a graph, or
     ``rdf_graph(Name, [...], Stream)`` of a graph on a stream: ``name``,
     each triple (``t(S,P,O)``) and ``stream`` already Prolog text."""
-    if stream is None:
-        return f"rdf_graph({name},[{','.join(triples)}])"
-    return f"rdf_graph({name},[{','.join(triples)}],{stream})"
+    return compound_text("rdf_graph", (name, f"[{','.join(triples)}]") + (() if stream is None else (stream,)))
 
 
 def graph_line(name: str, triples: Iterable[str], time: Time, stream: Optional[str] = None) -> str:
     """The engine's input line for a graph event at ``time`` (on ``stream``,
     Prolog text, if given)."""
-    return f"event(graph({graph_term(name, triples, stream)}), {time!r}).\n"
+    return input_line(compound_text("graph", (graph_term(name, triples, stream),)), repr(time))
 
 
 def rdf_triple_text(s: Node, p: Node, o: Node) -> str:
@@ -233,7 +231,7 @@ class _Interned:
         get, term = self._names.get, self.term
         triples = [f"t({get(s) or term(s)},{get(p) or term(p)},{get(o) or term(o)})" for s, p, o in block.triples]
         graph = graph_term(term(block.name), triples, None if stream is None else term(stream))
-        return f"event(graph({graph}),{time!r})"
+        return input_term(compound_text("graph", (graph,)), repr(time))
 
     def batch(self, elements: list[str]) -> str:
         """The text of a batch list of ``elements``, headed by the bindings

@@ -68,7 +68,8 @@ from rdflib.plugins.parsers.notation3 import BadSyntax
 from rdflib.term import Node
 from rdflib.util import guess_format
 
-from ._prolog import PrologBridge, prolog_string, quote_atom
+from ._prolog import PrologBridge
+from .prolog_text import prolog_string, quote_atom
 from .errors import EtalisError
 from .events import to_time
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from ._prolog import prolog_string, quote_atom
+from .prolog_text import prolog_string, quote_atom
 from .events import Time
 
 _ANONYMOUS = re.compile(r"_G\d+")

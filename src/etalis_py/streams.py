@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
-from ._prolog import quote_atom
+from .prolog_text import compound_text, input_line, quote_atom
 from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
                      read_number, to_time, zone)
 
@@ -112,10 +112,9 @@ class Mapping:
 
         def read(row: Sequence[str]) -> str:
             name = fixed_name if fixed_name is not None else quote_atom(cell(row, name_col, self.event_col or ""))
-            args = ",".join(text(cell(row, i, c)) for i, c, text in arg_cols)
+            term = compound_text(name, [text(cell(row, i, c)) for i, c, text in arg_cols])
             t = parse_time(cell(row, time_col, self.time or ""), fmt, tz)
-            term = f"{name}({args})" if args else name
-            return f"event({term}, {t!r}).\n"
+            return input_line(term, repr(t))
 
         return read
 

@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._prolog import quote_atom
+from .prolog_text import input_term, quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, batch_list, prolog_value, to_time
 from .streams import Batch, Mapping, parse_time, parse_value
 
@@ -122,7 +122,7 @@ def joined_terms(columns: Sequence[Column], mapping: Mapping,
     head = name.replace("{", "{{").replace("}", "}}") if mapping.event is not None else name
     if mapping.args:
         head += "(" + ",".join("{}" for _ in mapping.args) + ")"
-    terms = list(map(f"event({head}, {{}})".format, *(texts for texts, _ in columns)))
+    terms = list(map(input_term(head, "{}").format, *(texts for texts, _ in columns)))
     rejected: list[tuple[int, str]] = []
     for texts, reasons in columns:
         for i, reason in enumerate(reasons):

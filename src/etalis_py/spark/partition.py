@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from ..engine import Engine
 from ..events import batch_list, event_term
+from ..prolog_text import compound_text, input_line, interval_text, number_text
 from .mapping import _key_text, _type_code
 from .names import (
     FEED_LINES, MAX_ENGINES, S_KEY, S_KEYS, S_KIND, S_LINE, S_N, S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND,
@@ -124,21 +125,18 @@ class _StageOutput:
         return out
 
 
-def _number_text(x: Any) -> str:
-    return str(x) if isinstance(x, int) else repr(float(x))
-
-
 def _passed_on(term: str, d: dict[str, Any]) -> str:
     """The input line of a later stage for a derived event (``term`` its
     Prolog text, ``d`` its transfer detection): with ``--explain`` it
     carries the input events it was built from, so that the later
     stage's detections name those, as one engine's would."""
-    when = f"[{_number_text(d['start'])}, {_number_text(d['end'])}]"
+    when = interval_text(d["start"], d["end"])
     if "provenance" not in d:
-        return f"event({term}, {when}).\n"
-    prov = ", ".join(f"det({event_term(p['event'], p['args'])}, {_number_text(p['start'])}, "
-                     f"{_number_text(p['end'])})" for p in d["provenance"])
-    return f"event({term}, {when}, [{prov}]).\n"
+        return input_line(term, when)
+    prov = ", ".join(compound_text("det", (event_term(p["event"], p["args"]), number_text(p["start"]),
+                                           number_text(p["end"])))
+                     for p in d["provenance"])
+    return input_line(term, when, f"[{prov}]")
 
 
 def _path_step(stage: int, index: int) -> str:

@@ -32,7 +32,7 @@ from typing import Optional
 
 import networkx as nx
 
-from .._prolog import quote_atom
+from ..prolog_text import quote_atom
 from ..analysis import RuleInfo, Sig, read_rules
 from ..errors import RuleError
 from ..streams import Mapping
