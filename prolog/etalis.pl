@@ -94,9 +94,9 @@ etalis_api(RequestText, _, Reply) :-
 serve(create(Source, Options), Payload, Header, "") :-
     load_engine(source(Source, Payload), Options, M, Compiled),
     Compiled = compiled(program(Nodes, _), _, _, Settings),
-    _{policy: Policy, printed: Printed, rules: NRules} :< Settings,
+    _{policy: Policy, rules: NRules} :< Settings,
     length(Nodes, NNodes),
-    printed_strings(Printed, PrintedS),
+    reported_strings(Settings, PrintedS),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
@@ -133,12 +133,12 @@ serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologie
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
-    printed_strings(Settings.printed, Printed).
+    reported_strings(Settings, Printed).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
     remove_label(M, Label, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
-    printed_strings(Settings.printed, Printed).
+    reported_strings(Settings, Printed).
 serve(pending(M, Label), _, _{pending: Parts}, "") :-
     engine_compiled(M, compiled(program(Nodes, _), _, _, _)),
     (   M:'$rule_goals'(Label, Ids)
@@ -348,6 +348,16 @@ engine_compiled(M, C) :-
 
 printed_strings(Printed, Strings) :-
     maplist([N/A, S]>>format(string(S), "~w/~w", [N, A]), Printed, Strings).
+
+%   reported_strings(+Settings, -Strings): the events an engine reports,
+%   as Name/Arity strings: those always reported, and those a
+%   print_trigger/1 rule is asked about occurrence by occurrence.
+
+reported_strings(Settings, Strings) :-
+    (   get_dict(asked, Settings, Asked) -> true ; Asked = [] ),
+    append(Settings.printed, Asked, Reported0),
+    sort(Reported0, Reported),
+    printed_strings(Reported, Strings).
 
 compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
     length(Links, N),

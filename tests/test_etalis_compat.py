@@ -116,7 +116,7 @@ def test_print_trigger_of_all_events_reports_every_derived_event(spec: str) -> N
 
 def test_print_trigger_defined_by_a_rule_is_asked_at_load_for_each_derived_event() -> None:
     with Engine.from_file(HERE / "print_trigger_rule.etl") as engine:
-        assert engine.printed == ["e/1", "f/1", "z/1"]
+        assert engine.printed == ["d/1", "e/1", "f/1", "z/1"]   # d/1: asked of each occurrence (and refused)
         assert engine.emit_many([("a", [1], 1), ("a", [1], 2)]).detections == [
             Detection("e", (1,), 1, 1),
             Detection("f", (1,), 1, 2),
@@ -127,8 +127,20 @@ def test_print_trigger_defined_by_a_rule_is_asked_at_load_for_each_derived_event
 def test_the_facts_the_files_directive_asserts_decide_print_trigger() -> None:
     text = (HERE / "print_trigger_rule.etl").read_text().replace("assert(printing(on))", "assert(printing(off))")
     with Engine.from_string(text) as engine:
-        assert engine.printed == ["z/1"]           # a fact of print_trigger/1 holds without printing(on)
+        assert engine.printed == ["d/1", "e/1", "f/1", "z/1"]   # z/1 by a fact; the others asked of each one
         assert engine.emit("a", 1, at=1) == []
+
+
+def test_print_trigger_defined_by_a_rule_is_asked_of_each_occurrence_as_etalis_does() -> None:
+    rules = ("print_trigger(big(X)) :- X > 10.\nprint_trigger(E) :- E = pair(X, X).\n"
+             "big(X) <- a(X).\nsmall(X) <- a(X).\npair(X, Y) <- a(X) seq b(Y).")
+    stream = [("a", [5], 1), ("a", [20], 2), ("b", [20], 3)]
+    expected = [Detection("big", (20,), 2, 2), Detection("pair", (20, 20), 2, 3)]
+    with Engine.from_string(rules) as engine:
+        assert engine.printed == ["big/1", "pair/2", "small/1"]
+        assert engine.emit_many(stream).detections == expected
+    with Engine.from_string(rules, report=["big/1", "pair/2"]) as engine:   # a stage of etalis replay
+        assert engine.emit_many(stream).detections == expected
 
 
 def test_print_trigger_of_all_defined_events_by_a_rule_reports_every_derived_event() -> None:

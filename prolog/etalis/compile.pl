@@ -22,7 +22,7 @@
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(chains, [chain_rule/6, chain_event/1, chain_node/3, chain_clauses/3, chain_pattern/2]).
 :- use_module(directives, [file_directives/2, option_policy/2, unique_labels/1, check_overrides/2,
-                           triggered_events/4, default_inference_limit/1]).
+                           triggered_events/5, default_inference_limit/1]).
 :- use_module(recursion, [check_recursion/2, repeating_events/2]).
 
 /** <module> Compiling rule files into event-driven clauses
@@ -178,24 +178,33 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     maplist(rule_policy(Policy, Overrides, MaxAge), Rules3, Rules),
     (   memberchk(report(Printed0), Options)
     ->  Explicit = true,
-        explained_specs(Explain, Printed0, Printed)
+        (   memberchk(print_trigger(Where), Directives)     % a stage on Spark: ask as the whole file does
+        ->  triggered_events(Items, Rules0, Where, _, Asked1),
+            intersection(Printed0, Asked1, Asked0),
+            subtract(Printed0, Asked0, PrintedR),
+            explained_specs(Explain, PrintedR, Printed),
+            explained_specs(Explain, Asked0, Asked)
+        ;   explained_specs(Explain, Printed0, Printed)
+        )
     ;   memberchk(print_events(Printed0), Directives)
     ->  Explicit = true,
         explained_specs(Explain, Printed0, Printed)
     ;   memberchk(print_trigger(Where), Directives)
     ->  Explicit = true,
-        triggered_events(Items, Rules0, Where, Printed0),
-        explained_specs(Explain, Printed0, Printed)
+        triggered_events(Items, Rules0, Where, Printed0, Asked0),
+        explained_specs(Explain, Printed0, Printed),
+        explained_specs(Explain, Asked0, Asked)
     ;   get_dict(printed_explicit, Defaults, true)
     ->  Explicit = true,
         Printed = Defaults.printed
     ;   Explicit = false,
         Printed = []
     ),
+    (   var(Asked) -> Asked = [] ; true ),          % per occurrence: print_trigger/1 rules only
     explained_specs(Explain, Repeating0, Repeating),
     Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, explain: Explain,
                  inference_limit: Limit, repeating: Repeating,
-                 rule_items: RuleItems, printed: Printed,
+                 rule_items: RuleItems, printed: Printed, asked: Asked,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives, chains: Chains}.
 

@@ -3,7 +3,7 @@
             option_policy/2,            % +Options, -Policy
             unique_labels/1,            % +Rules
             check_overrides/2,          % +Overrides, +Rules
-            triggered_events/4,         % +Items, +Rules, +Where, -Printed
+            triggered_events/5,         % +Items, +Rules, +Where, -Printed, -Asked
             default_inference_limit/1   % -Limit
           ]).
 :- use_module(library(apply)).
@@ -58,16 +58,19 @@ file_directives(Items, Directives) :-
 
 is_directive(directive(_, _)).
 
-%!  triggered_events(+Items, +Rules, +Where, -Printed) is det.
+%!  triggered_events(+Items, +Rules, +Where, -Printed, -Asked) is det.
 %
-%   Printed are the events that the print_trigger/1 of the file's static rules reports, asked once,
-%   at load, as ETALIS asks it for each event: an event Name/Arity that
-%   the Rules derive (or that a print_trigger fact names) is reported
-%   when print_trigger(all_defined_events) or print_trigger(Name/Arity)
-%   succeeds.  ETALIS also asks print_trigger(Event) of each occurrence;
-%   that, which depends on the event's arguments, is not asked.
+%   Printed are the events that the print_trigger/1 of the file's static
+%   rules reports, asked once, at load, as ETALIS asks it first for each
+%   event: an event Name/Arity that the Rules derive (or that a
+%   print_trigger fact names) is reported when
+%   print_trigger(all_defined_events) or print_trigger(Name/Arity)
+%   succeeds.  ETALIS then asks print_trigger(Event) of each occurrence:
+%   Asked are the other events, if print_trigger/1 is a rule (a clause
+%   with a body), whose occurrences are reported when it succeeds for
+%   them (see etalis_runtime:trigger_asked/2).
 
-triggered_events(Items, Rules, Where, Printed) :-
+triggered_events(Items, Rules, Where, Printed, Asked) :-
     findall(N/A, ( member(rule(_, Head0, _, _, _), Rules),
                    reported_head(Head0, Head),
                    functor(Head, N, A),
@@ -82,6 +85,10 @@ triggered_events(Items, Rules, Where, Printed) :-
     (   memberchk(print_trigger(all_defined_events)-_, True)
     ->  Printed = Events
     ;   findall(E, member(print_trigger(E)-_, True), Printed)
+    ),
+    (   memberchk(static((print_trigger(_) :- _), _), Items)
+    ->  subtract(Events, Printed, Asked)
+    ;   Asked = []
     ).
 
 %!  default_inference_limit(-Limit) is det.

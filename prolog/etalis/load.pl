@@ -79,9 +79,11 @@ stores_of(Nodes, Indexes) :-
 
 load_clauses(M, compiled(_, Clauses, _, Settings)) :-
     list_to_assoc_set(Settings.printed, Printed),
+    (   get_dict(asked, Settings, Asked0) -> true ; Asked0 = [] ),
+    list_to_assoc_set(Asked0, Asked),
     (   get_dict(repeating, Settings, Repeating0) -> true ; Repeating0 = [] ),
     list_to_assoc_set(Repeating0, Repeating),
-    Derivation = derivation(M, Printed, Repeating, Settings.explain),
+    Derivation = derivation(M, Printed-Asked, Repeating, Settings.explain),
     retractall(M:'$repeating'(_, _)),
     forall(member(N/A, Repeating0),
            (   functor(T, N, A),
@@ -116,8 +118,9 @@ engine_term(M, etalis_runtime:engine_store('$engine', I, S), nb_getval(Name, S))
 %   Replace '$derived'(E, T1, T2, O) in a generated clause by what it
 %   does for E: report it if it is printed, and pass it on as an event;
 %   for an event on a cycle that can repeat an occurrence, only if it is
-%   not one derived already.  Derivation is derivation(Engine, Printed,
-%   Repeating, Explain): Printed and Repeating are sets of Name/Arity
+%   not one derived already.  Derivation is derivation(Engine,
+%   Printed-Asked, Repeating, Explain): Printed, Asked (reported when
+%   print_trigger/1 succeeds for the occurrence) and Repeating are sets of Name/Arity
 %   (assocs), and with Explain the last argument of an event is its
 %   provenance, which does not tell occurrences apart.
 
@@ -125,15 +128,17 @@ direct_derivation((H :- B0), Derivation, (H :- B)) :- !,
     map_derived(direct_goal(Derivation), B0, B).
 direct_derivation(C, _, C).
 
-direct_goal(derivation(M, Printed, Repeating, Explain), '$derived'(E, T1, T2, O), Goal) :-
+direct_goal(derivation(M, Printed-Asked, Repeating, Explain), '$derived'(E, T1, T2, O), Goal) :-
     functor(E, N, A),
+    occurrence_key(Explain, E, Key),
     (   get_assoc(N/A, Printed, _)
     ->  Goal0 = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
+    ;   get_assoc(N/A, Asked, _)
+    ->  Goal0 = ( etalis_runtime:trigger_asked(M, Key), O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
     ;   Goal0 = '$on'(E, T1, T2, O)
     ),
     (   get_assoc(N/A, Repeating, _)
-    ->  occurrence_key(Explain, E, Key),
-        Goal = ( etalis_runtime:first_derivation(M, Key, T1, T2), Goal0 )
+    ->  Goal = ( etalis_runtime:first_derivation(M, Key, T1, T2), Goal0 )
     ;   Goal = Goal0
     ).
 

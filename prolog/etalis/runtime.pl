@@ -15,6 +15,7 @@
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/2,               % +Error, +Goal
             first_derivation/4,         % +Engine, +Event, +T1, +T2
+            trigger_asked/2,            % +Engine, +Event
             user_goal/1,                % :Goal
             rule_update_builtins/1,     % +Module
             rule_update/2,              % +Engine, +Update
@@ -1124,6 +1125,15 @@ output_to(Stream, _) :-
 output_to(_, Back) :-
     set_output(Back),
     fail.
+
+%!  trigger_asked(+Engine, +Event) is semidet.
+%
+%   The print_trigger/1 rule of Engine's file succeeds for the occurrence
+%   Event, which is then reported (original ETALIS asks it of each
+%   occurrence); an error there is a warning, and Event is not reported.
+
+trigger_asked(M, E) :-
+    catch(once(M:print_trigger(E)), Error, etalis_runtime:goal_error(Error, print_trigger(E))).
 
 %!  first_derivation(+Engine, +Event, +T1, +T2) is semidet.
 %
