@@ -83,15 +83,20 @@ START_AND_AS = [("start_aggr", (), 1), ("a", (1,), 2), ("a", (2,), 3), ("a", (0,
                 ("start_aggr", (), 5), ("a", (5,), 6)]
 
 
-@pytest.mark.parametrize("fun,values", [
-    ("count", [(0, 1, 1), (1, 1, 2), (2, 1, 3), (3, 1, 4), (0, 5, 5), (1, 5, 6)]),
-    ("sum(Y)", [(0, 1, 1), (1, 1, 2), (3, 1, 3), (3, 1, 4), (0, 5, 5), (5, 5, 6)]),
-    ("min(Y)", [(1, 1, 2), (1, 1, 3), (0, 1, 4), (5, 5, 6)]),
-    ("max(Y)", [(1, 1, 2), (2, 1, 3), (2, 1, 4), (5, 5, 6)]),
+# the run from start_aggr@1, then from start_aggr@5; a(5)@6 extends both under unrestricted (ETALIS's
+# compiler keeps one run per start), the newer under recent, the older under chronological
+@pytest.mark.parametrize("fun,values,at6", [
+    ("count", [(0, 1, 1), (1, 1, 2), (2, 1, 3), (3, 1, 4), (0, 5, 5)], [(4, 1, 6), (1, 5, 6)]),
+    ("sum(Y)", [(0, 1, 1), (1, 1, 2), (3, 1, 3), (3, 1, 4), (0, 5, 5)], [(8, 1, 6), (5, 5, 6)]),
+    ("min(Y)", [(1, 1, 2), (1, 1, 3), (0, 1, 4)], [(0, 1, 6), (5, 5, 6)]),
+    ("max(Y)", [(1, 1, 2), (2, 1, 3), (2, 1, 4)], [(5, 1, 6), (5, 5, 6)]),
 ])
-def test_etalis_aggregate_runs_from_each_start(fun: str, values: list[tuple[int, int, int]]) -> None:
+@pytest.mark.parametrize("policy", ["unrestricted", "recent", "chronological"])
+def test_etalis_aggregate_runs_from_each_start(fun: str, values: list[tuple[int, int, int]],
+                                               at6: list[tuple[int, int, int]], policy: str) -> None:
     rules = f"d(R) <- start_aggr seq aggregate({fun}, a(Y), R)."
-    assert detect(rules, START_AND_AS) == [("d", (v,), s, e) for v, s, e in values]
+    last = {"unrestricted": at6, "recent": at6[1:], "chronological": at6[:1]}[policy]
+    assert detect(rules, START_AND_AS, policy=policy) == [("d", (v,), s, e) for v, s, e in values + last]
 
 
 def test_etalis_aggregate_keeps_one_running_value_per_start_key() -> None:
@@ -112,6 +117,14 @@ def test_star_times_reports_the_start_and_each_extension_of_its_run() -> None:
     events = [("a", (1,), 1), ("b", (1,), 2), ("b", (1,), 3), ("b", (2,), 4), ("a", (2,), 5), ("b", (2,), 6)]
     assert detect(rules, events) == [("d", (1,), 1, 1), ("d", (1,), 1, 2), ("d", (1,), 1, 3),
                                       ("d", (2,), 5, 5), ("d", (2,), 5, 6)]
+
+
+@pytest.mark.parametrize("policy,at4", [("unrestricted", [(1, 4), (3, 4)]), ("recent", [(3, 4)]),
+                                        ("chronological", [(1, 4)])])
+def test_star_times_goes_on_from_each_start_as_its_policy_says(policy: str, at4: list[tuple[int, int]]) -> None:
+    events = [("s", (), 1), ("b", (), 2), ("s", (), 3), ("b", (), 4)]
+    assert detect("d <- s seq b star_times.", events, policy=policy) == [
+        ("d", (), s, e) for s, e in [(1, 1), (1, 2), (3, 3), *at4]]
 
 
 def test_star_times_within_a_window() -> None:
@@ -232,8 +245,14 @@ def test_reference_evaluator_reads_the_etalis_spellings_as_the_engine_does() -> 
         Fact("h", (2,), 4, 9), Fact("sub", (1,), 2, 3), Fact("sub", (2,), 8, 9)}
 
 
-def test_the_hidden_recursion_of_a_run_is_not_a_finding() -> None:
-    assert check_text("d(C) <- s seq aggregate(count, a(_), C).\ne <- s seq a(_) star_times.", source="r.etl") == []
+@pytest.mark.parametrize("policy,grows", [
+    ("unrestricted", "which each later event extends"), ("chronological", "of which the oldest goes on"),
+    ("recent", None)])
+def test_the_hidden_recursion_of_a_run_is_not_a_finding_but_its_memory_is(policy: str, grows: str | None) -> None:
+    rules = f":- policy({policy}).\nd(C) <- s seq aggregate(count, a(_), C).\ne <- s seq a(_) star_times."
+    assert [(f.line, f.code, f.message) for f in check_text(rules, source="r.etl")] == [] if grows is None else [
+        (line, "unbounded-memory", f"no window bounds this rule's pending goals: every start of the {kind} keeps a "
+         f"run of its own (one per start, forever), {grows}") for line, kind in [(2, "aggregate"), (3, "star_times")]]
 
 
 def test_a_run_keeps_only_its_newest_state() -> None:

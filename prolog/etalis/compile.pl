@@ -131,7 +131,7 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ->  true
     ;   Policy = unrestricted
     ),
-    findall(L-P-W, member(rule_policy(L, P, W), Directives), Overrides),
+    findall(L-P-W, ( member(rule_policy(L, P0, W), Directives), run_policy(P0, Policy, P) ), Overrides),
     (   memberchk(lateness(Lateness), Options)
     ->  must_be(between(0.0, inf), Lateness)
     ;   get_dict(lateness, Defaults, Lateness)
@@ -700,6 +700,23 @@ rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, 
     ->  P = P1
     ;   P = within(P1, MaxAge)
     ).
+
+%   run_policy(+Policy0, +Default, -Policy): the policy of a rule;
+%   `'$run'` is that of the step of an ETALIS run (see
+%   etalis_syntax:running_aggregate/5), after the file's Default: every
+%   pending run goes on with each P under `unrestricted` (the policy
+%   `continuous`: one run per start, as ETALIS's compiler keeps them),
+%   the oldest under `chronological`, the newest (a newer start starts
+%   again) under `recent` and any other.
+
+run_policy('$run', Default, Policy) :- !,
+    (   Default == unrestricted
+    ->  Policy = continuous
+    ;   Default == chronological
+    ->  Policy = chronological
+    ;   Policy = recent
+    ).
+run_policy(Policy, _, Policy).
 
 %   rule_policy_name(+Default, +Overrides, +Label, +Head, -Policy): the
 %   policy of a rule: its label's, else the default; a `P+` runs under

@@ -1507,12 +1507,16 @@ construct_part(seconds, _, Duration, DP, _, Src, Seconds) :-
 %       [s1, p2] (S followed by any number of Ps, each run extended by
 %       the next P).
 %
-%   A newer S with the same bindings starts again (ETALIS would go on
-%   with one run per S).  It becomes rules around a hidden event
-%   '$Kind_L_C'(Vs..., Acc...), Vs the variables of S that H or P use:
+%   Each S starts a run of its own, which each later P extends under
+%   `unrestricted`, as ETALIS's compiler keeps one per S; under
+%   `recent` only the newest run goes on (a newer S with the same
+%   bindings starts again), under `chronological` the oldest (see
+%   etalis_compile:run_policy/3).  It becomes rules around a hidden
+%   event '$Kind_L_C'(Vs..., Acc...), Vs the variables of S that H or P
+%   use:
 %
 %       '$run'(Vs, Init) <- S.
-%       '$run_taken'(Vs, A0, X) <- '$run'(Vs, A0) seq P.   (policy recent)
+%       '$run_taken'(Vs, A0, X) <- '$run'(Vs, A0) seq P.   (the run's policy)
 %       '$run'(Vs, A1) <- '$run_taken'(Vs, A0, X) where Step.
 %       H <- '$run'(Vs, R).
 
@@ -1551,7 +1555,7 @@ running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames, Properties,
            ], Rules),
     maplist(with_var_names(VarNames), Rules, RuleItems0),
     foldl(property_within, Properties, RuleItems0, RuleItems),
-    append(RuleItems, [directive(policy(StepLabel, recent), Where)], Items).
+    append(RuleItems, [directive('$run_policy'(StepLabel), Where)], Items).
 
 property_within(none, Items, Items).
 property_within(within(Seconds), Items0, Items) :-

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import itertools
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -382,7 +383,13 @@ def _unbounded(rf: RuleFile) -> list[Finding]:
     out = []
     for r in rf.rules:
         grows: list[str] = []
-        _stores(r.pattern, r.policy.partition("(")[0], grows)
+        run = re.fullmatch(r"\$(aggregate|star_times)_\d+_\d+(_taken)?", r.head.sig.name)
+        if run and r.policy in ("continuous", "chronological"):    # an ETALIS run's step (running_aggregate/5)
+            grows.append(f"every start of the {run.group(1)} keeps a run of its own (one per start, forever), "
+                         + ("which each later event extends" if r.policy == "continuous" else
+                            "of which the oldest goes on"))
+        elif not run:
+            _stores(r.pattern, r.policy.partition("(")[0], grows)
         if grows:
             out.append(_at(rf, r, "warning", "unbounded-memory",
                            "no window bounds this rule's pending goals: " + "; ".join(grows),
