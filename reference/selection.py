@@ -154,6 +154,23 @@ class _Fit:
         self.seq = seq
         self.stream = stream
         self.solver = solver
+        self.check_at = self._check_at()
+
+    def _check_at(self) -> Optional[int]:
+        """The element once which the condition of the whole has all its
+        variables bound (strategies.md: "fits" takes in every condition
+        whose variables are all bound), or None when it asks the whole's
+        interval or binds variables of its own (then it is solved on the
+        complete match)."""
+        goal = self.seq.goal
+        if goal is None or _INTERVAL.search(goal):
+            return None
+        bound: set[str] = set()
+        for k, e in enumerate(self.seq.elements):
+            bound |= term_vars(e.event)
+            if all(v in bound for v in goal_variables(goal)):
+                return k
+        return None
 
     def element(self, k: int, pos: int, env: Mapping[str, Any], first: Optional[int]) -> list[dict[str, Any]]:
         """The bindings with which the event at ``pos`` fits element ``k``
@@ -175,21 +192,34 @@ class _Fit:
     def whole_holds(self, env: Mapping[str, Ground], k: int) -> bool:
         """The condition of the whole, once its variables are bound before
         the last element (and it does not use the whole's interval), must
-        hold for the partial match to go on."""
+        hold for the partial match to go on: it is checked on the element
+        that binds the last of them (the values do not change after, but
+        under `cumulative` they are combined into lists)."""
         goal = self.seq.goal
-        if goal is None or k == len(self.seq.elements) - 1 or _INTERVAL.search(goal):
-            return True
-        if not all(v in env for v in goal_variables(goal)):
+        if goal is None or k != self.check_at or k == len(self.seq.elements) - 1:
             return True
         return bool(self.solver.solve(goal, env, 0, 0))
 
     def complete(self, env: Mapping[str, Any], positions: Sequence[int]) -> list[Match]:
         """The matches of a full binding of the elements: the condition
-        of the whole, solved."""
+        of the whole, solved (unless it was checked before the last
+        element)."""
         start, end = self.stream[positions[0]].start, self.stream[positions[-1]].end
-        envs = [dict(env)] if self.seq.goal is None else \
-            [{**env, **s} for s in self.solver.solve(self.seq.goal, env, start, end)]
+        goal = self.seq.goal
+        if goal is None or (self.check_at is not None and self.check_at < len(self.seq.elements) - 1):
+            envs = [dict(env)]
+        else:
+            envs = [{**env, **s} for s in self.solver.solve(goal, env, start, end)]
         return [_accumulated_match(self.seq.head, e, start, end, positions) for e in envs]
+
+    def last(self, pos: int, env: Mapping[str, Any], positions: Sequence[int]) -> list[Match]:
+        """The matches with which the event at ``pos`` fits the last
+        element after ``positions``: with the condition of the whole,
+        which is part of whether it fits (a run under `stn`, an initiator
+        under a context, that it fails is not taken)."""
+        k = len(self.seq.elements) - 1
+        return [m for env1 in self.element(k, pos, env, positions[0] if positions else None)
+                for m in self.complete(env1, list(positions) + [pos])]
 
     def later(self, pos: int) -> Iterator[int]:
         """The positions of the events that can follow the event at
@@ -275,16 +305,21 @@ def stn_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list
     """SASE's skip-till-next-match: every event that fits the first
     element starts a run; a run that has bound an element at position i
     takes the first later position that fits the next element (its type,
-    its own condition and the window so far); a run that has bound the
-    last element is a match (if the condition of the whole holds)."""
+    its own condition, the window so far and the condition of the whole
+    once its variables are bound); a run that has bound the last element
+    is a match."""
     fit = _Fit(seq, stream, solver)
     out: list[Match] = []
+    n = len(seq.elements)
 
     def run(k: int, env: Mapping[str, Ground], positions: list[int]) -> None:
-        if k == len(seq.elements):
-            out.extend(fit.complete(env, positions))
-            return
         for j in fit.later(positions[-1]):
+            if k == n - 1:
+                matches = fit.last(j, env, positions)
+                if matches:
+                    out.extend(matches)
+                    return
+                continue
             envs = fit.element(k, j, env, positions[0])
             if envs:
                 for env1 in envs:
@@ -292,6 +327,9 @@ def stn_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list
                 return
 
     for i in range(len(stream)):
+        if n == 1:
+            out.extend(fit.last(i, {}, []))
+            continue
         for env in fit.element(0, i, {}, None):
             run(1, env, [i])
     return out
@@ -312,20 +350,24 @@ def continuous_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) 
         for k in range(n - 1, 0, -1):
             kept = []
             for env, positions in waiting[k - 1]:
-                envs = fit.element(k, p, env, positions[0]) if stream[positions[-1]].end < stream[p].start else []
+                after = stream[positions[-1]].end < stream[p].start
+                if k == n - 1:
+                    matches = fit.last(p, env, positions) if after else []
+                    if not matches:
+                        kept.append((env, positions))
+                    out.extend(matches)
+                    continue
+                envs = fit.element(k, p, env, positions[0]) if after else []
                 if not envs:
                     kept.append((env, positions))
                 for env1 in envs:
-                    if k == n - 1:
-                        out.extend(fit.complete(env1, positions + [p]))
-                    else:
-                        waiting[k].append((env1, positions + [p]))
+                    waiting[k].append((env1, positions + [p]))
             waiting[k - 1] = kept
+        if n == 1:
+            out.extend(fit.last(p, {}, []))
+            continue
         for env in fit.element(0, p, {}, None):
-            if n == 1:
-                out.extend(fit.complete(env, [p]))
-            else:
-                waiting[0].append((env, [p]))
+            waiting[0].append((env, [p]))
     return out
 
 
@@ -347,6 +389,8 @@ def cumulative_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) 
             kept, taken = [], []
             for env, positions in waiting[k - 1]:
                 envs = fit.element(k, p, env, positions[0]) if stream[positions[-1]].end < stream[p].start else []
+                if k == n - 1:      # the condition of the whole holds for each initiator on its own
+                    envs = [e for e in envs if fit.complete(e, positions + [p])]
                 if envs:
                     taken.append((envs[0], positions))
                 else:
@@ -467,9 +511,9 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     times (now and then intervals, some ending together, some
     overlapping), for ``strategy`` (drawn when None).  Under `unrestricted` and
     the selectors, now and then one event is `P+`.  A condition of the
-    whole is only drawn for `unrestricted` and the selectors (under `stn`
-    and the contexts the engine checks it after the sequence, see
-    docs/language.md), and never over the list of a `P+`."""
+    whole is never drawn over the list of a `P+`, and under `cumulative`
+    only over the variables of the first two events (those of later
+    ones are lists by then)."""
     if strategy is None:
         strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
     names = ("X", "Y", "Z")
@@ -505,8 +549,12 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     pattern = " seq ".join(parts)
     used = sorted(set(bound))
     single = [v for v in used if v not in lists]
-    if len(single) >= 2 and strategy not in ("stn", "continuous", "cumulative") and ch.integer(0, 2) == 0:
-        pattern = f"({pattern}) where {single[0]} {('<', '>=', '=:=')[ch.integer(0, 2)]} {single[1]}"
+    pair = single[:2]
+    if strategy == "cumulative":    # before the values are combined into lists: those of the first two events
+        first_two = [v for v in part_vars[:2] if v is not None]
+        pair = first_two if len(set(first_two)) == 2 else []
+    if len(pair) == 2 and ch.integer(0, 2) == 0:
+        pattern = f"({pattern}) where {pair[0]} {('<', '>=', '=:=')[ch.integer(0, 2)]} {pair[1]}"
     if ch.integer(0, 2) == 0:
         pattern = f"({pattern}) within {ch.integer(1, 6)}"
     head = f"h({', '.join(used)})" if used else "h"

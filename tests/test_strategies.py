@@ -220,6 +220,33 @@ def test_a_failing_condition_of_the_whole_makes_the_selector_search_on() -> None
         ("h", (1, 3), 1, 3, ("a", "b", "c"), (1, 2, 3))]
 
 
+def test_under_the_contexts_a_failing_condition_takes_and_consumes_nothing() -> None:
+    rules = "h(X, Y) <- (a(X) seq b(Y)) where X < Y."
+    stream = [("a", [5], 1), ("a", [1], 2), ("b", [3], 3), ("b", [6], 4)]
+    # b(3) takes a(1) only: a(5) fails X < Y and waits for b(6)
+    for strategy in ("continuous", "stn"):
+        assert detections(rules, strategy, stream) == [
+            ("h", (1, 3), 2, 3, ("a", "b"), (2, 3)), ("h", (5, 6), 1, 4, ("a", "b"), (1, 4))], strategy
+    assert detections(rules, "cumulative", stream) == [
+        ("h", ([1], 3), 2, 3, ("a", "b"), (2, 3)), ("h", ([5], 6), 1, 4, ("a", "b"), (1, 4))]
+    with Engine.from_string(rules, policy="continuous") as engine:      # the same without provenance
+        assert engine.emit_many(stream).detections == [Detection("h", (1, 3), 2, 3), Detection("h", (5, 6), 1, 4)]
+
+
+def test_under_the_contexts_a_condition_of_the_whole_is_checked_once_its_variables_are_bound() -> None:
+    rules = "h(X, Y) <- (a(X) seq b(Y) seq c) where X < Y."
+    stream = [("a", [5], 1), ("b", [3], 2), ("b", [6], 3), ("c", [], 4)]
+    for strategy in ("continuous", "stn"):
+        assert detections(rules, strategy, stream) == [("h", (5, 6), 1, 4, ("a", "b", "c"), (1, 3, 4))], strategy
+    assert detections(rules, "cumulative", stream) == [("h", ([[5]], [6]), 1, 4, ("a", "b", "c"), (1, 3, 4))]
+    # a condition on the interval is checked on the whole sequence, when it completes: c@3 does not take
+    # a(1) b(2) (2 seconds), which waits for c@5; a(1) went with b(2), so b(3) finds none
+    timed = "h(X) <- (a(X) seq b(_) seq c) where (duration(D), D >= 3)."
+    stream = [("a", [1], 1), ("b", [2], 2), ("c", [], 3), ("b", [3], 4), ("c", [], 5)]
+    assert detections(timed, "continuous", stream) == [("h", (1,), 1, 5, ("a", "b", "c"), (1, 2, 5))]
+    assert reference("continuous", timed, stream) == [(0, 1, 4)]
+
+
 # ---------------------------------------------------------------------------
 # The reference definitions, on their own
 # ---------------------------------------------------------------------------
@@ -254,6 +281,7 @@ def test_reference_stn_checks_a_condition_of_the_whole_as_soon_as_it_is_bound() 
     rules = "h(X, Y) <- (a(X) seq b(Y) seq c) where X < Y."
     stream = [("a", [5], 1), ("b", [3], 2), ("b", [6], 3), ("c", [], 4)]
     assert reference("stn", rules, stream) == [(0, 2, 3)]
+    assert reference("cumulative", rules, stream) == [(0, 2, 3)]
     assert reference("continuous", rules, stream) == [(0, 2, 3)]
     assert reference("nxt", rules, stream) == [(0, 2, 3)]
 

@@ -215,14 +215,61 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
 %   event of Chain; other rules stay as they are, with Chain `none`.
 
 chained_rule(Default, Overrides, MaxAge, Explain, Rule0, Rule, Chain) :-
-    Rule0 = rule(L, H, _, _, _),
+    Rule0 = rule(L, H, P0, Where, V),
     rule_policy_name(Default, Overrides, L, H, Policy),
     (   chain_rule(Policy, Explain, MaxAge, Rule0, Rule1, Chain1)
     ->  Rule = Rule1,
         Chain = Chain1
+    ;   node_policy(Policy, NodePolicy),
+        memberchk(NodePolicy, [continuous, cumulative])
+    ->  sunk_conditions(P0, P),
+        Rule = rule(L, H, P, Where, V),
+        Chain = none
     ;   Rule = Rule0,
         Chain = none
     ).
+
+%   sunk_conditions(+Pattern0, -Pattern): under the contexts (and `stn`)
+%   an initiator is eligible when it passes every condition that can be
+%   checked once the terminator is added (strategies.md): a `where` on a
+%   sequence that tests only variables of its left part (and not the
+%   interval) moves onto that part, down to the smallest one that binds
+%   them all, where it is part of that step's choice (see
+%   etalis_policies:filtering_policy/1).
+
+sunk_conditions(where(P0, G), P) :- !,
+    sunk_conditions(P0, P1),
+    (   \+ interval_condition(G),
+        term_variables(G, GVs),
+        sunk_condition(P1, G, GVs, P2)
+    ->  P = P2
+    ;   P = where(P1, G)
+    ).
+sunk_conditions(op(Op, A0, B0), op(Op, A, B)) :- !,
+    sunk_conditions(A0, A),
+    sunk_conditions(B0, B).
+sunk_conditions(within(P0, W), within(P, W)) :- !,
+    sunk_conditions(P0, P).
+sunk_conditions(P, P).
+
+sunk_condition(within(P0, W), G, GVs, within(P, W)) :- !,
+    sunk_condition(P0, G, GVs, P).
+sunk_condition(op(seq, L0, R), G, GVs, op(seq, L, R)) :-
+    term_variables(L0, LVs),
+    forall(member(V, GVs), ( member(LV, LVs), LV == V )),
+    (   sunk_condition(L0, G, GVs, L1)
+    ->  L = L1
+    ;   L = where(L0, G)
+    ).
+
+interval_condition(G) :-
+    sub_term(T, G),
+    compound(T),
+    (   functor(T, Name, 1),
+        memberchk(Name, [start, end, t1, t2, duration, current_datime])
+    ;   functor(T, check, _)
+    ),
+    !.
 
 %   with_chains(+Settings0, +Program0, -Program, -Settings): the goals
 %   of the chains of Settings0 (see chained_rule/7) added to Program0,
@@ -471,17 +518,32 @@ filter_chain(Out, Policy, Counts, FilterIndex, Filters, Ids) :-
     (   get_assoc(Name, Counts, 1),
         get_assoc(Name, FilterIndex, node(FId, Op, Inputs, FOut, FW, Policy1)),
         Policy1 == Policy,
-        linked_filter(Op, FId, Inputs, FOut, FW, Out, Filter, Next)
-    ->  Filters = [Filter|More],
-        Ids = [FId|MoreIds],
-        filter_chain(Next, Policy, Counts, FilterIndex, More, MoreIds)
+        linked_filter(Op, FId, Inputs, FOut, FW, Out, Filter, Next),
+        combined_filter(Policy, Filter)
+    ->  filter_chain(Next, Policy, Counts, FilterIndex, More, MoreIds),
+        (   Filter = compute(_, _, _),
+            More == []
+        ->  Filters = [],
+            Ids = []
+        ;   Filters = [Filter|More],
+            Ids = [FId|MoreIds]
+        )
     ;   Filters = [],
         Ids = []
     ).
 
-linked_filter(where(G0), _, [In0], Out0, _, Cur, where(G, Cur, Out), Out) :-
-    \+ computation(G0, In0),
+%   linked_filter(+Op, +Id, +Inputs, +Out0, +W, +Cur, -Filter, -Next): a
+%   `where` that only computes values (see computation/2) is taken in as
+%   compute(Goal, In, Out), and only on the way to a filter after it
+%   (e.g. the provenance that explain(true) adds between a sequence and
+%   its condition).
+
+linked_filter(where(G0), _, [In0], Out0, _, Cur, Filter, Out) :-
     copy_term(G0-In0-Out0, G-In-Out),
+    (   computation(G0, In0)
+    ->  Filter = compute(G, Cur, Out)
+    ;   Filter = where(G, Cur, Out)
+    ),
     In = Cur.
 linked_filter(fnot, Id, [P0, N0], Out0, W, Cur, fnot(Id, N, W, Cur, Out), Out) :-
     copy_term(P0-N0-Out0, P-N-Out),
@@ -513,10 +575,28 @@ fresh_var(X, In) :-
     term_variables(In, Vs),
     \+ ( member(V, Vs), V == X ).
 
+%   combined_filter(+Policy, +Filter): under `cumulative` the eligible
+%   occurrences are combined after the filters passed them one by one,
+%   so only a `where` that binds nothing new (a test) is part of the
+%   choice, and one that only computes values runs again on the
+%   combined occurrence; a condition that does both, or an `fnot`, runs
+%   on the combined occurrence after it.
+
+combined_filter(cumulative, compute(_, _, _)) :- !.
+combined_filter(cumulative, where(_, In, Out)) :- !,
+    term_variables(In, InVs),
+    term_variables(Out, OutVs),
+    forall(member(V, OutVs), ( member(I, InVs), I == V )).
+combined_filter(cumulative, _) :- !,
+    fail.
+combined_filter(_, _).
+
 filter_input(where(_, In, _), In).
+filter_input(compute(_, In, _), In).
 filter_input(fnot(_, _, _, In, _), In).
 
 filter_out(where(_, _, Out), Out).
+filter_out(compute(_, _, Out), Out).
 filter_out(fnot(_, _, _, _, Out), Out).
 
 %   upward(+Nodes, -Sorted): the goals, those highest above the input

@@ -104,13 +104,25 @@ filters_test(filters(Fs, Final), M, _, S, E, Final, once(Test)) :-
     maplist(filter_goal(M, S, E), Fs, Goals),
     conj(Goals, Test).
 
+%   filters_test(+Filters, +M, +Out, +S, +E, -FireOut, -Test, -Computed):
+%   as filters_test/7, and Computed runs only the filters that compute
+%   values (compute/3), for an occurrence combined after the filters
+%   passed its parts (`cumulative`).
+
+filters_test(none, _, Out, _, _, Out, true, true).
+filters_test(filters(Fs, Final), M, Out, S, E, FireOut, Test, Computed) :-
+    filters_test(filters(Fs, Final), M, Out, S, E, FireOut, Test),
+    include([F]>>(F = compute(_, _, _)), Fs, Cs),
+    maplist(filter_goal(M, S, E), Cs, Goals),
+    conj(Goals, Computed).
+
 %   filters_by_value(+Filters, -ByValue): ByValue is `true` when the
 %   filters look only at the values of the occurrences (where
 %   conditions that do not ask the interval), so that of two pending
 %   occurrences with the same values they pass both or neither.
 
 filters_by_value(filters(Fs, _), ByValue) :-
-    (   forall(member(F, Fs), ( F = where(G, _, _), \+ asks_interval(G) ))
+    (   forall(member(F, Fs), ( ( F = where(G, _, _) ; F = compute(G, _, _) ), \+ asks_interval(G) ))
     ->  ByValue = true
     ;   ByValue = false
     ).
@@ -127,6 +139,8 @@ filter_goal(M, S, E, where(G, In, Out),
             catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(Err, G1))) :-
     interval_goal(G, S, E, G1),
     condition_test(M, G1, In, Out, Test).
+filter_goal(M, S, E, compute(G, In, Out), Goal) :-
+    filter_goal(M, S, E, where(G, In, Out), Goal).
 filter_goal(M, S, E, fnot(Id, N, W, In, _), Goal) :-
     window_check(W, S, E, Check),
     no_blocker(M, Id, N, In, W, E, S, E, Unblocked),
@@ -225,7 +239,7 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Filters0, Phase-Clau
     ),
     result_interval(SX, EX, S, E, Interval),
     window_check(W, S, E, Fits),
-    filters_test(Filters, M, Out, S, E, FireOut, Filtered),
+    filters_test(Filters, M, Out, S, E, FireOut, Filtered, Computed),
     conj([Interval, Fits, Filtered], Result),
     Fire = '$derived'(FireOut, S, E, O),
     (   memberchk(Other, Stored)
@@ -237,7 +251,7 @@ temporal_clause(M, Id, Op, L0, R0, Out0, W, Policy, Extra0, Filters0, Phase-Clau
         ->  match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
                        Cond, Result, Add, Fire, Match)
         ;   filtered_match_body(MatchPolicy, Store, TheirStore, Key, Expiry, e(Theirs, U1, U2),
-                                Cond, Interval-Fits-Filtered, Add, Fire, Match)
+                                Cond, Interval-Fits-Filtered-Computed, Add, Fire, Match)
         )
     ;   Phase = store,
         Match = (Add, fail)
@@ -344,14 +358,36 @@ match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Result, Add, Fire, Body)
     conj([Add, Store, Match, Result, Fire], Body).
 
 %   filtered_match_body(+Policy, ..., +Interval-Fits-Filtered, ...): as
-%   match_body/11, for a goal with filters (Filtered): `chronological`
+%   match_body/11, for a goal with filters (Filtered): `continuous` and
+%   `cumulative` take every pending occurrence that completes the
+%   pattern and passes the filters (each on its own, before `cumulative`
+%   combines them), and leave the others; `chronological`
 %   takes the oldest pending occurrence that completes the pattern
 %   (Cond, the window's Fits) and passes the filters; `recent` chooses
 %   the newest that passes the filters, which then must complete the
 %   pattern, so that with a filter that always passes it chooses as
 %   without one.
 
-filtered_match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Interval-Fits-Filtered, Add, Fire, Body) :-
+filtered_match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Interval-Fits-Filtered-Computed, Add, Fire,
+                    Body) :-
+    consuming_all(Policy),
+    !,
+    conj([Cond, Interval, Fits, Filtered], Test),
+    (   Policy == cumulative
+    ->  Taking = etalis_store:store_take_all(St, Key, Expiry, Entry, Test, Taken),
+        conj([etalis_policies:accumulated(Taken, Entry), Interval, Computed, Fire], Each)
+    ;   Fire = '$derived'(Out, S, E, _),
+        Witness = w(Out, S, E),
+        Taking = etalis_store:store_take_passing(St, Key, Expiry, Entry, Test, Witness, Taken),
+        Each = ( member(Witness, Taken), Fire )
+    ),
+    Body = ( Store,
+             Taking,
+             (   Taken == []
+             ->  Add, fail
+             ;   Each
+             ) ).
+filtered_match_body(Policy, Store, St, Key, Expiry, Entry, Cond, Interval-Fits-Filtered-_, Add, Fire, Body) :-
     (   consuming(Policy)
     ->  conj([Cond, Interval, Fits, Filtered], Test),
         filtered_match_goal(Policy, St, Key, Expiry, Entry, Test, Take),

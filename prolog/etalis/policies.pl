@@ -149,7 +149,8 @@ match_goal(_, Store, Key, Expiry, Entry, Cond,
 %
 %   Under Policy a `where` condition or an `fnot` directly on a temporal
 %   operator is part of the operator's selection (recent, chronological
-%   and their interval variants): a pair that the filter rejects is no
+%   and their interval variants, and the contexts continuous and
+%   cumulative, whose initiators are eligible only when they pass it): a pair that the filter rejects is no
 %   occurrence of the pattern, so it is neither chosen nor consumed
 %   (the paper: `P where t` is empty when t fails).  Under
 %   `unrestricted` nothing is chosen or consumed, so filtering after
@@ -159,6 +160,8 @@ filtering_policy(recent).
 filtering_policy(recent(_)).
 filtering_policy(chronological).
 filtering_policy(chronological(_)).
+filtering_policy(continuous).
+filtering_policy(cumulative).
 
 %!  filtered_add_goal(+Policy, +ByValue, +Store, +Key, +Entry, +Expiry, -Goal) is det.
 %

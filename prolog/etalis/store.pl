@@ -17,6 +17,7 @@
             store_replace_if/4,        % +Store, +Key, +Entry, +Preference
             store_take_best/6,         % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
             store_take_all/6,          % +Store, +Key, +Expiry, ?Entry, :Cond, -Taken
+            store_take_passing/7,      % +Store, +Key, +Expiry, ?Entry, :Cond, ?Witness, -Taken
             store_newest/6,            % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
             store_replace_same/5       % +Store, +Key, +Entry, +Expiry, +Preference
           ]).
@@ -28,7 +29,8 @@
 
 
 :- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
-                  store_take_all(+, +, +, ?, 0, -), store_newest(+, +, +, ?, 0, +),
+                  store_take_all(+, +, +, ?, 0, -), store_take_passing(+, +, +, ?, 0, ?, -),
+                  store_newest(+, +, +, ?, 0, +),
                   first_chosen(+, +, +, +, +, ?, 0, -), first_passing(+, ?, 0).
 
 /** <module> Goal store: pending occurrences, indexed by join key
@@ -322,11 +324,21 @@ store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
 %   next.
 
 store_take_all(Store, Key, Expiry, Entry, Cond, Taken) :-
+    store_take_passing(Store, Key, Expiry, Entry, Cond, Entry, Taken).
+
+%!  store_take_passing(+Store, +Key, +Expiry, ?Entry, :Cond, ?Witness, -Taken) is multi.
+%
+%   As store_take_all/6, but Taken lists, oldest first, a copy of
+%   Witness as Cond left it (its first solution) for each entry taken
+%   (Entry and Witness stay unbound), so that what Cond computed (a
+%   `where` condition's bindings) is not computed again.
+
+store_take_passing(Store, Key, Expiry, Entry, Cond, Witness, Taken) :-
     Found = found(false),
     (   key_match(Store, Key, Q),
         expire(Expiry, Q),
         arg(1, Q, First),
-        partition_cells(First, Entry, Cond, Taken, Kept),
+        partition_cells(First, Entry, Cond, Witness, Taken, Kept),
         Taken \== [],
         nb_setarg(1, Found, true),
         nb_setarg(1, Q, []),
@@ -336,15 +348,15 @@ store_take_all(Store, Key, Expiry, Entry, Cond, Taken) :-
         Taken = []
     ).
 
-partition_cells([], _, _, [], []).
-partition_cells(c(E, Next), Entry, Cond, Taken, Kept) :-
-    (   \+ \+ ( E = Entry, call(Cond) )
-    ->  Taken = [E|Taken1],
+partition_cells([], _, _, _, [], []).
+partition_cells(c(E, Next), Entry, Cond, Witness, Taken, Kept) :-
+    (   findall(Witness, once(( E = Entry, call(Cond) )), [W])
+    ->  Taken = [W|Taken1],
         Kept = Kept1
     ;   Taken = Taken1,
         Kept = [E|Kept1]
     ),
-    partition_cells(Next, Entry, Cond, Taken1, Kept1).
+    partition_cells(Next, Entry, Cond, Witness, Taken1, Kept1).
 
 %   best_first(+Cell, +Preference, -Entries): the entries of the queue
 %   from Cell on, the best first: the one that starts first; of those
