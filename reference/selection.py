@@ -306,32 +306,52 @@ def stn_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list
     element starts a run; a run that has bound an element at position i
     takes the first later position that fits the next element (its type,
     its own condition, the window so far and the condition of the whole
-    once its variables are bound); a run that has bound the last element
-    is a match."""
+    once its variables are bound) and, if the element is `P+`, also the
+    first later position that fits another iteration of it (the run
+    branches); a run that has bound the last element is a match, so a
+    trailing `P+` yields every prefix of its iterations."""
     fit = _Fit(seq, stream, solver)
     out: list[Match] = []
     n = len(seq.elements)
 
-    def run(k: int, env: Mapping[str, Ground], positions: list[int]) -> None:
+    def fitting(k: int, j: int, env: Mapping[str, Any], positions: list[int]) -> list[dict[str, Any]]:
+        envs = fit.element(k, j, env, positions[0] if positions else None)
+        if k == n - 1 and not seq.elements[k].plus:
+            envs = [e for e in envs if fit.complete(e, positions + [j])]
+        return envs
+
+    def first(k: int, env: Mapping[str, Any], positions: list[int]) -> Optional[tuple[int, list[dict[str, Any]]]]:
         for j in fit.later(positions[-1]):
-            if k == n - 1:
-                matches = fit.last(j, env, positions)
-                if matches:
-                    out.extend(matches)
-                    return
-                continue
-            envs = fit.element(k, j, env, positions[0])
+            envs = fitting(k, j, env, positions)
             if envs:
+                return j, envs
+        return None
+
+    def bound(k: int, env: Mapping[str, Any], lists: dict[str, list[Any]], positions: list[int]) -> None:
+        """The run has bound element ``k`` (a `P+` with the values
+        ``lists`` of its own variables) at ``positions``."""
+        full = {**env, **{v: list(vs) for v, vs in lists.items()}}
+        if k == n - 1:
+            out.extend(fit.complete(full, positions))
+        elif (found := first(k + 1, full, positions)) is not None:
+            j, envs = found
+            for env1 in envs:
+                start(k + 1, env1, positions + [j])
+        if seq.elements[k].plus:
+            own = seq.elements[k].own
+            outer = {m: v for m, v in env.items() if m not in own}
+            if (found := first(k, outer, positions)) is not None:
+                j, envs = found
                 for env1 in envs:
-                    run(k + 1, env1, positions + [j])
-                return
+                    bound(k, env1, {v: lists[v] + [env1[v]] for v in own}, positions + [j])
+
+    def start(k: int, env: dict[str, Any], positions: list[int]) -> None:
+        element = seq.elements[k]
+        bound(k, env, {v: [env[v]] for v in element.own} if element.plus else {}, positions)
 
     for i in range(len(stream)):
-        if n == 1:
-            out.extend(fit.last(i, {}, []))
-            continue
-        for env in fit.element(0, i, {}, None):
-            run(1, env, [i])
+        for env in fitting(0, i, {}, []):
+            start(0, env, [i])
     return out
 
 
@@ -440,7 +460,7 @@ def _tuples(value: Any) -> Any:
 def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
     """The matches of ``seq`` on ``stream`` under ``strategy``
     (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
-    if any(e.plus for e in seq.elements) and strategy != "unrestricted" and strategy not in SELECTORS:
+    if any(e.plus for e in seq.elements) and strategy in ("continuous", "cumulative"):
         raise ValueError(f"P+ is not defined under {strategy}")
     if strategy == "unrestricted":
         return all_matches(seq, stream, solver)
@@ -509,8 +529,8 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     of an event's own, a condition of the whole over two of its
     variables, a window) and a stream of 3 to 9 events at increasing
     times (now and then intervals, some ending together, some
-    overlapping), for ``strategy`` (drawn when None).  Under `unrestricted` and
-    the selectors, now and then one event is `P+`.  A condition of the
+    overlapping), for ``strategy`` (drawn when None).  Under `unrestricted`,
+    the selectors and `stn`, now and then one event is `P+`.  A condition of the
     whole is never drawn over the list of a `P+`, and under `cumulative`
     only over the variables of the first two events (those of later
     ones are lists by then)."""
@@ -540,7 +560,7 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
         parts.append(part)
         part_vars.append(var)
     lists: set[str] = set()
-    if (strategy == "unrestricted" or strategy in SELECTORS) and ch.integer(0, 2) == 0:
+    if strategy not in ("continuous", "cumulative") and ch.integer(0, 2) == 0:
         i = ch.integer(0, len(parts) - 1)
         parts[i] += "+"
         var = part_vars[i]

@@ -362,16 +362,44 @@ def test_a_condition_over_the_values_of_every_iteration() -> None:
     assert args_and_times(rules, "last", stream) == [(([1, 4], 5), (2, 3, 4))]
 
 
-def test_plus_under_a_context_or_stn_is_refused_at_its_rule() -> None:
+def test_plus_under_a_context_is_refused_at_its_rule_and_under_stn_outside_a_sequence() -> None:
     with pytest.raises(RuleError) as err:
         Engine.from_string(":- policy(continuous).\nh(X) <- a(X)+ seq b.", source="r.etl")
     assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
         2, 1, "P+ (one or more in sequence) is not defined under the policy continuous",
-        "use unrestricted, or a selection strategy strict, nxt, last or max")
+        "use unrestricted, or a selection strategy strict, nxt, last, max or stn")
     with pytest.raises(RuleError) as err:
-        Engine.from_string("h(X) <- a(X)+ seq b.", policy="stn")
-    assert err.value.message == ("P+ (one or more in sequence) under stn (skip-till-next-match, whose runs branch "
-                                 "at each iteration) is not implemented")
+        Engine.from_string("h(X) <- a(X)+ and b.", policy="stn")
+    assert (err.value.message, err.value.hint) == (
+        "P+ (one or more in sequence) under stn is implemented in a sequence of events only "
+        "(e1 seq ... seq P+ seq ... seq en, with a where and a within around it)",
+        "write the rule as such a sequence, or use unrestricted or a selection strategy strict, nxt, last or max")
+
+
+def test_stn_with_plus_a_run_takes_the_next_element_and_another_iteration_each_the_first_that_fits() -> None:
+    # the run from a takes b(1), then c@4 (a match) and b(2) (another iteration), which takes c@4 too,
+    # and b(3), which takes c@6: every iteration goes on with the first c after it
+    rules = "h(X) <- (a seq b(X)+ seq c) within 10."
+    stream = [("a", [], 1), ("b", [1], 2), ("b", [2], 3), ("c", [], 4), ("b", [3], 5), ("c", [], 6)]
+    assert sorted(args_and_times(rules, "stn", stream)) == [
+        (([1],), (1, 2, 4)), (([1, 2],), (1, 2, 3, 4)), (([1, 2, 3],), (1, 2, 3, 5, 6))]
+    # every a starts a run; a trailing + makes every iteration a match
+    assert sorted(args_and_times("h(X) <- a(X)+ seq b.", "stn", PLUS_STREAM)) == [
+        (([1],), (1, 4)), (([1, 2],), (1, 2, 4)), (([1, 2, 3],), (1, 2, 3, 4)), (([2],), (2, 4)),
+        (([2, 3],), (2, 3, 4)), (([3],), (3, 4))]
+    assert sorted(args_and_times("h(X) <- c seq a(X)+ .", "stn", [("c", [], 1), ("a", [1], 2), ("a", [2], 3)])) == [
+        (([1],), (1, 2)), (([1, 2],), (1, 2, 3))]
+
+
+def test_stn_with_plus_skips_what_does_not_fit_an_iteration() -> None:
+    # an iteration must join the outer K and pass its own condition: b(1, 0) and b(2, 9) are skipped
+    rules = "h(K, V) <- a(K) seq (b(K, V) where V > 2)+ seq c(K)."
+    stream = [("a", [1], 1), ("b", [1, 5], 2), ("b", [1, 0], 3), ("b", [2, 9], 4), ("b", [1, 7], 5), ("c", [1], 6)]
+    assert sorted(args_and_times(rules, "stn", stream)) == [((1, [5]), (1, 2, 6)), ((1, [5, 7]), (1, 2, 5, 6))]
+    events = [Event(n, tuple(a), t, t) for n, a, t in stream]
+    with PrologGoals(rules) as solver:
+        assert sorted(m.positions for m in reference_matches("stn", chain_of(rules), events, solver)) == [
+            (0, 1, 4, 5), (0, 1, 5)]
 
 
 @pytest.mark.parametrize(("strategy", "positions"), [

@@ -21,6 +21,7 @@
 :- use_module(policies, [filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(chains, [chain_rule/6, chain_event/1, chain_node/3, chain_clauses/3, chain_pattern/2]).
+:- use_module(stn_runs, [stn_runs/3, stn_run_event/1]).
 :- use_module(directives, [file_directives/2, option_policy/2, unique_labels/1, check_overrides/2,
                            triggered_events/5, default_inference_limit/1]).
 :- use_module(recursion, [check_recursion/2, repeating_events/2]).
@@ -168,7 +169,8 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ->  true
     ;   Explain = false
     ),
-    maplist(chained_rule(Policy, Overrides, MaxAge, Explain), Rules1, RulesC, Chains0),
+    stn_runs(stn_rule(Policy, Overrides), Rules1, RulesS),
+    maplist(chained_rule(Policy, Overrides, MaxAge, Explain), RulesS, RulesC, Chains0),
     exclude(==(none), Chains0, Chains),
     (   Explain == true
     ->  maplist(explained_rule, RulesC, Rules2)
@@ -270,6 +272,12 @@ interval_condition(G) :-
     ;   functor(T, check, _)
     ),
     !.
+
+%   stn_rule(+Default, +Overrides, +Rule): Rule runs under `stn` (see
+%   etalis_stn_runs).
+
+stn_rule(Default, Overrides, rule(L, H, _, _, _)) :-
+    rule_policy_name(Default, Overrides, L, H, stn).
 
 %   with_chains(+Settings0, +Program0, -Program, -Settings): the goals
 %   of the chains of Settings0 (see chained_rule/7) added to Program0,
@@ -800,19 +808,23 @@ run_policy(Policy, _, Policy).
 
 %   rule_policy_name(+Default, +Overrides, +Label, +Head, -Policy): the
 %   policy of a rule: its label's, else the default; a `P+` runs under
-%   `unrestricted` (every run; the rule using it selects).
+%   `unrestricted` (every run; the rule using it selects), the runs of
+%   a `P+` under `stn` under `stn` (see etalis_stn_runs).
 
 rule_policy_name(Default, Overrides, L, H, Policy) :-
     (   kleene_event(H)
     ->  Policy = unrestricted
+    ;   stn_run_event(H)
+    ->  Policy = stn
     ;   L \== '', memberchk(L-Policy0-_, Overrides)
     ->  Policy = Policy0
     ;   Policy = Default
     ).
 
 %   kleene_policy(+Policy, +Pattern, +Where): a pattern with `P+` runs
-%   under `unrestricted` or a selector only (strategies.md: the contexts
-%   are not defined on it; `stn` is, but is not implemented for it).
+%   under `unrestricted` or a selector, and under `stn` in a sequence of
+%   events (see etalis_stn_runs; the `P+` of any other pattern is still
+%   there); the contexts are not defined on it (strategies.md).
 
 kleene_policy(Policy, Pattern, Where) :-
     (   Policy \== unrestricted,
@@ -820,10 +832,12 @@ kleene_policy(Policy, Pattern, Where) :-
         sub_term(E, Pattern),
         kleene_event(E)
     ->  (   Policy == stn
-        ->  M = "P+ (one or more in sequence) under stn (skip-till-next-match, whose runs branch at each iteration) is not implemented"
-        ;   format(string(M), "P+ (one or more in sequence) is not defined under the policy ~q", [Policy])
+        ->  M = "P+ (one or more in sequence) under stn is implemented in a sequence of events only (e1 seq ... seq P+ seq ... seq en, with a where and a within around it)",
+            H = "write the rule as such a sequence, or use unrestricted or a selection strategy strict, nxt, last or max"
+        ;   format(string(M), "P+ (one or more in sequence) is not defined under the policy ~q", [Policy]),
+            H = "use unrestricted, or a selection strategy strict, nxt, last, max or stn"
         ),
-        etalis_error(M, "use unrestricted, or a selection strategy strict, nxt, last or max", Where)
+        etalis_error(M, H, Where)
     ;   true
     ).
 
