@@ -204,7 +204,7 @@ class _Fit:
         """The matches of a full binding of the elements: the condition
         of the whole, solved (unless it was checked before the last
         element)."""
-        start, end = self.stream[positions[0]].start, self.stream[positions[-1]].end
+        start, end = min(self.stream[q].start for q in positions), self.stream[positions[-1]].end
         goal = self.seq.goal
         if goal is None or (self.check_at is not None and self.check_at < len(self.seq.elements) - 1):
             envs = [dict(env)]
@@ -408,7 +408,8 @@ def cumulative_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) 
         for k in range(n - 1, 0, -1):
             kept, taken = [], []
             for env, positions in waiting[k - 1]:
-                envs = fit.element(k, p, env, positions[0]) if stream[positions[-1]].end < stream[p].start else []
+                earliest = min(positions, key=lambda q: stream[q].start)    # combined ones start there
+                envs = fit.element(k, p, env, earliest) if stream[positions[-1]].end < stream[p].start else []
                 if k == n - 1:      # the condition of the whole holds for each initiator on its own
                     envs = [e for e in envs if fit.complete(e, positions + [p])]
                 if envs:
@@ -426,8 +427,8 @@ def cumulative_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) 
                     combined[name] = values[0] if name in shared else values
             positions = [q for _, ps in taken for q in ps] + [p]
             if k == n - 1:
-                out.append(_accumulated_match(seq.head, combined, stream[positions[0]].start, stream[p].end,
-                                              positions))
+                start = min(stream[q].start for q in positions)
+                out.append(_accumulated_match(seq.head, combined, start, stream[p].end, positions))
             else:
                 waiting[k].append((combined, positions))
         for env0 in fit.element(0, p, {}, None):
