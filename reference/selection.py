@@ -150,11 +150,11 @@ class _Fit:
     """Whether a stream event fits an element of a sequence, given the
     variables bound so far."""
 
-    def __init__(self, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> None:
+    def __init__(self, seq: Chain, stream: Sequence[Event], solver: GoalSolver, early: bool = True) -> None:
         self.seq = seq
         self.stream = stream
         self.solver = solver
-        self.check_at = self._check_at()
+        self.check_at = self._check_at() if early else None
 
     def _check_at(self) -> Optional[int]:
         """The element once which the condition of the whole has all its
@@ -436,6 +436,85 @@ def cumulative_matches(seq: Chain, stream: Sequence[Event], solver: GoalSolver) 
     return out
 
 
+POLICIES = ("recent", "chronological", "recent(longer)", "recent(shorter)", "recent(greater(1))",
+            "chronological(longer)", "chronological(shorter)", "chronological(greater(1))")
+"""ETALIS's choosing policies (SNOOP's recent and chronicle contexts) and their
+interval variants, defined here on sequences of events."""
+
+
+def chosen_matches(policy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+    """SNOOP's recent and chronicle contexts (ETALIS's `recent` and
+    `chronological`, with their interval variants, see docs/language.md)
+    over ``(((e1 seq e2) seq e3) ...)``: the occurrences of each prefix wait
+    as initiators; a terminator (an event that fits the next element)
+    combines with one eligible initiator (one that ended before it, with
+    which it fits, inside the window; at the last element also passing
+    the condition of the whole, which is written on the last `seq`):
+    under `recent` the most recent (the one that ends last, of those
+    that end together the one the variant prefers: `longer` starts
+    earlier, `shorter` later, greater(N) has the greater N-th argument
+    of the element's event; then the last to arrive), which stays; under
+    `chronological` the oldest (the first to arrive; the variants: the
+    one that starts first, then by preference, then the first to
+    arrive), which it consumes.  An event completes the longer prefixes
+    before it initiates.  Defined for streams where no two events end
+    together (then `recent`'s newest initiator is always before a
+    terminator, and fits the window if any does)."""
+    kind, _, pref = policy.partition("(")
+    pref = pref[:-1] if pref else ""
+    fit = _Fit(seq, stream, solver, early=False)
+    n = len(seq.elements)
+    # an initiator: its bindings, positions, start, end and arrival
+    waiting: list[list[tuple[dict[str, Any], list[int], Time, Time, int]]] = [[] for _ in range(n)]
+    out: list[Match] = []
+    arrival = 0
+
+    def order(item: tuple[dict[str, Any], list[int], Time, Time, int], k: int) -> tuple[Any, ...]:
+        env, positions, start, end, seen = item
+        if pref == "longer":
+            p: Any = -start
+        elif pref == "shorter":
+            p = start
+        elif pref.startswith("greater"):
+            value = stream[positions[-1]].args[0] if k == 1 and stream[positions[-1]].args else None
+            p = (0, value) if isinstance(value, (int, float)) else (-1, 0)
+        else:
+            p = 0
+        if kind == "recent":
+            return (end, p, seen)
+        return (-start, p, -seen) if pref else (-seen,)
+
+    for q in range(len(stream)):
+        for k in range(n - 1, 0, -1):
+            eligible = []
+            for item in waiting[k - 1]:
+                env, positions, start, end, _ = item
+                if not end < stream[q].start:
+                    continue
+                results: list[Any] = fit.last(q, env, positions) if k == n - 1 else \
+                    fit.element(k, q, env, positions[0])
+                if results:
+                    eligible.append((item, results))
+            if not eligible:
+                continue
+            item, results = max(eligible, key=lambda e: order(e[0], k))
+            if kind == "chronological":
+                waiting[k - 1].remove(item)
+            if k == n - 1:
+                out.extend(results)
+            else:
+                for env1 in results:
+                    waiting[k].append((env1, item[1] + [q], item[2], stream[q].end, arrival))
+                    arrival += 1
+        if n == 1:
+            out.extend(fit.last(q, {}, []))
+            continue
+        for env in fit.element(0, q, {}, None):
+            waiting[0].append((env, [q], stream[q].start, stream[q].end, arrival))
+            arrival += 1
+    return out
+
+
 def _accumulated_match(head: Term, env: Mapping[str, Any], start: Time, end: Time,
                        positions: Sequence[int]) -> Match:
     args = tuple(_reported(env, a) for a in head.args) if isinstance(head, Struct) else ()
@@ -461,7 +540,7 @@ def _tuples(value: Any) -> Any:
 def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
     """The matches of ``seq`` on ``stream`` under ``strategy``
     (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
-    if any(e.plus for e in seq.elements) and strategy in ("continuous", "cumulative"):
+    if any(e.plus for e in seq.elements) and (strategy in ("continuous", "cumulative") or strategy in POLICIES):
         raise ValueError(f"P+ is not defined under {strategy}")
     if strategy == "unrestricted":
         return all_matches(seq, stream, solver)
@@ -473,6 +552,8 @@ def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver
         return continuous_matches(seq, stream, solver)
     if strategy == "cumulative":
         return cumulative_matches(seq, stream, solver)
+    if strategy in POLICIES:
+        return chosen_matches(strategy, seq, stream, solver)
     raise ValueError(f"no reference definition of {strategy!r}")
 
 
@@ -501,8 +582,9 @@ def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolve
     return want - got, got - want
 
 
-STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous", "cumulative")
-"""The strategies with a reference definition here."""
+STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous", "cumulative") + POLICIES
+"""The strategies and policies with a reference definition here: every one
+the engine accepts (the interval variants with greater(1))."""
 
 _ARITY = {"a": 1, "b": 1, "c": 0}
 
@@ -561,7 +643,7 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
         parts.append(part)
         part_vars.append(var)
     lists: set[str] = set()
-    if strategy not in ("continuous", "cumulative") and ch.integer(0, 2) == 0:
+    if strategy not in ("continuous", "cumulative") + POLICIES and ch.integer(0, 2) == 0:
         i = ch.integer(0, len(parts) - 1)
         parts[i] += "+"
         var = part_vars[i]
@@ -581,7 +663,7 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     head = f"h({', '.join(used)})" if used else "h"
     stream: list[Event] = []
     t = 0
-    intervals = ch.integer(0, 3) == 0
+    intervals = ch.integer(0, 3) == 0 and strategy not in POLICIES
     seen: set[tuple[int, int]] = set()
     for _ in range(ch.integer(3, 9)):
         if intervals:           # intervals, some ending together, some overlapping
