@@ -268,6 +268,7 @@ pending_part(M, Nodes, Ids, Part) :-
     Part = _{goal: Id, pattern: Goal, matched: Matched, side: Side,
              waiting: Waiting, start: T1, end: T2}.
 
+waiting(chain(_, _), _, "the rest of the sequence") :- !.
 waiting(cnot, right, "blocks the sequence") :- !.
 waiting(fnot, right, "blocks the pattern") :- !.
 waiting(_, left, "the right operand") :- !.

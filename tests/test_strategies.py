@@ -208,6 +208,13 @@ def test_a_selector_on_a_sequence_compiles_to_one_goal_that_searches_in_its_orde
     assert "etalis_chains:newest_chain(last" in r.stdout
 
 
+def test_pending_shows_what_a_selector_on_a_sequence_remembers() -> None:
+    with Engine.from_string("r1 : h(X, Y) <- a(X) seq b(Y) seq c.", policy="last") as engine:
+        engine.emit_many([("a", [1], 1), ("b", [2], 2)])
+        assert [(p.matched, p.waiting, p.start, p.end) for p in engine.pending("r1")] == [
+            ("a(1)", "the rest of the sequence", 1, 1), ("b(2)", "the rest of the sequence", 2, 2)]
+
+
 def test_a_failing_condition_of_the_whole_makes_the_selector_search_on() -> None:
     rules = "h(X, Y) <- (a(X) seq b(Y) seq c) where X < Y."
     stream = [("a", [1], 1), ("a", [7], 2), ("b", [5], 3), ("b", [3], 4), ("c", [], 5)]

@@ -4,6 +4,7 @@
             chain_node/3,               % +Chain, +Id, -Node
             chain_clauses/3,            % +Module, +Node, -PhasedClauses
             chain_pattern/2,            % +Op, -Pattern
+            chain_stored/4,             % +Op, -Input, -Key, -Payload
             remember/4,                 % +Selector, +Store, +Key, +Entry
             newest_chain/7,             % +Selector, +Store, +Levels, +Next, +Window, -Start, -Positions
             earliest_chain/7            % +Store, +Levels, +Last, +Window, +Prev, -Start, -Positions
@@ -168,6 +169,21 @@ chain_node(chain(S, Spec), Id, node(Id, chain(S, Spec), Events, Out, W, S)) :-
 
 chain_pattern(chain(_, spec(Pattern, _, _, _, _)), Source) :-
     source_pattern(Pattern, Source).
+
+%!  chain_stored(+Op, -Input, -Key, -Payload) is nondet.
+%
+%   The remembered events of the chain goal Op are Input, an event of
+%   an element before the last, held under Key with Payload (see
+%   etalis_operators:stored_input/5).
+
+chain_stored(chain(S, Spec), E, h(J, Key), p(_, Values)) :-
+    copy_term(Spec, spec(_, Elements, _, _, _)),
+    length(Elements, N),
+    Last is N - 1,
+    between(1, Last, J),
+    nth1(J, Elements, el(E, G)),
+    element_key(S, J, Elements, Key),
+    element_values(E, G, Values).
 
 %!  chain_clauses(+Module, +Node, -PhasedClauses) is det.
 %

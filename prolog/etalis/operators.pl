@@ -461,6 +461,8 @@ stored_input(node(_, temporal(Op), [L0, R0], _, _, _), Side, In, Key, Payload) :
     side_terms(Side, L, R, In, _),
     join_key(L, R, Key, KeyVs),
     payload(In, KeyVs, Payload).
+stored_input(node(_, chain(S, Spec), _, _, _, _), left, In, Key, Payload) :-
+    etalis_chains:chain_stored(chain(S, Spec), In, Key, Payload).
 stored_input(node(_, Op, Inputs0, _, _, _), Side, In, Key, Payload) :-
     operator(Op, _, construct(_, Stored)),
     member(Side, Stored),

@@ -350,13 +350,23 @@ store_take_passing(Store, Key, Expiry, Entry, Cond, Witness, Taken) :-
 
 partition_cells([], _, _, _, [], []).
 partition_cells(c(E, Next), Entry, Cond, Witness, Taken, Kept) :-
-    (   findall(Witness, once(( E = Entry, call(Cond) )), [W])
+    (   passing(E, Entry, Cond, Witness, W)
     ->  Taken = [W|Taken1],
         Kept = Kept1
     ;   Taken = Taken1,
         Kept = [E|Kept1]
     ),
     partition_cells(Next, Entry, Cond, Witness, Taken1, Kept1).
+
+%   passing(+E, ?Entry, :Cond, ?Witness, -W): the entry E passes Cond; W
+%   is Witness as Cond left it (E itself when Witness is the entry).
+
+passing(E, Entry, Cond, Witness, W) :-
+    (   Witness == Entry
+    ->  \+ \+ ( E = Entry, call(Cond) ),
+        W = E
+    ;   findall(Witness, once(( E = Entry, call(Cond) )), [W])
+    ).
 
 %   best_first(+Cell, +Preference, -Entries): the entries of the queue
 %   from Cell on, the best first: the one that starts first; of those
