@@ -53,10 +53,9 @@ class PrologBridge:
         self._lock = threading.RLock()
         self._cwd = ""
         self._attach()
-        path = str(prolog_dir() / "etalis").replace("\\", "\\\\").replace("'", "\\'")
         # compiled arithmetic for the engine and the clauses it generates
         self._call_goal("set_prolog_flag(optimise, true)")
-        self._call_goal(f"use_module('{path}')")
+        self._call_goal(f"use_module({quote_atom(str(prolog_dir() / 'etalis'))})")
         self._api = lib.PL_predicate(b"etalis_api", 3, b"etalis")
 
     def _attach(self) -> None:
