@@ -355,7 +355,7 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
         result = engine.feed_text(batch.text, batch.first_line, batch.terms)
         assert batch.rejected == [] and result.rejected == [] and result.warnings == []
         found += parse_detections(result.detection_lines)
-    assert len(found) == 180
+    assert len(found) == 186
     assert sum(d.event == "temperature" for d in found) == 160
     t = 1091923200.0  # 2004-08-08T00:00:00Z
 
@@ -367,6 +367,7 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
         Detection("high_wind", ("C2087", 3323, 17), hm(10, 0), hm(10, 0)),
         Detection("high_wind", ("C2087", 3323, 17), hm(12, 15), hm(12, 15)),
         Detection("warming", (STATION + "C1617", 55, 56, 60), hm(11, 50), hm(12, 15)),
+        Detection("heating", (STATION + "C1617", [55, 56, 60]), hm(11, 50), hm(12, 15)),
         Detection("wind_dropped", (STATION + "C2087", 17, 0), hm(12, 15), hm(12, 30)),
         Detection("warming", (STATION + "C1617", 55, 56, 60), hm(11, 50), hm(12, 35)),
         Detection("warming", (STATION + "C1617", 56, 60, 62), hm(12, 0), hm(12, 45)),
@@ -374,14 +375,19 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
         Detection("high_wind", ("C1617", 7434, 16), hm(13, 15), hm(13, 15)),
         Detection("high_wind", ("C1617", 7434, 18), hm(13, 35), hm(13, 35)),
         Detection("warming", (STATION + "C2236", 54, 55, 56), hm(13, 15), hm(13, 45)),
+        Detection("heating", (STATION + "C2236", [54, 55, 56]), hm(13, 15), hm(13, 45)),
         Detection("high_wind", ("C1617", 7434, 18), hm(13, 45), hm(13, 45)),
         Detection("warming", (STATION + "C2236", 55, 56, 57), hm(13, 35), hm(14, 0)),
+        Detection("heating", (STATION + "C2236", [55, 56, 57]), hm(13, 35), hm(14, 0)),
         Detection("high_wind", ("C1617", 7434, 19), hm(14, 5), hm(14, 5)),
         Detection("warming", (STATION + "C2236", 56, 57, 58), hm(13, 45), hm(14, 15)),
+        Detection("heating", (STATION + "C2236", [56, 57, 58]), hm(13, 45), hm(14, 15)),
         Detection("high_wind", ("C1617", 7434, 18), hm(14, 20), hm(14, 20)),
         Detection("warming", (STATION + "C2236", 57, 58, 60), hm(14, 0), hm(14, 30)),
+        Detection("heating", (STATION + "C2236", [57, 58, 60]), hm(14, 0), hm(14, 30)),
         Detection("high_wind", ("C1617", 7434, 18), hm(14, 35), hm(14, 35)),
         Detection("warming", (STATION + "C2236", 58, 60, 61), hm(14, 15), hm(14, 45)),
+        Detection("heating", (STATION + "C2236", [58, 60, 61]), hm(14, 15), hm(14, 45)),
         Detection("high_wind", ("C1617", 7434, 20), hm(14, 50), hm(14, 50)),
     ]
 
@@ -460,5 +466,39 @@ def test_a_live_nquads_stream_gives_whole_graphs_however_its_lines_arrive(tmp_pa
 
     live = detections(read_live(chunks, "nquads"))
     assert live == detections(read_batches(path))
-    assert len(live[0]) == 179  # the graph of the bad line is dropped: one temperature event fewer
+    assert len(live[0]) == 185  # the graph of the bad line is dropped: one temperature event fewer
     assert [r.line for r in live[1]] == [101]
+
+
+def test_graph_events_combine_with_and_kleene_plus_fnot_and_a_policy() -> None:
+    engine = weather_engine(
+        "winds([], []).\n"
+        "winds([G|Gs], [V|Vs]) :- isa(G, O, wt:'WindObservation'), triple(G, O, sosa:hasSimpleResult, V), winds(Gs, Vs).\n"
+        "rising([_]).\n"
+        "rising([A, B|T]) :- A < B, rising([B|T]).\n"
+        "value(G, V) :- triple(G, _, sosa:hasSimpleResult, V).\n"
+        "run(Vs) <- ((graph(G)+ seq graph(S)) within 10) "
+        "where (isa(S, _, wt:'TemperatureObservation'), winds(G, Vs), rising(Vs)).\n"
+        "pair(V1, V2) <- graph(G1) and graph(G2) where (value(G1, V1), value(G2, V2), V1 + 2 =:= V2).\n"
+        "next(V1, V2) <- (graph(G1) seq graph(G2)) fnot graph(_) where (value(G1, V1), value(G2, V2)).\n"
+        ":- policy(latest, recent).\n"
+        "latest : last(V1, V2) <- graph(G1) seq graph(G2) "
+        "where (isa(G2, _, wt:'TemperatureObservation'), value(G1, V1), value(G2, V2)).\n"
+    )
+    found = []
+    for t, v in [(1, 10), (2, 12), (3, 11), (4, 14)]:
+        found += engine.emit_graph(observation(f"g{t}", f"o{t}", v), at=t)
+    found += engine.emit_graph(observation("g5", "o5", 70, WT.TemperatureObservation), at=5)
+    runs = sorted((d.start, d.args) for d in found if d.event == "run")
+    assert runs == [(1, ([10],),), (1, ([10, 11],),), (1, ([10, 11, 14],),), (1, ([10, 12],),), (1, ([10, 12, 14],),),
+                    (1, ([10, 14],),), (2, ([12],),), (2, ([12, 14],),), (3, ([11],),), (3, ([11, 14],),), (4, ([14],),)]
+    assert all(d.end == 5 for d in found if d.event == "run")
+    assert [d for d in found if d.event != "run"] == [
+        Detection("pair", (10, 12), 1, 2),
+        Detection("next", (10, 12), 1, 2),
+        Detection("next", (12, 11), 2, 3),
+        Detection("pair", (12, 14), 2, 4),
+        Detection("next", (11, 14), 3, 4),
+        Detection("next", (14, 70), 4, 5),
+        Detection("last", (14, 70), 4, 5),
+    ]
