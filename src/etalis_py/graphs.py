@@ -251,6 +251,7 @@ def _nquads_items(source: Lines, names: _Interned, stream: Optional[str] = None)
     block: Optional[_Block] = None
     waiting: list[int] = []  # lines read since the last event was given out
     default_stream = None if stream is None else "<" + stream
+    literals: dict[tuple[str, Optional[str]], str] = {}  # literal -> its Prolog text: results repeat
 
     def finish() -> Iterator[Item]:
         assert block is not None
@@ -284,7 +285,7 @@ def _nquads_items(source: Lines, names: _Interned, stream: Optional[str] = None)
         else:
             rejection = None
             try:
-                subject, predicate, obj, graph = _quad(m)
+                subject, predicate, obj, graph = _quad(m, literals)
                 time: Optional[Time] = None
                 part: Optional[str] = None
                 if graph is None:  # the default graph: the time or stream of the graph named by the subject
@@ -372,10 +373,12 @@ def _graph_key(line: bytes) -> Optional[str]:
     return graph if graph is not None else m.group(1)
 
 
-def _quad(m: re.Match[str]) -> tuple[str, str, str, Optional[str]]:
+def _quad(m: re.Match[str], literals: dict[tuple[str, Optional[str]], str]) -> tuple[str, str, str, Optional[str]]:
     """The tokens of the subject, predicate, object and graph name (None:
-    the default graph) of a quad that ``_QUAD`` matched: an IRI as
-    :func:`_token` writes it, anything else as its Prolog text."""
+    the default graph) of a quad that ``_QUAD`` matched: an IRI as ``<``
+    and the IRI as N-Quads writes it (no Prolog text starts with ``<``),
+    anything else as its Prolog text.  ``literals`` keeps the texts of
+    literals read (by lexical form and datatype)."""
     si, sb, p, oi, ob, lexical, datatype, lang, gi, gb = m.groups()
     s = "<" + si if si is not None else quote_atom("_:" + sb)
     if oi is not None:
@@ -383,7 +386,13 @@ def _quad(m: re.Match[str]) -> tuple[str, str, str, Optional[str]]:
     elif ob is not None:
         o = quote_atom("_:" + ob)
     else:
-        o = _literal_text(lexical, datatype, lang)
+        key = (lexical, datatype)
+        found = literals.get(key)
+        if found is None:
+            if len(literals) >= _IRI_CACHE:
+                literals.clear()
+            found = literals[key] = _literal_text(lexical, datatype, lang)
+        o = found
     if gi is not None:
         g: Optional[str] = "<" + gi
     else:
@@ -564,7 +573,7 @@ def _nquads_cell(cell: str) -> tuple[Optional[str], list[str]]:
         m = _QUAD.match(line)
         if m is None:
             raise ValueError(f"line {number} of the graph: {_quad_reason(line)}")
-        s, p, o, g = _quad(m)
+        s, p, o, g = _quad(m, {})
         if g is not None:
             names.add(_shown(g))
         triples.append(f"t({_shown(s)},{_shown(p)},{_shown(o)})")
