@@ -350,3 +350,8 @@ def test_under_recent_a_filtered_sequence_keeps_every_initiator() -> None:
     assert found(":- policy(recent).\nraise(X, Y) <- bid(X) seq bid2(Y) where Y > X.\nlast <- a seq b.\n") == [
         ("warning", "unbounded-memory", 2, 1, "no window bounds this rule's pending goals: every `bid(X)` waits "
          "for `bid2(Y)` (one pending goal per occurrence, forever)")]
+
+
+def test_the_hidden_rules_of_kleene_plus_have_no_unbound_head_warning() -> None:
+    text = "h(St, Ts) <- (t(St, T0) seq t(St, Ts)+) within 30 where T0 > 0.\nrun(X) <- (temp(X)+ seq stop) within 60.\n"
+    assert check_text(text, "r.etl") == []
