@@ -52,6 +52,10 @@ Requests:
     Resets), with each segment a batch list of as many terms as its
     element of Counts says (see feed_list).
   - flush(Engine): process the events held back by a lateness.
+  - feed(Engine, FirstLine, Format), feed_list(Engine, FirstLine, Count,
+    Format), flush(Engine, Format): as above, with the detections as
+    Format: `object` (as above) or `row`, a JSON array a line
+    (`["c", [1], 1, 2]`, see engine_feed/6), which Python decodes faster.
   - add_rules(Engine, Source): payload is rule text to add while running.
   - remove_rule(Engine, Label).
   - pending(Engine, Name): the matched parts of a rule's pattern that wait
@@ -104,13 +108,19 @@ serve(create(Source, Options), Payload, Header, "") :-
     Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
                ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded}.
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
-    engine_feed(M, Payload, FirstLine, Summary, Detections),
+    serve(feed(M, FirstLine, object), Payload, Header, Detections).
+serve(feed(M, FirstLine, Format), Payload, Header, Detections) :-
+    engine_feed(M, Payload, FirstLine, Format, Summary, Detections),
     feed_header(Summary, Header).
 serve(feed_list(M, FirstLine, Count), Payload, Header, Detections) :-
-    engine_feed_list(M, Payload, FirstLine, Count, Summary, Detections),
+    serve(feed_list(M, FirstLine, Count, object), Payload, Header, Detections).
+serve(feed_list(M, FirstLine, Count, Format), Payload, Header, Detections) :-
+    engine_feed_list(M, Payload, FirstLine, Count, Format, Summary, Detections),
     feed_header(Summary, Header).
-serve(flush(M), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
-    engine_flush(M, N, Fired, Detections),
+serve(flush(M), Payload, Header, Detections) :-
+    serve(flush(M, object), Payload, Header, Detections).
+serve(flush(M, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
+    engine_flush(M, Format, N, Fired, Detections),
     nb_getval(etalis_warnings, Ws0),
     reverse(Ws0, Ws1),
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).

@@ -4,12 +4,15 @@
             engine_start/4,             % +Engine, +StoreIndexes, +Lateness, +Limit
             engine_reset/1,             % +Engine
             engine_flush/4,             % +Engine, -Released, -Fired, -Detections
+            engine_flush/5,             % +Engine, +Format, -Released, -Fired, -Detections
             engine_buffered/2,          % +Engine, -Count
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
             engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
+            engine_feed/6,              % +Engine, +Text, +FirstLine, +Format, -Summary, -Detections
             engine_feed_list/6,         % +Engine, +Text, +FirstLine, +Count, -Summary, -Detections
+            engine_feed_list/7,         % +Engine, +Text, +FirstLine, +Count, +Format, -Summary, -Detections
             engine_prefixes/2,          % +Engine, +Prefixes
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
@@ -444,9 +447,20 @@ engine_pending(M, I, Count) :-
 %   are dropped; the goals it stored before it was stopped stay).
 
 engine_feed(M, Text, FirstLine, Summary, Detections) :-
+    engine_feed(M, Text, FirstLine, object, Summary, Detections).
+
+%!  engine_feed(+Engine, +Text, +FirstLine, +Format, -Summary, -Detections) is det.
+%
+%   As engine_feed/5, with the detections written as Format: `object`
+%   (a JSON object a line, as engine_feed/5) or `row` (a JSON array a
+%   line: `["c", [1], 1, 2]`, with the provenance's rows as a fifth
+%   element in an engine with explain(true)).
+
+engine_feed(M, Text, FirstLine, Format, Summary, Detections) :-
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
+    detection_format(Format),
     Offset is FirstLine - 1,
     feeding(M, text_events(Text, M, Offset), Summary, Detections).
 
@@ -478,10 +492,19 @@ text_events(Text, M, Offset, Order0, Order, Accepted, Rejected) :-
 %   (so a line that names an atom by its variable is rejected).
 
 engine_feed_list(M, Text, FirstLine, Count, Summary, Detections) :-
+    engine_feed_list(M, Text, FirstLine, Count, object, Summary, Detections).
+
+%!  engine_feed_list(+Engine, +Text, +FirstLine, +Count, +Format, -Summary, -Detections) is det.
+%
+%   As engine_feed_list/6, with the detections written as Format (see
+%   engine_feed/6).
+
+engine_feed_list(M, Text, FirstLine, Count, Format, Summary, Detections) :-
     must_be(atom, M),
     must_be(string, Text),
     must_be(integer, FirstLine),
     must_be(nonneg, Count),
+    detection_format(Format),
     (   catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
         batch_terms(Batch, Terms),
         is_list(Terms),
@@ -489,7 +512,7 @@ engine_feed_list(M, Text, FirstLine, Count, Summary, Detections) :-
     ->  feeding(M, list_events(Terms, FirstLine, M), Summary, Detections)
     ;   headless(Text, List),
         list_lines(List, Lines),
-        engine_feed(M, Lines, FirstLine, Summary, Detections)
+        engine_feed(M, Lines, FirstLine, Format, Summary, Detections)
     ).
 
 %   batch_terms(+Batch, -Terms): the list of terms of a batch list read
@@ -582,6 +605,15 @@ engine_state(M, State) :-
 %   more inferences than the engine's limit (see engine_feed/5).
 
 engine_flush(M, Released, Fired, Detections) :-
+    engine_flush(M, object, Released, Fired, Detections).
+
+%!  engine_flush(+Engine, +Format, -Released, -Fired, -Detections) is det.
+%
+%   As engine_flush/4, with the detections written as Format (see
+%   engine_feed/6).
+
+engine_flush(M, Format, Released, Fired, Detections) :-
+    detection_format(Format),
     engine_state(M, State),
     explaining(M),
     limiting(State),
@@ -666,9 +698,12 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
 %   rejected(Reason).
 
 feed_term(Term, Line, M, Order0, Outcome) :-
-    (   nonvar(Term),
-        input_event(Term, Line, E0, T1, T2, Reason),
-        var(Reason),
+    (   (   plain_input(Term, E0, T1)
+        ->  T2 = T1
+        ;   nonvar(Term),
+            input_event(Term, Line, E0, T1, T2, Reason),
+            var(Reason)
+        ),
         prefixed_event(M, E0, E),
         character_count(current_output, Kept),
         catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
@@ -823,10 +858,10 @@ run(M, E, T1, T2, Line) :-
 
 run_one(M, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
-    b_getval(etalis_limit, Limit),
+    b_getval(etalis_run, run(Limit, Mode)),
     (   Limit == inf
-    ->  run_event(M, E, T1, T2)
-    ;   call_with_inference_limit(run_event(M, E, T1, T2), Limit, Result),
+    ->  run_event(Mode, M, E, T1, T2)
+    ;   call_with_inference_limit(run_event(Mode, M, E, T1, T2), Limit, Result),
         (   Result == inference_limit_exceeded
         ->  (   nb_current(etalis_limit_goal, Goal), Goal \== none
             ->  nb_setval(etalis_limit_goal, none),
@@ -841,7 +876,20 @@ run_one(M, E, T1, T2, Line) :-
     ),
     rule_updates(M).
 
-run_event(M, E0, T1, T2) :-
+%   run_event(+Mode, +M, +E, +T1, +T2): process E over [T1,T2] in M,
+%   writing its detections.  Mode (see limiting/1) is `plain` for an
+%   engine without provenance or selection strategies, whose input
+%   events go straight to their clauses, else `general`.
+
+run_event(plain, M, E0, T1, T2) :-
+    E0 \= '$fire'(_),
+    !,
+    (   E0 = '$provenance'(E, _)
+    ->  true
+    ;   E = E0
+    ),
+    forall(M:'$on'(E, T1, T2, Out), write_detection(Out)).
+run_event(general, M, E0, T1, T2) :-
     advance_position(M),
     (   E0 = '$fire'(E1)                % a timer's event: derived
     ->  How = derived
@@ -878,11 +926,17 @@ advance_position(M) :-
     ;   true
     ).
 
-%   limiting(+State): set up for a batch the inference limit per event.
+%   limiting(+State): set up for a batch the inference limit per event
+%   and the way events are run (see run_event/5), after explaining/1.
 
 limiting(State) :-
     arg(3, State, Limit),
-    b_setval(etalis_limit, Limit).
+    (   b_getval(etalis_explain, false),
+        b_getval(etalis_selecting, false)
+    ->  Mode = plain
+    ;   Mode = general
+    ),
+    b_setval(etalis_run, run(Limit, Mode)).
 
 %   explaining(+M): set up for a batch whether events carry provenance.
 
@@ -1011,11 +1065,13 @@ engine_process(M, E, T1, T2, Detections) :-
     advance_position(M),
     findall(Out, outcome(input, M, E, T1, T2, Out), Detections).
 
-%   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
+%   plain_input(@Term, -E, -T) is semidet.
 %
-%   Reason is unbound for a valid event.  Term is not a variable.
+%   Term is event(E, T), the common case of a valid input event: a ground
+%   event of an unreserved name at a finite time T.  (One clause, so that
+%   no choice point is left: the checks of input_event/6 in one step.)
 
-input_event(event(E, T), _, E, T, T, _) :-        % the common case, fast
+plain_input(event(E, T), E, T) :-
     number(T),
     T =:= T,                                    % not NaN
     abs(T) < inf,
@@ -1023,7 +1079,14 @@ input_event(event(E, T), _, E, T, T, _) :-        % the common case, fast
     ground(E),
     functor(E, Name, _),
     \+ sub_atom(Name, 0, 1, _, $),
-    \+ clause_functor(Name),
+    \+ clause_functor(Name).
+
+%   input_event(+Term, +Line, -E, -T1, -T2, -Reason) is det.
+%
+%   Reason is unbound for a valid event.  Term is not a variable.
+
+input_event(Term, _, E, T, T, _) :-
+    plain_input(Term, E, T),
     !.
 input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
     syntax_message(What, Reason).
@@ -1193,44 +1256,111 @@ message_to_codes(Error, Msg) :-
 
 %!  write_detection(+Detection) is det.
 %
-%   Write det(E, T1, T2) as one line of JSON:
-%   `{"event": "c", "args": [1], "start": 1, "end": 2}`.
+%   Write det(E, T1, T2) as one line of JSON in the format of the feed
+%   (see detection_format/1): an object
+%   `{"event": "c", "args": [1], "start": 1, "end": 2}` or a row
+%   `["c", [1], 1, 2]`.
 
 write_detection(det(E, T1, T2)) :-
-    phrase(detection_fields(E, T1, T2), Parts, ['}\n']),
-    write_parts(Parts).
+    (   nb_current(etalis_detections, Format)
+    ->  true
+    ;   Format = object
+    ),
+    (   plain_fields(E, Name, ArgText)
+    ->  plain_line(Format, Name, ArgText, T1, T2, Line)
+    ;   phrase(detection_fields(Format, E, T1, T2), Parts, [Close, '\n']),
+        closing(Format, Close),
+        atomic_list_concat(Parts, Line)
+    ),
+    write(Line).
+
+%   detection_format(+Format): the detections of this feed are written
+%   as JSON objects (`object`, the lines of `etalis run`) or as JSON
+%   arrays (`row`: event, args, start, end and, with provenance, the
+%   rows of the input occurrences; shorter to write and to decode).
+
+detection_format(Format) :-
+    must_be(oneof([object, row]), Format),
+    b_setval(etalis_detections, Format).
+
+plain_line(object, Name, ArgText, T1, T2, Line) :-
+    atomic_list_concat(['{"event": "', Name, '", "args": [', ArgText,
+                        '], "start": ', T1, ', "end": ', T2, '}\n'], Line).
+plain_line(row, Name, ArgText, T1, T2, Line) :-
+    atomic_list_concat(['["', Name, '", [', ArgText, '], ', T1, ', ', T2, ']\n'], Line).
+
+closing(object, '}').
+closing(row, ']').
+
+%   plain_fields(+E, -Name, -ArgText): E's name needs no escape in JSON
+%   and its arguments are finite numbers and such names; ArgText is the
+%   arguments' JSON, as json_values//1 writes it.  (The common case,
+%   written in one step.)
+
+plain_fields(E, Name, ArgText) :-
+    compound_name_arguments_(E, Name, Args),
+    plain_text(Name),
+    plain_args(Args, Texts),
+    atomic_list_concat(Texts, ', ', ArgText).
+
+plain_args([], []).
+plain_args([A|As], [T|Ts]) :-
+    (   integer(A)
+    ->  T = A
+    ;   float(A)
+    ->  finite_number(A),
+        T = A
+    ;   atom(A),
+        A \== [],
+        plain_text(A),
+        atomic_list_concat(['"', A, '"'], T)
+    ),
+    plain_args(As, Ts).
+
+plain_text(Atom) :-
+    atom_codes(Atom, Codes),
+    plain_codes(Codes).
 
 %   write_detection(+Detection, +Provenance): with the input occurrences
 %   it was built from.
 
 write_detection(det(E, T1, T2), Prov) :-
-    phrase(( detection_fields(E, T1, T2),
-             [', "provenance": ['],
-             provenance_items(Prov)
-           ), Parts, [']}\n']),
-    write_parts(Parts).
-
-%   write_parts(+Parts): write the atomic Parts of a line as one text
-%   (a write/1 a part costs several times more).
-
-write_parts(Parts) :-
+    b_getval(etalis_detections, Format),
+    closing(Format, Close),
+    provenance_key(Format, Key),
+    phrase(( detection_fields(Format, E, T1, T2),
+             [Key],
+             provenance_items(Prov, Format, Close)
+           ), Parts, [']', Close, '\n']),
     atomic_list_concat(Parts, Line),
     write(Line).
 
-provenance_items([]) --> [].
-provenance_items([det(E, T1, T2)|Ds]) -->
-    detection_fields(E, T1, T2),
-    ['}'],
-    (   { Ds == [] } -> [] ; [', '] ),
-    provenance_items(Ds).
+provenance_key(object, ', "provenance": [').
+provenance_key(row, ', [').
 
-detection_fields(E, T1, T2) -->
+provenance_items([], _, _) --> [].
+provenance_items([det(E, T1, T2)|Ds], Format, Close) -->
+    detection_fields(Format, E, T1, T2),
+    [Close],
+    (   { Ds == [] } -> [] ; [', '] ),
+    provenance_items(Ds, Format, Close).
+
+detection_fields(Format, E, T1, T2) -->
     { compound_name_arguments_(E, Name, Args) },
+    fields(Format, Name, Args, T1, T2).
+
+fields(object, Name, Args, T1, T2) -->
     ['{"event": '],
     json_value(Name),
     [', "args": ['],
     json_values(Args),
     ['], "start": ', T1, ', "end": ', T2].
+fields(row, Name, Args, T1, T2) -->
+    ['['],
+    json_value(Name),
+    [', ['],
+    json_values(Args),
+    ['], ', T1, ', ', T2].
 
 compound_name_arguments_(E, Name, Args) :-
     (   atom(E)
@@ -1271,8 +1401,7 @@ json_value(X) -->
 %   json_text(+Text)//: Text as a JSON string literal.
 
 json_text(X) -->
-    (   { atom_codes(X, Codes),
-          plain_codes(Codes) }
+    (   { plain_text(X) }
     ->  ['"', X, '"']
     ;   { with_output_to(string(S), json_write(current_output, X, [width(0)])) },
         [S]

@@ -9,6 +9,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -125,6 +126,14 @@ def parse_detections(lines: str) -> Detections:
     if not lines:
         return Detections()
     return Detections(Detection.from_dict(d) for d in json.loads("[" + lines.rstrip("\n").replace("\n", ",") + "]"))
+
+
+def parse_rows(lines: str) -> Detections:
+    """The detections of rows, a JSON array a line (the engine's ``row``
+    format: ``["c", [1], 1, 2]``), decoded as one array."""
+    if not lines:
+        return Detections()
+    return Detections(map(Detection.from_row, json.loads("[" + lines.rstrip("\n").replace("\n", ",") + "]")))
 
 
 class Engine:
@@ -334,7 +343,7 @@ class Engine:
     def _emit_line(self, line: str, what: str) -> Detections:
         """Process one event's input line; raise EventError if the engine
         rejects it."""
-        result = self._feed_lines(line, 1)
+        result = self._feed_lines(line, 1, rows=True)
         if result.stopped:
             raise result.stopped
         if result.rejected:
@@ -422,16 +431,11 @@ class Engine:
         by_engine: list[Rejection] = []
         warnings: list[Rejection] = []
         detections = Detections()
-        batch: list[str] = []
         first = 1
-        for term in terms:
-            batch.append(term)
-            if len(batch) >= batch_size:
-                accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
-                first += len(batch)
-                batch = []
-        if batch:
+        items = iter(terms)
+        while batch := list(islice(items, max(1, batch_size))):
             accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
+            first += len(batch)
         rejected = sorted(rejected + by_engine, key=lambda r: r.line)
         return BatchResult(accepted, rejected, detections, warnings)
 
@@ -444,7 +448,7 @@ class Engine:
         detections: Detections,
         collect: bool,
     ) -> int:
-        result = self._feed_lines(batch_list(batch), first, len(batch))
+        result = self._feed_lines(batch_list(batch), first, len(batch), rows=True)
         rejected.extend(result.rejected)
         warnings.extend(result.warnings)
         found = self._deliver(result, collect)
@@ -498,12 +502,16 @@ class Engine:
             results.append(result)
         return results
 
-    def _feed_lines(self, text: str, first_line: int, terms: Optional[int] = None) -> FeedResult:
+    def _feed_lines(self, text: str, first_line: int, terms: Optional[int] = None, rows: bool = False) -> FeedResult:
+        """Feed event lines (or a batch list of ``terms`` terms); the
+        detections come back as JSON lines, or as rows (see
+        :func:`parse_rows`) for :meth:`_deliver`."""
         self._check_open()
+        form = "row" if rows else "object"
         if terms is None:
-            request = f"feed({self._name}, {int(first_line)})"
+            request = f"feed({self._name}, {int(first_line)}, {form})"
         else:
-            request = f"feed_list({self._name}, {int(first_line)}, {int(terms)})"
+            request = f"feed_list({self._name}, {int(first_line)}, {int(terms)}, {form})"
         header, body = self._prolog.request(request, text)
         result = _feed_result(header, body)
         self._stats.accepted += result.accepted
@@ -512,19 +520,22 @@ class Engine:
         return result
 
     def _deliver(self, result: FeedResult, returned: bool = True) -> Detections:
-        """The detections of ``result``, each passed to its callbacks; if
+        """The detections of ``result`` (rows), each passed to its callbacks; if
         they are not ``returned``, those that no callback took are queued
         for :meth:`detections` (the oldest dropped past ``max_queued``)."""
-        found = parse_detections(result.detection_lines)
+        found = parse_rows(result.detection_lines)
         self._stats.detections += len(found)
-        everything = self._callbacks.get(None, [])
         unseen: list[Detection] = []
-        for d in found:
-            callbacks = self._callbacks.get(d.event, []) + everything
-            for cb in callbacks:
-                cb(d)
-            if not callbacks and not returned:
-                unseen.append(d)
+        if not self._callbacks:  # nothing to call: all of them wait, or none
+            unseen = [] if returned else found
+        else:
+            everything = self._callbacks.get(None, [])
+            for d in found:
+                callbacks = self._callbacks.get(d.event, []) + everything
+                for cb in callbacks:
+                    cb(d)
+                if not callbacks and not returned:
+                    unseen.append(d)
         if unseen:
             self._queue_up(unseen)
         return found if returned else Detections()
@@ -553,7 +564,7 @@ class Engine:
         ``exceptionAlarm``), in time order, and return what they led to.
         A later event must not be earlier than the last of them."""
         warned: list[Rejection] = []
-        body = self._flushed(warned)
+        body = self._flushed(warned, rows=True)
         for w in warned:
             warnings.warn(EtalisWarning(f"at the end of the stream: {w.reason}"), stacklevel=2)
         return self._deliver(FeedResult(0, [], warned, body))
@@ -565,9 +576,10 @@ class Engine:
         self._stats.detections += body.count("\n")
         return body
 
-    def _flushed(self, warned: list[Rejection]) -> str:
+    def _flushed(self, warned: list[Rejection], rows: bool = False) -> str:
+        """The detections of a flush as JSON lines, or as rows (for :meth:`_deliver`)."""
         self._check_open()
-        header, body = self._prolog.request(f"flush({self._name})")
+        header, body = self._prolog.request(f"flush({self._name}, {'row' if rows else 'object'})")
         self._stats.raised += int(header.get("raised", 0))
         warned.extend(Rejection(int(line), str(msg)) for line, msg in header.get("warnings", []))
         return body

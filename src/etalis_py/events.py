@@ -353,6 +353,18 @@ class Detection:
         return cls(d["event"], tuple(d["args"]), d["start"], d["end"],
                    tuple(map(cls.from_dict, provenance)) if provenance else ())
 
+    @classmethod
+    def from_row(cls, row: list[Any]) -> "Detection":
+        """The detection of a row as the engine writes it for Python,
+        ``[event, args, start, end]`` and, with provenance, the rows of the
+        input occurrences fifth.  The values are the engine's own, already
+        checked: the fields are set directly, which costs half of going
+        through the frozen dataclass's ``__init__``."""
+        made = object.__new__(cls)
+        made.__dict__.update(event=row[0], args=tuple(row[1]), start=row[2], end=row[3],
+                             provenance=tuple(map(cls.from_row, row[4])) if len(row) > 4 else ())
+        return made
+
     @property
     def start_time(self) -> datetime:
         """``start`` as an aware UTC datetime (``.astimezone(tz)`` for another zone)."""

@@ -11,8 +11,11 @@ echo_engine(M) :-
     assertz(M:('$on'(E, T1, T2, det(E, T1, T2)))).
 
 feed(Text, Accepted, Rejected, Events) :-
+    feed(Text, object, Accepted, Rejected, Events).
+
+feed(Text, Format, Accepted, Rejected, Events) :-
     echo_engine(M),
-    engine_feed(M, Text, 1, summary(Accepted, _, Rejected, _, none), Detections),
+    engine_feed(M, Text, 1, Format, summary(Accepted, _, Rejected, _, none), Detections),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
@@ -88,5 +91,15 @@ test(a_batch_list_with_a_head_that_does_not_read_is_fed_line_by_line_without_it,
      [1, [rejected(1, "event g(_) has unbound variables"),
           rejected(3, "syntax error: an operand expected, found an unquoted comma or bar")]]) :-
     feed_list("[_0]=['http://ex.org/a'],\n[event(g(_0), 1),\nevent(g(2), 2),\nevent(g(, 3)]", 3, A, R, _).
+
+test(detections_as_objects_plain_and_general, Es ==
+     ["{\"event\": \"a\", \"args\": [1, -2.5, \"b c\"], \"start\": 1, \"end\": 1}",
+      "{\"event\": \"x\\\"y\", \"args\": [[1, \"b\"], \"é\", \"f(X)\"], \"start\": 2, \"end\": 3.5}"]) :-
+    feed("event(a(1, -2.5, 'b c'), 1).\nevent('x\"y'([1, b], 'é', 'f(X)'), [2, 3.5]).\n", object, 2, [], Es).
+
+test(detections_as_rows_plain_and_general, Es ==
+     ["[\"a\", [1, -2.5, \"b c\"], 1, 1]",
+      "[\"x\\\"y\", [[1, \"b\"], \"é\", \"f(X)\"], 2, 3.5]"]) :-
+    feed("event(a(1, -2.5, 'b c'), 1).\nevent('x\"y'([1, b], 'é', 'f(X)'), [2, 3.5]).\n", row, 2, [], Es).
 
 :- end_tests(feed).
