@@ -484,12 +484,22 @@ def _listed(batch: Batch, lines: int) -> Batch:
 
 
 def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
-    return _batched(_term_items(source), 1, batch_lines)
+    """Batches of ``batch_lines`` event lines: a run of lines that are all
+    plain events (one regular expression over the run) becomes a batch
+    list at once, any other run goes line by line (:func:`_term_items`)."""
+    lines = iter(source)
+    first = 1
+    while run := list(itertools.islice(lines, max(1, batch_lines))):
+        text = "\n".join(run) + "\n"
+        if _PLAIN_EVENTS.fullmatch(text) and not any(first <= n < first + len(run) for n in source.bad):
+            yield Batch("[" + text[:-2].replace(".\n", ",\n") + "]", first, [], len(run))
+        else:
+            yield from _batched(_term_items(run, first, source.bad), first, len(run))
+        first += len(run)
 
 
-def _term_items(source: Lines) -> Iterator[Item]:
-    bad = source.bad
-    for number, line in enumerate(source, start=1):
+def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterator[Item]:
+    for number, line in enumerate(lines, start=first):
         text = line.strip()
         if bad and number in bad:
             yield number + 1, "\n", Rejection(number, bad[number])

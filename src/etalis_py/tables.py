@@ -125,6 +125,8 @@ def joined_terms(columns: Sequence[Column], mapping: Mapping,
     terms = list(map(input_term(head, "{}").format, *(texts for texts, _ in columns)))
     rejected: list[tuple[int, str]] = []
     for texts, reasons in columns:
+        if reasons.count(None) == len(reasons):  # no row of this column is rejected
+            continue
         for i, reason in enumerate(reasons):
             if reason is not None and terms[i] is not NOTHING:
                 terms[i] = NOTHING
@@ -160,19 +162,25 @@ def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[s
         return _numbers(values, col, convert)
     # a column holds values of one type (Arrow's, or the texts of CSV), so
     # equal values are the same value
-    known: dict[Any, tuple[str, Optional[str]]] = {}
+    text_of: dict[Any, str] = {}
+    reason_of: dict[Any, Optional[str]] = {}
     for v in dict.fromkeys(values):
         if plain and v.__class__ is str and _PLAIN_NUMBER.fullmatch(v):
-            known[v] = (v, None)
+            text_of[v], reason_of[v] = v, None
         else:
-            known[v] = _converted(value_text(v).strip(), col, convert)
-    got = [known[v] for v in values]
-    return [t for t, _ in got], [r for _, r in got]
+            text_of[v], reason_of[v] = _converted(value_text(v).strip(), col, convert)
+    return list(map(text_of.__getitem__, values)), list(map(reason_of.__getitem__, values))
 
 
 def _numbers(values: Sequence[Any], col: str, convert: Callable[[str, str], str]) -> Column:
     """A column of ints or floats: a finite value's text is its repr (what
-    the general way makes of it, much faster)."""
+    the general way makes of it, much faster): in one pass over the column
+    when every value is a finite number."""
+    try:
+        if all(map(math.isfinite, values)):
+            return list(map(repr, values)), [None] * len(values)
+    except (TypeError, OverflowError):  # a None; an int too large for a float
+        pass
     texts: list[str] = []
     reasons: list[Optional[str]] = []
     for v in values:
