@@ -228,7 +228,13 @@ finite_time(T, Time) :-
 %   that set timers could go on for ever.
 
 due_timers(M, T, Line, Last) :-
-    timers_global(M, G),
+    b_getval(etalis_run, run(_, _, G)),
+    (   G == none
+    ->  Last = none
+    ;   due_timers(M, G, T, Line, Last)
+    ).
+
+due_timers(M, G, T, Line, Last) :-
     nb_getval(G, timers(_, H)),
     (   T == inf
     ->  heap_size(H, N),
@@ -295,7 +301,9 @@ rule_update(M, Update) :-
 rule_updates(M) :-
     (   M:'$rule_update'(_)
     ->  findall(U, retract(M:'$rule_update'(U)), Updates),
-        apply_rule_updates(M, Updates)
+        apply_rule_updates(M, Updates),
+        engine_state(M, State),
+        limiting(M, State)
     ;   true
     ).
 
@@ -571,7 +579,7 @@ feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detecti
     arg(2, State, Order0),
     explaining(M),
     prefixing(M),
-    limiting(State),
+    limiting(M, State),
     nb_setval(etalis_warnings, []),
     nb_setval(etalis_stopped, none),
     nb_setval(etalis_raised, 0),
@@ -616,7 +624,7 @@ engine_flush(M, Format, Released, Fired, Detections) :-
     detection_format(Format),
     engine_state(M, State),
     explaining(M),
-    limiting(State),
+    limiting(M, State),
     arg(2, State, Order0),
     nb_setval(etalis_warnings, []),
     nb_setval(etalis_raised, 0),
@@ -858,7 +866,7 @@ run(M, E, T1, T2, Line) :-
 
 run_one(M, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
-    b_getval(etalis_run, run(Limit, Mode)),
+    b_getval(etalis_run, run(Limit, Mode, _)),
     (   Limit == inf
     ->  run_event(Mode, M, E, T1, T2)
     ;   call_with_inference_limit(run_event(Mode, M, E, T1, T2), Limit, Result),
@@ -877,9 +885,10 @@ run_one(M, E, T1, T2, Line) :-
     rule_updates(M).
 
 %   run_event(+Mode, +M, +E, +T1, +T2): process E over [T1,T2] in M,
-%   writing its detections.  Mode (see limiting/1) is `plain` for an
+%   writing its detections.  Mode (see limiting/2) is `plain` for an
 %   engine without provenance or selection strategies, whose input
-%   events go straight to their clauses, else `general`.
+%   events go straight to their clauses, else `general`; a timer's event
+%   ('$fire'(E)) takes the general way in either.
 
 run_event(plain, M, E0, T1, T2) :-
     E0 \= '$fire'(_),
@@ -889,7 +898,7 @@ run_event(plain, M, E0, T1, T2) :-
     ;   E = E0
     ),
     forall(M:'$on'(E, T1, T2, Out), write_detection(Out)).
-run_event(general, M, E0, T1, T2) :-
+run_event(_, M, E0, T1, T2) :-
     advance_position(M),
     (   E0 = '$fire'(E1)                % a timer's event: derived
     ->  How = derived
@@ -926,17 +935,29 @@ advance_position(M) :-
     ;   true
     ).
 
-%   limiting(+State): set up for a batch the inference limit per event
-%   and the way events are run (see run_event/5), after explaining/1.
+%   limiting(+M, +State): set up for a batch of engine M the inference
+%   limit per event, the way events are run (see run_event/5), after
+%   explaining/1, and the global variable of its timers (see
+%   due_timers/4), or `none` if no rule sets a timer and none is set
+%   (so that an event need not look; rule_updates/1 sets it up again
+%   after a change of the rules).
 
-limiting(State) :-
+limiting(M, State) :-
     arg(3, State, Limit),
     (   b_getval(etalis_explain, false),
         b_getval(etalis_selecting, false)
     ->  Mode = plain
     ;   Mode = general
     ),
-    b_setval(etalis_run, run(Limit, Mode)).
+    timers_global(M, G),
+    (   (   catch(clause(M:'$on'('$timer'(_, _), _, _, _), _), _, fail)
+        ;   nb_getval(G, timers(_, H)),
+            \+ empty_heap(H)
+        )
+    ->  Timers = G
+    ;   Timers = none
+    ),
+    b_setval(etalis_run, run(Limit, Mode, Timers)).
 
 %   explaining(+M): set up for a batch whether events carry provenance.
 
