@@ -502,3 +502,15 @@ def test_graph_events_combine_with_and_kleene_plus_fnot_and_a_policy() -> None:
         Detection("next", (14, 70), 4, 5),
         Detection("last", (14, 70), 4, 5),
     ]
+
+
+def test_the_converter_makes_its_output_folder_and_names_a_missing_data_file(tmp_path: Path) -> None:
+    out = tmp_path / "new" / "folder"
+    run = subprocess.run([sys.executable, str(EXAMPLE / "to_sosa.py"), str(SHARED), "--stations", "3065", "--out", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert (run.returncode, run.stdout) == (0, "36 observation graphs, 1 stations\n")
+    assert len((out / "observations.nq").read_text().splitlines()) == 36 * 11
+    bad = subprocess.run([sys.executable, str(EXAMPLE / "to_sosa.py"), str(tmp_path / "none"), "--stations", "3065",
+                          "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert (bad.returncode, bad.stderr) == (
+        1, f"to_sosa.py: error: No such file or directory: {tmp_path / 'none' / 'lsd-charley-2004-08-08-obs.csv'}\n")

@@ -106,7 +106,11 @@ def main() -> None:
     parser.add_argument("--stations", required=True, help="station ids, comma-separated")
     parser.add_argument("--out", type=Path, default=Path("."), help="the folder to write into")
     ns = parser.parse_args()
-    graphs, stations = convert(ns.data, set(ns.stations.split(",")), ns.out)
+    try:
+        ns.out.mkdir(parents=True, exist_ok=True)
+        graphs, stations = convert(ns.data, set(ns.stations.split(",")), ns.out)
+    except OSError as e:  # a missing data file, a folder that cannot be written
+        parser.exit(1, f"to_sosa.py: error: {e.strerror}: {e.filename}\n")
     print(f"{graphs} observation graphs, {stations} stations")
 
 
