@@ -85,8 +85,10 @@ def test_a_timer_event_is_a_window_for_the_events_during_it() -> None:
     ("unrestricted", [Detection("c", (1, 9), 1, 8), Detection("c", (2, 9), 2, 8)]),
     ("recent", [Detection("c", (2, 9), 2, 8)]),
     ("chronological", [Detection("c", (1, 9), 1, 8)]),
+    ("strict", [Detection("c", (2, 9), 2, 8)]),
+    ("nxt", [Detection("c", (1, 9), 1, 8)]),
 ])
-def test_the_policy_decides_which_detections_set_a_timer(policy: str, expected: list[Detection]) -> None:
+def test_the_policy_or_strategy_decides_which_detections_set_a_timer(policy: str, expected: list[Detection]) -> None:
     rules = "exceptionAlarm(c(X, Y), 5) <- a(X) seq b(Y).\nd(X) <- c(X, _) seq z."
     with Engine.from_string(rules, policy=policy) as engine:
         result = engine.emit_many([("a", [1], 1), ("a", [2], 2), ("b", [9], 3), ("z", [], 10)])
@@ -192,3 +194,12 @@ def test_replay_on_spark_refuses_timers_before_it_starts(tmp_path: Path) -> None
         replay(str(data), HERE / "reminders.etl", event="order", args=["id"], time="t")
     assert (info.value.line, info.value.column) == (2, 1)
     assert info.value.message.startswith("exceptionAlarm/2 (a timer) is not supported by replay on Spark")
+
+
+def test_with_a_lateness_a_timer_fires_among_the_events_released_in_time_order() -> None:
+    with Engine.from_file(HERE / "reminders.etl", lateness=5) as engine:
+        result = engine.emit_many([("order", [1], 1), ("tick", [], 33), ("payment", [1], 30), ("order", [2], 40)])
+        # payment(1)@30, late, is released before tick@33, and the timer due at 31 between them:
+        # reminder(1) has its payment, as it would have in time order
+        assert result.detections == [Detection("reminder", (1,), 1, 31)]
+        assert engine.flush() == [Detection("reminder", (2,), 40, 70), Detection("overdue", (2,), 40, 70)]
