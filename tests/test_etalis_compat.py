@@ -426,6 +426,19 @@ def test_a_negated_or_blocks_by_either_branch_each_matching_its_own_variables(op
                                                        Detection("score", (1, "q1"), 1, 6)]
 
 
+def test_replay_refuses_an_event_with_an_unbound_argument_that_a_later_stage_uses(tmp_path: Path) -> None:
+    from etalis_py.spark import replay
+    rules = tmp_path / "open.etl"
+    rules.write_text("q(S, T) <- reading(S, V) where V > 5.\nalarm(T) <- q(S, T) seq q(S2, T) where S \\= S2.\n")
+    data = tmp_path / "r.csv"
+    data.write_text("s,v,t\na,6,1\nb,7,2\n")
+    with pytest.raises(RuleError) as info:
+        replay(str(data), rules, event="reading", args=["s", "v"], time="t", partition_by="s")
+    assert (info.value.line, info.value.column, info.value.message, info.value.hint) == (
+        1, 1, "q/2 is derived with T unbound and used by a later stage of the replay, whose input is ground events",
+        "run the rule file with etalis run, or write a value (e.g. none) in the place of T")
+
+
 def test_every_output_format_shows_an_unbound_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     events = tmp_path / "u.events"
     events.write_text("event(ask(1), 1).\nevent(ask(f(2)), 2).\n")

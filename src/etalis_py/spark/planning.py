@@ -355,3 +355,19 @@ def refuse_timers(the_plan: Plan, source: str) -> None:
                             file=source, line=rule.line, column=rule.column,
                             hint="run the rule file with etalis run (or Engine.emit_many and Engine.flush), "
                                  "which fires the pending timers at the end of the stream")
+
+
+
+def refuse_unbound_transfers(the_plan: Plan, source: str) -> None:
+    """An event derived with an unbound argument (a head variable its
+    pattern does not bind) cannot pass between stages, whose input lines
+    are ground events: replay refuses a rule that derives one that a later
+    stage uses."""
+    passed = {s for st in the_plan.stages for s in st.exports}
+    for rule in the_plan.rules:
+        if rule.head_unbound and rule.head.sig in passed:
+            names = ", ".join(rule.head_unbound)
+            raise RuleError(f"{rule.head.sig} is derived with {names} unbound and used by a later stage of the "
+                            "replay, whose input is ground events", file=source, line=rule.line, column=rule.column,
+                            hint="run the rule file with etalis run, or write a value (e.g. none) in the place of "
+                                 f"{names}")
