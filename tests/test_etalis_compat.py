@@ -439,6 +439,20 @@ def test_replay_refuses_an_event_with_an_unbound_argument_that_a_later_stage_use
         "run the rule file with etalis run, or write a value (e.g. none) in the place of T")
 
 
+def test_a_predicate_a_file_beside_the_rules_defines_is_named_in_the_hint(tmp_path: Path) -> None:
+    (tmp_path / "words.event").write_text("stop <- a(X) seq b(Z) where (contains(X, Z)).\n")
+    (tmp_path / "test_01.db").write_text("% knowledge\ncontains(A, B) :- sub_atom(A, _, _, _, B).\n")
+    (tmp_path / "other.P").write_text("unrelated(1).\n")
+    with pytest.raises(RuleError) as info:
+        Engine.from_file(tmp_path / "words.event")
+    assert (info.value.line, info.value.message, info.value.hint) == (
+        1, "sandbox: contains/2 is not defined",
+        "test_01.db beside the rule file defines contains/2 (an original ETALIS test driver consults such a file): "
+        "give it with --static test_01.db")
+    with Engine.from_file(tmp_path / "words.event", static=[tmp_path / "test_01.db"]) as engine:
+        assert engine.emit_many([("a", ["aba"], 1), ("b", ["b"], 2)]).detections == [Detection("stop", (), 1, 2)]
+
+
 def test_every_output_format_shows_an_unbound_argument(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     events = tmp_path / "u.events"
     events.write_text("event(ask(1), 1).\nevent(ask(f(2)), 2).\n")

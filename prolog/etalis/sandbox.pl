@@ -364,13 +364,54 @@ unsafe(error(Formal, Context), Where) :-
         (   internal(PI)
         ->  refuse_call(PI, none, Where)
         ;   format(string(Msg), "sandbox: ~q is not defined", [PI]),
-            etalis_error(Msg, "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses", Where)
+            (   defining_files(Where, PI, [File|Files])
+            ->  atomic_list_concat([File|Files], ', ', Shown),
+                (   Files == [] -> Verb = defines ; Verb = define ),
+                format(string(Hint), "~w beside the rule file ~w ~q (an original ETALIS test driver \c
+                                      consults such a file): give it with --static ~w", [Shown, Verb, PI, File])
+            ;   Hint = "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses"
+            ),
+            etalis_error(Msg, Hint, Where)
         )
     ;   Formal = instantiation_error
     ->  sandbox_error("sandbox: the goal calls a goal that is only known when the rule runs (built with =.., read from text, or a variable), which cannot be proven safe", Where)
     ;   format(string(Msg), "sandbox: the goal cannot be proven safe (~q)", [Formal]),
         sandbox_error(Msg, Where)
     ).
+
+%   defining_files(+Where, +PI, -Files): Files (names) are the Prolog
+%   files beside the rule file of Where (`.db`, `.P`, `.pl`) with a
+%   clause for PI, as original ETALIS's test drivers consult them.  The
+%   files are only read, term by term.
+
+defining_files(pos(RuleFile, _, _), PI, Files) :-
+    atom(RuleFile),
+    exists_file(RuleFile),
+    file_directory_name(RuleFile, Dir),
+    directory_files(Dir, Entries),
+    msort(Entries, Sorted),
+    include(defines_in(Dir, PI), Sorted, Files).
+
+defines_in(Dir, Name/Arity, Entry) :-
+    file_name_extension(_, Ext, Entry),
+    memberchk(Ext, [db, 'P', pl]),
+    directory_file_path(Dir, Entry, Path),
+    exists_file(Path),
+    functor(Head, Name, Arity),
+    catch(setup_call_cleanup(open(Path, read, In),
+                             file_defines(In, Head),
+                             close(In)),
+          _, fail).
+
+file_defines(In, Head) :-
+    repeat,
+    read_term(In, T, [syntax_errors(quiet)]),
+    (   T == end_of_file
+    ->  !, fail
+    ;   ( T = (H :- _) -> true ; H = T ),
+        \+ H \= Head
+    ),
+    !.
 
 %   culprit(+Goal, +Parents, -Culprit): of the goals from the rule file
 %   down to the refused Goal, the one the file calls: the outermost that
