@@ -398,6 +398,13 @@ def test_stn_with_plus_a_run_takes_the_next_element_and_another_iteration_each_t
         (([1],), (1, 2)), (([1, 2],), (1, 2, 3))]
 
 
+def test_stn_with_plus_keeps_the_condition_of_the_whole_on_its_variables() -> None:
+    # fuzz seed 1 case 1504: the condition lost its variables when the rule was rewritten
+    rules = "h(X, Z) <- (b(Z)+ seq a(X) seq a(Z)) where X =:= Z."
+    stream = [("a", [2], 2), ("b", [0], 4), ("a", [0], 6), ("b", [2], 8), ("a", [0], 9), ("c", [], 11), ("a", [2], 12)]
+    assert detections(rules, "stn", stream) == [("h", (0, 0), 4, 9, ("b", "a", "a"), (4, 6, 9))]
+
+
 def test_stn_with_plus_skips_what_does_not_fit_an_iteration() -> None:
     # an iteration must join the outer K and pass its own condition: b(1, 0) and b(2, 9) are skipped
     rules = "h(K, V) <- a(K) seq (b(K, V) where V > 2)+ seq c(K)."

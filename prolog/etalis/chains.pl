@@ -129,6 +129,9 @@ member_eq(V, Vs) :-
     V0 == V,
     !.
 
+bound_in(Vs, V) :-
+    member_eq(V, Vs).
+
 min_window(none, inf, inf) :- !.
 min_window(none, W, W) :- !.
 min_window(W, inf, W) :- !.
@@ -256,7 +259,7 @@ element_key(S, J, Elements, Key) :-
     ;   findall(O, ( nth1(I, Elements, O), I > J ), Bound)
     ),
     term_variables(Bound, BVs),
-    include([V]>>member_eq(V, BVs), Vs, KVs),
+    include(bound_in(BVs), Vs, KVs),
     Key =.. [k|KVs].
 
 %   levels(+Selector, +Elements, -Levels): the steps of the search, in

@@ -99,17 +99,24 @@ run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], 
     length(PreVs, NPre),
     next_run(R2, Name, RunName, NPre, S2),
     seq_pattern([event(Run)|Post], Seq1),
-    call(Wrap, Seq1, P).
+    rewrapped(Wrap, Seq1, P).
 
-%   wrapped(+P, -Wrap, -Seq): P is Seq with its `where` and `within`
-%   around it, which call(Wrap, Seq1, P1) puts around Seq1.
+%   wrapped(+P, -Wrappers, -Seq): P is Seq with the `where` and `within`
+%   of Wrappers (outermost first) around it; rewrapped/3 puts them
+%   around another.
 
-wrapped(where(P, G), [S, where(Q, G)]>>call(W, S, Q), Seq) :- !,
-    wrapped(P, W, Seq).
-wrapped(within(P, T), [S, within(Q, T)]>>call(W, S, Q), Seq) :- !,
-    wrapped(P, W, Seq).
-wrapped(P, [S, S]>>true, P) :-
+wrapped(where(P, G), [where(G)|Ws], Seq) :- !,
+    wrapped(P, Ws, Seq).
+wrapped(within(P, T), [within(T)|Ws], Seq) :- !,
+    wrapped(P, Ws, Seq).
+wrapped(P, [], P) :-
     P = op(seq, _, _).
+
+rewrapped([], P, P).
+rewrapped([where(G)|Ws], P0, where(P, G)) :-
+    rewrapped(Ws, P0, P).
+rewrapped([within(T)|Ws], P0, within(P, T)) :-
+    rewrapped(Ws, P0, P).
 
 elements(op(seq, A, B), Es) :- !,
     elements(A, EA),
@@ -152,16 +159,16 @@ first_run(R1, Pre, E, Run, S1) :-
     append(PreVs, H1Args, NewArgs),
     Head =.. [RunName|NewArgs],
     (   B1 = within(Body0, W)
-    ->  Wrap = [X, within(X, W)]>>true
+    ->  Wrap = [within(W)]
     ;   Body0 = B1,
-        Wrap = [X, X]>>true
+        Wrap = []
     ),
     (   Pre == []
     ->  Body1 = Body0
     ;   seq_pattern(Pre, PreP),
         Body1 = op(seq, PreP, Body0)
     ),
-    call(Wrap, Body1, Body),
+    rewrapped(Wrap, Body1, Body),
     copy_term(rule(L, Head, Body, Where, V), S1).
 
 %   outer_args(+HArgs, +EArgs): the arguments of R1's head that are the
