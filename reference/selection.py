@@ -626,7 +626,8 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     earlier: set[str] = set()
     for _ in range(ch.integer(2, 4)):
         name = "abc"[ch.integer(0, 2)]
-        repeated, _ = name in earlier, earlier.add(name)
+        repeated = name in earlier
+        earlier.add(name)
         var: Optional[str] = None
         if _ARITY[name] == 0:
             part = name
