@@ -121,8 +121,7 @@ serve(flush(M), Payload, Header, Detections) :-
     serve(flush(M, object), Payload, Header, Detections).
 serve(flush(M, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
     engine_flush(M, Format, N, Fired, Detections),
-    nb_getval(etalis_warnings, Ws0),
-    reverse(Ws0, Ws1),
+    engine_warnings(M, Ws1),
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
     engine_buffered(M, Buffered),
@@ -501,7 +500,7 @@ remove_label(M, Label, C) :-
 
 etalis_runtime:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
-           catch(make_rule_update(M, Update), E, rule_update_warning(Update, E))).
+           catch(make_rule_update(M, Update), E, rule_update_warning(M, Update, E))).
 
 make_rule_update(M, ins(Rule)) :-
     update_items(Rule, ins_event_rule, Items),
@@ -530,19 +529,18 @@ update_items(Term, Source, Items) :-
                      write('.') )),
     read_etl_string(Text, Source, Items).
 
-rule_update_warning(Update, E) :-
+rule_update_warning(M, Update, E) :-
     Update =.. [Kind, X],
     memberchk(Kind-Name, [ins-ins_event_rule, ins_static-ins_static_rule, del-del_event_rule]),
     (   E = error(etalis_error(Msg, _), _)
     ->  true
     ;   E = error(etalis_engine_error(Msg), _)
     ->  true
-    ;   message_to_codes(E, Codes),
-        string_codes(Msg, Codes)
+    ;   message_text(E, Msg)
     ),
     pattern_text(X, Text),
     format(string(Warning), "~w(~s) failed: ~w", [Name, Text, Msg]),
-    feed_warning(Warning).
+    feed_warning(M, Warning).
 
 %!  feed_events(+Engine, +Text, -Summary, -Detections) is det.
 %

@@ -189,3 +189,18 @@ def test_text_beyond_latin_1_round_trips() -> None:
     with Engine.from_string("c(X) <- a(X).") as engine:
         assert engine.emit("a", "café", at=1) == [Detection("c", ("café",), 1, 1)]
         assert engine.emit("a", "naïve ☃ 日本", at=2) == [Detection("c", ("naïve ☃ 日本",), 2, 2)]
+
+
+def test_two_engines_in_one_process_keep_their_warnings_apart() -> None:
+    with Engine.from_string("c(X) <- a(X) where X > 1.") as first, \
+            Engine.from_string("d(X) <- b(X) where X < 1.") as second:
+        r1 = first.emit_many([("a", ("text",), 1), ("a", (2,), 2)])
+        r2 = second.emit_many([("b", (0,), 1), ("b", ("x",), 2)])
+        r3 = first.emit_many([("a", (3,), 4)])
+    assert [(w.line, w.reason) for w in r1.warnings] == [
+        (1, "where condition text>1 raised: >/2: Arithmetic: `text/0' is not a function\n")]
+    assert [(w.line, w.reason) for w in r2.warnings] == [
+        (2, "where condition x<1 raised: </2: Arithmetic: `x/0' is not a function\n")]
+    assert r3.warnings == []
+    assert [(d.event, d.args, d.start) for r in (r1, r2, r3) for d in r.detections] == [
+        ("c", (2,), 2), ("d", (0,), 1), ("c", (3,), 4)]

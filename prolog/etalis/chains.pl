@@ -229,7 +229,7 @@ element_clause(M, Id, node(_, chain(S, Spec0), _, _, _, _), J, Phase-('$on'(E, T
 %   of the variables it binds.
 
 own_test(_, _, none, _, _, true) :- !.
-own_test(M, E, G, T1, T2, catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(Err, G1))) :-
+own_test(M, E, G, T1, T2, catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(M, Err, G1))) :-
     interval_goal(G, T1, T2, G1),
     term_variables(E-G, Vs),
     Out =.. [v|Vs],
@@ -237,7 +237,7 @@ own_test(M, E, G, T1, T2, catch(etalis_runtime:user_goal(M:Test), Err, etalis_ru
 
 whole_test(_, none, _, _, _, _, true) :- !.
 whole_test(M, G, Elements, Out, S, E,
-           catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(Err, G1))) :-
+           catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(M, Err, G1))) :-
     interval_goal(G, S, E, G1),
     condition_test(M, G1, Elements, Out, Test).
 

@@ -136,7 +136,7 @@ asks_interval(G) :-
     !.
 
 filter_goal(M, S, E, where(G, In, Out),
-            catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(Err, G1))) :-
+            catch(etalis_runtime:user_goal(M:Test), Err, etalis_runtime:goal_error(M, Err, G1))) :-
     interval_goal(G, S, E, G1),
     condition_test(M, G1, In, Out, Test).
 filter_goal(M, S, E, compute(G, In, Out), Goal) :-
@@ -161,7 +161,7 @@ other_node_clauses(M, node(Id, aggregate(Fun, X0, Window, R0), [In0], Out0, W, _
     conj([InFits,
           etalis_runtime:engine_store(M, Idx, Store),
           catch(etalis_aggregates:aggregate_step(Store, Key, X, T1, T2, Window, Fun, start(Start)-R),
-                E, etalis_runtime:goal_error(E, aggregate(Fun, X))),
+                E, etalis_runtime:goal_error(M, E, aggregate(Fun, X))),
           Fits,
           '$derived'(Out, Start, T2, O)],
          Body),
@@ -180,7 +180,7 @@ pass_clause(M, Op, In0, Out0, W, ('$on'(In, T1, T2, O) :- Body)) :-
 
 pass_goal(or, _, _, _, _, _, true).
 pass_goal(filter, _, _, _, _, _, true).
-pass_goal(where(G), M, In, Out, T1, T2, catch(etalis_runtime:user_goal(M:Test), E, etalis_runtime:goal_error(E, G1))) :-
+pass_goal(where(G), M, In, Out, T1, T2, catch(etalis_runtime:user_goal(M:Test), E, etalis_runtime:goal_error(M, E, G1))) :-
     interval_goal(G, T1, T2, G1),
     condition_test(M, G1, In, Out, Test).
 

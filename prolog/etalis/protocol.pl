@@ -4,11 +4,15 @@
             rule_json/8,                % +Label, +Head, +Pattern, +Where, +VarNames, +Overrides, +Default, -Json
             bindings_json/2,            % +VarNames, -Dict
             error_reply/3,              % +Error, -Header, -Body
-            message_to_codes/2          % +Error, -Codes
+            message_text/2,             % +Error, -Text
+            write_detection/1,          % +Detection
+            write_detection/2,          % +Detection, +Provenance
+            detection_format/1          % +Format
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module(syntax, [pattern_text/2]).
+:- use_module(library(http/json), [json_write/3]).
+:- use_module(syntax, [pattern_text/2, finite_number/1]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
 :- use_module(rule_facts, [event_steps/2, where_unbound/2, head_unbound/3, source_pattern/2]).
 :- use_module(strategies, [reported_head/2]).
@@ -16,7 +20,7 @@
 /** <module> The JSON of the replies to Python
 
 What the engine says to Python, as JSON (see etalis:etalis_api/3): the
-header of a feed (counts, rejected lines, warnings, where it stopped),
+detections, one line each (write_detection/1), the header of a feed (counts, rejected lines, warnings, where it stopped),
 the parsed rules of the `rules` request (each pattern a tree whose
 nodes have the keys of the operator table), the bindings of a query,
 and the error replies.
@@ -234,21 +238,179 @@ error_reply(error(etalis_limit(limit(Line, E, Limit, In)), _), _{error: Hit}, ""
 error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
     Header = _{error: _{kind: engine, message: Message}}.
 error_reply(Error, Header, "") :-
-    message_to_codes(Error, Codes),
-    string_codes(M, Codes),
+    message_text(Error, M),
     Header = _{error: _{kind: internal, message: M}}.
 
-%!  message_to_codes(+Error, -Codes) is det.
+%!  message_text(+Error, -Text:string) is det.
 %
-%   Codes is the text of Error as SWI-Prolog prints it, or the term
-%   itself if it has no message.
+%   Text is Error as SWI-Prolog prints its message, or the term itself
+%   if it has no message.
 
-message_to_codes(Error, Codes) :-
-    catch(( message_to_codes_(Error, Codes) ), _, fail),
+message_text(Error, Text) :-
+    catch(message_lines_text(Error, Text), _, fail),
     !.
-message_to_codes(Error, Codes) :-
-    format(codes(Codes), "~q", [Error]).
+message_text(Error, Text) :-
+    format(string(Text), "~q", [Error]).
 
-message_to_codes_(Error, Codes) :-
+message_lines_text(Error, Text) :-
     '$messages':translate_message(Error, Lines, []),
-    with_output_to(codes(Codes), print_message_lines(current_output, '', Lines)).
+    with_output_to(string(Text), print_message_lines(current_output, '', Lines)).
+
+%!  write_detection(+Detection) is det.
+%
+%   Write det(E, T1, T2) as one line of JSON in the format of the feed
+%   (see detection_format/1): an object
+%   `{"event": "c", "args": [1], "start": 1, "end": 2}` or a row
+%   `["c", [1], 1, 2]`.
+
+write_detection(det(E, T1, T2)) :-
+    (   nb_current(etalis_detections, Format)
+    ->  true
+    ;   Format = object
+    ),
+    (   plain_fields(E, Name, ArgText)
+    ->  plain_line(Format, Name, ArgText, T1, T2, Line)
+    ;   phrase(detection_fields(Format, E, T1, T2), Parts, [Close, '\n']),
+        closing(Format, Close),
+        atomic_list_concat(Parts, Line)
+    ),
+    write(Line).
+
+%   detection_format(+Format): the detections of this feed are written
+%   as JSON objects (`object`, the lines of `etalis run`) or as JSON
+%   arrays (`row`: event, args, start, end and, with provenance, the
+%   rows of the input occurrences; shorter to write and to decode).
+
+detection_format(Format) :-
+    must_be(oneof([object, row]), Format),
+    b_setval(etalis_detections, Format).
+
+plain_line(object, Name, ArgText, T1, T2, Line) :-
+    atomic_list_concat(['{"event": "', Name, '", "args": [', ArgText,
+                        '], "start": ', T1, ', "end": ', T2, '}\n'], Line).
+plain_line(row, Name, ArgText, T1, T2, Line) :-
+    atomic_list_concat(['["', Name, '", [', ArgText, '], ', T1, ', ', T2, ']\n'], Line).
+
+closing(object, '}').
+closing(row, ']').
+
+%   plain_fields(+E, -Name, -ArgText): E's name needs no escape in JSON
+%   and its arguments are finite numbers and such names; ArgText is the
+%   arguments' JSON, as json_values//1 writes it.  (The common case,
+%   written in one step.)
+
+plain_fields(E, Name, ArgText) :-
+    compound_name_arguments_(E, Name, Args),
+    plain_text(Name),
+    plain_args(Args, Texts),
+    atomic_list_concat(Texts, ', ', ArgText).
+
+plain_args([], []).
+plain_args([A|As], [T|Ts]) :-
+    (   integer(A)
+    ->  T = A
+    ;   float(A)
+    ->  finite_number(A),
+        T = A
+    ;   atom(A),
+        A \== [],
+        plain_text(A),
+        atomic_list_concat(['"', A, '"'], T)
+    ),
+    plain_args(As, Ts).
+
+plain_text(Atom) :-
+    atom_codes(Atom, Codes),
+    plain_codes(Codes).
+
+%   write_detection(+Detection, +Provenance): with the input occurrences
+%   it was built from.
+
+write_detection(det(E, T1, T2), Prov) :-
+    b_getval(etalis_detections, Format),
+    closing(Format, Close),
+    provenance_key(Format, Key),
+    phrase(( detection_fields(Format, E, T1, T2),
+             [Key],
+             provenance_items(Prov, Format, Close)
+           ), Parts, [']', Close, '\n']),
+    atomic_list_concat(Parts, Line),
+    write(Line).
+
+provenance_key(object, ', "provenance": [').
+provenance_key(row, ', [').
+
+provenance_items([], _, _) --> [].
+provenance_items([det(E, T1, T2)|Ds], Format, Close) -->
+    detection_fields(Format, E, T1, T2),
+    [Close],
+    (   { Ds == [] } -> [] ; [', '] ),
+    provenance_items(Ds, Format, Close).
+
+detection_fields(Format, E, T1, T2) -->
+    { compound_name_arguments_(E, Name, Args) },
+    fields(Format, Name, Args, T1, T2).
+
+fields(object, Name, Args, T1, T2) -->
+    ['{"event": '],
+    json_value(Name),
+    [', "args": ['],
+    json_values(Args),
+    ['], "start": ', T1, ', "end": ', T2].
+fields(row, Name, Args, T1, T2) -->
+    ['['],
+    json_value(Name),
+    [', ['],
+    json_values(Args),
+    ['], ', T1, ', ', T2].
+
+compound_name_arguments_(E, Name, Args) :-
+    (   atom(E)
+    ->  Name = E, Args = []
+    ;   compound_name_arguments(E, Name, Args)
+    ).
+
+json_values([]) --> [].
+json_values([H|T]) -->
+    json_value(H),
+    (   { T == [] }
+    ->  []
+    ;   [', '],
+        json_values(T)
+    ).
+
+%   json_value(+X)//: X as JSON text, in atomic parts (numbers are
+%   written as write/1 writes them).
+
+json_value(X) -->
+    (   { var(X) }                              % an unbound argument
+    ->  [null]
+    ;   { integer(X) }
+    ->  [X]
+    ;   { float(X) }
+    ->  (   { finite_number(X) } -> [X] ; [null] )
+    ;   { is_list(X) }
+    ->  ['['], json_values(X), [']']
+    ;   { atom(X) ; string(X) }
+    ->  json_text(X)
+    ;   { copy_term(X, C),
+          term_variables(C, Vs),
+          maplist(=('$VAR'('_')), Vs),
+          format(string(S), "~W", [C, [quoted(true), numbervars(true)]]) },
+        json_text(S)
+    ).
+
+%   json_text(+Text)//: Text as a JSON string literal.
+
+json_text(X) -->
+    (   { plain_text(X) }
+    ->  ['"', X, '"']
+    ;   { with_output_to(string(S), json_write(current_output, X, [width(0)])) },
+        [S]
+    ).
+
+plain_codes([]).
+plain_codes([C|Cs]) :-
+    C >= 0'\s, C < 127,
+    C =\= 0'", C =\= 0'\\,
+    plain_codes(Cs).

@@ -16,7 +16,7 @@
             engine_prefixes/2,          % +Engine, +Prefixes
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
-            goal_error/2,               % +Error, +Goal
+            goal_error/3,               % +Engine, +Error, +Goal
             first_derivation/4,         % +Engine, +Event, +T1, +T2
             trigger_asked/2,            % +Engine, +Event
             user_goal/1,                % :Goal
@@ -25,19 +25,19 @@
             raise_event/2,              % +Engine, +Event
             timer_set/5,                % +Engine, +Event, +When, +T1, +T2
             engine_timers/2,            % +Engine, -Count
-            feed_warning/1,             % +Text
-            write_detection/1           % +Detection
+            feed_warning/2,             % +Engine, +Text
+            engine_warnings/2           % +Engine, -Warnings
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(heaps)).
-:- use_module(library(http/json), [json_write/3]).
 :- use_module(store).
 :- use_module(aggregates).
 :- use_module(strategies, [selection/2]).
-:- use_module(syntax, [syntax_message/2]).
+:- use_module(syntax, [syntax_message/2, finite_number/1]).
 :- use_module(driver, [datime_time/2]).
+:- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2]).
 
 /** <module> The runtime of a compiled rule set
 
@@ -121,7 +121,7 @@ raise_event(M, E) :-
         numbervars(Shown, 0, _, [singletons(true)]),
         format(string(W), "event/1 was given ~W, which is not an event (a ground term with a name): nothing raised",
                [Shown, [quoted(true), numbervars(true)]]),
-        feed_warning(W)
+        feed_warning(M, W)
     ).
 
 %   raised_events(+M, +T, +Line): feed the events that the input event of
@@ -144,13 +144,9 @@ raise_queue(Queue0, M, T, Line, N0) :-
     ->  max_raised(Max),
         (   N0 >= Max
         ->  format(string(W), "event/1 raised more than ~D events for one input event (does a rule raise an event that leads back to itself?): the rest are dropped", [Max]),
-            feed_warning(W)
+            feed_warning(M, W)
         ;   N is N0 + 1,
-            (   nb_current(etalis_raised, R0)         % counted in a feed, not in a flush
-            ->  R is R0 + 1,
-                nb_setval(etalis_raised, R)
-            ;   true
-            ),
+            count_raised(M),
             run_one(M, E, T, T, Line),
             raise_queue(Queue1, M, T, Line, N)
         )
@@ -188,7 +184,7 @@ timer_set(M, E, When, T1, T2) :-
         add_to_heap(H0, Key-Seq0, ev(E, T1, Due), H),
         Seq is Seq0 + 1,
         nb_setval(G, timers(Seq, H))
-    ;   timer_warning(E, When, T2)
+    ;   timer_warning(M, E, When, T2)
     ).
 
 %   due_time(+When, +T2, -Due) is semidet: When is a time Due after T2.
@@ -200,7 +196,7 @@ due_time(at(T), T2, Due) :-
     finite_time(T, Due),
     Due > T2.
 
-timer_warning(E0, When, T2) :-
+timer_warning(M, E0, When, T2) :-
     (   E0 = '$provenance'(E, _) -> true ; E = E0 ),
     (   When = after(D)
     ->  format(string(W), "exceptionAlarm/2 of ~q was given the delay ~q, not a positive number of seconds: nothing raised", [E, D])
@@ -210,7 +206,7 @@ timer_warning(E0, When, T2) :-
     ;   When = at(T),
         format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~q was given ~q, not a number of seconds or a datime(Y,M,D,H,Min,S): nothing raised", [E, T])
     ),
-    feed_warning(W).
+    feed_warning(M, W).
 
 finite_time(T, T) :-
     number(T), !,
@@ -252,15 +248,11 @@ due_timers(M, G, T, Line, Budget, Last0, Last) :-
         ->  heap_size(H0, N),
             max_flushed_timers(Max),
             format(string(W), "timers set timers for ever? after ~D more fired, ~D still pending are not fired", [Max, N]),
-            feed_warning(W),
+            feed_warning(M, W),
             Last = Last0
         ;   get_from_heap(H0, _, ev(E, T1, Due), H),
             nb_setval(G, timers(Seq, H)),
-            (   nb_current(etalis_raised, R0)
-            ->  R is R0 + 1,
-                nb_setval(etalis_raised, R)
-            ;   true
-            ),
+            count_raised(M),
             run_one(M, '$fire'(E), T1, Due, Line),
             raised_events(M, Due, Line),
             (   Budget == inf -> Budget1 = inf ; Budget1 is Budget - 1 ),
@@ -307,14 +299,64 @@ rule_updates(M) :-
     ;   true
     ).
 
-%!  feed_warning(+Text) is det.
+%!  feed_warning(+Engine, +Text) is det.
 %
-%   Report Text as a warning of the input line being processed.
+%   Report Text as a warning of the input line that Engine is
+%   processing.
 
-feed_warning(Text) :-
+feed_warning(M, Text) :-
     (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
-    nb_getval(etalis_warnings, Ws),
-    nb_setval(etalis_warnings, [warning(Line, Text)|Ws]).
+    feed_global(M, warnings, G),
+    nb_getval(G, Ws),
+    nb_setval(G, [warning(Line, Text)|Ws]).
+
+%   count_raised(+M): one more event was raised (event/1) or fired (a
+%   timer) in the feed or flush of engine M.
+
+count_raised(M) :-
+    feed_global(M, raised, G),
+    nb_getval(G, R0),
+    R is R0 + 1,
+    nb_setval(G, R).
+
+%   feed_global(+M, +Kind, -Name): the global variable that holds what
+%   the feed (or flush) of engine M gathers: its `warnings` (most recent
+%   first), where it `stopped` (`none`, or stopped(Hit, Kept), see
+%   stop/6), how many events were `raised` and the `limit_goal`, the
+%   `where` condition that ran out of inferences (see goal_error/3).
+%   Each engine has its own, so that what one engine gathers never
+%   shows in another's reply.
+
+feed_global(M, Kind, Name) :-
+    atomic_list_concat([M, /, Kind], Name).
+
+%   feed_start(+M): what engine M gathers starts empty.
+
+feed_start(M) :-
+    forall(feed_initial(Kind, V),
+           (   feed_global(M, Kind, G),
+               nb_setval(G, V)
+           )).
+
+feed_initial(warnings, []).
+feed_initial(stopped, none).
+feed_initial(raised, 0).
+feed_initial(limit_goal, none).
+
+%!  engine_warnings(+Engine, -Warnings) is det.
+%
+%   Warnings are the warning(Line, Text) of Engine's last feed or flush,
+%   in order.
+
+engine_warnings(M, Warnings) :-
+    feed_value(M, warnings, Ws),
+    reverse(Ws, Warnings).
+
+%   feed_value(+M, +Kind, -Value): what the feed of M gathered of Kind.
+
+feed_value(M, Kind, V) :-
+    feed_global(M, Kind, G),
+    nb_getval(G, V).
 
 %!  engine_destroy(+Engine) is det.
 %
@@ -330,7 +372,8 @@ engine_destroy(M) :-
     ),
     position_global(M, P),
     timers_global(M, Timers),
-    forall(( member(G, [P, Timers]), nb_current(G, _) ), nb_delete(G)),
+    findall(F, ( feed_initial(Kind, _), feed_global(M, Kind, F) ), Feed),
+    forall(( member(G, [P, Timers|Feed]), nb_current(G, _) ), nb_delete(G)),
     '$destroy_module'(M).
 
 %!  engine_start(+Engine, +Indexes, +Lateness, +Limit) is det.
@@ -360,7 +403,8 @@ engine_start(M, Indexes, Lateness, Limit) :-
     nb_setval(P, -1),
     timers_global(M, Timers),
     empty_heap(NoTimers),
-    nb_setval(Timers, timers(0, NoTimers)).
+    nb_setval(Timers, timers(0, NoTimers)),
+    feed_start(M).
 
 %   position_global(+M, -Name): the global variable that holds the
 %   position of the last input event that engine M processed (for the
@@ -580,21 +624,18 @@ feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detecti
     explaining(M),
     prefixing(M),
     limiting(M, State),
-    nb_setval(etalis_warnings, []),
-    nb_setval(etalis_stopped, none),
-    nb_setval(etalis_raised, 0),
+    feed_start(M),
     with_output_to(string(Detections0),
                    call(Loop, Order0, Order, Accepted, Rejected)),
-    nb_getval(etalis_stopped, Stopped0),
+    feed_value(M, stopped, Stopped0),
     (   Stopped0 = stopped(Stopped, Kept)
     ->  sub_string(Detections0, 0, Kept, _, Detections)
     ;   Stopped = none,
         Detections = Detections0
     ),
     nb_setarg(2, State, Order),
-    nb_getval(etalis_warnings, Ws),
-    reverse(Ws, Warnings),
-    nb_getval(etalis_raised, Raised).
+    engine_warnings(M, Warnings),
+    feed_value(M, raised, Raised).
 
 engine_state(M, State) :-
     (   nb_current(M, State)
@@ -626,13 +667,12 @@ engine_flush(M, Format, Released, Fired, Detections) :-
     explaining(M),
     limiting(M, State),
     arg(2, State, Order0),
-    nb_setval(etalis_warnings, []),
-    nb_setval(etalis_raised, 0),
+    feed_start(M),
     catch(with_output_to(string(Detections), flush_order(M, Order0, Order, Released)),
           etalis_limit(Hit),
           throw(error(etalis_limit(Hit), _))),
     nb_setarg(2, State, Order),
-    nb_getval(etalis_raised, Fired).
+    feed_value(M, raised, Fired).
 
 %   flush_order(+M, +Order0, -Order, -Released): process the Released
 %   events of the reorder buffer, then the timers still pending, in time
@@ -692,7 +732,7 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
         ->  A1 is A0 + 1,
             feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
         ;   Outcome = stopped(Hit, Kept)
-        ->  stop(Hit, Kept, Order0-Order, A0-A, Rejected-Tail)
+        ->  stop(M, Hit, Kept, Order0-Order, A0-A, Rejected-Tail)
         ;   Outcome = rejected(Reason),
             Rejected = [rejected(Line, Reason)|Rest],
             feed_loop(In, Text, M, Offset, C1, Order0, Order, A0, A, Rest, Tail)
@@ -740,7 +780,7 @@ list_loop([Term|Terms], Line, M, Order0, Order, A0, A, Rejected) :-
         ->  A1 is A0 + 1,
             list_loop(Terms, Next, M, Order1, Order, A1, A, Rejected)
         ;   Outcome = stopped(Hit, Kept)
-        ->  stop(Hit, Kept, Order0-Order, A0-A, Rejected-[])
+        ->  stop(M, Hit, Kept, Order0-Order, A0-A, Rejected-[])
         ;   Outcome = rejected(Reason),
             Rejected = [rejected(Line, Reason)|Rest],
             list_loop(Terms, Next, M, Order0, Order, A0, A, Rest)
@@ -802,8 +842,8 @@ start_line(Text, Start, In, Offset, First) :-
 %   Process Lines, the first of which is line Line, each read on its own.
 
 feed_lines([], _, _, Order, Order, A, A, Tail, Tail).
-feed_lines([_|_], _, _, Order0, Order, A0, A, Rejected, Tail) :-
-    \+ nb_getval(etalis_stopped, none),
+feed_lines([_|_], _, M, Order0, Order, A0, A, Rejected, Tail) :-
+    \+ feed_value(M, stopped, none),
     !,
     Order = Order0, A = A0, Rejected = Tail.
 feed_lines([Text|Lines], Line, M, Order0, Order, A0, A, Rejected, Tail) :-
@@ -815,13 +855,14 @@ feed_lines([Text|Lines], Line, M, Order0, Order, A0, A, Rejected, Tail) :-
     Next is Line + 1,
     feed_lines(Lines, Next, M, Order1, Order, A1, A, Rest, Tail).
 
-%   stop(+Hit, +Kept, ?Order0-Order, ?A0-A, ?Rejected-Tail): an event
-%   took more than the inference limit (Hit, see engine_feed/5): the
-%   feed ends with the state before it, and the first Kept characters
-%   of the detections (those of the events before it).
+%   stop(+M, +Hit, +Kept, ?Order0-Order, ?A0-A, ?Rejected-Tail): an
+%   event took more than the inference limit (Hit, see engine_feed/5):
+%   the feed of engine M ends with the state before it, and the first
+%   Kept characters of the detections (those of the events before it).
 
-stop(Hit, Kept, Order-Order, A-A, Tail-Tail) :-
-    nb_setval(etalis_stopped, stopped(Hit, Kept)).
+stop(M, Hit, Kept, Order-Order, A-A, Tail-Tail) :-
+    feed_global(M, stopped, G),
+    nb_setval(G, stopped(Hit, Kept)).
 
 %   admit(+Order0, +M, +Event, -Order) is semidet.
 %
@@ -871,8 +912,9 @@ run_one(M, E, T1, T2, Line) :-
     ->  run_event(Mode, M, E, T1, T2)
     ;   call_with_inference_limit(run_event(Mode, M, E, T1, T2), Limit, Result),
         (   Result == inference_limit_exceeded
-        ->  (   nb_current(etalis_limit_goal, Goal), Goal \== none
-            ->  nb_setval(etalis_limit_goal, none),
+        ->  feed_global(M, limit_goal, G),
+            (   nb_current(G, Goal), Goal \== none
+            ->  nb_setval(G, none),
                 In = where(Goal)
             ;   In = none
             ),
@@ -1155,12 +1197,6 @@ provenance_list(Prov) :-
     forall(member(D, Prov),
            ( ground(D), D = det(E, T1, T2), callable(E), number(T1), number(T2) )).
 
-finite_number(X) :-
-    number(X),
-    (   float(X)
-    ->  X =:= X, abs(X) =\= inf
-    ;   true
-    ).
 
 event_term(E, Reason) :-
     (   var(E)
@@ -1217,7 +1253,7 @@ output_to(_, Back) :-
 %   occurrence); an error there is a warning, and Event is not reported.
 
 trigger_asked(M, E) :-
-    catch(once(M:print_trigger(E)), Error, etalis_runtime:goal_error(Error, print_trigger(E))).
+    catch(once(M:print_trigger(E)), Error, etalis_runtime:goal_error(M, Error, print_trigger(E))).
 
 %!  first_derivation(+Engine, +Event, +T1, +T2) is semidet.
 %
@@ -1244,192 +1280,24 @@ seen(M, E, T1, T2) :-
     F =:= T2,
     !.
 
-%!  goal_error(+Error, +Goal) is failure.
+%!  goal_error(+Engine, +Error, +Goal) is failure.
 %
-%   A `where` condition Goal (or an aggregate(Fun, Value)) raised Error:
-%   record a warning for the current input line and fail, so that the
-%   occurrence is not detected.  The inference limit of the event (see
-%   run/5) is not Goal's error: it passes on, and Goal is kept to name
-%   in the report.
+%   A `where` condition Goal (or an aggregate(Fun, Value)) of Engine
+%   raised Error: record a warning for the current input line and fail,
+%   so that the occurrence is not detected.  The inference limit of the
+%   event (see run/5) is not Goal's error: it passes on, and Goal is
+%   kept to name in the report.
 
-goal_error(inference_limit_exceeded, Goal) :- !,
-    nb_setval(etalis_limit_goal, Goal),
+goal_error(M, inference_limit_exceeded, Goal) :- !,
+    feed_global(M, limit_goal, G),
+    nb_setval(G, Goal),
     throw(inference_limit_exceeded).
-goal_error(Error, Goal) :-
-    message_to_string(Error, Msg),
+goal_error(M, Error, Goal) :-
+    message_text(Error, Msg),
     (   Goal = aggregate(Fun, X)
     ->  F =.. [Fun, X],
         format(string(Warning), "aggregate ~q raised: ~w", [F, Msg])
     ;   format(string(Warning), "where condition ~q raised: ~w", [Goal, Msg])
     ),
-    feed_warning(Warning),
+    feed_warning(M, Warning),
     fail.
-
-message_to_string(Error, Msg) :-
-    catch(message_to_codes(Error, Msg), _, fail),
-    !.
-message_to_string(Error, Msg) :-
-    format(string(Msg), "~q", [Error]).
-
-message_to_codes(Error, Msg) :-
-    '$messages':translate_message(Error, Lines, []),
-    with_output_to(string(Msg), print_message_lines(current_output, '', Lines)).
-
-%!  write_detection(+Detection) is det.
-%
-%   Write det(E, T1, T2) as one line of JSON in the format of the feed
-%   (see detection_format/1): an object
-%   `{"event": "c", "args": [1], "start": 1, "end": 2}` or a row
-%   `["c", [1], 1, 2]`.
-
-write_detection(det(E, T1, T2)) :-
-    (   nb_current(etalis_detections, Format)
-    ->  true
-    ;   Format = object
-    ),
-    (   plain_fields(E, Name, ArgText)
-    ->  plain_line(Format, Name, ArgText, T1, T2, Line)
-    ;   phrase(detection_fields(Format, E, T1, T2), Parts, [Close, '\n']),
-        closing(Format, Close),
-        atomic_list_concat(Parts, Line)
-    ),
-    write(Line).
-
-%   detection_format(+Format): the detections of this feed are written
-%   as JSON objects (`object`, the lines of `etalis run`) or as JSON
-%   arrays (`row`: event, args, start, end and, with provenance, the
-%   rows of the input occurrences; shorter to write and to decode).
-
-detection_format(Format) :-
-    must_be(oneof([object, row]), Format),
-    b_setval(etalis_detections, Format).
-
-plain_line(object, Name, ArgText, T1, T2, Line) :-
-    atomic_list_concat(['{"event": "', Name, '", "args": [', ArgText,
-                        '], "start": ', T1, ', "end": ', T2, '}\n'], Line).
-plain_line(row, Name, ArgText, T1, T2, Line) :-
-    atomic_list_concat(['["', Name, '", [', ArgText, '], ', T1, ', ', T2, ']\n'], Line).
-
-closing(object, '}').
-closing(row, ']').
-
-%   plain_fields(+E, -Name, -ArgText): E's name needs no escape in JSON
-%   and its arguments are finite numbers and such names; ArgText is the
-%   arguments' JSON, as json_values//1 writes it.  (The common case,
-%   written in one step.)
-
-plain_fields(E, Name, ArgText) :-
-    compound_name_arguments_(E, Name, Args),
-    plain_text(Name),
-    plain_args(Args, Texts),
-    atomic_list_concat(Texts, ', ', ArgText).
-
-plain_args([], []).
-plain_args([A|As], [T|Ts]) :-
-    (   integer(A)
-    ->  T = A
-    ;   float(A)
-    ->  finite_number(A),
-        T = A
-    ;   atom(A),
-        A \== [],
-        plain_text(A),
-        atomic_list_concat(['"', A, '"'], T)
-    ),
-    plain_args(As, Ts).
-
-plain_text(Atom) :-
-    atom_codes(Atom, Codes),
-    plain_codes(Codes).
-
-%   write_detection(+Detection, +Provenance): with the input occurrences
-%   it was built from.
-
-write_detection(det(E, T1, T2), Prov) :-
-    b_getval(etalis_detections, Format),
-    closing(Format, Close),
-    provenance_key(Format, Key),
-    phrase(( detection_fields(Format, E, T1, T2),
-             [Key],
-             provenance_items(Prov, Format, Close)
-           ), Parts, [']', Close, '\n']),
-    atomic_list_concat(Parts, Line),
-    write(Line).
-
-provenance_key(object, ', "provenance": [').
-provenance_key(row, ', [').
-
-provenance_items([], _, _) --> [].
-provenance_items([det(E, T1, T2)|Ds], Format, Close) -->
-    detection_fields(Format, E, T1, T2),
-    [Close],
-    (   { Ds == [] } -> [] ; [', '] ),
-    provenance_items(Ds, Format, Close).
-
-detection_fields(Format, E, T1, T2) -->
-    { compound_name_arguments_(E, Name, Args) },
-    fields(Format, Name, Args, T1, T2).
-
-fields(object, Name, Args, T1, T2) -->
-    ['{"event": '],
-    json_value(Name),
-    [', "args": ['],
-    json_values(Args),
-    ['], "start": ', T1, ', "end": ', T2].
-fields(row, Name, Args, T1, T2) -->
-    ['['],
-    json_value(Name),
-    [', ['],
-    json_values(Args),
-    ['], ', T1, ', ', T2].
-
-compound_name_arguments_(E, Name, Args) :-
-    (   atom(E)
-    ->  Name = E, Args = []
-    ;   compound_name_arguments(E, Name, Args)
-    ).
-
-json_values([]) --> [].
-json_values([H|T]) -->
-    json_value(H),
-    (   { T == [] }
-    ->  []
-    ;   [', '],
-        json_values(T)
-    ).
-
-%   json_value(+X)//: X as JSON text, in atomic parts (numbers are
-%   written as write/1 writes them).
-
-json_value(X) -->
-    (   { var(X) }                              % an unbound argument
-    ->  [null]
-    ;   { integer(X) }
-    ->  [X]
-    ;   { float(X) }
-    ->  (   { finite_number(X) } -> [X] ; [null] )
-    ;   { is_list(X) }
-    ->  ['['], json_values(X), [']']
-    ;   { atom(X) ; string(X) }
-    ->  json_text(X)
-    ;   { copy_term(X, C),
-          term_variables(C, Vs),
-          maplist(=('$VAR'('_')), Vs),
-          format(string(S), "~W", [C, [quoted(true), numbervars(true)]]) },
-        json_text(S)
-    ).
-
-%   json_text(+Text)//: Text as a JSON string literal.
-
-json_text(X) -->
-    (   { plain_text(X) }
-    ->  ['"', X, '"']
-    ;   { with_output_to(string(S), json_write(current_output, X, [width(0)])) },
-        [S]
-    ).
-
-plain_codes([]).
-plain_codes([C|Cs]) :-
-    C >= 0'\s, C < 127,
-    C =\= 0'", C =\= 0'\\,
-    plain_codes(Cs).

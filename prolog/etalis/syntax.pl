@@ -5,6 +5,7 @@
             etalis_error/3,             % +Message, +Hint, +Where
             syntax_message/2,           % +What, -Message
             duration_seconds/3,         % +Duration, +Where, -Seconds
+            finite_number/1,            % @X
             pattern_text/2,             % +Pattern, -Text
             pattern_functor/1           % @Term
           ]).
@@ -1702,6 +1703,10 @@ duration_seconds(D, Where, Seconds) :-
     ->  true
     ;   etalis_error("a window cannot be negative", "use a duration of zero or more", Where)
     ).
+
+%!  finite_number(@X) is semidet.
+%
+%   X is a number, neither infinite nor NaN.
 
 finite_number(X) :-
     number(X),

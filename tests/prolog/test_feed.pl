@@ -102,4 +102,24 @@ test(detections_as_rows_plain_and_general, Es ==
       "[\"x\\\"y\", [[1, \"b\"], \"é\", \"f(X)\"], 2, 3.5]"]) :-
     feed("event(a(1, -2.5, 'b c'), 1).\nevent('x\"y'([1, b], 'é', 'f(X)'), [2, 3.5]).\n", row, 2, [], Es).
 
+%   Engine A's event x warns, then feeds engine B an event y, which warns
+%   in turn: each feed's summary has its own engine's warning only.
+
+test(two_engines_keep_their_warnings_apart, [WA, WB] == [[warning(1, "from a")], [warning(1, "from b")]]) :-
+    engine_create(A),
+    engine_start(A, [], none, inf),
+    engine_create(B),
+    engine_start(B, [], none, inf),
+    assertz(B:('$on'(y, _, _, _) :- etalis_runtime:feed_warning(B, "from b"), fail)),
+    assertz(A:('$on'(x, _, _, _) :-
+                  etalis_runtime:feed_warning(A, "from a"),
+                  etalis_runtime:engine_feed(B, "event(y, 1).\n", 1, summary(_, _, _, WB0, _), _),
+                  nb_setval(test_feed_warnings_b, WB0),
+                  fail)),
+    engine_feed(A, "event(x, 1).\n", 1, summary(_, _, _, WA, _), _),
+    nb_getval(test_feed_warnings_b, WB),
+    nb_delete(test_feed_warnings_b),
+    engine_destroy(A),
+    engine_destroy(B).
+
 :- end_tests(feed).
