@@ -285,14 +285,20 @@ detection_format(Format) :-
     must_be(oneof([object, row]), Format),
     b_setval(etalis_detections, Format).
 
-plain_line(object, Name, ArgText, T1, T2, Line) :-
-    atomic_list_concat(['{"event": "', Name, '", "args": [', ArgText,
-                        '], "start": ', T1, ', "end": ', T2, '}\n'], Line).
-plain_line(row, Name, ArgText, T1, T2, Line) :-
-    atomic_list_concat(['["', Name, '", [', ArgText, '], ', T1, ', ', T2, ']\n'], Line).
+plain_line(Format, Name, ArgText, T1, T2, Line) :-
+    separators(Format, Open, ArgsOpen, StartSep, EndSep, Close),
+    atomic_list_concat([Open, '"', Name, '"', ArgsOpen, ArgText, StartSep, T1, EndSep, T2, Close, '\n'], Line).
 
-closing(object, '}').
-closing(row, ']').
+closing(Format, Close) :-
+    separators(Format, _, _, _, _, Close).
+
+%   separators(?Format, -Open, -ArgsOpen, -StartSep, -EndSep, -Close):
+%   what a detection line of Format writes before its event's name,
+%   before its arguments, after them (before the start), between the
+%   start and the end, and at its end.
+
+separators(object, '{"event": ', ', "args": [', '], "start": ', ', "end": ', '}').
+separators(row, '[', ', [', '], ', ', ', ']').
 
 %   plain_fields(+E, -Name, -ArgText): E's name needs no escape in JSON
 %   and its arguments are finite numbers and such names; ArgText is the
@@ -351,18 +357,13 @@ detection_fields(Format, E, T1, T2) -->
     { compound_name_arguments_(E, Name, Args) },
     fields(Format, Name, Args, T1, T2).
 
-fields(object, Name, Args, T1, T2) -->
-    ['{"event": '],
+fields(Format, Name, Args, T1, T2) -->
+    { separators(Format, Open, ArgsOpen, StartSep, EndSep, _) },
+    [Open],
     json_value(Name),
-    [', "args": ['],
+    [ArgsOpen],
     json_values(Args),
-    ['], "start": ', T1, ', "end": ', T2].
-fields(row, Name, Args, T1, T2) -->
-    ['['],
-    json_value(Name),
-    [', ['],
-    json_values(Args),
-    ['], ', T1, ', ', T2].
+    [StartSep, T1, EndSep, T2].
 
 compound_name_arguments_(E, Name, Args) :-
     (   atom(E)
