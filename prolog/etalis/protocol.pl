@@ -11,6 +11,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(library(error)).
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(syntax, [pattern_text/2, finite_number/1]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
@@ -276,10 +277,14 @@ write_detection(det(E, T1, T2)) :-
     ),
     write(Line).
 
-%   detection_format(+Format): the detections of this feed are written
-%   as JSON objects (`object`, the lines of `etalis run`) or as JSON
-%   arrays (`row`: event, args, start, end and, with provenance, the
-%   rows of the input occurrences; shorter to write and to decode).
+%!  detection_format(+Format) is det.
+%
+%   The detections of this feed are written as JSON objects (`object`,
+%   the lines of `etalis run`) or as JSON arrays (`row`: event, args,
+%   start, end and, with provenance, the rows of the input occurrences;
+%   shorter to write and to decode).
+%
+%   @error domain_error(oneof([object, row]), Format) for another Format.
 
 detection_format(Format) :-
     must_be(oneof([object, row]), Format),
