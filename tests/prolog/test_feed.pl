@@ -14,15 +14,22 @@ feed(Text, Accepted, Rejected, Events) :-
     feed(Text, object, Accepted, Rejected, Events).
 
 feed(Text, Format, Accepted, Rejected, Events) :-
-    echo_engine(M),
-    engine_feed(M, Text, 1, Format, summary(Accepted, _, Rejected, _, none), Detections),
-    split_string(Detections, "\n", "", Lines0),
-    exclude(==(""), Lines0, Events),
-    engine_destroy(M).
+    echo_feed(feed(Text, Format), Accepted, Rejected, Events).
 
 feed_list(Text, Count, Accepted, Rejected, Events) :-
+    echo_feed(feed_list(Text, Count), Accepted, Rejected, Events).
+
+%   echo_feed(+How, -Accepted, -Rejected, -Events): feed an echo engine
+%   as How says, Events the lines of its detections.
+
+echo_feed(How, Accepted, Rejected, Events) :-
     echo_engine(M),
-    engine_feed_list(M, Text, 1, Count, summary(Accepted, _, Rejected, _, none), Detections),
+    Summary = summary(Accepted, _, Rejected, _, none),
+    (   How = feed(Text, Format)
+    ->  engine_feed(M, Text, 1, Format, Summary, Detections)
+    ;   How = feed_list(Text, Count),
+        engine_feed_list(M, Text, 1, Count, Summary, Detections)
+    ),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
