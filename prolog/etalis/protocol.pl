@@ -269,12 +269,9 @@ write_detection(det(E, T1, T2)) :-
     ->  true
     ;   Format = object
     ),
-    (   plain_fields(E, Name, ArgText)
-    ->  plain_line(Format, Name, ArgText, T1, T2, Line)
-    ;   phrase(detection_fields(Format, E, T1, T2), Parts, [Close, '\n']),
-        closing(Format, Close),
-        atomic_list_concat(Parts, Line)
-    ),
+    closing(Format, Close),
+    detection_fields(Format, E, T1, T2, Parts, [Close, '\n']),
+    atomics_to_string(Parts, Line),
     write(Line).
 
 %!  detection_format(+Format) is det.
@@ -290,10 +287,6 @@ detection_format(Format) :-
     must_be(oneof([object, row]), Format),
     b_setval(etalis_detections, Format).
 
-plain_line(Format, Name, ArgText, T1, T2, Line) :-
-    separators(Format, Open, ArgsOpen, StartSep, EndSep, Close),
-    atomic_list_concat([Open, '"', Name, '"', ArgsOpen, ArgText, StartSep, T1, EndSep, T2, Close, '\n'], Line).
-
 closing(Format, Close) :-
     separators(Format, _, _, _, _, Close).
 
@@ -304,31 +297,6 @@ closing(Format, Close) :-
 
 separators(object, '{"event": ', ', "args": [', '], "start": ', ', "end": ', '}').
 separators(row, '[', ', [', '], ', ', ', ']').
-
-%   plain_fields(+E, -Name, -ArgText): E's name needs no escape in JSON
-%   and its arguments are finite numbers and such names; ArgText is the
-%   arguments' JSON, as json_values//1 writes it.  (The common case,
-%   written in one step.)
-
-plain_fields(E, Name, ArgText) :-
-    compound_name_arguments_(E, Name, Args),
-    plain_text(Name),
-    plain_args(Args, Texts),
-    atomic_list_concat(Texts, ', ', ArgText).
-
-plain_args([], []).
-plain_args([A|As], [T|Ts]) :-
-    (   integer(A)
-    ->  T = A
-    ;   float(A)
-    ->  finite_number(A),
-        T = A
-    ;   atom(A),
-        A \== [],
-        plain_text(A),
-        atomic_list_concat(['"', A, '"'], T)
-    ),
-    plain_args(As, Ts).
 
 plain_text(Atom) :-
     atom_codes(Atom, Codes),
@@ -345,7 +313,7 @@ write_detection(det(E, T1, T2), Prov) :-
              [Key],
              provenance_items(Prov, Format, Close)
            ), Parts, [']', Close, '\n']),
-    atomic_list_concat(Parts, Line),
+    atomics_to_string(Parts, Line),
     write(Line).
 
 provenance_key(object, ', "provenance": [').
