@@ -17,7 +17,7 @@ from typing import Any
 from throughput import HERE, KEYS, RULES, STEP, stream
 
 from etalis_py import Engine
-from etalis_py.engine import parse_detections
+from etalis_py.engine import parse_rows
 from etalis_py.events import batch_list, event_element
 
 BATCH = 10_000
@@ -47,7 +47,7 @@ def main() -> None:
     def feed(engine: Engine, texts: list[str]) -> list[str]:
         bodies = []
         for i, text in enumerate(texts):
-            _, body = engine._prolog.request(f"feed_list({engine._name}, {i * BATCH + 1}, {BATCH})", text)
+            _, body = engine._prolog.request(f"feed_list({engine._name}, {i * BATCH + 1}, {BATCH}, row)", text)
             bodies.append(body)
         return bodies
 
@@ -75,8 +75,8 @@ def main() -> None:
     rows.append(("feed_list, rules that no event matches (crossing, reading, checks, limit)", t))
     t, bodies = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: feed(e, texts))
     rows.append(("feed_list, the benchmark's rule (all of the Prolog side)", t))
-    t, found = best(ns.repeat, lambda: None, lambda _: [parse_detections(b) for b in bodies])
-    rows.append((f"Python: decoding the {sum(map(len, found)):,} detections (json.loads per batch)", t))
+    t, found = best(ns.repeat, lambda: None, lambda _: [parse_rows(b) for b in bodies])
+    rows.append((f"Python: decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
     t, _ = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: e.emit_many(events, collect=False))
     rows.append(("Engine.emit_many, all of it", t))
     print(f"{n:,} events, best of {ns.repeat} (CPU seconds)\n")

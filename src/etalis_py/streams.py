@@ -463,13 +463,14 @@ def _filled(batch: Batch, parts: list[str], listed: bool, lister: Callable[[list
 
 
 # A line that is certainly one event term, read alike on its own and as an
-# element of a list: event(Name(Args), Time). with plain atoms and numbers
-# only (no quotes, variables, operators or comments).
-_NUMBER = r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?"
-_VALUE = rf"(?:[a-z][A-Za-z0-9_]*|{_NUMBER})"
+# element of a list: event(Name(Args), Time). or event(Name, [T1, T2]).,
+# whose only brackets are these (so that no comma or full stop of the line
+# can end the term early, nor the term go on into the next line), without
+# quotes, comments or a bar.  What the brackets hold is read alike in both
+# places, or is a syntax error in both (then the batch goes line by line).
+_FREE = r"[^()\[\]{}\n'\"`%|]*"
 _PLAIN_EVENTS = re.compile(
-    rf"(?:event\([a-z][A-Za-z0-9_]*(?:\({_VALUE}(?:, ?{_VALUE})*\))?, ?"
-    rf"(?:{_NUMBER}|\[{_NUMBER}, ?{_NUMBER}\])\)\.\n)+"
+    rf"(?:event\([a-z]\w*(?:\({_FREE}\))?, ?(?:\[{_FREE}\]|{_FREE})\)\.\n)+"
 )
 
 
