@@ -559,3 +559,26 @@ def test_damaged_utf8_and_binary_data_stay_refused(tmp_path: Path, data: bytes, 
         Engine.from_file(rules)
     assert (info.value.line, info.value.column, info.value.message) == (
         line, column, f"rule file is not UTF-8: byte 0x{byte:X} at line {line} column {column}")
+
+
+def test_etalis_named_counters_count_per_name_from_zero_in_an_untrusted_file() -> None:
+    rules = ("counted(X, N) <- a(X) where (incCounter(seen(X)), counter(seen(X), N)).\n"
+             "reset(X) <- r(X) where resetCounter(seen(X)).\n"
+             "untouched(N) <- u where counter(never, N).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.emit_many([("a", [1], 1), ("a", [1], 2), ("a", [2], 3), ("r", [1], 4), ("a", [1], 5), ("u", [], 6)])
+        assert result.detections == [
+            Detection("counted", (1, 1), 1, 1),
+            Detection("counted", (1, 2), 2, 2),
+            Detection("counted", (2, 1), 3, 3),
+            Detection("reset", (1,), 4, 4),
+            Detection("counted", (1, 1), 5, 5),
+            Detection("untouched", (0,), 6, 6),
+        ]
+        assert result.warnings == []
+
+
+def test_a_file_that_declares_the_counters_facts_itself_keeps_its_declaration() -> None:
+    rules = ":- dynamic(counter_internal/2).\ncounter_internal(start, 5).\nc(N) <- a where (incCounter(start), counter(start, N))."
+    with Engine.from_string(rules) as engine:
+        assert engine.emit("a", at=1) == [Detection("c", (6,), 1, 1)]

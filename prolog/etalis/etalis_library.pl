@@ -8,7 +8,8 @@
 
 Rule files written for original ETALIS call predicates of its library
 in their conditions and static rules: min/3 and max/3 of two numbers,
-and the time arithmetic of its datime timestamps.  Time is a number of
+the time arithmetic of its datime timestamps, and its named counters
+(counter/2, incCounter/1, resetCounter/1).  Time is a number of
 seconds here, so the time predicates are arithmetic.  A file that calls
 one of them without defining it gets the definition as static rules of
 its own, checked and loaded like the rules it wrote.
@@ -49,7 +50,13 @@ etalis_library_items(Items0, Items) :-
             ),
             Used),
     foldl(library_items, Used, Added, []),
-    append(Items0, Added, Items).
+    findall(D-Where, ( member(PI-Where, Used),
+                       library_dynamic(PI, D),
+                       \+ ( member(directive(dynamic(Ds), _), Items0), is_list(Ds), memberchk(D, Ds) ) ),
+            Dynamic0),
+    sort(1, @<, Dynamic0, Dynamic1),            % each once, where first used
+    findall(directive(dynamic([D]), Where), member(D-Where, Dynamic1), Dynamic),
+    append([Items0, Dynamic, Added], Items).
 
 library_items(PI-Where, Items, Rest) :-
     library_predicate(PI, Clauses),
@@ -120,6 +127,22 @@ library_predicate(datime_minus_datime/3, [(datime_minus_datime(T2, T1, S) :- S i
 library_predicate(datime_plus_sec/3, [(datime_plus_sec(T1, S, T2) :- T2 is T1 + S)]).
 library_predicate(datime_minus_sec/3, [(datime_minus_sec(T1, S, T2) :- T2 is T1 - S)]).
 library_predicate(less_datime/2, [(less_datime(T1, T2) :- T1 < T2)]).
+library_predicate(counter/2, [(counter(C, V) :- ( counter_internal(C, V0) -> V = V0 ; V = 0 ))]).
+library_predicate(incCounter/1, [(incCounter(C) :- ( counter_internal(C, V0) -> true ; V0 = 0 ),
+                                                   V is V0 + 1,
+                                                   retractall(counter_internal(C, _)),
+                                                   assertz(counter_internal(C, V)))]).
+library_predicate(resetCounter/1, [(resetCounter(C) :- retractall(counter_internal(C, _)),
+                                                       assertz(counter_internal(C, 0)))]).
+
+%   library_dynamic(?PI, ?Dynamic): the library predicate PI keeps its
+%   state in the facts of Dynamic, dynamic in the engine (its own, as
+%   those of a `:- dynamic` directive of the file): ETALIS's named
+%   counters, which start at 0.
+
+library_dynamic(counter/2, counter_internal/2).
+library_dynamic(incCounter/1, counter_internal/2).
+library_dynamic(resetCounter/1, counter_internal/2).
 
 %   refused(?PI, ?Message, ?Hint): PI is refused where a static rule of
 %   the file calls it and the file does not define it.
