@@ -582,3 +582,13 @@ def test_a_file_that_declares_the_counters_facts_itself_keeps_its_declaration() 
     rules = ":- dynamic(counter_internal/2).\ncounter_internal(start, 5).\nc(N) <- a where (incCounter(start), counter(start, N))."
     with Engine.from_string(rules) as engine:
         assert engine.emit("a", at=1) == [Detection("c", (6,), 1, 1)]
+
+
+def test_add_sec_datime_adds_seconds_to_a_number_or_to_an_etalis_datime() -> None:
+    rules = "later(T2) <- due(T) where addSec_Datime(90, T, T2)."
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("event(due(datime(2009, 12, 31, 23, 59, 0)), 1).\nevent(due(100), 2).\n")
+        assert result.detection_lines.splitlines() == [
+            '{"event": "later", "args": ["datime(2010,1,1,0,0,30)"], "start": 1, "end": 1}',
+            '{"event": "later", "args": [190], "start": 2, "end": 2}',
+        ]

@@ -127,6 +127,17 @@ library_predicate(datime_minus_datime/3, [(datime_minus_datime(T2, T1, S) :- S i
 library_predicate(datime_plus_sec/3, [(datime_plus_sec(T1, S, T2) :- T2 is T1 + S)]).
 library_predicate(datime_minus_sec/3, [(datime_minus_sec(T1, S, T2) :- T2 is T1 - S)]).
 library_predicate(less_datime/2, [(less_datime(T1, T2) :- T1 < T2)]).
+library_predicate(addSec_Datime/3,
+                  [(addSec_Datime(S, T1, T2) :-
+                        (   number(T1)
+                        ->  T2 is T1 + S
+                        ;   T1 = datime(Y, Mo, D, H, Mi, Sec),
+                            date_time_stamp(date(Y, Mo, D, H, Mi, Sec, 0, -, -), Stamp1),
+                            Stamp2 is Stamp1 + S,
+                            stamp_date_time(Stamp2, date(Y2, Mo2, D2, H2, Mi2, Sec2f, _, _, _), 'UTC'),
+                            Sec2 is integer(Sec2f),
+                            T2 = datime(Y2, Mo2, D2, H2, Mi2, Sec2)
+                        ))]).
 library_predicate(counter/2, [(counter(C, V) :- ( counter_internal(C, V0) -> V = V0 ; V = 0 ))]).
 library_predicate(incCounter/1, [(incCounter(C) :- ( counter_internal(C, V0) -> true ; V0 = 0 ),
                                                    V is V0 + 1,
