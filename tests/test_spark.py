@@ -743,9 +743,6 @@ def test_replay_takes_static_knowledge_files_and_ships_them_to_the_workers(
     expected = ['{"event": "match", "args": ["bergen", "erg"], "start": 1, "end": 2}\n',
                 '{"event": "match", "args": ["oslo", "sl"], "start": 4, "end": 5}\n']
     assert etalis_run(rules, data, [*mapping, "--static", str(db)])[0] == expected
-    result = replay(data, rules, spark=spark, static=[db], **kwargs(mapping))
-    assert list(result.detection_lines()) == expected
-    result.unpersist()
     assert cli.main(["replay", str(rules), "--static", str(db), "--events", str(data), *mapping, "--quiet"]) == 0
     assert capsys.readouterr().out == "".join(expected)
     assert cli.main(["replay", str(rules), "--events", str(data), *mapping, "--quiet"]) == 2
