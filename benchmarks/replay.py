@@ -16,8 +16,20 @@ about the others as about the run:
   - `etalis replay ... --partition-by sensor --master local[1]`
   - `etalis replay ... --partition-by sensor --master local[2]`
 and every run must print the same detections (compared as sorted lines).
+The JVM's share is the CPU of the `java` processes of the tree; the rest
+is the driver and the Python workers.  Per core, replay's rate against
+`etalis run`'s is run's CPU seconds over replay local[1]'s (issue 12's
+target: at least 0.8).
 
-    .venv/bin/python benchmarks/replay.py [--sizes 1000000,10000000] [--keep DIR]
+With `--flink PYTHON` (a Python with `apache-flink` installed, e.g. in a
+venv of its own), the same rule also runs as Flink SQL's MATCH_RECOGNIZE
+(benchmarks/flink_match.py, parallelism 1, on the file without its
+header).  MATCH_RECOGNIZE has no all-matches mode, so it finds the first
+qualifying later reading per reading (less what SKIP TO NEXT ROW consumes):
+its matches are compared as a subset of etalis's detections, every one of
+them must be one.
+
+    .venv/bin/python benchmarks/replay.py [--sizes 1000000,10000000] [--keep DIR] [--flink PYTHON]
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from __future__ import annotations
 import argparse
 import collections
 import hashlib
+import json
 import os
 import platform
 import subprocess
@@ -32,7 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 RULES = "rise(S, V1, V2) <- (reading(S, V1) seq reading(S, V2)) within 200 where V2 >= V1 + 90.\n"
 KEYS = 10_000
@@ -109,12 +122,13 @@ def timed(cmd: list[str], out: Path) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="1000000,10000000")
+    ap.add_argument("--sizes", default="1000000", help="row counts, e.g. 1000000,10000000")
+    ap.add_argument("--flink", help="a Python with apache-flink: add the MATCH_RECOGNIZE row")
     ap.add_argument("--keep", type=Path, help="keep the data and outputs here")
     ns = ap.parse_args()
     sizes = [int(s) for s in ns.sizes.split(",")]
     etalis = [sys.executable, "-m", "etalis_py.cli"]
-    rows: list[tuple[int, dict[str, Any], dict[str, Any], dict[str, Any]]] = []
+    rows: list[tuple[int, dict[str, Any], dict[str, Any], dict[str, Any], Optional[dict[str, Any]]]] = []
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = ns.keep or Path(tmp_name)
         tmp.mkdir(parents=True, exist_ok=True)
@@ -142,22 +156,46 @@ def main() -> None:
             run, one, two = results
             if not (run["digest"] == one["digest"] == two["digest"]):
                 raise RuntimeError(f"{n} rows: the detections differ: {[r['detections'] for r in results]}")
-            rows.append((n, run, one, two))
+            flink = None
+            if ns.flink:
+                bare = tmp / f"readings-{n}-noheader.csv"
+                with data.open() as src, bare.open("w") as dst:
+                    next(src)
+                    dst.writelines(src)
+                print(f"{n:,} rows: flink MATCH_RECOGNIZE ...", file=sys.stderr, flush=True)
+                flink_out = tmp / f"out-{n}-flink.jsonl"
+                flink = timed([ns.flink, str(Path(__file__).with_name("flink_match.py")), str(bare)], flink_out)
+                run_lines = (tmp / f"out-{n}-run.jsonl").read_text().splitlines()
+                ours = {json.dumps(json.loads(x)) for x in run_lines}
+                theirs = [json.dumps(json.loads(x)) for x in flink_out.read_text().splitlines()]
+                flink["subset"] = all(x in ours for x in theirs)
+                print(f"  {flink['seconds']:.1f} s, {flink['cpu']:.1f} s CPU ({flink['jvm_cpu']:.1f} s JVM), "
+                      f"{flink['detections']} matches, all among etalis's: {flink['subset']}",
+                      file=sys.stderr, flush=True)
+                bare.unlink()
+            rows.append((n, run, one, two, flink))
             if not ns.keep:
                 data.unlink()
 
     print(f"\nmachine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; "
           f"1-minute load average at the end: {os.getloadavg()[0]:.1f}\n")
     print("| rows | detections | etalis run: wall s (CPU s) | replay local[1]: wall s (CPU s, of it JVM) "
-          "| replay local[2]: wall s (CPU s, of it JVM) | local[1] / run, wall (CPU) | local[1] / local[2], wall |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, run, one, two in rows:
+          "| replay local[2]: wall s (CPU s, of it JVM) | run / local[1], CPU (target 0.8) | JVM share, local[1] "
+          "| local[1] / local[2], wall |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, run, one, two, _ in rows:
         print(f"| {n:,} | {run['detections']:,} | {run['seconds']:.1f} ({run['cpu']:.1f}) "
               f"| {one['seconds']:.1f} ({one['cpu']:.1f}, {one['jvm_cpu']:.1f}) "
               f"| {two['seconds']:.1f} ({two['cpu']:.1f}, {two['jvm_cpu']:.1f}) "
-              f"| {one['seconds'] / run['seconds']:.2f} ({one['cpu'] / run['cpu']:.2f}) "
+              f"| {run['cpu'] / one['cpu']:.2f} | {one['jvm_cpu'] / one['cpu']:.0%} "
               f"| {one['seconds'] / two['seconds']:.2f} |")
-
+    flinks = [(n, f) for n, _, _, _, f in rows if f is not None]
+    if flinks:
+        print("\n| rows | Flink MATCH_RECOGNIZE: wall s (CPU s, of it JVM) | matches | all among etalis's detections |")
+        print("|---:|---:|---:|---|")
+        for n, f in flinks:
+            print(f"| {n:,} | {f['seconds']:.1f} ({f['cpu']:.1f}, {f['jvm_cpu']:.1f}) | {f['detections']:,} "
+                  f"| {'yes' if f['subset'] else 'NO'} |")
 
 if __name__ == "__main__":
     main()

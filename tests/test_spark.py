@@ -321,8 +321,8 @@ def test_a_retried_task_gives_identical_output_without_duplicates(spark: SparkSe
     expected, _ = etalis_run(rules, data, AREA_MAPPING)
     counts = collections.Counter(json.loads(x)["event"] for x in expected)
     assert counts["rise"] > 100 and counts["area_rise"] > 10
-    for stage, partition in ((0, 0), (1, 1), (2, 0)):       # stage 0: the mapping pass
-        marker = tmp_path / f"failed{stage}"
+    for stage, partition in ((1, 0), (1, 1), (2, 0)):       # stage 1 maps the rows too
+        marker = tmp_path / f"failed{stage}{partition}"
         with pytest.MonkeyPatch.context() as mp:
             fail_first_attempt(mp, stage, partition, marker)
             result = replay(data, rules, spark=spark, partitions=3, **kwargs(AREA_MAPPING))
@@ -331,18 +331,18 @@ def test_a_retried_task_gives_identical_output_without_duplicates(spark: SparkSe
         assert list(result.detection_lines()) == expected
         assert (result.rows, result.events, result.rejected_rows) == (3000, 3000, 0)
         assert result.detection_count == len(expected)
-        out = tmp_path / f"out{stage}"
+        out = tmp_path / f"out{stage}{partition}"
         result.write(out, "jsonl")
         assert (out / "detections.jsonl").read_text() == "".join(expected)
         result.unpersist()
 
 
 def fail_first_attempt(mp: pytest.MonkeyPatch, stage: int, partition: int, marker: Path) -> None:
-    """Make the first attempt of the task of ``partition`` in ``stage`` (0:
-    the mapping pass) fail once it has produced some output, as a lost
-    executor would; the failure appends a line to ``marker``.  The task
-    functions are wrapped in the driver: Spark ships the wrappers to its
-    Python workers with the functions."""
+    """Make the first attempt of the task of ``partition`` in ``stage``
+    fail once it has produced some output, as a lost executor would; the
+    failure appends a line to ``marker``.  The stage's task function is
+    wrapped in the driver: Spark ships the wrapper to its Python workers
+    with the function."""
     def failing(inner: Callable[[Iterator[Any]], Iterator[Any]]) -> Callable[[Iterator[Any]], Iterator[Any]]:
         def run(batches: Iterator[Any]) -> Iterator[Any]:
             from pyspark import TaskContext
@@ -356,13 +356,10 @@ def fail_first_attempt(mp: pytest.MonkeyPatch, stage: int, partition: int, marke
                     raise RuntimeError(f"injected failure in stage {stage}, partition {partition}")
         return run
 
-    if stage == 0:
-        map_rows = driver._map_rows
-        mp.setattr(driver, "_map_rows", lambda spec: failing(map_rows(spec)))
-    else:
-        run_stage = driver._run_stage
-        mp.setattr(driver, "_run_stage",
-                   lambda spec: failing(run_stage(spec)) if spec.number == stage else run_stage(spec))
+    for name in ("_run_stage", "_map_and_run"):       # stage 1 may map the rows too
+        task = getattr(driver, name)
+        mp.setattr(driver, name, lambda *specs, task=task: (
+            failing(task(*specs)) if specs[-1].number == stage else task(*specs)))
 
 
 def test_write_gives_each_format_and_refuses_to_overwrite(spark: SparkSession, tmp_path: Path) -> None:
@@ -747,3 +744,29 @@ def test_replay_takes_static_knowledge_files_and_ships_them_to_the_workers(
     assert capsys.readouterr().out == "".join(expected)
     assert cli.main(["replay", str(rules), "--events", str(data), *mapping, "--quiet"]) == 2
     assert capsys.readouterr().err.startswith(f"{rules}:4:1: error: sandbox: inside/2 is not defined\n")
+
+
+def test_keys_written_differently_that_make_one_term_meet_in_one_partition(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """Rows are shuffled by a coarse key before they are mapped: 7, 007,
+    +7, ٧ (Arabic-Indic seven) and 7 with spaces around are the one key 7
+    for etalis run, and so for replay, over any number of partitions."""
+    data = tmp_path / "keys.csv"
+    keys = ["7", "007", " 7", "+7", "\u0667", "7_0", "70", "7.0", "7e0", "a b", " a b\u2003", "a_b"]
+    data.write_text("t,k,v\n" + "".join(f'{i},"{k}",{i}\n' for i, k in enumerate(keys, start=1)),
+                    encoding="utf-8")
+    rules = tmp_path / "pairs.etl"
+    rules.write_text("pair(K, A, B) <- r(K, A) seq r(K, B).\n")
+    mapping = ["--event", "r", "--args", "k,v", "--time", "t", "--partition-by", "k"]
+    expected, _ = etalis_run(rules, data, mapping)
+    assert [tuple(json.loads(x)["args"]) for x in expected] == [
+        (7, 1, 2), (7, 1, 3), (7, 2, 3), (7, 1, 4), (7, 2, 4), (7, 3, 4), (7, 1, 5), (7, 2, 5), (7, 3, 5),
+        (7, 4, 5), (70, 6, 7), (7.0, 8, 9), ("a b", 10, 11)]
+    for partitions in (1, 5, 16):
+        result = replay(data, rules, spark=spark, partitions=partitions, **kwargs(mapping))
+        assert list(result.detection_lines()) == expected
+        assert (result.rows, result.events, result.rejected_rows) == (12, 12, 0)
+        result.unpersist()
+    coarse = driver._coarse_key(spark.createDataFrame([(k,) for k in keys], "k string"), "k")
+    assert [r[0] for r in spark.createDataFrame([(k,) for k in keys], "k string").select(coarse).collect()] == [
+        "7.0", "7.0", "7.0", "7.0", "7.0", "70.0", "70.0", "7.0", "7.0", "ab", "ab", "ab"]

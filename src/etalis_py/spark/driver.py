@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import threading
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +27,7 @@ from .names import (
     CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
     S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TRANSFER,
 )
-from .partition import StageSpec, _load_knowledge, _run_stage
+from .partition import StageSpec, _load_knowledge, _map_and_run, _run_stage
 from .planning import Plan, Stage, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import _format_of, read_input
 from .session import session
@@ -268,8 +270,9 @@ def replay(
     reporter = _Progress(spark, progress)
     cached: list["DataFrame"] = []
     try:
-        # rows to events: a Python pass that Spark runs in the same tasks
-        # as the scan, before stage 1's shuffle
+        # rows to events: in stage 1's tasks, after its shuffle; or, when
+        # later stages consume input events too, a Python pass of its own
+        # (in the same tasks as the scan) whose events all stages read
         original = tuple(df.columns)
         numbered = df.withColumn(ROW, F.monotonically_increasing_id())
         first = the_plan.stages[0] if the_plan.stages else None
@@ -312,13 +315,21 @@ def replay(
                 policy, max_age, st.by_input_key, st.number == 1,
                 _arrow_schema(spark, numbered, original) if st.number == 1 else None,
                 knowledge, entailment, trusted, explain, statics)
-            stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
-            if st.key is None:
-                arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)
-            else:
-                arranged = stage_in.repartition(n_parts, S_KEY).sortWithinPartitions(S_KEY, S_T, S_ROW, S_PATH)
             schema = _stage_schema(numbered if st.number == 1 else None, original)
-            out = arranged.mapInArrow(_run_stage(spec), schema).persist(StorageLevel.MEMORY_AND_DISK)
+            if st.number == 1 and not raw_later:
+                # the input rows cross into Python once: shuffled by a coarse key,
+                # mapped to events and sorted in the worker, run, and back
+                rows_in = (numbered.repartition(1) if st.key is None
+                           else numbered.repartition(n_parts, _coarse_key(numbered, partition_by or "")))
+                out = rows_in.mapInArrow(_map_and_run(mspec, spec), schema)
+            else:
+                stage_in = _stage_input(the_plan, st, mapped, outputs, raw_slot)
+                if st.key is None:
+                    arranged = stage_in.repartition(1).sortWithinPartitions(S_T, S_ROW, S_PATH)
+                else:
+                    arranged = stage_in.repartition(n_parts, S_KEY).sortWithinPartitions(S_KEY, S_T, S_ROW, S_PATH)
+                out = arranged.mapInArrow(_run_stage(spec), schema)
+            out = out.persist(StorageLevel.MEMORY_AND_DISK)
             cached.append(out)
             summary = {r[0]: (int(r[1]), list(r[2])) for r in
                        out.groupBy(S_KIND).agg(F.count(F.lit(1)),
@@ -449,6 +460,36 @@ def _stage_schema(numbered: Optional["DataFrame"], original: Sequence[str]) -> A
     if numbered is not None:
         fields += [f for f in numbered.schema.fields if f.name in original]
     return StructType(fields)
+
+
+@functools.lru_cache(maxsize=1)
+def _digits() -> tuple[str, str]:
+    """The decimal digits of every script but ASCII (int() and float()
+    read them all), and the ASCII digits of the same values."""
+    digits = "".join(chr(c) for c in range(0x80, 0x110000) if unicodedata.decimal(chr(c), None) is not None)
+    return digits, "".join(str(unicodedata.decimal(c)) for c in digits)
+
+
+_NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "timestamp", "timestamp_ntz")
+
+
+def _coarse_key(df: "DataFrame", col: str) -> "Column":
+    """A key to shuffle the input rows by before they are mapped, coarser
+    than the exact key of the mapping pass: rows whose key values make the
+    same term get the same coarse key (other rows may too).  Text loses its
+    whitespace and underscores and has its digits made ASCII; then a text
+    that Spark reads as a number is keyed by the number (so 7, 007, 7_0 /
+    10 ... as Python's int() and float() read them)."""
+    from pyspark.sql import functions as F
+
+    c = F.col(f"`{col}`")
+    kind = dict(df.dtypes)[col]
+    if kind in _NUMERIC or kind.startswith("decimal"):
+        return c.cast("double").cast("string")
+    if kind not in ("string", "boolean", "date"):
+        return F.lit("")        # lists, maps, ...: one partition, correct if slow
+    text = F.translate(F.regexp_replace(c.cast("string"), r"[\s\p{Z}\x1c-\x1f\x85_]", ""), *_digits())
+    return F.coalesce(text.try_cast("double").cast("string"), text)
 
 
 def _stage_input(the_plan: Plan, st: Stage, mapped: "DataFrame", outputs: list["DataFrame"],

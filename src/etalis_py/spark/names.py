@@ -3,6 +3,7 @@
 DEFAULT_MASTER = "local[*,4]"       # local mode on all cores, up to 4 attempts per task
 TRANSFER = "etalis__transfer"      # the hidden event that carries derived events between stages
 FORMATS = ("parquet", "csv", "json", "jsonl")
+BATCH_ROWS = 50_000                 # rows of an Arrow batch between Spark and its Python workers
 FEED_LINES = 20_000                 # at most this many events of one key fed at once
 MAX_ENGINES = 16                    # compiled engines kept by a worker process
 

@@ -16,10 +16,10 @@ import pyarrow.compute as pc
 from ..engine import Engine
 from ..events import batch_list, event_term
 from ..prolog_text import compound_text, input_line, interval_text, number_text
-from .mapping import _key_text, _type_code
+from .mapping import MapSpec, _key_text, _map_rows, _type_code
 from .names import (
-    FEED_LINES, MAX_ENGINES, S_KEY, S_KEYS, S_KIND, S_LINE, S_N, S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND,
-    TK_DATE, TK_NUMBER, TRANSFER,
+    BATCH_ROWS, FEED_LINES, KEY1, KIND, LINE, MAX_ENGINES, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_N, S_PATH,
+    S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TK_NUMBER, TRANSFER,
 )
 
 
@@ -82,6 +82,34 @@ def _load_knowledge(engine: Engine, knowledge: Sequence[tuple[str, str]], entail
 
     graphs = [Graph().parse(data=text, format=guess_format(name) or "turtle") for name, text in knowledge]
     engine.load_ontology(graphs, entailment or "rdfs")
+
+
+def _map_and_run(mapping: MapSpec, spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Stage 1 with the mapping pass in the same task: a partition's input
+    rows (shuffled by a coarse key, so that each exact key's rows are in
+    one partition) become events (:func:`~etalis_py.spark.mapping._map_rows`),
+    sorted by key, time and row here rather than by Spark, and run
+    (:func:`_run_stage`)."""
+    map_rows = _map_rows(mapping)
+    stage = _run_stage(spec)
+    originals = list(spec.originals) if spec.originals is not None else []
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        mapped = list(map_rows(batches))
+        if not mapped:
+            yield from stage(iter(()))
+            return
+        table = pa.Table.from_batches(mapped).sort_by([(KEY1, "ascending"), (TIME, "ascending"), (ROW, "ascending")])
+        n = table.num_rows
+        staged = pa.Table.from_arrays(
+            [table.column(KEY1), table.column(TIME), table.column(ROW), pa.array([""] * n, pa.string()),
+             table.column(LINE), table.column(KIND), table.column(REASON), table.column(TKIND),
+             *(table.column(f.name) for f in originals)],
+            names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *(f.name for f in originals)])
+        del mapped, table
+        yield from stage(iter(staged.to_batches(max_chunksize=BATCH_ROWS)))
+
+    return run
 
 
 class _StageOutput:

@@ -10,7 +10,7 @@ import warnings
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional, cast
 
-from .names import DEFAULT_MASTER
+from .names import BATCH_ROWS, DEFAULT_MASTER
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,7 +51,7 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
     # Spark's own log: errors only (its WARN lines are noise on a normal run)
     log = f"-Dlog4j2.configurationFile={(Path(__file__).parent / 'log4j2.properties').as_uri()}"
     settings["spark.driver.extraJavaOptions"] = f"{settings.get('spark.driver.extraJavaOptions', '')} {log}".strip()
-    settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = "50000"
+    settings["spark.sql.execution.arrow.maxRecordsPerBatch"] = str(BATCH_ROWS)
     if not os.environ.get("PYSPARK_PYTHON") and "spark.pyspark.python" not in (conf or {}):
         # PySpark takes the workers' interpreter from the environment of
         # the process that makes the SparkContext
