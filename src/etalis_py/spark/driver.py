@@ -463,11 +463,15 @@ def _stage_schema(numbered: Optional["DataFrame"], original: Sequence[str]) -> A
 
 
 @functools.lru_cache(maxsize=1)
-def _digits() -> tuple[str, str]:
-    """The decimal digits of every script but ASCII (int() and float()
-    read them all), and the ASCII digits of the same values."""
+def _key_chars() -> tuple[str, str]:
+    """What a coarse key changes of a text, as ``translate``'s arguments:
+    the decimal digits of every script but ASCII (int() and float() read
+    them all), made ASCII, then whitespace (Python's and Unicode's) and
+    underscores, dropped."""
     digits = "".join(chr(c) for c in range(0x80, 0x110000) if unicodedata.decimal(chr(c), None) is not None)
-    return digits, "".join(str(unicodedata.decimal(c)) for c in digits)
+    space = "".join(chr(c) for c in range(0x110000)
+                    if chr(c).isspace() or unicodedata.category(chr(c)) in ("Zs", "Zl", "Zp"))
+    return digits + space + "_", "".join(str(unicodedata.decimal(c)) for c in digits)
 
 
 _NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double", "timestamp", "timestamp_ntz")
@@ -488,7 +492,7 @@ def _coarse_key(df: "DataFrame", col: str) -> "Column":
         return c.cast("double").cast("string")
     if kind not in ("string", "boolean", "date"):
         return F.lit("")        # lists, maps, ...: one partition, correct if slow
-    text = F.translate(F.regexp_replace(c.cast("string"), r"[\s\p{Z}\x1c-\x1f\x85_]", ""), *_digits())
+    text = F.translate(c.cast("string"), *_key_chars())      # one pass, no regular expression
     return F.coalesce(text.try_cast("double").cast("string"), text)
 
 
