@@ -398,6 +398,16 @@ def test_stn_with_plus_a_run_takes_the_next_element_and_another_iteration_each_t
         (([1],), (1, 2)), (([1, 2],), (1, 2, 3))]
 
 
+def test_under_recent_an_event_terminates_through_its_own_condition_before_it_replaces_the_initiator() -> None:
+    # fuzz seed 1 case 1551: b(2) is the terminator of (c seq b(Z)) seq (b(X) where X > 1) and, as b(Z),
+    # makes a newer c seq b(Z); it must take the older one first
+    rules = "h(X, Z) <- c seq b(Z) seq (b(X) where X > 1) seq c."
+    stream = [("a", [2], 2), ("c", [], 4), ("b", [1], 5), ("a", [2], 6), ("b", [2], 8), ("c", [], 9), ("c", [], 10),
+              ("b", [1], 11)]
+    assert detections(rules, "recent", stream) == [("h", (2, 1), 4, 9, ("c", "b", "b", "c"), (4, 5, 8, 9)),
+                                                   ("h", (2, 1), 4, 10, ("c", "b", "b", "c"), (4, 5, 8, 10))]
+
+
 def test_stn_with_plus_keeps_the_condition_of_the_whole_on_its_variables() -> None:
     # fuzz seed 1 case 1504: the condition lost its variables when the rule was rewritten
     rules = "h(X, Z) <- (b(Z)+ seq a(X) seq a(Z)) where X =:= Z."

@@ -415,7 +415,9 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     out_index(Nodes, Index),
     upward(Nodes, Upward),
     filter_chains(Nodes, Links, Chains, Absorbed),
-    findall(P-C, ( member(Node, Upward), goal_clauses(Chains, Absorbed, Node, Cs), member(P-C, Cs) ),
+    terminating_filters(Nodes, Links, Terminating),
+    findall(P-C, ( member(Node, Upward), goal_clauses(Chains, Absorbed, Node, Cs), member(P0-C0, Cs),
+                   ranked_clause(Terminating, Node, P0-C0, P-C) ),
             Phased),
     phase_order(Phased, NodeClauses),
     maplist(link_clause, Links, LinkClauses0),
@@ -447,10 +449,68 @@ selection_clauses(Links, Clauses0, Clauses) :-
 %   under `recent` it cannot replace an occurrence that it completes.
 
 phase_order(Phased, Clauses) :-
-    findall(C, member(complete-C, Phased), Complete),
+    findall(H-C, member(complete(H)-C, Phased), Complete0),
+    keysort(Complete0, Complete1),
+    pairs_values(Complete1, Complete),
     findall(C, member(pass-C, Phased), Pass),
     findall(C, member(store-C, Phased), Store),
     append([Complete, Pass, Store], Clauses).
+
+%   ranked_clause(+Terminating, +Node, +Phase0-Clause, -Phase-Clause): a
+%   `complete` clause ranks by its goal's height (higher first, see
+%   upward/2); the `pass` clause of a condition of an event's own that
+%   only terminates a `seq` under `recent` (see terminating_filters/3)
+%   ranks as the goal it terminates, so that the event completes that
+%   goal before it completes a lower one, whose result could replace the
+%   initiator it is about to take (`c seq b(Z) seq (b(X) where X > 1)`).
+
+ranked_clause(Terminating, node(Id, _, _, _, _, _), P0-C, P-C) :-
+    (   P0 == complete
+    ->  get_assoc(Id, Terminating.heights, H),
+        Neg is -H,
+        P = complete(Neg)
+    ;   P0 == pass,
+        get_assoc(Id, Terminating.promoted, H)
+    ->  Neg is -H,
+        P = complete(Neg)
+    ;   P = P0
+    ).
+
+%   terminating_filters(+Nodes, +Links, -Terminating): the heights of
+%   the goals (heights), and the `where` goals on an event under a
+%   `recent` policy whose result is only the right operand of `seq`
+%   goals, with the height of the highest of those (promoted).
+
+terminating_filters(Nodes, Links, _{heights: Heights, promoted: Promoted}) :-
+    empty_assoc(Names0),
+    foldl(named_height, Nodes, Names0, Names),
+    findall(Id-H, ( member(node(Id, _, _, Out, _, _), Nodes), functor(Out, Name, _), get_assoc(Name, Names, H) ),
+            HeightPairs),
+    list_to_assoc(HeightPairs, Heights),
+    findall(Id-H,
+            ( member(node(Id, where(_), [In], Out, _, Policy), Nodes),
+              memberchk(Policy, [recent, recent(_)]),
+              \+ intermediate(In),
+              functor(Out, Name, _),
+              \+ ( member(link(_, LOut, _, _), Links), functor(LOut, Name, _) ),
+              findall(CH, ( member(node(CId, COp, CIns, _, _, _), Nodes), member(CIn, CIns),
+                            functor(CIn, Name, _), get_assoc(CId, Heights, CH0),
+                            (   COp == temporal(seq), CIns = [_, R], R == CIn
+                            ->  CH = CH0
+                            ;   CH = none
+                            ) ),
+                      CHs),
+              CHs \== [],
+              \+ memberchk(none, CHs),
+              max_list(CHs, H) ),
+            Promoted0),
+    list_to_assoc(Promoted0, Promoted).
+
+named_height(node(_, _, Inputs, Out, _, _), Names0, Names) :-
+    foldl(input_height(Names0), Inputs, 0, H0),
+    H is H0 + 1,
+    functor(Out, Name, _),
+    put_assoc(Name, Names0, H, Names).
 
 %   goal_clauses(+Chains, +Absorbed, +Node, -PhasedClauses): the clauses
 %   of Node, with the filters that run inside it (see filter_chains/4).
