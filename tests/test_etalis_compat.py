@@ -217,6 +217,17 @@ def test_database_changes_beyond_the_files_dynamic_facts_are_refused(
     assert refused(text)[:3] == (line, column, message)
 
 
+def test_a_refused_change_of_a_fact_names_the_declaration_that_allows_it() -> None:
+    text = "registered(U) <- register(U) do assertz(users(U)).\n"
+    assert refused(text) == (
+        1, 1, "sandbox: assertz/1 may not be called by rules from an untrusted source",
+        "rules may change only the facts of a predicate the rule file declares dynamic: add "
+        ":- dynamic(users/1). to it (or load a file you trust with --trusted, trusted=True in Python)")
+    with Engine.from_string(":- dynamic(users/1).\n" + text + "hello(U) <- ping(U) where users(U).\n") as engine:
+        result = engine.emit_many([("ping", [1], 1), ("register", [1], 2), ("ping", [1], 3)])
+        assert result.detections == [Detection("registered", (1,), 2, 2), Detection("hello", (1,), 3, 3)]
+
+
 def test_etalis_library_predicates_db_facts_and_external_trigger() -> None:
     with Engine.from_file(HERE / "library.etl") as engine:
         result = engine.emit_many([("price", [7], 1), ("price", [5], 2), ("a", [], 3), ("c", [], 4), ("a", [], 5), ("c", [], 9)])

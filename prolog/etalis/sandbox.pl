@@ -151,10 +151,27 @@ item_shape(S, Own, Item) :-
     ),
     forall(item_goal(Item, Goal, Where),
            (   forbidden_goal(Goal, Own, G)
-           ->  indicator(G, PI),
-               refuse_call(PI, none, Where)
+           ->  refuse_goal(S, G, Where)
            ;   true
            )).
+
+%   refuse_goal(+Scratch, +G, +Where): G may not run in an untrusted
+%   file; a change of a fact of a predicate that could be the file's own
+%   names the declaration that would allow it.
+
+refuse_goal(S, G, Where) :-
+    indicator(G, PI),
+    (   fact_update(G, Changed),
+        Changed = N/A,
+        functor(Head, N, A),
+        \+ foreign_predicate(S, Head, _)
+    ->  format(string(Msg), "sandbox: ~q may not be called by rules from an untrusted source", [PI]),
+        format(string(Hint), "rules may change only the facts of a predicate the rule file declares dynamic: \c
+                              add :- dynamic(~q). to it (or load a file you trust with --trusted, \c
+                              trusted=True in Python)", [Changed]),
+        etalis_error(Msg, Hint, Where)
+    ;   refuse_call(PI, none, Where)
+    ).
 
 %   item_goal(+Item, -Goal, -Where): a goal that Item would run: the
 %   body of a static clause, a `where` condition of a rule.
@@ -323,14 +340,20 @@ forbidden_goal(Goal, Own, G) :-
 %   engine's own background facts, which no other engine sees.
 
 own_update(G, Own) :-
+    fact_update(G, PI),
+    memberchk(PI, Own).
+
+%   fact_update(+G, -PI): G adds or removes a fact (no clause with a
+%   body, no module) of the predicate PI, written out in the goal.
+
+fact_update(G, N/A) :-
     compound(G),
     compound_name_arguments(G, Name, [Fact]),
     memberchk(Name, [assert, asserta, assertz, retract, retractall]),
     callable(Fact),
     \+ Fact = (_ :- _),
     \+ Fact = _:_,
-    functor(Fact, N, A),
-    memberchk(N/A, Own).
+    functor(Fact, N, A).
 
 %   forbidden(?PI): library(sandbox) lets a goal change the dynamic
 %   predicates and global variables of its own module, load libraries,
