@@ -189,3 +189,18 @@ def test_etalis_run_takes_the_stream_of_a_file(tmp_path: Path) -> None:
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     assert bad.returncode == 2
     assert bad.stderr.splitlines()[-1].endswith("argument --stream: not an IRI: 'not an iri'")
+
+
+def test_stream_on_an_input_that_is_not_graphs_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from etalis_py.cli import main
+
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- a(X).\n")
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"event": "a", "args": [1], "time": 1}\n')
+    assert main(["run", str(rules), "--events", str(path), "--stream", S1]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        f"etalis: --stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); {path} is read "
+        "as jsonl, whose events are not graphs"]

@@ -21,7 +21,7 @@ from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .report import read_names
 from .progress import ProgressLine, wanted
-from .streams import STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live, stream_kind
+from .streams import GRAPH_KINDS, STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live, stream_kind
 
 if TYPE_CHECKING:
     from .events import Detection
@@ -260,6 +260,10 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> I
     the file as it grows (``--follow``)."""
     mapping = mapping_from(ns)
     if ns.stream is not None:
+        kind = ns.input_format or (None if str(ns.events) == "-" else stream_kind(ns.events))
+        if ns.graph_col is None and kind is not None and kind not in GRAPH_KINDS:
+            raise ValueError(f"--stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); "
+                             f"{ns.events} is read as {kind}, whose events are not graphs")
         mapping = replace(mapping, stream=ns.stream)
     if str(ns.events) == "-":
         if ns.follow:

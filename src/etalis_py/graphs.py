@@ -49,9 +49,8 @@ from .prolog_text import compound_text, input_line, input_term, prolog_string, q
 from .errors import EtalisError
 from .events import NOTHING, InvalidEvent, Rejection, Time, batch_list, read_number, to_time
 from .knowledge import literal_text, node_text
-from .streams import Batch, Item, Lines, _batched
+from .streams import GRAPH_KINDS, Batch, Item, Lines, _batched
 
-GRAPH_KINDS = ("nquads", "trig", "jsonld")
 GENERATED_AT = URIRef("http://www.w3.org/ns/prov#generatedAtTime")
 _GENERATED_AT = str(GENERATED_AT)
 IS_PART_OF = URIRef("http://purl.org/dc/terms/isPartOf")

@@ -214,6 +214,8 @@ class Batch:
 
 STREAM_KINDS = ("jsonl", "csv", "events", "parquet", "nquads", "trig", "jsonld")
 _GRAPH_SUFFIXES = {".nq": "nquads", ".trig": "trig", ".jsonld": "jsonld"}
+GRAPH_KINDS = tuple(_GRAPH_SUFFIXES.values())
+"""The stream kinds whose events are RDF graphs."""
 
 
 def stream_kind(path: Path) -> str:
@@ -251,7 +253,7 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int,
              name: str = "<stream>") -> Iterator[Batch]:
     """Batches of a stream of ``kind`` given in chunks of whole lines."""
-    if kind in _GRAPH_SUFFIXES.values():
+    if kind in GRAPH_KINDS:
         from .graphs import graph_batches  # graphs reads streams with this module's tools
 
         yield from graph_batches(chunks, kind, batch_lines, name, mapping.stream if mapping is not None else None)
