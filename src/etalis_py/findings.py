@@ -92,6 +92,8 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
         out += _unbounded(rf)
     out += _unbound_where(rf)
     out += _unbound_head(rf)
+    out += _empty_windows(rf)
+    out += _negations_as_events(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
 
 
@@ -479,6 +481,99 @@ def _unbound_head(rf: RuleFile) -> list[Finding]:
                            "bind it) and is written _ (null in JSON)",
                            f"if a value was meant, use {shown} in an event of the pattern, bind it in a where "
                            "condition, or write the value (e.g. none) in its place", variable=shown))
+    return out
+
+
+# Operators whose operands cannot occur at one time: every occurrence
+# lasts longer than 0 (seq: a2 < b1; par: a nonzero overlap; each Allen
+# relation but meets and equals has a strict inequality between the
+# bounds of different operands).  `and`, `meets` and `equals` last longer
+# than 0 when an operand does, `or` when both do; every other construct
+# lasts as long as its pattern.  An operator missing here is taken to
+# allow a point (never a false finding).
+_SPREAD_OPS = frozenset({"seq", "before", "after", "par", "during", "contains", "overlaps", "overlapped_by",
+                         "starts", "started_by", "finishes", "finished_by", "cnot", "forall_seq"})
+_EITHER_OPS = frozenset({"and", "meets", "met_by", "equals"})
+
+
+def _lasts(p: Mapping[str, Any], spread: Callable[[Sig], bool]) -> bool:
+    """Whether every occurrence of pattern ``p`` lasts longer than 0
+    (``spread`` says it of an event)."""
+    op = p.get("op")
+    if op == "event":
+        sig = _event_sig_of(p)
+        return sig is not None and spread(sig)
+    if op in _SPREAD_OPS:
+        return True
+    if op in _EITHER_OPS:
+        return _lasts(p["left"], spread) or _lasts(p["right"], spread)
+    if op == "or":
+        return _lasts(p["left"], spread) and _lasts(p["right"], spread)
+    if op in ("where", "within", "aggregate"):
+        return _lasts(p["pattern"], spread)
+    if op == "fnot":
+        return _lasts(p["left"], spread)
+    return False
+
+
+def _event_sig_of(p: Mapping[str, Any]) -> Optional[Sig]:
+    e = p["event"]
+    if "atom" in e:
+        return Sig(str(e["atom"]), 0)
+    if "functor" in e:
+        return Sig(str(e["functor"]), len(e.get("args", [])))
+    return None
+
+
+def _spread_events(rf: RuleFile) -> set[Sig]:
+    """The derived events whose every occurrence lasts longer than 0: the
+    greatest set closed under the rules (every occurrence has a finite
+    derivation, so a rule that needs the event itself adds nothing)."""
+    heads = _heads(rf)
+    spread = set(heads)
+    while True:
+        fewer = {sig for sig in spread if all(_lasts(r.pattern, spread.__contains__) for r in heads[sig])}
+        if fewer == spread:
+            return spread
+        spread = fewer
+
+
+def _windows(p: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
+    if p.get("op") == "within":
+        yield p
+    for part in ("pattern", "left", "right"):
+        if isinstance(p.get(part), dict):
+            yield from _windows(p[part])
+
+
+def _empty_windows(rf: RuleFile) -> list[Finding]:
+    spread = _spread_events(rf)
+    out = []
+    for r in rf.rules:
+        for w in _windows(r.pattern):
+            if w["window"] == 0 and _lasts(w["pattern"], spread.__contains__):
+                inner = _text(w["pattern"])
+                out.append(_at(rf, r, "warning", "window-never-met",
+                               f"`{w['text']}` can never hold: every occurrence of `{inner}` lasts longer than "
+                               "0 seconds (its parts cannot all occur at one time), so no window of 0 fits it",
+                               "give a window greater than 0; for events at the same time use `and` or "
+                               "`equals`, which allow it", pattern=inner))
+    return out
+
+
+_NEGATIONS = ("not", "fnot", "cnot", "neg", "no", "absent")
+
+
+def _negations_as_events(rf: RuleFile) -> list[Finding]:
+    out = []
+    for r in rf.rules:
+        for sig in dict.fromkeys(u.sig for u in r.events):
+            if sig.name in _NEGATIONS and sig.arity >= 1:
+                out.append(_at(rf, r, "warning", "negation-as-event",
+                               f"{sig.name}(...) in this pattern is an event named {sig}, not a negation: "
+                               f"it matches only input or derived events called {sig.name}",
+                               "negation is an operator: (A seq B) cnot X for no X between A and B, "
+                               "P fnot X for no X while P lasts", event=str(sig)))
     return out
 
 

@@ -1,0 +1,75 @@
+"""`etalis check` on broken rule files that the cases of
+tests/test_paper_cases.py suggest: each mistake gets a positioned finding
+with a hint (docs/language.md, "Checking rules")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from etalis_py import Engine
+from etalis_py.findings import check_text
+
+NEVER_HINT = ("give a window greater than 0; for events at the same time use `and` or `equals`, which allow it")
+NEGATION_HINT = ("negation is an operator: (A seq B) cnot X for no X between A and B, P fnot X for no X while "
+                 "P lasts")
+
+
+def found(text: str, code: str) -> list[tuple[Any, ...]]:
+    return [(f.severity, f.line, f.column, f.message, f.hint, dict(f.data))
+            for f in check_text(text, "r.etl", max_age=60) if f.code == code]
+
+
+def never(line: int, pattern: str, inner: str) -> tuple[Any, ...]:
+    return ("warning", line, 1,
+            f"`{pattern}` can never hold: every occurrence of `{inner}` lasts longer than 0 seconds (its parts "
+            "cannot all occur at one time), so no window of 0 fits it", NEVER_HINT, {"pattern": inner})
+
+
+def test_a_window_of_0_around_a_pattern_that_needs_time_is_never_met() -> None:
+    # seq needs a2 < b1, during b1 < a1, par a nonzero overlap: each
+    # occurrence lasts longer than 0; and, meets, equals and or of events
+    # may occur at one point
+    text = ("c <- (a seq b) within 0.\n"
+            "d <- (a and b) within 0.\n"
+            "e <- ((a during b) within 0) where true.\n"
+            "ie <- x seq y.\n"
+            "f <- (ie and z) within 0.\n"
+            "g <- (x or ie) within 0.\n"
+            "h <- (ie or (x par y)) within 0.\n"
+            "m <- (a meets b) within 0.\n"
+            "n <- iteration(a, 2) within 0.\n"
+            "k <- (a seq b) within 1.\n")
+    assert found(text, "window-never-met") == [
+        never(1, "a seq b within 0", "a seq b"),
+        never(3, "a during b within 0", "a during b"),
+        never(5, "ie and z within 0", "ie and z"),
+        never(7, "ie or x par y within 0", "ie or x par y"),
+        never(9, "a seq a within 0", "a seq a"),
+    ]
+
+
+def test_the_engine_indeed_never_detects_what_the_finding_says() -> None:
+    with Engine.from_string("c <- (a seq b) within 0.\nd <- (a and b) within 0.\n") as engine:
+        result = engine.emit_many([("a", (), 1), ("b", (), 1), ("b", (), 2)])
+        assert [(d.event, d.start, d.end) for d in result.detections] == [("d", 1, 1)]
+
+
+@pytest.mark.parametrize("pattern, sig", [
+    ("a seq not(x) seq b", "not/1"),
+    ("fnot(x)", "fnot/1"),
+    ("(a seq b) and cnot(x)", "cnot/1"),
+])
+def test_a_negation_written_as_an_event_is_a_warning(pattern: str, sig: str) -> None:
+    text = f"c <- {pattern}.\n"
+    name = sig.split("/")[0]
+    assert found(text, "negation-as-event") == [
+        ("warning", 1, 1, f"{name}(...) in this pattern is an event named {sig}, not a negation: it matches only "
+         f"input or derived events called {name}", NEGATION_HINT, {"event": sig})]
+
+
+def test_the_negation_operators_are_no_finding() -> None:
+    # `a fnot(x)` is the operator fnot: Prolog reads it as `a fnot x`
+    assert found("c <- (a seq b) cnot x.\nd <- (a seq b) fnot(x).\ne(X) <- a(X) where \\+ X < 1.\n",
+                 "negation-as-event") == []
