@@ -91,17 +91,24 @@ def to_time(value: Any, tz: Zone = None) -> Time:
     raise InvalidEvent(f"time {value!r} is not a number, an ISO 8601 text or a datetime")
 
 
+# A number written in a text field (CSV, Parquet, JSONL times, ...): ASCII
+# decimal digits only, as JSON, pandas and Spark read them, with a sign, a
+# dot at either end, an exponent, or a spelling of infinity or NaN.  Python's
+# int() and float() take more (other scripts' digits such as '١٢٣', and
+# '1_000'), which are texts here.
+NUMERAL = re.compile(r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity|nan)", re.IGNORECASE)
+
+
 def read_number(text: str) -> Optional[Time]:
-    """``text`` as an int, or else a float (maybe infinite or NaN), or None
-    if it is neither."""
+    """``text`` (stripped) as an int, or else a float (maybe infinite or
+    NaN), or None if it is no ASCII numeral (:data:`NUMERAL`)."""
+    text = text.strip()
+    if not NUMERAL.fullmatch(text):
+        return None
     try:
         return int(text)
     except ValueError:
-        pass
-    try:
         return float(text)
-    except ValueError:
-        return None
 
 
 def _text_time(value: str, tz: Zone) -> Time:

@@ -132,9 +132,13 @@ def parse_value(value: Any, col: str = "") -> Any:
     return number
 
 
-_FIELDS = {"Y": r"(?P<Y>\d{4})", "m": r"(?P<m>\d{1,2})", "d": r"(?P<d>\d{1,2})",
-           "H": r"(?P<H>\d{1,2})", "M": r"(?P<M>\d{1,2})", "S": r"(?P<S>\d{1,2})",
-           "f": r"(?P<f>\d{1,6})", "%": "%"}
+_FIELDS = {"Y": r"(?P<Y>[0-9]{4})", "m": r"(?P<m>[0-9]{1,2})", "d": r"(?P<d>[0-9]{1,2})",
+           "H": r"(?P<H>[0-9]{1,2})", "M": r"(?P<M>[0-9]{1,2})", "S": r"(?P<S>[0-9]{1,2})",
+           "f": r"(?P<f>[0-9]{1,6})", "%": "%"}
+
+
+# A decimal digit that is not an ASCII one ('١', '٣'): no part of a time.
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 
 
 @functools.lru_cache(maxsize=32)
@@ -180,6 +184,8 @@ def parse_formatted_time(text: str, fmt: str, tz: Optional[str] = None) -> float
             frac = float("0." + g["f"]) if g.get("f") else 0.0
             return float(_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec) + frac
     try:
+        if _OTHER_DIGIT.search(text):  # strptime reads other scripts' digits too
+            raise ValueError(text)
         dt = datetime.strptime(text, fmt)
     except ValueError:
         raise InvalidEvent(f"time {text!r} does not match the format {fmt!r}") from None

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from .prolog_text import input_term, quote_atom
-from .events import NOTHING, InvalidEvent, Rejection, batch_list, prolog_value, to_time
+from .events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
 from .streams import Batch, Mapping, parse_time, parse_value
 
 if TYPE_CHECKING:
@@ -99,14 +99,10 @@ def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Ma
 
     def time_text(text: str, col: str) -> str:
         if fmt is None and ("." in text or "e" in text or "E" in text):
-            # no int: what parse_time reads as a float, if float() can
-            try:
-                t = float(text)
-            except ValueError:
-                pass
-            else:
-                if math.isfinite(t):
-                    return repr(t)
+            # no int: what parse_time reads as a float, if it is a numeral
+            t = read_number(text)
+            if t is not None and math.isfinite(t):
+                return repr(float(t))
         return repr(parse_time(text, fmt, mapping.time_zone))
 
     columns.append(_column(times, numeric and fmt is None, time_col, time_text, fmt is None))
@@ -236,17 +232,16 @@ def value_text(value: Any) -> str:
 def parse_cell(text: str, col: str) -> Any:
     """:func:`~etalis_py.streams.parse_value` of a stripped, non-empty
     text, with two exact shortcuts: a text that starts with a letter
-    other than i or n (inf, nan) is no number for int() or float(); one
-    with a dot or an e is no int."""
+    other than i or n (inf, nan) is no numeral; one with a dot or an e is
+    no int."""
     first = text[0]
     if first.isalpha() and first not in "iInN":
         return text
     if "." not in text and "e" not in text and "E" not in text:
         return parse_value(text, col)
-    try:
-        f = float(text)
-    except ValueError:
+    if not NUMERAL.fullmatch(text):
         return text
+    f = float(text)
     if f != f or f in (math.inf, -math.inf):
         raise InvalidEvent(f"column {col!r}: {text!r} is not a finite number")
     return f
