@@ -58,8 +58,10 @@ def test_run_gives_the_papers_detections_for_each_policy_and_format(tmp_path: Pa
         assert sorted(found) == sorted(EXPECTED[policy])
     else:
         assert found == EXPECTED[policy]
+    # the summary counts the rule file's two unbounded-memory warnings printed above it
+    assert sum(": warning: " in line for line in r.stderr.splitlines()) == 2
     assert r.stderr.splitlines()[-1].startswith(
-        f"events read: 6, accepted: 6, rejected: 0, detections: {len(EXPECTED[policy])}, warnings: 0, seconds: ")
+        f"events read: 6, accepted: 6, rejected: 0, detections: {len(EXPECTED[policy])}, warnings: 2, seconds: ")
 
 
 def unbounded_warning(rules: Path) -> list[str]:
@@ -99,7 +101,7 @@ def test_run_reports_bad_lines_counts_them_and_goes_on(tmp_path: Path) -> None:
         f"{stream}:6: rejected: event b(_) has unbound variables",
         f"{stream}:8: rejected: time 1 is earlier than the last accepted time 3 (events must arrive in time order)",
     ]
-    assert err[4].startswith("events read: 7, accepted: 3, rejected: 4, detections: 2, warnings: 0, seconds: ")
+    assert err[4].startswith("events read: 7, accepted: 3, rejected: 4, detections: 2, warnings: 1, seconds: ")
 
 
 def test_run_jsonl_rejections_carry_line_numbers(tmp_path: Path) -> None:

@@ -164,7 +164,7 @@ def test_a_bad_graph_argument_is_a_warning_not_a_crash() -> None:
     assert result.accepted == 1
     [warning] = result.warnings
     assert re.fullmatch(r"where condition triple\(1,_\d+,_\d+,_\d+\) raised: "
-                        r"Type error: `rdf_graph' expected, found `1' \(an integer\)\n", warning.reason)
+                        r"Type error: `rdf_graph' expected, found `1' \(an integer\)", warning.reason)
 
 
 def test_static_rules_cannot_redefine_the_graph_predicates() -> None:

@@ -244,8 +244,9 @@ error_reply(Error, Header, "") :-
 
 %!  message_text(+Error, -Text:string) is det.
 %
-%   Text is Error as SWI-Prolog prints its message, or the term itself
-%   if it has no message.
+%   Text is Error as SWI-Prolog prints its message (without the line
+%   end that print_message_lines/3 puts after it), or the term itself if
+%   it has no message.
 
 message_text(Error, Text) :-
     catch(message_lines_text(Error, Text), _, fail),
@@ -255,7 +256,8 @@ message_text(Error, Text) :-
 
 message_lines_text(Error, Text) :-
     '$messages':translate_message(Error, Lines, []),
-    with_output_to(string(Text), print_message_lines(current_output, '', Lines)).
+    with_output_to(string(Printed), print_message_lines(current_output, '', Lines)),
+    split_string(Printed, "", "\n", [Text]).
 
 %!  write_detection(+Detection) is det.
 %

@@ -303,12 +303,14 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         engine.close()
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
+    # the summary counts what was printed: the rule file's errors and
+    # warnings (none under --quiet, which leaves the checks out), then the run's
+    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     if not ns.quiet:
-        report_findings(ns.rules, err, ns.max_age, ns.static)
-        report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
+        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
     started = time.perf_counter()
     cpu_started = time.process_time()
-    accepted = rejected = detections = warnings = raised = 0
+    accepted = rejected = detections = raised = 0
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
 
     def status(elapsed: float) -> str:
@@ -375,7 +377,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     print(
         f"events read: {accepted + rejected}, accepted: {accepted}, "
         f"{f'raised by rules (event/1, timers): {raised}, ' if raised else ''}rejected: {rejected}, "
-        f"detections: {detections}, warnings: {warnings}, seconds: {seconds:.3f}, pending: {pending}, "
+        f"detections: {detections}, {f'errors: {errors}, ' if errors else ''}warnings: {warnings}, "
+        f"seconds: {seconds:.3f}, pending: {pending}, "
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,
     )
@@ -494,8 +497,8 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         engine.close()
         out.write(sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
         return EXIT_OK
-    if not ns.quiet:
-        report_findings(ns.rules, err, ns.max_age, ns.static)
+    # the summary counts the rule file's errors and warnings printed here
+    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     conf = {}
     for item in ns.conf:
         k, sep, v = item.partition("=")
@@ -527,7 +530,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     except (ValueError, FileExistsError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
-    err.write(result.summary())
+    err.write(replace(result, warnings=result.warnings + warnings).summary(errors))
     return EXIT_OK
 
 
@@ -614,37 +617,43 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
     return EXIT_OK
 
 
-def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None, static: Sequence[Path] = ()) -> None:
+def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None,
+                    static: Sequence[Path] = ()) -> tuple[int, int]:
     """Print the errors and warnings of the rule file (not the notes) on
-    ``err``, before ``run`` or ``replay`` processes events."""
+    ``err``, before ``run`` or ``replay`` processes events; return how
+    many errors and warnings were printed."""
     from .findings import check_file
 
-    for f in check_file(str(rules), max_age, [str(s) for s in static]):
-        if f.severity != "info":
-            print(f.text(), file=err)
+    shown = [f for f in check_file(str(rules), max_age, [str(s) for s in static]) if f.severity != "info"]
+    for f in shown:
+        print(f.text(), file=err)
+    errors = sum(f.severity == "error" for f in shown)
+    return errors, len(shown) - errors
 
 
-def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = ()) -> None:
+def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = ()) -> int:
     """Warn, with the closest event the rules use, when the event that
     ``--event`` makes of every row is one that no rule uses (a typo, or
-    ``--args`` giving another arity): the run would detect nothing."""
+    ``--args`` giving another arity): the run would detect nothing.
+    Return the number of warnings printed (0 or 1)."""
     import difflib
 
     from .analysis import RuleFile, Sig
 
     if mapping.event is None:
-        return
+        return 0
     rules_read = RuleFile.read(str(rules), static=[str(s) for s in static]).rules
     inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
     sig = Sig(mapping.event, len(mapping.args))
     if not inputs or sig in inputs:
-        return
+        return 0
     names = sorted(str(s) for s in inputs)
     close = difflib.get_close_matches(str(sig), names, n=1)
     hint = f"; did you mean --event {Sig.parse(close[0]).name} with {Sig.parse(close[0]).arity} --args?" \
         if close else ""
     print(f"etalis: warning: no rule uses {sig}, the event --event makes of every row "
           f"(the rules' input events: {', '.join(names)}){hint}", file=err)
+    return 1
 
 
 def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:

@@ -92,10 +92,13 @@ class ReplayResult:
         for r in self.lines.toLocalIterator():
             yield str(r[0])
 
-    def summary(self) -> str:
-        """Rows, events, rejected, detections and time per stage."""
+    def summary(self, errors: int = 0) -> str:
+        """Rows, events, rejected, detections and time per stage; ``errors``
+        (the rule file's, which ``etalis replay`` printed first) are said when
+        there are any."""
         out = [f"rows: {self.rows}, events: {self.events}, rejected: {self.rejected_rows}, "
-               f"detections: {self.detection_count}, warnings: {self.warnings}, seconds: {self.seconds:.3f}"]
+               f"detections: {self.detection_count}, {f'errors: {errors}, ' if errors else ''}"
+               f"warnings: {self.warnings}, seconds: {self.seconds:.3f}"]
         for s in self.stages:
             out.append(f"  stage {s.number} ({s.partitioning}; {len(s.rules)} rules): events in {s.events_in}, "
                        f"detections {s.detections}, passed on {s.passed_on}, {s.seconds:.3f} s "
