@@ -10,11 +10,24 @@ OUT     ?= out/demo
 SUDO    := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all setup swipl java venv demo test fuzz bench typecheck clean
+.PHONY: all setup swipl java venv native demo test fuzz bench typecheck clean
 
 all: test
 
-setup: swipl java venv
+setup: swipl java venv native
+
+# The columnar hand-over of events (prolog/etalis/etalis_columns.c), built
+# beside its source when a C compiler is there; without one, the package
+# builds it at first use into ~/.cache/etalis-py, or events cross as text.
+NATIVE  := prolog/etalis/etalis_columns.so
+native:
+	@if command -v $${CC:-cc} >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(NATIVE); \
+	else echo "== no C compiler: events will cross into Prolog as text"; fi
+
+$(NATIVE): prolog/etalis/etalis_columns.c
+	@echo "== building $@"
+	@$${CC:-cc} -O2 -shared -fPIC -I"$$(swipl --dump-runtime-variables | sed -n 's/^PLBASE="\(.*\)";/\1/p')/include" $< -o $@
 
 # Spark (etalis replay) runs on a Java runtime.
 java:
@@ -57,4 +70,4 @@ typecheck: setup
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis out
+	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis out $(NATIVE)

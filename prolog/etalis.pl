@@ -17,6 +17,7 @@
 :- use_module(etalis/sandbox, [sandbox_check/2]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/protocol).
+:- use_module(etalis/columns).
 :- use_module(etalis/rule_facts).
 :- use_module(etalis/driver, [etalis_driver/4]).
 
@@ -37,6 +38,11 @@ Requests:
   - feed_list(Engine, FirstLine, Count): as feed, with the payload a
     Prolog list of Count event terms, one a line (see engine_feed_list/6):
     Python's batches, read at once.
+  - feed_columns(Engine, FirstLine, Count, Format, Spec): as
+    feed_list(Engine, FirstLine, Count, Format), with the batch packed as
+    columns whose addresses Spec gives (see etalis_columns:column_terms/2).
+  - columns_library(File): load the foreign library of feed_columns;
+    prolog_home: SWI-Prolog's home directory (to build it).
   - feed(Engine, FirstLine): payload is event lines.  If an event takes
     more inferences than the engine's limit, the feed stops before it and
     the header has `stopped: {kind: limit, line, event, limit, where}`
@@ -117,6 +123,21 @@ serve(feed_list(M, FirstLine, Count), Payload, Header, Detections) :-
 serve(feed_list(M, FirstLine, Count, Format), Payload, Header, Detections) :-
     engine_feed_list(M, Payload, FirstLine, Count, Format, Summary, Detections),
     feed_header(Summary, Header).
+serve(feed_columns(M, FirstLine, Count, Format, Spec), _, Header, Detections) :-
+    detection_format(Format),
+    (   ground(Spec)
+    ->  true
+    ;   domain_error(ground_columns, Spec)
+    ),
+    column_terms(Spec, Terms),
+    must_be(list(any), Terms),
+    length(Terms, Count),
+    engine_feed_terms(M, Terms, FirstLine, Summary, Detections),
+    feed_header(Summary, Header).
+serve(columns_library(File), _, _{loaded: File}, "") :-
+    columns_library(File).
+serve(prolog_home, _, _{home: Home}, "") :-
+    current_prolog_flag(home, Home).
 serve(flush(M), Payload, Header, Detections) :-
     serve(flush(M, object), Payload, Header, Detections).
 serve(flush(M, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-

@@ -18,7 +18,20 @@ import pyarrow.parquet as pq
 import pytest
 
 from etalis_py import Engine, cli
+from etalis_py._prolog import bridge
 from etalis_py.streams import Mapping, read_batches
+
+
+@pytest.fixture(autouse=True, params=["columns", "text"])
+def hand_over(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with events crossing into Prolog as packed columns
+    (the foreign library, which must be available here) and as text."""
+    if request.param == "text":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+        assert bridge().columns()
+    return str(request.param)
 
 RULES = """\
 :- prefix(ex, 'http://example.org/#').

@@ -13,6 +13,7 @@
             engine_feed/6,              % +Engine, +Text, +FirstLine, +Format, -Summary, -Detections
             engine_feed_list/6,         % +Engine, +Text, +FirstLine, +Count, -Summary, -Detections
             engine_feed_list/7,         % +Engine, +Text, +FirstLine, +Count, +Format, -Summary, -Detections
+            engine_feed_terms/5,        % +Engine, +Terms, +FirstLine, -Summary, -Detections
             engine_prefixes/2,          % +Engine, +Prefixes
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
@@ -566,6 +567,19 @@ engine_feed_list(M, Text, FirstLine, Count, Format, Summary, Detections) :-
         list_lines(List, Lines),
         engine_feed(M, Lines, FirstLine, Format, Summary, Detections)
     ).
+
+%!  engine_feed_terms(+Engine, +Terms, +FirstLine, -Summary, -Detections) is det.
+%
+%   As engine_feed_list/7 for a batch already made into its list of
+%   terms (see etalis_columns:column_terms/2), with the detections in
+%   the format that detection_format/1 set: element I of Terms is the
+%   term of line FirstLine+I-1, `[]` for nothing.
+
+engine_feed_terms(M, Terms, FirstLine, Summary, Detections) :-
+    must_be(atom, M),
+    must_be(list, Terms),
+    must_be(integer, FirstLine),
+    feeding(M, list_events(Terms, FirstLine, M), Summary, Detections).
 
 %   batch_terms(+Batch, -Terms): the list of terms of a batch list read
 %   as Batch, with its atoms in place of its variables if it has a head

@@ -16,7 +16,7 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from .errors import EtalisError
 from .prolog_text import prolog_string, quote_atom
@@ -57,6 +57,26 @@ class PrologBridge:
         self._call_goal("set_prolog_flag(optimise, true)")
         self._call_goal(f"use_module({quote_atom(str(prolog_dir() / 'etalis'))})")
         self._api = lib.PL_predicate(b"etalis_api", 3, b"etalis")
+        self._columns: Optional[bool] = None
+
+    def columns(self) -> bool:
+        """Whether batches can cross as packed columns (``feed_columns``):
+        the foreign library is built (see :mod:`etalis_py.columns`) and
+        loaded on the first call, with one notice if it cannot be."""
+        if self._columns is None:
+            from .columns import find_or_build, text_notice
+
+            home = self.request("prolog_home")[0]["home"]
+            path, why = find_or_build(prolog_dir(), str(home))
+            if path is not None:
+                try:
+                    self.request(f"columns_library({quote_atom(str(path))})")
+                except EtalisError as e:
+                    path, why = None, f"cannot load {path}: {e}"
+            if path is None:
+                text_notice(why)
+            self._columns = path is not None
+        return self._columns
 
     def _attach(self) -> None:
         if self._lib.PL_thread_self() == -1:

@@ -17,6 +17,7 @@ from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text
 from .prolog_text import quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
+from .columns import Packed, batches, items_packed, text_path_forced
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from .findings import Finding
@@ -374,6 +375,8 @@ class Engine:
                 "use emit_frame(df, event=..., args=..., time=...)"
             )
         rejected: list[Rejection] = []
+        if self._columns():
+            return self._feed_all(self._packed_items(events, batch_size, rejected), rejected, batch_size, collect)
 
         def terms() -> Iterator[str]:
             names: dict[str, str] = {}
@@ -386,6 +389,20 @@ class Engine:
                     yield NOTHING
 
         return self._feed_all(terms(), rejected, batch_size, collect)
+
+    def _packed_items(self, events: Iterable[Any], batch_size: int, rejected: list[Rejection]) -> Iterator[Packed]:
+        """The batches of emit_many's items, packed."""
+        names: dict[str, str] = {}
+        first = 1
+        for items in batches(events, batch_size):
+            before = len(rejected)
+            yield items_packed(items, first, names, rejected)
+            self._stats.rejected += len(rejected) - before
+            first += len(items)
+
+    def _columns(self) -> bool:
+        """Batches cross as packed columns (see :mod:`etalis_py.columns`)."""
+        return not text_path_forced() and self._prolog.columns()
 
     def emit_frame(
         self,
@@ -422,18 +439,28 @@ class Engine:
         self._stats.rejected += len(rejected)
         return self._feed_all(terms, rejected, batch_size, collect)
 
-    def _feed_all(self, terms: Iterable[str], rejected: list[Rejection], batch_size: int, collect: bool) -> BatchResult:
+    def _feed_all(self, terms: Iterable[Union[str, Packed, list[str]]], rejected: list[Rejection],
+                  batch_size: int, collect: bool) -> BatchResult:
         """Feed input terms (see :func:`batch_list`) ``batch_size`` at a
-        time; ``rejected`` holds (or gets, as ``terms`` is consumed) the
-        items Python rejected (and counted), whose terms are NOTHING so
-        that the engine's line numbers are positions."""
+        time, or batches already made (packed columns, or lists of terms);
+        ``rejected`` holds (or gets, as ``terms`` is consumed) the items
+        Python rejected (and counted), whose terms are NOTHING so that the
+        engine's line numbers are positions."""
         accepted = 0
         by_engine: list[Rejection] = []
         warnings: list[Rejection] = []
         detections = Detections()
         first = 1
         items = iter(terms)
-        while batch := list(islice(items, max(1, batch_size))):
+        while True:
+            head = next(items, None)
+            if head is None:
+                break
+            batch: Union[Packed, list[str]]
+            if isinstance(head, str):
+                batch = [head, *islice(items, max(1, batch_size) - 1)]  # type: ignore[list-item]
+            else:
+                batch = head
             accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
             first += len(batch)
         rejected = sorted(rejected + by_engine, key=lambda r: r.line)
@@ -441,14 +468,17 @@ class Engine:
 
     def _feed_batch(
         self,
-        batch: list[str],
+        batch: Union[Packed, list[str]],
         first: int,
         rejected: list[Rejection],
         warnings: list[Rejection],
         detections: Detections,
         collect: bool,
     ) -> int:
-        result = self._feed_lines(batch_list(batch), first, len(batch), rows=True)
+        if isinstance(batch, Packed):
+            result = self._feed_packed(batch, first)
+        else:
+            result = self._feed_lines(batch_list(batch), first, len(batch), rows=True)
         rejected.extend(result.rejected)
         warnings.extend(result.warnings)
         found = self._deliver(result, collect)
@@ -458,6 +488,17 @@ class Engine:
             raise result.stopped
         detections.extend(found)
         return result.accepted
+
+    def _feed_packed(self, batch: Packed, first: int, rows: bool = True) -> FeedResult:
+        """Feed a batch of packed columns (see :mod:`etalis_py.columns`)."""
+        self._check_open()
+        request = f"feed_columns({self._name}, {int(first)}, {len(batch)}, {'row' if rows else 'object'}, {batch.spec()})"
+        header, body = self._prolog.request(request)
+        result = _feed_result(header, body)
+        self._stats.accepted += result.accepted
+        self._stats.raised += result.raised
+        self._stats.rejected += len(result.rejected)
+        return result
 
     def feed_text(self, text: str, first_line: int = 1, terms: Optional[int] = None) -> FeedResult:
         """Process event lines (one Prolog term a line: ``event(a(1), 5).``,

@@ -1,0 +1,68 @@
+:- module(etalis_columns,
+          [ columns_library/1,          % +File
+            columns_loaded/0,
+            column_terms/2              % +Spec, -Terms
+          ]).
+:- use_module(library(error)).
+:- use_module(library(shlib)).
+
+/** <module> Batches of events as packed columns
+
+Python packs a batch of events as columns of 8-byte cells (int64,
+float64, or an index into a table of terms sent with the batch) and
+passes their addresses; the foreign library built from
+`csrc/etalis_columns.c` makes the batch list of event terms from them,
+the same list that reading the batch's text (engine_feed_list/7) gives,
+without the text.  pyswip runs SWI-Prolog in the Python process, so the
+addresses of numpy's arrays are valid here for the time of the request.
+
+The layout, `columns(N, heads(Codes, Heads), Columns, When)`:
+
+  - Codes: the address of N int32 codes, one a row: the index of the
+    row's `Name/Arity` in the list Heads, or -1 for a row with nothing
+    to process (the batch list's `[]`).
+  - Columns: the argument columns, then the time column (When =
+    `point`) or the start and end columns (When = `interval`).  A column
+    is `col(Tags, Values, Table)`: Values the address of N 8-byte cells,
+    Tags the address of N uint8 tags or `all(Tag)`; tag 0 is an int64,
+    1 a float64, 2 the element of Table at that index (a term read from
+    the request's text: atoms, strings, big integers, lists, ...).
+
+Row I is then `event(Name(A1, ..., Ak), T)` (`event(Name, T)` for k =
+0), Ai the cell of row I in column i, T the time cell or the list
+`[Start, End]` of the two time cells.  When may also be the address of
+N uint8 flags: a row flagged 1 has the interval of the last two
+columns, one flagged 0 the point of the second last.
+*/
+
+%!  columns_library(+File) is det.
+%
+%   Load the foreign library File (built from `csrc/etalis_columns.c`).
+
+columns_library(File) :-
+    must_be(atom, File),
+    (   columns_loaded
+    ->  true
+    ;   load_foreign_library(File)
+    ).
+
+%!  columns_loaded is semidet.
+%
+%   The foreign library is loaded.
+
+columns_loaded :-
+    current_predicate(etalis_columns:etalis_column_terms/2).
+
+%!  column_terms(+Spec, -Terms) is det.
+%
+%   Terms is the batch list of the packed columns Spec (see the module's
+%   documentation).
+%
+%   @error existence_error(foreign_library, etalis_columns) if the
+%   library is not loaded.
+
+column_terms(Spec, Terms) :-
+    (   columns_loaded
+    ->  etalis_column_terms(Spec, Terms)
+    ;   existence_error(foreign_library, etalis_columns)
+    ).

@@ -1,0 +1,125 @@
+"""The columnar hand-over of events (etalis_py.columns and the foreign
+library prolog/etalis/etalis_columns.c): the same events, rejections and
+detections as the text way, on values at the edges of each column type;
+and the library built at first use, or the text way with one notice."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from etalis_py import Engine
+from etalis_py._prolog import bridge, prolog_dir
+from etalis_py.columns import build, find_or_build, items_packed
+from etalis_py.errors import EtalisWarning
+from etalis_py.events import Event
+
+RULES = "got(X) <- a(X).\ngot2(X, Y) <- b(X, Y).\ngot0 <- c.\n"
+
+ITEMS: list[Any] = [
+    ("a", (1,), 1), ("a", (-5,), 2), ("a", (2**63 - 1,), 3), ("a", (2**63,), 4), ("a", (-10**30,), 5),
+    ("a", (-0.0,), 6), ("a", (1e-300,), 7), ("a", (float("nan"),), 8), ("a", (float("inf"),), 9),
+    ("a", (None,), 10), ("a", (True,), 11), ("a", ("it's",), 12), ("a", ("東京",), 13), ("a", ("ex:o1",), 14),
+    ("a", ([1, [2.5, "x y"]],), 15), ("a", ("\ud800",), 16), ("", (1,), 17), ("b", (1, "q"), 18), ("c", (), 19),
+    {"event": "a", "args": [3], "start": 20, "end": 21}, Event("a", (4,), 22, 22.5), ("a", (1,), float("nan")),
+    ("a", (1,), 23.5), ("a", (2,), "1970-01-01T00:00:24Z"), ("a", [5], 25), ("a", (6,), 26, 27),
+    ("a", (7,), 2**70), ("a", (8,), 1),
+]
+
+DETECTIONS = [
+    ("got", (1,), 1, 1), ("got", (-5,), 2, 2), ("got", (2**63 - 1,), 3, 3), ("got", (2**63,), 4, 4),
+    ("got", (-10**30,), 5, 5), ("got", (-0.0,), 6, 6), ("got", (1e-300,), 7, 7), ("got", ("true",), 11, 11),
+    ("got", ("it's",), 12, 12), ("got", ("東京",), 13, 13), ("got", ("ex:o1",), 14, 14),
+    ("got", ([1, [2.5, "x y"]],), 15, 15), ("got2", (1, "q"), 18, 18), ("got0", (), 19, 19),
+    ("got", (3,), 20, 21), ("got", (4,), 22, 22.5), ("got", (1,), 23.5, 23.5), ("got", (2,), 24.0, 24.0),
+    ("got", (5,), 25, 25), ("got", (6,), 26, 27), ("got", (7,), 2**70, 2**70),
+]
+
+REJECTED = [
+    (8, "argument nan is not a finite number (NaN, infinite, or too large)"),
+    (9, "argument inf is not a finite number (NaN, infinite, or too large)"),
+    (10, "an argument is missing (None)"),
+    (16, "text '\\ud800' holds a lone surrogate (U+D800), which is not a character"),
+    (17, "event name '' is not a non-empty string"),
+    (22, "time nan is not finite"),
+    (28, f"time 1 is earlier than the last accepted time {2**70} (events must arrive in time order)"),
+]
+
+
+@pytest.mark.parametrize("path", ["columns", "text"])
+@pytest.mark.parametrize("batch_size", [3, 10_000])
+def test_emit_many_gives_the_same_on_both_ways(path: str, batch_size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "text":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+        assert bridge().columns()
+    with Engine.from_string(RULES) as engine:
+        result = engine.emit_many(ITEMS, batch_size)
+        found = [(d.event, d.args, d.start, d.end) for d in result.detections]
+        assert found == DETECTIONS
+        # the types too: 1 is not 1.0, and -0.0 keeps its sign
+        assert [tuple(map(type, d[1])) + (type(d[2]), type(d[3])) for d in found] == \
+            [tuple(map(type, d[1])) + (type(d[2]), type(d[3])) for d in DETECTIONS]
+        assert math.copysign(1, found[5][1][0]) == -1
+        assert [(r.line, r.reason) for r in result.rejected] == REJECTED
+        assert result.accepted == 21
+        assert engine.stats().rejected == 7
+
+
+def test_a_batch_of_plain_tuples_is_packed_column_by_column() -> None:
+    """Tuples of one shape go column by column; a bad value rejects its row only."""
+    rejected: list[Any] = []
+    items = [("a", (1, "x"), 0.5), ("b", (2.5, None), 1), ("a", (3, float("nan")), 2), ("a", (2**64, "y"), 3)]
+    packed = items_packed(items, 10, {}, rejected)
+    assert packed.heads == ["(a)/2", "(b)/2"]
+    assert packed.codes.tolist() == [0, -1, -1, 0]
+    assert [(r.line, r.reason) for r in rejected] == [
+        (11, "an argument is missing (None)"),
+        (12, "argument nan is not a finite number (NaN, infinite, or too large)")]
+    first, second, time = packed.columns
+    assert first.table == [str(2**64)] and first.tags.tolist() == [0, 1, 0, 2]  # type: ignore[union-attr]
+    assert second.table == ["x", "y"]
+    assert time.tags.tolist() == [1, 0, 0, 0]  # type: ignore[union-attr]
+
+
+def test_the_library_is_built_into_the_cache_at_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prolog = tmp_path / "prolog"
+    (prolog / "etalis").mkdir(parents=True)
+    (prolog / "etalis" / "etalis_columns.c").write_bytes((prolog_dir() / "etalis" / "etalis_columns.c").read_bytes())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    home = str(bridge().request("prolog_home")[0]["home"])
+    path, why = find_or_build(prolog, home)
+    assert why == ""
+    assert path is not None and path.parent.parent == tmp_path / "cache" / "etalis-py"
+    assert path.name == "etalis_columns.so" and path.stat().st_size > 0
+    assert find_or_build(prolog, home) == (path, "")  # the second time, from the cache
+
+
+def test_without_a_compiler_the_reason_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    assert build(prolog_dir() / "etalis" / "etalis_columns.c", tmp_path / "x.so", "/usr") == \
+        "no C compiler (cc or gcc) on PATH"
+
+
+def test_without_the_library_events_cross_as_text_after_one_notice(monkeypatch: pytest.MonkeyPatch) -> None:
+    from etalis_py import _prolog
+
+    b = bridge()
+    monkeypatch.setattr(b, "_columns", None)
+    monkeypatch.setattr(_prolog, "prolog_dir", lambda: Path("/nonexistent"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with Engine.from_string(RULES) as engine:
+            result = engine.emit_many([("a", (1,), 1), ("a", (2,), 2)])
+            engine.emit_many([("a", (3,), 3)])
+    notices = [str(w.message) for w in caught if issubclass(w.category, EtalisWarning)]
+    assert notices == ["etalis-py: events cross into Prolog as text, the slower way "
+                       "(the columnar hand-over is not available: no /nonexistent/etalis/etalis_columns.c)"]
+    assert [(d.event, d.args) for d in result.detections] == [("got", (1,)), ("got", (2,))]
+    assert b._columns is False
