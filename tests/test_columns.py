@@ -123,3 +123,41 @@ def test_without_the_library_events_cross_as_text_after_one_notice(monkeypatch: 
                        "(the columnar hand-over is not available: no /nonexistent/etalis/etalis_columns.c)"]
     assert [(d.event, d.args) for d in result.detections] == [("got", (1,)), ("got", (2,))]
     assert b._columns is False
+
+
+FRAME_RULES = "got(N, X, Y, Z) <- a(N, X, Y, Z).\n"
+
+
+def edge_frame() -> Any:
+    import numpy as np
+    import pandas as pd
+
+    return pd.DataFrame({
+        "n": pd.array([1, -2, None, 2**62, 5, 6], dtype="Int64"),
+        "x": [0.5, float("nan"), 1.0, -0.0, float("inf"), 1e300],
+        "y": pd.Categorical(["p", "it's", "p", "東京", "q", "p"]),
+        "z": np.array([2**70, "s", 1, True, None, [1, 2]], dtype=object),
+        "t": pd.to_datetime(["2024-01-01 00:00:00", "2024-01-01 00:00:01", "2024-01-01 00:00:02",
+                             "2024-01-01 00:00:03.5", "2024-01-01 00:00:04", "2024-01-01 00:00:05"], format="ISO8601"),
+    })
+
+
+@pytest.mark.parametrize("path", ["columns", "text"])
+@pytest.mark.parametrize("batch_size", [2, 100])
+def test_emit_frame_gives_the_same_on_both_ways(path: str, batch_size: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "text":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+    with Engine.from_string(FRAME_RULES) as engine:
+        result = engine.emit_frame(edge_frame(), event="a", args=["n", "x", "y", "z"], time="t", tz="Europe/Paris",
+                                   batch_size=batch_size)
+        found = [(d.event, d.args, d.start, d.end) for d in result.detections]
+        assert found == [("got", (1, 0.5, "p", 2**70), 1704063600.0, 1704063600.0),
+                         ("got", (2**62, -0.0, "東京", "true"), 1704063603.5, 1704063603.5),
+                         ("got", (6, 1e300, "p", [1, 2]), 1704063605.0, 1704063605.0)]
+        assert [type(a) for a in found[0][1]] == [int, float, str, int]
+        assert math.copysign(1, found[1][1][1]) == -1
+        assert [(r.line, r.reason) for r in result.rejected] == [
+            (2, "column 'x' is missing"), (3, "column 'n' is missing"), (5, "column 'x': inf is not a finite number")]
+        assert result.accepted == 3

@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -57,6 +57,20 @@ class Cells:
     tags: Union[int, "np.ndarray[Any, Any]"]
     table: list[str] = field(default_factory=list)
 
+    def rows(self, part: slice) -> "Cells":
+        """The cells of the rows ``part``, with the part of the table they use."""
+        import numpy as np
+
+        values = self.values[part]
+        tags = self.tags if isinstance(self.tags, int) else self.tags[part]
+        if not self.table:
+            return Cells(values, tags)
+        in_table = np.full(len(values), tags == TABLE) if isinstance(tags, int) else tags == TABLE
+        used, inverse = np.unique(values[in_table], return_inverse=True)
+        values = values.copy()
+        values[in_table] = inverse
+        return Cells(values, tags, [self.table[i] for i in used.tolist()])
+
     def spec(self) -> str:
         tags = f"all({self.tags})" if isinstance(self.tags, int) else str(self.tags.ctypes.data)
         return f"col({tags}, {self.values.ctypes.data}, [{', '.join(self.table)}])"
@@ -78,6 +92,14 @@ class Packed:
 
     def __len__(self) -> int:
         return len(self.codes)
+
+    def batches(self, size: int) -> Iterator["Packed"]:
+        """The batch in batches of ``size`` rows (views of its arrays)."""
+        size = max(1, size)
+        for start in range(0, len(self.codes), size):
+            part = slice(start, start + size)
+            yield Packed(self.codes[part], self.heads, [c.rows(part) for c in self.columns], self.interval,
+                         None if self.points is None else self.points[part])
 
     def spec(self) -> str:
         """The Prolog text of the batch's layout (see ``columns.pl``).  The

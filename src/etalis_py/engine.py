@@ -433,10 +433,13 @@ class Engine:
         """
         from .frames import frame_terms
 
+        packed = self._columns()
         terms, rejected = frame_terms(
-            frame, event=event, event_col=event_col, args=args, time=time, start=start, end=end, tz=tz
+            frame, event=event, event_col=event_col, args=args, time=time, start=start, end=end, tz=tz, packed=packed
         )
         self._stats.rejected += len(rejected)
+        if isinstance(terms, Packed):
+            return self._feed_all(terms.batches(batch_size), rejected, batch_size, collect)
         return self._feed_all(terms, rejected, batch_size, collect)
 
     def _feed_all(self, terms: Iterable[Union[str, Packed, list[str]]], rejected: list[Rejection],

@@ -13,8 +13,9 @@ arguments or times (timedelta, complex, ...) raises TypeError at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
+from .columns import Packed, head_text, number_cells, text_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
 
@@ -32,9 +33,11 @@ def frame_terms(
     start: Optional[str],
     end: Optional[str],
     tz: Zone,
-) -> tuple[list[str], list[Rejection]]:
+    packed: bool = False,
+) -> tuple[Union[list[str], Packed], list[Rejection]]:
     """The input terms of ``frame``'s rows (NOTHING for a rejected row)
-    and the rejections, by row position."""
+    and the rejections, by row position; or, if ``packed``, the rows as
+    one batch of packed columns (see :mod:`etalis_py.columns`)."""
     import numpy as np
     import pandas as pd
 
@@ -80,11 +83,47 @@ def frame_terms(
     else:
         when = "[{}, {}]"
         columns.extend((column(start or "", _time_texts), column(end or "", _time_texts)))
-    terms = list(map(input_term(head, when).format, *columns))
     bad = np.flatnonzero(reasons != None).tolist()  # noqa: E711
+    rejected = [Rejection(i + 1, str(reasons[i])) for i in bad]
+    if packed:
+        return _packed(event, columns, len(args), time is None, bad), rejected
+    terms = list(map(input_term(head, when).format, *map(_as_texts, columns)))
     for i in bad:
         terms[i] = NOTHING
-    return terms, [Rejection(i + 1, str(reasons[i])) for i in bad]
+    return terms, rejected
+
+
+def _as_texts(column: Any) -> Any:
+    """The Prolog texts of a column: a column of numbers (int64, float64)
+    as ``str``/``repr`` write them."""
+    kind = column.dtype.kind
+    if kind == "i":
+        return list(map(str, column.tolist()))
+    if kind == "f":
+        return list(map(repr, column.tolist()))
+    return column
+
+
+def _packed(event: Optional[str], columns: list[Any], arity: int, interval: bool, bad: list[int]) -> Packed:
+    """The rows as packed columns: the first of ``columns`` the names'
+    texts unless ``event`` names every row's event."""
+    import numpy as np
+    import pandas as pd
+
+    rows = len(columns[-1])
+    if event is not None:
+        codes = np.zeros(rows, dtype=np.int32)
+        heads = [head_text(quote_atom(event), arity)]
+    else:
+        texts = columns[0].copy()
+        texts[bad] = None  # a rejected row's name may be no name
+        found, names = pd.factorize(texts)
+        codes = found.astype(np.int32)
+        heads = [head_text(name, arity) for name in names.tolist()]
+        columns = columns[1:]
+    codes[bad] = -1
+    cells = [number_cells(c) if c.dtype.kind in "if" else text_cells(c.tolist()) for c in columns]
+    return Packed(codes, heads, cells, interval=interval)
 
 
 def _name_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]:
@@ -116,7 +155,7 @@ def _texts(series: "pd.Series[Any]", col: str, tz: Zone, times: bool) -> tuple[A
             raise TypeError(f"column {col!r} holds booleans, not times")
         return _plain(series, col, lambda s: s.map({True: "true", False: "false"}))
     if pd.api.types.is_integer_dtype(kind):
-        return _plain(series, col, lambda s: s.astype("int64").astype(str))
+        return _ints(series, col)
     if pd.api.types.is_float_dtype(kind):
         return _floats(series.astype("float64"), col)
     if pd.api.types.is_datetime64_any_dtype(kind):
@@ -165,7 +204,19 @@ def _plain(series: "pd.Series[Any]", col: str, texts: Callable[["pd.Series[Any]"
     return out, why
 
 
+def _ints(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
+    """A column of ints as int64 numbers (0 where missing)."""
+    import numpy as np
+
+    why = _missing(series, col)
+    present = why == None  # noqa: E711
+    out = np.zeros(len(series), dtype=np.int64)
+    out[present] = series[present].astype("int64").to_numpy()
+    return out, why
+
+
 def _floats(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
+    """A column of floats as float64 numbers (0.0 where missing or not finite)."""
     import numpy as np
 
     values = series.to_numpy(dtype="float64", na_value=np.nan)
@@ -173,9 +224,7 @@ def _floats(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
     why = _marked(np.isnan(values), f"column {col!r} is missing")
     infinite = ~finite & ~np.isnan(values)
     why[infinite] = [f"column {col!r}: {v!r} is not a finite number" for v in values[infinite].tolist()]
-    out = np.full(len(values), "", dtype=object)
-    out[finite] = [repr(v) for v in values[finite].tolist()]
-    return out, why
+    return np.where(finite, values, 0.0), why
 
 
 def _seconds(series: "pd.Series[Any]", tz: Zone) -> "pd.Series[Any]":
@@ -229,7 +278,7 @@ def _take(texts: Any, reasons: Any, codes: Any, col: str) -> tuple[Any, Any]:
     import numpy as np
 
     present = codes >= 0
-    out = np.full(len(codes), "", dtype=object)
+    out = np.zeros(len(codes), dtype=texts.dtype) if texts.dtype.kind in "if" else np.full(len(codes), "", dtype=object)
     why = np.full(len(codes), f"column {col!r} is missing", dtype=object)
     out[present] = texts[codes[present]]
     why[present] = reasons[codes[present]]
