@@ -3,13 +3,12 @@
             reload_compiled/3,          % +Engine, +Compiled0, +Compiled
             load_statics/3              % +Engine, +Compiled, -Refs
           ]).
-:- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(assoc)).
 :- use_module(library(terms), [mapsubterms/3]).
 :- use_module(operators, [store_index/3]).
 :- use_module(compile, [kleene_event/1, map_derived/3, list_to_assoc_set/2]).
-:- use_module(sandbox, [static_clause/3, assert_static/4, declare_dynamic/3]).
+:- use_module(statics, [define_statics/4]).
 
 /** <module> Loading compiled rules into an engine
 
@@ -154,10 +153,5 @@ occurrence_key(_, E, E).
 %   references, to take them back with maplist(erase, Refs).
 
 load_statics(M, compiled(_, _, Statics, Settings), Refs) :-
-    forall(member(dynamic(PI, Where), Settings.directives),
-           declare_dynamic(M, PI, Where)),
-    foldl(load_static(M), Statics, Refs, []).
-
-load_static(M, Static, [Ref|Refs], Refs) :-
-    static_clause(Static, Clause, Where),
-    assert_static(M, Clause, Where, Ref).
+    findall(PI-Where, member(dynamic(PI, Where), Settings.directives), Dynamic),
+    define_statics(M, Dynamic, Statics, Refs).

@@ -1,8 +1,5 @@
 :- module(etalis_sandbox,
           [ sandbox_check/2,            % +Items, +Earlier
-            static_clause/3,            % +Static, -Clause, -Where
-            assert_static/4,            % +Module, +Clause, +Where, -Ref
-            declare_dynamic/3,          % +Module, +PI, +Where
             sandboxed_true/3            % +Items, +Goals, -True
           ]).
 :- use_module(library(apply)).
@@ -13,6 +10,7 @@
 :- use_module(operators, [interval_goal/4]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3]).
 :- use_module(knowledge, [knowledge_init/1]).
+:- use_module(statics, [static_clause/3, define_statics/4]).
 :- use_module(runtime, [rule_update_builtins/1]).
 
 /** <module> Rule files are code from elsewhere: the sandbox
@@ -118,17 +116,13 @@ check_in(S, Items, Earlier) :-
     findall(PI-Where, ( member(PI0-Where, Dynamic0), member(PI, PI0) ), Dynamic),
     forall(member(N/A-Where, Dynamic),
            (   functor(Head, N, A),
-               safe_head(S, Head, Where),
-               declare_dynamic(S, N/A, Where)
+               safe_head(S, Head, Where)
            )),
     pairs_keys(Dynamic, Own),
     forall(member(Item, Items), item_shape(S, Own, Item)),
     include(is_static, Items, New),
     append(Earlier, New, Statics),
-    forall(member(Static, Statics),
-           (   static_clause(Static, Clause, Where),
-               assert_static(S, Clause, Where, _)
-           )),
+    define_statics(S, Dynamic, Statics, _),
     exclude(is_static, Items, Rules),
     append(New, Rules, Checked),        % a static clause at fault is named before the rules calling it
     forall(member(Item, Checked),
@@ -250,48 +244,6 @@ defined_kind(_, _, "a library predicate").
 refuse_definition(What, Where) :-
     format(string(Msg), "sandbox: rules from an untrusted source may not define ~w", [What]),
     sandbox_error(Msg, Where).
-
-%!  static_clause(+Static, -Clause, -Where) is det.
-%
-%   Clause is the clause that the static item Static (static(Clause0,
-%   Where)) stands for: a grammar rule (`-->`) is translated by
-%   dcg_translate_rule/2, which runs no code of the file (unlike
-%   expand_term/2, which calls term_expansion hooks); any other clause
-%   is taken as it is.
-
-static_clause(static(Clause0, Where), Clause, Where) :-
-    (   nonvar(Clause0),
-        Clause0 = (_ --> _)
-    ->  catch(dcg_translate_rule(Clause0, Clause), E, static_error(E, Where))
-    ;   Clause = Clause0
-    ).
-
-%!  declare_dynamic(+Module, +PI, +Where) is det.
-%
-%   The file's predicate PI (Name/Arity) is dynamic in Module: it may
-%   have no clauses, and the file's static rules may change it.
-%
-%   @error etalis_error(Message, Hint) at Where if PI is a built-in.
-
-declare_dynamic(M, PI, Where) :-
-    catch(dynamic(M:PI), E, static_error(E, Where)).
-
-%!  assert_static(+Module, +Clause, +Where, -Ref) is det.
-%
-%   Add the static clause Clause to Module.
-%
-%   @error etalis_error(Message, Hint) at Where if it cannot be added
-%   (e.g. it redefines a built-in predicate).
-
-assert_static(M, Clause, Where, Ref) :-
-    catch(assertz(M:Clause, Ref), E, static_error(E, Where)).
-
-static_error(error(permission_error(modify, static_procedure, PI), _), Where) :- !,
-    format(string(M), "cannot redefine the built-in predicate ~q", [PI]),
-    etalis_error(M, "rename your predicate", Where).
-static_error(E, Where) :-
-    format(string(M), "cannot load this clause: ~q", [E]),
-    etalis_error(M, "check the clause", Where).
 
 %   Printing a term to the current output is as safe as writeln/1,
 %   which library(sandbox) allows: original ETALIS rules print with

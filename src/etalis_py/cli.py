@@ -54,20 +54,8 @@ def add_mapping_options(p: argparse.ArgumentParser) -> None:
 
 
 def mapping_from(ns: argparse.Namespace) -> Mapping:
-    if ns.graph_col is not None:
-        if ns.event is not None or ns.event_col is not None or ns.args:
-            raise ValueError("--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args")
-        return Mapping.graph_rows(ns.graph_col, ns.time, ns.time_format, tuple(ns.columns) if ns.columns else None,
-                                  ns.time_zone)
-    return Mapping(
-        event=ns.event,
-        event_col=ns.event_col,
-        args=tuple(ns.args),
-        time=ns.time,
-        time_format=ns.time_format,
-        columns=tuple(ns.columns) if ns.columns else None,
-        time_zone=ns.time_zone,
-    )
+    return Mapping.of(event=ns.event, event_col=ns.event_col, args=ns.args, time=ns.time, time_format=ns.time_format,
+                      time_zone=ns.time_zone, columns=ns.columns, graph_col=ns.graph_col)
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
@@ -91,6 +79,25 @@ def _stream_iri(text: str) -> str:
     if not text or any(c in text for c in '<>"{}|^`\\ \t\n'):
         raise argparse.ArgumentTypeError(f"not an IRI: {text!r}")
     return text
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """What ``run`` and ``replay`` both give the engine, and what both
+    write beside a detection."""
+    p.add_argument("--policy", type=check_policy, metavar="POLICY",
+                   help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
+                   + ", or recent(P)/chronological(P) with P longer, shorter or greater(N), or a selection "
+                   "strategy (" + ", ".join(STRATEGIES) + ")")
+    p.add_argument("--max-age", type=float, metavar="SECONDS",
+                   help="drop pending goals of patterns without a window once older than this")
+    p.add_argument("--ontology", type=Path, action="append", default=[], metavar="FILE",
+                   help="background knowledge for rdf/3 and isa/2 (Turtle, RDF/XML or N-Triples); may be repeated")
+    p.add_argument("--entailment", choices=("rdfs", "owlrl", "none"), default=None,
+                   help="what the ontologies are closed under (default rdfs)")
+    p.add_argument("--explain", action="store_true",
+                   help="give each detection its provenance: the input events it was built from")
+    p.add_argument("--names", type=Path, metavar="CSV",
+                   help="with --format table: names of argument values, a CSV file with the header value,name")
 
 
 def add_time_options(p: argparse.ArgumentParser) -> None:
@@ -145,33 +152,20 @@ def parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
     run.add_argument("rules", type=Path, help="the .etl rule file")
     add_input_options(run)
-    run.add_argument("--policy", type=check_policy, metavar="POLICY",
-                     help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
-                     + ", or recent(P)/chronological(P) with P longer, shorter or greater(N), or a selection "
-                     "strategy (" + ", ".join(STRATEGIES) + ")")
     add_quiet_option(run, progress=True)
     run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
     run.add_argument("--format", choices=OUT_FORMATS, default=None,
                      help="jsonl (default), csv (a column per argument), parquet (needs --out) or table "
                      "(etalis table's, at the end, in --tz); default: by --out's extension")
-    run.add_argument("--names", type=Path, metavar="CSV",
-                     help="with --format table: names of argument values, a CSV file with the header value,name")
+    add_engine_options(run)
     add_time_options(run)
     add_static_option(run)
     add_trust_options(run)
-    run.add_argument("--explain", action="store_true",
-                     help="give each detection its provenance: the input events it was built from")
     run.add_argument("--lateness", type=float, metavar="SECONDS",
                      help="accept events up to this late and match them as if in time order")
     run.add_argument("--inference-limit", type=int, metavar="N",
                      help="stop with an error at an event that takes more than N Prolog inferences "
                      "(default 10,000,000; 0: no limit)")
-    run.add_argument("--max-age", type=float, metavar="SECONDS",
-                     help="drop pending goals of patterns without a window once older than this")
-    run.add_argument("--ontology", type=Path, action="append", default=[], metavar="FILE",
-                     help="background knowledge for rdf/3 and isa/2 (Turtle, RDF/XML or N-Triples); may be repeated")
-    run.add_argument("--entailment", choices=("rdfs", "owlrl", "none"), default=None,
-                     help="what the ontologies are closed under (default rdfs)")
     add_mapping_options(run)
 
     add_replay_parser(sub)
@@ -444,31 +438,23 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
                     help="the data's format (default: from the file name)")
     rp.add_argument("--partition-by", metavar="COL",
                     help="the key column: rules whose events all carry the key run partitioned by it")
-    rp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
-    rp.add_argument("--max-age", type=float, metavar="SECONDS", help="as for run")
-    rp.add_argument("--ontology", type=Path, action="append", default=[], metavar="FILE",
-                    help="background knowledge, as for run; may be repeated")
-    rp.add_argument("--entailment", choices=("rdfs", "owlrl", "none"), default=None, help="as for run")
     rp.add_argument("--out", metavar="DIR",
                     help="write detections, rejected rows and summary.json here (atomically); "
                     "default: print the detections as run does")
     rp.add_argument("--format", choices=("parquet", "csv", "json", "jsonl", "table"), default="parquet",
                     help="the format of --out (jsonl and csv: exactly the files of run --format jsonl or csv); "
                     "table, without --out: print etalis table's table, in --tz")
-    rp.add_argument("--names", type=Path, metavar="CSV",
-                    help="with --format table: names of argument values, a CSV file with the header value,name")
     rp.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     rp.add_argument("--single-file", action="store_true",
                     help="parquet and json: one file each (detections.parquet, ...) instead of a directory of parts "
                     "(jsonl and csv are single files anyway)")
+    add_engine_options(rp)
     add_time_options(rp)
     rp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
     rp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
     rp.add_argument("--partitions", type=int, metavar="N", help="partitions of keyed stages (default: 4 per core)")
     rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
-    rp.add_argument("--explain", action="store_true",
-                    help="give each detection its provenance (the input events it was built from), as run does")
     add_quiet_option(rp, progress=True)
     add_trust_options(rp)
     add_static_option(rp)

@@ -30,13 +30,30 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, BinaryIO, Optional
+from typing import Any, BinaryIO, Optional, TypedDict, Unpack
 
 from .prolog_text import compound_text, input_line, quote_atom
 from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
                      read_number, to_time, zone)
 
 BATCH_LINES = 20_000
+
+_GRAPH_ROWS_ALONE = "--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args"
+
+
+class MappingOptions(TypedDict, total=False):
+    """The options that map table rows to events, as ``etalis run``,
+    ``etalis replay`` and :func:`etalis_py.spark.replay` take them (see
+    :class:`Mapping`, and :meth:`Mapping.of`, which makes one of them)."""
+
+    event: Optional[str]
+    event_col: Optional[str]
+    args: Sequence[str]
+    time: Optional[str]
+    time_format: Optional[str]
+    time_zone: Optional[str]
+    columns: Optional[Sequence[str]]
+    graph_col: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -72,13 +89,30 @@ class Mapping:
         return Mapping(event="graph", args=(graph_col,), time=time, time_format=time_format, columns=columns,
                        graph_col=graph_col, time_zone=time_zone)
 
+    @staticmethod
+    def of(**options: Unpack[MappingOptions]) -> "Mapping":
+        """The mapping the options give: with ``graph_col``, the rows are
+        the graph events ``graph(G)`` (see :meth:`graph_rows`), and
+        ``event``, ``event_col`` and ``args`` must be left out."""
+        columns = options.get("columns")
+        graph_col = options.get("graph_col")
+        if graph_col is None:
+            return Mapping(event=options.get("event"), event_col=options.get("event_col"),
+                           args=tuple(options.get("args", ())), time=options.get("time"),
+                           time_format=options.get("time_format"), columns=tuple(columns) if columns else None,
+                           time_zone=options.get("time_zone"))
+        if options.get("event") is not None or options.get("event_col") is not None or options.get("args"):
+            raise ValueError(_GRAPH_ROWS_ALONE)
+        return Mapping.graph_rows(graph_col, options.get("time"), options.get("time_format"),
+                                  tuple(columns) if columns else None, options.get("time_zone"))
+
     def check(self) -> None:
         if (self.event is None) == (self.event_col is None):
             raise ValueError("give the event name with --event NAME, or its column with --event-col COL")
         if self.time is None:
             raise ValueError("give the time column with --time COL")
         if self.graph_col is not None and (self.event != "graph" or tuple(self.args) != (self.graph_col,)):
-            raise ValueError("--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args")
+            raise ValueError(_GRAPH_ROWS_ALONE)
         zone(self.time_zone)  # ValueError naming an unknown zone
 
     def arg_reader(self, col: str) -> Callable[[str], str]:

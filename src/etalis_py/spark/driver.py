@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter
-from typing import IO, TYPE_CHECKING, Any, Optional, Union
+from typing import IO, TYPE_CHECKING, Any, Optional, Union, Unpack
 
 import pyarrow as pa
 
@@ -21,7 +21,7 @@ from ..engine import Engine, check_policy
 from ..errors import RuleFileNotFound
 from ..output import TimeStyle, csv_table, formatted, max_arity
 from ..progress import ProgressLine
-from ..streams import Mapping
+from ..streams import Mapping, MappingOptions
 from .mapping import MapSpec, _map_rows
 from .names import (
     CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
@@ -180,14 +180,6 @@ def replay(
     data: Union["DataFrame", str, "os.PathLike[str]"],
     rules: Union[str, "os.PathLike[str]"],
     *,
-    event: Optional[str] = None,
-    event_col: Optional[str] = None,
-    args: Sequence[str] = (),
-    time: Optional[str] = None,
-    time_format: Optional[str] = None,
-    time_zone: Optional[str] = None,
-    columns: Optional[Sequence[str]] = None,
-    graph_col: Optional[str] = None,
     partition_by: Optional[str] = None,
     policy: Optional[str] = None,
     max_age: Optional[float] = None,
@@ -200,12 +192,14 @@ def replay(
     trusted: bool = False,
     explain: bool = False,
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
+    **mapping_options: Unpack[MappingOptions],
 ) -> ReplayResult:
     """Replay ``data`` through ``rules`` on Spark.
 
     ``data`` is a DataFrame or the path of a CSV, Parquet or JSON-lines
     table; ``rules`` the path of an ``.etl`` file or rule text.  Rows map to
-    events as in ``etalis run``: ``event`` names every row's event (or
+    events as in ``etalis run``, by the keywords of
+    :class:`~etalis_py.streams.MappingOptions`: ``event`` names every row's event (or
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
     ``time_format`` or ISO 8601; a date without a zone is in ``time_zone``,
@@ -231,14 +225,7 @@ def replay(
     """
     started = perf_counter()
     text, source = _rule_text(rules)
-    if graph_col is not None:
-        if event is not None or event_col is not None or args:
-            raise ValueError("graph_col makes each row the event graph(G) by itself: give no event, event_col or args")
-        mapping = Mapping.graph_rows(graph_col, time, time_format, tuple(columns) if columns else None, time_zone)
-    else:
-        mapping = Mapping(event=event, event_col=event_col, args=tuple(args), time=time,
-                          time_format=time_format, columns=tuple(columns) if columns else None,
-                          time_zone=time_zone)
+    mapping = Mapping.of(**mapping_options)
     mapping.check()
     if policy is not None:
         check_policy(policy)
