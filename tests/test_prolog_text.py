@@ -17,7 +17,7 @@ from etalis_py.prolog_text import (
     prolog_string,
     quote_atom,
 )
-from etalis_py.rules import Binary, Const, EventP, PString, Real, Struct, Var, Where, pattern_from_json, pattern_text, term_text
+from etalis_py.rules import Binary, Const, EventP, PString, Real, Struct, Var, Where, pattern_text, term_text
 
 TRICKY = ["abc", "Abc", "it's", 'say "hi"', "a\\b", "line\nbreak", "tab\there", "cr\rhere", "bell\x07", "del\x7f",
           "", "é ü", "_x", "[]"]
@@ -68,7 +68,11 @@ def test_the_rule_tree_reads_the_readers_json_and_writes_etl_text() -> None:
     assert head == Struct("alert", (Var("X"), Const("It's"), Const(PString("s")), Const(Real(1.5)),
                                     Struct("[|]", (Const(1), Struct("[|]", (Const(2), Const("[]")))))))
     assert term_text(head) == rule.head_text() == "alert(X, 'It\\'s', \"s\", 1.5, [1, 2])"
-    pattern = pattern_from_json(rule.pattern)
+    pattern = rule.pattern
     assert isinstance(pattern, Binary) and pattern.op == "seq"
     assert isinstance(pattern.left, EventP) and isinstance(pattern.right, Where)
+    # what the reader says beside the tree: the stored side and the source text
+    assert pattern.stored == "left"
+    assert pattern.source == "temp(X, _G0) seq (hot(X) where X>1)"
+    assert (pattern.left.source, pattern.right.source) == ("temp(X, _)", "hot(X) where X>1")
     assert pattern_text(pattern) == "(temp(X, _)) seq ((hot(X)) where (X>1))"

@@ -14,9 +14,8 @@ from typing import Any, Optional
 
 from ._prolog import bridge, rules_source
 from .prolog_text import quote_atom
-from .rules import Const, Struct, Term, term_from_json, term_text
-
-_KNOWN_OPS = {"event", "where", "within", "or", "cnot", "fnot", "aggregate"}
+from .rules import (Aggregate, Binary, Const, Deep, EventP, RulePattern, Struct, Term, Where, Within,
+                    rule_pattern_from_json, sub_patterns, term_from_json, term_text, term_vars)
 
 
 @dataclass(frozen=True, order=True)
@@ -38,18 +37,30 @@ class Sig:
 @dataclass(frozen=True)
 class EventUse:
     """One event in a rule's pattern (or its head), with its argument
-    terms as the ``rules`` request gives them (``{"var": "X"}``, ...).
-    ``aggregate`` numbers the aggregate the event is inside, if any."""
+    terms.  ``aggregate`` numbers the aggregate the event is inside, if
+    any."""
 
     sig: Sig
-    args: tuple[Any, ...]
+    args: tuple[Term, ...]
     aggregate: Optional[int] = None
+
+    @classmethod
+    def of(cls, term: Term, aggregate: Optional[int] = None) -> Optional["EventUse"]:
+        """The use of the event ``term``; None if it is not an event."""
+        if isinstance(term, Struct):
+            return cls(Sig(term.functor, len(term.args)), term.args, aggregate)
+        if isinstance(term, Const) and isinstance(term.value, str):
+            return cls(Sig(term.value, 0), (), aggregate)
+        return None
 
     def term(self) -> Term:
         """The event term, in the rule tree."""
         if not self.args:
             return Const(self.sig.name)
-        return Struct(self.sig.name, tuple(map(term_from_json, self.args)))
+        return Struct(self.sig.name, self.args)
+
+    def variables(self) -> set[str]:
+        return set().union(*map(term_vars, self.args))
 
 
 @dataclass(frozen=True)
@@ -78,8 +89,8 @@ class RuleInfo:
     unbound: tuple[tuple[str, tuple[str, ...]], ...] = ()
     # the variables of the head that the pattern does not bind
     head_unbound: tuple[str, ...] = ()
-    # the pattern as the ``rules`` request gives it, and the rule's policy
-    pattern: Any = field(default=None, compare=False, hash=False)
+    # the pattern, and the rule's policy
+    pattern: Optional[RulePattern] = field(default=None, compare=False, hash=False)
     policy: str = "unrestricted"
     # the original ETALIS timer the head is (exceptionAlarm or
     # exceptionAlarmAbsoluteDatime; ``head`` is its event), if any
@@ -96,87 +107,59 @@ class RuleInfo:
         return {u.sig for u in self.events}
 
 
-def _event_sig(term: Any) -> Optional[tuple[Sig, tuple[Any, ...]]]:
-    if isinstance(term, dict):
-        if "atom" in term:
-            return Sig(str(term["atom"]), 0), ()
-        if "functor" in term:
-            args = tuple(term.get("args", []))
-            return Sig(str(term["functor"]), len(args)), args
-    return None
-
-
-def variables(term: Any) -> set[str]:
-    """The variable names of a term, or of a pattern, in JSON form."""
-    if isinstance(term, dict):
-        if "var" in term:
-            return {str(term["var"])}
-        return set().union(set(), *(variables(v) for k, v in term.items() if k not in ("op", "text", "goal")))
-    if isinstance(term, list):
-        return set().union(set(), *(variables(a) for a in term))
-    return set()
-
-
 def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
     """The rules of a ``rules`` reply (see :func:`read_rules`)."""
     out: list[RuleInfo] = []
     for index, rule in enumerate(parsed["rules"], start=1):
-        head = _event_sig(rule["head"])
+        head = EventUse.of(term_from_json(rule["head"]))
         if head is None:
             raise ValueError(f"rule at line {rule['line']}: the head is not an event")
+        pattern = rule_pattern_from_json(rule["pattern"])
         events: list[EventUse] = []
         aggregates: list[set[str]] = []   # variables inside each aggregate
-        understood = _walk(rule["pattern"], None, events, aggregates)
-        stateless = understood and _stateless(rule["pattern"])
-        all_vars_by_event = [(variables(list(u.args)), u.aggregate) for u in events]
+        understood = _walk(pattern, None, events, aggregates)
+        stateless = understood and _stateless(pattern)
         outside: list[frozenset[str]] = []
         for number in range(len(aggregates)):
-            used = set(variables(list(head[1])))
-            for vs, agg in all_vars_by_event:
-                if agg != number:
-                    used |= vs
+            used = head.variables()
+            for u in events:
+                if u.aggregate != number:
+                    used |= u.variables()
             outside.append(frozenset(used))
-        steps = tuple((sig[0], str(step["step"])) for step in rule.get("steps", ())
-                      if (sig := _event_sig(step["event"])) is not None)
+        steps = tuple((use.sig, str(step["step"])) for step in rule.get("steps", ())
+                      if (use := EventUse.of(term_from_json(step["event"]))) is not None)
         unbound = tuple((str(u["goal"]), tuple(map(str, u["variables"]))) for u in rule.get("unbound", ()))
         out.append(RuleInfo(index, str(rule.get("label") or ""), int(rule["line"]),
-                            EventUse(head[0], head[1]), tuple(events), tuple(outside), understood,
+                            head, tuple(events), tuple(outside), understood,
                             stateless and not rule.get("timer"), int(rule.get("column", 1)), steps, unbound,
-                            tuple(map(str, rule.get("head_unbound", ()))), rule["pattern"],
+                            tuple(map(str, rule.get("head_unbound", ()))), pattern,
                             str(rule.get("policy", "unrestricted")), rule.get("timer") or None))
     return out
 
 
-def _stateless(p: Mapping[str, Any]) -> bool:
-    op = p.get("op")
-    if op == "event":
+def _stateless(p: RulePattern) -> bool:
+    """The pattern joins nothing: events under or, where and within."""
+    if isinstance(p, EventP):
         return True
-    if op not in ("or", "where", "within"):
-        return False
-    return all(_stateless(p[part]) for part in ("pattern", "left", "right") if isinstance(p.get(part), dict))
+    joins = p.op != "or" if isinstance(p, Binary) else not isinstance(p, (Where, Within))
+    return not joins and all(map(_stateless, sub_patterns(p)))
 
 
-def _walk(p: Mapping[str, Any], aggregate: Optional[int], events: list[EventUse],
-          aggregates: list[set[str]]) -> bool:
-    op = p.get("op")
-    if op == "event":
-        sig = _event_sig(p["event"])
-        if sig is None:
-            return False
-        events.append(EventUse(sig[0], sig[1], aggregate))
-        return True
-    if op == "deep":    # a pattern too deep to give as a tree: its events only
-        for e in p["events"]:
-            _walk(e, aggregate, events, aggregates)
-        return False
-    if op == "aggregate":
-        number = len(aggregates)
+def _walk(p: RulePattern, aggregate: Optional[int], events: list[EventUse], aggregates: list[set[str]]) -> bool:
+    """Add the events of ``p`` to ``events``; False if ``p`` has one that
+    the analysis cannot follow (an event that is not a term, or a
+    :class:`Deep` pattern)."""
+    if isinstance(p, EventP):
+        use = EventUse.of(p.event, aggregate)
+        if use is not None:
+            events.append(use)
+        return use is not None
+    if isinstance(p, Aggregate):
+        aggregate = len(aggregates)
         aggregates.append(set())
-        return _walk(p["pattern"], number, events, aggregates)
-    ok = op in _KNOWN_OPS or ("left" in p and "right" in p)
-    for part in ("pattern", "left", "right"):
-        if isinstance(p.get(part), dict):
-            ok = _walk(p[part], aggregate, events, aggregates) and ok
+    ok = not isinstance(p, Deep)
+    for sub in sub_patterns(p):
+        ok = _walk(sub, aggregate, events, aggregates) and ok
     return ok
 
 

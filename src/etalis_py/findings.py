@@ -22,8 +22,8 @@ from typing import Any, Optional
 
 import networkx as nx
 
-from .analysis import RuleFile, RuleInfo, Sig, variables
-from .rules import term_from_json, term_text
+from .analysis import RuleFile, RuleInfo, Sig
+from .rules import Aggregate, Binary, Deep, EventP, Pattern, RulePattern, Where, Within, pattern_vars
 
 SEVERITIES = ("error", "warning", "info")
 # how a step of a cycle relates the times of the two events, worst first
@@ -390,7 +390,7 @@ def _unbounded(rf: RuleFile) -> list[Finding]:
             grows.append(f"every start of the {run.group(1)} keeps a run of its own (one per start, forever), "
                          + ("which each later event extends" if r.policy == "continuous" else
                             "of which the oldest goes on"))
-        elif not run:
+        elif not run and r.pattern is not None:
             _stores(r.pattern, r.policy.partition("(")[0], grows)
         if grows:
             out.append(_at(rf, r, "warning", "unbounded-memory",
@@ -400,56 +400,48 @@ def _unbounded(rf: RuleFile) -> list[Finding]:
     return out
 
 
-def _text(p: Mapping[str, Any]) -> str:
-    if p["op"] == "event":
-        return term_text(term_from_json(p["event"]))
-    return str(p["text"])
-
-
-def _stores(p: Mapping[str, Any], policy: str, grows: list[str], filtered: bool = False) -> None:
+def _stores(p: RulePattern, policy: str, grows: list[str], filtered: bool = False) -> None:
     """What the goal stores of pattern ``p`` keep without a window;
     ``filtered`` when a `where` or `fnot` filters p's occurrences (under
     `recent` its operator then keeps every occurrence, since an older one
     may pass the filter where the newest does not)."""
-    op = p["op"]
     own = "unrestricted" if filtered and policy == "recent" else policy
-    if op in ("event", "within"):
+    if isinstance(p, (EventP, Within)):
         return
-    if op == "deep":
-        if not p["windowed"]:
-            grows.append(f"`{p['text']}`, a pattern {p['depth']} operators deep, was not analysed: "
+    if isinstance(p, Deep):
+        if not p.windowed:
+            grows.append(f"`{p.source}`, a pattern {p.depth} operators deep, was not analysed: "
                          "without a window its pending goals may grow")
         return
-    if op in ("where", "aggregate"):
-        _stores(p["pattern"], policy, grows, op == "where")
+    if isinstance(p, (Where, Aggregate)):
+        _stores(p.pattern, policy, grows, isinstance(p, Where))
         return
-    if op == "cnot":
-        seq, blocker = p["left"], p["right"]
-        _kept(f"every `{_text(seq['left'])}` waits for `{_text(seq['right'])}`", seq["left"], seq["right"],
-              own, grows)
-        grows.append(f"every `{_text(blocker)}` is kept to block `{_text(seq)}` (each occurrence, forever)")
-        for part in (seq["left"], seq["right"], blocker):
+    if p.op == "cnot" and isinstance(p.left, Binary):
+        seq, blocker = p.left, p.right
+        _kept(f"every `{seq.left.source}` waits for `{seq.right.source}`", seq.left, seq.right, own, grows)
+        grows.append(f"every `{blocker.source}` is kept to block `{seq.source}` (each occurrence, forever)")
+        for part in (seq.left, seq.right, blocker):
             _stores(part, policy, grows)
         return
-    if op == "fnot":
-        grows.append(f"every `{_text(p['right'])}` is kept to block `{_text(p['left'])}` (each occurrence, forever)")
-        _stores(p["left"], policy, grows, True)
-        _stores(p["right"], policy, grows)
+    if p.op == "fnot":
+        grows.append(f"every `{p.right.source}` is kept to block `{p.left.source}` (each occurrence, forever)")
+        _stores(p.left, policy, grows, True)
+        _stores(p.right, policy, grows)
         return
-    if op != "or":
-        left, right = _text(p["left"]), _text(p["right"])
+    if p.op != "or":
+        left, right = p.left.source, p.right.source
         what = {"left": f"every `{left}` waits for `{right}`",
-                "right": f"every `{right}` waits for `{left}`"}.get(str(p.get("stored")),
+                "right": f"every `{right}` waits for `{left}`"}.get(p.stored,
                                                                      f"every `{left}` and every `{right}` "
                                                                      "waits for the other")
-        _kept(what, p["left"], p["right"], own, grows)
-    _stores(p["left"], policy, grows)
-    _stores(p["right"], policy, grows)
+        _kept(what, p.left, p.right, own, grows)
+    _stores(p.left, policy, grows)
+    _stores(p.right, policy, grows)
 
 
-def _kept(what: str, left: Mapping[str, Any], right: Mapping[str, Any], policy: str, grows: list[str]) -> None:
+def _kept(what: str, left: Pattern, right: Pattern, policy: str, grows: list[str]) -> None:
     if policy == "recent":
-        key = sorted(v for v in variables(left) & variables(right) if not v.startswith("_G"))
+        key = sorted(v for v in pattern_vars(left) & pattern_vars(right) if not v.startswith("_G"))
         if key:    # with no join key, recent keeps one
             grows.append(f"{what} (the newest per value of {', '.join(key)}, for every value ever seen)")
     elif policy in ("chronological", "continuous", "cumulative", "stn"):

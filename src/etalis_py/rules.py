@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Optional, Union
+from dataclasses import dataclass, field
+from typing import Any, Generic, Optional, TypeVar, Union
 
 from .prolog_text import prolog_string, quote_atom
 from .events import Time
@@ -38,12 +38,19 @@ class PString:
     text: str
 
 
+A = TypeVar("A")
+
+
 @dataclass(frozen=True)
-class Compound:
-    """A ground compound term ``functor(args...)``."""
+class Applied(Generic[A]):
+    """A compound term ``functor(args...)`` whose arguments are ``A``s."""
 
     functor: str
-    args: tuple["Ground", ...]
+    args: tuple[A, ...]
+
+
+class Compound(Applied["Ground"]):
+    """A ground compound term."""
 
 
 @dataclass(frozen=True)
@@ -72,12 +79,8 @@ class Const:
     value: Ground
 
 
-@dataclass(frozen=True)
-class Struct:
-    """A compound term ``functor(args...)`` with variables in it."""
-
-    functor: str
-    args: tuple["Term", ...]
+class Struct(Applied["Term"]):
+    """A compound term with variables in it."""
 
 
 Term = Union[Var, Const, Struct]
@@ -111,7 +114,7 @@ def _list_text(cell: Any, text: Callable[[Any], str], sep: str) -> str:
     """A list (a Struct or Compound list cell) in list syntax:
     ``[1, 2|T]``, not ``'[|]'(1, '[|]'(2, T))``."""
     items = []
-    while isinstance(cell, (Struct, Compound)) and cell.functor == _CONS and len(cell.args) == 2:
+    while isinstance(cell, Applied) and cell.functor == _CONS and len(cell.args) == 2:
         items.append(text(cell.args[0]))
         cell = cell.args[1]
     tail = "" if cell in ("[]", Const("[]")) else "|" + text(cell)
@@ -164,37 +167,44 @@ def term_vars(term: Term) -> set[str]:
     return set()
 
 
-TEMPORAL_OPS = (
-    "seq", "and", "par", "before", "after", "meets", "met_by", "overlaps", "overlapped_by",
-    "starts", "started_by", "during", "contains", "finishes", "finished_by", "equals",
-)
-
-
 @dataclass(frozen=True)
 class EventP:
     event: Term
+
+    @property
+    def source(self) -> str:
+        """The event as the rule file writes it."""
+        return term_text(self.event)
 
 
 @dataclass(frozen=True)
 class Binary:
     """``left op right`` for a temporal operator, ``or``, ``cnot`` or
-    ``fnot``."""
+    ``fnot`` (or any operator of the table whose parts are ``left`` and
+    ``right``).  From the engine's reader: ``stored`` is the operand that a
+    temporal operator stores to wait for the other (``left``, ``right``,
+    or ``none``: both wait), ``""`` for another operator; ``source`` is
+    the pattern as the rule file writes it."""
 
     op: str
     left: "Pattern"
     right: "Pattern"
+    stored: str = field(default="", compare=False)
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
 class Where:
     pattern: "Pattern"
     goal: str
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
 class Within:
     pattern: "Pattern"
     window: Time
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -210,6 +220,7 @@ class Aggregate:
     kind: str
     size: Time
     result: str
+    source: str = field(default="", compare=False)
 
 
 Pattern = Union[EventP, Binary, Where, Within, Aggregate]
@@ -218,16 +229,34 @@ AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
 NEGATIONS = ("cnot", "fnot")
 
 
+@dataclass(frozen=True)
+class Deep:
+    """A rule's pattern nested too deep for the engine's reader to give
+    as a tree (more than 200 operators): its ``depth``, its ``events``,
+    the start of its ``source`` text, and whether a window bounds it as a
+    whole (``windowed``)."""
+
+    depth: int
+    events: tuple[EventP, ...]
+    source: str
+    windowed: bool
+
+
+RulePattern = Union[Pattern, Deep]
+"""The pattern of a rule as the ``rules`` reply gives it."""
+
+
 def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
+    """A pattern as the engine's reader gives it in JSON (see
+    ``pattern_json/2`` in ``prolog/etalis/protocol.pl``)."""
     op = j["op"]
+    source = str(j.get("text", ""))
     if op == "event":
         return EventP(term_from_json(j["event"]))
     if op == "where":
-        return Where(pattern_from_json(j["pattern"]), str(j["goal"]))
+        return Where(pattern_from_json(j["pattern"]), str(j["goal"]), source)
     if op == "within":
-        return Within(pattern_from_json(j["pattern"]), j["window"])
-    if op in TEMPORAL_OPS or op in NEGATIONS or op == "or":
-        return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]))
+        return Within(pattern_from_json(j["pattern"]), j["window"], source)
     if op == "aggregate":
         value = j["value"]
         window = j["window"]
@@ -238,8 +267,41 @@ def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
             str(window["kind"]),
             window["size"],
             str(j["result"]["var"]),
+            source,
         )
+    if "left" in j and "right" in j:
+        return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]), str(j.get("stored", "")),
+                      source)
     raise ValueError(f"the rule tree does not cover `{op}` patterns")
+
+
+def rule_pattern_from_json(j: Mapping[str, Any]) -> RulePattern:
+    """A rule's pattern as the ``rules`` reply gives it: a tree, or a
+    :class:`Deep` pattern."""
+    if j["op"] == "deep":
+        return Deep(int(j["depth"]), tuple(EventP(term_from_json(e["event"])) for e in j["events"]), str(j["text"]),
+                    bool(j["windowed"]))
+    return pattern_from_json(j)
+
+
+def sub_patterns(p: RulePattern) -> tuple[Pattern, ...]:
+    """The operands of a pattern (the events of a :class:`Deep` one)."""
+    if isinstance(p, Binary):
+        return p.left, p.right
+    if isinstance(p, (Where, Within, Aggregate)):
+        return (p.pattern,)
+    if isinstance(p, Deep):
+        return p.events
+    return ()
+
+
+def pattern_vars(p: RulePattern) -> set[str]:
+    """The names of the variables of a pattern's events and aggregates
+    (not those of its ``where`` goals)."""
+    own = term_vars(p.event) if isinstance(p, EventP) else set()
+    if isinstance(p, Aggregate):
+        own = {p.result} | ({p.value} if p.value else set())
+    return own.union(*map(pattern_vars, sub_patterns(p)))
 
 
 def pattern_text(p: Pattern) -> str:

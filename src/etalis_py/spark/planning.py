@@ -34,6 +34,7 @@ import networkx as nx
 
 from ..prolog_text import quote_atom
 from ..analysis import RuleInfo, Sig, read_rules
+from ..rules import Var
 from ..errors import RuleError
 from ..streams import Mapping
 from .names import TRANSFER
@@ -296,8 +297,7 @@ def _keyed(rules: Sequence[RuleInfo], external: Callable[[Sig], bool],
             ps = positions(u.sig)
             if ps is None:
                 continue
-            vs = frozenset(str(u.args[q]["var"]) for q in ps
-                           if isinstance(u.args[q], dict) and "var" in u.args[q])
+            vs = frozenset(a.name for q in ps if isinstance(a := u.args[q], Var))
             if u.aggregate is not None:
                 vs &= r.outside[u.aggregate]
             found = vs if found is None else found & vs
@@ -318,9 +318,9 @@ def _keyed(rules: Sequence[RuleInfo], external: Callable[[Sig], bool],
 
 def _justified(r: RuleInfo, p: int, kv: Optional[frozenset[str]]) -> bool:
     arg = r.head.args[p]
-    if not (isinstance(arg, dict) and "var" in arg):
+    if not isinstance(arg, Var):
         return False
-    return kv is None or str(arg["var"]) in kv
+    return kv is None or arg.name in kv
 
 
 def replay_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
