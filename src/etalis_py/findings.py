@@ -22,8 +22,8 @@ from typing import Any, Optional
 
 import networkx as nx
 
-from .analysis import RuleFile, RuleInfo, Sig
-from .rules import Aggregate, Binary, Deep, EventP, Pattern, RulePattern, Where, Within, pattern_vars
+from .analysis import EventUse, RuleFile, RuleInfo, Sig
+from .rules import Aggregate, Binary, Deep, EventP, Pattern, RulePattern, Where, Within, pattern_vars, sub_patterns
 
 SEVERITIES = ("error", "warning", "info")
 # how a step of a cycle relates the times of the two events, worst first
@@ -488,33 +488,23 @@ _SPREAD_OPS = frozenset({"seq", "before", "after", "par", "during", "contains", 
 _EITHER_OPS = frozenset({"and", "meets", "met_by", "equals"})
 
 
-def _lasts(p: Mapping[str, Any], spread: Callable[[Sig], bool]) -> bool:
+def _lasts(p: Optional[RulePattern], spread: Callable[[Sig], bool]) -> bool:
     """Whether every occurrence of pattern ``p`` lasts longer than 0
     (``spread`` says it of an event)."""
-    op = p.get("op")
-    if op == "event":
-        sig = _event_sig_of(p)
-        return sig is not None and spread(sig)
-    if op in _SPREAD_OPS:
-        return True
-    if op in _EITHER_OPS:
-        return _lasts(p["left"], spread) or _lasts(p["right"], spread)
-    if op == "or":
-        return _lasts(p["left"], spread) and _lasts(p["right"], spread)
-    if op in ("where", "within", "aggregate"):
-        return _lasts(p["pattern"], spread)
-    if op == "fnot":
-        return _lasts(p["left"], spread)
+    if isinstance(p, EventP):
+        use = EventUse.of(p.event)
+        return use is not None and spread(use.sig)
+    if isinstance(p, Binary):
+        if p.op in _SPREAD_OPS:
+            return True
+        if p.op in _EITHER_OPS:
+            return _lasts(p.left, spread) or _lasts(p.right, spread)
+        if p.op == "or":
+            return _lasts(p.left, spread) and _lasts(p.right, spread)
+        return p.op == "fnot" and _lasts(p.left, spread)
+    if isinstance(p, (Where, Within, Aggregate)):
+        return _lasts(p.pattern, spread)
     return False
-
-
-def _event_sig_of(p: Mapping[str, Any]) -> Optional[Sig]:
-    e = p["event"]
-    if "atom" in e:
-        return Sig(str(e["atom"]), 0)
-    if "functor" in e:
-        return Sig(str(e["functor"]), len(e.get("args", [])))
-    return None
 
 
 def _spread_events(rf: RuleFile) -> set[Sig]:
@@ -530,12 +520,11 @@ def _spread_events(rf: RuleFile) -> set[Sig]:
         spread = fewer
 
 
-def _windows(p: Mapping[str, Any]) -> Iterable[Mapping[str, Any]]:
-    if p.get("op") == "within":
+def _windows(p: Optional[RulePattern]) -> Iterable[Within]:
+    if isinstance(p, Within):
         yield p
-    for part in ("pattern", "left", "right"):
-        if isinstance(p.get(part), dict):
-            yield from _windows(p[part])
+    for sub in sub_patterns(p) if p is not None else ():
+        yield from _windows(sub)
 
 
 def _empty_windows(rf: RuleFile) -> list[Finding]:
@@ -543,10 +532,10 @@ def _empty_windows(rf: RuleFile) -> list[Finding]:
     out = []
     for r in rf.rules:
         for w in _windows(r.pattern):
-            if w["window"] == 0 and _lasts(w["pattern"], spread.__contains__):
-                inner = _text(w["pattern"])
+            if w.window == 0 and _lasts(w.pattern, spread.__contains__):
+                inner = w.pattern.source
                 out.append(_at(rf, r, "warning", "window-never-met",
-                               f"`{w['text']}` can never hold: every occurrence of `{inner}` lasts longer than "
+                               f"`{w.source}` can never hold: every occurrence of `{inner}` lasts longer than "
                                "0 seconds (its parts cannot all occur at one time), so no window of 0 fits it",
                                "give a window greater than 0; for events at the same time use `and` or "
                                "`equals`, which allow it", pattern=inner))
