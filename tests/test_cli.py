@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 
+# the forms of an event line, in the reason of a .events line that does not read
+FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
+         "dates can be given in .jsonl or .csv files")
+
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
 PAPER_RULES = "ie <- a seq b.\ne <- ie seq c.\n"
 
@@ -96,7 +100,7 @@ def test_run_reports_bad_lines_counts_them_and_goes_on(tmp_path: Path) -> None:
     assert err[:2] == unbounded_warning(rules)   # the rule's warning, once, before the events
     err = err[2:]
     assert err[:4] == [
-        f"{stream}:3: rejected: syntax error: unexpected end of clause",
+        f"{stream}:3: rejected: syntax error: unexpected end of clause at column 3 ({FORMS})",
         f"{stream}:5: rejected: start 5 is after end 3",
         f"{stream}:6: rejected: event b(_) has unbound variables",
         f"{stream}:8: rejected: time 1 is earlier than the last accepted time 3 (events must arrive in time order)",

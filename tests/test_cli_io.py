@@ -17,6 +17,10 @@ import pytest
 from etalis_py import cli
 from etalis_py.streams import Mapping, read_live
 
+# the forms of an event line, in the reason of a .events line that does not read
+FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
+         "dates can be given in .jsonl or .csv files")
+
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
 # windowed, so that run has no warning of the rules (etalis check) to print before the events
 RULES = "c(X) <- (a(X) seq b(X)) within 3600.\n"
@@ -35,7 +39,7 @@ def run_stdin(rules: Path, text: str, *options: str) -> subprocess.CompletedProc
 
 
 STDIN_CASES = {
-    "events": ("a(1).\nb(.\nb(1).\n", [], "<stdin>:2: rejected: syntax error: unexpected end of clause",
+    "events": ("a(1).\nb(.\nb(1).\n", [], "<stdin>:2: rejected: syntax error: unexpected end of clause at column 3 (" + FORMS + ")",
                '{"event": "c", "args": [1], "start": 1, "end": 3}\n'),
     "jsonl": ('{"event": "a", "args": [1], "time": 5}\nxx\n{"event": "b", "args": [1], "time": 7}\n', [],
               "<stdin>:2: rejected: not JSON: Expecting value at column 1",
@@ -353,7 +357,7 @@ def test_run_shows_rows_rate_detections_and_rejected_on_a_terminal(rules: Path, 
     out, err = io.StringIO(), Terminal()
     assert cli.run(ns, out, err, clock=Clock(2.0)) == 0
     assert err.getvalue().startswith(
-        f"{stream}:3: rejected: syntax error: unexpected end of clause\n"
+        f"{stream}:3: rejected: syntax error: unexpected end of clause at column 3 ({FORMS})\n"
         + "\r" + "etalis run 2 s: rows read 3 (2 rows/s), detections 1, rejected 1".ljust(119)
         + "\r" + " " * 119 + "\r" + "events read: 3, accepted: 2, rejected: 1, detections: 1,")
 

@@ -33,6 +33,11 @@ def hand_over(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
         assert bridge().columns()
     return str(request.param)
 
+
+# the forms of an event line, in the reason of a .events line that does not read
+FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
+         "dates can be given in .jsonl or .csv files")
+
 RULES = """\
 :- prefix(ex, 'http://example.org/#').
 c(K, V, W) <- a(K, V) seq b(K, W) within 100.
@@ -107,7 +112,7 @@ WRITERS = {".events": events_file, ".csv": csv_file, ".jsonl": jsonl_file, ".par
 
 EXPECTED_REJECTIONS: dict[str, list[tuple[int, str]]] = {
     ".events": [(3, ENGINE_REJECTS), (5, "event b(café,_) has unbound variables"),
-                (7, "time 'not a time' is not a number or [Start, End]")],
+                (7, f"time 'not a time' is not a number or [Start, End] ({FORMS})")],
     ".csv": [(4, ENGINE_REJECTS), (6, "column 'value' is empty"),
              (8, "time 'not a time' is not a number or an ISO 8601 date; give --time-format")],
     ".jsonl": [(3, ENGINE_REJECTS), (5, "an argument is missing (None)"),
@@ -164,7 +169,7 @@ def test_a_batch_list_that_does_not_read_is_fed_line_by_line() -> None:
     with Engine.from_string(RULES) as engine:
         result = engine.feed_text("[event(a(k, 1), 1),\nevent(b(k, 2), 2,\n[],\nevent(b(k, 3), 3)]", 1, 4)
         assert result.accepted == 2
-        assert [(r.line, r.reason) for r in result.rejected] == [(2, "syntax error: operator expected")]
+        assert [(r.line, r.reason) for r in result.rejected] == [(2, f"syntax error: operator expected at column 17 ({FORMS})")]
         assert [json.loads(line) for line in result.detection_lines.splitlines()] == [
             {"event": "c", "args": ["k", 1, 3], "start": 1, "end": 3}]
 

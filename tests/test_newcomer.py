@@ -67,3 +67,26 @@ def test_run_quiet_counts_the_runs_own_warnings_only(tmp_path: Path, capsys: pyt
     assert code == cli.EXIT_OK
     assert len(err) == 1
     assert err[0].startswith("events read: 3, accepted: 3, rejected: 0, detections: 1, warnings: 1, seconds: ")
+
+
+FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
+         "dates can be given in .jsonl or .csv files")
+
+
+def test_an_events_line_that_does_not_read_gets_its_column_and_the_forms_of_an_event_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The column counts a tab and the blanks before the event as one
+    each; an error in a number gets its column only."""
+    rules = tmp_path / "rules.etl"
+    rules.write_text("h(X) <- a(X).\n")
+    events = tmp_path / "s.events"
+    events.write_text("a(1) @ 2024-01-01T10:00:00\n\ta(2) 5.\n  event(a(3), 2024-01-01T10:00:00).\n"
+                      "event(a(4), 1e400).\na(5).\n")
+    code, out, err = run(capsys, rules, "--events", events)
+    assert code == cli.EXIT_OK
+    assert [json.loads(line) for line in out.splitlines()] == [{"event": "h", "args": [5], "start": 5, "end": 5}]
+    assert err[:-1] == [f"{events}:1: rejected: syntax error: operator expected at column 6 ({FORMS})",
+                        f"{events}:2: rejected: syntax error: operator expected at column 7 ({FORMS})",
+                        f"{events}:3: rejected: syntax error: operator expected at column 25 ({FORMS})",
+                        f"{events}:4: rejected: syntax error: float overflow at column 13"]
+    assert err[-1].startswith("events read: 5, accepted: 1, rejected: 4, detections: 1, warnings: 0, ")

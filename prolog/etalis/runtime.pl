@@ -725,7 +725,7 @@ later(T0, T1, T) :- T is max(T0, T1).
 feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
     catch(read_term(In, Term, []),
           error(syntax_error(What), Context),
-          Term = '$syntax_error'(What, Context)),
+          syntax_error_term(Text, What, Context, Term)),
     character_count(In, C1),
     line_position(In, P1),
     (   Term == end_of_file,
@@ -1165,8 +1165,8 @@ plain_input(event(E, T), E, T) :-
 input_event(Term, _, E, T, T, _) :-
     plain_input(Term, E, T),
     !.
-input_event('$syntax_error'(What, _), _, _, _, _, Reason) :- !,
-    syntax_message(What, Reason).
+input_event('$syntax_error'(What, At), _, _, _, _, Reason) :- !,
+    event_syntax_message(What, At, Reason).
 input_event(event(E0, Time, Prov), Line, '$provenance'(E, Prov), T1, T2, Reason) :- !,
     input_event(event(E0, Time), Line, E, T1, T2, Reason),
     (   var(Reason),
@@ -1188,8 +1188,88 @@ input_event(event(E, Time), _, E, T1, T2, Reason) :- !,
     ).
 input_event(end_of_file, _, _, _, _, Reason) :- !,
     Reason = "end_of_file marks the end of a Prolog file: it is not an event here".
+input_event((E, Time), _, _, _, _, Reason) :- !,
+    format(string(Reason), "~q is no event but two terms and a comma: write event(~q, ~q).",
+           [(E, Time), E, Time]).
 input_event(E, Line, E, Line, Line, Reason) :-
     event_term(E, Reason).
+
+%   syntax_error_term(+Text, +What, +Context, -Term) is det.
+%
+%   Term stands for the reader's syntax_error(What) in Context, reading
+%   Text: '$syntax_error'(What, column(C)), C the column (from 1, a tab
+%   one column) of the token where the reader stopped, or
+%   '$syntax_error'(What, none).  Context is stream(S, Line, LinePos,
+%   Char): LinePos is that token's column as the stream counts it (a
+%   tab to the next multiple of 8), and Char lies on its line.
+
+syntax_error_term(Text, What, Context, '$syntax_error'(What, At)) :-
+    (   Context = stream(_, _, LinePos, Char),
+        integer(LinePos),
+        integer(Char)
+    ->  line_start(Text, Char, Start),
+        string_length(Text, Length),
+        Max is Length - Start,
+        sub_string(Text, Start, Max, _, Line),
+        string_codes(Line, Codes),
+        visual_column(Codes, 0, LinePos, 1, Column),
+        At = column(Column)
+    ;   At = none
+    ).
+
+line_start(_, 0, 0) :- !.
+line_start(Text, I, Start) :-
+    Before is I - 1,
+    (   sub_string(Text, Before, 1, _, "\n")
+    ->  Start = I
+    ;   line_start(Text, Before, Start)
+    ).
+
+%   visual_column(+Codes, +V, +LinePos, +Column0, -Column): Column is the
+%   column (a character one) of the code of Codes, a line from its
+%   start, where the stream's line position (V so far) reaches LinePos.
+
+visual_column([C|Cs], V, LinePos, Column0, Column) :-
+    V < LinePos,
+    C =\= 0'\n,
+    !,
+    (   C =:= 0'\t
+    ->  V1 is (V // 8 + 1) * 8
+    ;   V1 is V + 1
+    ),
+    Column1 is Column0 + 1,
+    visual_column(Cs, V1, LinePos, Column1, Column).
+visual_column(_, _, _, Column, Column).
+
+%   event_syntax_message(+What, +At, -Reason) is det.
+%
+%   Reason says why the reader refused an input line with
+%   syntax_error(What) at At (column(C) or none): its words, the column
+%   where the reader stopped (not for a quote or comment left open,
+%   which the reader reports at the end of the text) and, for an error
+%   of form, the forms of an event line.
+
+event_syntax_message(What, At, Reason) :-
+    syntax_message(What, Message),
+    (   At = column(Column),
+        \+ unclosed(What)
+    ->  (   token_error(What)
+        ->  format(string(Reason), "~w at column ~d", [Message, Column])
+        ;   event_line_forms(Forms),
+            format(string(Reason), "~w at column ~d (~w)", [Message, Column, Forms])
+        )
+    ;   Reason = Message
+    ).
+
+unclosed(end_of_file_in_quoted(_)).
+unclosed(end_of_file_in_block_comment).
+
+token_error(float_overflow).
+token_error(undefined_char_escape(_)).
+token_error(illegal_number).
+
+event_line_forms("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in \c
+                  seconds; dates can be given in .jsonl or .csv files").
 
 event_time(Time, T1, T2, Reason) :-
     (   finite_number(Time)
@@ -1199,8 +1279,14 @@ event_time(Time, T1, T2, Reason) :-
         ->  true
         ;   format(string(Reason), "start ~w is after end ~w", [T1, T2])
         )
+    ;   text(Time)
+    ->  event_line_forms(Forms),
+        format(string(Reason), "time ~q is not a number or [Start, End] (~w)", [Time, Forms])
     ;   format(string(Reason), "time ~q is not a number or [Start, End]", [Time])
     ).
+
+text(T) :- atom(T).
+text(T) :- string(T).
 
 %   provenance_list(@Prov): Prov is a list of ground det(E, T1, T2), the
 %   input occurrences an event given as event(E, Time, Prov) was built

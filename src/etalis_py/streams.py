@@ -549,9 +549,9 @@ def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterat
         elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
             yield number + 1, "\n", Rejection(number, f"nested deeper than {MAX_NESTING} levels")
         elif text and not text.startswith("%") and not text.endswith("."):
-            yield number + 1, text + ".\n", None
+            yield number + 1, line.rstrip() + ".\n", None   # the leading blanks kept: columns count them
         else:
-            yield number + 1, text + "\n", None
+            yield number + 1, line.rstrip() + "\n", None
 
 
 # Prolog's reader recurses on brackets, and deep enough (some 10,000 levels)

@@ -96,7 +96,7 @@ test(a_batch_list_with_a_head_binds_its_variables_to_the_atoms, [A, R, Es] ==
 
 test(a_batch_list_with_a_head_that_does_not_read_is_fed_line_by_line_without_it, [A, R] ==
      [1, [rejected(1, "event g(_) has unbound variables"),
-          rejected(3, "syntax error: an operand expected, found an unquoted comma or bar")]]) :-
+          rejected(3, "syntax error: an operand expected, found an unquoted comma or bar at column 9 (an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; dates can be given in .jsonl or .csv files)")]]) :-
     feed_list("[_0]=['http://ex.org/a'],\n[event(g(_0), 1),\nevent(g(2), 2),\nevent(g(, 3)]", 3, A, R, _).
 
 test(detections_as_objects_plain_and_general, Es ==

@@ -22,6 +22,8 @@ BIG = 123456789012345678901234567890
 CLAUSE = "is a Prolog clause or directive, not an event"
 QUOTE = "syntax error: a quote ({}) is never closed"
 NOT_JSON_NUMBER = "not JSON: {} (JSON has no NaN or infinity)"
+FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
+         "dates can be given in .jsonl or .csv files")
 
 
 def deep(n: int) -> str:
@@ -50,12 +52,16 @@ EVENTS: dict[str, tuple[bytes, str | None]] = {
     "clause_in_event.events": (b"event((a :- b), 2).", f"a:-b {CLAUSE}"),
     "nan_time.events": (b"event(a(1), 1.5NaN).", "time 1.5NaN is not a number or [Start, End]"),
     "inf_time.events": (b"event(a(1), 1.0Inf).", "time 1.0Inf is not a number or [Start, End]"),
-    "huge_float.events": (b"event(a(1), 1e400).", "syntax error: float overflow"),
-    "time_not_number.events": (b"event(a(1), soon).", "time soon is not a number or [Start, End]"),
+    "huge_float.events": (b"event(a(1), 1e400).", "syntax error: float overflow at column 13"),
+    "time_not_number.events": (b"event(a(1), soon).", f"time soon is not a number or [Start, End] ({FORMS})"),
+    "time_date.events": (b"event(a(1), '2024-01-01T10:00:00').",
+                         f"time '2024-01-01T10:00:00' is not a number or [Start, End] ({FORMS})"),
+    "time_at.events": (b"a(1) @ 2024-01-01T10:00:00", f"syntax error: operator expected at column 6 ({FORMS})"),
+    "time_after_comma.events": (b"a(1), 2.", "a(1),2 is no event but two terms and a comma: write event(a(1), 2)."),
     "start_after_end.events": (b"event(a(1), [3, 2]).", "start 3 is after end 2"),
     "number.events": (b"42.", "42 is not an event (an event is an atom or a compound term)"),
     "unbound.events": (b"event(a(X), 2).", "event a(_) has unbound variables"),
-    "unclosed_bracket.events": (b"event(a(1), 2", "syntax error: operator expected"),
+    "unclosed_bracket.events": (b"event(a(1), 2", f"syntax error: operator expected at column 14 ({FORMS})"),
     "deep.events": (f"event(a({deep(20_000)}), 2).".encode(), "nested deeper than 100 levels"),
     "reserved_name.events": (b"event('$a'(1), 2).", "event names starting with $ are reserved ('$a')"),
     "out_of_order.events": (b"event(a(1), 0).",
