@@ -90,3 +90,34 @@ def test_an_events_line_that_does_not_read_gets_its_column_and_the_forms_of_an_e
                         f"{events}:3: rejected: syntax error: operator expected at column 25 ({FORMS})",
                         f"{events}:4: rejected: syntax error: float overflow at column 13"]
     assert err[-1].startswith("events read: 5, accepted: 1, rejected: 4, detections: 1, warnings: 0, ")
+
+
+def test_format_table_shows_the_provenance_of_explain(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "rules.etl"
+    rules.write_text("alarm(X) <- (hot(X) seq smoke(X)) within hours(2).\n")
+    events = tmp_path / "s.jsonl"
+    events.write_text('{"event": "hot", "args": ["r1"], "time": "2024-01-01T23:59:30Z"}\n'
+                      '{"event": "smoke", "args": ["r1"], "time": "2024-01-02T00:01:00Z"}\n')
+    code, out, err = run(capsys, rules, "--events", events, "--explain", "--format", "table",
+                         "--tz", "Europe/Berlin")
+    assert code == cli.EXIT_OK, err
+    assert out == ("times in Europe/Berlin\n"
+                   "event  args  start                 end       duration\n"
+                   "alarm  r1    02 Jan 2024 00:59:30  01:01:00  1m 30s\n"
+                   "  from hot(r1) at 00:59:30, smoke(r1) at 01:01:00\n")
+    # etalis table reads the provenance back from the JSON lines, in the zone of each row
+    code, out, err = run(capsys, rules, "--events", events, "--explain")
+    lines = tmp_path / "d.jsonl"
+    lines.write_text(out)
+    names = tmp_path / "names.csv"
+    names.write_text("value,name,tz\nr1,Room 1,America/New_York\n")
+    assert cli.main(["table", str(lines), "--names", str(names), "--lines"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == (
+        "alarm(Room 1), 01 Jan 2024 18:59:30 to 19:01:00 EST (1m 30s)\n"
+        "  from hot(Room 1) at 18:59:30, smoke(Room 1) at 19:01:00\n")
+    assert cli.main(["table", str(lines), "--tz", "UTC"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == (
+        "times in UTC\n"
+        "event  args  start                 end                   duration\n"
+        "alarm  r1    01 Jan 2024 23:59:30  02 Jan 2024 00:01:00  1m 30s\n"
+        "  from hot(r1) at 23:59:30, smoke(r1) at 02 Jan 2024 00:01:00\n")

@@ -156,7 +156,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
     run.add_argument("--format", choices=OUT_FORMATS, default=None,
                      help="jsonl (default), csv (a column per argument), parquet (needs --out) or table "
-                     "(etalis table's, at the end, in --tz); default: by --out's extension")
+                     "(etalis table's, at the end, in --tz; with --explain a line under each detection names its input "
+                     "events); default: by --out's extension")
     add_engine_options(run)
     add_time_options(run)
     add_static_option(run)

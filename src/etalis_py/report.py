@@ -51,19 +51,24 @@ def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
 
 
 def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
-    """The detections of JSON lines as ``etalis run`` prints them; blank
-    lines are skipped, a line that is not a detection is an error naming it."""
+    """The detections of JSON lines as ``etalis run`` prints them (with
+    their provenance, from ``--explain``); blank lines are skipped, a line
+    that is not a detection is an error naming it."""
     found = Detections()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            d = json.loads(line)
-            found.append(Detection(d["event"], tuple(d["args"]), _seconds(d["start"]), _seconds(d["end"])))
+            found.append(_detection(json.loads(line)))
         except (ValueError, KeyError, TypeError) as e:
             reason = f"missing {e}" if isinstance(e, KeyError) else str(e)
             raise ValueError(f"{source}:{number}: not a detection ({reason}): {line.strip()[:80]}") from None
     return found
+
+
+def _detection(d: dict[str, Any]) -> Detection:
+    provenance = tuple(map(_detection, d.get("provenance") or ()))
+    return Detection(d["event"], tuple(d["args"]), _seconds(d["start"]), _seconds(d["end"]), provenance)
 
 
 def value_text(value: Any) -> str:
@@ -135,9 +140,28 @@ class Readable:
         return self.when(d.start, self.zone_of(d)).strftime("%Z")
 
     def clock(self, detections: Sequence[Detection]) -> str:
-        """``%H:%M``, or ``%H:%M:%S`` when a time has seconds."""
-        exact = all(float(t) % 60 == 0 for d in detections for t in (d.start, d.end))
+        """``%H:%M``, or ``%H:%M:%S`` when a time (of a detection or of
+        the input events of its provenance) has seconds."""
+        exact = all(float(t) % 60 == 0 for d in detections for e in (d, *d.provenance) for t in (e.start, e.end))
         return "%H:%M" if exact else "%H:%M:%S"
+
+    def sources(self, d: Detection, clock: str) -> list[str]:
+        """The line under ``d`` that names the input events of its
+        provenance (``--explain``) with their times in ``d``'s zone (the
+        date only when not ``d``'s start date); none without provenance."""
+        if not d.provenance:
+            return []
+        tz = self.zone_of(d)
+        day = self.when(d.start, tz).date()
+
+        def at(t: Time) -> str:
+            when = self.when(t, tz)
+            return when.strftime(clock if when.date() == day else f"{DAY} {clock}")
+
+        inputs = [f"{self.label(e)} "
+                  + (f"at {at(e.start)}" if e.start == e.end else f"{at(e.start)} to {at(e.end)}")
+                  for e in d.provenance]
+        return ["  from " + ", ".join(inputs)]
 
     def caption(self) -> str:
         if self.zones:
@@ -157,7 +181,10 @@ class Readable:
             rows.append((d.event, *named, start, end, *((self.zone_label(d),) if local else ()),
                          format_duration(d.end - d.start)))
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(rows[0], widths)).rstrip()]
+        for d, r in zip(detections, rows[1:]):
+            lines.append("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+            lines += self.sources(d, clock)
         return "\n".join([self.caption(), *lines]) + "\n"
 
     def lines(self, detections: Sequence[Detection]) -> str:
@@ -171,5 +198,6 @@ class Readable:
             span = f"at {start}{named}" if d.start == d.end else \
                 f"{start} to {end}{named} ({format_duration(d.end - d.start)})"
             out.append(f"{self.label(d)}, {span}\n")
+            out += [f"{line}\n" for line in self.sources(d, clock)]
         return "".join(out)
 
