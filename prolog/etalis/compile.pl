@@ -18,6 +18,7 @@
 :- use_module(binarize).
 :- use_module(operators).
 :- reexport(optable, [waiting_side/2]).
+:- use_module(optable, [construct_parts/3, map_sub_patterns/3]).
 :- use_module(policies, [filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
 :- use_module(chains, [chain_rule/6, chain_event/1, chain_node/3, chain_clauses/3, chain_pattern/2]).
@@ -324,22 +325,42 @@ annotated_pattern(K, event(E0), P, Prov) :-
 annotated_pattern(K, op(Op, A0, B0), where(op(Op, A, B), append(PA, PB, Prov)), Prov) :-
     annotated_pattern(K, A0, A, PA),
     annotated_pattern(K, B0, B, PB).
-annotated_pattern(K, or(A0, B0), or(where(A, Prov = PA), where(B, Prov = PB)), Prov) :-
+annotated_pattern(K, P0, P, Prov) :-
+    construct_parts(P0, Name, Parts0),
+    (   memberchk(_-aggregated-_, Parts0)
+    ->  annotated_aggregate(K, P0, P, Prov)
+    ;   aggregate_all(count, member(_-pattern-_, Parts0), Alternatives),
+        foldl(annotated_part(K, Alternatives, Prov), Parts0, Parts, none, Joined),
+        construct_parts(P1, Name, Parts),
+        joined_provenance(Joined, Alternatives, P1, P, Prov)
+    ).
+
+%   annotated_part(+Kind, +Alternatives, ?Prov, +Part0, -Part, +Joined0, -Joined):
+%   a part of a construct annotated as its kind says: an occurrence of
+%   the construct has the provenance of its one `pattern` part, or of
+%   the one of its Alternatives that occurred, or of both operands of
+%   its `sequence` part (Joined is then append(PA, PB), else `none`);
+%   a negated part's is not kept.
+
+annotated_part(K, N, Prov, Key-pattern-S0, Key-pattern-S, J, J) :-
+    !,
+    (   N =:= 1
+    ->  annotated_pattern(K, S0, S, Prov)
+    ;   annotated_pattern(K, S0, S1, PS),
+        S = where(S1, Prov = PS)
+    ).
+annotated_part(K, _, _, Key-sequence-op(seq, A0, B0), Key-sequence-op(seq, A, B), _, append(PA, PB)) :-
+    !,
     annotated_pattern(K, A0, A, PA),
     annotated_pattern(K, B0, B, PB).
-annotated_pattern(K, cnot(op(seq, A0, B0), C0), where(cnot(op(seq, A, B), C), append(PA, PB, Prov)), Prov) :-
-    annotated_pattern(K, A0, A, PA),
-    annotated_pattern(K, B0, B, PB),
+annotated_part(K, _, _, Key-negated-C0, Key-negated-C, J, J) :-
+    !,
     negated_pattern(K, C0, C).
-annotated_pattern(K, fnot(A0, C0), fnot(A, C), Prov) :-
-    annotated_pattern(K, A0, A, Prov),
-    negated_pattern(K, C0, C).
-annotated_pattern(K, where(A0, G), where(A, G), Prov) :-
-    annotated_pattern(K, A0, A, Prov).
-annotated_pattern(K, within(A0, W), within(A, W), Prov) :-
-    annotated_pattern(K, A0, A, Prov).
-annotated_pattern(K, aggregate(F, X, A0, W, R), P, Prov) :-
-    annotated_aggregate(K, aggregate(F, X, A0, W, R), P, Prov).
+annotated_part(_, _, _, Part, Part, J, J).
+
+joined_provenance(none, N, P, P, Prov) :-
+    (   N =:= 0 -> Prov = [] ; true ).
+joined_provenance(append(PA, PB), _, P1, where(P1, append(PA, PB, Prov)), Prov).
 
 annotated_event(explain, E0, event(E), Prov) :-
     with_provenance(E0, Prov, E).
@@ -376,8 +397,8 @@ negated_pattern(explain, C0, C) :-
     annotated_pattern(explain, C0, C, _).
 negated_pattern(position, C, C).
 
-annotated_aggregate(explain, aggregate(F, X, A0, W, R), aggregate(F, X, A, W, R), []) :-
-    annotated_pattern(explain, A0, A, _).
+annotated_aggregate(explain, Agg0, Agg, []) :-
+    map_sub_patterns([S0, S]>>annotated_pattern(explain, S0, S, _), Agg0, Agg).
 annotated_aggregate(position, Agg, where(Agg, etalis_strategies:position(P)), [P]).
 
 with_provenance(E0, Prov, E) :-

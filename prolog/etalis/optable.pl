@@ -8,7 +8,10 @@
             pattern_parts/3,            % ?Pattern, ?Name, ?Parts
             sub_pattern/3,              % +Pattern, -Kind, -Sub
             map_sub_patterns/3,         % :Goal, +Pattern0, -Pattern
-            pattern_kind/1              % ?Kind
+            pattern_kind/1,             % ?Kind
+            construct_parts/3,          % ?Pattern, ?Name, ?Parts
+            completing_part/3,          % +Pattern, -Kind, -Sub
+            guarded_part/3              % +Pattern, -Sub, -Goal
           ]).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
@@ -50,16 +53,31 @@ op/3 takes it).  Meaning is one of
     lists Key:Kind for each Vi: Key names it in the pattern JSON, Kind
     says what it is, and so how it is read, given as JSON and written
     back (see pattern_parts/3):
-      - `pattern`: a sub-pattern;
-      - `sequence`: a sub-pattern that must be `A seq B`;
-      - `negated`: a sub-pattern whose occurrences block the pattern;
-      - `goal`: a Prolog condition (`where`), its text in the JSON;
+      - `pattern`: a sub-pattern; an occurrence of the construct is an
+        occurrence of one of its `pattern` parts (of `or`'s either
+        operand), which binds its variables;
+      - `sequence`: a sub-pattern that must be `A seq B`; an occurrence
+        of the construct is one of the whole sequence;
+      - `aggregated`: a sub-pattern whose occurrences combine into one
+        value: an occurrence of the construct counts as one event, and
+        its values are new in every round of a recursion;
+      - `negated`: a sub-pattern whose occurrences block the pattern; it
+        binds nothing;
+      - `goal`: a Prolog condition (`where`), its text in the JSON; the
+        construct passes an occurrence of its `pattern` part only when
+        the condition holds (the part is guarded), and the condition
+        binds its variables;
       - `seconds`: a duration, read from e.g. minutes(5), in seconds;
       - `function`: count, sum, avg, min or max, written with the
         `value` part, the variable it is taken over (count(), sum(X));
       - `value`: that variable, `null` in the JSON of count;
       - `window`: count(N) or time(Seconds);
       - `result`: the variable bound to the result.
+    What the kinds say is all the compiler's checks and annotations
+    know of a construct: which operands complete it at once
+    (completing_part/3, for the recursion check and `etalis check`'s
+    steps), which are guarded (guarded_part/3), which variables it
+    binds and what provenance and positions its occurrences carry.
     Stored lists the operands whose occurrences wait as pending goals
     (`left` the first pattern, `right` the negated one).  The
     construct's template (its goal in etalis_binarize, its clauses in
@@ -108,7 +126,7 @@ operator(and,            op(1110, yfx),
 operator(cnot,           op(1060, xfx), construct([left:sequence, right:negated], [left, right])).
 operator(fnot,           op(1060, xfx), construct([left:pattern, right:negated], [right])).
 operator(aggregate,      functor(4),
-         construct([fun:function, value:value, pattern:pattern, window:window, result:result], [])).
+         construct([fun:function, value:value, pattern:aggregated, window:window, result:result], [])).
 operator(seq,            op(1040, yfx), temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left])).
 operator(forall_seq,     op(1040, yfx),
          consuming(continuous, temporal(i(A1,A2), i(B1,B2), A2 < B1, i(A1,B2), [left]))).
@@ -215,6 +233,12 @@ pattern_parts(P, Name, Parts) :-
         construct_parts(P, Name, Parts)
     ).
 
+%!  construct_parts(?Pattern, ?Name, ?Parts) is semidet.
+%
+%   Pattern is a construct (a row construct(...) of the table, not an
+%   event or a binary temporal operator) Name over Parts, a list of
+%   Key-Kind-Value.  Either Pattern, or Name and Parts, must be given.
+
 construct_parts(P, Name, Parts) :-
     (   compound(P)
     ->  compound_name_arguments(P, Name, Values)
@@ -242,7 +266,32 @@ sub_pattern(P, Kind, Sub) :-
 
 pattern_kind(pattern).
 pattern_kind(sequence).
+pattern_kind(aggregated).
 pattern_kind(negated).
+
+%!  completing_part(+Pattern, -Kind, -Sub) is nondet.
+%
+%   Sub, of Kind `pattern`, `sequence` or `aggregated`, is an operand of
+%   the construct Pattern whose occurrence completes Pattern at once:
+%   not a negated one, and none of a construct with a condition (whose
+%   operand is guarded, see guarded_part/3).
+
+completing_part(P, Kind, Sub) :-
+    construct_parts(P, _, Parts),
+    \+ memberchk(_-goal-_, Parts),
+    member(_-Kind-Sub, Parts),
+    memberchk(Kind, [pattern, sequence, aggregated]).
+
+%!  guarded_part(+Pattern, -Sub, -Goal) is semidet.
+%
+%   Pattern is a construct with the condition Goal over its operand Sub
+%   (`where`): an occurrence of Sub completes Pattern only when Goal
+%   holds.
+
+guarded_part(P, Sub, Goal) :-
+    construct_parts(P, _, Parts),
+    memberchk(_-goal-Goal, Parts),
+    memberchk(_-pattern-Sub, Parts).
 
 :- meta_predicate map_sub_patterns(2, +, -).
 

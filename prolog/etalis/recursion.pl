@@ -12,7 +12,7 @@
 :- use_module(library(assoc)).
 :- use_module(library(ordsets)).
 :- use_module(syntax, [etalis_error/3]).
-:- use_module(optable, [waiting_side/2, temporal_spec/6]).
+:- use_module(optable, [waiting_side/2, temporal_spec/6, completing_part/3]).
 
 /** <module> Rules that derive an event from itself
 
@@ -141,23 +141,19 @@ assign_root(In, Root, V, Comp0, Comp) :-
 %!  aggregated_event(+Pattern, -Event) is nondet.
 %
 %   Event completes Pattern at once, without widening, through an
-%   aggregate (whose values are new in every round of a cycle).
+%   aggregated operand (whose values are new in every round of a cycle).
 
-aggregated_event(aggregate(_, _, P, _, _), E) :-
-    immediate_event(P, E, false).
 aggregated_event(op(Op, L, R), E) :-
     waiting_side(Op, Waiting),
     (   Waiting \== left, \+ widening_side(Op, left), aggregated_event(L, E)
     ;   Waiting \== right, \+ widening_side(Op, right), aggregated_event(R, E)
     ).
-aggregated_event(or(L, R), E) :-
-    ( aggregated_event(L, E) ; aggregated_event(R, E) ).
-aggregated_event(fnot(P, _), E) :-
-    aggregated_event(P, E).
-aggregated_event(within(P, _), E) :-
-    aggregated_event(P, E).
-aggregated_event(aggregate(_, _, P, _, _), E) :-
-    aggregated_event(P, E).
+aggregated_event(P, E) :-
+    completing_part(P, Kind, S),
+    (   Kind == aggregated,
+        immediate_event(S, E, false)
+    ;   aggregated_event(S, E)
+    ).
 
 %   edge_index(+Edges, -Index): Index maps Name/Arity to the edges from
 %   events Name/Arity.
@@ -209,8 +205,10 @@ reaches(H, T, Index, Seen) :-
 %!  immediate_event(+Pattern, -Event) is nondet.
 %
 %   Event occurs in the normalised Pattern in a place where its
-%   occurrence completes the pattern at once (the rule checks of
-%   etalis_rule_facts ask it too).
+%   occurrence completes the pattern at once: an operand of a temporal
+%   operator that does not wait, an operand of a construct that its
+%   kind says completes it (see etalis_optable:completing_part/3; the
+%   rule checks of etalis_rule_facts ask it too).
 
 immediate_event(P, E) :-
     immediate_event(P, E, _).
@@ -232,16 +230,9 @@ immediate_event(op(Op, L, R), E, Widens) :-
     ->  Widens = true
     ;   Widens = W0
     ).
-immediate_event(or(L, R), E, W) :-
-    ( immediate_event(L, E, W) ; immediate_event(R, E, W) ).
-immediate_event(cnot(op(seq, _, R), _), E, true) :-
-    immediate_event(R, E, _).
-immediate_event(fnot(P, _), E, W) :-
-    immediate_event(P, E, W).
-immediate_event(within(P, _), E, W) :-
-    immediate_event(P, E, W).
-immediate_event(aggregate(_, _, P, _, _), E, W) :-
-    immediate_event(P, E, W).
+immediate_event(P, E, W) :-
+    completing_part(P, _, S),
+    immediate_event(S, E, W).
 
 %!  widening_side(?Operator, ?Side) is nondet.
 %

@@ -9,7 +9,8 @@
 :- use_module(library(lists)).
 :- use_module(syntax, [pattern_functor/1]).
 :- use_module(recursion, [immediate_event/3, aggregated_event/2]).
-:- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1]).
+:- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1, construct_parts/3,
+                         guarded_part/3]).
 
 /** <module> Facts about rules for the static checks of `etalis check`
 
@@ -69,9 +70,11 @@ event_step(positive, _, _, _, waiting).
 %   unguarded(+Pattern, -Unguarded): Pattern without its where
 %   conditions (the events are the same terms).
 
-unguarded(where(P0, _), P) :- !,
-    unguarded(P0, P).
 unguarded(event(E), event(E)) :- !.
+unguarded(P0, P) :-
+    guarded_part(P0, S, _),
+    !,
+    unguarded(S, P).
 unguarded(P0, P) :-
     map_sub_patterns(unguarded, P0, P).
 
@@ -88,7 +91,9 @@ where_unbound(Pattern, Unbound) :-
     phrase(unbound(Pattern), Unbound).
 
 unbound(event(_)) --> !, [].
-unbound(where(A, G)) --> !,
+unbound(P) -->
+    { guarded_part(P, A, G) },
+    !,
     unbound(A),
     { bound(A, Bound) },
     goal_unbound(G, Bound, _).
@@ -110,30 +115,47 @@ head_unbound(Head, Pattern, Vars) :-
     term_variables(Head, HVs),
     exclude(var_in_(Bound), HVs, Vars).
 
-%   bound(+Pattern, -Vars): the variables that Pattern binds.
+%   bound(+Pattern, -Vars): the variables that Pattern binds: those of
+%   its events, but for a construct only those its kinds of parts bind
+%   (see etalis_optable:operator/3): those of all of its `pattern`
+%   parts (the alternatives of `or`), of its `sequence` and
+%   `aggregated` parts, and of its `goal` and `result`; none of a
+%   `negated` part.
 
 bound(event(E), Vs) :-
+    !,
     term_variables(E, Vs).
 bound(op(_, A, B), Vs) :-
+    !,
     bound(A, VA), bound(B, VB),
     append(VA, VB, Vs).
-bound(or(A, B), Vs) :-
-    bound(A, VA), bound(B, VB),
+bound(P, Vs) :-
+    construct_parts(P, _, Parts),
+    foldl(alternative_bound, Parts, AltVs, []),
+    (   AltVs = [First|Rest]
+    ->  foldl(common_vars, Rest, First, Vs0)
+    ;   Vs0 = []
+    ),
+    foldl(part_bound, Parts, Vs0, Vs).
+
+alternative_bound(_-Kind-A, AltVs0, AltVs) :-
+    (   Kind == pattern
+    ->  bound(A, VA),
+        AltVs0 = [VA|AltVs]
+    ;   AltVs0 = AltVs
+    ).
+
+common_vars(VB, VA, Vs) :-
     include(var_in_(VB), VA, Vs).
-bound(cnot(A, _), Vs) :-
-    bound(A, Vs).
-bound(fnot(A, _), Vs) :-
-    bound(A, Vs).
-bound(where(A, G), Vs) :-
-    bound(A, VA),
-    term_variables(G, VG),
-    append(VA, VG, Vs).
-bound(within(A, _), Vs) :-
-    bound(A, Vs).
-bound(aggregate(_, _, A, _, R), Vs) :-
-    bound(A, VA),
-    term_variables(R, VR),
-    append(VA, VR, Vs).
+
+part_bound(_-Kind-X, Vs0, Vs) :-
+    (   memberchk(Kind, [sequence, aggregated])
+    ->  bound(X, VX)
+    ;   memberchk(Kind, [goal, result])
+    ->  term_variables(X, VX)
+    ;   VX = []
+    ),
+    append(Vs0, VX, Vs).
 
 var_in(V, Vs) :-
     member(X, Vs),

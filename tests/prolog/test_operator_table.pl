@@ -67,7 +67,7 @@ rule_pattern_json(Rules, Pattern) :-
     Header.rules = [Rule],
     Pattern = Rule.pattern.
 
-test(every_construct_has_its_parts_from_its_row, Parts == [fun-function, value-value, pattern-pattern,
+test(every_construct_has_its_parts_from_its_row, Parts == [fun-function, value-value, pattern-aggregated,
                                                              window-window, result-result]) :-
     pattern_parts(P, aggregate, Parts0),
     P = aggregate(_, _, _, _, _),
