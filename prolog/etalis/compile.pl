@@ -17,7 +17,6 @@
 :- use_module(syntax).
 :- use_module(binarize).
 :- use_module(operators).
-:- reexport(optable, [waiting_side/2]).
 :- use_module(optable, [construct_parts/3, map_sub_patterns/3]).
 :- use_module(policies, [filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
