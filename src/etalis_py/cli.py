@@ -250,9 +250,10 @@ def _ontology_error() -> type[Exception]:
     return OntologyError
 
 
-def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> Iterator[Batch]:
+def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, packed: bool = False) -> Iterator[Batch]:
     """The batches of ``run``'s input: the file, standard input (``-``), or
-    the file as it grows (``--follow``)."""
+    the file as it grows (``--follow``); a file's tables and JSON lines as
+    packed columns if ``packed``."""
     mapping = mapping_from(ns)
     if ns.stream is not None:
         kind = ns.input_format or (None if str(ns.events) == "-" else stream_kind(ns.events))
@@ -267,7 +268,7 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None) -> I
     if ns.follow:
         return read_live(follow_chunks(ns.events, ns.follow_timeout), ns.input_format or stream_kind(ns.events),
                          mapping)
-    return read_batches(ns.events, mapping, kind=ns.input_format)
+    return read_batches(ns.events, mapping, kind=ns.input_format, packed=packed)
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None) -> int:
@@ -316,9 +317,12 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     stopped = interrupted = False
     try:
         with _Interrupt() as interrupt:
-            batches = event_batches(ns)
+            batches = event_batches(ns, packed=engine.columnar())
             while (batch := interrupt.next_batch(batches)) is not None:
-                result = engine.feed_text(batch.text, batch.first_line, batch.terms)
+                if batch.packed is not None:
+                    result = engine.feed_packed(batch.packed, batch.first_line)
+                else:
+                    result = engine.feed_text(batch.text, batch.first_line, batch.terms)
                 sink.write(result.detection_lines)
                 detections += result.detection_lines.count("\n")
                 accepted += result.accepted

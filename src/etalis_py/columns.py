@@ -101,6 +101,27 @@ class Packed:
             yield Packed(self.codes[part], self.heads, [c.rows(part) for c in self.columns], self.interval,
                          None if self.points is None else self.points[part])
 
+    def placed(self, places: Sequence[int], n: int) -> "Packed":
+        """The batch as rows ``places`` of a batch of ``n`` rows, the others with no event."""
+        import numpy as np
+
+        codes = np.full(n, -1, dtype=np.int32)
+        codes[places] = self.codes
+        columns = []
+        for c in self.columns:
+            values = np.zeros(n, dtype=c.values.dtype)
+            values[places] = c.values
+            tags: Union[int, "np.ndarray[Any, Any]"] = c.tags
+            if not isinstance(c.tags, int):
+                tags = np.zeros(n, dtype=np.uint8)
+                tags[places] = c.tags
+            columns.append(Cells(values, tags, c.table))
+        points = None
+        if self.points is not None:
+            points = np.zeros(n, dtype=np.uint8)
+            points[places] = self.points
+        return Packed(codes, self.heads, columns, self.interval, points)
+
     def spec(self) -> str:
         """The Prolog text of the batch's layout (see ``columns.pl``).  The
         arrays must live until the request that holds it has returned."""

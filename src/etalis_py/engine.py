@@ -518,6 +518,19 @@ class Engine:
         self._stats.detections += result.detection_lines.count("\n")
         return result
 
+    def feed_packed(self, batch: Packed, first_line: int = 1) -> FeedResult:
+        """As :meth:`feed_text` for a batch of packed columns (see
+        :mod:`etalis_py.columns`; :meth:`columnar` says whether they can
+        cross), row i standing for line ``first_line + i``."""
+        result = self._feed_packed(batch, first_line, rows=False)
+        self._stats.detections += result.detection_lines.count("\n")
+        return result
+
+    def columnar(self) -> bool:
+        """Batches can cross as packed columns: the foreign library is
+        there, and ``ETALIS_TEXT_PATH`` does not ask for text."""
+        return self._columns()
+
     def feed_segments(self, segments: Sequence[str], resets: Sequence[bool],
                       terms: Optional[Sequence[int]] = None) -> list[FeedResult]:
         """Process several texts of event lines in one crossing, each as by

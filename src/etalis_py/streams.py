@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, TypedDict, Unpack
 
+from .columns import Packed
 from .prolog_text import compound_text, input_line, quote_atom
 from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
                      read_number, to_time, zone)
@@ -250,6 +251,8 @@ class Batch:
     first_line: int
     rejected: list[Rejection] = field(default_factory=list)
     terms: Optional[int] = None
+    packed: Optional[Packed] = None
+    """The batch as packed columns (then ``text`` is empty), see :mod:`etalis_py.columns`."""
 
 
 STREAM_KINDS = ("jsonl", "csv", "events", "parquet", "nquads", "trig", "jsonld")
@@ -275,23 +278,24 @@ def stream_kind(path: Path) -> str:
 
 
 def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int = BATCH_LINES,
-                 kind: Optional[str] = None) -> Iterator[Batch]:
+                 kind: Optional[str] = None, packed: bool = False) -> Iterator[Batch]:
     """Batches of the stream file at ``path``, of ``kind`` (default: by its
-    extension, see :func:`stream_kind`)."""
+    extension, see :func:`stream_kind`); tables and JSON lines as packed
+    columns if ``packed`` (see :mod:`etalis_py.columns`)."""
     kind = kind or stream_kind(path)
     if kind == "parquet":
         if mapping is None:
             raise ValueError("a .parquet stream needs a mapping: --event or --event-col, --args, --time")
         from .tables import parquet_batches
 
-        yield from parquet_batches(path, mapping, batch_lines)
+        yield from parquet_batches(path, mapping, batch_lines, packed)
         return
     with path.open("rb") as f:
-        yield from _batches(line_chunks(f), kind, mapping, batch_lines, str(path))
+        yield from _batches(line_chunks(f), kind, mapping, batch_lines, str(path), packed)
 
 
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int,
-             name: str = "<stream>") -> Iterator[Batch]:
+             name: str = "<stream>", packed: bool = False) -> Iterator[Batch]:
     """Batches of a stream of ``kind`` given in chunks of whole lines."""
     if kind in GRAPH_KINDS:
         from .graphs import graph_batches  # graphs reads streams with this module's tools
@@ -303,7 +307,7 @@ def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], bat
         if mapping is None:
             raise ValueError("a .csv stream needs a mapping: --event or --event-col, --args, --time")
         mapping.check()
-        yield from _csv_batches(Lines(chunks, keepends=True), mapping, batch_lines)
+        yield from _csv_batches(Lines(chunks, keepends=True), mapping, batch_lines, packed)
     elif kind == "events":
         yield from _term_batches(Lines(chunks), batch_lines)
     elif kind == "parquet":
@@ -646,7 +650,7 @@ def _reason(e: Exception) -> str:
     return f"not readable: {str(e).split(';')[0]}"  # e.g. an integer of more than 4300 digits
 
 
-def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int) -> Iterator[Batch]:
+def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int, packed: bool = False) -> Iterator[Batch]:
     reader = csv.reader(source)
     bad = source.bad
     if mapping.columns:
@@ -664,16 +668,16 @@ def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int) -> Iterator[
             except InvalidEvent as e:
                 raise ValueError(f"the header of the file: {e}") from None
     mapping.row_reader(header)          # raises ValueError for a column the header lacks
-    yield from _csv_table_batches(reader, header, mapping, bad, next_line, batch_lines)
+    yield from _csv_table_batches(reader, header, mapping, bad, next_line, batch_lines, packed)
 
 
 def _csv_table_batches(reader: Any, header: Sequence[str], mapping: Mapping, bad: dict[int, str], next_line: int,
-                       batch_lines: int) -> Iterator[Batch]:
+                       batch_lines: int, packed: bool = False) -> Iterator[Batch]:
     """Batch lists of the rows of ``reader``: the rows that are not
     rejected on their own (not UTF-8, a wrong number of fields) are
     converted a column at a time (:func:`~etalis_py.tables.column_terms`),
     as :meth:`Mapping.row_reader` converts a row; a blank row is nothing."""
-    from .tables import column_terms
+    from .tables import column_terms, joined_packed, row_columns
 
     index = {c: i for i, c in enumerate(header)}
     first = next_line
@@ -687,11 +691,16 @@ def _csv_table_batches(reader: Any, header: Sequence[str], mapping: Mapping, bad
             i = index[col]
             return [row[i] for row in rows], False
 
-        converted, why = column_terms(values, mapping, lambda i: False)
-        for place, term in zip(places, converted):
-            terms[place] = term
+        if packed:
+            columns, why = joined_packed(row_columns(values, mapping, typed=True), mapping, lambda i: False)
+        else:
+            converted, why = column_terms(values, mapping, lambda i: False)
+            for place, term in zip(places, converted):
+                terms[place] = term
         rejected.extend(Rejection(first + places[i], reason) for i, reason in why)
         rejected.sort(key=lambda r: r.line)
+        if packed:
+            return Batch("", first, rejected, len(terms), columns.placed(places, len(terms)))
         return Batch(batch_list(terms), first, rejected, len(terms))
 
     for row in reader:

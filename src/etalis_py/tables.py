@@ -21,6 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from .columns import Packed, head_text, number_cells, value_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
 from .streams import Batch, Mapping, parse_time, parse_value
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
 Column = tuple[list[str], list[Optional[str]]]
 
 
-def parquet_batches(path: Path, mapping: Mapping, batch_rows: int) -> Iterator[Batch]:
-    """Batch lists of the rows of the Parquet file at ``path``."""
+def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool = False) -> Iterator[Batch]:
+    """Batch lists of the rows of the Parquet file at ``path`` (if
+    ``packed``, batches of packed columns, see :mod:`etalis_py.columns`)."""
     import pyarrow.parquet as pq
 
     mapping.check()
@@ -48,21 +50,46 @@ def parquet_batches(path: Path, mapping: Mapping, batch_rows: int) -> Iterator[B
         raise ValueError(f"no column {missing[0]!r} in the Parquet file: {', '.join(header)}")
     first = 1
     for records in source.iter_batches(batch_size=batch_rows):
-        terms, rejected = batch_terms(records, mapping)
-        yield Batch(batch_list(terms), first, [Rejection(first + i, r) for i, r in rejected], len(terms))
+        if packed:
+            batch, rejected = batch_packed(records, mapping)
+            yield Batch("", first, [Rejection(first + i, r) for i, r in rejected], len(batch), batch)
+        else:
+            terms, rejected = batch_terms(records, mapping)
+            yield Batch(batch_list(terms), first, [Rejection(first + i, r) for i, r in rejected], len(terms))
         first += records.num_rows
 
 
 def batch_terms(records: "pa.RecordBatch", mapping: Mapping) -> tuple[list[str], list[tuple[int, str]]]:
     """The input terms of a record batch's rows (NOTHING for a row without
     an event) and the rejections, by 0-based row."""
+    return column_terms(_arrow_values(records), mapping, lambda i: _blank_row(records, i))
+
+
+def batch_packed(records: "pa.RecordBatch", mapping: Mapping) -> tuple[Packed, list[tuple[int, str]]]:
+    """:func:`batch_terms` as packed columns: a column of int64 or float64
+    numbers without a null, NaN or infinity as itself, without its texts."""
+    import numpy as np
+    import pyarrow as pa
+
+    def numbers(col: str) -> Optional["np.ndarray[Any, Any]"]:
+        array = records.column(col)
+        if array.null_count or not (pa.types.is_int64(array.type) or pa.types.is_float64(array.type)):
+            return None
+        values = array.to_numpy(zero_copy_only=False)
+        return values if values.dtype.kind == "i" or np.isfinite(values).all() else None
+
+    columns = row_columns(_arrow_values(records), mapping, numbers, typed=True)
+    return joined_packed(columns, mapping, lambda i: _blank_row(records, i))
+
+
+def _arrow_values(records: "pa.RecordBatch") -> Callable[[str], tuple[Sequence[Any], bool]]:
     import pyarrow as pa
 
     def values(col: str) -> tuple[list[Any], bool]:
         array = records.column(col)
         return array.to_pylist(), pa.types.is_integer(array.type) or pa.types.is_floating(array.type)
 
-    return column_terms(values, mapping, lambda i: _blank_row(records, i))
+    return values
 
 
 def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Mapping,
@@ -75,12 +102,20 @@ def column_terms(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: M
     return joined_terms(row_columns(values, mapping), mapping, blank)
 
 
-def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Mapping) -> list[Column]:
+def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Mapping,
+                numbers: Optional[Callable[[str], Any]] = None, typed: bool = False) -> list[Column]:
     """The texts and reasons of the columns that make a row's event, in the
     order ``etalis run`` checks a row's fields: the event name (if a column
     holds it), the arguments, the time (its texts are the seconds as
     Python's int() or float() reads them).  ``values`` as for
-    :func:`column_terms`."""
+    :func:`column_terms`; ``numbers(col)``, if given, is the numpy array
+    of a column of numbers that each stand for themselves (texts are not
+    needed), or None.  ``typed``: a number that stands for itself is the
+    Python int or float, not its text (for packed columns)."""
+
+    def array(col: str) -> Optional[Column]:
+        array = numbers(col) if numbers is not None else None
+        return None if array is None else (array, [None] * len(array))
 
     def arg_text(text: str, col: str) -> str:
         return prolog_value(parse_cell(text, col))
@@ -93,8 +128,11 @@ def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Ma
         if a == mapping.graph_col:  # an RDF graph: the term of graph(G)
             columns.append(_column(values(a)[0], False, a, _cell_reader(mapping.arg_reader(a)), False))
         else:
-            columns.append(_column(*values(a), a, arg_text, True))
+            columns.append(array(a) or _column(*values(a), a, arg_text, True, typed))
     time_col = mapping.time or ""
+    if mapping.time_format is None and (column := array(time_col)) is not None:
+        columns.append(column)
+        return columns
     times, numeric = values(time_col)
 
     def time_text(text: str, col: str) -> str:
@@ -105,7 +143,7 @@ def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Ma
                 return repr(float(t))
         return repr(parse_time(text, fmt, mapping.time_zone))
 
-    columns.append(_column(times, numeric and fmt is None, time_col, time_text, fmt is None))
+    columns.append(_column(times, numeric and fmt is None, time_col, time_text, fmt is None, typed))
     return columns
 
 
@@ -118,18 +156,72 @@ def joined_terms(columns: Sequence[Column], mapping: Mapping,
     head = name.replace("{", "{{").replace("}", "}}") if mapping.event is not None else name
     if mapping.args:
         head += "(" + ",".join("{}" for _ in mapping.args) + ")"
-    terms = list(map(input_term(head, "{}").format, *(texts for texts, _ in columns)))
+    terms = list(map(input_term(head, "{}").format, *(_texts(texts) for texts, _ in columns)))
+    nothing, rejected = _reasons(columns, blank)
+    for i in nothing:
+        terms[i] = NOTHING
+    return terms, rejected
+
+
+def joined_packed(columns: Sequence[Column], mapping: Mapping,
+                  blank: Callable[[int], bool]) -> tuple[Packed, list[tuple[int, str]]]:
+    """:func:`joined_terms` as packed columns (see :mod:`etalis_py.columns`)."""
+    import numpy as np
+
+    arity = len(mapping.args)
+    nothing, rejected = _reasons(columns, blank)
+    if mapping.event is not None:
+        codes = np.zeros(len(columns[-1][0]), dtype=np.int32)
+        heads = [head_text(quote_atom(mapping.event), arity)]
+    else:
+        code_of: dict[str, int] = {}
+        names = columns[0][0]
+        found = list(map(code_of.setdefault, names, map(lambda _: len(code_of), names)))
+        codes = np.array(found, dtype=np.int32)
+        codes[nothing] = -1
+        # a rejected row's name may be no name
+        used = sorted(set(codes.tolist()) - {-1})
+        renumber = np.full(len(code_of) + 1, -1, dtype=np.int32)
+        renumber[used] = np.arange(len(used), dtype=np.int32)
+        codes = renumber[codes]
+        distinct = list(code_of)
+        heads = [head_text(distinct[i], arity) for i in used]
+        columns = columns[1:]
+    codes[nothing] = -1
+    cells = [number_cells(texts) if isinstance(texts, np.ndarray) else value_cells(texts, _cell_text)
+             for texts, _ in columns]
+    return Packed(codes, heads, cells), rejected
+
+
+def _cell_text(value: Any) -> str:
+    """The Prolog text of a typed column's value that is not an int64 or
+    a float: its text, or an int's digits (a row without an event has the
+    empty text: it is never used, but must read)."""
+    if value.__class__ is str:
+        return value or "[]"
+    return repr(value)
+
+
+def _texts(texts: Any) -> Sequence[str]:
+    """The texts of a column (of its numbers, for an array of :func:`row_columns`)."""
+    return texts if isinstance(texts, list) else list(map(repr, texts.tolist()))
+
+
+def _reasons(columns: Sequence[Column], blank: Callable[[int], bool]) -> tuple[list[int], list[tuple[int, str]]]:
+    """The rows with no event (a reason in a column), and the rejections
+    of those that are not blank, each with its first column's reason."""
+    nothing: dict[int, None] = {}
     rejected: list[tuple[int, str]] = []
-    for texts, reasons in columns:
+    for _, reasons in columns:
         if reasons.count(None) == len(reasons):  # no row of this column is rejected
             continue
         for i, reason in enumerate(reasons):
-            if reason is not None and terms[i] is not NOTHING:
-                terms[i] = NOTHING
+            if reason is not None and i not in nothing:
+                nothing[i] = None
                 if not blank(i):
                     rejected.append((i, reason))
     rejected.sort()
-    return terms, rejected
+    return list(nothing), rejected
 
 
 def _cell_reader(read: Callable[[str], str]) -> Callable[[str, str], str]:
@@ -146,35 +238,42 @@ _PLAIN_NUMBER = re.compile(r"-?[0-9]{1,300}(?:\.[0-9]{1,300})?")
 
 
 def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[str, str], str],
-            plain: bool) -> Column:
+            plain: bool, typed: bool = False) -> Column:
     """The texts and reasons of a column: its values as CSV fields (see
     :func:`value_text`), stripped, converted by ``convert``; an empty
     field is rejected as by ``etalis run`` on a CSV file.  ``numeric``: the
     values are ints and floats, and ``convert`` makes of a finite number's
     text that text; each other value is converted once.  ``plain``:
     ``convert`` makes of a plain decimal number a term that reads as the
-    same number, so such a text stands for itself."""
+    same number, so such a text stands for itself (``typed``: as that
+    number, an int or a float, rather than its text)."""
     if numeric:
-        return _numbers(values, col, convert)
+        return _numbers(values, col, convert, typed)
     # a column holds values of one type (Arrow's, or the texts of CSV), so
     # equal values are the same value
     text_of: dict[Any, str] = {}
     reason_of: dict[Any, Optional[str]] = {}
     for v in dict.fromkeys(values):
         if plain and v.__class__ is str and _PLAIN_NUMBER.fullmatch(v):
-            text_of[v], reason_of[v] = v, None
+            text_of[v], reason_of[v] = (_plain_number(v) if typed else v), None
         else:
             text_of[v], reason_of[v] = _converted(value_text(v).strip(), col, convert)
     return list(map(text_of.__getitem__, values)), list(map(reason_of.__getitem__, values))
 
 
-def _numbers(values: Sequence[Any], col: str, convert: Callable[[str, str], str]) -> Column:
+def _plain_number(text: str) -> Any:
+    """The number a plain decimal numeral stands for (as Prolog reads it)."""
+    return float(text) if "." in text else int(text)
+
+
+def _numbers(values: Sequence[Any], col: str, convert: Callable[[str, str], str], typed: bool = False) -> Column:
     """A column of ints or floats: a finite value's text is its repr (what
-    the general way makes of it, much faster): in one pass over the column
-    when every value is a finite number."""
+    the general way makes of it, much faster; ``typed``: the value
+    itself): in one pass over the column when every value is a finite
+    number."""
     try:
         if all(map(math.isfinite, values)):
-            return list(map(repr, values)), [None] * len(values)
+            return (list(values) if typed else list(map(repr, values))), [None] * len(values)
     except (TypeError, OverflowError):  # a None; an int too large for a float
         pass
     texts: list[str] = []
@@ -184,7 +283,7 @@ def _numbers(values: Sequence[Any], col: str, convert: Callable[[str, str], str]
             texts.append("")
             reasons.append(f"column {col!r} is empty")
         elif v.__class__ is int or math.isfinite(v):
-            texts.append(repr(v))
+            texts.append(v if typed else repr(v))
             reasons.append(None)
         else:
             text, reason = _converted(repr(v), col, convert)
