@@ -39,6 +39,7 @@
 :- use_module(syntax, [syntax_message/2, finite_number/1]).
 :- use_module(driver, [datime_time/2]).
 :- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2]).
+:- use_module(graph_batch, [graph_batch_terms/3]).
 
 /** <module> The runtime of a compiled rule set
 
@@ -543,6 +544,9 @@ text_events(Text, M, Offset, Order0, Order, Accepted, Rejected) :-
 %   a batch, not once a triple).  The head is the first line of Text:
 %   should the batch not read, its list is fed line by line without it
 %   (so a line that names an atom by its variable is rejected).
+%
+%   Text may also be a graph batch (see graph_batch_terms/3), whose
+%   terms cross as numbers; it always decodes.
 
 engine_feed_list(M, Text, FirstLine, Count, Summary, Detections) :-
     engine_feed_list(M, Text, FirstLine, Count, object, Summary, Detections).
@@ -558,10 +562,13 @@ engine_feed_list(M, Text, FirstLine, Count, Format, Summary, Detections) :-
     must_be(integer, FirstLine),
     must_be(nonneg, Count),
     detection_format(Format),
-    (   catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
-        batch_terms(Batch, Terms),
-        is_list(Terms),
-        length(Terms, Count)
+    (   (   graph_batch_terms(Text, Count, Terms)
+        ->  true
+        ;   catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
+            batch_terms(Batch, Terms),
+            is_list(Terms),
+            length(Terms, Count)
+        )
     ->  feeding(M, list_events(Terms, FirstLine, M), Summary, Detections)
     ;   headless(Text, List),
         list_lines(List, Lines),

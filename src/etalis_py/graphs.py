@@ -15,10 +15,10 @@ not part of the event, nor is ``g dcterms:isPartOf S`` in the default
 graph, which puts ``g`` on the stream ``S`` (an IRI; else on the stream
 the reader is given, if any).  Streams are
 
-- N-Quads (``.nq``), read line by line: a graph's quads are consecutive
-  lines, with its time triple among, before or after them; a graph named
-  again later is another event.  Its batches are batch lists that write
-  each IRI once a batch (see :class:`_Interned`);
+- N-Quads (``.nq``): a graph's quads are consecutive lines, with its time
+  triple among, before or after them; a graph named again later is another
+  event.  They are read in bulk and cross to the engine as graph batches
+  (see :mod:`etalis_py.nquads`);
 - TriG (``.trig``), read whole with rdflib: its graphs in time order (then
   by name);
 - JSON-LD lines (``.jsonld``): one JSON-LD document a line, one named graph
@@ -35,26 +35,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-from datetime import datetime
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from rdflib import Dataset, Graph, Literal, URIRef
-from rdflib.namespace import XSD
+from rdflib import Dataset, Graph, URIRef
 from rdflib.term import Node
 
-from .prolog_text import compound_text, input_line, input_term, prolog_string, quote_atom
+from .prolog_text import compound_text, input_line, quote_atom
 from .errors import EtalisError
-from .events import NOTHING, InvalidEvent, Rejection, Time, batch_list, read_number, to_time
-from .knowledge import literal_text, node_text
+from .events import InvalidEvent, Rejection, Time, to_time
+from .knowledge import node_text
+from .nquads import (GENERATED_AT, IS_PART_OF, QUAD, graph_key, graph_time, iri_text, nquads_batches, quad_reason,
+                     quad_terms, shown, term_text)
 from .streams import GRAPH_KINDS, Batch, Item, Lines, _batched
 
-GENERATED_AT = URIRef("http://www.w3.org/ns/prov#generatedAtTime")
-_GENERATED_AT = str(GENERATED_AT)
-IS_PART_OF = URIRef("http://purl.org/dc/terms/isPartOf")
-_IS_PART_OF = str(IS_PART_OF)
+__all__ = ["GENERATED_AT", "IS_PART_OF", "GraphStreamError", "graph_batches", "graph_cell", "graph_line",
+           "graph_term", "graph_time", "jsonld_line", "rdflib_graph_line", "whole_graphs"]
 
 
 class GraphStreamError(EtalisError):
@@ -80,20 +76,6 @@ def graph_line(name: str, triples: Iterable[str], time: Time, stream: Optional[s
 
 def rdf_triple_text(s: Node, p: Node, o: Node) -> str:
     return f"t({node_text(s)},{node_text(p)},{node_text(o)})"
-
-
-def graph_time(value: Node) -> Time:
-    """The time a ``prov:generatedAtTime`` object gives: an xsd:dateTime or
-    a number.  Raises :class:`InvalidEvent` otherwise."""
-    if isinstance(value, Literal):
-        v = value.value
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return to_time(v)
-        if value.datatype in (XSD.dateTime, XSD.dateTimeStamp) and v is not None:
-            return to_time(v)
-        if value.datatype in (XSD.decimal,) and v is not None:
-            return to_time(float(v))
-    raise InvalidEvent(f"the time {value.n3()} is not an xsd:dateTime or a number")
 
 
 def rdflib_graph_line(graph: Graph, at: Any = None, stream: Any = None) -> str:
@@ -126,209 +108,6 @@ def _stream_iri(stream: Any) -> URIRef:
 
 
 # -- N-Quads ----------------------------------------------------------------------
-
-_IRI = r"<([^<>\"{}|^`\\\x00-\x20]*)>"
-_BNODE = r"_:([A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?)"
-_LITERAL = r"\"((?:[^\"\\\n\r]|\\.)*)\"(?:\^\^" + _IRI + r"|@([A-Za-z]+(?:-[A-Za-z0-9]+)*))?"
-_QUAD = re.compile(
-    rf"\s*(?:{_IRI}|{_BNODE})\s*{_IRI}\s*(?:{_IRI}|{_BNODE}|{_LITERAL})\s*(?:(?:{_IRI}|{_BNODE})\s*)?\.\s*(?:#.*)?$"
-)
-_ESCAPES = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
-_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_XSD = "http://www.w3.org/2001/XMLSchema#"
-_INTEGER = re.compile(r"[+-]?[0-9]+$")
-_IRI_CACHE = 100_000  # IRIs whose text an N-Quads reader keeps
-_FAST_TYPES = {_XSD + "integer": "integer", _XSD + "string": "string", _XSD + "double": "real",
-               _XSD + "decimal": "real", _XSD + "float": "real", _XSD + "dateTime": "time"}
-_DATETIME = re.compile(r"-?[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:Z|[+-][0-9]{2}:[0-9]{2})?$")
-
-
-def _unescape(text: str) -> str:
-    def one(m: re.Match[str]) -> str:
-        code = m.group(1) or m.group(2)
-        if code:
-            return chr(int(code, 16))
-        c = m.group(3)
-        if c not in _SIMPLE_ESCAPES:
-            raise ValueError(f"bad escape \\{c}")
-        return _SIMPLE_ESCAPES[c]
-    return _ESCAPES.sub(one, text)
-
-
-def _iri_text(iri: str) -> str:
-    if "\\" in iri:
-        iri = _unescape(iri)
-    return quote_atom(iri)
-
-
-def _literal_text(lexical: str, datatype: Optional[str], lang: Optional[str]) -> str:
-    if "\\" in lexical:
-        lexical = _unescape(lexical)
-    if datatype is None:
-        return prolog_string(lexical)
-    kind = _FAST_TYPES.get(datatype)
-    if kind == "integer" and _INTEGER.match(lexical) and len(lexical) < 20:
-        return str(int(lexical))
-    if kind == "string":
-        return prolog_string(lexical)
-    if kind == "time" and _DATETIME.match(lexical):
-        try:
-            return repr(float(_iso_time(lexical)))
-        except ValueError:  # e.g. hour 24, or a year before 1: rdflib's reading below
-            pass
-    if kind == "real":
-        number = read_number(lexical.strip())
-        if number is not None and lexical.strip().lower() not in ("inf", "-inf", "+inf", "nan"):
-            return repr(float(number))
-    return literal_text(Literal(lexical, datatype=URIRef(datatype)))
-
-
-@dataclass
-class _Block:
-    """The consecutive lines of one graph of an N-Quads stream: its name and
-    triples as tokens (see :func:`_quad`)."""
-
-    name: str
-    first: int
-    last: int
-    triples: list[tuple[str, str, str]] = field(default_factory=list)
-    times: list[tuple[int, Time]] = field(default_factory=list)
-    streams: list[tuple[int, str]] = field(default_factory=list)
-    bad: list[Rejection] = field(default_factory=list)
-
-
-class _Interned:
-    """The IRIs of a batch list of graph events, each written once: in the
-    batch's elements an IRI is a variable, and the batch's head binds the
-    variables to their atoms (see ``engine_feed_list/6``), so that Prolog
-    reads a full IRI once a batch, not once a triple."""
-
-    def __init__(self) -> None:
-        self._names: dict[str, str] = {}  # IRI token -> its variable in this batch
-        self._atoms: list[str] = []  # the atoms' texts, in the order of the variables
-        self._texts: dict[str, str] = {}  # IRI token -> its atom's text, across batches
-
-    def term(self, token: str) -> str:
-        """The text of a term token (see :func:`_quad`) in this batch: an
-        IRI's variable, or the token itself (its Prolog text)."""
-        name = self._names.get(token)
-        if name is not None:
-            return name
-        if token[0] != "<":
-            return token
-        name = self._names[token] = f"_{len(self._names)}"
-        text = self._texts.get(token)
-        if text is None:
-            if len(self._texts) >= _IRI_CACHE:
-                self._texts.clear()
-            text = self._texts[token] = _iri_text(token[1:])
-        self._atoms.append(text)
-        return name
-
-    def element(self, block: _Block, time: Time, stream: Optional[str]) -> str:
-        """The batch element of the graph event of ``block`` at ``time``."""
-        get, term = self._names.get, self.term
-        triples = [f"t({get(s) or term(s)},{get(p) or term(p)},{get(o) or term(o)})" for s, p, o in block.triples]
-        graph = graph_term(term(block.name), triples, None if stream is None else term(stream))
-        return input_term(compound_text("graph", (graph,)), repr(time))
-
-    def batch(self, elements: list[str]) -> str:
-        """The text of a batch list of ``elements``, headed by the bindings
-        of the IRIs they name; the next batch starts afresh."""
-        if not self._names:
-            return batch_list(elements)
-        head = f"[{','.join(self._names.values())}]=[{','.join(self._atoms)}],\n"
-        self._names, self._atoms = {}, []
-        return head + batch_list(elements)
-
-
-def _nquads_items(source: Lines, names: _Interned, stream: Optional[str] = None) -> Iterator[Item]:
-    """One item per line, an element of a batch list whose IRIs ``names``
-    interns: the graph event on the last line of its graph, NOTHING
-    elsewhere.  A graph is on ``stream`` (an IRI) unless a
-    ``dcterms:isPartOf`` triple of the default graph names its own."""
-    block: Optional[_Block] = None
-    waiting: list[int] = []  # lines read since the last event was given out
-    default_stream = None if stream is None else "<" + stream
-    literals: dict[tuple[str, Optional[str]], str] = {}  # literal -> its Prolog text: results repeat
-
-    def finish() -> Iterator[Item]:
-        assert block is not None
-        rejection = _block_rejection(block)
-        for number in waiting:
-            if number != block.last:
-                yield number + 1, NOTHING, None
-            elif rejection is not None:
-                yield number + 1, NOTHING, rejection
-                for bad in block.bad[1:]:
-                    yield number + 1, "", bad
-            else:
-                graph_stream = block.streams[0][1] if block.streams else default_stream
-                yield number + 1, names.element(block, block.times[0][1], graph_stream), None
-        waiting.clear()
-
-    bad_lines = source.bad
-    match = _QUAD.match
-    for number, line in enumerate(source, start=1):
-        m = None if bad_lines and number in bad_lines else match(line)
-        if m is None:
-            text = line.strip()
-            if not text or text.startswith("#"):
-                if block is None:
-                    yield number + 1, NOTHING, None
-                else:
-                    waiting.append(number)
-                continue
-            rejection: Optional[Rejection] = Rejection(
-                number, (bad_lines.get(number) if bad_lines else None) or _quad_reason(text))
-        else:
-            rejection = None
-            try:
-                subject, predicate, obj, graph = _quad(m, literals)
-                time: Optional[Time] = None
-                part: Optional[str] = None
-                if graph is None:  # the default graph: the time or stream of the graph named by the subject
-                    if m.group(1) is None or m.group(3) not in (_GENERATED_AT, _IS_PART_OF):
-                        raise ValueError("a triple of the default graph must give a graph's time or stream: "
-                                         "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T . or "
-                                         "<graph> <http://purl.org/dc/terms/isPartOf> <stream> .")
-                    if m.group(3) == _GENERATED_AT:
-                        time = _nquads_time(m.group(6), m.group(7))
-                    elif m.group(4) is None:
-                        raise ValueError("the stream of a graph must be an IRI")
-                    else:
-                        part = obj
-                name = subject if graph is None else graph
-            except (ValueError, InvalidEvent) as e:
-                rejection = Rejection(number, str(e))
-        if rejection is not None:
-            if block is None:
-                yield number + 1, NOTHING, rejection
-            else:
-                waiting.append(number)
-                block.bad.append(rejection)
-                block.last = number
-            continue
-        if block is not None and name != block.name:
-            yield from finish()
-            block = None
-        if block is None:
-            block = _Block(name, number, number)
-        waiting.append(number)
-        block.last = number
-        if time is not None:
-            block.times.append((number, time))
-        elif part is not None:
-            block.streams.append((number, part))
-        else:
-            block.triples.append((subject, predicate, obj))
-    if block is not None:
-        yield from finish()
-
-
-def _iso_time(lexical: str) -> Time:
-    """The time of a valid xsd:dateTime lexical form (UTC if it has no zone)."""
-    return to_time(datetime.fromisoformat(lexical.replace("Z", "+00:00")))
 
 
 def whole_graphs(chunks: Iterable[bytes | str]) -> Iterator[bytes]:
@@ -363,83 +142,10 @@ def whole_graphs(chunks: Iterable[bytes | str]) -> Iterator[bytes]:
 
 
 def _graph_key(line: bytes) -> Optional[str]:
-    """The graph an N-Quads line belongs to (its label, or the subject of a
-    default-graph time triple), or None for a blank, comment or bad line."""
-    m = _QUAD.match(line.decode("utf-8", "replace").strip())
-    if m is None:
-        return None
-    graph = m.group(9) or m.group(10)
-    return graph if graph is not None else m.group(1)
-
-
-def _quad(m: re.Match[str], literals: dict[tuple[str, Optional[str]], str]) -> tuple[str, str, str, Optional[str]]:
-    """The tokens of the subject, predicate, object and graph name (None:
-    the default graph) of a quad that ``_QUAD`` matched: an IRI as ``<``
-    and the IRI as N-Quads writes it (no Prolog text starts with ``<``),
-    anything else as its Prolog text.  ``literals`` keeps the texts of
-    literals read (by lexical form and datatype)."""
-    si, sb, p, oi, ob, lexical, datatype, lang, gi, gb = m.groups()
-    s = "<" + si if si is not None else quote_atom("_:" + sb)
-    if oi is not None:
-        o = "<" + oi
-    elif ob is not None:
-        o = quote_atom("_:" + ob)
-    else:
-        key = (lexical, datatype)
-        found = literals.get(key)
-        if found is None:
-            if len(literals) >= _IRI_CACHE:
-                literals.clear()
-            found = literals[key] = _literal_text(lexical, datatype, lang)
-        o = found
-    if gi is not None:
-        g: Optional[str] = "<" + gi
-    else:
-        g = quote_atom("_:" + gb) if gb is not None else None
-    return s, "<" + p, o, g
-
-
-def _nquads_time(lexical: Optional[str], datatype: Optional[str]) -> Time:
-    if lexical is None:
-        raise InvalidEvent("the time of a graph must be a literal: an xsd:dateTime or a number")
-    if datatype == _XSD + "dateTime" and _DATETIME.match(lexical):
-        try:
-            return _iso_time(lexical)
-        except ValueError:
-            pass
-    if datatype == _XSD + "integer" and _INTEGER.match(lexical) and len(lexical) < 20:
-        return to_time(int(lexical))
-    return graph_time(Literal(_unescape(lexical), datatype=URIRef(datatype) if datatype else None))
-
-
-def _block_rejection(block: _Block) -> Optional[Rejection]:
-    """Why a graph is not an event (its first bad line), or None."""
-    name = _shown(block.name)
-    if block.bad:
-        first = block.bad[0]
-        return Rejection(first.line, f"{first.reason} (graph {name} is dropped)")
-    if not block.times:
-        return Rejection(block.first, f"graph {name} has no time: give it a triple "
-                                      "<graph> <http://www.w3.org/ns/prov#generatedAtTime> T in the default graph")
-    if len(block.times) > 1:
-        return Rejection(block.times[1][0], f"graph {name} has two times")
-    if len(block.streams) > 1:
-        return Rejection(block.streams[1][0], f"graph {name} has two streams")
-    return None
-
-
-def _shown(token: str) -> str:
-    """A term token (see :func:`_quad`) as its Prolog text."""
-    return _iri_text(token[1:]) if token[0] == "<" else token
-
-
-def _quad_reason(text: str) -> str:
-    """Why an N-Quads line does not parse, as rdflib says it."""
     try:
-        Dataset().parse(data=text, format="nquads")
-    except Exception as e:  # rdflib raises several kinds
-        return f"not an N-Quads line: {str(e).splitlines()[0].rstrip(': ')}"
-    return "not an N-Quads line"
+        return graph_key(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
 
 
 # -- JSON-LD lines ----------------------------------------------------------------------
@@ -549,7 +255,7 @@ def graph_cell(text: str, stream: Optional[str] = None) -> str:
     if name is None:
         content = "\n".join(sorted(set(triples))).encode("utf-8", "surrogatepass")
         name = quote_atom("_:g" + hashlib.sha1(content).hexdigest())
-    return graph_term(name, triples, None if stream is None else _iri_text(stream))
+    return graph_term(name, triples, None if stream is None else iri_text(stream))
 
 
 def _jsonld_cell(cell: str) -> tuple[Optional[str], list[str]]:
@@ -569,13 +275,13 @@ def _nquads_cell(cell: str) -> tuple[Optional[str], list[str]]:
         line = line.strip()
         if not line or line.startswith("#"):
             continue
-        m = _QUAD.match(line)
+        m = QUAD.match(line)
         if m is None:
-            raise ValueError(f"line {number} of the graph: {_quad_reason(line)}")
-        s, p, o, g = _quad(m, {})
+            raise ValueError(f"line {number} of the graph: {quad_reason(line)}")
+        s, p, o, g = quad_terms(m)
         if g is not None:
-            names.add(_shown(g))
-        triples.append(f"t({_shown(s)},{_shown(p)},{_shown(o)})")
+            names.add(shown(g))
+        triples.append(f"t({shown(s)},{shown(p)},{term_text(o)})")
     if len(names) > 1:
         raise ValueError(f"a cell must hold one graph, not {len(names)} named graphs")
     return (names.pop() if names else None), triples
@@ -611,12 +317,10 @@ def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: st
                   stream: Optional[str] = None) -> Iterator[Batch]:
     """Batches of a graph stream of ``kind`` (nquads, trig or jsonld), its
     graphs on ``stream`` (an IRI) unless the stream names their own."""
-    source = Lines(chunks)
     if kind == "nquads":
-        names = _Interned()
-        return _batched(_nquads_items(source, names, stream), 1, batch_lines, listed=True, lister=names.batch)
+        return nquads_batches(chunks, batch_lines, stream)
     if kind == "jsonld":
-        return _batched(_jsonld_items(source, stream), 1, batch_lines)
+        return _batched(_jsonld_items(Lines(chunks), stream), 1, batch_lines)
     if kind == "trig":
-        return _batched(_trig_items(source, name, stream), 1, batch_lines)
+        return _batched(_trig_items(Lines(chunks), name, stream), 1, batch_lines)
     raise ValueError(f"unknown graph stream kind {kind!r}: use one of {', '.join(GRAPH_KINDS)}")
