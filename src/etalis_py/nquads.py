@@ -50,9 +50,8 @@ QUAD = re.compile(
 )
 _LITERAL_TOKEN = re.compile(_LITERAL + r"\Z")
 # the terms of a quad in the usual layout, as pyarrow's regular expressions (RE2) check them
-_IRI_TOKEN_RE2 = r"^<[^<>\"{}|^`\\\x00-\x20]*>$"
-_BNODE_TOKEN_RE2 = r"^_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?$"
-_LITERAL_TOKEN_RE2 = r"^\"(?:[^\"\\\n\r]|\\.)*\"(?:\^\^<[^<>\"{}|^`\\\x00-\x20]*>|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?$"
+_TERM_RE2 = (r"^(?:<[^<>\"{}|^`\\\x00-\x20]*>|_:[A-Za-z0-9_](?:[A-Za-z0-9_.\-]*[A-Za-z0-9_\-])?"
+             r"|\"(?:[^\"\\\n\r]|\\.)*\"(?:\^\^<[^<>\"{}|^`\\\x00-\x20]*>|@[A-Za-z]+(?:-[A-Za-z0-9]+)*)?)$")
 _ESCAPES = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
 _SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
 _XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -173,6 +172,68 @@ def term_text(token: str) -> str:
     return literal_term(m.group(1), m.group(2), m.group(3))
 
 
+_INTEGER_SUFFIX = f'"^^<{_XSD}integer>'
+_DECIMAL_SUFFIX = f'"^^<{_XSD}decimal>'
+_DATETIME_SUFFIX = f'"^^<{_XSD}dateTime>'
+_MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
+def _common_texts(tokens: pa.Array, time: bool = False) -> list[Optional[str]]:
+    """The Prolog texts of the literals of ``tokens`` (pyarrow strings) of
+    a common form, converted together, as :func:`term_text` (or, if
+    ``time``, :func:`nquads_time`) converts them one by one: integers,
+    decimals, UTC dateTimes (in seconds) and, if not ``time``, strings
+    without escapes; None for the others."""
+    out = np.full(len(tokens), None, dtype=object)
+    for suffix, pattern, convert in _COMMON:
+        where = np.flatnonzero(pc.ends_with(tokens, suffix).to_numpy(zero_copy_only=False))
+        if not len(where):
+            continue
+        lexical = pc.utf8_slice_codeunits(tokens.take(pa.array(where)), 1, -len(suffix))
+        good = pc.match_substring_regex(lexical, pattern).to_numpy(zero_copy_only=False)
+        if good.any():
+            texts = convert(lexical.filter(pa.array(good)))
+            where = where[good]
+            valid = np.array([t is not None for t in texts], dtype=bool)
+            out[where[valid]] = [t for t in texts if t is not None]
+    if not time:
+        plain = pc.match_substring_regex(tokens, _PLAIN_STRING_RE2).to_numpy(zero_copy_only=False)
+        if plain.any():
+            out[plain] = tokens.filter(pa.array(plain)).to_pylist()
+    return list(out)
+
+
+def _integer_texts(lexical: pa.Array) -> list[Optional[str]]:
+    return list(map(str, map(int, lexical.to_pylist())))
+
+
+def _decimal_texts(lexical: pa.Array) -> list[Optional[str]]:
+    return list(map(repr, map(float, lexical.to_pylist())))
+
+
+def _datetime_texts(lexical: pa.Array) -> list[Optional[str]]:
+    """Seconds of UTC dateTimes ``YYYY-MM-DDThh:mm:ss`` (then Z or
+    nothing), or None for one that is no date (a 30 February)."""
+    y, mo, d, h, mi, s = (pc.cast(pc.utf8_slice_codeunits(lexical, a, a + n), pa.int64()).to_numpy()
+                          for a, n in ((0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2)))
+    leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
+    days_in = np.array(_MONTH_DAYS)[np.clip(mo, 1, 12) - 1] + ((mo == 2) & leap)
+    valid = (y >= 1) & (mo >= 1) & (mo <= 12) & (d >= 1) & (d <= days_in) & (h < 24) & (mi < 60) & (s < 60)
+    yy = y - (mo <= 2)
+    era = yy // 400
+    yoe = yy - era * 400
+    doy = (153 * (mo + np.where(mo > 2, -3, 9)) + 2) // 5 + d - 1
+    days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
+    seconds = (days * 86400 + h * 3600 + mi * 60 + s).tolist()
+    return [f"{v}.0" if ok else None for v, ok in zip(seconds, valid.tolist())]
+
+
+_COMMON = ((_INTEGER_SUFFIX, r"^[+-]?[0-9]{1,18}$", _integer_texts),
+           (_DECIMAL_SUFFIX, r"^[+-]?[0-9]+\.[0-9]+$", _decimal_texts),
+           (_DATETIME_SUFFIX, r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$", _datetime_texts))
+_PLAIN_STRING_RE2 = r'^"[^"\\\x00-\x1f\x7f]*"$'
+
+
 def _token_time(token: str) -> Time:
     if token[0] != '"':
         return nquads_time(None, None)
@@ -269,6 +330,7 @@ class _Graphs:
     streams: np.ndarray[Any, Any]
     sizes: np.ndarray[Any, Any]
     times: list[str]
+    kinds: Optional[np.ndarray[Any, Any]] = None  # the kind of each term, if known
 
 
 def _block_rejection(block: _Block) -> Optional[Rejection]:
@@ -398,10 +460,6 @@ class _Reader:
     def _bulk(self, data: bytes) -> Optional[_Graphs]:
         """The graphs of ``data`` if every line is a quad or blank and every
         graph is an event, else None."""
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
         if not data.endswith(b"\n"):
             data += b"\n"
         if b"\r" in data or data.startswith(b"\xef\xbb\xbf"):
@@ -413,6 +471,10 @@ class _Reader:
         offsets[0] = 0
         offsets[1:] = ends + 1
         lines = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+        try:
+            lines.validate(full=True)  # UTF-8
+        except pa.ArrowInvalid:
+            return None
         parts = pc.split_pattern(lines, " ")
         count = np.diff(parts.offsets.to_numpy())
         start = parts.offsets.to_numpy()[:-1]
@@ -474,17 +536,17 @@ class _Reader:
         last = np.flatnonzero(np.concatenate((block[1:] != block[:-1], [True]))) if blocks else block
         streams = np.full(blocks, stream_code, dtype=np.int64)
         streams[block[is_part]] = rows[is_part, 2]
-        time_tokens = dictionary.take(pa.array(rows[is_time, 2])).to_pylist()
-        time_blocks = block[is_time]
-        times = [""] * blocks
+        distinct, which = np.unique(rows[is_time, 2], return_inverse=True)
+        time_array = dictionary.take(pa.array(distinct))
         try:
-            for b, token in zip(time_blocks.tolist(), time_tokens):
-                times[b] = self._time(token)
+            texts = [text or self._time(t) for text, t in zip(_common_texts(time_array, time=True),
+                                                               time_array.to_pylist())]
         except (ValueError, InvalidEvent):
             return None
+        times = list(np.array(texts, dtype=object)[which])  # block[is_time] is 0, 1, ...: a time each
         triples = rows[is_quad]
         return _Graphs(dictionary, triples[:, 0], triples[:, 1], triples[:, 2], line_of[last] + 1,
-                       name[last], streams, np.bincount(block[is_quad], minlength=blocks), times)
+                       name[last], streams, np.bincount(block[is_quad], minlength=blocks), times, kinds)
 
     def _time(self, token: str) -> str:
         text = self._times.get(token)
@@ -513,7 +575,8 @@ class _Reader:
         for codes in (graphs.s, graphs.p, graphs.o, graphs.names, graphs.streams[graphs.streams >= 0]):
             used[codes] = True
         dictionary = terms if isinstance(terms, pa.Array) else pa.array(terms, type=pa.string())
-        atomic = used & _plain_atoms(dictionary)
+        kinds = graphs.kinds if graphs.kinds is not None else _kinds(dictionary)
+        atomic = used & ((kinds == _KIND_IRI) | (kinds == _KIND_BNODE))
         others = np.flatnonzero(used & ~atomic)
         atoms = np.flatnonzero(atomic)
         position = np.zeros(n, dtype=np.int64)
@@ -522,8 +585,9 @@ class _Reader:
         atom_texts = dictionary.take(pa.array(atoms))
         starts_iri = pc.starts_with(atom_texts, "<")
         atom_texts = pc.if_else(starts_iri, pc.utf8_slice_codeunits(atom_texts, 1, -1), atom_texts)
-        other_tokens = dictionary.take(pa.array(others)).to_pylist()
-        other_texts = [self._text(t) for t in other_tokens]
+        other_array = dictionary.take(pa.array(others))
+        other_tokens = other_array.to_pylist()
+        other_texts = [text or self._text(t) for text, t in zip(_common_texts(other_array), other_tokens)]
         time_base = len(atoms) + len(others)
         time_positions = np.arange(time_base + 1, time_base + len(graphs.times) + 1)
         gaps = np.diff(np.concatenate(([0], graphs.lines))) - 1
@@ -544,20 +608,12 @@ _KIND_BAD, _KIND_IRI, _KIND_BNODE, _KIND_LITERAL = 0, 1, 2, 3
 def _kinds(dictionary: pa.Array) -> np.ndarray[Any, Any]:
     """The kind of each term of ``dictionary``: an IRI, a blank node, a
     literal, or none (bad)."""
-    kinds = np.zeros(len(dictionary), dtype=np.int8)
-    for kind, pattern in ((_KIND_IRI, _IRI_TOKEN_RE2), (_KIND_BNODE, _BNODE_TOKEN_RE2),
-                          (_KIND_LITERAL, _LITERAL_TOKEN_RE2)):
-        match = pc.match_substring_regex(dictionary, pattern).to_numpy(zero_copy_only=False)
-        kinds[match & (kinds == _KIND_BAD)] = kind
+    valid = pc.match_substring_regex(dictionary, _TERM_RE2).to_numpy(zero_copy_only=False)
+    kinds = np.full(len(dictionary), _KIND_LITERAL, dtype=np.int8)
+    kinds[pc.starts_with(dictionary, "<").to_numpy(zero_copy_only=False)] = _KIND_IRI
+    kinds[pc.starts_with(dictionary, "_").to_numpy(zero_copy_only=False)] = _KIND_BNODE
+    kinds[~valid] = _KIND_BAD
     return kinds
-
-
-def _plain_atoms(dictionary: pa.Array) -> np.ndarray[Any, Any]:
-    """Which terms of ``dictionary`` are atoms given as their text: IRIs
-    without escapes, blank nodes."""
-    iri = pc.starts_with(dictionary, "<")
-    plain = pc.or_(pc.and_(iri, pc.invert(pc.match_substring(dictionary, "\\"))), pc.starts_with(dictionary, "_:"))
-    return np.asarray(plain.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _code(values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -606,7 +662,8 @@ def nquads_batches(chunks: Iterable[bytes], batch_lines: int, stream: Optional[s
     unless a ``dcterms:isPartOf`` triple names their own."""
     reader = _Reader(stream)
     batch_lines = max(1, min(batch_lines, _SEGMENT_LINES_MAX))
-    pending = b""
+    pending: list[bytes] = []
+    pending_lines = pending_bytes = 0
     first = 1
     wait_for = 0  # bytes that pending must exceed before it is cut again (a graph longer than a segment)
     start = True
@@ -614,17 +671,22 @@ def nquads_batches(chunks: Iterable[bytes], batch_lines: int, stream: Optional[s
         if start and chunk:
             chunk = chunk.removeprefix(b"\xef\xbb\xbf")
             start = False
-        pending += chunk
-        if not pending.endswith(b"\n") or len(pending) <= wait_for or pending.count(b"\n") < batch_lines:
+        pending.append(chunk)
+        pending_lines += chunk.count(b"\n")
+        pending_bytes += len(chunk)
+        if not chunk.endswith(b"\n") or pending_bytes <= wait_for or pending_lines < batch_lines:
             continue
-        cut = _run_start(pending)
+        data = b"".join(pending)
+        cut = _run_start(data)
         if cut == 0:
-            wait_for = 2 * len(pending)
+            wait_for = 2 * pending_bytes
+            pending = [data]
             continue
         wait_for = 0
-        ready, pending = pending[:cut], pending[cut:]
-        batch = reader.batch(ready, first)
+        rest = data[cut:]
+        pending, pending_lines, pending_bytes = [rest], rest.count(b"\n"), len(rest)
+        batch = reader.batch(data[:cut], first)
         first += batch.terms or 0
         yield batch
-    if pending:
-        yield reader.batch(pending, first)
+    if pending_bytes:
+        yield reader.batch(b"".join(pending), first)
