@@ -90,7 +90,12 @@ var_name(V, VarNames, Name) :-
 %   binarize(+Pattern, +Ctx, +Outside, -Out, +S0, -S)
 %
 %   Out is the event that signals an occurrence of Pattern.  Outside
-%   holds the variables used by the rest of the rule.
+%   holds the variables used by the rest of the rule.  A clause of it
+%   is the template of a construct of the operator table: it may come
+%   from another file, with the construct's row (docs/architecture.md,
+%   "Adding an operator").
+
+:- multifile binarize/6.
 
 binarize(event(E), _, _, E, S, S).
 binarize(op(Op, P, Q), Ctx, Outside, Out, S0, S) :-

@@ -160,7 +160,8 @@ pattern_json(P, J) :-
 
 %   pattern_json_(+Pattern, -Json): the operator and its parts, each
 %   under its key as its kind says (see etalis_optable:pattern_parts/3);
-%   a binary temporal operator also has its stored side.
+%   a binary temporal operator also has its stored side, a construct
+%   with a negated part the key of that part (`"negated": "right"`).
 
 pattern_json_(P, J) :-
     pattern_parts(P, Op, Parts),
@@ -168,6 +169,8 @@ pattern_json_(P, J) :-
     (   P = op(Op, _, _)
     ->  waiting_side(Op, Side),
         J = J0.put(stored, Side)
+    ;   memberchk(Key-negated-_, Parts)
+    ->  J = J0.put(negated, Key)
     ;   J = J0
     ).
 

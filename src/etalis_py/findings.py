@@ -423,7 +423,7 @@ def _stores(p: RulePattern, policy: str, grows: list[str], filtered: bool = Fals
         for part in (seq.left, seq.right, blocker):
             _stores(part, policy, grows)
         return
-    if p.op == "fnot":
+    if p.negated:    # fnot, or another negation of the table
         grows.append(f"every `{p.right.source}` is kept to block `{p.left.source}` (each occurrence, forever)")
         _stores(p.left, policy, grows, True)
         _stores(p.right, policy, grows)
@@ -501,7 +501,7 @@ def _lasts(p: Optional[RulePattern], spread: Callable[[Sig], bool]) -> bool:
             return _lasts(p.left, spread) or _lasts(p.right, spread)
         if p.op == "or":
             return _lasts(p.left, spread) and _lasts(p.right, spread)
-        return p.op == "fnot" and _lasts(p.left, spread)
+        return p.negated and _lasts(p.left, spread)
     if isinstance(p, (Where, Within, Aggregate)):
         return _lasts(p.pattern, spread)
     return False

@@ -183,14 +183,17 @@ class Binary:
     ``fnot`` (or any operator of the table whose parts are ``left`` and
     ``right``).  From the engine's reader: ``stored`` is the operand that a
     temporal operator stores to wait for the other (``left``, ``right``,
-    or ``none``: both wait), ``""`` for another operator; ``source`` is
-    the pattern as the rule file writes it."""
+    or ``none``: both wait), ``""`` for another operator; ``negated``
+    says that ``right`` is a negated part (its occurrences block
+    ``left``'s, as in ``cnot`` and ``fnot``); ``source`` is the pattern
+    as the rule file writes it."""
 
     op: str
     left: "Pattern"
     right: "Pattern"
     stored: str = field(default="", compare=False)
     source: str = field(default="", compare=False)
+    negated: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -271,7 +274,7 @@ def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
         )
     if "left" in j and "right" in j:
         return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]), str(j.get("stored", "")),
-                      source)
+                      source, j.get("negated") == "right")
     raise ValueError(f"the rule tree does not cover `{op}` patterns")
 
 

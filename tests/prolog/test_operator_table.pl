@@ -7,6 +7,7 @@
 :- use_module('../../prolog/etalis/optable', [pattern_parts/3]).
 :- use_module('../../prolog/etalis/rule_facts', [source_pattern/2]).
 :- ensure_loaded('toy/soon').
+:- ensure_loaded('toy/unless').
 
 /*  The toy operator `soon` of toy/soon.pl is one entry of the operator
     table; the reader, the binariser, the compiler, the protocol and the
@@ -28,6 +29,11 @@ detections(Rules, Events, Lines) :-
     request(destroy(M), "", _, _),
     split_string(Text, "\n", "", Lines0),
     exclude(==(""), Lines0, Lines).
+
+rule_pattern_json(Rules, Pattern) :-
+    request(rules(text(t)), Rules, Header, _),
+    Header.rules = [Rule],
+    Pattern = Rule.pattern.
 
 :- begin_tests(operator_table).
 
@@ -61,11 +67,6 @@ test(patterns_are_written_back_with_it, Text == "a(A) soon b(A) within 30") :-
     too: their parts (and so their JSON keys and how they are written
     back) come from the row.
 */
-
-rule_pattern_json(Rules, Pattern) :-
-    request(rules(text(t)), Rules, Header, _),
-    Header.rules = [Rule],
-    Pattern = Rule.pattern.
 
 test(every_construct_has_its_parts_from_its_row, Parts == [fun-function, value-value, pattern-aggregated,
                                                              window-window, result-result]) :-
@@ -107,3 +108,43 @@ dict_keys(Dict, Keys) :-
     pairs_keys(Pairs, Keys).
 
 :- end_tests(construct_rows).
+
+:- begin_tests(construct_toy).
+
+/*  The toy construct `unless` of toy/unless.pl is a row of the table
+    and a template (a binarize/6 clause); the reader, the protocol, the
+    rendering, the compiler's recursion check, the facts of `etalis
+    check` and the compiled goals know it from those alone.
+*/
+
+test(the_reader_reads_it_by_its_row, P =@= unless(op(seq, event(a(X)), event(c(X))), event(b(X)))) :-
+    read_etl_string("h(X) <- (a(X) seq c(X)) unless b(X).", t, [rule(_, _, P, _, _)]).
+
+test(its_json_and_text_come_from_its_row, [Op, Negated, Left, Text] == ["unless", "right", "seq", "a(X) seq c(X) unless b(X)"]) :-
+    rule_pattern_json("h(X) <- (a(X) seq c(X)) unless b(X).", J),
+    [Op, Negated, Left, Text] = [J.op, J.negated, J.left.op, J.text].
+
+test(the_steps_of_its_events_follow_the_kinds_of_its_parts, Steps == [a-"waiting", c-"widening", b-"negated"]) :-
+    request(rules(text(t)), "h(X) <- (a(X) seq c(X)) unless b(X).", Header, _),
+    Header.rules = [Rule],
+    findall(E-S, ( member(Step, Rule.steps), atom_string(E, Step.event.functor), S = Step.step ), Steps).
+
+test(its_negated_part_binds_nothing, Unbound == ["Y"]) :-
+    request(rules(text(t)), "k(X, Y) <- a(X) unless b(X, Y).", Header, _),
+    Header.rules = [Rule],
+    Unbound = Rule.head_unbound.
+
+test(a_recursion_through_its_left_repeats, Steps == [r-"repeating", b-"negated"]) :-
+    request(rules(text(t)), "r(X) <- r(X) unless b(X).", Header, _),
+    Header.rules = [Rule],
+    findall(E-S, ( member(Step, Rule.steps), atom_string(E, Step.event.functor), S = Step.step ), Steps).
+
+test(its_template_detects_what_it_means, Lines ==
+     ["{\"event\": \"h\", \"args\": [2], \"start\": 4, \"end\": 6}",
+      "{\"event\": \"h\", \"args\": [3], \"start\": 7, \"end\": 9}"]) :-
+    detections("h(X) <- (a(X) seq c(X)) unless b(X).",
+               "event(a(1), 1).\nevent(b(1), 2).\nevent(c(1), 3).\nevent(a(2), 4).\nevent(c(2), 6).\n\c
+                event(a(3), 7).\nevent(b(4), 8).\nevent(c(3), 9).\n",
+               Lines).
+
+:- end_tests(construct_toy).
