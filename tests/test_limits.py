@@ -127,3 +127,37 @@ def test_ctrl_c_stops_run_after_a_batch_with_the_summary_and_exit_130(tmp_path: 
     assert accepted % 20_000 == 0 and 0 < accepted < n
     assert lines[0] == f"etalis: interrupted: stopped after {accepted} events"
     assert rest.splitlines()[-1] == f'{{"event": "c", "args": [{accepted - 1}], "start": {accepted}, "end": {accepted}}}'
+
+
+DEEP = "deep(0, z) :- !.\ndeep(N, f(X)) :- M is N - 1, deep(M, X).\n"
+
+
+def test_a_term_nested_deeper_than_1000_levels_is_written_cut_there_not_crashing_the_process(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Writing a term 30,000 levels deep overflows the C stack of the process
+    # (pyswip starts SWI-Prolog without its signal handling: a segmentation
+    # fault, not an error).  A detection's argument, and the term in a
+    # warning, are cut at 1,000 levels with "...".
+    rules = "c(X) <- a where deep(30000, X).\nd <- b where deep(30000, X), atom_length(X, _).\n" + DEEP
+    cut = "f(" * 1000 + "..." + ")" * 1000
+    with Engine.from_string(rules) as engine:
+        assert found(engine) == []
+        assert [(d.event, d.args, d.start, d.end) for d in engine.emit("a", at=1)] == [("c", (cut,), 1, 1)]
+        result = engine.feed_text("b.\n")
+        assert (result.accepted, result.rejected, result.detection_lines) == (1, [], "")
+        [warning] = result.warnings
+        assert warning.line == 1
+        assert re.fullmatch(re.escape("where condition deep(30000,") + r"(_\d+)" + re.escape("),atom_length(")
+                            + r"\1,_\d+" + re.escape(") raised: error(type_error(text," + "f(" * 998 + "..."
+                                                     + ")" * 998 + "),context(system:atom_length/2,")
+                            + r"_\d+\)\)", warning.reason)
+        assert [(d.event, d.args) for d in engine.emit("a", at=2)] == [("c", (cut,))]    # the engine goes on
+    path = tmp_path / "deep.etl"
+    path.write_text(rules, encoding="utf-8")
+    events = tmp_path / "a.events"
+    events.write_text("a.\nb.\n", encoding="utf-8")
+    assert main(["run", str(path), "--events", str(events)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ['{"event": "c", "args": ["' + cut + '"], "start": 1, "end": 1}']
+    assert err.startswith(f"{events}:2: warning: where condition deep(30000,")
+    assert err.splitlines()[-1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 1, warnings: 1, ")

@@ -26,6 +26,27 @@ QUALIFIED = "a module-qualified term (M:G) cannot be a fact or the head of a rul
 HINT = ("rule files are sandboxed: where conditions and static rules may use pure Prolog only "
         "(no shell, files, network, database, hooks or loading code); "
         "load a file you trust with --trusted (trusted=True in Python)")
+TAB = ("sandbox: tab({}) may not be called by rules from an untrusted source: "
+       "it writes a number of spaces not written out in the rule, or more than 1,000")
+FORMAT = ("sandbox: format/{} with the directive {} may not be called by rules from an untrusted source: "
+          "its count, column or precision is not written out in the rule, or is more than 1,000")
+BOUND_HINT = "write the bound out in the rule (at most 1,000), or load a file you trust with --trusted (trusted=True in Python)"
+CATCH = ("sandbox: {} may not be called by rules from an untrusted source with a catcher other than "
+         "error(_, _): it would also catch the engine's inference limit")
+THROW = ("sandbox: throw/1 may not be called by rules from an untrusted source with a ball not written out "
+         "in the rule, or with '$aborted', unwind(_), time_limit_exceeded or inference_limit_exceeded")
+CATCH_HINT = ("catch only error(Formal, Context) terms and throw terms written out in the rule, such as "
+              "throw(error(domain_error(positive, X), _)); or load a file you trust with --trusted (trusted=True in Python)")
+
+
+def expected_hint(message: str) -> str:
+    """The hint under a sandbox message: the bounds of output and the
+    exceptions of the engine have their own."""
+    if message.startswith("sandbox: tab(") or " with the directive " in message:
+        return BOUND_HINT
+    if "catcher other than" in message or message.startswith("sandbox: throw/1"):
+        return CATCH_HINT
+    return HINT
 
 # (name, rule file with {m} for the quoted marker file, line, column, message)
 # Each would create the marker file if any of it ran.
@@ -115,6 +136,40 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
     ("static_helper", "c <- a where helper.\nhelper :- shell('touch '+{m}).", 2, 1, SHELL),
     ("aggregate_where", "c(N) <- aggregate(count, a where shell('touch '+{m}), count(2), N).", 1, 1, SHELL),
     ("fnot_where", "c <- (a seq b) fnot (x where shell('touch '+{m})).", 1, 1, SHELL),
+    # a goal the sandbox refuses, given as a closure for call/N or maplist/N to complete
+    ("closure_nb_getval", "c(X) <- a where call(nb_getval, etalis_engine_0, X), see({m}).", 1, 1,
+     CALL.format("nb_getval/2")),
+    ("closure_b_getval", "c(X) <- a where call(b_getval, etalis_detections, X), see({m}).", 1, 1,
+     CALL.format("b_getval/2")),
+    ("closure_nb_current", "c(K) <- a where call(nb_current, K, _), see({m}).", 1, 1, CALL.format("nb_current/2")),
+    ("closure_at_halt", "c <- a where call(at_halt, see({m})).", 1, 1, CALL.format("at_halt/1")),
+    ("closure_assert_partial", "c <- a where call(assertz('$on'(a, T, T)), det(c, T, T)), see({m}).", 1, 1,
+     CALL.format("assertz/1")),
+    ("closure_through_static", "c(X) <- a where get(nb_getval, X).\nget(P, X) :- call(P, etalis_engine_0, X), see({m}).",
+     1, 1, CALL.format("nb_getval/2")),
+    # what would stop the engine without an inference: waiting, the stacks of the process, output in one step
+    ("sleep", "c <- a where sleep(100000), see({m}).", 1, 1, CALL.format("sleep/1")),
+    ("closure_sleep", "c <- a where maplist(sleep, [100000]), see({m}).", 1, 1, CALL.format("sleep/1")),
+    ("set_prolog_stack", "c <- a where set_prolog_stack(global, limit(100000)), see({m}).", 1, 1,
+     CALL.format("set_prolog_stack/2")),
+    ("tab_unbounded", "c <- a where tab(1000000000000), see({m}).", 1, 1, TAB.format("1000000000000")),
+    ("tab_variable", "c(N) <- a(N) where tab(N), see({m}).", 1, 1, TAB.format("N")),
+    ("tab_closure", "c(N) <- a(N) where call(tab, N), see({m}).", 1, 1, CALL.format("tab/1")),
+    ("format_star", "c <- a where format(atom(_), \"~*c\", [1000000000000, 0'x]), see({m}).", 1, 1,
+     FORMAT.format(3, "~*c")),
+    ("format_column", "c <- a.\nd <- b where format(\"~t~1000000000|\", []), see({m}).", 2, 1,
+     FORMAT.format(2, "~1000000000|")),
+    ("format_precision", "c(A) <- a where format(atom(A), '~100000000e', [1.0]), see({m}).", 1, 1,
+     FORMAT.format(3, "~100000000e")),
+    # the engine's own exceptions: its inference limit caught (the rule would loop for ever), or an abort thrown
+    # (it would stop the request); these are refused after what the other checks refuse
+    ("catch_limit", "c <- a where catch(loop, _, true).\nloop :- loop.", 1, 1, CATCH.format("catch/3")),
+    ("catch_backtrace", "c <- a where catch_with_backtrace(loop, limit, true).\nloop :- loop.", 1, 1,
+     CATCH.format("catch_with_backtrace/3")),
+    ("catch_closure", "c <- a where call(catch(loop), _, true).\nloop :- loop.", 1, 1, CONSTRUCTED),
+    ("throw_aborted", "c <- a where throw('$aborted').", 1, 1, THROW),
+    ("throw_built", "c <- a where atom_concat('$abor', ted, B), throw(B).", 1, 1, THROW),
+    ("throw_limit", "c <- a where throw(inference_limit_exceeded).", 1, 1, THROW),
 ]
 
 
@@ -150,7 +205,7 @@ def refused(load: Callable[[], Any]) -> RuleError:
 def assert_refused(error: RuleError, file: str, line: int, column: int, message: str, marker: Path) -> None:
     assert (error.file, error.line, error.column, error.message) == (file, line, column, message)
     if message.startswith("sandbox:"):
-        assert error.hint == HINT
+        assert error.hint == expected_hint(message)
     assert not marker.exists()
 
 
@@ -195,7 +250,7 @@ def test_commands_refuse_escape(command: str, name: str, template: str, line: in
     else:
         assert out == ""
     if expected.startswith("sandbox:"):
-        assert rest == f"  hint: {HINT}\n"
+        assert rest == f"  hint: {expected_hint(expected)}\n"
     assert not marker.exists()
 
 

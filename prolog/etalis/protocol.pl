@@ -5,6 +5,7 @@
             bindings_json/2,            % +VarNames, -Dict
             error_reply/3,              % +Error, -Header, -Body
             message_text/2,             % +Error, -Text
+            bounded_text/2,                % +Term, -Text
             write_detection/1,          % +Detection
             write_detection/2,          % +Detection, +Provenance
             detection_format/1          % +Format
@@ -49,9 +50,9 @@ feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
 %   where(G)), as the `stopped` of a feed reply or an error.
 
 limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Limit, where: Where}) :-
-    format(string(Text), "~q", [E]),
+    bounded_text(E, Text),
     (   In = where(G)
-    ->  format(string(Where), "~q", [G])
+    ->  bounded_text(G, Where)
     ;   Where = null
     ).
 
@@ -252,10 +253,61 @@ error_reply(Error, Header, "") :-
 %   it has no message.
 
 message_text(Error, Text) :-
+    shallow(Error),
     catch(message_lines_text(Error, Text), _, fail),
     !.
 message_text(Error, Text) :-
-    format(string(Text), "~q", [Error]).
+    bounded_text(Error, Text).
+
+%!  bounded_text(+Term, -Text:string) is det.
+%
+%   Text is Term written quoted, as `~q` writes it; a term nested deeper
+%   than 1,000 levels (which a rule's condition can build) is cut there,
+%   with `...`, since writing it whole would overflow the C stack of the
+%   process (pyswip starts SWI-Prolog without its signal handling, so
+%   that would be a crash rather than an error).
+
+bounded_text(Term, Text) :-
+    (   shallow(Term)
+    ->  format(string(Text), "~q", [Term])
+    ;   format(string(Text), "~W", [Term, [quoted(true), max_depth(1000)]])
+    ).
+
+%   shallow(+Term): Term is acyclic and no part of it is nested deeper
+%   than 1,000 levels, counting as SWI-Prolog's writer recurses (the
+%   elements of a list one level below it, its tail at its level).
+
+shallow(Term) :-
+    acyclic_term(Term),
+    nested_within(Term, 1000).
+
+nested_within(T, D) :-
+    (   compound(T)
+    ->  D > 0,
+        D1 is D - 1,
+        (   T = [H|Tail]
+        ->  nested_within(H, D1),
+            list_within(Tail, D)
+        ;   compound_name_arity(T, _, A),
+            args_within(A, T, D1)
+        )
+    ;   true
+    ).
+
+list_within(Tail, D) :-
+    (   nonvar(Tail), Tail = [H|T]
+    ->  D1 is D - 1,
+        nested_within(H, D1),
+        list_within(T, D)
+    ;   nested_within(Tail, D)
+    ).
+
+args_within(0, _, _) :- !.
+args_within(I, T, D) :-
+    arg(I, T, A),
+    nested_within(A, D),
+    I1 is I - 1,
+    args_within(I1, T, D).
 
 message_lines_text(Error, Text) :-
     '$messages':translate_message(Error, Lines, []),
@@ -375,7 +427,11 @@ json_value(X) -->
     ;   { copy_term(X, C),
           term_variables(C, Vs),
           maplist(=('$VAR'('_')), Vs),
-          format(string(S), "~W", [C, [quoted(true), numbervars(true)]]) },
+          (   shallow(C)
+          ->  Options = [quoted(true), numbervars(true)]
+          ;   Options = [quoted(true), numbervars(true), max_depth(1000)]  % see bounded_text/2
+          ),
+          format(string(S), "~W", [C, Options]) },
         json_text(S)
     ).
 

@@ -38,7 +38,7 @@
 :- use_module(strategies, [selection/2]).
 :- use_module(syntax, [syntax_message/2, finite_number/1]).
 :- use_module(driver, [datime_time/2]).
-:- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2]).
+:- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
 :- use_module(graph_batch, [graph_batch_terms/3]).
 
 /** <module> The runtime of a compiled rule set
@@ -122,7 +122,7 @@ raise_event(M, E) :-
     ;   copy_term(E, Shown),
         numbervars(Shown, 0, _, [singletons(true)]),
         format(string(W), "event/1 was given ~W, which is not an event (a ground term with a name): nothing raised",
-               [Shown, [quoted(true), numbervars(true)]]),
+               [Shown, [quoted(true), numbervars(true), max_depth(1000)]]),  % see bounded_text/2
         feed_warning(M, W)
     ).
 
@@ -200,13 +200,16 @@ due_time(at(T), T2, Due) :-
 
 timer_warning(M, E0, When, T2) :-
     (   E0 = '$provenance'(E, _) -> true ; E = E0 ),
+    bounded_text(E, Shown),
     (   When = after(D)
-    ->  format(string(W), "exceptionAlarm/2 of ~q was given the delay ~q, not a positive number of seconds: nothing raised", [E, D])
+    ->  bounded_text(D, Delay),
+        format(string(W), "exceptionAlarm/2 of ~s was given the delay ~s, not a positive number of seconds: nothing raised", [Shown, Delay])
     ;   When = at(T),
         finite_time(T, Due)
-    ->  format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~q is due at ~w, not after the detection at ~w (a timer cannot fire in the past, nor at once): nothing raised", [E, Due, T2])
+    ->  format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~s is due at ~w, not after the detection at ~w (a timer cannot fire in the past, nor at once): nothing raised", [Shown, Due, T2])
     ;   When = at(T),
-        format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~q was given ~q, not a number of seconds or a datime(Y,M,D,H,Min,S): nothing raised", [E, T])
+        bounded_text(T, Given),
+        format(string(W), "exceptionAlarmAbsoluteDatime/2 of ~s was given ~s, not a number of seconds or a datime(Y,M,D,H,Min,S): nothing raised", [Shown, Given])
     ),
     feed_warning(M, W).
 
@@ -1403,8 +1406,10 @@ goal_error(M, Error, Goal) :-
     message_text(Error, Msg),
     (   Goal = aggregate(Fun, X)
     ->  F =.. [Fun, X],
-        format(string(Warning), "aggregate ~q raised: ~w", [F, Msg])
-    ;   format(string(Warning), "where condition ~q raised: ~w", [Goal, Msg])
+        bounded_text(F, Text),
+        format(string(Warning), "aggregate ~s raised: ~w", [Text, Msg])
+    ;   bounded_text(Goal, Text),
+        format(string(Warning), "where condition ~s raised: ~w", [Text, Msg])
     ),
     feed_warning(M, Warning),
     fail.

@@ -126,7 +126,8 @@ check_in(S, Items, Earlier) :-
     exclude(is_static, Items, Rules),
     append(New, Rules, Checked),        % a static clause at fault is named before the rules calling it
     forall(member(Item, Checked),
-           forall(item_goal(Item, Goal, Where), safe(S, Goal, Where))).
+           forall(item_goal(Item, Goal, Where), safe(S, Goal, Where))),
+    forall(member(Item, Checked), exceptions_kept(Item)).
 
 is_static(static(_, _)).
 
@@ -144,8 +145,20 @@ item_shape(S, Own, Item) :-
     ;   true
     ),
     forall(item_goal(Item, Goal, Where),
-           (   forbidden_goal(Goal, Own, G)
-           ->  refuse_goal(S, G, Where)
+           (   forbidden_goal(Goal, Own, G, PI)
+           ->  refuse_goal(S, G, PI, Where)
+           ;   unbounded_goal(Goal, Message)
+           ->  etalis_error(Message, "write the bound out in the rule (at most 1,000), or load a file you trust with --trusted (trusted=True in Python)", Where)
+           ;   true
+           )).
+
+%   exceptions_kept(+Item): no goal of Item stops the engine's own
+%   exceptions or throws them (escaping_goal/2).
+
+exceptions_kept(Item) :-
+    forall(item_goal(Item, Goal, Where),
+           (   escaping_goal(Goal, Message)
+           ->  etalis_error(Message, "catch only error(Formal, Context) terms and throw terms written out in the rule, such as throw(error(domain_error(positive, X), _)); or load a file you trust with --trusted (trusted=True in Python)", Where)
            ;   true
            )).
 
@@ -153,8 +166,7 @@ item_shape(S, Own, Item) :-
 %   file; a change of a fact of a predicate that could be the file's own
 %   names the declaration that would allow it.
 
-refuse_goal(S, G, Where) :-
-    indicator(G, PI),
+refuse_goal(S, G, PI, Where) :-
     (   fact_update(G, Changed),
         Changed = N/A,
         functor(Head, N, A),
@@ -256,7 +268,9 @@ sandbox:safe_primitive(system:print(_)).
 sandbox:safe_primitive(system:writeq(_)).
 sandbox:safe_primitive(system:write_canonical(_)).
 sandbox:safe_primitive(system:nl).
-sandbox:safe_primitive(system:tab(_)).
+sandbox:safe_primitive(system:tab(N)) :-     % bounded: see unbounded_output/2
+    integer(N),
+    N =< 1000.
 
 %   ETALIS's ins_event_rule/1, del_event_rule/1 and ins_static_rule/1
 %   change only the engine's own rules, and what they add is checked
@@ -275,15 +289,18 @@ sandbox:safe_primitive(etalis_runtime:raise_event(_, _)).
 safe(S, Goal, Where) :-
     catch(safe_goal(S:Goal), E, unsafe(E, Where)).
 
-%   forbidden_goal(+Goal, -G): G, a goal that library(sandbox) allows
-%   but that would change what the engines of this process share,
-%   occurs in Goal (as a goal or as data: either is refused).
+%   forbidden_goal(+Goal, +Own, -G, -PI): G, a goal of the predicate PI
+%   that library(sandbox) allows but that would change what the engines
+%   of this process share, occurs in Goal (as a goal or as data: either
+%   is refused); also as a closure that call/N or maplist/N would
+%   complete (`call(nb_getval, K, V)`: G is nb_getval, PI nb_getval/2).
 
-forbidden_goal(Goal, Own, G) :-
+forbidden_goal(Goal, Own, G, Name/Full) :-
     sub_term(G, Goal),
     callable(G),
     functor(G, Name, Arity),
-    forbidden(Name/Arity),
+    forbidden(Name/Full),
+    Arity =< Full,
     \+ own_update(G, Own),
     !.
 
@@ -313,13 +330,101 @@ fact_update(G, N/A) :-
 %   the engine's clauses and stores, other engines and the process.
 
 forbidden(PI) :-
-    memberchk(PI, [ assert/1, asserta/1, assertz/1, asserta/2, assertz/2,
+    member(PI, [ assert/1, asserta/1, assertz/1, asserta/2, assertz/2,
                     retract/1, retractall/1, abolish/1, abolish/2, erase/1,
                     recorda/2, recorda/3, recordz/2, recordz/3, flag/3,
                     nb_setval/2, b_setval/2, nb_linkval/2, nb_getval/2, b_getval/2, nb_current/2,
                     use_module/1, use_module/2, ensure_loaded/1, load_files/2, consult/1,
-                    set_prolog_flag/2, at_halt/1, abort/0, abolish_all_tables/0
+                    set_prolog_flag/2, set_prolog_stack/2, at_halt/1, abort/0, abolish_all_tables/0,
+                    sleep/1
                   ]).
+
+%   unbounded_goal(+Goal, -Message): Goal writes output whose size is
+%   only known when the rule runs or is above 1,000 in one step (one
+%   inference: the inference limit does not bound it): tab(N), or a
+%   format directive with a count, column or precision (`~*c`,
+%   `~100000000c`, `~t~1000000|`, `~999999f`).
+
+unbounded_goal(Goal, Message) :-
+    sub_term(G, Goal),
+    compound(G),
+    unbounded_output(G, Message),
+    !.
+
+unbounded_output(tab(N), Message) :-
+    \+ ( integer(N), N =< 1000 ),
+    ( var(N) -> Shown = 'N' ; format(atom(Shown), "~q", [N]) ),
+    format(string(Message), "sandbox: tab(~w) may not be called by rules from an untrusted source: \c
+                             it writes a number of spaces not written out in the rule, or more than 1,000", [Shown]).
+unbounded_output(G, Message) :-
+    format_text(G, Format),
+    catch(text_to_string(Format, String), _, fail),
+    string_codes(String, Codes),
+    phrase(unbounded_directive(Directive), Codes, _),
+    !,
+    functor(G, _, Arity),
+    format(string(Message), "sandbox: format/~d with the directive ~s may not be called by rules from an untrusted source: \c
+                             its count, column or precision is not written out in the rule, or is more than 1,000",
+           [Arity, Directive]).
+
+format_text(format(F), F).
+format_text(format(F, _), F).
+format_text(format(_, F, _), F).
+
+%   unbounded_directive(-Directive)//: the codes hold a directive of
+%   format/2 whose numeric argument is `*` or above 1,000.
+
+unbounded_directive(Directive) -->
+    any_codes(_), "~", numeric_argument(Arg), [C],
+    { Arg = star -> true ; Arg > 1000 },
+    { ( Arg == star -> A = [0'*] ; number_codes(Arg, A) ),
+      append([0'~|A], [C], Directive) }.
+
+numeric_argument(star) --> "*", !.
+numeric_argument(N) --> digit(D0), digits(Ds), { number_codes(N, [D0|Ds]) }.
+
+digits([D|Ds]) --> digit(D), !, digits(Ds).
+digits([]) --> [].
+
+digit(D) --> [D], { code_type(D, digit) }.
+
+any_codes([]) --> [].
+any_codes([H|T]) --> [H], any_codes(T).
+
+%   escaping_goal(+Goal, -Message): Goal could stop the engine's own
+%   exceptions (the inference limit of an event) or throw them: catch/3
+%   with a catcher other than error(_, _) written out in the rule, or
+%   throw/1 of a ball not written out, or of one with a meaning to the
+%   engine or SWI-Prolog.
+
+escaping_goal(Goal, Message) :-
+    sub_term(G, Goal),
+    callable(G),
+    functor(G, Name, Arity),
+    memberchk(Name/Full, [catch/3, catch_with_backtrace/3, throw/1]),
+    Arity =< Full,
+    \+ harmless_catch_or_throw(G),
+    !,
+    (   Name == throw
+    ->  format(string(Message), "sandbox: throw/1 may not be called by rules from an untrusted source \c
+                                 with a ball not written out in the rule, or with '$aborted', unwind(_), \c
+                                 time_limit_exceeded or inference_limit_exceeded", [])
+    ;   format(string(Message), "sandbox: ~q/~d may not be called by rules from an untrusted source \c
+                                 with a catcher other than error(_, _): it would also catch the engine's \c
+                                 inference limit", [Name, Full])
+    ).
+
+harmless_catch_or_throw(G) :-
+    (   G = throw(Ball)
+    ->  nonvar(Ball),
+        \+ memberchk(Ball, ['$aborted', time_limit_exceeded, inference_limit_exceeded]),
+        \+ Ball = unwind(_)
+    ;   compound(G),
+        functor(G, _, 3),
+        arg(2, G, Catcher),
+        nonvar(Catcher),
+        Catcher = error(_, _)
+    ).
 
 unsafe(error(Formal, Context), Where) :-
     (   Formal = permission_error(call, sandboxed, G)
