@@ -24,6 +24,17 @@ RULES = CORPUS / MANIFEST["rules"]
 BOM = b"\xef\xbb\xbf"
 
 
+@pytest.fixture(autouse=True, params=["columns", "text"])
+def hand_over(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs with events crossing into Prolog as packed columns
+    (see etalis_py.columns) and as text: the same rejections both ways."""
+    if request.param == "text":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+    return str(request.param)
+
+
 def summary(accepted: int, rejected: int, detections: int) -> str:
     return (f"events read: {accepted + rejected}, accepted: {accepted}, rejected: {rejected}, "
             f"detections: {detections}, warnings: 0,")

@@ -151,11 +151,17 @@ def number_cells(values: "np.ndarray[Any, Any]") -> Cells:
     return Cells(np.ascontiguousarray(values, dtype=np.int64), INT)
 
 
-def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional[dict[int, str]] = None) -> Cells:
+def first_clause(error: Exception) -> str:
+    """The reason of a rejection for an error: its message to the first ``;``."""
+    return str(error).split(";")[0]
+
+
+def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional[dict[int, str]] = None,
+                reason: Callable[[Exception], str] = first_clause) -> Cells:
     """A column of Python values: an int that fits int64 and a finite float
     as itself, any other value as ``text(value)`` in the table (each
     distinct one once).  Where ``text`` raises ValueError or
-    RecursionError, ``bad`` gets the row's reason (unless it has one)."""
+    RecursionError, ``bad`` gets the row's ``reason`` (unless it has one)."""
     import numpy as np
 
     kinds = set(map(type, values))
@@ -193,7 +199,7 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
                 except (ValueError, RecursionError) as e:  # InvalidEvent is a ValueError
                     if bad is None:
                         raise
-                    bad.setdefault(i, str(e).split(";")[0])
+                    bad.setdefault(i, reason(e))
                     continue
                 code = len(table)
                 table.append(value_text)
@@ -252,15 +258,20 @@ def terms_packed(head: str, arity: int, columns: Sequence[Sequence[str]], valid:
     return Packed(codes, [head_text(head, arity)], [text_cells(c) for c in columns])
 
 
-def items_packed(items: Sequence[Any], first: int, names: dict[str, str], rejected: list[Rejection]) -> Packed:
+def items_packed(items: Sequence[Any], first: int, names: dict[str, str], rejected: list[Rejection],
+                 reason: Callable[[Exception], str] = first_clause, json_points: bool = False,
+                 skip: Sequence[int] = ()) -> Packed:
     """The items of :meth:`Engine.emit_many` (the 1-based position of the
     first is ``first``) as a packed batch, the rejected ones as no event
-    with their reasons added to ``rejected`` as the text way gives them.
+    with their ``reason`` added to ``rejected`` as the text way gives them.
     A plain tuple ``(name, args, time)`` is an event at a point, as in
-    the text way, any other item one over an interval."""
+    the text way, any other item one over an interval; ``json_points``:
+    so is a dict with a plain ``event``, ``args`` and ``time`` (the JSON
+    lines of ``etalis run``).  The items at the indexes ``skip`` are no
+    event, without a rejection."""
     import numpy as np
 
-    if _uniform(items):
+    if not skip and _uniform(items):
         packed = _plain_packed(items, names, first, rejected)
         if packed is not None:
             return packed
@@ -272,9 +283,16 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     ends: list[Any] = [0] * n
     bad: dict[int, str] = {}
     flags = [0] * n
+    skipped = set(skip)
     for i, item in enumerate(items):
-        if type(item) is tuple and len(item) == 3:
+        if skipped and i in skipped:
+            continue
+        plain = type(item) is tuple and len(item) == 3
+        if plain:
             name, args, time = item
+        elif json_points and type(item) is dict and "event" in item and "time" in item:
+            plain, name, args, time = True, item["event"], item.get("args", ()), item["time"]
+        if plain:
             kind = type(time)
             if type(name) is str and type(args) in (tuple, list) and (
                 kind is int or (kind is float and math.isfinite(time))
@@ -287,7 +305,7 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
                         try:
                             functor = names[name] = text_atom(name) if name else ""
                         except ValueError as error:
-                            bad[i] = str(error).split(";")[0]
+                            bad[i] = reason(error)
                             continue
                     if functor:
                         code = heads[key] = len(heads)
@@ -298,7 +316,7 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
             event_element(item, names)  # the text way's checks and reasons
             event = Event.coerce(item)
         except (ValueError, RecursionError) as error:
-            bad[i] = str(error).split(";")[0]
+            bad[i] = reason(error)
             continue
         key = (event.name, len(event.args))
         code = heads.get(key)
@@ -309,7 +327,7 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     width = max(map(len, argss), default=0)
     if width and len(set(map(len, argss))) > 1:
         argss = [tuple(a) + (0,) * (width - len(a)) for a in argss]
-    columns = [value_cells(column, prolog_value, bad) for column in zip(*argss)] if width else []
+    columns = [value_cells(column, prolog_value, bad, reason) for column in zip(*argss)] if width else []
     columns.append(value_cells(starts, number_text))
     columns.append(value_cells(ends, number_text))
     for i in sorted(bad):

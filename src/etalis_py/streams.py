@@ -302,7 +302,10 @@ def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], bat
 
         yield from graph_batches(chunks, kind, batch_lines, name, mapping.stream if mapping is not None else None)
     elif kind == "jsonl":
-        yield from _jsonl_batches(Lines(chunks), batch_lines)
+        if packed:
+            yield from _jsonl_packed(Lines(chunks), batch_lines)
+        else:
+            yield from _jsonl_batches(Lines(chunks), batch_lines)
     elif kind == "csv":
         if mapping is None:
             raise ValueError("a .csv stream needs a mapping: --event or --event-col, --args, --time")
@@ -602,6 +605,51 @@ def _jsonl_items(source: Lines) -> Iterator[Item]:
                 yield number + 1, text, None
         else:
             yield number + 1, NOTHING, None
+
+
+def _jsonl_packed(source: Lines, batch_lines: int) -> Iterator[Batch]:
+    """The batches of :func:`_jsonl_batches` as packed columns: the lines
+    decoded and checked as there, the events packed by
+    :func:`~etalis_py.columns.items_packed` with the same reasons."""
+    from .columns import items_packed
+
+    bad = source.bad
+    decode = json.JSONDecoder(parse_constant=_not_a_number).decode
+    names: dict[str, str] = {}
+    first = 1
+    items: list[Any] = []
+    skip: list[int] = []
+    rejected: list[Rejection] = []
+
+    def batch() -> Batch:
+        packed = items_packed(items, first, names, rejected, _reason, json_points=True, skip=skip)
+        rejected.sort(key=lambda r: r.line)
+        return Batch("", first, rejected, len(items), packed)
+
+    for number, line in enumerate(source, start=1):
+        if bad and number in bad:
+            rejected.append(Rejection(number, bad[number]))
+            skip.append(len(items))
+            items.append(None)
+        elif line.strip():
+            try:
+                item = decode(line)
+                if not isinstance(item, dict):
+                    _not_object(item)
+            except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
+                rejected.append(Rejection(number, _reason(e)))
+                skip.append(len(items))
+                items.append(None)
+            else:
+                items.append(item)
+        else:
+            skip.append(len(items))
+            items.append(None)
+        if len(items) >= batch_lines:
+            yield batch()
+            first, items, skip, rejected = number + 1, [], [], []
+    if items or rejected:
+        yield batch()
 
 
 def _json_term(item: dict[str, Any], names: dict[str, str]) -> str:
