@@ -3,6 +3,7 @@ error; Ctrl-C stops ``etalis run`` cleanly with its summary."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -161,3 +162,24 @@ def test_a_term_nested_deeper_than_1000_levels_is_written_cut_there_not_crashing
     assert out.splitlines() == ['{"event": "c", "args": ["' + cut + '"], "start": 1, "end": 1}']
     assert err.startswith(f"{events}:2: warning: where condition deep(30000,")
     assert err.splitlines()[-1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 1, warnings: 1, ")
+
+
+def test_a_long_text_argument_costs_no_inference_a_character(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # The detection writer checked each character of a text in Prolog: an
+    # event with a 10 MB argument took more than the 10,000,000 inferences
+    # of an event, and stopped `etalis run` there.  Here 2 MB against a limit
+    # of 1,000,000.
+    long = "x" * 2_000_000 + '"\\é'
+    with Engine.from_string("c(X) <- a(X).\n", inference_limit=1_000_000) as engine:
+        assert [(d.event, d.args, d.start) for d in engine.emit("a", long, at=1)] == [("c", (long,), 1)]
+    path = tmp_path / "pass.etl"
+    path.write_text("c(X) <- a(X).\n", encoding="utf-8")
+    events = tmp_path / "long.jsonl"
+    events.write_text(json.dumps({"event": "a", "args": [long], "time": 1}) + "\n"
+                      + json.dumps({"event": "a", "args": ["y"], "time": 2}) + "\n", encoding="utf-8")
+    assert main(["run", str(path), "--events", str(events), "--inference-limit", "1000000"]) == 0
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"event": "c", "args": [long], "start": 1, "end": 1}, {"event": "c", "args": ["y"], "start": 2, "end": 2}]
+    assert err.splitlines()[-1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 2, warnings: 0, ")

@@ -355,8 +355,15 @@ closing(Format, Close) :-
 separators(object, '{"event": ', ', "args": [', '], "start": ', ', "end": ', '}').
 separators(row, '[', ', [', '], ', ', ', ']').
 
-plain_text(Atom) :-
-    atom_codes(Atom, Codes),
+%   plain_text(+Text): Text, of at most 256 characters, needs no JSON
+%   escapes.  A longer text is written by json_write/3, whose cost in
+%   inferences does not grow with its length (a check code by code would
+%   take an event of a 10 MB argument past the inference limit).
+
+plain_text(Text) :-
+    atom_length(Text, Length),
+    Length =< 256,
+    atom_codes(Text, Codes),
     plain_codes(Codes).
 
 %   write_detection(+Detection, +Provenance): with the input occurrences
