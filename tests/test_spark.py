@@ -730,6 +730,77 @@ def test_replay_reads_a_column_of_rdf_graphs_as_graph_events(spark: SparkSession
     result.unpersist()
 
 
+STREAM_RULES = """:- prefix(sosa, 'http://www.w3.org/ns/sosa/').
+:- prefix(wt, 'http://example.org/etalis-py/weather#').
+:- policy(unrestricted).
+windy(St, N, V) <- graph(G)
+    where (graph_stream(G, St), graph_name(G, N), isa(G, O, wt:'WindObservation'),
+           triple(G, O, sosa:hasSimpleResult, V), V >= 20).
+calmed(St, V1, V2) <- (graph(G1) seq graph(G2)) within minutes(30)
+    where (graph_stream(G1, St), graph_stream(G2, St),
+           isa(G1, O1, wt:'WindObservation'), triple(G1, O1, sosa:hasSimpleResult, V1), V1 >= 15,
+           isa(G2, O2, wt:'WindObservation'), triple(G2, O2, sosa:hasSimpleResult, V2), V2 < 3).
+"""
+
+
+def _graph_table(stream: Path, table: Path) -> int:
+    """Write the graphs of the N-Quads file ``stream`` as a table of
+    (time, graph) rows, a graph's quads as N-Quads lines, in the file's
+    order; return the number of graphs."""
+    from etalis_py.nquads import QUAD, nquads_time, quad_terms
+
+    times: dict[str, float] = {}
+    cells: dict[str, list[str]] = {}
+    for line in stream.read_text().splitlines():
+        m = QUAD.match(line)
+        assert m is not None, line
+        s, p, o, g = quad_terms(m)
+        if g is None:
+            times[s] = float(nquads_time(m.group(6), m.group(7)))
+        else:
+            cells.setdefault(g, []).append(f"{s} {p} {o} {g} .")
+    pq.write_table(pa.table({"time": [times[g] for g in cells], "graph": ["\n".join(c) for c in cells.values()]}),
+                   table)
+    return len(cells)
+
+
+def test_replay_puts_a_column_of_graphs_on_a_stream_as_run_does_a_graph_stream(spark: SparkSession,
+                                                                                tmp_path: Path) -> None:
+    observations = ROOT / "examples" / "graph_weather" / "observations.nq"
+    rules = tmp_path / "streams.etl"
+    rules.write_text(STREAM_RULES)
+    table = tmp_path / "observations.parquet"
+    assert _graph_table(observations, table) == 160
+    st = "http://example.org/etalis-py/lsd/stream"
+    expected, summary = etalis_run(rules, observations, ["--stream", st])
+    assert summary.startswith("events read: 160, accepted: 160, rejected: 0, detections: 24,")
+    assert expected[:2] == [
+        f'{{"event": "calmed", "args": ["{st}", 15, 0], "start": 1091957400.0, "end": 1091958300.0}}\n',
+        f'{{"event": "calmed", "args": ["{st}", 15, 0], "start": 1091957400.0, "end": 1091958600.0}}\n',
+    ]
+    assert expected[-1] == (f'{{"event": "windy", "args": ["{st}", "http://example.org/etalis-py/lsd/graph/3269-1450", '
+                            '20], "start": 1091976600.0, "end": 1091976600.0}\n')
+    ns = cli.parser().parse_args(["replay", str(rules), "--events", str(table), "--graph-col", "graph",
+                                  "--time", "time", "--stream", st, "--quiet"])
+    out, err = StringIO(), StringIO()
+    assert cli.replay(ns, out, err) == 0, err.getvalue()
+    assert sorted(out.getvalue().splitlines(keepends=True)) == sorted(expected)
+    result = replay(table, rules, spark=spark, graph_col="graph", time="time")  # no stream: graph_stream/2 fails
+    assert list(result.detection_lines()) == []
+    result.unpersist()
+
+
+def test_replay_refuses_a_stream_without_a_column_of_graphs(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("a(X) <- b(X).\n")
+    ns = cli.parser().parse_args(["replay", str(rules), "--events", str(tmp_path / "t.csv"), "--event", "b",
+                                  "--args", "x", "--time", "t", "--stream", "http://ex.org/s"])
+    out, err = StringIO(), StringIO()
+    assert cli.replay(ns, out, err) == 1
+    assert err.getvalue() == ("etalis: --stream names the stream of graph events: give the column of the graphs, "
+                              "--graph-col\n")
+
+
 def test_replay_takes_static_knowledge_files_and_ships_them_to_the_workers(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     compat = ROOT / "tests" / "etalis_compat"

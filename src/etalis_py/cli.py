@@ -53,9 +53,10 @@ def add_mapping_options(p: argparse.ArgumentParser) -> None:
                    help="each row is the event graph(G): G is the RDF graph in COL (N-Triples or JSON-LD)")
 
 
-def mapping_from(ns: argparse.Namespace) -> Mapping:
+def mapping_from(ns: argparse.Namespace, stream: Optional[str] = None) -> Mapping:
+    """The mapping of the options of ``ns`` (its graphs on ``stream``, if given)."""
     return Mapping.of(event=ns.event, event_col=ns.event_col, args=ns.args, time=ns.time, time_format=ns.time_format,
-                      time_zone=ns.time_zone, columns=ns.columns, graph_col=ns.graph_col)
+                      time_zone=ns.time_zone, columns=ns.columns, graph_col=ns.graph_col, stream=stream)
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
@@ -441,6 +442,8 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
                     help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI)")
     rp.add_argument("--input-format", choices=("csv", "parquet", "json"),
                     help="the data's format (default: from the file name)")
+    rp.add_argument("--stream", type=_stream_iri, metavar="IRI",
+                    help="the graphs of --graph-col are on the stream IRI, asked with graph_stream(G, S)")
     rp.add_argument("--partition-by", metavar="COL",
                     help="the key column: rules whose events all carry the key run partitioned by it")
     rp.add_argument("--out", metavar="DIR",
@@ -471,7 +474,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from . import spark as sp
 
     try:
-        mapping = mapping_from(ns)
+        mapping = mapping_from(ns, ns.stream)
         mapping.check()
         if ns.format == "table" and ns.out:
             raise ValueError("--format table is printed: leave out --out (or write jsonl there and use etalis table)")
@@ -501,9 +504,9 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         style = time_style(ns)
         spark = sp.session(ns.master, conf)
-        result = sp.replay(ns.events, ns.rules, event=mapping.event, event_col=mapping.event_col,
-                           args=mapping.args, time=mapping.time, time_format=mapping.time_format, time_zone=mapping.time_zone,
-                           columns=mapping.columns, graph_col=mapping.graph_col,
+        result = sp.replay(ns.events, ns.rules, event=ns.event, event_col=ns.event_col,  # the options as given
+                           args=ns.args, time=ns.time, time_format=ns.time_format, time_zone=ns.time_zone,
+                           columns=ns.columns, graph_col=ns.graph_col, stream=ns.stream,
                            partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,

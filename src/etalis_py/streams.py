@@ -55,6 +55,7 @@ class MappingOptions(TypedDict, total=False):
     time_zone: Optional[str]
     columns: Optional[Sequence[str]]
     graph_col: Optional[str]
+    stream: Optional[str]
 
 
 @dataclass(frozen=True)
@@ -85,18 +86,23 @@ class Mapping:
 
     @staticmethod
     def graph_rows(graph_col: str, time: Optional[str], time_format: Optional[str] = None,
-                   columns: Optional[Sequence[str]] = None, time_zone: Optional[str] = None) -> "Mapping":
-        """Rows that are the graph events ``graph(G)``, G in ``graph_col``."""
+                   columns: Optional[Sequence[str]] = None, time_zone: Optional[str] = None,
+                   stream: Optional[str] = None) -> "Mapping":
+        """Rows that are the graph events ``graph(G)``, G in ``graph_col``
+        (on ``stream``, an IRI, if given)."""
         return Mapping(event="graph", args=(graph_col,), time=time, time_format=time_format, columns=columns,
-                       graph_col=graph_col, time_zone=time_zone)
+                       graph_col=graph_col, time_zone=time_zone, stream=stream)
 
     @staticmethod
     def of(**options: Unpack[MappingOptions]) -> "Mapping":
         """The mapping the options give: with ``graph_col``, the rows are
-        the graph events ``graph(G)`` (see :meth:`graph_rows`), and
-        ``event``, ``event_col`` and ``args`` must be left out."""
+        the graph events ``graph(G)`` (see :meth:`graph_rows`, on the
+        stream ``stream`` if given), and ``event``, ``event_col`` and
+        ``args`` must be left out."""
         columns = options.get("columns")
         graph_col = options.get("graph_col")
+        if graph_col is None and options.get("stream") is not None:
+            raise ValueError("--stream names the stream of graph events: give the column of the graphs, --graph-col")
         if graph_col is None:
             return Mapping(event=options.get("event"), event_col=options.get("event_col"),
                            args=tuple(options.get("args", ())), time=options.get("time"),
@@ -105,7 +111,7 @@ class Mapping:
         if options.get("event") is not None or options.get("event_col") is not None or options.get("args"):
             raise ValueError(_GRAPH_ROWS_ALONE)
         return Mapping.graph_rows(graph_col, options.get("time"), options.get("time_format"),
-                                  tuple(columns) if columns else None, options.get("time_zone"))
+                                  tuple(columns) if columns else None, options.get("time_zone"), options.get("stream"))
 
     def check(self) -> None:
         if (self.event is None) == (self.event_col is None):

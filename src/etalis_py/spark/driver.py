@@ -206,7 +206,8 @@ def replay(
     an IANA name, default UTC), ``columns`` names a headerless CSV's
     columns; ``graph_col`` instead of ``event``/``args`` makes each row the
     graph event ``graph(G)`` with G the RDF graph (N-Triples or JSON-LD)
-    in that column.  ``partition_by`` is the key column: rules whose events all
+    in that column, on the stream ``stream`` (an IRI, asked with
+    ``graph_stream(G, S)``) if given.  ``partition_by`` is the key column: rules whose events all
     carry the key run partitioned by it (see :func:`replay_plan`).  ``policy``,
     ``max_age``, ``ontology`` (files of background knowledge, read here
     and shipped to the workers) and ``entailment`` are those of ``etalis
