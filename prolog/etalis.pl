@@ -40,7 +40,10 @@ Requests:
     Python's batches, read at once.
   - feed_columns(Engine, FirstLine, Count, Format, Spec): as
     feed_list(Engine, FirstLine, Count, Format), with the batch packed as
-    columns whose addresses Spec gives (see etalis_columns:column_terms/2).
+    columns whose addresses Spec gives (see etalis_columns:column_terms/2);
+    Format may also be `packed`: the detections packed in buffers that
+    the header's `packed` describes (see etalis_columns:packed_detections/1),
+    the body a newline for each.
   - columns_library(File): load the foreign library of feed_columns;
     prolog_home: SWI-Prolog's home directory (to build it).
   - feed(Engine, FirstLine): payload is event lines.  If an event takes
@@ -132,8 +135,15 @@ serve(feed_columns(M, FirstLine, Count, Format, Spec), _, Header, Detections) :-
     column_terms(Spec, Terms),
     must_be(list(any), Terms),
     length(Terms, Count),
-    engine_feed_terms(M, Terms, FirstLine, Summary, Detections),
-    feed_header(Summary, Header).
+    (   Format == packed
+    ->  packed_reset,
+        engine_feed_terms(M, Terms, FirstLine, Summary, Detections),
+        packed_detections(Packed),
+        feed_header(Summary, Header0),
+        Header = Header0.put(packed, Packed)
+    ;   engine_feed_terms(M, Terms, FirstLine, Summary, Detections),
+        feed_header(Summary, Header)
+    ).
 serve(columns_library(File), _, _{loaded: File}, "") :-
     columns_library(File).
 serve(prolog_home, _, _{home: Home}, "") :-

@@ -161,3 +161,40 @@ def test_emit_frame_gives_the_same_on_both_ways(path: str, batch_size: int, monk
         assert [(r.line, r.reason) for r in result.rejected] == [
             (2, "column 'x' is missing"), (3, "column 'n' is missing"), (5, "column 'x': inf is not a finite number")]
         assert result.accepted == 3
+
+
+OUT_RULES = """out(X, S, L, C, F, N, V, B) <- a(X) where (S = "str", L = [], C = f(X, 'Y z'), F is inf, N = null, B is 2**70).
+'東京'(X, true) <- b(X).
+"""
+
+
+@pytest.mark.parametrize("path", ["columns", "text"])
+def test_detections_come_back_alike_both_ways(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packed detections: strings, [], compound terms, infinity, the atom
+    null, unbound variables and big ints as the JSON rows give them."""
+    if path == "text":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+    with Engine.from_string(OUT_RULES) as engine:
+        result = engine.emit_many([("a", (1,), 1), ("b", ("q",), 2), ("a", (-0.0,), 3)])
+        found = [(d.event, d.args, d.start, d.end) for d in result.detections]
+        assert found == [
+            ("out", (1, "str", [], "f(1,'Y z')", None, "null", None, 2**70), 1, 1),
+            ("東京", ("q", "true"), 2, 2),
+            ("out", (-0.0, "str", [], "f(-0.0,'Y z')", None, "null", None, 2**70), 3, 3)]
+        assert math.copysign(1, found[2][1][0]) == -1
+        assert engine.stats().detections == 3
+
+
+@pytest.mark.parametrize("path", ["columns", "text"])
+def test_provenance_comes_back_both_ways(path: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if path == "text":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+    with Engine.from_string("c(X) <- a(X) seq b(X).", explain=True) as engine:
+        result = engine.emit_many([("a", (1,), 1), ("b", (1,), 2.5)])
+        [d] = result.detections
+        assert (d.event, d.args, d.start, d.end) == ("c", (1,), 1, 2.5)
+        assert [(p.event, p.args, p.start, p.end) for p in d.provenance] == [("a", (1,), 1, 1), ("b", (1,), 2.5, 2.5)]

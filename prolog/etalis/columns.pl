@@ -1,10 +1,13 @@
 :- module(etalis_columns,
           [ columns_library/1,          % +File
             columns_loaded/0,
-            column_terms/2              % +Spec, -Terms
+            column_terms/2,             % +Spec, -Terms
+            packed_reset/0,
+            packed_detections/1         % -Dict
           ]).
 :- use_module(library(error)).
 :- use_module(library(shlib)).
+:- use_module(library(apply)).
 
 /** <module> Batches of events as packed columns
 
@@ -60,6 +63,30 @@ columns_loaded :-
 %
 %   @error existence_error(foreign_library, etalis_columns) if the
 %   library is not loaded.
+
+%!  packed_reset is det.
+%
+%   Forget the detections packed so far (detection format `packed`, see
+%   etalis_protocol:detection_format/1).
+
+packed_reset :-
+    etalis_packed_reset.
+
+%!  packed_detections(-Dict) is det.
+%
+%   Dict describes the detections packed since packed_reset/0, for
+%   Python to read: `count` detections, `heads` and `arities` the
+%   addresses of a int32 each (the index of its name in `atoms`, its
+%   number of arguments), then `cells` cells (a cell each argument and
+%   time, in order) at the addresses `tags` (uint8: 0 an int64, 1 a
+%   float64, 2 the index of an atom in `atoms`, 3 of a JSON text in
+%   `texts`) and `values` (8 bytes each).  The buffers stay until the next
+%   reset.
+
+packed_detections(_{count: N, heads: Heads, arities: Arities, cells: Cells, tags: Tags, values: Values,
+                    atoms: Strings, texts: Texts}) :-
+    etalis_packed_detections(packed(N, Heads, Arities, Cells, Tags, Values), Atoms, Texts),
+    maplist(atom_string, Atoms, Strings).
 
 column_terms(Spec, Terms) :-
     (   columns_loaded

@@ -8,7 +8,9 @@
 */
 
 #include <SWI-Prolog.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { TAG_INT = 0, TAG_FLOAT = 1, TAG_TABLE = 2 };
@@ -269,6 +271,221 @@ out:
   return rc;
 }
 
+/*  Detections packed for Python, the other way: etalis_pack_detection/3
+    appends det(E, T1, T2) to buffers that etalis_packed_detections/2
+    describes after the feed.  Each detection is its name (an index into
+    the table of atoms) and arity, then a cell a argument and one for each
+    time: tag 0 an int64, 1 a float64, 2 an atom (an index into the table
+    of atoms), 3 a JSON text (an index into the texts) for any other value,
+    as the JSON writer writes it.  Process-wide, for the feed that Python
+    is running (one at a time, under the bridge's lock).
+*/
+
+typedef struct
+{ void *data;
+  size_t size;                  /* elements used */
+  size_t cap;                   /* elements allocated */
+} growing;
+
+static growing d_heads, d_arities, d_tags, d_vals, d_atoms, d_texts;
+static atom_t *atom_keys;       /* open addressing: atom -> index + 1 */
+static int32_t *atom_slots;
+static size_t atom_cap;
+static predicate_t json_text_pred;
+
+static int
+grow(growing *g, size_t esize, size_t more)
+{ if ( g->size + more > g->cap )
+  { size_t cap = g->cap ? g->cap * 2 : 1024;
+    while ( cap < g->size + more )
+      cap *= 2;
+    void *data = realloc(g->data, cap * esize);
+    if ( !data )
+      return PL_resource_error("memory");
+    g->data = data;
+    g->cap = cap;
+  }
+  return TRUE;
+}
+
+static int
+atom_index(atom_t a, int32_t *index)
+{ if ( d_atoms.size * 2 >= atom_cap )
+  { size_t cap = atom_cap ? atom_cap * 2 : 256;
+    atom_t *keys = calloc(cap, sizeof(atom_t));
+    int32_t *slots = calloc(cap, sizeof(int32_t));
+    if ( !keys || !slots )
+    { free(keys); free(slots);
+      return PL_resource_error("memory");
+    }
+    for ( size_t i = 0; i < d_atoms.size; i++ )
+    { atom_t k = ((atom_t *)d_atoms.data)[i];
+      size_t h = (k * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+      while ( slots[h] )
+        h = (h + 1) & (cap - 1);
+      keys[h] = k;
+      slots[h] = (int32_t)i + 1;
+    }
+    free(atom_keys); free(atom_slots);
+    atom_keys = keys; atom_slots = slots; atom_cap = cap;
+  }
+  size_t h = (a * 0x9E3779B97F4A7C15ULL) & (atom_cap - 1);
+  while ( atom_slots[h] )
+  { if ( atom_keys[h] == a )
+    { *index = atom_slots[h] - 1;
+      return TRUE;
+    }
+    h = (h + 1) & (atom_cap - 1);
+  }
+  if ( !grow(&d_atoms, sizeof(atom_t), 1) )
+    return FALSE;
+  PL_register_atom(a);
+  ((atom_t *)d_atoms.data)[d_atoms.size] = a;
+  *index = (int32_t)d_atoms.size++;
+  atom_keys[h] = a;
+  atom_slots[h] = *index + 1;
+  return TRUE;
+}
+
+static int
+push_cell(uint8_t tag, int64_t v)
+{ if ( !grow(&d_tags, 1, 1) || !grow(&d_vals, sizeof(int64_t), 1) )
+    return FALSE;
+  ((uint8_t *)d_tags.data)[d_tags.size++] = tag;
+  ((int64_t *)d_vals.data)[d_vals.size++] = v;
+  return TRUE;
+}
+
+static int
+push_json(term_t t)
+{ fid_t fid = PL_open_foreign_frame();
+  term_t av = PL_new_term_refs(2);
+  char *s;
+  size_t len;
+  int rc = FALSE;
+
+  if ( !fid )
+    return FALSE;
+  if ( PL_put_term(av, t) &&
+       PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, json_text_pred, av) &&
+       PL_get_nchars(av + 1, &len, &s, CVT_STRING|CVT_ATOM|REP_UTF8|CVT_EXCEPTION) &&
+       grow(&d_texts, sizeof(char *), 1) )
+  { char *copy = malloc(len + 1);
+    if ( copy )
+    { memcpy(copy, s, len + 1);
+      ((char **)d_texts.data)[d_texts.size] = copy;
+      rc = push_cell(3, (int64_t)d_texts.size++);
+    } else
+      rc = PL_resource_error("memory");
+  }
+  PL_close_foreign_frame(fid);
+  return rc;
+}
+
+static int
+push_value(term_t t)
+{ int64_t i;
+  double d;
+  atom_t a;
+
+  switch ( PL_term_type(t) )
+  { case PL_INTEGER:
+      if ( PL_get_int64(t, &i) )
+        return push_cell(0, i);
+      return push_json(t);
+    case PL_FLOAT:
+      if ( PL_get_float(t, &d) && isfinite(d) )
+      { memcpy(&i, &d, sizeof i);
+        return push_cell(1, i);
+      }
+      return push_json(t);
+    case PL_ATOM:
+    { int32_t index;
+      if ( PL_get_atom(t, &a) && atom_index(a, &index) )
+        return push_cell(2, index);
+      return FALSE;
+    }
+    default:
+      return push_json(t);
+  }
+}
+
+static void
+clear_detections(void)
+{ for ( size_t i = 0; i < d_atoms.size; i++ )
+    PL_unregister_atom(((atom_t *)d_atoms.data)[i]);
+  for ( size_t i = 0; i < d_texts.size; i++ )
+    free(((char **)d_texts.data)[i]);
+  d_heads.size = d_arities.size = d_tags.size = d_vals.size = d_atoms.size = d_texts.size = 0;
+  if ( atom_cap )
+  { memset(atom_slots, 0, atom_cap * sizeof(int32_t));
+  }
+}
+
+/* etalis_pack_detection(+Event, +T1, +T2) */
+static foreign_t
+pack_detection(term_t e, term_t t1, term_t t2)
+{ atom_t name;
+  size_t arity;
+  int32_t index;
+  term_t a = PL_new_term_ref();
+
+  if ( !PL_get_name_arity(e, &name, &arity) )
+    return type_error("callable", e);
+  if ( !atom_index(name, &index) ||
+       !grow(&d_heads, sizeof(int32_t), 1) || !grow(&d_arities, sizeof(int32_t), 1) )
+    return FALSE;
+  ((int32_t *)d_heads.data)[d_heads.size++] = index;
+  ((int32_t *)d_arities.data)[d_arities.size++] = (int32_t)arity;
+  for ( size_t i = 1; i <= arity; i++ )
+  { _PL_get_arg(i, e, a);
+    if ( !push_value(a) )
+      return FALSE;
+  }
+  return push_value(t1) && push_value(t2);
+}
+
+/* etalis_packed_reset: forget the detections packed so far */
+static foreign_t
+packed_reset(void)
+{ clear_detections();
+  return TRUE;
+}
+
+/* etalis_packed_detections(-Layout, -Atoms, -Texts):
+   Layout = packed(N, Heads, Arities, Cells, Tags, Values) with the
+   addresses of the buffers (N detections, Cells cells); Atoms and Texts
+   the lists of the atoms and JSON texts the indexes name.  The buffers
+   stay until the next reset. */
+static foreign_t
+packed_detections(term_t layout, term_t atoms, term_t texts)
+{ term_t list = PL_new_term_ref(), h = PL_new_term_ref();
+  functor_t f = PL_new_functor(PL_new_atom("packed"), 6);
+
+  if ( !PL_unify_term(layout, PL_FUNCTOR, f,
+                      PL_INT64, (int64_t)d_heads.size,
+                      PL_INT64, (int64_t)(intptr_t)d_heads.data,
+                      PL_INT64, (int64_t)(intptr_t)d_arities.data,
+                      PL_INT64, (int64_t)d_tags.size,
+                      PL_INT64, (int64_t)(intptr_t)d_tags.data,
+                      PL_INT64, (int64_t)(intptr_t)d_vals.data) )
+    return FALSE;
+  PL_put_nil(list);
+  for ( size_t i = d_atoms.size; i-- > 0; )
+  { if ( !PL_put_atom(h, ((atom_t *)d_atoms.data)[i]) || !PL_cons_list(list, h, list) )
+      return FALSE;
+  }
+  if ( !PL_unify(atoms, list) )
+    return FALSE;
+  PL_put_nil(list);
+  for ( size_t i = d_texts.size; i-- > 0; )
+  { if ( !PL_put_chars(h, PL_STRING|REP_UTF8, (size_t)-1, ((char **)d_texts.data)[i]) ||
+         !PL_cons_list(list, h, list) )
+      return FALSE;
+  }
+  return PL_unify(texts, list);
+}
+
 install_t
 install_etalis_columns(void)
 { FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
@@ -280,4 +497,8 @@ install_etalis_columns(void)
   ATOM_interval = PL_new_atom("interval");
   ATOM_point = PL_new_atom("point");
   PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 2, column_terms, 0);
+  json_text_pred = PL_predicate("json_arg_text", 2, "etalis_protocol");
+  PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_packed_reset", 0, packed_reset, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_packed_detections", 3, packed_detections, 0);
 }

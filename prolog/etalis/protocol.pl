@@ -8,7 +8,8 @@
             bounded_text/2,                % +Term, -Text
             write_detection/1,          % +Detection
             write_detection/2,          % +Detection, +Provenance
-            detection_format/1          % +Format
+            detection_format/1,         % +Format
+            json_arg_text/2             % +Value, -Text
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -326,6 +327,13 @@ write_detection(det(E, T1, T2)) :-
     ->  true
     ;   Format = object
     ),
+    (   Format == packed
+    ->  etalis_columns:etalis_pack_detection(E, T1, T2),
+        put_char('\n')                          % counts as the text of a detection
+    ;   write_text_detection(Format, E, T1, T2)
+    ).
+
+write_text_detection(Format, E, T1, T2) :-
     closing(Format, Close),
     detection_fields(Format, E, T1, T2, Parts, [Close, '\n']),
     atomics_to_string(Parts, Line),
@@ -336,12 +344,14 @@ write_detection(det(E, T1, T2)) :-
 %   The detections of this feed are written as JSON objects (`object`,
 %   the lines of `etalis run`) or as JSON arrays (`row`: event, args,
 %   start, end and, with provenance, the rows of the input occurrences;
-%   shorter to write and to decode).
+%   shorter to write and to decode), or packed into the buffers of the
+%   foreign library (`packed`, without provenance: see
+%   etalis_columns:packed_detections/1), each written as a newline only.
 %
-%   @error domain_error(oneof([object, row]), Format) for another Format.
+%   @error domain_error(oneof([object, row, packed]), Format) for another Format.
 
 detection_format(Format) :-
-    must_be(oneof([object, row]), Format),
+    must_be(oneof([object, row, packed]), Format),
     b_setval(etalis_detections, Format).
 
 closing(Format, Close) :-
@@ -371,6 +381,10 @@ plain_text(Text) :-
 
 write_detection(det(E, T1, T2), Prov) :-
     b_getval(etalis_detections, Format),
+    (   Format == packed
+    ->  domain_error(detection_format_without_provenance, Format)
+    ;   true
+    ),
     closing(Format, Close),
     provenance_key(Format, Key),
     phrase(( detection_fields(Format, E, T1, T2),
@@ -416,6 +430,15 @@ json_values([H|T]) -->
     ;   [', '],
         json_values(T)
     ).
+
+%!  json_arg_text(+Value, -Text) is det.
+%
+%   Text is Value as the JSON of a detection's argument (see
+%   write_detection/1).
+
+json_arg_text(X, Text) :-
+    phrase(json_value(X), Parts),
+    atomics_to_string(Parts, Text).
 
 %   json_value(+X)//: X as JSON text, in atomic parts (numbers are
 %   written as write/1 writes them).

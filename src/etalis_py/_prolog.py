@@ -59,6 +59,12 @@ class PrologBridge:
         self._api = lib.PL_predicate(b"etalis_api", 3, b"etalis")
         self._columns: Optional[bool] = None
 
+    @property
+    def lock(self) -> "threading.RLock":
+        """Held for each request: hold it to read what a reply points to
+        (packed detections) before another request can change it."""
+        return self._lock
+
     def columns(self) -> bool:
         """Whether batches can cross as packed columns (``feed_columns``):
         the foreign library is built (see :mod:`etalis_py.columns`) and

@@ -35,8 +35,10 @@ from .prolog_text import number_text
 if TYPE_CHECKING:
     import numpy as np
 
-INT, FLOAT, TABLE = 0, 1, 2
-"""The tags of a cell: an int64, a float64, an index into the column's table."""
+INT, FLOAT, TABLE, JSON = 0, 1, 2, 3
+"""The tags of a cell: an int64, a float64, an index into the column's
+table (of a detection: into the atoms), the index of a JSON text (of a
+detection's argument)."""
 
 _INT64 = re.compile(r"-?[0-9]{1,18}\Z")
 _FLOAT = re.compile(r"-?[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?\Z")
@@ -375,6 +377,41 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int,
         codes[i] = -1
         rejected.append(Rejection(first + i, bad[i]))
     return Packed(codes, heads, columns)
+
+
+def unpacked_rows(layout: dict[str, Any], count: int) -> list[list[Any]]:
+    """The rows ``[event, args, start, end]`` of the first ``count``
+    detections of a ``packed`` feed, from the buffers that ``layout`` (the
+    reply's ``packed``, see ``columns.pl``) points to: to be read before
+    the bridge's next request."""
+    import ctypes
+    import json
+
+    import numpy as np
+
+    if count == 0:
+        return []
+    heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32).tolist()
+    arities = np.frombuffer(ctypes.string_at(layout["arities"], 4 * count), dtype=np.int32)
+    cells = int(arities.sum()) + 2 * count
+    tags = np.frombuffer(ctypes.string_at(layout["tags"], cells), dtype=np.uint8)
+    raw = np.frombuffer(ctypes.string_at(layout["values"], 8 * cells), dtype=np.int64)
+    atoms: list[str] = layout["atoms"]
+    out = np.empty(cells, dtype=object)
+    for tag, convert in ((INT, None), (FLOAT, np.float64)):
+        mask = tags == tag
+        out[mask] = (raw[mask] if convert is None else raw.view(convert)[mask]).tolist()
+    mask = tags == TABLE
+    out[mask] = list(map(atoms.__getitem__, raw[mask].tolist()))
+    for i, text in zip(np.flatnonzero(tags == JSON).tolist(), raw[tags == JSON].tolist()):
+        out[i] = json.loads(layout["texts"][text])
+    values = out.tolist()
+    rows: list[list[Any]] = []
+    o = 0
+    for name, k in zip(heads, arities.tolist()):
+        rows.append([atoms[name], values[o:o + k], values[o + k], values[o + k + 1]])
+        o += k + 2
+    return rows
 
 
 def _uniform(items: Sequence[Any]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -17,7 +18,7 @@ from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text
 from .prolog_text import quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
-from .columns import Packed, batches, items_packed, text_path_forced
+from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from .findings import Finding
@@ -88,6 +89,9 @@ class FeedResult:
     detection_lines: str
     stopped: Optional[InferenceLimitError] = None
     raised: int = 0
+    rows: Optional[list[list[Any]]] = None
+    """The detections as rows, read from the packed hand-over (then
+    ``detection_lines`` holds only a newline for each)."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,7 @@ class Engine:
         self._source: tuple[str, Optional[str]] = ("", "")
         self._max_age: Optional[float] = None
         self._trusted = False
+        self._explain = False
         self._static: tuple[str, ...] = ()
 
     # -- making engines ---------------------------------------------------
@@ -293,6 +298,7 @@ class Engine:
                 warnings.warn(f"{d.file}:{d.line}:{d.column}: {d.message}", EtalisWarning, stacklevel=_outside_level())
         engine._max_age = max_age
         engine._trusted = "trusted(true)" in options
+        engine._explain = "explain(true)" in options
         if info.get("ontologies"):
             try:
                 engine._load_declared(info["ontologies"])
@@ -493,11 +499,18 @@ class Engine:
         return result.accepted
 
     def _feed_packed(self, batch: Packed, first: int, rows: bool = True) -> FeedResult:
-        """Feed a batch of packed columns (see :mod:`etalis_py.columns`)."""
+        """Feed a batch of packed columns (see :mod:`etalis_py.columns`);
+        detections as JSON lines, or as rows (packed too, but with
+        provenance)."""
         self._check_open()
-        request = f"feed_columns({self._name}, {int(first)}, {len(batch)}, {'row' if rows else 'object'}, {batch.spec()})"
-        header, body = self._prolog.request(request)
+        form = "object" if not rows else "row" if self._explain else "packed"
+        request = f"feed_columns({self._name}, {int(first)}, {len(batch)}, {form}, {batch.spec()})"
+        with self._prolog.lock:
+            header, body = self._prolog.request(request)
+            unpacked = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
         result = _feed_result(header, body)
+        if unpacked is not None:
+            result = dataclasses.replace(result, rows=unpacked)
         self._stats.accepted += result.accepted
         self._stats.raised += result.raised
         self._stats.rejected += len(result.rejected)
@@ -580,7 +593,10 @@ class Engine:
         """The detections of ``result`` (rows), each passed to its callbacks; if
         they are not ``returned``, those that no callback took are queued
         for :meth:`detections` (the oldest dropped past ``max_queued``)."""
-        found = parse_rows(result.detection_lines)
+        if result.rows is not None:
+            found = Detections(map(Detection.from_row, result.rows))
+        else:
+            found = parse_rows(result.detection_lines)
         self._stats.detections += len(found)
         unseen: list[Detection] = []
         if not self._callbacks:  # nothing to call: all of them wait, or none
