@@ -82,7 +82,8 @@ load_clauses(M, compiled(_, Clauses, _, Settings)) :-
     list_to_assoc_set(Asked0, Asked),
     (   get_dict(repeating, Settings, Repeating0) -> true ; Repeating0 = [] ),
     list_to_assoc_set(Repeating0, Repeating),
-    Derivation = derivation(M, Printed-Asked, Repeating, Settings.explain),
+    handled_events(Clauses, Handled),
+    Derivation = derivation(M, Printed-Asked, Repeating, Settings.explain, Handled),
     retractall(M:'$repeating'(_, _)),
     forall(member(N/A, Repeating0),
            (   functor(T, N, A),
@@ -127,19 +128,48 @@ direct_derivation((H :- B0), Derivation, (H :- B)) :- !,
     map_derived(direct_goal(Derivation), B0, B).
 direct_derivation(C, _, C).
 
-direct_goal(derivation(M, Printed-Asked, Repeating, Explain), '$derived'(E, T1, T2, O), Goal) :-
+direct_goal(derivation(M, Printed-Asked, Repeating, Explain, Handled), '$derived'(E, T1, T2, O), Goal) :-
     functor(E, N, A),
     occurrence_key(Explain, E, Key),
+    (   handled(Handled, N/A)
+    ->  On = '$on'(E, T1, T2, O)
+    ;   On = fail
+    ),
     (   get_assoc(N/A, Printed, _)
-    ->  Goal0 = ( O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
+    ->  disjunction(O = det(E, T1, T2), On, Goal0)
     ;   get_assoc(N/A, Asked, _)
-    ->  Goal0 = ( etalis_runtime:trigger_asked(M, Key), O = det(E, T1, T2) ; '$on'(E, T1, T2, O) )
-    ;   Goal0 = '$on'(E, T1, T2, O)
+    ->  disjunction(( etalis_runtime:trigger_asked(M, Key), O = det(E, T1, T2) ), On, Goal0)
+    ;   Goal0 = On
     ),
     (   get_assoc(N/A, Repeating, _)
     ->  Goal = ( etalis_runtime:first_derivation(M, Key, T1, T2), Goal0 )
     ;   Goal = Goal0
     ).
+
+%   handled_events(+Clauses, -Handled): Handled is `all` if a '$on'/4
+%   clause of Clauses takes any event, else the set (an assoc) of the
+%   Name/Arity of the events they take.  An event that no clause takes
+%   is not passed on: '$on'/4 is compiled once all its clauses are
+%   loaded (a change of the rules reloads them all, see
+%   reload_compiled/3), so it could only fail.
+
+handled_events(Clauses, Handled) :-
+    (   member(('$on'(E, _, _, _) :- _), Clauses),
+        var(E)
+    ->  Handled = all
+    ;   findall(N/A, ( member(C, Clauses), clause_head(C, '$on'(E, _, _, _)), functor(E, N, A) ), Keys),
+        list_to_assoc_set(Keys, Handled)
+    ).
+
+clause_head((H :- _), H) :- !.
+clause_head(H, H).
+
+handled(all, _) :- !.
+handled(Handled, Key) :-
+    get_assoc(Key, Handled, _).
+
+disjunction(A, fail, A) :- !.
+disjunction(A, B, (A ; B)).
 
 occurrence_key(true, E, Key) :- !,
     E =.. [N|Args],

@@ -89,17 +89,32 @@ store_count(Store, Count) :-
 %   Queue holds the entries of Key; fails if Key has none.
 
 store_lookup(st(Mask, _, Buckets, _), Key, Queue) :-
-    key_hash(Key, H),
-    I is H /\ Mask + 1,
-    arg(I, Buckets, List),
-    key_queue(List, Key, Queue).
+    term_hash(Key, H),
+    (   integer(H)
+    ->  I is H /\ Mask + 1,
+        arg(I, Buckets, [kq(K, Q0)|List]),
+        (   K == Key
+        ->  Queue = Q0
+        ;   ground_key_queue(List, Key, Queue)
+        )
+    ;   arg(1, Buckets, List),
+        key_queue(List, Key, Queue)
+    ).
+
+%   key_queue(+List, +Key, -Queue): Queue is that of Key, up to variable
+%   names, in the bucket List.  ground_key_queue/3 is the same for a
+%   ground Key, which only an identical key can be.
 
 key_queue([kq(K, Q0)|T], Key, Q) :-
-    (   K == Key
-    ->  Q = Q0
-    ;   K =@= Key                               % a key with variables
+    (   K =@= Key
     ->  Q = Q0
     ;   key_queue(T, Key, Q)
+    ).
+
+ground_key_queue([kq(K, Q0)|T], Key, Q) :-
+    (   K == Key
+    ->  Q = Q0
+    ;   ground_key_queue(T, Key, Q)
     ).
 
 %   key_hash(+Key, -Hash): a key with variables hashes to 0.
@@ -119,14 +134,16 @@ key_hash(Key, H) :-
 
 key_match(Store, Key, Q) :-
     (   ground(Key)
-    ->  (   store_lookup(Store, Key, Q)
-        ;   arg(4, Store, Open),
-            Open > 0,
-            arg(3, Store, Buckets),
-            arg(1, Buckets, List),
-            member(kq(K, Q), List),
-            \+ ground(K),
-            copy_term(K, Key)
+    ->  arg(4, Store, Open),
+        (   Open =:= 0
+        ->  store_lookup(Store, Key, Q)
+        ;   (   store_lookup(Store, Key, Q)
+            ;   arg(3, Store, Buckets),
+                arg(1, Buckets, List),
+                member(kq(K, Q), List),
+                \+ ground(K),
+                copy_term(K, Key)
+            )
         )
     ;   arg(3, Store, Buckets),
         arg(_, Buckets, List),
@@ -139,13 +156,10 @@ key_match(Store, Key, Q) :-
 %   Queue holds the entries of Key, created empty if needed.
 
 store_queue(Store, Key, Queue) :-
-    Store = st(Mask, _, Buckets, _),
-    key_hash(Key, H),
-    I is H /\ Mask + 1,
-    arg(I, Buckets, List),
-    (   key_queue(List, Key, Queue0)
+    (   store_lookup(Store, Key, Queue0)
     ->  Queue = Queue0
-    ;   new_key(Store, Key, H, none, Queue)
+    ;   key_hash(Key, H),
+        new_key(Store, Key, H, none, Queue)
     ).
 
 new_key(Store, Key, H, Expiry, Queue) :-
@@ -214,13 +228,13 @@ relink(Buckets, Mask, KQ) :-
 %   drops those that start more than W before End.
 
 store_append(Store, Key, Entry, Expiry) :-
-    Store = st(Mask, _, Buckets, _),
-    key_hash(Key, H),
-    I is H /\ Mask + 1,
-    arg(I, Buckets, List),
-    (   key_queue(List, Key, Q)
-    ->  expire(Expiry, Q)
-    ;   new_key(Store, Key, H, Expiry, Q)
+    (   store_lookup(Store, Key, Q)
+    ->  (   Expiry = window(End, W)
+        ->  queue_expire(Store, Q, End, W)
+        ;   true
+        )
+    ;   key_hash(Key, H),
+        new_key(Store, Key, H, Expiry, Q)
     ),
     queue_append(Store, Q, Entry).
 
@@ -243,16 +257,21 @@ store_replace(Store, Key, Entry) :-
 
 store_pending(Store, Key, Expiry, Entry) :-
     key_match(Store, Key, Q),
-    expire(Expiry, Q),
+    (   Expiry = window(End, W)
+    ->  queue_expire(Store, Q, End, W)
+    ;   true
+    ),
     arg(1, Q, First),
     arg(2, Q, Last),
     cell_entry_upto(First, Last, Entry).
 
 cell_entry_upto(Cell, Last, Entry) :-
     Cell = c(E, Next),
-    (   Entry = E
-    ;   \+ same_term(Cell, Last),
-        cell_entry_upto(Next, Last, Entry)
+    (   same_term(Cell, Last)
+    ->  Entry = E
+    ;   (   Entry = E
+        ;   cell_entry_upto(Next, Last, Entry)
+        )
     ).
 
 %!  store_take(+Store, +Key, +Expiry, ?Entry, :Cond) is semidet.
