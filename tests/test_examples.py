@@ -82,41 +82,41 @@ WIND_AREA = [
         ("wind_warning", [3280], 1091966700, 1091969400),
         ("wind_warning", [3489], 1091967300, 1091970300),
         ("wind_warning", [3269], 1091969100, 1091972100),
-        ("wind_area", [3269, 3280, 161], 1091966700, 1091972100),
+        ("wind_area", [3269, 3280, "km(161)"], 1091966700, 1091972100),
         ("wind_warning", [3114], 1091970000, 1091972700),
         ("wind_warning", [3303], 1091970000, 1091973600),
-        ("wind_area", [3280, 3303, 17], 1091966700, 1091973600),
-        ("wind_area", [3269, 3303, 150], 1091969100, 1091973600),
+        ("wind_area", [3280, 3303, "km(17)"], 1091966700, 1091973600),
+        ("wind_area", [3269, 3303, "km(150)"], 1091969100, 1091973600),
         ("wind_warning", [3489], 1091973600, 1091976300),
         ("wind_warning", [3269], 1091973900, 1091976600),
-        ("wind_area", [3269, 3303, 150], 1091970000, 1091976600),
+        ("wind_area", [3269, 3303, "km(150)"], 1091970000, 1091976600),
     ]
 ]
 
 # what `make demo` prints for them: `etalis table` with the stations' names
 WIND_AREA_TABLE = """\
 local times: each row in the zone of its first argument that has one (else UTC)
-event         args                                               start              end    zone  duration
-wind_warning  Readville MA (C2236)                               08 Aug 2004 02:10  02:55  EDT   45m 00s
-wind_warning  Pierce NE (C1134)                                  08 Aug 2004 02:15  03:00  CDT   45m 00s
-wind_warning  Readville MA (C2236)                               08 Aug 2004 03:30  04:15  EDT   45m 00s
-wind_warning  Readville MA (C2236)                               08 Aug 2004 04:45  05:30  EDT   45m 00s
-wind_warning  Alma KS (C1681)                                    08 Aug 2004 03:45  04:30  CDT   45m 00s
-wind_warning  Alma KS (C1681)                                    08 Aug 2004 04:50  05:35  CDT   45m 00s
-wind_warning  Readville MA (C2236)                               08 Aug 2004 06:00  06:45  EDT   45m 00s
-wind_warning  Berthoud CO (C1650)                                08 Aug 2004 04:50  05:35  MDT   45m 00s
-wind_warning  Readville MA (C2236)                               08 Aug 2004 07:05  07:45  EDT   40m 00s
-wind_warning  Berthoud CO (C1650)                                08 Aug 2004 06:05  06:50  MDT   45m 00s
-wind_warning  Readville MA (C2236)                               08 Aug 2004 08:15  09:05  EDT   50m 00s
-wind_warning  Black Forest CO (C1617)                            08 Aug 2004 06:45  07:35  MDT   50m 00s
-wind_area     Black Forest CO (C1617), Berthoud CO (C1650), 161  08 Aug 2004 06:05  07:35  MDT   1h 30m
-wind_warning  Pierce NE (C1134)                                  08 Aug 2004 08:00  08:45  CDT   45m 00s
-wind_warning  Mead CO (C1720)                                    08 Aug 2004 07:00  08:00  MDT   1h 00m
-wind_area     Berthoud CO (C1650), Mead CO (C1720), 17           08 Aug 2004 06:05  08:00  MDT   1h 55m
-wind_area     Black Forest CO (C1617), Mead CO (C1720), 150      08 Aug 2004 06:45  08:00  MDT   1h 15m
-wind_warning  Readville MA (C2236)                               08 Aug 2004 10:00  10:45  EDT   45m 00s
-wind_warning  Black Forest CO (C1617)                            08 Aug 2004 08:05  08:50  MDT   45m 00s
-wind_area     Black Forest CO (C1617), Mead CO (C1720), 150      08 Aug 2004 07:00  08:50  MDT   1h 50m
+event         args                                                   start              end    zone  duration
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 02:10  02:55  EDT   45m 00s
+wind_warning  Pierce NE (C1134)                                      08 Aug 2004 02:15  03:00  CDT   45m 00s
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 03:30  04:15  EDT   45m 00s
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 04:45  05:30  EDT   45m 00s
+wind_warning  Alma KS (C1681)                                        08 Aug 2004 03:45  04:30  CDT   45m 00s
+wind_warning  Alma KS (C1681)                                        08 Aug 2004 04:50  05:35  CDT   45m 00s
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 06:00  06:45  EDT   45m 00s
+wind_warning  Berthoud CO (C1650)                                    08 Aug 2004 04:50  05:35  MDT   45m 00s
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 07:05  07:45  EDT   40m 00s
+wind_warning  Berthoud CO (C1650)                                    08 Aug 2004 06:05  06:50  MDT   45m 00s
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 08:15  09:05  EDT   50m 00s
+wind_warning  Black Forest CO (C1617)                                08 Aug 2004 06:45  07:35  MDT   50m 00s
+wind_area     Black Forest CO (C1617), Berthoud CO (C1650), km(161)  08 Aug 2004 06:05  07:35  MDT   1h 30m
+wind_warning  Pierce NE (C1134)                                      08 Aug 2004 08:00  08:45  CDT   45m 00s
+wind_warning  Mead CO (C1720)                                        08 Aug 2004 07:00  08:00  MDT   1h 00m
+wind_area     Berthoud CO (C1650), Mead CO (C1720), km(17)           08 Aug 2004 06:05  08:00  MDT   1h 55m
+wind_area     Black Forest CO (C1617), Mead CO (C1720), km(150)      08 Aug 2004 06:45  08:00  MDT   1h 15m
+wind_warning  Readville MA (C2236)                                   08 Aug 2004 10:00  10:45  EDT   45m 00s
+wind_warning  Black Forest CO (C1617)                                08 Aug 2004 08:05  08:50  MDT   45m 00s
+wind_area     Black Forest CO (C1617), Mead CO (C1720), km(150)      08 Aug 2004 07:00  08:50  MDT   1h 50m
 """
 
 

@@ -121,3 +121,117 @@ def test_format_table_shows_the_provenance_of_explain(tmp_path: Path, capsys: py
         "event  args  start                 end                   duration\n"
         "alarm  r1    01 Jan 2024 23:59:30  02 Jan 2024 00:01:00  1m 30s\n"
         "  from hot(r1) at 23:59:30, smoke(r1) at 02 Jan 2024 00:01:00\n")
+
+
+STORM_RULES = "storm(S) <- (gust(S) seq gust(S)) within hours(4).\n"
+GUSTS = ('{"event": "gust", "args": [7], "time": 1293396660}\n{"event": "gust", "args": [9], "time": 1293400000}\n'
+         '{"event": "gust", "args": [9], "time": 1293403600}\n{"event": "gust", "args": [7], "time": 1293407460}\n')
+
+
+def storm_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    rules = tmp_path / "storm.etl"
+    rules.write_text(STORM_RULES)
+    events = tmp_path / "gusts.jsonl"
+    events.write_text(GUSTS)
+    zones = tmp_path / "zones.csv"
+    zones.write_text("value,name,tz\n7,KJFK,America/New_York\n9,KDEN,America/Denver\n")
+    return rules, events, zones
+
+
+def test_tz_alone_writes_iso_dates_which_etalis_table_reads_back(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    rules, events, _ = storm_files(tmp_path)
+    code, out, err = run(capsys, rules, "--events", events, "--tz", "America/New_York")
+    assert code == cli.EXIT_OK, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"event": "storm", "args": [9], "start": "2010-12-26T16:46:40-05:00", "end": "2010-12-26T17:46:40-05:00"},
+        {"event": "storm", "args": [7], "start": "2010-12-26T15:51:00-05:00", "end": "2010-12-26T18:51:00-05:00"}]
+    lines = tmp_path / "storms.jsonl"
+    lines.write_text(out)
+    assert cli.main(["table", str(lines), "--lines", "--tz", "UTC"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == ("storm(9), 26 Dec 2010 21:46:40 to 22:46:40 (1h 00m)\n"
+                                       "storm(7), 26 Dec 2010 20:51:00 to 23:51:00 (3h 00m)\n")
+    # --strftime writes no zone: such a line is refused, not misread as UTC
+    code, out, err = run(capsys, rules, "--events", events, "--tz", "America/New_York", "--strftime", "%H:%M")
+    lines.write_text(out)
+    assert cli.main(["table", str(lines)]) == cli.EXIT_FAILURE
+    assert capsys.readouterr().err.startswith(
+        f"etalis: {lines}:1: not a detection (time '16:46' is not a number of seconds or an ISO 8601 date with its "
+        "offset (as --iso writes it)):")
+
+
+def test_run_format_table_shows_the_zones_of_a_names_file_as_etalis_table_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules, events, zones = storm_files(tmp_path)
+    code, out, err = run(capsys, rules, "--events", events, "--format", "table", "--names", zones)
+    assert code == cli.EXIT_OK, err
+    table = ("local times: each row in the zone of its first argument that has one (else UTC)\n"
+             "event  args  start                 end       zone  duration\n"
+             "storm  KDEN  26 Dec 2010 14:46:40  15:46:40  MST   1h 00m\n"
+             "storm  KJFK  26 Dec 2010 15:51:00  18:51:00  EST   3h 00m\n")
+    assert out == table
+    code, out, err = run(capsys, rules, "--events", events)
+    lines = tmp_path / "storms.jsonl"
+    lines.write_text(out)
+    assert cli.main(["table", str(lines), "--names", str(zones)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == table
+
+
+def test_plot_shows_times_in_the_zones_the_table_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from etalis_py.plot import Timeline
+    from etalis_py.report import Readable, read_detections
+
+    rules, events, zones = storm_files(tmp_path)
+    code, out, err = run(capsys, rules, "--events", events)
+    storms = read_detections(out.splitlines())
+    readable = Readable(names={"7": "KJFK", "9": "KDEN"}, zones={"7": "America/New_York", "9": "America/Denver"})
+    # in two zones: the axis in UTC; each lane says its zone, each bar its local start (the table's start)
+    bars = Timeline(storms, readable=readable).figure().axes[-1]
+    assert bars.get_xlabel() == "times in UTC (on a bar: its local start, in the zone by its lane)"
+    assert [t.get_text() for t in bars.get_yticklabels()] == ["storm(KDEN) · MST", "storm(KJFK) · EST"]
+    assert [t.get_text() for t in bars.texts] == [" 14:46:40", " 15:51:00"]
+    # one zone for all: the axis is in it, as the table's rows are
+    one = Timeline(storms[1:], readable=readable).figure().axes[-1]
+    assert one.get_xlabel() == "times in America/New_York"
+    assert [t.get_text() for t in one.get_yticklabels()] == ["storm(KJFK)"]
+    assert len(one.texts) == 0
+    # etalis plot reads the zones of --names as etalis table does, unless --tz
+    lines = tmp_path / "storms.jsonl"
+    lines.write_text(out)
+    png = tmp_path / "t.png"
+    assert cli.main(["plot", str(lines), "--names", str(zones), "-o", str(png)]) == cli.EXIT_OK
+    assert capsys.readouterr().err == f"{png}: 2 bars in 2 lanes, 0 signals, 1200 x 210 pixels\n"
+    fig = read_detections(lines.read_text().splitlines()).plot(png, names={"7": "KJFK"}, tz="Europe/Berlin",
+                                                               zones={"7": "America/New_York"})
+    assert fig.axes[-1].get_xlabel() == "times in Europe/Berlin (on a bar: its local start, in the zone by its lane)"
+
+
+def test_run_takes_the_stream_as_its_second_argument_and_says_what_is_missing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    rules, events, _ = storm_files(tmp_path)
+    code, out, err = run(capsys, rules, events)
+    assert (code, [json.loads(line)["args"] for line in out.splitlines()]) == (cli.EXIT_OK, [[9], [7]])
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(GUSTS.encode())))
+    code, out, err = run(capsys, rules, "-")           # cat gusts.jsonl | etalis run storm.etl -
+    assert (code, [json.loads(line)["args"] for line in out.splitlines()]) == (cli.EXIT_OK, [[9], [7]])
+    for args, message in [
+            ([rules], "give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads standard input)"),
+            ([rules, "--event", "-"], "give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads "
+                                      "standard input) (--event names the event of every row: did you mean "
+                                      "--events -?)"),
+            ([rules, events, "--events", events], f"two streams: {events} and --events {events}; give one")]:
+        with pytest.raises(SystemExit) as exit:
+            cli.main(["run", *map(str, args)])
+        assert exit.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"etalis run: error: {message}"
+
+
+def test_a_missing_rule_file_is_named_as_a_missing_events_file_is(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rules, events, _ = storm_files(tmp_path)
+    assert run(capsys, tmp_path / "nope.etl", events)[::2] == (
+        cli.EXIT_RULES, [f"etalis: rule file {tmp_path / 'nope.etl'} does not exist"])
+    assert run(capsys, rules, tmp_path / "nope.jsonl")[::2] == (
+        cli.EXIT_FAILURE, [f"etalis: events file {tmp_path / 'nope.jsonl'} does not exist"])

@@ -72,7 +72,8 @@ def test_a_line_that_is_not_a_detection_is_an_error_with_its_line(tmp_path: Path
     path.write_text(BLIZZARD.to_json() + "\n\n" + '{"event": "x", "args": [], "start": "noon", "end": 1}\n')
     code, out, err = etalis(["table", str(path)])
     assert (code, out) == (1, "")
-    assert err == f"etalis: {path}:3: not a detection (time 'noon' is not a number of seconds): " \
+    assert err == f"etalis: {path}:3: not a detection (time 'noon' is not a number of seconds or an ISO 8601 " \
+        "date with its offset (as --iso writes it)): " \
         '{"event": "x", "args": [], "start": "noon", "end": 1}\n'
     path.write_text('{"event": "x", "args": [], "start": 1e20, "end": 1e20}\n')
     assert etalis(["table", str(path)])[1:] == (

@@ -19,7 +19,6 @@ from .etalis_import import add_import_parser, import_etalis
 from .events import Rejection
 from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
-from .report import read_names
 from .progress import ProgressLine, wanted
 from .streams import GRAPH_KINDS, STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live, stream_kind
 
@@ -61,7 +60,8 @@ def mapping_from(ns: argparse.Namespace, stream: Optional[str] = None) -> Mappin
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
     """Where ``run`` reads its events: a file, standard input, a growing file."""
-    p.add_argument("--events", type=Path, required=True, metavar="FILE",
+    p.add_argument("events_file", type=Path, nargs="?", metavar="EVENTS", help="the stream file, as --events gives it")
+    p.add_argument("--events", type=Path, metavar="FILE",
                    help="stream file: .jsonl, .csv, .parquet, .pl, .events, or graphs: .nq, .trig, .jsonld; "
                    "- reads standard input")
     p.add_argument("--input-format", choices=STREAM_KINDS,
@@ -98,7 +98,8 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--explain", action="store_true",
                    help="give each detection its provenance: the input events it was built from")
     p.add_argument("--names", type=Path, metavar="CSV",
-                   help="with --format table: names of argument values, a CSV file with the header value,name")
+                   help="with --format table: names of argument values, a CSV file with the header value,name "
+                   "(or value,name,tz: without --tz, each row in its first argument's zone, as etalis table)")
 
 
 def add_time_options(p: argparse.ArgumentParser) -> None:
@@ -109,18 +110,31 @@ def add_time_options(p: argparse.ArgumentParser) -> None:
                      help="write start and end as ISO 8601 dates with their offset (default: seconds)")
     one.add_argument("--strftime", metavar="FMT",
                      help="write start and end in this strftime format (--time-format is the input's format)")
-    g.add_argument("--tz", metavar="ZONE", help="the time zone of --iso and --strftime: an IANA name (default UTC)")
+    g.add_argument("--tz", metavar="ZONE", help="the time zone of --iso and --strftime, and of --format table: an IANA "
+                   "name (default UTC); alone, it means --iso in that zone")
 
 
 def time_style(ns: argparse.Namespace) -> TimeStyle:
-    return TimeStyle(ns.iso, ns.strftime, ns.tz)
+    """The times of the output: ``--tz`` alone means ISO 8601 dates in that zone."""
+    return TimeStyle(ns.iso or (ns.tz is not None and ns.strftime is None), ns.strftime, ns.tz)
+
+
+def readable_of(ns: argparse.Namespace) -> "Readable":
+    """How ``table``, ``plot`` and ``--format table`` show detections: in
+    ``--tz`` (default UTC), or, without it, each in the zone of its first
+    argument that has one in a ``--names`` file with a tz column."""
+    from .report import Readable, read_names, read_zones
+
+    return Readable(tz=ns.tz or "UTC", names=read_names(ns.names) if ns.names else {},
+                    args=getattr(ns, "show_args", True), zones=read_zones(ns.names) if ns.names and ns.tz is None else {})
 
 
 def add_quiet_option(p: argparse.ArgumentParser, progress: bool = False) -> None:
     """``--quiet`` means the same on every command; ``--progress`` too."""
     p.add_argument("--quiet", action="store_true",
                    help="no per-line reports (rejected rows, warnings) and no progress line; "
-                   "the summary and errors are still printed")
+                   "the summary and errors are still printed" if progress else
+                   "only the errors and the summary, no warnings or notes")
     if progress:
         p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="a progress line on stderr once the command has run for a second "
@@ -201,15 +215,28 @@ def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
     p = parser()
     ns, extras = p.parse_known_args(argv)
+    commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    command: argparse.ArgumentParser = commands.choices[ns.command]
     if extras:
-        commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
-        command: argparse.ArgumentParser = commands.choices[ns.command]
         options = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
         unknown = [x.partition("=")[0] for x in extras if x.startswith("-")]
         close = difflib.get_close_matches(unknown[0], options, n=2) if unknown else []
         hint = f" (did you mean {' or '.join(close)}?)" if close else ""
         command.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+    if ns.command == "run":
+        _stream_argument(ns, command)
     return ns
+
+
+def _stream_argument(ns: argparse.Namespace, command: argparse.ArgumentParser) -> None:
+    """``run``'s stream: ``--events FILE`` or the second argument (``etalis
+    run rules.etl -``), one of them."""
+    if ns.events_file is not None and ns.events is not None:
+        command.error(f"two streams: {ns.events_file} and --events {ns.events}; give one")
+    if ns.events_file is None and ns.events is None:
+        hint = " (--event names the event of every row: did you mean --events -?)" if ns.event == "-" else ""
+        command.error(f"give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads standard input){hint}")
+    ns.events = ns.events if ns.events is not None else ns.events_file
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -229,7 +256,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return readable_output(ns, sys.stdout, sys.stderr)
         if ns.command == "import-etalis":
             return import_etalis(ns, sys.stdout, sys.stderr)
-    except (RuleError, RuleFileNotFound) as e:
+    except RuleFileNotFound as e:
+        print(f"etalis: {e}", file=sys.stderr)
+        return EXIT_RULES
+    except RuleError as e:
         print(e, file=sys.stderr)
         return EXIT_RULES
     except _ontology_error() as e:  # evaluated only when an exception passes: rdflib loads lazily
@@ -291,11 +321,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             engine.close()
             raise
     try:
-        names = read_names(ns.names) if ns.names else None
+        readable = readable_of(ns) if ns.format == "table" else None
         # with explain the engine's reported events carry their provenance
         # as one more argument, and engine.printed counts it
         arity = max_arity(engine.printed) - (1 if ns.explain else 0)
-        sink = open_writer(ns.format, ns.out, out, time_style(ns), arity, ns.explain, names)
+        sink = open_writer(ns.format, ns.out, out, time_style(ns), arity, ns.explain, readable)
     except (ValueError, OSError) as e:
         engine.close()
         print(f"etalis: {e}", file=err)
@@ -478,7 +508,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         mapping.check()
         if ns.format == "table" and ns.out:
             raise ValueError("--format table is printed: leave out --out (or write jsonl there and use etalis table)")
-        names = read_names(ns.names) if ns.names else {}
+        readable = readable_of(ns)
     except (ValueError, OSError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
@@ -514,7 +544,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":
-            table = TableWriter(out, style, names)
+            table = TableWriter(out, readable)
             table.write("".join(result.detection_lines()))
             table.close()
         else:
@@ -537,12 +567,13 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
         p.add_argument("detections", help="the JSON lines of etalis run or replay; - reads standard input")
         p.add_argument("--tz", metavar="ZONE",
                        help="show times in this zone, an IANA name such as America/New_York (default UTC; "
-                       "for table, with a --names file that has a tz column, each row in its first argument's zone)")
+                       "without it, a --names file with a tz column shows each row in its first argument's zone, "
+                       "and a plot's axis in theirs when they share one)")
         p.add_argument("--names", type=Path, metavar="CSV",
                        help="names of argument values: a CSV file with the header value,name "
                        "(or value,name,tz: with each value's IANA time zone)")
     table.add_argument("--lines", action="store_true", help="a sentence per detection instead of a table")
-    table.add_argument("--no-args", dest="args", action="store_false", help="leave the arguments out")
+    table.add_argument("--no-args", dest="show_args", action="store_false", help="leave the arguments out")
     plot.add_argument("-o", "--output", type=Path, required=True, metavar="PNG", help="the picture to write")
     plot.add_argument("--title", help="a title over the picture")
     plot.add_argument("--ylabel", metavar="TEXT", help="what the signals measure (default: their columns)")
@@ -562,12 +593,10 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis table`` and ``etalis plot``."""
-    from .report import Readable, read_detections, read_names, read_zones
+    from .report import read_detections
 
     try:
-        local = ns.command == "table" and ns.names and ns.tz is None
-        readable = Readable(tz=ns.tz or "UTC", names=read_names(ns.names) if ns.names else {},
-                            args=getattr(ns, "args", True), zones=read_zones(ns.names) if local else {})
+        readable = readable_of(ns)
         readable.zone()
         if ns.detections == "-":
             detections = read_detections(sys.stdin, "<stdin>")

@@ -515,15 +515,19 @@ class Detections(list[Detection]):
 
     def plot(self, path: Union[str, "os.PathLike[str]", None] = None, *, tz: Optional[str] = None,
              names: Optional[Mapping[str, str]] = None, title: Optional[str] = None,
-             signals: Sequence["Signal"] = (), quantity: str = "value") -> "Figure":
+             signals: Sequence["Signal"] = (), quantity: str = "value",
+             zones: Optional[Mapping[str, str]] = None) -> "Figure":
         """A timeline: a bar per detection over its interval, one lane per
         event and arguments, and ``signals`` as lines above; written as a
         PNG to ``path`` when given (``etalis plot``).  Returns the matplotlib
-        Figure, whose last axes hold the bars."""
+        Figure, whose last axes hold the bars.  ``zones`` as for
+        :meth:`table`: the time axis is in the zone of every detection if
+        they share one, else in ``tz`` with each lane's zone beside it and
+        each bar's local start on it."""
         from .plot import Timeline
         from .report import Readable
 
-        timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}), title, quantity)
+        timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}, zones=zones or {}), title, quantity)
         return timeline.save(path) if path is not None else timeline.figure()
 
     def compact(self, prefixes: Mapping[str, str]) -> "Detections":

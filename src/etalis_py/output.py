@@ -14,9 +14,12 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Optional, Protocol
+from typing import IO, TYPE_CHECKING, Any, Optional, Protocol
 
 from .events import Time, format_time, zone
+
+if TYPE_CHECKING:
+    from .report import Readable
 
 OUT_FORMATS = ("jsonl", "csv", "parquet", "table")
 
@@ -165,23 +168,21 @@ class ParquetWriter:
 
 
 class TableWriter:
-    """The table of ``etalis table`` (:class:`~etalis_py.report.Readable`),
-    written when closed: times in the style's zone, ``names`` for argument
-    values."""
+    """The table of ``etalis table``, written when closed, as ``readable``
+    (a :class:`~etalis_py.report.Readable`: its zones and names) shows it."""
 
-    def __init__(self, out: IO[str], style: TimeStyle, names: Mapping[str, str]) -> None:
+    def __init__(self, out: IO[str], readable: "Readable") -> None:
         self.out = out
-        self.style = style
-        self.names = names
+        self.readable = readable
         self.lines: list[str] = []
 
     def write(self, lines: str) -> None:
         self.lines += lines.splitlines()
 
     def close(self) -> None:
-        from .report import Readable, read_detections
+        from .report import read_detections
 
-        self.out.write(Readable(self.style.tz or "UTC", self.names).table(read_detections(self.lines)))
+        self.out.write(self.readable.table(read_detections(self.lines)))
         self.out.flush()
 
 
@@ -206,11 +207,12 @@ def _arg_types(rows: Sequence[dict[str, Any]]) -> Optional[list[Any]]:
 
 
 def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style: TimeStyle, arity: int,
-                provenance: bool = False, names: Optional[Mapping[str, str]] = None) -> DetectionWriter:
+                provenance: bool = False, readable: Optional["Readable"] = None) -> DetectionWriter:
     """A writer of ``fmt`` (jsonl, csv, parquet or table; default: by
     ``path``'s extension, else jsonl) to the file ``path`` or else to
     ``stdout``.  ``arity`` is the number of argument columns of CSV;
-    ``names`` name argument values in a table."""
+    ``readable`` how a table shows detections (default: in the style's
+    zone)."""
     fmt = fmt or (path.suffix.lower().lstrip(".") if path is not None and path.suffix.lower() in (".csv", ".parquet")
                   else "jsonl")
     if fmt not in OUT_FORMATS:
@@ -220,8 +222,12 @@ def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style
             raise ValueError("parquet is written to a file: give --out FILE")
         return ParquetWriter(path, style, provenance)
     out = stdout if path is None else path.open("w", encoding="utf-8", newline="")
-    text: DetectionWriter = (JsonlWriter(out, style) if fmt == "jsonl" else TableWriter(out, style, names or {})
-                             if fmt == "table" else CsvWriter(out, style, arity, provenance))
+    if fmt == "table" and readable is None:
+        from .report import Readable
+
+        readable = Readable(style.tz or "UTC")
+    text: DetectionWriter = (JsonlWriter(out, style) if fmt == "jsonl" else TableWriter(out, readable)
+                             if readable is not None and fmt == "table" else CsvWriter(out, style, arity, provenance))
     return text if path is None else _Closing(text, out)
 
 

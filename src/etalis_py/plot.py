@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import os
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +20,7 @@ from .streams import parse_time, parse_value
 if TYPE_CHECKING:  # matplotlib is imported when a picture is drawn
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.transforms import Bbox
 
 DPI = 100
 WIDTH = 1200
@@ -59,6 +60,22 @@ class Timeline:
         of_event = {self.readable.label(d): events.index(d.event) for d in self.detections}
         return sorted(labels, key=lambda label: (of_event[label], first[label]))
 
+    def axis(self) -> Readable:
+        """How the time axis shows times: in the zone of every detection
+        when the zones of ``readable`` (a names file's) give them one, else
+        in ``readable``'s own zone (``--tz``, default UTC)."""
+        if self.readable.zones:
+            zones = {self.readable.zone_of(d) for d in self.detections}
+            if len(zones) == 1:
+                return replace(self.readable, tz=zones.pop(), zones={})
+        return self.readable
+
+    def local(self) -> bool:
+        """Whether the detections are in several zones (as ``etalis table``
+        shows them), which one time axis cannot show: then each lane says
+        its zone and each bar its local start."""
+        return bool(self.axis().zones)
+
     def size(self) -> tuple[int, int]:
         """Width and height in pixels: a band for the signals, a row per lane."""
         signals = SIGNAL_HEIGHT if self.signals else 0
@@ -76,9 +93,10 @@ class Timeline:
         rows = [SIGNAL_HEIGHT, LANE_HEIGHT * max(1, len(lanes))] if self.signals else [1]
         fig = Figure(figsize=(width / DPI, height / DPI), dpi=DPI, layout="constrained")
         axes = fig.subplots(len(rows), 1, sharex=True, squeeze=False, height_ratios=rows)[:, 0]
-        zone = self.readable.zone()
+        axis = self.axis()
+        zone = axis.zone()
         for signal in self.signals:
-            axes[0].plot([self.readable.when(t) for t in signal.times], signal.values, label=signal.label, linewidth=1.2)
+            axes[0].plot([axis.when(t) for t in signal.times], signal.values, label=signal.label, linewidth=1.2)
         for level in self.levels if self.signals else ():
             axes[0].axhline(level, color="grey", linestyle="--", linewidth=1, label=f"level {level:g}")
         if self.signals:
@@ -90,9 +108,14 @@ class Timeline:
         locator = dates.AutoDateLocator(tz=zone)  # type: ignore[no-untyped-call]
         bars.xaxis.set_major_locator(locator)
         bars.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator, tz=zone))  # type: ignore[no-untyped-call]
-        bars.set_xlabel(self.readable.caption())
+        if self.local():
+            bars.set_xlabel(f"times in {axis.tz} (on a bar: its local start, in the zone by its lane)", loc="left")
+        else:
+            bars.set_xlabel(axis.caption())
         if self.title:
             fig.suptitle(self.title)
+        if self.local():
+            _drop_labels_that_do_not_fit(fig, bars)
         return fig
 
     def _bars(self, ax: "Axes", lanes: list[str]) -> None:
@@ -105,12 +128,21 @@ class Timeline:
         times = [t for d in self.detections for t in (d.start, d.end)]
         times += [t for s in self.signals for t in s.times]
         shortest = (max(times) - min(times)) * 0.004 if times else 0
+        local = self.local()
+        clock = self.readable.clock(self.detections)
+        zone_of: dict[str, str] = {}
         for d in self.detections:
             start = dates.date2num(self.readable.when(d.start))  # type: ignore[no-untyped-call]
             length = max(d.end - d.start, shortest) / timedelta(days=1).total_seconds()
             ax.barh(row[self.readable.label(d)], length, left=start, height=0.6,
                     color=colours[d.event], alpha=0.8, edgecolor="black", linewidth=0.5)
-        ax.set_yticks(range(len(lanes)), lanes, fontsize="small")
+            if local:
+                zone_of.setdefault(self.readable.label(d), self.readable.zone_label(d))
+                when = self.readable.when(d.start, self.readable.zone_of(d))
+                ax.text(start, row[self.readable.label(d)], " " + when.strftime(clock), va="center", ha="left",
+                        fontsize="x-small", color="white", clip_on=True)
+        shown = [f"{label} · {zone_of[label]}" for label in lanes] if local else lanes
+        ax.set_yticks(range(len(lanes)), shown, fontsize="small")
         ax.set_ylim(len(lanes) - 0.5 if lanes else 0.5, -0.5)
         ax.grid(True, axis="x", alpha=0.3)
         if events:
@@ -122,6 +154,22 @@ class Timeline:
         fig = self.figure()
         fig.savefig(path, format="png", dpi=DPI)
         return fig
+
+
+def _drop_labels_that_do_not_fit(fig: "Figure", ax: "Axes") -> None:
+    """Remove each bar's label that, once laid out, is wider than its bar
+    or would cover the label of an earlier bar (bars of a lane overlap)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]
+    fig.draw_without_rendering()
+    kept: list["Bbox"] = []
+    for text, bar in zip(list(ax.texts), ax.patches):
+        box = text.get_window_extent(renderer)
+        if box.width > bar.get_window_extent(renderer).width or any(box.overlaps(k) for k in kept):
+            text.remove()
+        else:
+            kept.append(box)
 
 
 @dataclass(frozen=True)

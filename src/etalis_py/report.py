@@ -80,9 +80,19 @@ def value_text(value: Any) -> str:
 
 
 def _seconds(value: Any) -> Time:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"time {value!r} is not a number of seconds")
-    return value
+    """Seconds of a detection's time: a number, or an ISO 8601 date with its
+    offset as ``--iso`` writes it (a date without one could be in any zone)."""
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return when.timestamp()
+    elif not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    raise ValueError(f"time {value!r} is not a number of seconds or an ISO 8601 date with its offset (as --iso "
+                     "writes it)")
 
 
 @dataclass(frozen=True)
