@@ -1,6 +1,8 @@
 """Tables as ``etalis run``'s input, converted a column at a time.
 
-A Parquet file is read in record batches with pyarrow, and its rows become
+A Parquet file is read in record batches with pyarrow, a buffer of
+:data:`~etalis_py.streams.CHUNK_BYTES` at a time (memory does not grow
+with the file nor with its row groups), and its rows become
 events exactly as the rows of the same table written as CSV would (and as
 ``etalis replay`` maps them): each value is taken as the text a CSV field
 would hold, a number if it reads as one, else an atom; the same checks give
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from .columns import Packed, head_text, number_cells, value_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
-from .streams import Batch, Mapping, parse_time, parse_value
+from .streams import CHUNK_BYTES, Batch, Mapping, parse_time, parse_value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,7 +43,9 @@ def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool 
 
     mapping.check()
     try:
-        source = pq.ParquetFile(path)
+        # a page at a time: pre-buffering reads every row group at once,
+        # which made memory grow with the file
+        source = pq.ParquetFile(path, pre_buffer=False, buffer_size=CHUNK_BYTES)
     except Exception as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError
         raise ValueError(f"{path}: not a Parquet file ({e})") from None
     header = list(source.schema_arrow.names)
