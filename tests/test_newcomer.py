@@ -235,3 +235,23 @@ def test_a_missing_rule_file_is_named_as_a_missing_events_file_is(tmp_path: Path
         cli.EXIT_RULES, [f"etalis: rule file {tmp_path / 'nope.etl'} does not exist"])
     assert run(capsys, rules, tmp_path / "nope.jsonl")[::2] == (
         cli.EXIT_FAILURE, [f"etalis: events file {tmp_path / 'nope.jsonl'} does not exist"])
+
+
+def test_a_mistyped_column_gets_the_closest_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import pandas as pd
+
+    from etalis_py import Engine
+
+    rules, _, _ = storm_files(tmp_path)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("Station,Time\n7,1\n")
+    for options, message in [(["--args", "station", "--time", "Time"], "no column 'station' in the header: Station, "
+                                                                         "Time; did you mean 'Station'?"),
+                             (["--args", "Staton", "--time", "Time"], "no column 'Staton' in the header: Station, "
+                                                                        "Time; did you mean 'Station'?"),
+                             (["--args", "Station", "--time", "when"], "no column 'when' in the header: Station, "
+                                                                        "Time")]:
+        assert run(capsys, rules, rows, "--event", "gust", *options)[::2] == (cli.EXIT_FAILURE, [f"etalis: {message}"])
+    with Engine.from_string(STORM_RULES) as engine, pytest.raises(ValueError) as error:
+        engine.emit_frame(pd.DataFrame({"station": [7], "time": [1]}), event="gust", args=["staton"], time="time")
+    assert str(error.value) == "no column 'staton' in the frame: station, time; did you mean 'station'?"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from .columns import Packed, head_text, number_cells, text_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
+from .streams import missing_column
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,9 +53,9 @@ def frame_terms(
     if isinstance(args, str):
         raise TypeError(f"args is a list of column names, not the text {args!r}: write args=[{args!r}]")
     wanted = [c for c in (event_col, *args, time, start, end) if c is not None]
-    missing = [c for c in wanted if c not in frame.columns]
-    if missing:
-        raise ValueError(f"no column {missing[0]!r} in the frame: {', '.join(map(str, frame.columns))}")
+    error = missing_column(wanted, list(frame.columns), "the frame")
+    if error is not None:
+        raise error
     rows = len(frame)
     reasons: np.ndarray[Any, np.dtype[np.object_]] = np.full(rows, None, dtype=object)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from .events import Detection, InvalidEvent, Time
 from .report import Readable
-from .streams import parse_time, parse_value
+from .streams import missing_column, parse_time, parse_value
 
 if TYPE_CHECKING:  # matplotlib is imported when a picture is drawn
     from matplotlib.axes import Axes
@@ -196,9 +196,9 @@ class SignalFile:
             reader = csv.reader(f)
             header = list(self.columns) if self.columns else [h.strip() for h in next(reader, [])]
             wanted = [self.time, *self.values, *([self.key] if self.key else [])]
-            missing = [c for c in wanted if c not in header]
-            if missing:
-                raise ValueError(f"{path}: no column {missing[0]!r} in the header: {', '.join(header)}")
+            error = missing_column(wanted, header, f"the header of {path}")
+            if error is not None:
+                raise error
             at = {c: header.index(c) for c in wanted}
             for row in reader:
                 if len(row) != len(header):

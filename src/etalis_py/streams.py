@@ -134,9 +134,9 @@ class Mapping:
     def row_reader(self, header: Sequence[str]) -> Callable[[Sequence[str]], str]:
         """A function from a row of a table with this header to the engine's
         input line for it; it raises InvalidEvent with the reason."""
-        missing = [c for c in (self.event_col, self.time, *self.args) if c is not None and c not in header]
-        if missing:
-            raise ValueError(f"no column {missing[0]!r} in the header: {', '.join(header)}")
+        error = missing_column((self.event_col, self.time, *self.args), header, "the header")
+        if error is not None:
+            raise error
         index = {c: i for i, c in enumerate(header)}
         arg_cols = [(index[c], c, self.arg_reader(c)) for c in self.args]
         time_col = index[self.time or ""]
@@ -158,6 +158,21 @@ class Mapping:
             return input_line(term, repr(t))
 
         return read
+
+
+def missing_column(wanted: Iterable[Optional[str]], header: Sequence[str], where: str) -> Optional[ValueError]:
+    """The error for the first column of ``wanted`` (None: no column) that
+    ``header`` lacks, naming the columns ``where`` has (``the header``) and
+    the closest one (a typo, or another case); None when none is missing."""
+    import difflib
+
+    missing = [c for c in wanted if c is not None and c not in header]
+    if not missing:
+        return None
+    names = [str(h) for h in header]
+    close = [h for h in names if h.lower() == missing[0].lower()] or difflib.get_close_matches(missing[0], names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return ValueError(f"no column {missing[0]!r} in {where}: {', '.join(names)}{hint}")
 
 
 def parse_value(value: Any, col: str = "") -> Any:

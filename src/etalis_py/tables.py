@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from .columns import Packed, head_text, number_cells, value_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
-from .streams import CHUNK_BYTES, Batch, Mapping, parse_time, parse_value
+from .streams import CHUNK_BYTES, Batch, Mapping, missing_column, parse_time, parse_value
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -49,9 +49,9 @@ def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool 
     except Exception as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError
         raise ValueError(f"{path}: not a Parquet file ({e})") from None
     header = list(source.schema_arrow.names)
-    missing = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None and c not in header]
-    if missing:
-        raise ValueError(f"no column {missing[0]!r} in the Parquet file: {', '.join(header)}")
+    error = missing_column((mapping.event_col, mapping.time, *mapping.args), header, "the Parquet file")
+    if error is not None:
+        raise error
     first = 1
     for records in source.iter_batches(batch_size=batch_rows):
         if packed:

@@ -21,7 +21,7 @@ from ..engine import Engine, check_policy
 from ..errors import RuleFileNotFound
 from ..output import TimeStyle, csv_table, formatted, max_arity
 from ..progress import ProgressLine
-from ..streams import Mapping, MappingOptions
+from ..streams import Mapping, MappingOptions, missing_column
 from .mapping import MapSpec, _map_rows
 from .names import (
     CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
@@ -254,9 +254,10 @@ def replay(
         df = data
         spark = df.sparkSession
     needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
-    missing = [c for c in needed + ([partition_by] if partition_by else []) if c not in df.columns]
-    if missing:
-        raise ValueError(f"no column {missing[0]!r} in the data: {', '.join(c for c in df.columns if c != CORRUPT)}")
+    error = missing_column(needed + ([partition_by] if partition_by else []),
+                           [c for c in df.columns if c != CORRUPT], "the data")
+    if error is not None:
+        raise error
     n_parts = partitions or max(1, 4 * spark.sparkContext.defaultParallelism)
     reporter = _Progress(spark, progress)
     cached: list["DataFrame"] = []
