@@ -255,3 +255,16 @@ def test_a_mistyped_column_gets_the_closest_column(tmp_path: Path, capsys: pytes
     with Engine.from_string(STORM_RULES) as engine, pytest.raises(ValueError) as error:
         engine.emit_frame(pd.DataFrame({"station": [7], "time": [1]}), event="gust", args=["staton"], time="time")
     assert str(error.value) == "no column 'staton' in the frame: station, time; did you mean 'station'?"
+
+
+def test_ctrl_c_while_the_rules_load_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from etalis_py import Engine
+
+    rules, events, _ = storm_files(tmp_path)
+
+    def interrupted(*args: object, **kwargs: object) -> Engine:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Engine, "from_file", interrupted)
+    assert run(capsys, rules, events) == (cli.EXIT_INTERRUPTED, "", ["etalis: interrupted (run did not finish)"])

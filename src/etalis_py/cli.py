@@ -270,7 +270,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except EtalisError as e:  # the engine failed: say so in words, not with a traceback
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_FAILURE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:   # before a run reads events (loading the rules), or another command
+        print(f"etalis: interrupted ({ns.command} did not finish)", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_FAILURE
 
