@@ -820,8 +820,10 @@ def test_replay_takes_static_knowledge_files_and_ships_them_to_the_workers(
 def test_keys_written_differently_that_make_one_term_meet_in_one_partition(
         spark: SparkSession, tmp_path: Path) -> None:
     """Rows are shuffled by a coarse key before they are mapped: 7, 007,
-    +7, ٧ (Arabic-Indic seven) and 7 with spaces around are the one key 7
-    for etalis run, and so for replay, over any number of partitions."""
+    +7 and 7 with spaces around are the one key 7 for etalis run, and so
+    for replay, over any number of partitions; ٧ (Arabic-Indic seven) and
+    7_0 are texts (only ASCII numerals are numbers), which the coarse key
+    may put beside 7 and 70 without joining them."""
     data = tmp_path / "keys.csv"
     keys = ["7", "007", " 7", "+7", "\u0667", "7_0", "70", "7.0", "7e0", "a b", " a b\u2003", "a_b"]
     data.write_text("t,k,v\n" + "".join(f'{i},"{k}",{i}\n' for i, k in enumerate(keys, start=1)),
@@ -831,8 +833,7 @@ def test_keys_written_differently_that_make_one_term_meet_in_one_partition(
     mapping = ["--event", "r", "--args", "k,v", "--time", "t", "--partition-by", "k"]
     expected, _ = etalis_run(rules, data, mapping)
     assert [tuple(json.loads(x)["args"]) for x in expected] == [
-        (7, 1, 2), (7, 1, 3), (7, 2, 3), (7, 1, 4), (7, 2, 4), (7, 3, 4), (7, 1, 5), (7, 2, 5), (7, 3, 5),
-        (7, 4, 5), (70, 6, 7), (7.0, 8, 9), ("a b", 10, 11)]
+        (7, 1, 2), (7, 1, 3), (7, 2, 3), (7, 1, 4), (7, 2, 4), (7, 3, 4), (7.0, 8, 9), ("a b", 10, 11)]
     for partitions in (1, 5, 16):
         result = replay(data, rules, spark=spark, partitions=partitions, **kwargs(mapping))
         assert list(result.detection_lines()) == expected
