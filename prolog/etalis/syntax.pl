@@ -535,12 +535,80 @@ syntax_error(What, Context, Start, Src) :-
                    [Name, Op, Name])
         ;   misspelt_operator(Src, Offset, Word, Op)
         ->  format(string(Hint), "~w is not an operator: did you mean ~w?", [Word, Op])
+        ;   bracket_hint(Src, Start, Offset, Hint0)
+        ->  Hint = Hint0
         ;   Hint = "check the operators and parentheses, and end each clause with a full stop"
         )
     ),
     syntax_message(What, Message),
     offset_where(Offset, Src, Where),
     etalis_error(Message, Hint, Where).
+
+%   bracket_hint(+Src, +Start, +Offset, -Hint): the reader stopped
+%   after Offset in the clause that starts at Start, and Hint names the
+%   bracket to blame: the innermost one still open when only a full stop
+%   (or nothing) follows, or a closing bracket that comes next and closes
+%   no bracket or another kind.
+
+bracket_hint(Src, Start, Offset, Hint) :-
+    Src = src(_, Text, _),
+    Length is Offset + 1 - Start,
+    sub_string(Text, Start, Length, _, Clause),
+    string_codes(Clause, Codes),
+    open_brackets(Codes, Start, [], Open),
+    next_code(Text, Offset, Next, At),
+    (   clause_end(Next)
+    ->  Open = [Bracket-Opened|_],
+        offset_where(Opened, Src, pos(_, Line, Column)),
+        format(string(Hint), "the ~c at line ~d column ~d is never closed: close it, and end the clause with a full stop",
+               [Bracket, Line, Column])
+    ;   Next = [Close|_],
+        closing(Open0, Close),
+        offset_where(At, Src, pos(_, Line, Column)),
+        (   Open = []
+        ->  format(string(Hint), "the ~c at line ~d column ~d closes no bracket: remove it", [Close, Line, Column])
+        ;   Open = [Bracket-Opened|_],
+            Bracket \== Open0,
+            offset_where(Opened, Src, pos(_, L0, C0)),
+            closing(Bracket, Wanted),
+            format(string(Hint), "the ~c at line ~d column ~d does not close the ~c at line ~d column ~d: close that with ~c",
+                   [Close, Line, Column, Bracket, L0, C0, Wanted])
+        )
+    ).
+
+closing(0'(, 0')).
+closing(0'[, 0']).
+closing(0'{, 0'}).
+
+%   next_code(+Text, +Offset, -Codes, -At): Codes are the codes of Text
+%   from At, the first character after Offset that is no layout.
+
+next_code(Text, Offset, Codes, At) :-
+    sub_string(Text, Offset, _, 0, Rest),
+    string_codes(Rest, [_|After]),
+    layout_end(After, 0, Skip),
+    length(Layout, Skip),
+    append(Layout, Codes, After),
+    At is Offset + 1 + Skip.
+
+%   clause_end(+Codes): Codes are the end of the text, or a full stop.
+
+clause_end([]).
+clause_end([0'.]).
+clause_end([0'., C|_]) :-
+    code_type(C, space).
+
+open_brackets(Codes, O, Open0, Open) :-
+    (   token(Codes, O, Token, Rest, O1)
+    ->  (   Token = char(C), memberchk(C, `([{`)
+        ->  open_brackets(Rest, O1, [C-O|Open0], Open)
+        ;   Token = char(C), memberchk(C, `)]}`)
+        ->  (   Open0 = [_|Open1] -> true ; Open1 = [] ),
+            open_brackets(Rest, O1, Open1, Open)
+        ;   open_brackets(Rest, O1, Open0, Open)
+        )
+    ;   Open = Open0
+    ).
 
 %   variable_alias(+Src, +Offset, -Name, -Op): after the layout at
 %   Offset in the text comes the word Name, a capitalised alias of
