@@ -355,3 +355,75 @@ def test_under_recent_a_filtered_sequence_keeps_every_initiator() -> None:
 def test_the_hidden_rules_of_kleene_plus_have_no_unbound_head_warning() -> None:
     text = "h(St, Ts) <- (t(St, T0) seq t(St, Ts)+) within 30 where T0 > 0.\nrun(X) <- (temp(X)+ seq stop) within 60.\n"
     assert check_text(text, "r.etl") == []
+
+
+NEVER_HINT = "correct the condition (a comparison, a bound or a value may be mistyped)"
+
+
+@pytest.mark.parametrize("rule,message", [
+    ("c(X) <- a(X) where X > 5, X < 3.",
+     "the where condition `X>5, X<3` can never hold: no number X satisfies `X>5` and `X<3`"),
+    ("c(X) <- a(X) where X > 1, X =< 1.",
+     "the where condition `X>1, X=<1` can never hold: no number X satisfies `X>1` and `X=<1`"),
+    ("c(X) <- a(X) where 10 < X, X < 10.",
+     "the where condition `10<X, X<10` can never hold: no number X satisfies `10<X` and `X<10`"),
+    ("c(X) <- a(X) where X =:= 2, X > 2.",
+     "the where condition `X=:=2, X>2` can never hold: no number X satisfies `X=:=2` and `X>2`"),
+    ("c(X) <- a(X) where X =:= 2, X =\\= 2.",
+     "the where condition `X=:=2, X=\\=2` can never hold: no number X satisfies `X=:=2` and `X=\\=2`"),
+    ("c(X) <- a(X) where X = high, X > 1.",
+     "the where condition `X=high, X>1` can never hold: X is high, which is not a number, but `X>1` needs one"),
+    ("c(Y) <- a(X) where X == \"text\", Y is X * 2.",
+     "the where condition `X==\"text\", Y is X*2` can never hold: X is \"text\", which is not a number, "
+     "but `Y is X*2` needs one"),
+    ("c <- a where 1 > 2.", "the where condition `1>2` can never hold: `1>2` is false"),
+    ("c <- a where true, fail.", "the where condition `true, fail` can never hold: `fail` never succeeds"),
+    ("c(X) <- (a(X) where X > 5, X < 3) seq b.",
+     "the where condition `X>5, X<3` can never hold: no number X satisfies `X>5` and `X<3`"),
+])
+def test_a_where_condition_that_can_never_hold_is_a_warning(rule: str, message: str) -> None:
+    fs = [f for f in check_text(rule + "\n", "r.etl") if f.code != "unbounded-memory"]
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs] == [
+        ("warning", "where-never-holds", 1, 1, message + ", so the rule never detects anything", NEVER_HINT)]
+
+
+@pytest.mark.parametrize("rule", [
+    "c(X) <- a(X) where X >= 1, X =< 1.",             # one value
+    "c(X) <- a(X) where X > 1, X < 2.",               # a real number between
+    "c(X) <- a(X) where X = pi, X > 1.",              # pi is arithmetic
+    "c(X) <- a(X) where X = 1 + 2, X > 1.",
+    "c(X) <- a(X) where (X > 5 ; X < 3).",            # a disjunction is not a conjunction
+    "c(X) <- a(X) where X > 5, Y is X - 10, Y < 0.",  # two variables
+])
+def test_a_where_condition_that_can_hold_is_no_finding(rule: str) -> None:
+    assert [f.code for f in check_text(rule + "\n", "r.etl")] == []
+
+
+def test_a_rule_written_twice_is_a_warning() -> None:
+    fs = check_text("c(X) <- a(X).\nd <- b.\nc(X) <- a(X).\nc(Y) <- a(Y).\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs] == [
+        ("warning", "duplicate-rule", 3, 1,
+         "this rule is the rule of line 1 again: each of its detections is derived twice",
+         "remove one of the two rules"),
+        ("warning", "duplicate-rule", 4, 1,
+         "this rule is the rule of line 1 again: each of its detections is derived twice",
+         "remove one of the two rules")]
+
+
+def test_a_where_of_a_later_part_using_a_variable_of_an_earlier_one_is_checked_and_run(tmp_path: Path) -> None:
+    # The check of this rule failed ("engine request failed": its unbound
+    # variable was a copy that was never named), and so did `etalis run`.
+    rules = tmp_path / "later.etl"
+    rules.write_text("d(Y) <- a(Y) seq (b(Z) where Z > Y).\n", encoding="utf-8")
+    fs = [f for f in check_file(str(rules)) if f.code != "unbounded-memory"]
+    assert [(f.code, f.line, f.message, dict(f.data)) for f in fs] == [
+        ("unbound-where-variable", 1,
+         "`Z>Y` in a where condition uses Y, which is unbound when it runs (bound neither by the pattern nor by "
+         "an earlier goal): the comparison raises an error and the occurrence is dropped",
+         {"goal": "Z>Y", "variables": ["Y"]})]
+    events = tmp_path / "ab.events"
+    events.write_text("a(1).\nb(2).\n", encoding="utf-8")
+    run = etalis("run", rules, "--events", events, "--quiet")
+    assert (run.returncode, run.stdout) == (0, "")
+    [summary] = run.stderr.splitlines()    # --quiet: the summary only, whose warning is the where's error
+    assert summary.startswith("events read: 2, accepted: 2, rejected: 0, detections: 0, warnings: 1, ")

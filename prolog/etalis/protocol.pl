@@ -17,7 +17,7 @@
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(syntax, [pattern_text/2, finite_number/1]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
-:- use_module(rule_facts, [event_steps/2, where_unbound/2, head_unbound/3, source_pattern/2]).
+:- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, head_unbound/3, source_pattern/2]).
 :- use_module(strategies, [reported_head/2]).
 
 /** <module> The JSON of the replies to Python
@@ -68,6 +68,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     reported_head(Head0, Head),                 % a timer's event
     copy_term(Head-Pattern-VarNames, H-P-VN),
     where_unbound(P, Unbound),
+    where_never(P, Never),
     head_unbound(H, P, HeadUnbound),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
@@ -79,9 +80,10 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     term_string(Pol, PolS),
     maplist([E-S, _{event: EJ, step: S}]>>term_json(E, EJ), Steps, StepsJ),
     maplist(unbound_json, Unbound, UnboundJ),
+    maplist(never_json, Never, NeverJ),
     maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
-             steps: StepsJ, unbound: UnboundJ, head_unbound: HeadUnboundJ, timer: Timer}.
+             steps: StepsJ, unbound: UnboundJ, never: NeverJ, head_unbound: HeadUnboundJ, timer: Timer}.
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its
@@ -100,6 +102,30 @@ timer_steps(Head, P, Steps, Timer) :-
 unbound_json(unbound(G, Vars), _{goal: GS, variables: Names}) :-
     goal_text(G, GS),
     maplist([V, N]>>(V = '$VAR'(N)), Vars, Names).
+
+%   never_json(+Never, -Json): a where condition that can never hold
+%   (see etalis_rule_facts:where_never/2), its text and why in words.
+
+never_json(never(G, Why), _{goal: GS, why: WhyS}) :-
+    goal_text(G, GS),
+    why_text(Why, WhyS).
+
+why_text(false(L), Text) :-
+    goal_text(L, LS),
+    (   ( L == fail ; L == false )
+    ->  format(string(Text), "`~s` never succeeds", [LS])
+    ;   format(string(Text), "`~s` is false", [LS])
+    ).
+why_text(range(V, Cs), Text) :-
+    maplist(goal_text, Cs, Ts),
+    atomic_list_concat(Ts, '` and `', Joined),
+    goal_text(V, VS),
+    format(string(Text), "no number ~s satisfies `~w`", [VS, Joined]).
+why_text(not_number(V, Value, A), Text) :-
+    goal_text(V, VS),
+    goal_text(Value, ValueS),
+    goal_text(A, AS),
+    format(string(Text), "~s is ~s, which is not a number, but `~s` needs one", [VS, ValueS, AS]).
 
 goal_text(G, Text) :-
     with_output_to(string(Text),

@@ -1,6 +1,7 @@
 :- module(etalis_rule_facts,
           [ event_steps/2,              % +Pattern, -Steps
             where_unbound/2,            % +Pattern, -Unbound
+            where_never/2,              % +Pattern, -Never
             head_unbound/3,             % +Head, +Pattern, -Vars
             static_event_operators/2,   % +Clause, -Operators
             source_pattern/2            % +Pattern, -Source
@@ -98,11 +99,158 @@ unbound(P) -->
     { bound(A, Bound) },
     goal_unbound(G, Bound, _).
 unbound(P) -->
-    { findall(S, sub_pattern(P, _, S), Subs) },
-    unbound_all(Subs).
+    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
+    unbound_parts(Parts).
 
-unbound_all([]) --> [].
-unbound_all([P|Ps]) --> unbound(P), unbound_all(Ps).
+%   unbound_parts(+Parts)//: the sub-patterns of Parts walked as they
+%   are, not copied (as findall/3 would): the goals and variables found
+%   are Pattern's, which rule_json/8 names.
+
+unbound_parts([]) --> [].
+unbound_parts([_-Kind-S|Parts]) -->
+    (   { pattern_kind(Kind) }
+    ->  unbound(S)
+    ;   []
+    ),
+    unbound_parts(Parts).
+
+%!  where_never(+Pattern, -Never:list) is det.
+%
+%   Never has never(Goal, Why) for each `where` condition Goal of
+%   Pattern that can hold for no values of its variables, as its goals
+%   joined by `,` (not inside `;`, `->` or `\+`) tell without running
+%   any of it.  Why is one of
+%
+%     - false(G): G is `fail` or `false`, or a comparison of numbers
+%       written out (`1 > 2`) that is false;
+%     - range(V, Gs): the comparisons Gs of the variable V with numbers
+%       (`X > 5`, `X < 3`) admit no number;
+%     - not_number(V, Value, G): V is unified with Value, which is not
+%       a number (`X = foo`), and the arithmetic G (`X > 1`) needs one.
+
+where_never(Pattern, Never) :-
+    phrase(never(Pattern), Never).            % not findall/3: Never shares Pattern's variables
+
+never(event(_)) --> !, [].
+never(P) -->
+    (   { guarded_part(P, _, G), once(never_holds(G, Why)) }
+    ->  [never(G, Why)]
+    ;   []
+    ),
+    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
+    never_parts(Parts).
+
+never_parts([]) --> [].
+never_parts([_-Kind-S|Parts]) -->
+    (   { pattern_kind(Kind) }
+    ->  never(S)
+    ;   []
+    ),
+    never_parts(Parts).
+
+never_holds(G, Why) :-
+    conjuncts(G, Gs),
+    (   member(L, Gs), false_literal(L)
+    ->  Why = false(L)
+    ;   member(L, Gs), unified_value(L, V, Value), not_evaluable(Value),
+        member(A, Gs), arithmetic_use(A, V)
+    ->  Why = not_number(V, Value, A)
+    ;   term_variables(Gs, Vs),
+        member(V, Vs),
+        include(compares_number(V), Gs, Cs),
+        Cs = [_, _|_],
+        \+ numbers_admit(V, Cs)
+    ->  Why = range(V, Cs)
+    ).
+
+conjuncts(G, [G]) :- var(G), !.
+conjuncts((A, B), Gs) :- !,
+    conjuncts(A, GA),
+    conjuncts(B, GB),
+    append(GA, GB, Gs).
+conjuncts(G, [G]).
+
+false_literal(G) :- G == fail.
+false_literal(G) :- G == false.
+false_literal(G) :-
+    comparison(G, _, X, Y),
+    ground(X-Y),
+    catch(\+ call(G), _, fail).
+
+comparison(G, Op, X, Y) :-
+    compound(G),
+    compound_name_arguments(G, Op, [X, Y]),
+    memberchk(Op, [<, >, =<, >=, =:=, =\=]).
+
+unified_value(G, V, Value) :-
+    compound(G),
+    compound_name_arguments(G, Op, [X, Y]),
+    memberchk(Op, [=, ==]),
+    (   var(X), nonvar(Y) -> V = X, Value = Y
+    ;   var(Y), nonvar(X) -> V = Y, Value = X
+    ).
+
+%   not_evaluable(+Value): Value is written out and is no arithmetic
+%   (`foo`, "text", f(1)); `pi`, `1+2` and one-character strings are.
+
+not_evaluable(Value) :-
+    ground(Value),
+    \+ number(Value),
+    \+ catch(_ is Value, _, fail).
+
+arithmetic_use(G, V) :-
+    (   comparison(G, _, X, Y)
+    ->  Expr = X-Y
+    ;   compound(G), G = (_ is Expr)
+    ),
+    term_variables(Expr, Vs),
+    var_in(V, Vs).
+
+compares_number(V, G) :-
+    comparison(G, _, X, Y),
+    (   X == V, number(Y)
+    ;   Y == V, number(X)
+    ),
+    !.
+
+%   numbers_admit(+V, +Comparisons): some number satisfies every one of
+%   Comparisons of V with a number: the largest lower bound is below the
+%   smallest upper bound (or equal, both inclusive), and an equality
+%   lies within them and differs from every inequality.
+
+numbers_admit(V, Cs) :-
+    maplist(bound_of(V), Cs, Bounds),
+    findall(B-S, member(lower(B, S), Bounds), Lows),
+    findall(B-S, member(upper(B, S), Bounds), Highs),
+    findall(B, member(equal(B), Bounds), Eqs),
+    findall(B, member(unequal(B), Bounds), Neqs),
+    (   Eqs = [E|Es]
+    ->  forall(member(E1, Es), E1 =:= E),
+        forall(member(L-S, Lows), above(E, L, S)),
+        forall(member(H-S, Highs), above(H, E, S)),
+        forall(member(N, Neqs), N =\= E)
+    ;   forall(( member(L-SL, Lows), member(H-SH, Highs) ),
+               ( L < H ; L =:= H, SL == inclusive, SH == inclusive ))
+    ).
+
+above(X, Y, strict) :- X > Y.
+above(X, Y, inclusive) :- X >= Y.
+
+bound_of(V, G, Bound) :-
+    comparison(G, Op, X, Y),
+    (   X == V -> Side = left, N = Y ; Side = right, N = X ),
+    bound(Side, Op, N, Bound).
+
+bound(left, >, N, lower(N, strict)).
+bound(left, >=, N, lower(N, inclusive)).
+bound(left, <, N, upper(N, strict)).
+bound(left, =<, N, upper(N, inclusive)).
+bound(right, >, N, upper(N, strict)).
+bound(right, >=, N, upper(N, inclusive)).
+bound(right, <, N, lower(N, strict)).
+bound(right, =<, N, lower(N, inclusive)).
+bound(_, =:=, N, equal(N)).
+bound(_, =\=, N, unequal(N)).
 
 %!  head_unbound(+Head, +Pattern, -Vars:list) is det.
 %

@@ -95,6 +95,8 @@ class RuleInfo:
     # the original ETALIS timer the head is (exceptionAlarm or
     # exceptionAlarmAbsoluteDatime; ``head`` is its event), if any
     timer: Optional[str] = None
+    # the where conditions that can never hold, each with why
+    never: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -133,7 +135,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             head, tuple(events), tuple(outside), understood,
                             stateless and not rule.get("timer"), int(rule.get("column", 1)), steps, unbound,
                             tuple(map(str, rule.get("head_unbound", ()))), pattern,
-                            str(rule.get("policy", "unrestricted")), rule.get("timer") or None))
+                            str(rule.get("policy", "unrestricted")), rule.get("timer") or None,
+                            tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ()))))
     return out
 
 

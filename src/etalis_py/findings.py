@@ -92,6 +92,8 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
         out += _unbounded(rf)
     out += _unbound_where(rf)
     out += _unbound_head(rf)
+    out += _never_holds(rf)
+    out += _duplicate_rules(rf)
     out += _empty_windows(rf)
     out += _negations_as_events(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
@@ -458,6 +460,37 @@ def _unbound_where(rf: RuleFile) -> list[Finding]:
                 f"bind {', '.join(names)} in an event of the pattern or an earlier goal of the condition, "
                 "or correct the variable's name", goal=goal, variables=list(names))
             for r in rf.rules for goal, names in r.unbound]
+
+
+def _duplicate_rules(rf: RuleFile) -> list[Finding]:
+    first: dict[tuple[str, str], RuleInfo] = {}
+    out = []
+    for r in rf.rules:
+        key = _renamed(f"{r.head!r} {r.pattern!r}", r.policy)
+        if key in first:
+            out.append(_at(rf, r, "warning", "duplicate-rule",
+                            f"this rule is the rule of line {first[key].line} again: each of its detections "
+                            "is derived twice", "remove one of the two rules", first=first[key].line))
+        else:
+            first[key] = r
+    return out
+
+
+def _renamed(text: str, policy: str) -> tuple[str, str]:
+    """``text`` (the repr of a rule's head and pattern) with its variables
+    renamed in order of appearance, so that rules equal but for the names
+    of their variables have one key."""
+    names: dict[str, str] = {}
+    renamed = re.sub(r"Var\(name='([^']*)'\)",
+                     lambda m: names.setdefault(m.group(1), f"V{len(names)}"), text)
+    return renamed, policy
+
+
+def _never_holds(rf: RuleFile) -> list[Finding]:
+    return [_at(rf, r, "warning", "where-never-holds",
+                f"the where condition `{goal}` can never hold: {why}, so the rule never detects anything",
+                "correct the condition (a comparison, a bound or a value may be mistyped)", goal=goal)
+            for r in rf.rules for goal, why in r.never]
 
 
 def _unbound_head(rf: RuleFile) -> list[Finding]:
