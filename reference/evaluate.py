@@ -502,6 +502,28 @@ def _fnot_outsides(p: Binary, outside: frozenset[str]) -> tuple[frozenset[str], 
     return op, outside | exported_variables(p.left, op)
 
 
+def _guarded(negated: Pattern, positive: set[str]) -> tuple[Pattern, list[str]]:
+    """The negated part of ``cnot`` or ``fnot`` and the conditions to test
+    on a blocker together with the occurrence it would block: when a
+    ``where`` around it (directly, or around such a ``where``) uses a
+    variable that only the positive part binds, the paper evaluates
+    ``C where t`` under the rule's one assignment, so all those
+    conditions run with both bound (innermost first); else none."""
+    goals: list[str] = []
+    inner = negated
+    while isinstance(inner, Where):
+        goals.insert(0, inner.goal)
+        inner = inner.pattern
+    own = pattern_variables(inner)
+    if any(v in positive and v not in own for g in goals for v in goal_variables(g)):
+        return inner, goals
+    return negated, []
+
+
+def _goals_variables(goals: Sequence[str]) -> frozenset[str]:
+    return frozenset(v for g in goals for v in goal_variables(g))
+
+
 @dataclass(frozen=True)
 class _Context:
     """Where a sub-pattern stands: the narrowest window around it, and the
@@ -677,10 +699,11 @@ class _Evaluation:
         """``(A seq B) cnot C``: A then B with no C strictly between them."""
         seq = _cnot_sequence(p)
         oa, ob, oc = _cnot_outsides(p, ctx.outside)
-        ca, cb, cc = (_Context(ctx.window, o) for o in (oa, ob, oc))
+        ca, cb = (_Context(ctx.window, o) for o in (oa, ob))
         left = self.pattern(seq.left, facts, ca)
         right = self.pattern(seq.right, facts, cb)
-        blockers = self.pattern(p.right, facts, cc)
+        negated, goals = _guarded(p.right, pattern_variables(seq))
+        blockers = self.pattern(negated, facts, _Context(ctx.window, oc | _goals_variables(goals)))
         self.spend(len(left) * len(right) * max(1, len(blockers)))
         out: dict[Match, Weight] = {}
         for (bl, a1, a2), nl in left.items():
@@ -688,19 +711,29 @@ class _Evaluation:
                 b = _join(bl, br) if a2 < b1 else None
                 if b is None:
                     continue
-                if any(a2 < c1 and c2 < b1 and _join(b, bc) is not None for (bc, c1, c2) in blockers):
+                if any(a2 < c1 and c2 < b1 and self.blocks(b, bc, c1, c2, goals) for (bc, c1, c2) in blockers):
                     continue
                 _add_to(out, (b, a1, b2), nl * nr)
         return out
 
+    def blocks(self, b: Bindings, bc: Bindings, c1: Time, c2: Time, goals: Sequence[str]) -> bool:
+        """Whether the negated occurrence bc over [c1, c2] blocks the
+        occurrence b: its variables agree with b's, and the conditions
+        on the negated part (see :func:`_guarded`) hold with both."""
+        joined = _join(b, bc)
+        return joined is not None and all(self.solver.solve(g, dict(joined), c1, c2) for g in goals)
+
     def fnot(self, p: Binary, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],
              ctx: _Context) -> dict[Match, Weight]:
         """``P fnot C``: P with no C strictly inside its interval."""
-        occurrences, blockers = self.operands(p, facts, ctx, _fnot_outsides)
+        op, oc = _fnot_outsides(p, ctx.outside)
+        occurrences = self.pattern(p.left, facts, _Context(ctx.window, op))
+        negated, goals = _guarded(p.right, pattern_variables(p.left))
+        blockers = self.pattern(negated, facts, _Context(ctx.window, oc | _goals_variables(goals)))
         self.spend(len(occurrences) * max(1, len(blockers)))
         return {
             (b, t1, t2): n for (b, t1, t2), n in occurrences.items()
-            if not any(t1 < c1 and c2 < t2 and _join(b, bc) is not None for (bc, c1, c2) in blockers)
+            if not any(t1 < c1 and c2 < t2 and self.blocks(b, bc, c1, c2, goals) for (bc, c1, c2) in blockers)
         }
 
     def aggregate(self, p: Aggregate, facts: Mapping[tuple[str, int], Mapping[FactKey, Weight]],

@@ -73,3 +73,28 @@ def test_the_negation_operators_are_no_finding() -> None:
     # `a fnot(x)` is the operator fnot: Prolog reads it as `a fnot x`
     assert found("c <- (a seq b) cnot x.\nd <- (a seq b) fnot(x).\ne(X) <- a(X) where \\+ X < 1.\n",
                  "negation-as-event") == []
+
+
+UNBOUND_HINT = "bind {v} in an event of the pattern or an earlier goal of the condition, or correct the variable's name"
+
+
+def unbound(goal: str, v: str) -> tuple[Any, ...]:
+    return ("warning", 1, 1,
+            f"`{goal}` in a where condition uses {v}, which is unbound when it runs (bound neither by the pattern "
+            "nor by an earlier goal): the comparison raises an error and the occurrence is dropped",
+            UNBOUND_HINT.format(v=v), {"goal": goal, "variables": [v]})
+
+
+@pytest.mark.parametrize("rule, expected", [
+    # a condition inside another operator: `etalis check` used to fail
+    # ("engine request failed") instead of warning
+    ("c <- (a(X) where Y > 1) seq b.", [unbound("Y>1", "Y")]),
+    ("c <- (a seq b) fnot (x(T) where T > Y).", [unbound("T>Y", "Y")]),
+    # a condition on the negated part sees what the operands bind
+    ("c(R) <- (s(R, S) seq e(R)) fnot (t(R, T) where T =< S).", []),
+    ("c(R) <- (s(R, S) seq e(R)) cnot (t(R, T) where T =< S).", []),
+    # ... but not inside an `or` of it, where it runs on its own (and raises)
+    ("c(R) <- (s(R, S) seq e(R)) fnot ((t(R, T) where T =< S) or u(R)).", [unbound("T=<S", "S")]),
+])
+def test_conditions_inside_operators_are_checked_with_what_is_bound(rule: str, expected: list[Any]) -> None:
+    assert found(rule + "\n", "unbound-where-variable") == expected

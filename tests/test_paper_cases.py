@@ -207,6 +207,27 @@ CASES: dict[str, Case] = {
         [a_("a", 1), a_("x", 2, 4), a_("b", 5), a_("a", 6), a_("x", 5, 8), a_("b", 9)],
         rows(c(6, 9)),
     ),
+    # NOT(C WHERE t): the condition of the negated part is evaluated under
+    # the rule's one assignment, so it may compare a blocker with the
+    # occurrence it would block (Set, bound by s).  A cool reading (29 =<
+    # 30) inside blocks; a warm one (31), one of another room, or one
+    # after the end does not.
+    "fnot-condition-on-the-blocker": Case(
+        "alert(R) <- (s(R, Set) seq e(R)) fnot (temp(R, T) where T =< Set).",
+        [a_("s", 0, None, 5, 30), a_("s", 1, None, 6, 30), a_("temp", 10, None, 5, 29),
+         a_("temp", 11, None, 6, 31), a_("temp", 12, None, 7, 1), a_("e", 30, None, 5), a_("e", 31, None, 6),
+         a_("temp", 32, None, 6, 1)],
+        rows(c(1, 31, 6, name="alert")),
+        recent=rows(c(1, 31, 6, name="alert")),
+        chronological=rows(c(1, 31, 6, name="alert")),
+    ),
+    "cnot-condition-on-the-blocker": Case(
+        "alert(R, Set) <- (s(R, Set) seq e(R)) cnot (temp(R, T) where (T =< Set, T > 0)).",
+        [a_("s", 0, None, 5, 30), a_("s", 1, None, 5, 20), a_("temp", 10, None, 5, 25), a_("e", 30, None, 5)],
+        rows(c(1, 30, 5, 20, name="alert")),
+        recent=rows(c(1, 30, 5, 20, name="alert")),
+        chronological=rows(c(1, 30, 5, 20, name="alert")),
+    ),
     "where": Case(
         "c(X, Y) <- (a(X) seq b(Y)) where X < Y.",
         [a_("a", 1, None, 5), a_("b", 2, None, 3), a_("b", 3, None, 7)],

@@ -138,7 +138,7 @@ binarize(cnot(op(seq, P, Q), N), Ctx, Outside, Out, S0, S) :-
     negation_outside(N, Outside, OutsideSeq),
     operands(P, Q, Ctx, OutsideSeq, OP, OQ, S0, S1),
     term_variables(OP-OQ-Outside, OutsideN),
-    binarize_negated(N, Ctx, OutsideN, ON, S1, S2),
+    binarize_negation(N, OP-OQ, Ctx, OutsideN, ON, S1, S2),
     term_variables(OP-OQ, Vs),
     node(cnot, [OP, OQ, ON], Vs, Ctx, Out, S2, S).
 
@@ -146,9 +146,54 @@ binarize(fnot(P, N), Ctx, Outside, Out, S0, S) :-
     negation_outside(N, Outside, OutsideP),
     binarize(P, Ctx, OutsideP, OP, S0, S1),
     term_variables(OP-Outside, OutsideN),
-    binarize_negated(N, Ctx, OutsideN, ON, S1, S2),
+    binarize_negation(N, OP, Ctx, OutsideN, ON, S1, S2),
     term_variables(OP, Vs),
     node(fnot, [OP, ON], Vs, Ctx, Out, S2, S).
+
+%   binarize_negation(+N, +Ps, +Ctx, +Outside, -Out, +S0, -S): the
+%   negated part N of cnot or fnot, whose operands are Ps.  A `where`
+%   around N whose condition uses variables that only the operands bind
+%   (`P fnot (temp(T) where T =< Set)`, Set bound by P) is a condition
+%   on a blocker together with the occurrence it would block: it runs
+%   when a blocker is looked for, with both bound (the paper evaluates
+%   `C where t` under the rule's one assignment).  Out is then
+%   guarded(E, Goal): E, the occurrences of N without the condition,
+%   are kept, and Goal is tested on each candidate (see
+%   etalis_operators:no_blocker/9).
+
+binarize_negation(N, Ps, Ctx, Outside, Out, S0, S) :-
+    guarded_negation(N, Ps, N1, Goal),
+    !,
+    term_variables(Outside-Goal, Outside1),
+    binarize_negated(N1, Ctx, Outside1, ON, S0, S),
+    Out = guarded(ON, Goal).
+binarize_negation(N, _, Ctx, Outside, Out, S0, S) :-
+    binarize_negated(N, Ctx, Outside, Out, S0, S).
+
+%   guarded_negation(+N, +Ps, -N1, -Goal): N is N1 with `where`
+%   conditions around it (Goal, the innermost first), one of which uses
+%   a variable of the operands Ps that N1 does not bind.
+
+guarded_negation(N, Ps, N1, Goal) :-
+    where_chain(N, N1, Goals),
+    Goals \== [],
+    term_variables(Ps, PVs),
+    term_variables(N1, NVs),
+    term_variables(Goals, GVs),
+    member(V, GVs),
+    in_vars(PVs, V),
+    \+ in_vars(NVs, V),
+    !,
+    conj_goals(Goals, Goal).
+
+where_chain(where(P, G), N1, Goals) :- !,
+    where_chain(P, N1, Goals0),
+    append(Goals0, [G], Goals).
+where_chain(N, N, []).
+
+conj_goals([G], G) :- !.
+conj_goals([G|Gs], (G, Rest)) :-
+    conj_goals(Gs, Rest).
 
 %   binarize_negated(+N, +Ctx, +Outside, -Out, +S0, -S): the negated
 %   part N of cnot or fnot.  An `or` there carries every variable of

@@ -514,7 +514,7 @@ terminating_filters(Nodes, Links, _{heights: Heights, promoted: Promoted}) :-
               functor(Out, Name, _),
               \+ ( member(link(_, LOut, _, _), Links), functor(LOut, Name, _) ),
               findall(CH, ( member(node(CId, COp, CIns, _, _, _), Nodes), member(CIn, CIns),
-                            functor(CIn, Name, _), get_assoc(CId, Heights, CH0),
+                            input_name(CIn, Name), get_assoc(CId, Heights, CH0),
                             (   COp == temporal(seq), CIns = [_, R], R == CIn
                             ->  CH = CH0
                             ;   CH = none
@@ -561,7 +561,7 @@ goal_clauses(Chains, Absorbed, Node, Clauses) :-
 %   goal below it, with the same policy.
 
 filter_chains(Nodes, Links, Chains, Absorbed) :-
-    findall(Name, ( member(node(_, _, Ins, _, _, _), Nodes), member(In, Ins), functor(In, Name, _) ),
+    findall(Name, ( member(node(_, _, Ins, _, _, _), Nodes), member(In, Ins), input_name(In, Name) ),
             Used0),
     findall(Name, ( member(link(_, Out, _, _), Links), functor(Out, Name, _) ), Used1),
     append(Used0, Used1, Used2),
@@ -707,7 +707,7 @@ height_key(Node, Neg-Node, Heights0, Heights) :-
     put_assoc(Name, Heights0, H, Heights).
 
 input_height(Heights, In, H0, H) :-
-    functor(In, Name, _),
+    input_name(In, Name),
     (   get_assoc(Name, Heights, H1)
     ->  H is max(H0, H1)
     ;   H = H0
@@ -743,7 +743,16 @@ goals_of(E, Index, Seen0, Seen) :-
     ).
 
 input_goals(Index, In, Seen0, Seen) :-
-    goals_of(In, Index, Seen0, Seen).
+    negated_event(In, E),
+    goals_of(E, Index, Seen0, Seen).
+
+%   input_name(+Input, -Name): the name of the event a goal's input is
+%   (the kept event of a guarded negated part, see
+%   etalis_binarize:binarize_negation/7).
+
+input_name(In, Name) :-
+    negated_event(In, E),
+    functor(E, Name, _).
 
 %   unfold_links(+Clauses0, -Clauses)
 %
@@ -968,9 +977,12 @@ print_node(node(Id, Op, Inputs, Out, W, Policy)) :-
 node_pattern(chain(S, Spec), _, P) :- chain_pattern(chain(S, Spec), P).
 node_pattern(temporal(Op), [L, R], P) :- P =.. [Op, L, R].
 node_pattern(or, [L, R], or(L, R)).
-node_pattern(cnot, [L, R, N], cnot(seq(L, R), N)).
-node_pattern(fnot, [P, N], fnot(P, N)).
+node_pattern(cnot, [L, R, N0], cnot(seq(L, R), N)) :- guard_pattern(N0, N).
+node_pattern(fnot, [P, N0], fnot(P, N)) :- guard_pattern(N0, N).
 node_pattern(where(G), [In], where(In, G)).
 node_pattern(filter, [In], In).
 node_pattern(aggregate(Fun, X, Window, R), [In], aggregate(F, In, Window, R)) :-
     (   Fun == count -> F = count ; F =.. [Fun, X] ).
+
+guard_pattern(guarded(E, G), where(E, G)) :- !.
+guard_pattern(N, N).

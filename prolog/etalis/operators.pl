@@ -7,7 +7,8 @@
             store_index/3,              % +NodeId, ?Side, -Index
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
             stored_input/5,             % +Node, ?Side, -Input, -Key, -Payload
-            condition_test/5            % +Module, +Goal, +In, +Out, -Test
+            condition_test/5,           % +Module, +Goal, +In, +Out, -Test
+            negated_event/2             % +Negated, -Event
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -274,14 +275,38 @@ extra_condition(negation(N), M, Id, LR, i(_, A2), i(B1, _), W, End, Cond0, Cond)
 %   After < n1 and n2 < Before is kept in the right store of goal Id
 %   (keyed by N's variables shared with the operands Ps).
 
-no_blocker(M, Id, N, Ps, W, End, After, Before,
-           \+ ( etalis_runtime:engine_store(M, Idx, NStore),
-                etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
-                After < N1,
-                N2 < Before )) :-
-    negation_key(N, Ps, Key, Payload),
+no_blocker(M, Id, N, Ps, W, End, After, Before, \+ Blocker) :-
+    negated_event(N, E),
+    negation_key(E, Ps, Key, Payload),
     store_index(Id, right, Idx),
-    window_expiry(W, End, Expiry).
+    window_expiry(W, End, Expiry),
+    blocker_guard(M, N, N1, N2, Guard),
+    conj([etalis_runtime:engine_store(M, Idx, NStore),
+          etalis_store:store_pending(NStore, Key, Expiry, e(Payload, N1, N2)),
+          After < N1,
+          N2 < Before,
+          Guard],
+         Blocker).
+
+%!  negated_event(+Negated, -Event) is det.
+%
+%   Event is the event whose occurrences a `cnot` or `fnot` goal keeps to
+%   block, for its negated input Negated: guarded(Event, Goal), whose
+%   Goal is tested on each candidate blocker (see
+%   etalis_binarize:binarize_negation/7), or the event itself.
+
+negated_event(guarded(E, _), E) :- !.
+negated_event(E, E).
+
+%   blocker_guard(+M, +N, +T1, +T2, -Goal): Goal tests the condition of
+%   a guarded negated part N on a candidate blocker over [T1,T2], with
+%   the occurrence it would block: one that raises an error blocks
+%   nothing (a warning, as for any condition).
+
+blocker_guard(M, guarded(_, G), T1, T2,
+              catch(etalis_runtime:user_goal(M:once(M:G1)), Err, etalis_runtime:goal_error(M, Err, G1))) :- !,
+    interval_goal(G, T1, T2, G1).
+blocker_guard(_, _, _, _, true).
 
 %   unblocked_clause(+M, +Id, +P, +N, +Out, +W, -Clause)
 %
@@ -299,7 +324,8 @@ unblocked_clause(M, Id, P0, N0, Out0, W, ('$on'(P, T1, T2, O) :- Body)) :-
 %   shares with the operands Ps.
 
 negated_clause(M, Id, LR0, N0, W, ('$on'(N, T1, T2, _) :- Body)) :-
-    copy_term(LR0-N0, LR-N),
+    copy_term(LR0-N0, LR-N1),
+    negated_event(N1, N),
     negation_key(N, LR, Key, Payload),
     store_index(Id, right, Idx),
     window_check(W, T1, T2, Check),
@@ -473,12 +499,14 @@ stored_input(node(_, Op, Inputs0, _, _, _), Side, In, Key, Payload) :-
 %   stored Side of the construct Op (its table row lists its stored
 %   sides) keeps Input under Key with Payload.
 
-construct_stored(fnot, right, [P, N], N, Key, Payload) :-
+construct_stored(fnot, right, [P, N0], N, Key, Payload) :-
+    negated_event(N0, N),
     negation_key(N, P, Key, Payload).
 construct_stored(cnot, left, [L, R, _], L, Key, Payload) :-
     join_key(L, R, Key, KeyVs),
     payload(L, KeyVs, Payload).
-construct_stored(cnot, right, [L, R, N], N, Key, Payload) :-
+construct_stored(cnot, right, [L, R, N0], N, Key, Payload) :-
+    negated_event(N0, N),
     negation_key(N, L-R, Key, Payload).
 
 %!  link_clause(+Link, -Clause) is det.

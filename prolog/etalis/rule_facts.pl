@@ -89,30 +89,40 @@ unguarded(P0, P) :-
 %   variables; a variable of only one side of an `or` is unbound.
 
 where_unbound(Pattern, Unbound) :-
-    phrase(unbound(Pattern), Unbound).
+    phrase(unbound(Pattern, []), Unbound).
 
-unbound(event(_)) --> !, [].
-unbound(P) -->
+%   unbound(+Pattern, +Outer)//: the unbound goals of Pattern's
+%   conditions, Outer the variables bound around it: for the conditions
+%   directly on the negated part of `cnot` or `fnot`, those its other
+%   parts bind, since they run with them (see
+%   etalis_binarize:binarize_negation/7).  The sub-patterns are walked
+%   in place (not copied), so that the variables keep their names.
+
+unbound(event(_), _) --> !, [].
+unbound(P, Outer) -->
     { guarded_part(P, A, G) },
     !,
-    unbound(A),
-    { bound(A, Bound) },
+    unbound(A, Outer),
+    { bound(A, Bound0), append(Outer, Bound0, Bound) },
     goal_unbound(G, Bound, _).
-unbound(P) -->
-    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
-    unbound_parts(Parts).
+unbound(P, _) -->
+    { pattern_parts(P, _, Parts) -> bound(P, Bound) ; Parts = [], Bound = [] },
+    unbound_parts(Parts, Bound).
 
-%   unbound_parts(+Parts)//: the sub-patterns of Parts walked as they
-%   are, not copied (as findall/3 would): the goals and variables found
-%   are Pattern's, which rule_json/8 names.
+%   unbound_parts(+Parts, +Bound)//: the sub-patterns of Parts walked as
+%   they are, not copied (as findall/3 would): the goals and variables
+%   found are Pattern's, which rule_json/8 names.  A negated part is
+%   walked with Bound, what the other parts bind.
 
-unbound_parts([]) --> [].
-unbound_parts([_-Kind-S|Parts]) -->
-    (   { pattern_kind(Kind) }
-    ->  unbound(S)
+unbound_parts([], _) --> [].
+unbound_parts([_-Kind-S|Parts], Bound) -->
+    (   { Kind == negated }
+    ->  unbound(S, Bound)
+    ;   { pattern_kind(Kind) }
+    ->  unbound(S, [])
     ;   []
     ),
-    unbound_parts(Parts).
+    unbound_parts(Parts, Bound).
 
 %!  where_never(+Pattern, -Never:list) is det.
 %
