@@ -185,6 +185,17 @@ CASES: dict[str, Case] = {
         [a_("a", 1, 3), a_("x", 3, 3), a_("x", 5, 6), a_("b", 6, 7)],
         rows(c(1, 7)),
     ),
+    # A deliberate reading (docs/language.md, "Negation"): the paper
+    # writes NOT(x).[a, b] as [[a SEQ b]] minus [[a SEQ x SEQ b]], a
+    # difference of interval sets, which would also drop [1,10] here
+    # (a over [1,2], x at 3, b at 10 give [1,10] too); the engine and the
+    # reference take the pair that makes the occurrence, as ETALIS's
+    # execution does: a over [1,5] and b have no x between them.
+    "cnot-per-pair": Case(
+        "c <- (a seq b) cnot x.",
+        [a_("a", 1, 2), a_("x", 3, 3), a_("a", 1, 5), a_("b", 10, 10)],
+        rows(c(1, 10)),
+    ),
     "cnot-joins": Case(
         "c(K) <- (a(K) seq b(K)) cnot x(K).",
         [a_("a", 1, None, 1), a_("a", 1, None, 2), a_("x", 2, None, 1), a_("b", 4, None, 1),
