@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from etalis_py import Engine
+from etalis_py import Engine, RuleError
 from etalis_py.findings import check_text
 
 NEVER_HINT = ("give a window greater than 0; for events at the same time use `and` or `equals`, which allow it")
@@ -98,3 +98,16 @@ def unbound(goal: str, v: str) -> tuple[Any, ...]:
 ])
 def test_conditions_inside_operators_are_checked_with_what_is_bound(rule: str, expected: list[Any]) -> None:
     assert found(rule + "\n", "unbound-where-variable") == expected
+
+
+@pytest.mark.parametrize("call, near", [
+    ("too_hott(T)", "too_hot/1"),          # a typo in the name
+    ("too_hot(T, 1)", "too_hot/1"),        # the wrong arity
+])
+def test_a_call_of_an_undefined_predicate_names_the_one_the_file_defines(call: str, near: str) -> None:
+    text = f"too_hot(T) :- T > 40.\nc(T) <- a(T) where {call}.\n"
+    with pytest.raises(RuleError) as raised:
+        Engine.from_string(text, source="r.etl")
+    name = call.split("(")[0] + "/" + str(call.count(",") + 1)
+    assert (raised.value.line, raised.value.column, raised.value.message, raised.value.hint) == (
+        2, 1, f"sandbox: {name} is not defined", f"did you mean {near}? (the rule file defines it)")

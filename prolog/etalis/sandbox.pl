@@ -287,7 +287,7 @@ sandbox:safe_primitive(etalis_runtime:raise_event(_, _)).
 %   the scratch module.
 
 safe(S, Goal, Where) :-
-    catch(safe_goal(S:Goal), E, unsafe(E, Where)).
+    catch(safe_goal(S:Goal), E, unsafe(E, S, Where)).
 
 %   forbidden_goal(+Goal, +Own, -G, -PI): G, a goal of the predicate PI
 %   that library(sandbox) allows but that would change what the engines
@@ -426,7 +426,7 @@ harmless_catch_or_throw(G) :-
         Catcher = error(_, _)
     ).
 
-unsafe(error(Formal, Context), Where) :-
+unsafe(error(Formal, Context), S, Where) :-
     (   Formal = permission_error(call, sandboxed, G)
     ->  (   Context = sandbox(_, Path)
         ->  true
@@ -449,6 +449,9 @@ unsafe(error(Formal, Context), Where) :-
                 (   Files == [] -> Verb = defines ; Verb = define ),
                 format(string(Hint), "~w beside the rule file ~w ~q (an original ETALIS test driver \c
                                       consults such a file): give it with --static ~w", [Shown, Verb, PI, File])
+            ;   near_predicates(S, PI, [Near|More])
+            ->  atomic_list_concat([Near|More], ' or ', Shown),
+                format(string(Hint), "did you mean ~w? (the rule file defines it)", [Shown])
             ;   Hint = "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses"
             ),
             etalis_error(Msg, Hint, Where)
@@ -458,6 +461,37 @@ unsafe(error(Formal, Context), Where) :-
     ;   format(string(Msg), "sandbox: the goal cannot be proven safe (~q)", [Formal]),
         sandbox_error(Msg, Where)
     ).
+
+%   near_predicates(+Scratch, +PI, -Near): Near (Name/Arity texts) are
+%   the predicates the rule file defines (its static rules, in the
+%   scratch module) with PI's name and another arity, or with a name
+%   one edit (insertion, deletion, change or swap of neighbours) from
+%   PI's and its arity: most likely what a call of the undefined PI meant.
+
+near_predicates(S, Name/Arity, Near) :-
+    findall(Text,
+            ( current_predicate(S:N/A),
+              functor(H, N, A),
+              \+ predicate_property(S:H, imported_from(_)),
+              N/A \== Name/Arity,
+              (   N == Name
+              ;   A == Arity, one_edit(Name, N)
+              ),
+              format(string(Text), "~q", [N/A]) ),
+            Near0),
+    sort(Near0, Near).
+
+one_edit(A, B) :-
+    atom_codes(A, As),
+    atom_codes(B, Bs),
+    one_edit_codes(As, Bs).
+
+one_edit_codes([X|As], [X|Bs]) :- !,
+    one_edit_codes(As, Bs).
+one_edit_codes([X, Y|T], [Y, X|T]) :- X \== Y, !.   % neighbours swapped
+one_edit_codes([_|T], [_|T]) :- !.                   % one changed
+one_edit_codes([_|T], T) :- !.                       % one deleted
+one_edit_codes(T, [_|T]).                            % one inserted
 
 %   defining_files(+Where, +PI, -Files): Files (names) are the Prolog
 %   files beside the rule file of Where (`.db`, `.P`, `.pl`) with a
