@@ -1025,8 +1025,10 @@ plain_head(Head, Where) :-
     ->  format(string(M), "the head of an event rule must be an event, not ~w", [What]),
         etalis_error(M, "an event is an atom or a compound term such as alarm(X)", Where)
     ;   pattern_functor(Head)
-    ->  etalis_error("the head of an event rule must be a single event, not a pattern",
-                     "put the pattern on the right of <-", Where)
+    ->  functor(Head, Op, Arity),
+        format(string(M), "the head of an event rule must be a single event, not a pattern: ~q/~d is the operator ~q",
+               [Op, Arity, Op]),
+        etalis_error(M, "put the pattern on the right of <-; an event cannot be named like an operator (`check(R, S)` is `R check S`): rename the event", Where)
     ;   reserved_name(Head)
     ->  etalis_error("event names starting with $ are reserved", "rename the event", Where)
     ;   true
