@@ -264,6 +264,21 @@ CASES: dict[str, Case] = {
         [a_("a", 1), a_("a", 2), a_("a", 3), a_("a", 4)],
         Counter({c(1, 3): 1, c(1, 4): 2, c(2, 4): 1}),
     ),
+    # Event multiplication (ETALIS's event_multiply, a condition that binds
+    # the head): one occurrence per distinct binding of what the rule uses.
+    "event-multiplication": Case(
+        "b(Y) <- a(X) event_multiply p(X, Y).\np(1, 2).\np(1, 3).\np(1, 3).\np(2, 4).",
+        [a_("a", 7, None, 1), a_("a", 8, 9, 5)],
+        rows(c(7, 7, 2, name="b"), c(7, 7, 3, name="b")),
+        recent=rows(c(7, 7, 2, name="b"), c(7, 7, 3, name="b")),
+        chronological=rows(c(7, 7, 2, name="b"), c(7, 7, 3, name="b")),
+    ),
+    # SNOOP's ANY: two distinct events of the list, in any order.
+    "any": Case(
+        "two(X) <- any(2, [a(X), b(X), c(X)]).",
+        [a_("c", 1, None, 1), a_("a", 2, None, 1), a_("b", 4, None, 1), a_("b", 5, None, 2)],
+        rows(c(1, 2, 1, name="two"), c(2, 4, 1, name="two"), c(1, 4, 1, name="two")),
+    ),
     "iteration-join": Case(
         "c(S) <- iteration(t(S, _), 2).",
         [a_("t", 1, None, "x", 1), a_("t", 2, None, "y", 9), a_("t", 3, None, "x", 2)],
