@@ -170,6 +170,11 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
     ("throw_aborted", "c <- a where throw('$aborted').", 1, 1, THROW),
     ("throw_built", "c <- a where atom_concat('$abor', ted, B), throw(B).", 1, 1, THROW),
     ("throw_limit", "c <- a where throw(inference_limit_exceeded).", 1, 1, THROW),
+    # an ontology read from the network (it was SWI-Prolog's "iri_scheme `http' does not exist", unpositioned)
+    ("ontology_url", "c <- a.\n:- ontology('http://127.0.0.1:9/x.ttl').", 2, 1,
+     "ontology http://127.0.0.1:9/x.ttl is not a file name (the engine reads no URL)"),
+    ("ontology_file_url", ":- ontology(\"file:///etc/passwd\").\nc <- a.", 1, 1,
+     "ontology file:///etc/passwd is not a file name (the engine reads no URL)"),
 ]
 
 

@@ -203,7 +203,12 @@ ontology_declaration(ontology(File, Options), Where, ontology(Path, Entailment, 
         absolute_file_name(Dir0, Dir)
     ;   working_directory(Dir, Dir)
     ),
-    absolute_file_name(File, Path, [relative_to(Dir)]),
+    (   catch(absolute_file_name(File, Path, [relative_to(Dir)]), _, fail),
+        \+ sub_atom(File, _, _, _, '://')
+    ->  true
+    ;   format(string(M), "ontology ~w is not a file name (the engine reads no URL)", [File]),
+        etalis_error(M, "save the ontology to a file and name it, e.g. :- ontology('weather.ttl').", Where)
+    ),
     (   exists_file(Path)
     ->  true
     ;   format(string(M), "ontology file ~w does not exist", [Path]),
