@@ -158,6 +158,40 @@ def test_an_event_adds_exactly_what_owlrl_derives_from_it_with_the_background(se
     assert with_event - _flat(close(set(background))) <= local
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_property_or_class_given_asks_what_the_general_closure_answers(seed: int) -> None:
+    """triple(G, S, P, O) with P given and isa(G, X, C) with C given (one
+    lookup of the background's derived domains and ranges a triple)
+    answer what triple/4 with all unbound answers for P and rdf:type C,
+    with a background loaded in two parts (the derived domains and ranges
+    follow each change)."""
+    rnd = random.Random(seed)
+    background, event = _random_case(rnd)
+    props = [str(EX[f"p{i}"]) for i in range(5)]
+    classes = [str(EX[f"C{i}"]) for i in range(5)] + [str(RDFS.Resource), str(RDF.Property)]
+    engine = Engine.from_string(
+        "all(S, P, O) <- graph(G) where triple(G, S, P, O).\n"
+        f"tp(P, S, O) <- graph(G) where (member(P, {props!r}), triple(G, S, P, O)).\n"
+        f"ic(C, X) <- graph(G) where (member(C, {classes!r}), isa(G, X, C)).\n".replace('"', "'"))
+    first = Graph()
+    for t in _random_case(random.Random(seed + 100))[0]:
+        first.add(t)
+    engine.load_ontology(first)
+    b = Graph()
+    for t in background:
+        b.add(t)
+    engine.load_ontology(b)  # added to the first: the closure of both
+    g = Graph(identifier=EX.g)
+    for t in event:
+        g.add(t)
+    found = engine.emit_graph(g, at=1)
+    everything = {d.args for d in found if d.event == "all"}
+    assert {d.args for d in found if d.event == "tp"} == {(p, s, o) for s, p, o in everything if p in props}
+    assert {d.args for d in found if d.event == "ic"} == {(o, s) for s, p, o in everything
+                                                          if p == str(RDF.type) and o in classes}
+    assert len([d for d in found if d.event == "ic"]) == len({d.args for d in found if d.event == "ic"})
+
+
 def test_a_bad_graph_argument_is_a_warning_not_a_crash() -> None:
     engine = Engine.from_string("bad(X) <- a(X) where triple(X, _, _, _).")
     result = engine.feed_text("event(a(1), 1).\n")

@@ -1,5 +1,6 @@
 :- module(etalis_graph_events,
           [ graph_events_init/1,        % +Engine
+            graph_schema_update/1,      % +Engine
             graph_predicate/1           % ?Name/Arity
           ]).
 :- use_module(library(error)).
@@ -57,12 +58,48 @@ graph_predicate(graph_stream/2).
 
 graph_events_init(M) :-
     must_be(atom, M),
+    dynamic(M:'$graph_class'/3),
     forall(graph_clause(Clause), assertz(M:Clause)),
     findall(M:PI, ( graph_predicate(PI) ; helper(PI) ), PIs),
     compile_predicates(PIs).
 
+%!  graph_schema_update(+Engine) is det.
+%
+%   Derive from the background schema of Engine (its materialized
+%   closure) the classes that the subject and the object of a triple of
+%   each property are instances of (rdfs2 and rdfs3, through the
+%   property's super-properties, each class with its super-classes):
+%   '$graph_class'(P, Which, C), Which the IRI of rdfs:domain or
+%   rdfs:range.  Called after each change of the background, so that a
+%   graph event asks one fact a triple whether a node is an instance of
+%   a class.
+
+graph_schema_update(M) :-
+    must_be(atom, M),
+    retractall(M:'$graph_class'(_, _, _)),
+    forall(distinct(P-W-C, schema_class(M, P, W, C)),
+           assertz(M:'$graph_class'(P, W, C))).
+
+schema_class(M, P, W, C) :-
+    rdf_iri(subPropertyOf, SubProperty),
+    rdf_iri(subClassOf, SubClass),
+    (   rdf_iri(domain, W)
+    ;   rdf_iri(range, W)
+    ),
+    M:'$kb_triple'(Q, W, D),
+    (   P = Q
+    ;   M:'$kb_triple'(P, SubProperty, Q),
+        P \== Q
+    ),
+    (   C = D
+    ;   M:'$kb_triple'(D, SubClass, C),
+        C \== D
+    ).
+
 helper('$graph_triples'/2).
 helper('$graph_property'/4).
+helper('$graph_property_of'/4).
+helper('$graph_member'/3).
 helper('$graph_type'/3).
 helper('$graph_instance'/3).
 helper('$graph_direct_type'/3).
@@ -78,6 +115,10 @@ graph_clause((triple(G, S, P, O) :-
                  '$graph_triples'(G, Ts),
                  (   P == Type
                  ->  isa(G, S, O)
+                 ;   atom(P)
+                 ->  findall(S-O, '$graph_property_of'(Ts, S, P, O), L0),
+                     sort(L0, L),
+                     member(S-O, L)
                  ;   nonvar(P)
                  ->  findall(S-O, '$graph_property'(Ts, S, P, O), L0),
                      sort(L0, L),
@@ -93,7 +134,11 @@ graph_clause((triple(G, S, P, O) :-
     rdf_iri(type, Type).
 graph_clause((isa(G, X, C) :-
                  '$graph_triples'(G, Ts),
-                 (   nonvar(C)
+                 (   atom(C)
+                 ->  findall(X, '$graph_member'(Ts, X, C), Xs0),
+                     sort(Xs0, Xs),
+                     member(X, Xs)
+                 ;   nonvar(C)
                  ->  findall(X, '$graph_instance'(Ts, X, C), Xs0),
                      sort(Xs0, Xs),
                      member(X, Xs)
@@ -125,6 +170,22 @@ graph_clause(('$graph_property'(Ts, S, P, O) :-
                  ))) :-
     rdf_iri(type, Type),
     rdf_iri(subPropertyOf, SubProperty).
+%   '$graph_property_of'(+Ts, ?S, +P, ?O): '$graph_property'/4 for a
+%   property P given (an atom): a triple of Ts whose property is P or one
+%   of P's sub-properties, each asked of the background once.
+graph_clause(('$graph_property_of'(Ts, S, P, O) :-
+                 member(t(S, P0, O), Ts),
+                 P0 \== Type,
+                 (   P0 == P
+                 ->  true
+                 ;   '$kb_triple'(P0, SubProperty, P)
+                 ->  true
+                 ))) :-
+    rdf_iri(type, Type),
+    rdf_iri(subPropertyOf, SubProperty).
+graph_clause(('$graph_property_of'(Ts, Q, SubProperty, Q) :-
+                 '$graph_predicate'(Ts, Q))) :-
+    rdf_iri(subPropertyOf, SubProperty).
 graph_clause(('$graph_property'(Ts, Q, SubProperty, Q) :-
                  '$graph_predicate'(Ts, Q))) :-
     rdf_iri(subPropertyOf, SubProperty).
@@ -137,6 +198,32 @@ graph_clause(('$graph_type'(Ts, X, C) :-
                  ),
                  '$graph_super'(C0, C))) :-
     rdf_iri(resource, Resource),
+    rdf_iri(property, Property).
+%   '$graph_member'(+Ts, ?X, +C): '$graph_instance'/3 for a class C
+%   given (an atom): each triple of Ts asks whether its subject (rdf:type,
+%   rdfs2) or object (rdfs3) is an instance of C, a yes or no of the
+%   background's schema, without listing the node's other classes.
+graph_clause(('$graph_member'(Ts, X, C) :-
+                 member(t(S, P, O), Ts),
+                 (   P == Type
+                 ->  X = S,
+                     '$graph_sub'(O, C)
+                 ;   (   X = S,
+                         '$graph_class'(P, Domain, C)
+                     ;   X = O,
+                         '$graph_class'(P, Range, C)
+                     )
+                 ))) :-
+    rdf_iri(type, Type),
+    rdf_iri(domain, Domain),
+    rdf_iri(range, Range).
+graph_clause(('$graph_member'(Ts, X, C) :-
+                 '$graph_sub'(Resource, C),
+                 '$graph_node'(Ts, X))) :-
+    rdf_iri(resource, Resource).
+graph_clause(('$graph_member'(Ts, X, C) :-
+                 '$graph_sub'(Property, C),
+                 '$graph_predicate'(Ts, X))) :-
     rdf_iri(property, Property).
 graph_clause(('$graph_instance'(Ts, X, C) :-
                  '$graph_direct_type'(Ts, X, C0),

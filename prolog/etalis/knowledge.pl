@@ -13,7 +13,7 @@
 :- use_module(library(option)).
 :- use_module(library(terms), [mapsubterms/3]).
 :- use_module(syntax, [etalis_error/3]).
-:- use_module(graph_events, [graph_events_init/1, graph_predicate/1]).
+:- use_module(graph_events, [graph_events_init/1, graph_predicate/1, graph_schema_update/1]).
 
 /** <module> Background knowledge: triples, classes, prefixes
 
@@ -270,14 +270,16 @@ knowledge_update(M, reset, _, 0) :- !,
     must_be(atom, M),
     retractall(M:'$kb_triple'(_, _, _)),
     retractall(M:'$kb_node'(_, _)),
-    retractall(M:'$kb_class'(_, _)).
+    retractall(M:'$kb_class'(_, _)),
+    graph_schema_update(M).
 knowledge_update(M, add, Text, Count) :- !,
     must_be(atom, M),
     must_be(string, Text),
     setup_call_cleanup(
         open_string(Text, In),
         add_facts(In, M, 0, Count),
-        close(In)).
+        close(In)),
+    graph_schema_update(M).
 knowledge_update(_, Action, _, _) :-
     domain_error(knowledge_action, Action).
 
