@@ -583,7 +583,11 @@ feed_events(M, Text, Summary, Detections) :-
 %   clause_indicator(+Clause, -Text): Name/Arity of Clause's head.
 
 clause_indicator(Clause, Text) :-
-    (   Clause = (H :- _) -> true ; H = Clause ),
+    (   Clause = (H :- _) -> true
+    ;   Clause = ((H, _) => _) -> true             % Head, Guard => Body
+    ;   Clause = (H => _) -> true
+    ;   H = Clause
+    ),
     functor(H, N, A),
     format(string(Text), "~w/~w", [N, A]).
 

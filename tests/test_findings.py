@@ -36,8 +36,8 @@ def test_a_colon_dash_clause_with_event_operators_is_an_error() -> None:
     fs = check_text("alarm(R) :- hot(R) seq smoke(R).\n", "r.etl")
     assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs] == [
         ("error", "event-operators-in-static-clause", 1, 1,
-         "the static clause alarm/1 uses the event operator seq: a `:-` clause is Prolog, not an event rule, "
-         "and never sees an event", "write `<-` for an event rule: Head <- Pattern.",
+         "the static clause alarm/1 uses the event operator seq: a Prolog clause (`:-` or `=>`) is no event "
+         "rule and never sees an event", "write `<-` for an event rule: Head <- Pattern.",
          {"head": "alarm/1", "operators": ["seq"]}),
         ("warning", "no-event-rules", 1, 1, "the file has no event rules, so it detects nothing",
          "an event rule is written Head <- Pattern.", {}),
@@ -46,8 +46,15 @@ def test_a_colon_dash_clause_with_event_operators_is_an_error() -> None:
     assert found("ok(X) :- X > 1, ( X < 5 -> true ; fail ).\nc <- (a seq b) within 5.\n") == []
     assert found("c <- (a seq b) within 5.\nbad :- \\+ (x and y), (p ; q within 3).\n") == [
         ("error", "event-operators-in-static-clause", 2, 1,
-         "the static clause bad/0 uses the event operators and, within: a `:-` clause is Prolog, "
-         "not an event rule, and never sees an event")]
+         "the static clause bad/0 uses the event operators and, within: a Prolog clause (`:-` or `=>`) is "
+         "no event rule and never sees an event")]
+    # SWI-Prolog's => (single sided unification) is no event rule either
+    assert found("alarm(R) => hot(R) seq smoke(R).\nc <- (a seq b) within 5.\n") == [
+        ("error", "event-operators-in-static-clause", 1, 1,
+         "the static clause alarm/1 uses the event operator seq: a Prolog clause (`:-` or `=>`) is no event "
+         "rule and never sees an event")]
+    assert found("alarm(R), R > 1 => hot(R) seq smoke(R).\nc <- (a seq b) within 5.\n")[0][4].startswith(
+        "the static clause alarm/1 uses the event operator seq")
 
 
 def test_a_typo_with_inputs_declared_is_an_unknown_event() -> None:

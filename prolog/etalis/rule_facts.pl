@@ -365,12 +365,18 @@ arithmetic(G, Expr, Bound) -->
 %   Operators are the event operators (`seq`, `and`, `within`, ...)
 %   of the goals in the body of the static Clause, through Prolog's
 %   control constructs, without duplicates: such a clause was most
-%   likely meant as an event rule (`<-` rather than `:-`).
+%   likely meant as an event rule (`<-` rather than `:-`, or than the
+%   `=>` of SWI-Prolog's single sided unification rules).
 
-static_event_operators((_ :- Body), Operators) :- !,
+static_event_operators(Clause, Operators) :-
+    clause_body(Clause, Body),
+    !,
     findall(Op, body_operator(Body, Op), Ops),
     sort(Ops, Operators).
 static_event_operators(_, []).
+
+clause_body((_ :- Body), Body).
+clause_body((_ => Body), Body).
 
 body_operator(G, _) :-
     var(G), !, fail.

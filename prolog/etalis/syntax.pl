@@ -1106,9 +1106,26 @@ static_clause(Clause, Where) :-
         ;   true
         )
     ;   pattern_functor(Clause)
-    ->  etalis_error("an event pattern without a head",
-                     "write an event rule: Head <- Pattern.", Where)
+    ->  (   leftmost_comparison(Clause, Op)
+        ->  format(string(Hint), "the head and the pattern are joined by ~w: write <- (Head <- Pattern.)",
+                   [Op])
+        ;   Hint = "write an event rule: Head <- Pattern."
+        ),
+        etalis_error("an event pattern without a head", Hint, Where)
     ;   true
+    ).
+
+%   leftmost_comparison(+Pattern, -Op): the leftmost operand of Pattern is
+%   a comparison H Op P (`alarm(X) < hot(X) seq smoke(X)`), most likely
+%   a rule whose arrow lost its dash.
+
+leftmost_comparison(Pattern, Op) :-
+    compound(Pattern),
+    compound_name_arguments(Pattern, Name, [Left|_]),
+    (   memberchk(Name, [<, =<, =, ==, -])
+    ->  Op = Name
+    ;   pattern_functor(Pattern),
+        leftmost_comparison(Left, Op)
     ).
 
 %   term_words(+Term, -Text): Term as the rule file wrote it, with its

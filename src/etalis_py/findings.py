@@ -117,7 +117,7 @@ def _lines(rules: Iterable[RuleInfo]) -> str:
 def _event_clauses(rf: RuleFile) -> list[Finding]:
     return [Finding("error", "event-operators-in-static-clause",
                     f"the static clause {c.sig} uses the event operator{'s' if len(c.operators) > 1 else ''} "
-                    f"{', '.join(c.operators)}: a `:-` clause is Prolog, not an event rule, and never sees an event",
+                    f"{', '.join(c.operators)}: a Prolog clause (`:-` or `=>`) is no event rule and never sees an event",
                     rf.source, c.line, c.column, "write `<-` for an event rule: Head <- Pattern.",
                     {"head": str(c.sig), "operators": list(c.operators)})
             for c in rf.event_clauses]
