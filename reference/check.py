@@ -15,9 +15,9 @@ from typing import Any, Optional
 from etalis_py.engine import Engine
 from etalis_py.errors import InferenceLimitError
 from etalis_py.events import Event
-from etalis_py.rules import Aggregate, Binary, NEGATIONS, Pattern, Rule, Term, Where, Within, event_key
+from etalis_py.rules import Aggregate, Binary, Pattern, Rule, Term, Where, Within, event_key
 from .evaluate import Fact, LARGE_MODEL, Model, TooLarge, evaluate
-from .terms import RuleSet, aggregate_dependent, has_negation
+from .terms import NEGATIONS, RuleSet, aggregate_dependent, has_negation
 
 
 STATIC_RULES = """\

@@ -15,10 +15,10 @@ from typing import Any, Optional, Protocol
 
 from etalis_py.events import Event, Time
 from etalis_py.rules import (
-    AGGREGATE_FUNCTIONS, Aggregate, Binary, Const, EventP, NEGATIONS, Pattern, Rule, Struct, Term, Var,
+    Aggregate, Binary, Const, EventP, Pattern, Rule, Struct, Term, Var,
     Where, Within, event_key, term_text, term_vars)
 from .check import Case, STATIC_RULES
-from .terms import DELAYING, WIDENING, pattern_variables
+from .terms import AGGREGATE_FUNCTIONS, DELAYING, NEGATIONS, WIDENING, pattern_variables
 
 
 class Choices(Protocol):

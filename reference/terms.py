@@ -17,8 +17,14 @@ from typing import Any
 from etalis_py._prolog import bridge
 from etalis_py.prolog_text import quote_atom
 from etalis_py.rules import (
-    Aggregate, Binary, Compound, Const, EventP, Ground, NEGATIONS, Pattern, Real, Rule, Term, Var, Where,
+    Aggregate, Binary, Compound, Const, EventP, Ground, Pattern, Real, Rule, Term, Var, Where,
     event_key, pattern_from_json, term_from_json, term_vars)
+
+NEGATIONS = ("cnot", "fnot")
+"""The negations the reference defines."""
+
+AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
+"""The aggregate functions the reference defines."""
 
 
 def ground_from_python(value: Any) -> Ground:

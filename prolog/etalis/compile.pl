@@ -4,7 +4,7 @@
             compile_without/3,          % +Label, +Compiled0, -Compiled
             compiled_listing/1,         % +Compiled
             node_pattern/3,             % +Op, +Inputs, -Pattern
-            kleene_event/1,             % +Event
+            selecting_program/1,        % +Compiled
             map_derived/3,              % :Rewrite, +Body0, -Body
             list_to_assoc_set/2         % +Keys, -Set
           ]).
@@ -371,15 +371,19 @@ annotated_event(position, E, event(E), Prov) :-
     arg(1, E, Prov).
 annotated_event(position, E, where(event(E), etalis_strategies:position(P)), [P]).
 
-%!  kleene_event(+E) is semidet.
+%!  selecting_program(+Compiled) is semidet.
 %
-%   E is the hidden event of a `P+` (see etalis_syntax:kleene_rules/3),
-%   whose first argument is the list of the positions of its events.
+%   Compiled has a rule under a selection strategy (its head is
+%   '$select'/4, see etalis_strategies) or a rule of a `P+`, whose
+%   events carry their positions in the stream: the engine counts its
+%   input events and selects matches.
 
-kleene_event(E) :-
-    compound(E),
-    functor(E, Name, _),
-    sub_atom(Name, 0, _, _, '$plus').
+selecting_program(compiled(program(_, Links), _, _, _)) :-
+    member(link(_, _, Head, _), Links),
+    (   Head = '$select'(_, _, _, _)
+    ;   kleene_event(Head)
+    ),
+    !.
 
 %   kleene_positions(+Rule0, -Rule): a rule of a `P+` binds the first
 %   argument of its head to the positions of its events (which a

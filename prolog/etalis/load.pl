@@ -7,7 +7,7 @@
 :- use_module(library(assoc)).
 :- use_module(library(terms), [mapsubterms/3]).
 :- use_module(operators, [store_index/3]).
-:- use_module(compile, [kleene_event/1, map_derived/3, list_to_assoc_set/2]).
+:- use_module(compile, [selecting_program/1, map_derived/3, list_to_assoc_set/2]).
 :- use_module(statics, [define_statics/4]).
 
 /** <module> Loading compiled rules into an engine
@@ -43,10 +43,9 @@ load_compiled(M, Compiled) :-
 %   whose input events are counted and whose matches are selected (see
 %   etalis_strategies).
 
-selecting(M, compiled(program(_, Links), _, _, _)) :-
+selecting(M, Compiled) :-
     retractall(M:'$selecting'),
-    (   member(link(_, _, Head, _), Links),
-        ( Head = '$select'(_, _, _, _) ; kleene_event(Head) )
+    (   selecting_program(Compiled)
     ->  assertz(M:'$selecting')
     ;   true
     ).

@@ -5,6 +5,7 @@
             temporal_spec/6,            % ?Op, ?A, ?B, -Cond, -Result, -Stored
             operator_policy/2,          % +Op, -Policy
             waiting_side/2,             % +Operator, -Side
+            end_point_instance/4,       % +Op, -A, -B, -Result
             pattern_parts/3,            % ?Pattern, ?Name, ?Parts
             sub_pattern/3,              % +Pattern, -Kind, -Sub
             map_sub_patterns/3,         % :Goal, +Pattern0, -Pattern
@@ -211,6 +212,23 @@ waiting_side(Op, Side) :-
     ->  Side = Only
     ;   Side = none
     ).
+
+%!  end_point_instance(+Op, -A, -B, -Result) is nondet.
+%
+%   The temporal operator Op holds for operands over the intervals A
+%   and B, over the interval Result, where A and B have their end
+%   points in one of every order (with ties), which are all that
+%   comparisons of end points can tell apart: what is true of every
+%   instance is true of the operator (see
+%   etalis_recursion:widening_side/2, etalis_rule_facts:lasting/2).
+
+end_point_instance(Op, i(A1, A2), i(B1, B2), i(S, E)) :-
+    between(0, 3, A1), between(A1, 3, A2),
+    between(0, 3, B1), between(B1, 3, B2),
+    temporal_spec(Op, i(A1, A2), i(B1, B2), Cond, i(SX, EX), _),
+    catch(Cond, _, fail),
+    S is SX,
+    E is EX.
 
 %!  pattern_parts(?Pattern, ?Name, ?Parts) is semidet.
 %

@@ -17,7 +17,8 @@
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(syntax, [pattern_text/2, finite_number/1]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
-:- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, head_unbound/3, source_pattern/2]).
+:- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, head_unbound/3, source_pattern/2,
+                          lasting/2]).
 :- use_module(strategies, [reported_head/2]).
 
 /** <module> The JSON of the replies to Python
@@ -188,7 +189,8 @@ pattern_json(P, J) :-
 
 %   pattern_json_(+Pattern, -Json): the operator and its parts, each
 %   under its key as its kind says (see etalis_optable:pattern_parts/3);
-%   a binary temporal operator also has its stored side, a construct
+%   a binary temporal operator also has its stored side and how long
+%   its occurrences last (see etalis_rule_facts:lasting/2), a construct
 %   with a negated part the key of that part (`"negated": "right"`).
 
 pattern_json_(P, J) :-
@@ -196,7 +198,8 @@ pattern_json_(P, J) :-
     foldl(part_json(Parts), Parts, _{op: Op}, J0),
     (   P = op(Op, _, _)
     ->  waiting_side(Op, Side),
-        J = J0.put(stored, Side)
+        lasting(Op, Lasts),
+        J = J0.put(_{stored: Side, lasts: Lasts})
     ;   memberchk(Key-negated-_, Parts)
     ->  J = J0.put(negated, Key)
     ;   J = J0

@@ -1,7 +1,6 @@
 :- module(etalis_recursion,
           [ check_recursion/2,          % +Rules, -Repeating
             repeating_events/2,         % +Rules, -Specs
-            immediate_event/2,          % +Pattern, -Event
             immediate_event/3,          % +Pattern, -Event, -Widens
             aggregated_event/2,         % +Pattern, -Event
             widening_side/2             % ?Operator, ?Side
@@ -12,15 +11,15 @@
 :- use_module(library(assoc)).
 :- use_module(library(ordsets)).
 :- use_module(syntax, [etalis_error/3]).
-:- use_module(optable, [waiting_side/2, temporal_spec/6, completing_part/3]).
+:- use_module(optable, [waiting_side/2, temporal_spec/6, end_point_instance/4, completing_part/3]).
 
 /** <module> Rules that derive an event from itself
 
 check_recursion/2 finds the events of rules that derive an event from
 itself at once, over the same interval, and refuses such a cycle
-through an aggregate; immediate_event/3 and widening_side/2 tell where
-an occurrence completes a pattern at once, for the rule checks of
-etalis_rule_facts too.
+through an aggregate; immediate_event/3 tells where an occurrence
+completes a pattern at once (and whether it widens its interval, see
+widening_side/2), for the rule checks of etalis_rule_facts too.
 */
 
 %!  check_recursion(+Rules, -Repeating) is det.
@@ -202,23 +201,17 @@ reaches(H, T, Index, Seen) :-
     \+ E \= H,
     reaches(H1, T, Index, [Where|Seen]).
 
-%!  immediate_event(+Pattern, -Event) is nondet.
+%!  immediate_event(+Pattern, -Event, -Widens) is nondet.
 %
 %   Event occurs in the normalised Pattern in a place where its
 %   occurrence completes the pattern at once: an operand of a temporal
 %   operator that does not wait, an operand of a construct that its
 %   kind says completes it (see etalis_optable:completing_part/3; the
-%   rule checks of etalis_rule_facts ask it too).
-
-immediate_event(P, E) :-
-    immediate_event(P, E, _).
-
-%!  immediate_event(+Pattern, -Event, -Widens) is nondet.
-%
-%   As immediate_event/2; Widens is `true` when every occurrence of
-%   Pattern that Event's occurrence completes lies over an interval
-%   that strictly contains Event's (it passes an operand that widens,
-%   see widening_side/2), else `false`.
+%   rule checks of etalis_rule_facts ask it too).  Widens is `true`
+%   when every occurrence of Pattern that Event's occurrence completes
+%   lies over an interval that strictly contains Event's (it passes an
+%   operand that widens, see widening_side/2), else
+%   `false`.
 
 immediate_event(event(E), E, false).
 immediate_event(op(Op, L, R), E, Widens) :-
@@ -241,9 +234,7 @@ immediate_event(P, E, W) :-
 %   contains that operand's: the right of `seq` (the left ends before
 %   it starts), the left of `after`, `overlapped_by` and `finishes`,
 %   the right of `overlaps` and `finished_by`.  Decided from the
-%   operator table: the condition and result interval of the operator
-%   are tried on every order of the four end points (with ties), which
-%   are all that comparisons of end points can tell apart.
+%   operator table (see etalis_optable:end_point_instance/4).
 
 widening_side(Op, Side) :-
     temporal_spec(Op, _, _, _, _, _),
@@ -251,10 +242,6 @@ widening_side(Op, Side) :-
     \+ narrow_instance(Op, Side).
 
 narrow_instance(Op, Side) :-
-    between(0, 3, A1), between(A1, 3, A2),
-    between(0, 3, B1), between(B1, 3, B2),
-    temporal_spec(Op, i(A1, A2), i(B1, B2), Cond, i(SX, EX), _),
-    catch(Cond, _, fail),
-    S is SX, E is EX,
-    (   Side == left -> X1-X2 = A1-A2 ; X1-X2 = B1-B2 ),
+    end_point_instance(Op, A, B, i(S, E)),
+    (   Side == left -> i(X1, X2) = A ; i(X1, X2) = B ),
     \+ ( S =< X1, X2 =< E, ( S < X1 ; X2 < E ) ).

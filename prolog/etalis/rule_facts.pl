@@ -4,14 +4,16 @@
             where_never/2,              % +Pattern, -Never
             head_unbound/3,             % +Head, +Pattern, -Vars
             static_event_operators/2,   % +Clause, -Operators
-            source_pattern/2            % +Pattern, -Source
+            source_pattern/2,           % +Pattern, -Source
+            lasting/2                   % +Operator, -Lasts
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(library(error)).
 :- use_module(syntax, [pattern_functor/1]).
 :- use_module(recursion, [immediate_event/3, aggregated_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1, construct_parts/3,
-                         guarded_part/3]).
+                         guarded_part/3, end_point_instance/4]).
 
 /** <module> Facts about rules for the static checks of `etalis check`
 
@@ -425,3 +427,23 @@ source_part(function, F, All) --> !,
     [SF].
 source_part(value, _, _) --> !, [].
 source_part(_, V, _) --> [V].
+
+%!  lasting(+Operator, -Lasts) is det.
+%
+%   How long an occurrence of the temporal Operator lasts: `always`
+%   longer than 0 (`seq`: its operands cannot occur at one time),
+%   longer than 0 when `either` operand does (`and`, `meets`,
+%   `equals`), or `maybe` not.  Decided from the operator table (see
+%   etalis_optable:end_point_instance/4), for `etalis check`'s window-never-met.
+
+:- table lasting/2.
+
+lasting(Op, Lasts) :-
+    must_be(atom, Op),
+    (   \+ end_point_instance(Op, _, _, i(T, T))
+    ->  Lasts = always
+    ;   \+ ( end_point_instance(Op, i(A1, A2), i(B1, B2), i(T, T)),
+              \+ ( A1 =:= A2, B1 =:= B2 ) )
+    ->  Lasts = either
+    ;   Lasts = maybe
+    ).

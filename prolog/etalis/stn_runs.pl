@@ -4,6 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(syntax, [kleene_event/1]).
 
 /** <module> Kleene+ under SASE's skip-till-next-match (`stn`)
 
@@ -84,9 +85,9 @@ run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], 
     wrapped(P0, Wrap, Seq),
     elements(Seq, Elements),
     append(Pre, [event(E)|Post], Elements),
-    functor(E, Name, Arity),
-    sub_atom(Name, 0, _, _, '$plus'),
+    kleene_event(E),
     !,
+    functor(E, Name, Arity),
     plus_rules(Name, Arity, Rules, R1, R2),
     flag(etalis_stn_run, N, N + 1),
     format(atom(RunName), '$stn~d', [N]),

@@ -7,7 +7,8 @@
             duration_seconds/3,         % +Duration, +Where, -Seconds
             finite_number/1,            % @X
             pattern_text/2,             % +Pattern, -Text
-            pattern_functor/1           % @Term
+            pattern_functor/1,          % @Term
+            kleene_event/1              % +Event
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -1305,6 +1306,16 @@ pattern(Term, Pos, Src, event(Term)) :-
         format(string(M), "unknown construct ~w in a pattern", [Words]),
         etalis_error(M, "expected an event such as a(X), or a pattern built with seq, and, par, or, cnot, fnot, an Allen relation, where or within", Where)
     ).
+
+%!  kleene_event(+E) is semidet.
+%
+%   E is the hidden event of a `P+` (see kleene_rules/3), whose first
+%   argument is the list of the positions of its events.
+
+kleene_event(E) :-
+    compound(E),
+    functor(E, Name, _),
+    sub_atom(Name, 0, _, _, '$plus').
 
 %   kleene_rules(+Kleene, +Pattern, +VarNames)
 %

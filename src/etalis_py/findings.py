@@ -509,28 +509,20 @@ def _unbound_head(rf: RuleFile) -> list[Finding]:
     return out
 
 
-# Operators whose operands cannot occur at one time: every occurrence
-# lasts longer than 0 (seq: a2 < b1; par: a nonzero overlap; each Allen
-# relation but meets and equals has a strict inequality between the
-# bounds of different operands).  `and`, `meets` and `equals` last longer
-# than 0 when an operand does, `or` when both do; every other construct
-# lasts as long as its pattern.  An operator missing here is taken to
-# allow a point (never a false finding).
-_SPREAD_OPS = frozenset({"seq", "before", "after", "par", "during", "contains", "overlaps", "overlapped_by",
-                         "starts", "started_by", "finishes", "finished_by", "cnot", "forall_seq"})
-_EITHER_OPS = frozenset({"and", "meets", "met_by", "equals"})
-
-
 def _lasts(p: Optional[RulePattern], spread: Callable[[Sig], bool]) -> bool:
     """Whether every occurrence of pattern ``p`` lasts longer than 0
-    (``spread`` says it of an event)."""
+    (``spread`` says it of an event): a temporal operator's as the
+    operator table says (:attr:`Binary.lasts`), ``or``'s when both
+    operands' do, a negation's when its left's does, another construct's
+    when its pattern's does; anything else is taken to allow a point
+    (never a false finding)."""
     if isinstance(p, EventP):
         use = EventUse.of(p.event)
         return use is not None and spread(use.sig)
     if isinstance(p, Binary):
-        if p.op in _SPREAD_OPS:
+        if p.lasts == "always":
             return True
-        if p.op in _EITHER_OPS:
+        if p.lasts == "either":
             return _lasts(p.left, spread) or _lasts(p.right, spread)
         if p.op == "or":
             return _lasts(p.left, spread) and _lasts(p.right, spread)

@@ -183,10 +183,13 @@ class Binary:
     ``fnot`` (or any operator of the table whose parts are ``left`` and
     ``right``).  From the engine's reader: ``stored`` is the operand that a
     temporal operator stores to wait for the other (``left``, ``right``,
-    or ``none``: both wait), ``""`` for another operator; ``negated``
-    says that ``right`` is a negated part (its occurrences block
-    ``left``'s, as in ``cnot`` and ``fnot``); ``source`` is the pattern
-    as the rule file writes it."""
+    or ``none``: both wait), ``""`` for another operator; ``lasts``
+    says how long an occurrence of a temporal operator lasts (``always``
+    longer than 0, longer than 0 when ``either`` operand does, or
+    ``maybe`` not; ``""`` for another operator); ``negated`` says that
+    ``right`` is a negated part (its occurrences block ``left``'s, as in
+    ``cnot`` and ``fnot``); ``source`` is the pattern as the rule file
+    writes it."""
 
     op: str
     left: "Pattern"
@@ -194,6 +197,7 @@ class Binary:
     stored: str = field(default="", compare=False)
     source: str = field(default="", compare=False)
     negated: bool = field(default=False, compare=False)
+    lasts: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -228,8 +232,6 @@ class Aggregate:
 
 Pattern = Union[EventP, Binary, Where, Within, Aggregate]
 
-AGGREGATE_FUNCTIONS = ("count", "sum", "avg", "min", "max")
-NEGATIONS = ("cnot", "fnot")
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,7 @@ def pattern_from_json(j: Mapping[str, Any]) -> Pattern:
         )
     if "left" in j and "right" in j:
         return Binary(op, pattern_from_json(j["left"]), pattern_from_json(j["right"]), str(j.get("stored", "")),
-                      source, j.get("negated") == "right")
+                      source, j.get("negated") == "right", str(j.get("lasts", "")))
     raise ValueError(f"the rule tree does not cover `{op}` patterns")
 
 
