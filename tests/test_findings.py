@@ -417,6 +417,24 @@ def test_a_rule_written_twice_is_a_warning() -> None:
          "remove one of the two rules")]
 
 
+def test_a_rule_with_operators_written_twice_with_other_variable_names_is_a_warning() -> None:
+    # what the reader says beside the rule tree (each part's source text) does not tell the rules apart
+    fs = check_text("c(X) <- (a(X) seq b(X)) within 5.\nc(Y) <- (a(Y) seq b(Y)) within 5.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs] == [
+        ("warning", "duplicate-rule", 2, 1,
+         "this rule is the rule of line 1 again: each of its detections is derived twice",
+         "remove one of the two rules")]
+
+
+def test_an_etalis_run_without_a_window_keeps_a_run_per_start() -> None:
+    # the engine's reader says which rules derive the hidden event of an ETALIS run (the rules JSON's "run")
+    fs = check_text(":- policy(continuous).\nh(X) <- s(X) seq p(X) star_times.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message) for f in fs] == [
+        ("warning", "unbounded-memory", 2, 1,
+         "no window bounds this rule's pending goals: every start of the star_times keeps a run of its own "
+         "(one per start, forever), which each later event extends")]
+
+
 def test_a_where_of_a_later_part_using_a_variable_of_an_earlier_one_is_checked_and_run(tmp_path: Path) -> None:
     # The check of this rule failed ("engine request failed": its unbound
     # variable was a copy that was never named), and so did `etalis run`.

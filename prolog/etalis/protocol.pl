@@ -15,7 +15,7 @@
 :- use_module(library(lists)).
 :- use_module(library(error)).
 :- use_module(library(http/json), [json_write/3]).
-:- use_module(syntax, [pattern_text/2, finite_number/1]).
+:- use_module(syntax, [pattern_text/2, finite_number/1, run_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
 :- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, head_unbound/3, source_pattern/2,
                           lasting/2]).
@@ -63,7 +63,9 @@ limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Li
 %   Json is the parsed rule, for `etalis check` and tools such as the
 %   reference evaluator: its label, head, pattern, position and policy
 %   (from Overrides, else Default), the steps of its events, the
-%   unbound variables of its `where` conditions and of its head.
+%   unbound variables of its `where` conditions and of its head, and
+%   the kind of ETALIS run whose hidden event it derives, if any (see
+%   etalis_syntax:run_event/2).
 
 rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
     reported_head(Head0, Head),                 % a timer's event
@@ -75,6 +77,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     term_variables(H-P, Anon),
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
     timer_steps(Head0, P, Steps, Timer),
+    (   run_event(Head0, Run) -> true ; Run = null ),
     (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
     term_json(H, HJ),
     bounded_pattern_json(P, PJ),
@@ -84,7 +87,8 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     maplist(never_json, Never, NeverJ),
     maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
-             steps: StepsJ, unbound: UnboundJ, never: NeverJ, head_unbound: HeadUnboundJ, timer: Timer}.
+             steps: StepsJ, unbound: UnboundJ, never: NeverJ, head_unbound: HeadUnboundJ, timer: Timer,
+             run: Run}.
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its

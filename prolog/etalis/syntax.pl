@@ -8,7 +8,8 @@
             finite_number/1,            % @X
             pattern_text/2,             % +Pattern, -Text
             pattern_functor/1,          % @Term
-            kleene_event/1              % +Event
+            kleene_event/1,             % +Event
+            run_event/2                 % +Event, -Kind
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -1618,6 +1619,24 @@ construct_part(seconds, _, Duration, DP, _, Src, Seconds) :-
 %       '$run_taken'(Vs, A0, X) <- '$run'(Vs, A0) seq P.   (the run's policy)
 %       '$run'(Vs, A1) <- '$run_taken'(Vs, A0, X) where Step.
 %       H <- '$run'(Vs, R).
+
+%!  run_event(+Event, -Kind) is semidet.
+%
+%   Event is a hidden event of an ETALIS run of Kind (`aggregate` or
+%   `star_times`), '$Kind_L_C' or its step '$Kind_L_C_taken' (see
+%   running_aggregate/5).
+
+run_event(E, Kind) :-
+    callable(E),
+    functor(E, Name, _),
+    atom_concat($, Rest0, Name),
+    (   atom_concat(Rest, '_taken', Rest0) -> true ; Rest = Rest0 ),
+    atomic_list_concat(Parts, '_', Rest),
+    append(KindParts, [Line, Column], Parts),
+    KindParts \== [],
+    atom_number(Line, L), integer(L),
+    atom_number(Column, C), integer(C),
+    atomic_list_concat(KindParts, '_', Kind).
 
 running_aggregate(Body, Pos, Src, Rule, Items) :-
     nonvar(Body),

@@ -97,6 +97,9 @@ class RuleInfo:
     timer: Optional[str] = None
     # the where conditions that can never hold, each with why
     never: tuple[tuple[str, str], ...] = ()
+    # the kind of original ETALIS run (aggregate or star_times) whose
+    # hidden event the rule derives, if any
+    run: Optional[str] = None
 
     @property
     def name(self) -> str:
@@ -136,7 +139,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             stateless and not rule.get("timer"), int(rule.get("column", 1)), steps, unbound,
                             tuple(map(str, rule.get("head_unbound", ()))), pattern,
                             str(rule.get("policy", "unrestricted")), rule.get("timer") or None,
-                            tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ()))))
+                            tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ())),
+                            rule.get("run") or None))
     return out
 
 

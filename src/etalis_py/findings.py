@@ -387,12 +387,11 @@ def _unbounded(rf: RuleFile) -> list[Finding]:
     out = []
     for r in rf.rules:
         grows: list[str] = []
-        run = re.fullmatch(r"\$(aggregate|star_times)_\d+_\d+(_taken)?", r.head.sig.name)
-        if run and r.policy in ("continuous", "chronological"):    # an ETALIS run's step (running_aggregate/5)
-            grows.append(f"every start of the {run.group(1)} keeps a run of its own (one per start, forever), "
+        if r.run and r.policy in ("continuous", "chronological"):    # an ETALIS run's step (running_aggregate/5)
+            grows.append(f"every start of the {r.run} keeps a run of its own (one per start, forever), "
                          + ("which each later event extends" if r.policy == "continuous" else
                             "of which the oldest goes on"))
-        elif not run and r.pattern is not None:
+        elif not r.run and r.pattern is not None:
             _stores(r.pattern, r.policy.partition("(")[0], grows)
         if grows:
             out.append(_at(rf, r, "warning", "unbounded-memory",

@@ -194,24 +194,24 @@ class Binary:
     op: str
     left: "Pattern"
     right: "Pattern"
-    stored: str = field(default="", compare=False)
-    source: str = field(default="", compare=False)
-    negated: bool = field(default=False, compare=False)
-    lasts: str = field(default="", compare=False)
+    stored: str = field(default="", compare=False, repr=False)
+    source: str = field(default="", compare=False, repr=False)
+    negated: bool = field(default=False, compare=False, repr=False)
+    lasts: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Where:
     pattern: "Pattern"
     goal: str
-    source: str = field(default="", compare=False)
+    source: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
 class Within:
     pattern: "Pattern"
     window: Time
-    source: str = field(default="", compare=False)
+    source: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ class Aggregate:
     kind: str
     size: Time
     result: str
-    source: str = field(default="", compare=False)
+    source: str = field(default="", compare=False, repr=False)
 
 
 Pattern = Union[EventP, Binary, Where, Within, Aggregate]
