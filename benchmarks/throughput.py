@@ -23,6 +23,7 @@ is its own; the best of --repeat runs is kept.  The last table gives each
 way's rate as a share of (a)'s, measured in the same run.
 
     .venv/bin/python benchmarks/throughput.py [--sizes 10000,100000,1000000] [--repeat 3] [--figures abcdefg]
+        [--data DIR]   # keep the stream files there (written once: 10^7 lines take minutes)
 """
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024
 
 
-def child_a(n: int) -> dict[str, Any]:
+def child_a(n: int, data: Path | None = None) -> dict[str, Any]:
     from pyswip import Prolog
 
     from etalis_py import Engine
@@ -106,11 +107,11 @@ def fed_in_calls(n: int, call: Callable[["Engine", Any], Any], prepare: Callable
     return {"seconds": seconds, "detections": found[0], "pending": engine.stats().pending, "peak_mb": peak_rss_mb()}
 
 
-def child_b(n: int) -> dict[str, Any]:
+def child_b(n: int, data: Path | None = None) -> dict[str, Any]:
     return fed_in_calls(n, lambda engine, events: engine.emit_many(events, collect=False), lambda chunk: chunk)
 
 
-def child_d(n: int) -> dict[str, Any]:
+def child_d(n: int, data: Path | None = None) -> dict[str, Any]:
     import pandas as pd
 
     def frame(chunk: list[tuple[str, tuple[int], float]]) -> Any:
@@ -119,6 +120,9 @@ def child_d(n: int) -> dict[str, Any]:
 
     return fed_in_calls(n, lambda engine, df: engine.emit_frame(df, event_col="name", args=["k"], time="t",
                                                                 collect=False), frame)
+
+
+TABLE_OPTIONS = ["--event-col", "name", "--args", "k", "--time", "t"]
 
 
 def write_events(path: Path, n: int) -> list[str]:
@@ -133,7 +137,7 @@ def write_csv(path: Path, n: int) -> list[str]:
         f.write("name,k,t\n")
         for name, (k,), t in stream(n):
             f.write(f"{name},{k},{t!r}\n")
-    return ["--event-col", "name", "--args", "k", "--time", "t"]
+    return TABLE_OPTIONS
 
 
 def write_jsonl(path: Path, n: int) -> list[str]:
@@ -152,10 +156,10 @@ def write_parquet(path: Path, n: int) -> list[str]:
         for chunk in chunks(n):
             writer.write_table(pa.table({"name": [e[0] for e in chunk], "k": [e[1][0] for e in chunk],
                                          "t": [e[2] for e in chunk]}, schema=schema))
-    return ["--event-col", "name", "--args", "k", "--time", "t"]
+    return TABLE_OPTIONS
 
 
-def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]]) -> dict[str, Any]:
+def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]], data: Path | None = None) -> dict[str, Any]:
     def run(rules: Path, events: Path, options: list[str]) -> tuple[float, str, str]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events),
@@ -167,8 +171,16 @@ def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]]) -> di
     with tempfile.TemporaryDirectory() as tmp:
         rules = Path(tmp) / "rules.etl"
         rules.write_text(RULES)
-        events = Path(tmp) / f"stream{suffix}"
-        options = write(events, n)
+        if data is None:
+            events = Path(tmp) / f"stream{suffix}"
+            options = write(events, n)
+        else:   # written once, kept for later runs
+            events = data / f"stream-{n}{suffix}"
+            if not events.exists():
+                part = events.with_name(events.name + ".part")
+                write(part, n)
+                part.rename(events)
+            options = [] if suffix in (".events", ".jsonl") else TABLE_OPTIONS
         cpu, stdout, stderr = run(rules, events, options)
     summary = stderr.strip().splitlines()[-1]
     fields = dict(re.findall(r"(\w[\w ]*): ([\d.]+)", summary))
@@ -178,20 +190,20 @@ def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]]) -> di
             "peak_mb": peak_rss_mb(resource.RUSAGE_CHILDREN)}
 
 
-def child_c(n: int) -> dict[str, Any]:
-    return run_file(n, ".events", write_events)
+def child_c(n: int, data: Path | None = None) -> dict[str, Any]:
+    return run_file(n, ".events", write_events, data)
 
 
-def child_e(n: int) -> dict[str, Any]:
-    return run_file(n, ".csv", write_csv)
+def child_e(n: int, data: Path | None = None) -> dict[str, Any]:
+    return run_file(n, ".csv", write_csv, data)
 
 
-def child_f(n: int) -> dict[str, Any]:
-    return run_file(n, ".jsonl", write_jsonl)
+def child_f(n: int, data: Path | None = None) -> dict[str, Any]:
+    return run_file(n, ".jsonl", write_jsonl, data)
 
 
-def child_g(n: int) -> dict[str, Any]:
-    return run_file(n, ".parquet", write_parquet)
+def child_g(n: int, data: Path | None = None) -> dict[str, Any]:
+    return run_file(n, ".parquet", write_parquet, data)
 
 
 CHILDREN = {"a": child_a, "b": child_b, "c": child_c, "d": child_d, "e": child_e, "f": child_f, "g": child_g}
@@ -200,10 +212,11 @@ LABELS = {"a": "(a) inside the engine", "b": "(b) Engine.emit_many", "c": "(c) e
           "g": "(g) etalis run, .parquet file"}
 
 
-def measure(figure: str, n: int, repeat: int) -> dict[str, Any]:
+def measure(figure: str, n: int, repeat: int, data: Path | None = None) -> dict[str, Any]:
     best: dict[str, Any] | None = None
     for _ in range(repeat):
-        r = subprocess.run([sys.executable, __file__, "--child", figure, "--events", str(n)],
+        r = subprocess.run([sys.executable, __file__, "--child", figure, "--events", str(n),
+                            *(["--data", str(data)] if data is not None else [])],
                            capture_output=True, text=True, check=True)
         got = json.loads(r.stdout.strip().splitlines()[-1])
         if best is None or got["seconds"] < best["seconds"]:
@@ -219,9 +232,12 @@ def main() -> None:
     p.add_argument("--figures", default="abcdefg")
     p.add_argument("--child")
     p.add_argument("--events", type=int)
+    p.add_argument("--data", type=Path, help="write the stream files here once and reuse them")
     ns = p.parse_args()
+    if ns.data is not None:
+        ns.data.mkdir(parents=True, exist_ok=True)
     if ns.child:
-        print(json.dumps(CHILDREN[ns.child](ns.events)))
+        print(json.dumps(CHILDREN[ns.child](ns.events, ns.data)))
         return
     sizes = [int(s) for s in ns.sizes.split(",")]
     print(f"rule: {RULES.strip()}   keys: {KEYS}   step: {STEP} s   best of {ns.repeat}\n")
@@ -233,7 +249,7 @@ def main() -> None:
     for figure in ns.figures:
         costs = {}
         for n in sizes:
-            m = measure(figure, n, ns.repeat)
+            m = measure(figure, n, ns.repeat, ns.data)
             costs[n] = m["seconds"] / n * 1e6
             rates.setdefault(figure, {})[n] = n / m["seconds"]
             peaks.setdefault(figure, {})[n] = m["peak_mb"]

@@ -540,7 +540,7 @@ def _filled(batch: Batch, parts: list[str], listed: bool, lister: Callable[[list
 # places, or is a syntax error in both (then the batch goes line by line).
 _FREE = r"[^()\[\]{}\n'\"`%|]*"
 _PLAIN_EVENTS = re.compile(
-    rf"(?:event\([a-z]\w*(?:\({_FREE}\))?, ?(?:\[{_FREE}\]|{_FREE})\)\.\n)+"
+    rf"(?:event\([a-z]\w*(?:\({_FREE}\))?, ?(?:\[{_FREE}\]|{_FREE})\)\.\n)++"
 )
 
 
