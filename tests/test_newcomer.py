@@ -268,3 +268,16 @@ def test_ctrl_c_while_the_rules_load_says_so(tmp_path: Path, capsys: pytest.Capt
 
     monkeypatch.setattr(Engine, "from_file", interrupted)
     assert run(capsys, rules, events) == (cli.EXIT_INTERRUPTED, "", ["etalis: interrupted (run did not finish)"])
+
+
+def test_etalis_table_says_no_detections_and_names_an_input_stream_given_for_detections(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "none.jsonl"
+    empty.write_text("")
+    assert cli.main(["table", str(empty)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == "times in UTC\nno detections\n"
+    _, events, _ = storm_files(tmp_path)
+    assert cli.main(["table", str(events)]) == cli.EXIT_FAILURE
+    assert capsys.readouterr().err == (
+        f"etalis: {events}:1: not a detection (missing 'start'; it is an input event: give the detections that "
+        'etalis run writes): {"event": "gust", "args": [7], "time": 1293396660}\n')

@@ -58,10 +58,14 @@ def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detec
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        item: Any = None
         try:
-            found.append(_detection(json.loads(line)))
+            item = json.loads(line)
+            found.append(_detection(item))
         except (ValueError, KeyError, TypeError) as e:
             reason = f"missing {e}" if isinstance(e, KeyError) else str(e)
+            if isinstance(e, KeyError) and isinstance(item, dict) and "time" in item:
+                reason += "; it is an input event: give the detections that etalis run writes"
             raise ValueError(f"{source}:{number}: not a detection ({reason}): {line.strip()[:80]}") from None
     return found
 
@@ -190,6 +194,8 @@ class Readable:
             named = [", ".join(self.arg(a) for a in d.args)] if self.args else []
             rows.append((d.event, *named, start, end, *((self.zone_label(d),) if local else ()),
                          format_duration(d.end - d.start)))
+        if not detections:
+            return f"{self.caption()}\nno detections\n"
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(rows[0], widths)).rstrip()]
         for d, r in zip(detections, rows[1:]):
