@@ -281,3 +281,21 @@ def test_etalis_table_says_no_detections_and_names_an_input_stream_given_for_det
     assert capsys.readouterr().err == (
         f"etalis: {events}:1: not a detection (missing 'start'; it is an input event: give the detections that "
         'etalis run writes): {"event": "gust", "args": [7], "time": 1293396660}\n')
+
+
+def test_times_that_are_no_dates_are_written_as_seconds_or_refused_in_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "rules.etl"
+    rules.write_text("alarm(X) <- hot(X) seq smoke(X).\n")
+    events = tmp_path / "huge.events"
+    events.write_text("event(hot(r1), 1e20).\nevent(smoke(r1), 2e20).\n")
+    code, out, err = run(capsys, rules, events, "--quiet", "--iso")
+    assert (code, out) == (cli.EXIT_OK, '{"event": "alarm", "args": ["r1"], "start": 1e+20, "end": 2e+20}\n')
+    code, out, err = run(capsys, rules, events, "--quiet", "--format", "table")
+    assert (code, out, err[0]) == (cli.EXIT_FAILURE, "", "etalis: the detections cannot be written: time 1e+20 is "
+                                   "not a date (seconds since 1970 within the years 1 to 9999)")
+    assert err[1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 1,")
+    code, out, err = run(capsys, rules, events, "--quiet", "--iso", "--out", tmp_path / "d.parquet")
+    assert (code, err[0]) == (cli.EXIT_FAILURE, "etalis: the detections cannot be written: a start time is too far "
+                              "from 1970 for a Parquet timestamp (microseconds in 64 bits): write seconds, without "
+                              "--iso or --strftime")

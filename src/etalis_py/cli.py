@@ -270,6 +270,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except EtalisError as e:  # the engine failed: say so in words, not with a traceback
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_FAILURE
+    except (ValueError, OverflowError) as e:    # what a command did not say itself, still in words
+        print(f"etalis: {e}", file=sys.stderr)
+        return EXIT_FAILURE
     except KeyboardInterrupt:   # before a run reads events (loading the rules), or another command
         print(f"etalis: interrupted ({ns.command} did not finish)", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -346,7 +349,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return (f"etalis run {elapsed:.0f} s: rows read {read} ({read / max(elapsed, 1e-9):.0f} rows/s), "
                 f"detections {detections}, rejected {rejected}")
 
-    stopped = interrupted = False
+    stopped = interrupted = unwritten = False
     try:
         with _Interrupt() as interrupt:
             batches = event_batches(ns, packed=engine.columnar())
@@ -401,6 +404,9 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         progress.clear()
         try:
             sink.close()
+        except (ValueError, OverflowError) as e:    # a table or Parquet file of times that are no dates
+            print(f"etalis: the detections cannot be written: {e}", file=err)
+            unwritten = True
         finally:
             engine.close()
     if interrupted:
@@ -413,7 +419,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,
     )
-    return EXIT_LIMIT if stopped else EXIT_INTERRUPTED if interrupted else EXIT_OK
+    return EXIT_LIMIT if stopped else EXIT_INTERRUPTED if interrupted else EXIT_FAILURE if unwritten else EXIT_OK
 
 
 class _Interrupt:

@@ -43,7 +43,14 @@ class TimeStyle:
         return self.iso or self.strftime is not None
 
     def time(self, t: Time) -> Any:
-        return format_time(t, self.strftime, self.tz) if self.dates else t
+        """``t`` in this style; a time that is no date (beyond the years 1
+        to 9999) stays its seconds, as ``str(Detection)`` shows it."""
+        if not self.dates:
+            return t
+        try:
+            return format_time(t, self.strftime, self.tz)
+        except (OverflowError, ValueError, OSError):
+            return t
 
     def restyle(self, d: dict[str, Any]) -> dict[str, Any]:
         """A detection's dict (provenance too) with its times in this style."""
@@ -157,7 +164,11 @@ class ParquetWriter:
                 columns[f"arg{i + 1}"] = pa.array([d["args"][i] if i < len(d["args"]) else None for d in rows], kind)
         for end in ("start", "end"):
             if self.style.dates:
-                micros = pa.array([round(float(d[end]) * 1_000_000) for d in rows], pa.int64())
+                try:
+                    micros = pa.array([round(float(d[end]) * 1_000_000) for d in rows], pa.int64())
+                except OverflowError:
+                    raise ValueError(f"a {end} time is too far from 1970 for a Parquet timestamp (microseconds in "
+                                     "64 bits): write seconds, without --iso or --strftime") from None
                 columns[end] = micros.cast(pa.timestamp("us", tz=self.style.tz or "UTC"))
             else:
                 columns[end] = pa.array([float(d[end]) for d in rows], pa.float64())
