@@ -18,12 +18,19 @@ def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str
     return code, out, err.splitlines()
 
 
-def test_run_summary_counts_the_rule_files_warnings_printed_before_the_run(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def warning_files(tmp_path: Path) -> tuple[Path, Path]:
+    """Rules with a warning of their own (unbounded-memory at line 2),
+    and events of which one raises an error in a where condition."""
     rules = tmp_path / "rules.etl"
     rules.write_text("big(X) <- a(X) where X > 2.\nalarm(X) <- hot(X) seq smoke(X).\n")
     events = tmp_path / "s.events"
     events.write_text("a(1).\na(x).\na(5).\n")
+    return rules, events
+
+
+def test_run_summary_counts_the_rule_files_warnings_printed_before_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules, events = warning_files(tmp_path)
     code, out, err = run(capsys, rules, "--events", events)
     assert code == cli.EXIT_OK
     assert [json.loads(line) for line in out.splitlines()] == [{"event": "big", "args": [5], "start": 3, "end": 3}]
@@ -59,10 +66,7 @@ def test_run_summary_counts_the_unused_event_warning_and_the_rule_files_errors(
 def test_run_quiet_counts_the_runs_own_warnings_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """--quiet leaves the checks of the rule file out (they are not even
     made), and prints no warning line; the run's warnings are counted."""
-    rules = tmp_path / "rules.etl"
-    rules.write_text("big(X) <- a(X) where X > 2.\nalarm(X) <- hot(X) seq smoke(X).\n")
-    events = tmp_path / "s.events"
-    events.write_text("a(1).\na(x).\na(5).\n")
+    rules, events = warning_files(tmp_path)
     code, out, err = run(capsys, rules, "--events", events, "--quiet")
     assert code == cli.EXIT_OK
     assert len(err) == 1
