@@ -15,6 +15,7 @@
 :- use_module(etalis/runtime).
 :- use_module(etalis/knowledge).
 :- use_module(etalis/sandbox, [sandbox_check/2]).
+:- use_module(etalis/guard, [guard_engine/1]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/protocol).
 :- use_module(etalis/columns).
@@ -417,6 +418,10 @@ load_engine(Source, Options, M, Compiled) :-
     compile_items(Items, Options, Compiled),
     engine_create(M),
     catch(( knowledge_init(M),
+            (   memberchk(trusted(true), Options)
+            ->  true
+            ;   guard_engine(M)                 % before the clauses that call what it guards
+            ),
             load_compiled(M, Compiled),
             (   memberchk(trusted(true), Options)
             ->  true

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from etalis_py import Engine, InferenceLimitError
+from etalis_py import Engine, InferenceLimitError, RuleError
 from etalis_py.cli import main
 
 LOOP = "c(X) <- a(X) where loop(X).\nloop(X) :- loop(X).\nd(X) <- b(X).\n"
@@ -183,3 +183,59 @@ def test_a_long_text_argument_costs_no_inference_a_character(tmp_path: Path,
     assert [json.loads(line) for line in out.splitlines()] == [
         {"event": "c", "args": [long], "start": 1, "end": 1}, {"event": "c", "args": ["y"], "start": 2, "end": 2}]
     assert err.splitlines()[-1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 2, warnings: 0, ")
+
+
+@pytest.mark.parametrize("goal,predicate", [
+    ("write(X)", "write/1"),
+    ("print(X)", "print/1"),
+    ("writeq(f(X))", "writeq/1"),
+    ("format(\"~w\", [X])", "format/2"),
+    ("format(atom(_), \"~q\", [X])", "format/3"),
+    ("term_to_atom(X, _)", "term_to_atom/2"),
+    ("call(write_canonical, X)", "write_canonical/1"),
+    ("helper(X)", "writeln/1"),
+])
+def test_a_rule_that_prints_a_term_nested_too_deep_loses_its_occurrence_with_a_warning(goal: str,
+                                                                                       predicate: str) -> None:
+    # Printed whole, the term would overflow the C stack: a segmentation
+    # fault of the process.  In an untrusted rule file the printing
+    # predicates check the depth first.
+    rules = f"c <- a where deep(30000, X), {goal}.\nok <- a.\nhelper(X) :- writeln(X).\n" + DEEP
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a.\n")
+        assert (result.accepted, result.rejected, result.detection_lines) == (
+            1, [], '{"event": "ok", "args": [], "start": 1, "end": 1}\n')
+        [warning] = result.warnings
+        assert warning.reason.endswith(
+            f" raised: {predicate}: Not enough resources: a term nested deeper than 1,000 levels")
+        assert [(d.event, d.start) for d in engine.emit("a", at=2)] == [("ok", 2)]    # the engine goes on
+
+
+@pytest.mark.parametrize("concat,predicate", [
+    ("atom_concat(A, A, B)", "atom_concat/3"),
+    ("atomic_list_concat([A, A], B)", "atomic_list_concat/2"),
+    ("atomic_list_concat([A, A], '', B)", "atomic_list_concat/3"),
+    ("format(atom(B), '~a~a', [A, A])", "format/3"),
+])
+def test_a_text_doubled_past_ten_million_characters_is_a_resource_error(concat: str, predicate: str) -> None:
+    # Atoms live outside the Prolog stacks: 40 doublings would ask for a
+    # terabyte in 120 inferences.
+    rules = (f"c(L) <- a where dbl(x, 40, A), atom_length(A, L).\nd(L) <- b where dbl(x, 10, A), atom_length(A, L).\n"
+             f"dbl(A, 0, A) :- !.\ndbl(A, N, R) :- {concat}, N1 is N - 1, dbl(B, N1, R).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a.\nb.\n")
+        assert (result.accepted, result.detection_lines) == (2, '{"event": "d", "args": [1024], "start": 2, "end": 2}\n')
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            1, f"{predicate}: Not enough resources: a text of more than 10,000,000 characters")
+
+
+def test_print_trigger_printing_a_term_nested_too_deep_is_refused_at_its_clause() -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string("c <- a.\nprint_trigger(all_defined_events) :- deep(30000, X), write(X).\n" + DEEP,
+                           source="p.etl")
+    e = info.value
+    assert (e.file, e.line, e.column, e.message, e.hint) == (
+        "p.etl", 2, 1,
+        "print_trigger(all_defined_events) raised the error resource_error('a term nested deeper than 1,000 levels')",
+        "make the clauses it calls succeed or fail for this argument")

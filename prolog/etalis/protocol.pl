@@ -6,6 +6,7 @@
             error_reply/3,              % +Error, -Header, -Body
             message_text/2,             % +Error, -Text
             bounded_text/2,                % +Term, -Text
+            shallow/1,                  % @Term
             write_detection/1,          % +Detection
             write_detection/2,          % +Detection, +Provenance
             detection_format/1,         % +Format
@@ -307,9 +308,11 @@ bounded_text(Term, Text) :-
     ;   format(string(Text), "~W", [Term, [quoted(true), max_depth(1000)]])
     ).
 
-%   shallow(+Term): Term is acyclic and no part of it is nested deeper
-%   than 1,000 levels, counting as SWI-Prolog's writer recurses (the
-%   elements of a list one level below it, its tail at its level).
+%!  shallow(@Term) is semidet.
+%
+%   Term is acyclic and no part of it is nested deeper than 1,000
+%   levels, counting as SWI-Prolog's writer recurses (the elements of a
+%   list one level below it, its tail at its level): it can be written.
 
 shallow(Term) :-
     acyclic_term(Term),

@@ -12,6 +12,7 @@
 :- use_module(knowledge, [knowledge_init/1]).
 :- use_module(statics, [static_clause/3, define_statics/4]).
 :- use_module(runtime, [rule_update_builtins/1]).
+:- use_module(guard, [guard_engine/1]).
 
 /** <module> Rule files are code from elsewhere: the sandbox
 
@@ -80,13 +81,23 @@ sandboxed_true(Items, Goals, True) :-
     must_be(list, Goals),
     include(static_or_dynamic, Items, Statics),
     in_scratch(S, ( check_in(S, Statics, []),
-                    include(scratch_true(S), Goals, True) )).
+                    forall(member(Goal-Where, Goals), safe(S, Goal, Where)) )),
+    in_scratch(R, ( guard_engine(R),            % before the clauses that call what it guards
+                    load_scratch(R, Statics),
+                    include(scratch_true(R), Goals, True) )).
+
+%   load_scratch(+Scratch, +Statics): the dynamic declarations and static
+%   clauses of Statics, proven safe, in Scratch.
+
+load_scratch(R, Statics) :-
+    findall(PI-Where, ( member(directive(dynamic(PIs), Where), Statics), member(PI, PIs) ), Dynamic),
+    include(is_static, Statics, Clauses),
+    define_statics(R, Dynamic, Clauses, _).
 
 static_or_dynamic(static(_, _)).
 static_or_dynamic(directive(dynamic(_), _)).
 
 scratch_true(S, Goal-Where) :-
-    safe(S, Goal, Where),
     catch(call_with_inference_limit(S:Goal, 1_000_000, Result), E, true),
     (   nonvar(E)
     ->  (   E = error(Formal, _) -> true ; Formal = E ),
