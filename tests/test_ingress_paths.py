@@ -201,6 +201,50 @@ def test_typed_parquet_columns_read_as_their_csv_text(tmp_path: Path, capsys: py
     assert last.startswith("events read: 4, accepted: 2, rejected: 2, detections: 1,")
 
 
+def test_a_binary_parquet_column_is_rejected_row_by_row_not_read_as_python_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Its bytes were the argument "b'\\xff\\x00'": the Python repr.
+    rules = tmp_path / "rules.etl"
+    rules.write_text("c(K, V) <- a(K, V).\n")
+    stream = tmp_path / "binary.parquet"
+    pq.write_table(pa.table({"key": pa.array([b"\xff\x00", b"ok", None, b"x" * 100], pa.binary()),
+                             "value": pa.array([1, 2, 3, 4], pa.int64()),
+                             "time": pa.array([1, 2, 3, 4], pa.int64())}), stream)
+    text = tmp_path / "text.parquet"
+    pq.write_table(pa.table({"key": ["k"], "value": [5], "time": [5]}), text)
+    for path in (stream, text):
+        assert cli.main(["run", str(rules), "--events", str(path), "--event", "a", "--args", "key,value",
+                         "--time", "time"]) == cli.EXIT_OK
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == [{"event": "c", "args": ["k", 5], "start": 5, "end": 5}]
+    lines = err.splitlines()
+    assert lines[:3] == [
+        f"{stream}:1: rejected: column 'key': argument b'\\xff\\x00' of type bytes cannot be an event argument",
+        f"{stream}:2: rejected: column 'key': argument b'ok' of type bytes cannot be an event argument",
+        f"{stream}:3: rejected: column 'key' is empty"]
+    assert lines[3] == (f"{stream}:4: rejected: column 'key': argument b'xxxxxxxxxxx...xxxxxxxxxxxxx' of type bytes "
+                        "cannot be an event argument")
+    assert lines[4].startswith("events read: 4, accepted: 0, rejected: 4, detections: 0,")
+
+
+def test_a_csv_quote_never_closed_names_the_lines_it_takes_in(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    # The lines after the quote were read into its field and vanished: the
+    # rejection said only "2 fields where the header has 3".
+    rules = tmp_path / "rules.etl"
+    rules.write_text("c(X) <- a(X).\n")
+    stream = tmp_path / "quote.csv"
+    stream.write_text('event,x,time\na,1,1\na,"4,3\na,5,5\na,6,6\n', encoding="utf-8")
+    assert cli.main(["run", str(rules), "--events", str(stream), "--event-col", "event", "--args", "x",
+                     "--time", "time"]) == cli.EXIT_OK
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in out.splitlines()] == [{"event": "c", "args": [1], "start": 1, "end": 1}]
+    rejection, summary = err.splitlines()
+    assert rejection == (f"{stream}:3: rejected: 2 fields where the header has 3 (a quoted field runs on to line 5: "
+                         "lines 4 to 5 are part of this row, not rows of their own)")
+    assert summary.startswith("events read: 2, accepted: 1, rejected: 1, detections: 1,")
+
+
 # -- the shared weather data: each table read a column at a time, as Parquet,
 #    and a row at a time (Mapping.row_reader, the definition) ----------------
 

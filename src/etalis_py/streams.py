@@ -780,7 +780,10 @@ def _csv_table_batches(reader: Any, header: Sequence[str], mapping: Mapping, bad
                 if bad:
                     _check_decoded(bad, start, next_line)
                 if len(row) != len(header):
-                    raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}")
+                    spans = (f" (a quoted field runs on to line {next_line - 1}: lines {start + 1} to "
+                             f"{next_line - 1} are part of this row, not rows of their own)"
+                             if next_line - start > 1 else "")
+                    raise InvalidEvent(f"{len(row)} fields where the header has {len(header)}{spans}")
                 rows.append(row)
                 places.append(len(terms))
             except InvalidEvent as e:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import reprlib
 from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime
 from decimal import Decimal
@@ -260,6 +261,9 @@ def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[s
     for v in dict.fromkeys(values):
         if plain and v.__class__ is str and _PLAIN_NUMBER.fullmatch(v):
             text_of[v], reason_of[v] = (_plain_number(v) if typed else v), None
+        elif isinstance(v, bytes):  # a binary column: no text (str() would make its Python repr one)
+            text_of[v] = ""
+            reason_of[v] = f"column {col!r}: argument {reprlib.repr(v)} of type bytes cannot be an event argument"
         else:
             text_of[v], reason_of[v] = _converted(value_text(v).strip(), col, convert)
     return list(map(text_of.__getitem__, values)), list(map(reason_of.__getitem__, values))
