@@ -451,3 +451,32 @@ def test_a_where_of_a_later_part_using_a_variable_of_an_earlier_one_is_checked_a
     assert (run.returncode, run.stdout) == (0, "")
     [summary] = run.stderr.splitlines()    # --quiet: the summary only, whose warning is the where's error
     assert summary.startswith("events read: 2, accepted: 2, rejected: 0, detections: 0, warnings: 1, ")
+
+
+def test_a_text_where_every_rule_deriving_the_event_makes_a_number_is_a_type_clash() -> None:
+    rules = ("c(X) <- a(X) where X > 1.\n"
+             "d <- c(foo) seq e.\n"
+             "f <- c(\"text\").\n"
+             "g <- c(3).\n"                                 # a number: fine
+             "g <- c(pi).\n"                                # arithmetic takes pi for a number
+             "h(X, 5) <- b(X) where X < 0.\n"
+             "h(Y, Z) <- k(Y, Z) where Z >= 1, Y =:= 2.\n"
+             "i <- h(low, high).\n"
+             "j(X) <- b(X).\n"
+             "j(1) <- k(_, _).\n"
+             "m <- j(text).\n")                             # line 9 gives any value
+    fs = [f for f in check_text(rules, "r.etl") if f.code == "type-clash"]
+    assert [(f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs] == [
+        (2, 1, "c(foo) can never match: its argument 1 is foo, but the rule deriving c/1 (line 1) makes it a number",
+         "give a number here, or correct the rule deriving c/1", {"event": "c/1", "argument": 1}),
+        (3, 1, "c(\"text\") can never match: its argument 1 is \"text\", but the rule deriving c/1 (line 1) makes it "
+         "a number", "give a number here, or correct the rule deriving c/1", {"event": "c/1", "argument": 1}),
+        (8, 1, "h(low, high) can never match: its argument 1 is low, but the rules deriving h/2 (lines 6, 7) make it "
+         "a number", "give a number here, or correct the rules deriving h/2", {"event": "h/2", "argument": 1}),
+        (8, 1, "h(low, high) can never match: its argument 2 is high, but the rules deriving h/2 (lines 6, 7) make it "
+         "a number", "give a number here, or correct the rules deriving h/2", {"event": "h/2", "argument": 2})]
+
+
+def test_an_input_declared_event_is_no_type_clash() -> None:
+    assert [f.code for f in check_text(":- input([a/1, c/1]).\nc(X) <- a(X) where X > 1.\nd <- c(foo).\n", "r.etl")
+            if f.code == "type-clash"] == []

@@ -18,7 +18,8 @@
 :- use_module(library(http/json), [json_write/3]).
 :- use_module(syntax, [pattern_text/2, finite_number/1, run_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
-:- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, head_unbound/3, source_pattern/2,
+:- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, numeric_head_args/3, head_unbound/3,
+                          source_pattern/2,
                           lasting/2]).
 :- use_module(strategies, [reported_head/2]).
 
@@ -73,6 +74,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     copy_term(Head-Pattern-VarNames, H-P-VN),
     where_unbound(P, Unbound),
     where_never(P, Never),
+    numeric_head_args(H, P, Numeric),
     head_unbound(H, P, HeadUnbound),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
@@ -88,7 +90,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     maplist(never_json, Never, NeverJ),
     maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
-             steps: StepsJ, unbound: UnboundJ, never: NeverJ, head_unbound: HeadUnboundJ, timer: Timer,
+             steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
              run: Run}.
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern

@@ -2,6 +2,7 @@
           [ event_steps/2,              % +Pattern, -Steps
             where_unbound/2,            % +Pattern, -Unbound
             where_never/2,              % +Pattern, -Never
+            numeric_head_args/3,        % +Head, +Pattern, -Positions
             head_unbound/3,             % +Head, +Pattern, -Vars
             static_event_operators/2,   % +Clause, -Operators
             source_pattern/2,           % +Pattern, -Source
@@ -263,6 +264,33 @@ bound(right, <, N, lower(N, strict)).
 bound(right, =<, N, lower(N, inclusive)).
 bound(_, =:=, N, equal(N)).
 bound(_, =\=, N, unequal(N)).
+
+%!  numeric_head_args(+Head, +Pattern, -Positions:list(integer)) is det.
+%
+%   Positions are those of the arguments of Head that are numbers in
+%   every event the rule derives: a number written out, or a variable
+%   that the `where` condition of the whole pattern (its goals joined by
+%   `,`) uses in arithmetic, which only numbers pass.
+
+numeric_head_args(Head, Pattern, Positions) :-
+    (   compound(Head)
+    ->  compound_name_arguments(Head, _, Args)
+    ;   Args = []
+    ),
+    (   guarded_part(Pattern, _, G)
+    ->  conjuncts(G, Gs)
+    ;   Gs = []
+    ),
+    findall(I, ( nth1(I, Args, A), numeric_arg(A, Gs) ), Positions).
+
+numeric_arg(A, _) :-
+    number(A),
+    !.
+numeric_arg(A, Gs) :-
+    var(A),
+    member(G, Gs),
+    arithmetic_use(G, A),
+    !.
 
 %!  head_unbound(+Head, +Pattern, -Vars:list) is det.
 %

@@ -100,6 +100,9 @@ class RuleInfo:
     # the kind of original ETALIS run (aggregate or star_times) whose
     # hidden event the rule derives, if any
     run: Optional[str] = None
+    # the positions (from 1) of the head's arguments that are numbers in
+    # every event the rule derives
+    numeric: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -140,7 +143,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             tuple(map(str, rule.get("head_unbound", ()))), pattern,
                             str(rule.get("policy", "unrestricted")), rule.get("timer") or None,
                             tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ())),
-                            rule.get("run") or None))
+                            rule.get("run") or None,
+                            numeric=tuple(int(i) for i in rule.get("numeric", ()))))
     return out
 
 

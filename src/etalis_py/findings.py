@@ -23,7 +23,8 @@ from typing import Any, Optional
 import networkx as nx
 
 from .analysis import EventUse, RuleFile, RuleInfo, Sig
-from .rules import Aggregate, Binary, Deep, EventP, Pattern, RulePattern, Where, Within, pattern_vars, sub_patterns
+from .rules import (Aggregate, Binary, Const, Deep, EventP, Pattern, PString, RulePattern, Where, Within,
+                    pattern_vars, sub_patterns, term_text)
 
 SEVERITIES = ("error", "warning", "info")
 # how a step of a cycle relates the times of the two events, worst first
@@ -93,6 +94,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     out += _unbound_where(rf)
     out += _unbound_head(rf)
     out += _never_holds(rf)
+    out += _type_clashes(rf)
     out += _duplicate_rules(rf)
     out += _empty_windows(rf)
     out += _negations_as_events(rf)
@@ -483,6 +485,43 @@ def _renamed(text: str, policy: str) -> tuple[str, str]:
     renamed = re.sub(r"Var\(name='([^']*)'\)",
                      lambda m: names.setdefault(m.group(1), f"V{len(names)}"), text)
     return renamed, policy
+
+
+def _type_clashes(rf: RuleFile) -> list[Finding]:
+    """A pattern's event with a text argument where every rule deriving
+    the event gives that argument a number (and no input declares it)."""
+    heads = _heads(rf)
+    inputs = {d.sig for d in rf.inputs}
+    out = []
+    for r in rf.rules:
+        for use in r.events:
+            deriving = heads.get(use.sig, [])
+            if not deriving or use.sig in inputs:
+                continue
+            for i, arg in enumerate(use.args, start=1):
+                if not (isinstance(arg, Const) and isinstance(arg.value, (str, PString))) or _evaluable(arg.value):
+                    continue
+                if not all(i in d.numeric for d in deriving):
+                    continue
+                plural = "s" if len(deriving) > 1 else ""
+                out.append(_at(rf, r, "warning", "type-clash",
+                               f"{term_text(use.term())} can never match: its argument {i} is "
+                               f"{term_text(arg)}, but the rule{plural} deriving {use.sig} "
+                               f"({_lines(deriving)}) make{'' if plural else 's'} it a number",
+                               f"give a number here, or correct the rule{plural} deriving {use.sig}",
+                               event=str(use.sig), argument=i))
+    return out
+
+
+# the atoms that SWI-Prolog's arithmetic evaluates (pi > 1 holds)
+_EVALUABLE_ATOMS = frozenset(("pi", "e", "epsilon", "inf", "infinite", "nan", "max_tagged_integer",
+                              "min_tagged_integer", "random", "random_float", "cputime", "realtime"))
+
+
+def _evaluable(value: "str | PString") -> bool:
+    """Arithmetic takes ``value`` for a number: an atom such as ``pi``, or a
+    string of one character (its code)."""
+    return len(value.text) == 1 if isinstance(value, PString) else value in _EVALUABLE_ATOMS
 
 
 def _never_holds(rf: RuleFile) -> list[Finding]:
