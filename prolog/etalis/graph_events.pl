@@ -103,8 +103,10 @@ helper('$graph_member'/3).
 helper('$graph_type'/3).
 helper('$graph_instance'/3).
 helper('$graph_direct_type'/3).
+helper('$graph_universal'/3).
 helper('$graph_node'/2).
 helper('$graph_predicate'/2).
+helper('$graph_super_property'/2).
 helper('$graph_sub'/2).
 helper('$graph_super'/2).
 
@@ -218,21 +220,20 @@ graph_clause(('$graph_member'(Ts, X, C) :-
     rdf_iri(domain, Domain),
     rdf_iri(range, Range).
 graph_clause(('$graph_member'(Ts, X, C) :-
-                 '$graph_sub'(Resource, C),
-                 '$graph_node'(Ts, X))) :-
-    rdf_iri(resource, Resource).
-graph_clause(('$graph_member'(Ts, X, C) :-
-                 '$graph_sub'(Property, C),
-                 '$graph_predicate'(Ts, X))) :-
-    rdf_iri(property, Property).
+                 '$graph_universal'(Ts, X, C))).
 graph_clause(('$graph_instance'(Ts, X, C) :-
                  '$graph_direct_type'(Ts, X, C0),
                  '$graph_sub'(C0, C))).
 graph_clause(('$graph_instance'(Ts, X, C) :-
+                 '$graph_universal'(Ts, X, C))).
+%   '$graph_universal'(+Ts, ?X, ?C): X is an instance of C because C is
+%   rdfs:Resource or above (every node of the graph, rdfs4) or
+%   rdf:Property or above (every predicate, rdf1).
+graph_clause(('$graph_universal'(Ts, X, C) :-
                  '$graph_sub'(Resource, C),
                  '$graph_node'(Ts, X))) :-
     rdf_iri(resource, Resource).
-graph_clause(('$graph_instance'(Ts, X, C) :-
+graph_clause(('$graph_universal'(Ts, X, C) :-
                  '$graph_sub'(Property, C),
                  '$graph_predicate'(Ts, X))) :-
     rdf_iri(property, Property).
@@ -240,31 +241,27 @@ graph_clause(('$graph_direct_type'(Ts, X, C) :-
                  member(t(X, P, O), Ts),
                  (   P == Type
                  ->  C = O
-                 ;   (   Q = P
-                     ;   '$kb_triple'(P, SubProperty, Q),
-                         Q \== P
-                     ),
+                 ;   '$graph_super_property'(P, Q),
                      '$kb_triple'(Q, Domain, C)
                  ))) :-
     rdf_iri(type, Type),
-    rdf_iri(subPropertyOf, SubProperty),
     rdf_iri(domain, Domain).
 graph_clause(('$graph_direct_type'(Ts, X, C) :-
                  member(t(_, P, X), Ts),
                  P \== Type,
-                 (   Q = P
-                 ;   '$kb_triple'(P, SubProperty, Q),
-                     Q \== P
-                 ),
+                 '$graph_super_property'(P, Q),
                  '$kb_triple'(Q, Range, C))) :-
     rdf_iri(type, Type),
-    rdf_iri(subPropertyOf, SubProperty),
     rdf_iri(range, Range).
 graph_clause(('$graph_node'(Ts, X) :-
                  member(t(S, _, O), Ts),
                  ( X = S ; X = O ))).
 graph_clause(('$graph_predicate'(Ts, Q) :-
                  member(t(_, P, _), Ts),
+                 '$graph_super_property'(P, Q))).
+%   '$graph_super_property'(+P, ?Q): Q is P or one of its
+%   super-properties in the background's closure (rdfs5, rdfs7).
+graph_clause(('$graph_super_property'(P, Q) :-
                  (   Q = P
                  ;   '$kb_triple'(P, SubProperty, Q),
                      Q \== P
