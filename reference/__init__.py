@@ -9,6 +9,8 @@ Written straight from the definitions of the ETALIS paper and of
 - :mod:`reference.check`: one case through the evaluator and the engine;
 - :mod:`reference.generate`: random rule sets, streams and policies;
 - :mod:`reference.shrink`: a failing case cut down to a small one;
+- :mod:`reference.mapping`: a table row as the engine's input line, the
+  definition the column mapper is held to;
 - :mod:`reference.selection`: the selection strategies and contexts, and
   the choosing policies on a filtered sequence.
 

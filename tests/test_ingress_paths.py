@@ -20,6 +20,7 @@ import pytest
 from etalis_py import Engine, cli
 from etalis_py._prolog import bridge
 from etalis_py.streams import Mapping, read_batches
+from reference.mapping import row_reader
 
 
 @pytest.fixture(autouse=True, params=["columns", "text"])
@@ -246,7 +247,7 @@ def test_a_csv_quote_never_closed_names_the_lines_it_takes_in(tmp_path: Path,
 
 
 # -- the shared weather data: each table read a column at a time, as Parquet,
-#    and a row at a time (Mapping.row_reader, the definition) ----------------
+#    and a row at a time (reference.mapping.row_reader, the definition) ----------------
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "weather"
 CHARLEY_COLUMNS = ("SAMPLINGTIME,STATIONID,WINDSPEED,RELATIVEHUMIDITY,AIRTEMPERATURE,PRECIPITATION,DEWPOINT,"
@@ -277,7 +278,7 @@ def fed(rules: str, batches: Any) -> tuple[list[str], list[tuple[int, str]]]:
 
 def row_by_row(path: Path, mapping: Mapping) -> list[tuple[str, int, None, list[Any]]]:
     """The file as etalis run read it before the column reader: each row's
-    line from Mapping.row_reader, an empty line for a rejected row."""
+    line from reference.mapping.row_reader, an empty line for a rejected row."""
     from etalis_py.events import Rejection
     from etalis_py.errors import EventError
 
@@ -285,7 +286,7 @@ def row_by_row(path: Path, mapping: Mapping) -> list[tuple[str, int, None, list[
         reader = csv.reader(f)
         header = list(mapping.columns) if mapping.columns else [h.strip() for h in next(reader)]
         first = 1 if mapping.columns else 2
-        read = mapping.row_reader(header)
+        read = row_reader(mapping, header)
         lines: list[str] = []
         rejected: list[Any] = []
         for i, row in enumerate(reader):

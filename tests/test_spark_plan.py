@@ -157,7 +157,7 @@ def test_mapping_pass_makes_the_lines_of_etalis_run_or_its_reasons() -> None:
             ["2020-01-01 05:00", "w w", "1e3", "٥"]] + [["2020-01-01 06:00", "x", t, t] for t in TRICKY]
     mapping = Mapping(event_col="name", args=("a", "b"), time="when", time_format="%Y-%m-%d %H:%M")
     # etalis run's lines for these rows: its table mapper (which tests/test_ingress_paths.py
-    # holds to Mapping.row_reader, the definition), then what its engine rejects
+    # holds to reference.mapping.row_reader, the definition), then what its engine rejects
     terms, why = column_terms(lambda c: ([r[header.index(c)] for r in rows], False), mapping, lambda i: False)
     reasons = dict(why)
     expected = []

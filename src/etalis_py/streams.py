@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional, TypedDict, Unpack
 
 from .columns import Packed
-from .prolog_text import compound_text, input_line, quote_atom
 from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
                      read_number, to_time, zone)
 
@@ -130,34 +129,6 @@ class Mapping:
 
             return lambda text: graph_cell(text, self.stream)
         return lambda text: prolog_value(parse_value(text, col))
-
-    def row_reader(self, header: Sequence[str]) -> Callable[[Sequence[str]], str]:
-        """A function from a row of a table with this header to the engine's
-        input line for it; it raises InvalidEvent with the reason."""
-        error = missing_column((self.event_col, self.time, *self.args), header, "the header")
-        if error is not None:
-            raise error
-        index = {c: i for i, c in enumerate(header)}
-        arg_cols = [(index[c], c, self.arg_reader(c)) for c in self.args]
-        time_col = index[self.time or ""]
-        fmt = self.time_format
-        tz = self.time_zone
-        fixed_name = quote_atom(self.event) if self.event is not None else None
-        name_col = index[self.event_col] if self.event_col is not None else -1
-
-        def cell(row: Sequence[str], i: int, col: str) -> str:
-            value = row[i].strip()
-            if not value:
-                raise InvalidEvent(f"column {col!r} is empty")
-            return value
-
-        def read(row: Sequence[str]) -> str:
-            name = fixed_name if fixed_name is not None else quote_atom(cell(row, name_col, self.event_col or ""))
-            term = compound_text(name, [text(cell(row, i, c)) for i, c, text in arg_cols])
-            t = parse_time(cell(row, time_col, self.time or ""), fmt, tz)
-            return input_line(term, repr(t))
-
-        return read
 
 
 def missing_column(wanted: Iterable[Optional[str]], header: Sequence[str], where: str) -> Optional[ValueError]:
@@ -736,7 +707,9 @@ def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int, packed: bool
                 _check_decoded(bad, 1, next_line)
             except InvalidEvent as e:
                 raise ValueError(f"the header of the file: {e}") from None
-    mapping.row_reader(header)          # raises ValueError for a column the header lacks
+    error = missing_column((mapping.event_col, mapping.time, *mapping.args), header, "the header")
+    if error is not None:
+        raise error
     yield from _csv_table_batches(reader, header, mapping, bad, next_line, batch_lines, packed)
 
 
@@ -745,7 +718,8 @@ def _csv_table_batches(reader: Any, header: Sequence[str], mapping: Mapping, bad
     """Batch lists of the rows of ``reader``: the rows that are not
     rejected on their own (not UTF-8, a wrong number of fields) are
     converted a column at a time (:func:`~etalis_py.tables.column_terms`),
-    as :meth:`Mapping.row_reader` converts a row; a blank row is nothing."""
+    as the reference's row mapper (``reference/mapping.py``) converts a row;
+    a blank row is nothing."""
     from .tables import column_terms, joined_packed, row_columns
 
     index = {c: i for i, c in enumerate(header)}
