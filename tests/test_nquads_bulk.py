@@ -162,3 +162,52 @@ def test_a_graph_batch_that_does_not_decode_is_an_error_not_a_crash() -> None:
     engine = Engine.from_string("x <- graph(_).")
     with pytest.raises(EtalisError, match="graph_batch"):
         engine.feed_text("\x1e1 2 3 4\nab", 1, 1)
+
+
+NUMBERS = [  # (lexical form, datatype, value): those with a plus sign, leading zeros or many digits included
+    ("007", "integer", 7), ("-0", "integer", 0), ("+12", "integer", 12), ("-123456789012345678", "integer",
+                                                                        -123456789012345678),
+    ("1234567890123456789", "integer", 1234567890123456789), ("1.50", "decimal", 1.5), ("+0.25", "decimal", 0.25),
+    ("-007.5", "decimal", -7.5), ("123456789012345.125", "decimal", 123456789012345.125),
+    ("1234567890123456.5", "decimal", 1234567890123456.5), ("0.100000000000000005551", "decimal", 0.1),
+    ("2.5", "double", 2.5),
+]
+
+
+def test_numbers_of_every_form_are_the_values_the_line_reader_gives(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Integers and decimals of common forms cross as they are written (a
+    plus sign dropped), the others as Python converts them: the same values
+    and types either way, also as a graph's time."""
+    path = tmp_path / "n.nq"
+    with path.open("w") as f:
+        for i, (lexical, datatype, _) in enumerate(NUMBERS):
+            f.write(f'<http://ex.org/g{i}> {PROV_AT} "{i}"^^<{XSD}integer> .\n'
+                    f'<http://ex.org/s> {P} "{lexical}"^^<{XSD}{datatype}> <http://ex.org/g{i}> .\n')
+        f.write(f'<http://ex.org/t> {PROV_AT} "0100.250"^^<{XSD}decimal> .\n'
+                f"<http://ex.org/s> {P} <http://ex.org/o> <http://ex.org/t> .\n")
+    expected = [Detection("v", (f"http://ex.org/g{i}", "http://ex.org/s", value), i, i)
+                for i, (_, _, value) in enumerate(NUMBERS)]
+    expected.append(Detection("v", ("http://ex.org/t", "http://ex.org/s", "http://ex.org/o"), 100.25, 100.25))
+    found, rejected, _ = read(path)
+    assert (found, rejected) == (expected, [])
+    assert [type(d.args[2]) for d in found] == [type(d.args[2]) for d in expected]
+    assert type(found[-1].start) is float
+    _no_bulk(monkeypatch)
+    assert read(path) == (found, [], 1)
+
+
+def test_long_graphs_keep_the_lines_after_them(tmp_path: Path) -> None:
+    """A graph of more quads than the prepared gaps of graph_batch.pl (32
+    lines): the lines after it keep their numbers."""
+    path = tmp_path / "long.nq"
+    with path.open("w") as f:
+        for name, time, quads in (("g1", 5, 40), ("g2", 3, 70), ("g3", 6, 1), ("g4", 4, 33)):
+            f.write(f'<http://ex.org/{name}> {PROV_AT} "{time}"^^<{XSD}integer> .\n')
+            f.writelines(f"<http://ex.org/s{k}> {P} <http://ex.org/o{k}> <http://ex.org/{name}> .\n"
+                         for k in range(quads))
+    rules = ":- prefix(ex, 'http://ex.org/').\nn(N) <- graph(G) where graph_name(G, N).\n"
+    for batch_lines in (10, 20_000):
+        found, rejected, _ = read(path, batch_lines, rules=rules)
+        assert found == [Detection("n", ("http://ex.org/g1",), 5, 5), Detection("n", ("http://ex.org/g3",), 6, 6)]
+        assert [r.line for r in rejected] == [41 + 71, 41 + 71 + 2 + 34]

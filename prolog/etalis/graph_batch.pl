@@ -115,11 +115,29 @@ count(C, N) :-
     ;   N is C - 0x801
     ).
 
-unused_lines(0, Terms, Terms) :- !.
-unused_lines(N, [[]|Terms0], Terms) :-
-    N > 0,
-    N1 is N - 1,
-    unused_lines(N1, Terms0, Terms).
+%   unused_lines(+N, -Terms, ?Tail): Terms is N elements `[]` followed
+%   by Tail.  A gap of up to 32 lines (a graph's other quads, its time
+%   triple) is one lookup of a prepared list.
+
+unused_lines(N, Terms, Tail) :-
+    (   N < 33
+    ->  unused(N, Terms, Tail)
+    ;   Terms = [[], [], [], [], [], [], [], [], [], [], [], [], [], [], [], [],
+                 [], [], [], [], [], [], [], [], [], [], [], [], [], [], [], []|Terms1],
+        N1 is N - 32,
+        unused_lines(N1, Terms1, Tail)
+    ).
+
+term_expansion(unused_lines, Clauses) :-
+    findall(unused(N, Terms, Tail),
+            ( between(0, 32, N),
+              length(Unused, N),
+              maplist(=([]), Unused),
+              append(Unused, Tail, Terms)
+            ),
+            Clauses).
+
+unused_lines.
 
 triples(0, Ts, _, [], Ts) :- !.
 triples(N, [S0, P0, O0|Ts0], Table, [t(S, P, O)|Triples], Ts) :-

@@ -69,24 +69,26 @@ graph_events_init(M) :-
 %   closure) the classes that the subject and the object of a triple of
 %   each property are instances of (rdfs2 and rdfs3, through the
 %   property's super-properties, each class with its super-classes):
-%   '$graph_class'(P, Which, C), Which the IRI of rdfs:domain or
-%   rdfs:range.  Called after each change of the background, so that a
-%   graph event asks one fact a triple whether a node is an instance of
-%   a class.
+%   '$graph_class'(P, C, Which), Which `s` (the subject, by rdfs:domain)
+%   or `o` (the object, by rdfs:range).  Called after each change of the
+%   background, so that a graph event asks one fact a triple whether a
+%   node is an instance of a class.
 
 graph_schema_update(M) :-
     must_be(atom, M),
     retractall(M:'$graph_class'(_, _, _)),
-    forall(distinct(P-W-C, schema_class(M, P, W, C)),
-           assertz(M:'$graph_class'(P, W, C))).
+    forall(distinct(P-C-W, schema_class(M, P, W, C)),
+           assertz(M:'$graph_class'(P, C, W))).
 
 schema_class(M, P, W, C) :-
     rdf_iri(subPropertyOf, SubProperty),
     rdf_iri(subClassOf, SubClass),
-    (   rdf_iri(domain, W)
-    ;   rdf_iri(range, W)
+    (   rdf_iri(domain, Which),
+        W = s
+    ;   rdf_iri(range, Which),
+        W = o
     ),
-    M:'$kb_triple'(Q, W, D),
+    M:'$kb_triple'(Q, Which, D),
     (   P = Q
     ;   M:'$kb_triple'(P, SubProperty, Q),
         P \== Q
@@ -210,15 +212,13 @@ graph_clause(('$graph_member'(Ts, X, C) :-
                  (   P == Type
                  ->  X = S,
                      '$graph_sub'(O, C)
-                 ;   (   X = S,
-                         '$graph_class'(P, Domain, C)
-                     ;   X = O,
-                         '$graph_class'(P, Range, C)
+                 ;   '$graph_class'(P, C, W),
+                     (   W == s
+                     ->  X = S
+                     ;   X = O
                      )
                  ))) :-
-    rdf_iri(type, Type),
-    rdf_iri(domain, Domain),
-    rdf_iri(range, Range).
+    rdf_iri(type, Type).
 graph_clause(('$graph_member'(Ts, X, C) :-
                  '$graph_universal'(Ts, X, C))).
 graph_clause(('$graph_instance'(Ts, X, C) :-

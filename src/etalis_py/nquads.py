@@ -20,7 +20,7 @@ batch's distinct terms once, then each graph and triple as numbers.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Optional
@@ -178,13 +178,22 @@ _DATETIME_SUFFIX = f'"^^<{_XSD}dateTime>'
 _MONTH_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
-def _common_texts(tokens: pa.Array, time: bool = False) -> list[Optional[str]]:
+def _common_texts(tokens: pa.Array, time: bool = False) -> pa.Array:
     """The Prolog texts of the literals of ``tokens`` (pyarrow strings) of
     a common form, converted together, as :func:`term_text` (or, if
     ``time``, :func:`nquads_time`) converts them one by one: integers,
     decimals, UTC dateTimes (in seconds) and, if not ``time``, strings
-    without escapes; None for the others."""
-    out = np.full(len(tokens), None, dtype=object)
+    without escapes; a pyarrow array of strings, null for the others."""
+    source = np.full(len(tokens), -1, dtype=np.int64)  # where each text is in the texts converted
+    converted: list[pa.Array] = []
+    done = 0
+
+    def put(where: np.ndarray[Any, Any], texts: pa.Array) -> None:
+        nonlocal done
+        source[where] = np.arange(done, done + len(texts))
+        converted.append(texts)
+        done += len(texts)
+
     for suffix, pattern, convert in _COMMON:
         where = np.flatnonzero(pc.ends_with(tokens, suffix).to_numpy(zero_copy_only=False))
         if not len(where):
@@ -192,28 +201,45 @@ def _common_texts(tokens: pa.Array, time: bool = False) -> list[Optional[str]]:
         lexical = pc.utf8_slice_codeunits(tokens.take(pa.array(where)), 1, -len(suffix))
         good = pc.match_substring_regex(lexical, pattern).to_numpy(zero_copy_only=False)
         if good.any():
-            texts = convert(lexical.filter(pa.array(good)))
-            where = where[good]
-            valid = np.array([t is not None for t in texts], dtype=bool)
-            out[where[valid]] = [t for t in texts if t is not None]
+            put(where[good], convert(lexical.filter(pa.array(good))))
     if not time:
-        plain = pc.match_substring_regex(tokens, _PLAIN_STRING_RE2).to_numpy(zero_copy_only=False)
-        if plain.any():
-            out[plain] = tokens.filter(pa.array(plain)).to_pylist()
-    return list(out)
+        plain = np.flatnonzero(pc.match_substring_regex(tokens, _PLAIN_STRING_RE2).to_numpy(zero_copy_only=False))
+        if len(plain):
+            put(plain, tokens.take(pa.array(plain)))
+    if not converted:
+        return pa.nulls(len(tokens), pa.string())
+    return pa.concat_arrays(converted).take(pa.array(source, mask=source < 0))
 
 
-def _integer_texts(lexical: pa.Array) -> list[Optional[str]]:
-    return list(map(str, map(int, lexical.to_pylist())))
+def _filled(texts: pa.Array, tokens: pa.Array, convert: Callable[[str], str]) -> pa.Array:
+    """``texts`` (see :func:`_common_texts`) with each null the text that
+    ``convert`` gives the token of ``tokens`` in its place."""
+    missing = np.flatnonzero(texts.is_null().to_numpy(zero_copy_only=False))
+    if not len(missing):
+        return texts
+    values = texts.to_pylist()
+    for i, token in zip(missing.tolist(), tokens.take(pa.array(missing)).to_pylist()):
+        values[i] = convert(token)
+    return pa.array(values, type=pa.string())
 
 
-def _decimal_texts(lexical: pa.Array) -> list[Optional[str]]:
-    return list(map(repr, map(float, lexical.to_pylist())))
+def _joined(texts: pa.Array) -> str:
+    """The strings of ``texts`` separated by commas."""
+    offsets = pa.array([0, len(texts)], type=pa.int32())
+    return str(pc.binary_join(pa.ListArray.from_arrays(offsets, texts), ",")[0].as_py())
 
 
-def _datetime_texts(lexical: pa.Array) -> list[Optional[str]]:
+def _unsigned(lexical: pa.Array) -> pa.Array:
+    """Integers, and decimals of at most 15 digits before the point and 17
+    after (no overflow, no underflow), as Prolog reads them (``007`` is 7,
+    ``-0`` is 0, ``1.50`` the float nearest to 1.5, as Python's
+    ``float``): as they are, without a plus sign."""
+    return pc.if_else(pc.starts_with(lexical, "+"), pc.utf8_slice_codeunits(lexical, 1), lexical)
+
+
+def _datetime_texts(lexical: pa.Array) -> pa.Array:
     """Seconds of UTC dateTimes ``YYYY-MM-DDThh:mm:ss`` (then Z or
-    nothing), or None for one that is no date (a 30 February)."""
+    nothing), or null for one that is no date (a 30 February)."""
     y, mo, d, h, mi, s = (pc.cast(pc.utf8_slice_codeunits(lexical, a, a + n), pa.int64()).to_numpy()
                           for a, n in ((0, 4), (5, 2), (8, 2), (11, 2), (14, 2), (17, 2)))
     leap = (y % 4 == 0) & ((y % 100 != 0) | (y % 400 == 0))
@@ -224,12 +250,12 @@ def _datetime_texts(lexical: pa.Array) -> list[Optional[str]]:
     yoe = yy - era * 400
     doy = (153 * (mo + np.where(mo > 2, -3, 9)) + 2) // 5 + d - 1
     days = era * 146097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719468
-    seconds = (days * 86400 + h * 3600 + mi * 60 + s).tolist()
-    return [f"{v}.0" if ok else None for v, ok in zip(seconds, valid.tolist())]
+    seconds = pa.array(days * 86400 + h * 3600 + mi * 60 + s, mask=~valid).cast(pa.string())
+    return pc.binary_join_element_wise(seconds, ".0", "")
 
 
-_COMMON = ((_INTEGER_SUFFIX, r"^[+-]?[0-9]{1,18}$", _integer_texts),
-           (_DECIMAL_SUFFIX, r"^[+-]?[0-9]+\.[0-9]+$", _decimal_texts),
+_COMMON = ((_INTEGER_SUFFIX, r"^[+-]?[0-9]{1,18}$", _unsigned),
+           (_DECIMAL_SUFFIX, r"^[+-]?[0-9]{1,15}\.[0-9]{1,17}$", _unsigned),
            (_DATETIME_SUFFIX, r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z?$", _datetime_texts))
 _PLAIN_STRING_RE2 = r'^"[^"\\\x00-\x1f\x7f]*"$'
 
@@ -329,7 +355,7 @@ class _Graphs:
     names: np.ndarray[Any, Any]
     streams: np.ndarray[Any, Any]
     sizes: np.ndarray[Any, Any]
-    times: list[str]
+    times: pa.Array  # of str
     kinds: Optional[np.ndarray[Any, Any]] = None  # the kind of each term, if known
 
 
@@ -423,7 +449,7 @@ def _listed_graphs(graphs: list[tuple[int, _Block]], first: int, stream: Optiona
     return _Graphs(list(index), codes[:, 0], codes[:, 1], codes[:, 2],
                    np.array([line - first + 1 for line, _ in graphs], dtype=np.int64), names, streams,
                    np.array([len(block.triples) for _, block in graphs], dtype=np.int64),
-                   [repr(block.times[0][1]) for _, block in graphs])
+                   pa.array([repr(block.times[0][1]) for _, block in graphs], type=pa.string()))
 
 
 # -- the bulk reading ---------------------------------------------------------------------
@@ -539,11 +565,10 @@ class _Reader:
         distinct, which = np.unique(rows[is_time, 2], return_inverse=True)
         time_array = dictionary.take(pa.array(distinct))
         try:
-            texts = [text or self._time(t) for text, t in zip(_common_texts(time_array, time=True),
-                                                               time_array.to_pylist())]
+            texts = _filled(_common_texts(time_array, time=True), time_array, self._time)
         except (ValueError, InvalidEvent):
             return None
-        times = list(np.array(texts, dtype=object)[which])  # block[is_time] is 0, 1, ...: a time each
+        times = texts.take(pa.array(which))  # block[is_time] is 0, 1, ...: a time each
         triples = rows[is_quad]
         return _Graphs(dictionary, triples[:, 0], triples[:, 1], triples[:, 2], line_of[last] + 1,
                        name[last], streams, np.bincount(block[is_quad], minlength=blocks), times, kinds)
@@ -586,8 +611,7 @@ class _Reader:
         starts_iri = pc.starts_with(atom_texts, "<")
         atom_texts = pc.if_else(starts_iri, pc.utf8_slice_codeunits(atom_texts, 1, -1), atom_texts)
         other_array = dictionary.take(pa.array(others))
-        other_tokens = other_array.to_pylist()
-        other_texts = [text or self._text(t) for text, t in zip(_common_texts(other_array), other_tokens)]
+        other_texts = _filled(_common_texts(other_array), other_array, self._text)
         time_base = len(atoms) + len(others)
         time_positions = np.arange(time_base + 1, time_base + len(graphs.times) + 1)
         gaps = np.diff(np.concatenate(([0], graphs.lines))) - 1
@@ -596,7 +620,7 @@ class _Reader:
                            _count(graphs.sizes)], axis=1)
         spo = np.stack([graphs.s, graphs.p, graphs.o], axis=1)
         atom_text = "\n".join(atom_texts.to_pylist())
-        other_text = "[" + ",".join(other_texts + graphs.times) + "]"
+        other_text = "[" + _joined(pa.concat_arrays([other_texts, graphs.times])) + "]"
         graph_text = _chars(header)
         return "".join((f"\x1e{len(atom_text)} {len(other_text)} {len(graph_text)} {len(atoms)}\n", atom_text, other_text, graph_text,
                         _chars(_code(position[spo]))))
