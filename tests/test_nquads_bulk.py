@@ -1,6 +1,8 @@
 """N-Quads streams read in bulk (pyarrow) and handed over as graph batches
 (``graph_batch.pl``): the same events, rejections and line numbers as
-the line-by-line reader, whatever the segments' sizes."""
+the line-by-line reader, whatever the segments' sizes, whether the batch
+is decoded by the foreign library (``etalis_columns.c``) or in Prolog
+(``ETALIS_TEXT_PATH``)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 
 from etalis_py import Detection, Engine
 from etalis_py import nquads
+from etalis_py._prolog import bridge
 from etalis_py.engine import parse_detections
 from etalis_py.events import Rejection
 from etalis_py.streams import line_chunks
@@ -60,6 +63,17 @@ EXPECTED = [  # in the order triple/4 answers them
     Detection("on", ("http://ex.org/g2", "http://ex.org/st1"), T0 + 300, T0 + 300),
     Detection("v", ("http://ex.org/g3", "http://ex.org/s3", ""), T0 + 600.5, T0 + 600.5),
 ]
+
+
+@pytest.fixture(autouse=True, params=["foreign", "prolog"])
+def decoder(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test with graph batches decoded by the foreign library and in Prolog."""
+    if request.param == "prolog":
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    else:
+        monkeypatch.delenv("ETALIS_TEXT_PATH", raising=False)
+        assert bridge().columns()
+    return str(request.param)
 
 
 def read(path: Path, batch_lines: int = 20_000, stream: Optional[str] = None,
@@ -156,12 +170,30 @@ def test_a_batch_of_more_terms_than_the_first_surrogate_decodes(tmp_path: Path) 
     assert found[5500 * 10 + 3] == Detection("last", ("http://ex.org/g5500", "http://ex.org/o5500_3"), 5500, 5500)
 
 
-def test_a_graph_batch_that_does_not_decode_is_an_error_not_a_crash() -> None:
+def _batch(graphs: str, triples: str) -> str:
+    """A graph batch of the atom 'a' and the number 5 (see graph_batch.pl)."""
+    return f"\x1e1 3 {len(graphs)} 1\na[5]{graphs}{triples}"
+
+
+GOOD = _batch("\x01\x01\x02\x01\x02", "\x01\x01\x01")  # no gap, name a, time 5, no stream, one triple a a a
+
+
+@pytest.mark.parametrize("text, count", [
+    ("\x1e1 2 3 4\nab", 1),
+    (GOOD, 0),                                              # more graphs than lines
+    (_batch("\x01\x09\x02\x01\x02", "\x01\x01\x01"), 1),   # a name past the table
+    (_batch("\x01\x01\x02\x01\x03", "\x01\x01\x01"), 1),   # two triples, one given
+    (_batch("\x01\x01\x02\x01", "\x01\x01\x01"), 1),        # four codes for a graph
+    (_batch("\x01\x01\x02\x01\x02", "\x01\x01\x00"), 1),   # a code 0
+])
+def test_a_graph_batch_that_does_not_decode_is_an_error_not_a_crash(text: str, count: int) -> None:
     from etalis_py.errors import EtalisError
 
-    engine = Engine.from_string("x <- graph(_).")
+    engine = Engine.from_string("x(N, T) <- graph(G) where (graph_name(G, N), triple(G, _, a, T)).")
     with pytest.raises(EtalisError, match="graph_batch"):
-        engine.feed_text("\x1e1 2 3 4\nab", 1, 1)
+        engine.feed_text(text, 1, count)
+    result = engine.feed_text(GOOD, 7, 2)
+    assert (result.accepted, parse_detections(result.detection_lines)) == (1, [Detection("x", ("a", "a"), 5, 5)])
 
 
 NUMBERS = [  # (lexical form, datatype, value): those with a plus sign, leading zeros or many digits included

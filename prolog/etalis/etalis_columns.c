@@ -486,6 +486,121 @@ packed_detections(term_t layout, term_t atoms, term_t texts)
   return PL_unify(texts, list);
 }
 
+/* Graph batches (see prolog/etalis/graph_batch.pl): the batch list of a
+   batch of graph events from the parts of its text.  A code of the
+   graphs' and triples' texts is a number that skips the surrogates,
+   0xD800 to 0xDFFF: a position of the table from 1, or a count plus 1. */
+
+static functor_t FUNCTOR_graph1;
+static functor_t FUNCTOR_rdf_graph2;
+static functor_t FUNCTOR_rdf_graph3;
+static functor_t FUNCTOR_t3;
+
+static size_t
+code_number(pl_wchar_t c)
+{ return c < 0xD800 ? (size_t)c : (size_t)c - 0x800;
+}
+
+static int
+wide_text(term_t t, size_t *len, pl_wchar_t **s)
+{ return PL_get_wchars(t, len, s, CVT_STRING|CVT_EXCEPTION|BUF_MALLOC);
+}
+
+/* etalis_graph_terms(+Atoms, +NAtoms, +Others, +Graphs, +Triples, +Count, -Terms):
+   Atoms the batch's NAtoms atoms separated by newlines, Others the list
+   of its other terms, Graphs five codes a graph (gap, name, time, stream,
+   triples), Triples three codes a triple; Terms the batch list of Count
+   elements.  A code outside the table or the texts is a domain error. */
+static foreign_t
+graph_terms(term_t atoms, term_t natoms, term_t others, term_t graphs, term_t triples,
+            term_t count, term_t terms)
+{ size_t alen = 0, glen = 0, tlen = 0, n_atoms, n_others = 0, lines;
+  pl_wchar_t *a = NULL, *g = NULL, *tr = NULL;
+  term_t table = 0;
+  int rc = FALSE;
+
+  if ( !PL_get_size_ex(natoms, &n_atoms) || !PL_get_size_ex(count, &lines) )
+    return FALSE;
+  if ( PL_skip_list(others, 0, &n_others) != PL_LIST )
+    return type_error("list", others);
+  if ( !wide_text(atoms, &alen, &a) || !wide_text(graphs, &glen, &g) || !wide_text(triples, &tlen, &tr) )
+    goto out;
+  size_t n = n_atoms + n_others;
+  table = n ? PL_new_term_refs((int)n) : 0;
+  /* the atoms */
+  size_t k = 0, start = 0;
+  for ( size_t i = 0; n_atoms && i <= alen; i++ )
+  { if ( i == alen || a[i] == '\n' )
+    { if ( k == n_atoms || !PL_unify_wchars(table + k, PL_ATOM, i - start, a + start) )
+        goto bad;
+      k++;
+      start = i + 1;
+    }
+  }
+  if ( k != n_atoms )
+    goto bad;
+  /* the other terms */
+  { term_t head = PL_new_term_ref(), tail = PL_copy_term_ref(others);
+    for ( size_t i = n_atoms; PL_get_list(tail, head, tail); i++ )
+    { if ( !PL_put_term(table + i, head) )
+        goto out;
+    }
+  }
+  /* the list */
+  { term_t tail = PL_copy_term_ref(terms), head = PL_new_term_ref();
+    term_t list = PL_new_term_ref(), triple = PL_new_term_ref(), graph = PL_new_term_ref();
+    term_t event = PL_new_term_ref();
+    size_t line = 0, t = 0;
+
+    if ( glen % 5 != 0 )
+      goto bad;
+    for ( size_t i = 0; i < glen; i += 5 )
+    { size_t gap = code_number(g[i]) - 1, name = code_number(g[i+1]), time = code_number(g[i+2]);
+      size_t stream = code_number(g[i+3]) - 1, size = code_number(g[i+4]) - 1;
+
+      if ( g[i] == 0 || g[i+3] == 0 || g[i+4] == 0 || name < 1 || name > n || time < 1 || time > n ||
+           stream > n || line + gap + 1 > lines || t + 3 * size > tlen )
+        goto bad;
+      for ( size_t j = 0; j < gap; j++ )
+      { if ( !PL_unify_list(tail, head, tail) || !PL_unify_nil(head) )
+          goto out;
+      }
+      line += gap + 1;
+      PL_put_nil(list);
+      for ( size_t j = t + 3 * size; j > t; j -= 3 )
+      { size_t s = code_number(tr[j-3]), p = code_number(tr[j-2]), o = code_number(tr[j-1]);
+        if ( s < 1 || s > n || p < 1 || p > n || o < 1 || o > n )
+          goto bad;
+        if ( !PL_cons_functor(triple, FUNCTOR_t3, table + s - 1, table + p - 1, table + o - 1) ||
+             !PL_cons_list(list, triple, list) )
+          goto out;
+      }
+      t += 3 * size;
+      if ( !(stream == 0 ? PL_cons_functor(graph, FUNCTOR_rdf_graph2, table + name - 1, list)
+                         : PL_cons_functor(graph, FUNCTOR_rdf_graph3, table + name - 1, list, table + stream - 1)) ||
+           !PL_cons_functor(graph, FUNCTOR_graph1, graph) ||
+           !PL_cons_functor(event, FUNCTOR_event2, graph, table + time - 1) ||
+           !PL_unify_list(tail, head, tail) || !PL_unify(head, event) )
+        goto out;
+    }
+    if ( t != tlen )
+      goto bad;
+    for ( ; line < lines; line++ )
+    { if ( !PL_unify_list(tail, head, tail) || !PL_unify_nil(head) )
+        goto out;
+    }
+    rc = PL_unify_nil(tail);
+    goto out;
+  }
+bad:
+  rc = PL_domain_error("graph_batch", graphs);
+out:
+  if ( a ) PL_free(a);
+  if ( g ) PL_free(g);
+  if ( tr ) PL_free(tr);
+  return rc;
+}
+
 install_t
 install_etalis_columns(void)
 { FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
@@ -501,4 +616,9 @@ install_etalis_columns(void)
   PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_packed_reset", 0, packed_reset, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_packed_detections", 3, packed_detections, 0);
+  FUNCTOR_graph1 = PL_new_functor(PL_new_atom("graph"), 1);
+  FUNCTOR_rdf_graph2 = PL_new_functor(PL_new_atom("rdf_graph"), 2);
+  FUNCTOR_rdf_graph3 = PL_new_functor(PL_new_atom("rdf_graph"), 3);
+  FUNCTOR_t3 = PL_new_functor(PL_new_atom("t"), 3);
+  PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
 }

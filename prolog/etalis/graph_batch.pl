@@ -4,6 +4,7 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
+:- use_module(columns, [columns_loaded/0]).
 
 /** <module> Graph batches: graph events handed over as numbers
 
@@ -32,6 +33,11 @@ number, except that the numbers of the surrogates, 0xD800 to 0xDFFF,
 are skipped (no character has them): the table holds 2048 unused
 entries there.  A code that counts (gap, stream, triples) is the count
 plus 1 (0 would end a C string), again with the surrogates skipped.
+
+The atoms, graphs and triples are decoded by the foreign library of
+etalis_columns (`etalis_graph_terms/7` in etalis_columns.c) once it is
+loaded, unless the environment variable ETALIS_TEXT_PATH asks for the
+text path; else here, in Prolog, to the same list.
 */
 
 %!  graph_batch_terms(+Text, +Count, -Terms) is semidet.
@@ -58,13 +64,32 @@ graph_batch_terms(Text, Count, Terms) :-
         GraphStart is OtherStart + O,
         sub_string(Text, GraphStart, G, After, Graphs),
         sub_string(Text, _, After, 0, Triples),
-        table(N, AtomText, OtherText, Table),
-        string_codes(Graphs, Gs),
-        string_codes(Triples, Ts),
-        graph_terms(Gs, Ts, Table, 0, Count, Terms)
+        batch_terms(N, AtomText, OtherText, Graphs, Triples, Count, Terms)
     ->  true
     ;   domain_error(graph_batch, Text)
     ).
+
+%   batch_terms(+N, +AtomText, +OtherText, +Graphs, +Triples, +Count, -Terms):
+%   decoded by the foreign library of etalis_columns if it is loaded
+%   (and ETALIS_TEXT_PATH does not ask for the text path), else here.
+
+batch_terms(N, AtomText, OtherText, Graphs, Triples, Count, Terms) :-
+    (   columns_loaded,
+        \+ text_path_forced
+    ->  term_string(Others, OtherText),
+        catch(etalis_columns:etalis_graph_terms(AtomText, N, Others, Graphs, Triples, Count, Terms),
+              error(domain_error(graph_batch, _), _),
+              fail)
+    ;   table(N, AtomText, OtherText, Table),
+        string_codes(Graphs, Gs),
+        string_codes(Triples, Ts),
+        graph_terms(Gs, Ts, Table, 0, Count, Terms)
+    ).
+
+text_path_forced :-
+    getenv('ETALIS_TEXT_PATH', Value),
+    Value \== '',
+    Value \== '0'.
 
 table(N, AtomText, OtherText, Table) :-
     (   N =:= 0
