@@ -69,16 +69,27 @@ graph_events_init(M) :-
 %   closure) the classes that the subject and the object of a triple of
 %   each property are instances of (rdfs2 and rdfs3, through the
 %   property's super-properties, each class with its super-classes):
-%   '$graph_class'(P, C, Which), Which `s` (the subject, by rdfs:domain)
-%   or `o` (the object, by rdfs:range).  Called after each change of the
+%   '$graph_class'(P, C, Which), Which `s` (the subject, by rdfs:domain),
+%   `o` (the object, by rdfs:range) or `so` (both).  Called after each change of the
 %   background, so that a graph event asks one fact a triple whether a
 %   node is an instance of a class.
 
 graph_schema_update(M) :-
     must_be(atom, M),
     retractall(M:'$graph_class'(_, _, _)),
-    forall(distinct(P-C-W, schema_class(M, P, W, C)),
-           assertz(M:'$graph_class'(P, C, W))).
+    findall(P-C-W, schema_class(M, P, W, C), Classes0),
+    sort(Classes0, Classes),
+    class_ends(Classes, Facts),
+    forall(member(P-C-W, Facts), assertz(M:'$graph_class'(P, C, W))).
+
+%   class_ends(+Classes, -Facts): the sorted P-C-W of Classes, with one
+%   P-C-so in place of P-C-o and P-C-s.
+
+class_ends([], []).
+class_ends([P-C-o, P-C-s|Classes], [P-C-so|Facts]) :- !,
+    class_ends(Classes, Facts).
+class_ends([Class|Classes], [Class|Facts]) :-
+    class_ends(Classes, Facts).
 
 schema_class(M, P, W, C) :-
     rdf_iri(subPropertyOf, SubProperty),
@@ -101,7 +112,7 @@ schema_class(M, P, W, C) :-
 helper('$graph_triples'/2).
 helper('$graph_property'/4).
 helper('$graph_property_of'/4).
-helper('$graph_member'/3).
+helper('$graph_member'/4).
 helper('$graph_type'/3).
 helper('$graph_instance'/3).
 helper('$graph_direct_type'/3).
@@ -120,7 +131,11 @@ graph_clause((triple(G, S, P, O) :-
                  (   P == Type
                  ->  isa(G, S, O)
                  ;   atom(P)
-                 ->  findall(S-O, '$graph_property_of'(Ts, S, P, O), L0),
+                 ->  '$graph_property_of'(Ts, P, L0, Tail),
+                     (   P == SubProperty
+                     ->  findall(Q-Q, '$graph_predicate'(Ts, Q), Tail)
+                     ;   Tail = []
+                     ),
                      sort(L0, L),
                      member(S-O, L)
                  ;   nonvar(P)
@@ -135,11 +150,16 @@ graph_clause((triple(G, S, P, O) :-
                      sort(L0, L),
                      member(t(S, P, O), L)
                  ))) :-
-    rdf_iri(type, Type).
+    rdf_iri(type, Type),
+    rdf_iri(subPropertyOf, SubProperty).
 graph_clause((isa(G, X, C) :-
                  '$graph_triples'(G, Ts),
                  (   atom(C)
-                 ->  findall(X, '$graph_member'(Ts, X, C), Xs0),
+                 ->  '$graph_member'(Ts, C, Xs0, Tail),
+                     (   \+ '$graph_universal'(Ts, _, C)
+                     ->  Tail = []
+                     ;   findall(U, '$graph_universal'(Ts, U, C), Tail)
+                     ),
                      sort(Xs0, Xs),
                      member(X, Xs)
                  ;   nonvar(C)
@@ -174,21 +194,22 @@ graph_clause(('$graph_property'(Ts, S, P, O) :-
                  ))) :-
     rdf_iri(type, Type),
     rdf_iri(subPropertyOf, SubProperty).
-%   '$graph_property_of'(+Ts, ?S, +P, ?O): '$graph_property'/4 for a
-%   property P given (an atom): a triple of Ts whose property is P or one
-%   of P's sub-properties, each asked of the background once.
-graph_clause(('$graph_property_of'(Ts, S, P, O) :-
-                 member(t(S, P0, O), Ts),
-                 P0 \== Type,
-                 (   P0 == P
-                 ->  true
-                 ;   '$kb_triple'(P0, SubProperty, P)
-                 ->  true
-                 ))) :-
+%   '$graph_property_of'(+Ts, +P, -L, ?Tail): L is S-O for each triple
+%   S P0 O of Ts whose property P0 is P or one of P's sub-properties
+%   (each asked of the background once), followed by Tail.
+graph_clause(('$graph_property_of'([], _, L, L))).
+graph_clause(('$graph_property_of'([t(S, P0, O)|Ts], P, L0, L) :-
+                 (   P0 \== Type,
+                     (   P0 == P
+                     ->  true
+                     ;   '$kb_triple'(P0, SubProperty, P)
+                     ->  true
+                     )
+                 ->  L0 = [S-O|L1]
+                 ;   L0 = L1
+                 ),
+                 '$graph_property_of'(Ts, P, L1, L))) :-
     rdf_iri(type, Type),
-    rdf_iri(subPropertyOf, SubProperty).
-graph_clause(('$graph_property_of'(Ts, Q, SubProperty, Q) :-
-                 '$graph_predicate'(Ts, Q))) :-
     rdf_iri(subPropertyOf, SubProperty).
 graph_clause(('$graph_property'(Ts, Q, SubProperty, Q) :-
                  '$graph_predicate'(Ts, Q))) :-
@@ -203,24 +224,30 @@ graph_clause(('$graph_type'(Ts, X, C) :-
                  '$graph_super'(C0, C))) :-
     rdf_iri(resource, Resource),
     rdf_iri(property, Property).
-%   '$graph_member'(+Ts, ?X, +C): '$graph_instance'/3 for a class C
-%   given (an atom): each triple of Ts asks whether its subject (rdf:type,
-%   rdfs2) or object (rdfs3) is an instance of C, a yes or no of the
-%   background's schema, without listing the node's other classes.
-graph_clause(('$graph_member'(Ts, X, C) :-
-                 member(t(S, P, O), Ts),
+%   '$graph_member'(+Ts, +C, -Xs, ?Tail): Xs is, for each triple of
+%   Ts, its subject if rdf:type (rdfs9) or its property's domain (rdfs2)
+%   makes it an instance of the class C, its object if the property's
+%   range (rdfs3) does, followed by Tail: a yes or no of the
+%   background's schema a triple, without listing a node's other
+%   classes.
+graph_clause(('$graph_member'([], _, Xs, Xs))).
+graph_clause(('$graph_member'([t(S, P, O)|Ts], C, Xs0, Xs) :-
                  (   P == Type
-                 ->  X = S,
-                     '$graph_sub'(O, C)
-                 ;   '$graph_class'(P, C, W),
-                     (   W == s
-                     ->  X = S
-                     ;   X = O
+                 ->  (   '$graph_sub'(O, C)
+                     ->  Xs0 = [S|Xs1]
+                     ;   Xs0 = Xs1
                      )
-                 ))) :-
+                 ;   '$graph_class'(P, C, W)
+                 ->  (   W == s
+                     ->  Xs0 = [S|Xs1]
+                     ;   W == o
+                     ->  Xs0 = [O|Xs1]
+                     ;   Xs0 = [S, O|Xs1]
+                     )
+                 ;   Xs0 = Xs1
+                 ),
+                 '$graph_member'(Ts, C, Xs1, Xs))) :-
     rdf_iri(type, Type).
-graph_clause(('$graph_member'(Ts, X, C) :-
-                 '$graph_universal'(Ts, X, C))).
 graph_clause(('$graph_instance'(Ts, X, C) :-
                  '$graph_direct_type'(Ts, X, C0),
                  '$graph_sub'(C0, C))).
