@@ -17,8 +17,9 @@ size (10^4, 10^5 and 10^6 triples by default, the graph of
 - ``rdflib``: ``Dataset().parse(stream, format="nquads")``, the yardstick:
   parsing alone, no reasoning;
 - ``run``: what ``etalis run rules.etl --events stream.nq`` does after
-  loading: the stream read into graph events (``read_batches``) and fed to
-  the engine;
+  loading: the stream read into graph batches (``read_batches``) and fed to
+  the engine, which decodes them with its foreign library (as ``etalis
+  run``, unless ``ETALIS_TEXT_PATH`` is set: then in Prolog);
 - ``reader``: the stream read into graph events alone (Python's part of
   ``run``): batch lists that write each IRI once a batch;
 - ``engine``: the same graph events, already converted to the engine's input
@@ -104,6 +105,7 @@ def child_engine(background: str, stream: str, graphs: int) -> dict[str, Any]:
     from etalis_py.streams import read_batches
 
     engine = Engine.from_string(RULE)
+    columnar = engine.columnar()  # as etalis run does: graph batches decoded by the foreign library if it is there
     started = time.process_time()
     engine.load_ontology(background)
     load = time.process_time() - started
@@ -143,7 +145,7 @@ def child_engine(background: str, stream: str, graphs: int) -> dict[str, Any]:
             engine_best = min(engine_best, seconds)
         found = detections
     return {"load": load, "run": run_best, "engine": engine_best, "read": read_best, "reader": reader_best,
-            "detections": found, "peak_mb": peak_mb()}
+            "detections": found, "peak_mb": peak_mb(), "columnar": columnar}
 
 
 def run_child(*args: str) -> dict[str, Any]:

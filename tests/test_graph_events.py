@@ -192,6 +192,25 @@ def test_a_property_or_class_given_asks_what_the_general_closure_answers(seed: i
     assert len([d for d in found if d.event == "ic"]) == len({d.args for d in found if d.event == "ic"})
 
 
+def test_a_property_whose_domain_and_range_are_one_class_makes_both_ends_instances() -> None:
+    """ex:knows has the domain and the range ex:Agent (one derived fact,
+    both ends): isa(G, X, ex:Agent) answers each node once, in order."""
+    background = Graph()
+    background.add((EX.knows, RDFS.domain, EX.Agent))
+    background.add((EX.knows, RDFS.range, EX.Agent))
+    background.add((EX.likes, RDFS.subPropertyOf, EX.knows))
+    engine = Engine.from_string(PREFIXES + "agent(X) <- graph(G) where isa(G, X, ex:'Agent').\n"
+                                "knows(S, O) <- graph(G) where triple(G, S, ex:knows, O).\n")
+    engine.load_ontology(background)
+    g = Graph(identifier=EX.g)
+    for s, p, o in ((EX.c, EX.likes, EX.a), (EX.a, EX.knows, EX.b), (EX.b, EX.knows, EX.a)):
+        g.add((s, p, o))
+    assert [(d.event, d.args) for d in engine.emit_graph(g, at=1)] == [
+        ("agent", ("http://ex.org/a",)), ("agent", ("http://ex.org/b",)), ("agent", ("http://ex.org/c",)),
+        ("knows", ("http://ex.org/a", "http://ex.org/b")), ("knows", ("http://ex.org/b", "http://ex.org/a")),
+        ("knows", ("http://ex.org/c", "http://ex.org/a"))]
+
+
 def test_a_bad_graph_argument_is_a_warning_not_a_crash() -> None:
     engine = Engine.from_string("bad(X) <- a(X) where triple(X, _, _, _).")
     result = engine.feed_text("event(a(1), 1).\n")

@@ -95,7 +95,7 @@ def read(path: Path, batch_lines: int = 20_000, stream: Optional[str] = None,
 
 def _no_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Read every segment line by line."""
-    monkeypatch.setattr(nquads._Reader, "_bulk", lambda self, data: None)
+    monkeypatch.setattr(nquads._Reader, "_bulk", lambda self, data, end: None)
 
 
 def test_the_bulk_reader_reads_every_kind_of_term_as_the_line_reader(tmp_path: Path,

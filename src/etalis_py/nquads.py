@@ -464,17 +464,20 @@ class _Reader:
         self._texts: dict[str, str] = {}
         self._times: dict[str, str] = {}
 
-    def batch(self, data: bytes, first: int) -> Batch:
-        """The graph batch of the whole lines ``data``, line ``first`` onwards."""
-        lines = data.count(b"\n") + (not data.endswith(b"\n"))
-        graphs = self._bulk(data)
+    def batch(self, data: bytes, first: int, end: Optional[int] = None) -> Batch:
+        """The graph batch of the whole lines ``data`` (up to ``end``, if
+        given: the rest of ``data`` is not copied), line ``first`` onwards."""
+        if end is None:
+            end = len(data)
+        lines = data.count(b"\n", 0, end) + (not data.endswith(b"\n", 0, end))
+        graphs = self._bulk(data, end)
         if graphs is not None:
             try:
                 return Batch(self._encode(graphs, lines), first, [], lines)
             except (ValueError, InvalidEvent):  # a literal with a bad escape: its line is rejected
                 pass
         rejected: list[Rejection] = []
-        text, bad = decode_lines(data)
+        text, bad = decode_lines(data[:end])
         split = text.split("\n")
         if text.endswith("\n"):
             split.pop()
@@ -483,20 +486,20 @@ class _Reader:
 
     # the usual layout, split by pyarrow
 
-    def _bulk(self, data: bytes) -> Optional[_Graphs]:
-        """The graphs of ``data`` if every line is a quad or blank and every
-        graph is an event, else None."""
-        if not data.endswith(b"\n"):
-            data += b"\n"
-        if b"\r" in data or data.startswith(b"\xef\xbb\xbf"):
+    def _bulk(self, data: bytes, end: int) -> Optional[_Graphs]:
+        """The graphs of ``data[:end]`` if every line is a quad or blank and
+        every graph is an event, else None.  Its large arrays are pyarrow's
+        (whose pool keeps its memory) or of int32: under the fixed mmap
+        threshold (``_prolog.fixed_mmap_threshold``) each block of 256 KiB
+        or more is a mapping of its own, paid for in page faults."""
+        if not data.endswith(b"\n", 0, end):
+            data = data[:end] + b"\n"
+            end = len(data)
+        if data.find(b"\r", 0, end) >= 0 or data.startswith(b"\xef\xbb\xbf"):
             return None
-        bytes_ = np.frombuffer(data, dtype=np.uint8)
-        ends = np.flatnonzero(bytes_ == 10)
-        n = len(ends)
-        offsets = np.empty(n + 1, dtype=np.int32)
-        offsets[0] = 0
-        offsets[1:] = ends + 1
-        lines = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+        whole = pa.StringArray.from_buffers(1, pa.py_buffer(np.array([0, end - 1], dtype=np.int32)),
+                                            pa.py_buffer(data))  # without the last newline
+        lines = pc.split_pattern(whole, "\n").values
         try:
             lines.validate(full=True)  # UTF-8
         except pa.ArrowInvalid:
@@ -505,17 +508,17 @@ class _Reader:
         count = np.diff(parts.offsets.to_numpy())
         start = parts.offsets.to_numpy()[:-1]
         tokens = parts.values
-        ends_ok = pc.equal(tokens.take(pa.array(start + count - 1)), ".\n").to_numpy(zero_copy_only=False)
+        ends_ok = pc.equal(tokens.take(pa.array(start + count - 1)), ".").to_numpy(zero_copy_only=False)
         quad = (count == 5) & ends_ok
         default = (count == 4) & ends_ok
-        blank = (count == 1) & pc.equal(lines, "\n").to_numpy(zero_copy_only=False)
+        blank = (count == 1) & pc.equal(lines, "").to_numpy(zero_copy_only=False)
         extra: list[str] = []  # the terms of lines in another layout
         where = np.stack([start, start + 1, start + 2, start + 3], axis=1)
         other = np.flatnonzero(~(quad | default | blank))
         if len(other):
             base = len(tokens)
             for i in other:
-                line = data[offsets[i]:offsets[i + 1]].decode("utf-8")
+                line = lines[int(i)].as_py()
                 m = QUAD.match(line)
                 if m is None:
                     text = line.strip()
@@ -534,7 +537,7 @@ class _Reader:
                                                   type=pa.string())])
         encoded = pool.dictionary_encode()
         dictionary = encoded.dictionary
-        codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+        codes = encoded.indices.to_numpy(zero_copy_only=False)  # int32
         keys = codes[len(pool) - len(_DEFAULT_KEYS) - (1 if self.stream else 0):]
         time_key, part_key = int(keys[0]), int(keys[1])
         stream_code = int(keys[2]) if self.stream else -1
@@ -604,7 +607,7 @@ class _Reader:
         atomic = used & ((kinds == _KIND_IRI) | (kinds == _KIND_BNODE))
         others = np.flatnonzero(used & ~atomic)
         atoms = np.flatnonzero(atomic)
-        position = np.zeros(n, dtype=np.int64)
+        position = np.zeros(n, dtype=np.int32)
         position[atoms] = np.arange(1, len(atoms) + 1)
         position[others] = np.arange(len(atoms) + 1, len(atoms) + len(others) + 1)
         atom_texts = dictionary.take(pa.array(atoms))
@@ -709,7 +712,7 @@ def nquads_batches(chunks: Iterable[bytes], batch_lines: int, stream: Optional[s
         wait_for = 0
         rest = data[cut:]
         pending, pending_lines, pending_bytes = [rest], rest.count(b"\n"), len(rest)
-        batch = reader.batch(data[:cut], first)
+        batch = reader.batch(data, first, cut)
         first += batch.terms or 0
         yield batch
     if pending_bytes:

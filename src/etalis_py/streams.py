@@ -283,7 +283,8 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
         yield from parquet_batches(path, mapping, batch_lines, packed)
         return
     with path.open("rb") as f:
-        yield from _batches(line_chunks(f), kind, mapping, batch_lines, str(path), packed)
+        chunks = line_chunks(f, GRAPH_CHUNK_BYTES if kind in GRAPH_KINDS else CHUNK_BYTES)
+        yield from _batches(chunks, kind, mapping, batch_lines, str(path), packed)
 
 
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int,
@@ -314,6 +315,11 @@ def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], bat
 # -- bytes to lines ---------------------------------------------------------------------
 
 CHUNK_BYTES = 1 << 20
+# Graph streams are read in chunks below glibc's fixed mmap threshold
+# (see _prolog.fixed_mmap_threshold): a chunk of 1 MiB and its copies are
+# each a mapping of their own, page-faulted in and unmapped again (N-Quads
+# graph batches join the chunks of a segment anyway).
+GRAPH_CHUNK_BYTES = 1 << 17
 _BOM = b"\xef\xbb\xbf"
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
