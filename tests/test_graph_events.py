@@ -349,6 +349,35 @@ def test_jsonld_lines_are_one_graph_each(tmp_path: Path) -> None:
     ]
 
 
+def test_a_jsonld_line_of_no_or_two_named_graphs_or_an_earlier_time_is_rejected(tmp_path: Path) -> None:
+    context = '"@context": {"sosa": "http://www.w3.org/ns/sosa/", "prov": "http://www.w3.org/ns/prov#"}'
+
+    def graph(g: str, seconds: int, value: int) -> str:
+        return (f'{{"@id": "http://ex.org/{g}", "prov:generatedAtTime": {seconds}, '
+                f'"@graph": [{{"@id": "http://ex.org/o{g}", "sosa:hasSimpleResult": {value}}}]}}')
+
+    lines = [
+        f"{{{context}, " + graph("g1", 60, 1)[1:],
+        f'{{{context}, "@id": "http://ex.org/o", "sosa:hasSimpleResult": 2}}',     # a default graph only
+        f'{{{context}, "@graph": [{graph("g2", 61, 3)}, {graph("g3", 62, 4)}]}}',  # two named graphs
+        f"{{{context}, " + graph("g4", 30, 5)[1:],                                  # earlier than g1
+        f"{{{context}, " + graph("g5", 90, 6)[1:],
+    ]
+    path = tmp_path / "s.jsonld"
+    path.write_text("\n".join(lines) + "\n")
+    found, rejected = run_stream(RULES, path)
+    assert found == [Detection("obs", ("http://ex.org/g1", "http://ex.org/og1", 1), 60, 60),
+                     Detection("obs", ("http://ex.org/g5", "http://ex.org/og5", 6), 90, 90)]
+    one = 'a line must hold one named graph, not {}: {{"@id": ..., "prov:generatedAtTime": ..., "@graph": [...]}}'
+    assert [(r.line, r.reason) for r in rejected] == [
+        (2, "a triple of the default graph must give a graph's time or stream (an IRI), not "
+            "<http://ex.org/o> <http://www.w3.org/ns/sosa/hasSimpleResult> "
+            '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'),
+        (3, one.format(2)),
+        (4, "time 30 is earlier than the last accepted time 60 (events must arrive in time order)"),
+    ]
+
+
 def test_trig_graphs_are_events_in_time_order(tmp_path: Path) -> None:
     path = tmp_path / "s.trig"
     path.write_text(
@@ -382,6 +411,31 @@ def test_etalis_run_reads_graph_streams_by_suffix(tmp_path: Path) -> None:
     assert run.stdout == ""
     assert run.stderr.splitlines()[0].startswith(f"{path}:3: rejected: not an N-Quads line")
     assert run.stderr.splitlines()[0].endswith("(graph 'http://ex.org/g1' is dropped)")
+
+
+@pytest.mark.parametrize("graph_g2, error", [
+    ("ex:g2 { ex:o2 ex:p . }", ":5: error: not TriG: objectList expected"),
+    ("ex:g2 { ex:o2 ex:p 2 . }", ": error: graph <http://ex.org/g2> has no time: "
+                                 "give it one triple <graph> prov:generatedAtTime T"),
+    ("ex:g2 prov:generatedAtTime 61, 62 .\nex:g2 { ex:o2 ex:p 2 . }",
+     ": error: graph <http://ex.org/g2> has two times: give it one triple <graph> prov:generatedAtTime T"),
+    ("ex:g3 prov:generatedAtTime 62 .", ": error: a time or stream is given for <http://ex.org/g3>, "
+                                        "which is no named graph here"),
+])
+def test_a_trig_file_that_is_no_graph_stream_stops_the_run_with_the_file_and_reason(
+        tmp_path: Path, graph_g2: str, error: str) -> None:
+    """A TriG file is read whole: a syntax error (with its line), a graph
+    without one time, or a time for no graph is an error of the file, and
+    nothing is fed."""
+    rules = tmp_path / "r.etl"
+    rules.write_text("v(N) <- graph(G) where graph_name(G, N).\n")
+    path = tmp_path / "s.trig"
+    path.write_text("@prefix ex: <http://ex.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+                    "ex:g1 prov:generatedAtTime 60 .\nex:g1 { ex:o1 ex:p 1 . }\n" + graph_g2 + "\n")
+    run = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(path)],
+                         capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+    assert (run.returncode, run.stdout, run.stderr) == (1, "", f"etalis: {path}{error}\n")
 
 
 # -- the example on real data ------------------------------------------------------------------
