@@ -515,7 +515,8 @@ static foreign_t
 graph_terms(term_t atoms, term_t natoms, term_t others, term_t graphs, term_t triples,
             term_t count, term_t terms)
 { size_t alen = 0, glen = 0, tlen = 0, n_atoms, n_others = 0, lines;
-  pl_wchar_t *a = NULL, *g = NULL, *tr = NULL;
+  char *a = NULL;
+  pl_wchar_t *g = NULL, *tr = NULL;
   term_t table = 0;
   int rc = FALSE;
 
@@ -523,7 +524,7 @@ graph_terms(term_t atoms, term_t natoms, term_t others, term_t graphs, term_t tr
     return FALSE;
   if ( PL_skip_list(others, 0, &n_others) != PL_LIST )
     return type_error("list", others);
-  if ( !wide_text(atoms, &alen, &a) || !wide_text(graphs, &glen, &g) || !wide_text(triples, &tlen, &tr) )
+  if ( !PL_get_nchars(atoms, &alen, &a, CVT_STRING|CVT_EXCEPTION|REP_UTF8|BUF_MALLOC) || !wide_text(graphs, &glen, &g) || !wide_text(triples, &tlen, &tr) )
     goto out;
   size_t n = n_atoms + n_others;
   table = n ? PL_new_term_refs((int)n) : 0;
@@ -531,7 +532,7 @@ graph_terms(term_t atoms, term_t natoms, term_t others, term_t graphs, term_t tr
   size_t k = 0, start = 0;
   for ( size_t i = 0; n_atoms && i <= alen; i++ )
   { if ( i == alen || a[i] == '\n' )
-    { if ( k == n_atoms || !PL_unify_wchars(table + k, PL_ATOM, i - start, a + start) )
+    { if ( k == n_atoms || !PL_unify_chars(table + k, PL_ATOM|REP_UTF8, i - start, a + start) )
         goto bad;
       k++;
       start = i + 1;
