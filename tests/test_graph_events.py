@@ -70,7 +70,7 @@ def test_graph_events_combine_with_seq_cnot_and_within() -> None:
         "(triple(G1, _, sosa:hasSimpleResult, V1), triple(G2, _, sosa:hasSimpleResult, V2), V2 > V1).\n"
         "named(N) <- graph(G) where graph_name(G, N).\n"
     )
-    found = []
+    found: list[Detection] = []
     for t, v in [(1, 10), (2, 12), (3, 11), (20, 15)]:
         found += engine.emit_graph(observation(f"g{t}", f"o{t}", v), at=t)
     assert found == [
@@ -592,7 +592,7 @@ def test_graph_events_combine_with_and_kleene_plus_fnot_and_a_policy() -> None:
         "latest : last(V1, V2) <- graph(G1) seq graph(G2) "
         "where (isa(G2, _, wt:'TemperatureObservation'), value(G1, V1), value(G2, V2)).\n"
     )
-    found = []
+    found: list[Detection] = []
     for t, v in [(1, 10), (2, 12), (3, 11), (4, 14)]:
         found += engine.emit_graph(observation(f"g{t}", f"o{t}", v), at=t)
     found += engine.emit_graph(observation("g5", "o5", 70, WT.TemperatureObservation), at=5)
