@@ -252,3 +252,15 @@ def test_an_event_raised_by_event_1_over_the_limit_stops_the_feed_at_the_input_e
         assert found(engine) == [("c", (1,), 1, 1), ("d", (1,), 1, 1), ("e", (1,), 1, 2)]
         # the goal a(2) stored before the limit stays: b(2) completes it
         assert [(d.event, d.args, d.start, d.end) for d in engine.emit("b", 2, at=4)] == [("e", (2,), 3, 4)]
+
+
+def test_the_detections_an_event_wrote_before_its_limit_are_cut_by_characters_after_non_ascii_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "loop.etl"
+    rules.write_text("e(X) <- a(X).\n" + LOOP)         # e(X) is written before the where condition loops
+    events = tmp_path / "s.events"
+    events.write_text("b('é').\na('ü日').\nb(3).\n")
+    assert main(["run", str(rules), "--events", str(events), "--inference-limit", "100000"]) == 3
+    out, err = capsys.readouterr()
+    assert out == '{"event": "d", "args": ["é"], "start": 1, "end": 1}\n'
+    assert err.startswith(f"{events}:2: error: event a(ü日) (line 2) took more than 100,000 inferences")
