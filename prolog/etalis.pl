@@ -134,7 +134,7 @@ serve(feed_columns(M, FirstLine, Count, Format, Spec), _, Header, Detections) :-
     ;   domain_error(ground_columns, Spec)
     ),
     column_terms(Spec, Terms, Checked),
-    must_be(list(any), Terms),
+    must_be(list, Terms),
     length(Terms, Count),
     (   Format == packed
     ->  packed_reset,
