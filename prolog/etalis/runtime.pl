@@ -87,7 +87,7 @@ engine_create(M) :-
                       O = det(E, T1, T2)
                   ;   '$on'(E, T1, T2, O)
                   ))),
-    assertz(M:('$run'(E, T1, T2) :-             % an input event, the plain way (run_event/5)
+    assertz(M:('$run'(E, T1, T2) :-             % an input event, the plain way (event_goal/6)
                   '$on'(E, T1, T2, O),
                   etalis_protocol:write_detection(O),
                   fail)),
