@@ -1,6 +1,8 @@
 """Where the time of a batch path goes: the seq benchmark's stream
 (benchmarks/throughput.py) of --events events, each step timed on its own
-in one process (CPU seconds, best of --repeat), as microseconds per event.
+in one process (CPU seconds, best of --repeat), as microseconds per event:
+first the packed columns that emit_many hands over (see
+src/etalis_py/columns.py), then the text batch lists of the same stream.
 
     .venv/bin/python benchmarks/ingress_profile.py [--events 100000] [--repeat 3]
 """
@@ -16,7 +18,8 @@ from typing import Any
 
 from throughput import HERE, KEYS, RULES, STEP, stream
 
-from etalis_py import Engine
+from etalis_py import Detection, Engine
+from etalis_py.columns import Packed, items_packed, unpacked_rows
 from etalis_py.engine import parse_rows
 from etalis_py.events import batch_list, event_element
 
@@ -51,34 +54,59 @@ def main() -> None:
             bodies.append(body)
         return bodies
 
+    def feed_packed(engine: Engine, batches: list[Packed]) -> list[list[list[Any]]]:
+        found = []
+        for i, batch in enumerate(batches):
+            request = f"feed_columns({engine._name}, {i * BATCH + 1}, {len(batch)}, packed, {batch.spec()})"
+            header, body = engine._prolog.request(request)
+            found.append(unpacked_rows(header["packed"], len(body)))
+        return found
+
     from pyswip import Prolog
 
+    # the bridge first, so that throughput.pl is compiled as the engine's code is (optimise(true))
+    assert Engine.from_string(RULES).columnar(), "the foreign library is needed (make native)"
     Prolog.consult(str(HERE / "throughput.pl"))
     inside = min(float(a["S"]) for _ in range(ns.repeat) for a in Prolog.query(
         f"bench_inside({Engine.from_string(RULES)._name}, {n}, {KEYS}, {STEP}, D, S)"))
     rows.append(("the engine itself (events made in Prolog, benchmarks/throughput.pl)", inside))
+    t, packed = best(ns.repeat, lambda: None, lambda _: [items_packed(events[i:i + BATCH], i + 1, {}, [])
+                                                         for i in range(0, n, BATCH)])
+    rows.append(("Python: packing emit_many's tuples into columns", t))
+    specs = ", ".join(b.spec() for b in packed)
+    [answer] = list(Prolog.query(
+        f"Specs = [{specs}], statistics(cputime, T0), "
+        f"forall(member(S, Specs), etalis_columns:column_terms(S, _, checked)), statistics(cputime, T1), T is T1 - T0"))
+    rows.append(("Prolog: building the event terms from the columns (C)", float(answer["T"])))
+    t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed_packed(e, packed))
+    rows.append(("feed_columns, rules that no event matches (building, the feed loop, the limit)", t))
+    t, found_rows = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: feed_packed(e, packed))
+    detections = sum(map(len, found_rows))
+    rows.append(("feed_columns, the benchmark's rule (all of Prolog's side, reading the packed detections)", t))
+    t, _ = best(ns.repeat, lambda: None, lambda _: [list(map(Detection.from_row, r)) for r in found_rows])
+    rows.append((f"Python: making the {detections:,} Detection objects", t))
+    t, _ = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: e.emit_many(events, collect=False))
+    rows.append(("Engine.emit_many, all of it", t))
     t, terms = best(ns.repeat, lambda: {}, lambda names: [event_element(e, names) for e in events])
-    rows.append(("Python: the text of each event (emit_many's tuples)", t))
+    rows.append(("text: Python, the text of each event (emit_many's tuples)", t))
     t, texts = best(ns.repeat, lambda: None, lambda _: [batch_list(terms[i:i + BATCH]) for i in range(0, n, BATCH)])
-    rows.append(("Python: joining batches", t))
+    rows.append(("text: Python, joining batches", t))
     t, _ = best(ns.repeat, lambda: Engine.from_string(RULES),
                 lambda e: [e._prolog.request(f"stats({e._name})", text) for text in texts])
-    rows.append(("crossing: the text in and a reply out (a request that ignores it)", t))
+    rows.append(("text: crossing, the text in and a reply out (a request that ignores it)", t))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "batch.txt"
         path.write_text(texts[0])
         [answer] = list(Prolog.query(
             f"read_file_to_string('{path}', S, []), statistics(cputime, T0), "
             f"forall(between(1, {len(texts)}, _), term_string(_, S)), statistics(cputime, T1), T is T1 - T0"))
-        rows.append(("Prolog: reading the batch lists (term_string/2)", float(answer["T"])))
+        rows.append(("text: Prolog, reading the batch lists (term_string/2)", float(answer["T"])))
     t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed(e, texts))
-    rows.append(("feed_list, rules that no event matches (crossing, reading, checks, limit)", t))
+    rows.append(("text: feed_list, rules that no event matches (crossing, reading, checks, the limit)", t))
     t, bodies = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: feed(e, texts))
-    rows.append(("feed_list, the benchmark's rule (all of the Prolog side)", t))
+    rows.append(("text: feed_list, the benchmark's rule (all of Prolog's side)", t))
     t, found = best(ns.repeat, lambda: None, lambda _: [parse_rows(b) for b in bodies])
-    rows.append((f"Python: decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
-    t, _ = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: e.emit_many(events, collect=False))
-    rows.append(("Engine.emit_many, all of it", t))
+    rows.append((f"text: Python, decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
     print(f"{n:,} events, best of {ns.repeat} (CPU seconds)\n")
     print("| step | CPU s | µs per event |")
     print("|---|---:|---:|")

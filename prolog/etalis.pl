@@ -41,7 +41,7 @@ Requests:
     Python's batches, read at once.
   - feed_columns(Engine, FirstLine, Count, Format, Spec): as
     feed_list(Engine, FirstLine, Count, Format), with the batch packed as
-    columns whose addresses Spec gives (see etalis_columns:column_terms/2);
+    columns whose addresses Spec gives (see etalis_columns:column_terms/3);
     Format may also be `packed`: the detections packed in buffers that
     the header's `packed` describes (see etalis_columns:packed_detections/1),
     the body a newline for each.
@@ -133,16 +133,16 @@ serve(feed_columns(M, FirstLine, Count, Format, Spec), _, Header, Detections) :-
     ->  true
     ;   domain_error(ground_columns, Spec)
     ),
-    column_terms(Spec, Terms),
-    must_be(list(any), Terms),
+    column_terms(Spec, Terms, Checked),
+    must_be(list, Terms),
     length(Terms, Count),
     (   Format == packed
     ->  packed_reset,
-        engine_feed_terms(M, Terms, FirstLine, Summary, Detections),
+        engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections),
         packed_detections(Packed),
         feed_header(Summary, Header0),
         Header = Header0.put(packed, Packed)
-    ;   engine_feed_terms(M, Terms, FirstLine, Summary, Detections),
+    ;   engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections),
         feed_header(Summary, Header)
     ).
 serve(columns_library(File), _, _{loaded: File}, "") :-

@@ -239,3 +239,28 @@ def test_print_trigger_printing_a_term_nested_too_deep_is_refused_at_its_clause(
         "p.etl", 2, 1,
         "print_trigger(all_defined_events) raised the error resource_error('a term nested deeper than 1,000 levels')",
         "make the clauses it calls succeed or fail for this argument")
+
+
+def test_an_event_raised_by_event_1_over_the_limit_stops_the_feed_at_the_input_event_that_raised_it() -> None:
+    rules = ("c(X) <- a(X) do event(r(X)).\nd(X) <- r(X) where slow(X).\ne(X) <- a(X) seq b(X).\n"
+             "slow(X) :- X =:= 2 -> loop(X) ; true.\nloop(X) :- loop(X).\n")
+    with Engine.from_string(rules, inference_limit=50_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit_many([("a", (1,), 1), ("b", (1,), 2), ("a", (2,), 3), ("b", (2,), 4)])
+        assert (info.value.line, info.value.event, info.value.where) == (3, "r(2)", "slow(2)")
+        # the detections of a(1) and b(1) are delivered; those of a(2) (its c(2)) are dropped
+        assert found(engine) == [("c", (1,), 1, 1), ("d", (1,), 1, 1), ("e", (1,), 1, 2)]
+        # the goal a(2) stored before the limit stays: b(2) completes it
+        assert [(d.event, d.args, d.start, d.end) for d in engine.emit("b", 2, at=4)] == [("e", (2,), 3, 4)]
+
+
+def test_the_detections_an_event_wrote_before_its_limit_are_cut_by_characters_after_non_ascii_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "loop.etl"
+    rules.write_text("e(X) <- a(X).\n" + LOOP)         # e(X) is written before the where condition loops
+    events = tmp_path / "s.events"
+    events.write_text("b('é').\na('ü日').\nb(3).\n")
+    assert main(["run", str(rules), "--events", str(events), "--inference-limit", "100000"]) == 3
+    out, err = capsys.readouterr()
+    assert out == '{"event": "d", "args": ["é"], "start": 1, "end": 1}\n'
+    assert err.startswith(f"{events}:2: error: event a(ü日) (line 2) took more than 100,000 inferences")

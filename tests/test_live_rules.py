@@ -116,3 +116,21 @@ def test_an_ontology_declared_in_added_rules_is_loaded(tmp_path: pytest.TempPath
         assert engine.emit("obs", "http://example.org/etalis-py/weather#Diablo", at=1) == [
             Detection("kind", ("http://example.org/etalis-py/weather#Diablo",), 1, 1)]
         assert engine.emit("obs", "http://example.org/etalis-py/weather#Blizzard", at=2) == []
+
+
+def test_a_rule_added_within_a_batch_sets_timers_for_the_rest_of_the_batch() -> None:
+    # the batch starts in an engine without timers; a(1) adds a timer rule, and the events after it in the
+    # same batch set timers that fire before the first event due after them (and at the flush)
+    rules = "c(X) <- a(X) do ins_event_rule(exceptionAlarm(t(Y), 5) <- b(Y)).\nd(Y) <- t(Y).\n"
+    with Engine.from_string(rules) as engine:
+        result = engine.emit_many([("b", [0], 0), ("a", [1], 1), ("b", [2], 2), ("b", [3], 3), ("z", [], 10),
+                                   ("b", [4], 11)])
+        assert (result.accepted, result.rejected) == (6, [])
+        assert result.detections == [
+            Detection("c", (1,), 1, 1),
+            Detection("t", (2,), 2, 7),
+            Detection("d", (2,), 2, 7),
+            Detection("t", (3,), 3, 8),
+            Detection("d", (3,), 3, 8),
+        ]
+        assert engine.flush() == [Detection("t", (4,), 11, 16), Detection("d", (4,), 11, 16)]

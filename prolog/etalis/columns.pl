@@ -1,13 +1,15 @@
 :- module(etalis_columns,
           [ columns_library/1,          % +File
             columns_loaded/0,
-            column_terms/2,             % +Spec, -Terms
+            column_terms/3,             % +Spec, -Terms, -Checked
             packed_reset/0,
             packed_detections/1         % -Dict
           ]).
 :- use_module(library(error)).
 :- use_module(library(shlib)).
 :- use_module(library(apply)).
+:- use_module(library(lists)).
+:- use_module(runtime, [event_name/1]).
 
 /** <module> Batches of events as packed columns
 
@@ -54,12 +56,15 @@ columns_library(File) :-
 %   The foreign library is loaded.
 
 columns_loaded :-
-    current_predicate(etalis_columns:etalis_column_terms/2).
+    current_predicate(etalis_columns:etalis_column_terms/3).
 
-%!  column_terms(+Spec, -Terms) is det.
+%!  column_terms(+Spec, -Terms, -Checked) is det.
 %
 %   Terms is the batch list of the packed columns Spec (see the module's
-%   documentation).
+%   documentation).  Checked is `checked` if every event of Terms is a
+%   valid input event (its name not reserved, its arguments ground, its
+%   time finite numbers, a start not after its end), as
+%   etalis_runtime:engine_feed_terms/6 takes it, else `plain`.
 %
 %   @error existence_error(foreign_library, etalis_columns) if the
 %   library is not loaded.
@@ -88,8 +93,14 @@ packed_detections(_{count: N, heads: Heads, arities: Arities, cells: Cells, tags
     etalis_packed_detections(packed(N, Heads, Arities, Cells, Tags, Values), Atoms, Texts),
     maplist(atom_string, Atoms, Strings).
 
-column_terms(Spec, Terms) :-
+column_terms(Spec, Terms, Checked) :-
     (   columns_loaded
-    ->  etalis_column_terms(Spec, Terms)
+    ->  etalis_column_terms(Spec, Terms, Valid),
+        (   Valid == true,
+            Spec = columns(_, heads(_, Heads), _, _),
+            forall(member(Name/_, Heads), event_name(Name))
+        ->  Checked = checked
+        ;   Checked = plain
+        )
     ;   existence_error(foreign_library, etalis_columns)
     ).

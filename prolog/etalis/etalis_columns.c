@@ -21,6 +21,7 @@ typedef struct
   const int64_t *vals;          /* 8 bytes a row: int64, float64 or a table index */
   term_t table;                 /* first of table_size consecutive term refs */
   size_t table_size;
+  int table_ground;             /* every element of the table is ground */
 } column;
 
 static functor_t FUNCTOR_event2;
@@ -85,12 +86,67 @@ get_column(term_t spec, column *c)
   if ( !get_address(a, (const void **)&c->vals) )
     return FALSE;
   _PL_get_arg(3, spec, a);
-  return get_table(a, &c->table, &c->table_size);
+  if ( !get_table(a, &c->table, &c->table_size) )
+    return FALSE;
+  c->table_ground = TRUE;
+  for ( size_t i = 0; i < c->table_size && c->table_ground; i++ )
+    c->table_ground = PL_is_ground(c->table + i);
+  return TRUE;
+}
+
+/* The tag of row's cell in column c. */
+static int
+cell_tag(const column *c, size_t row)
+{ return c->tags ? c->tags[row] : c->tag;
+}
+
+/* The cell of row in column c is a ground argument: a number, or a
+   ground element of the table. */
+static int
+ground_cell(const column *c, size_t row)
+{ int tag = cell_tag(c, row);
+  return tag == TAG_INT || tag == TAG_FLOAT || (tag == TAG_TABLE && c->table_ground);
+}
+
+/* The cell of row in column c is a finite number: an int64 (*is_int) or
+   a finite float64 (*d). */
+static int
+finite_cell(const column *c, size_t row, int *is_int, int64_t *i, double *d)
+{ int tag = cell_tag(c, row);
+  *i = c->vals[row];
+  if ( tag == TAG_INT )
+  { *is_int = TRUE;
+    return TRUE;
+  }
+  if ( tag == TAG_FLOAT )
+  { memcpy(d, i, sizeof *d);
+    *is_int = FALSE;
+    return isfinite(*d);
+  }
+  return FALSE;
+}
+
+/* The time of row (the cell of column tc, or with an interval the cells
+   of tc and tc+1) is a valid time: finite numbers, the start not after
+   the end.  An interval of an int64 and a float64 is left to Prolog. */
+static int
+valid_time(const column *tc, int interval, size_t row)
+{ int int1, int2;
+  int64_t i1, i2;
+  double d1, d2;
+
+  if ( !finite_cell(tc, row, &int1, &i1, &d1) )
+    return FALSE;
+  if ( !interval )
+    return TRUE;
+  if ( !finite_cell(tc + 1, row, &int2, &i2, &d2) || int1 != int2 )
+    return FALSE;
+  return int1 ? i1 <= i2 : d1 <= d2;
 }
 
 static int
 put_cell(term_t t, const column *c, size_t row)
-{ int tag = c->tags ? c->tags[row] : c->tag;
+{ int tag = cell_tag(c, row);
   int64_t v = c->vals[row];
 
   switch ( tag )
@@ -110,7 +166,7 @@ put_cell(term_t t, const column *c, size_t row)
   }
 }
 
-/* etalis_column_terms(+Spec, -Terms)
+/* etalis_column_terms(+Spec, -Terms, -Checked)
 
    Spec is columns(N, heads(CodesAddress, Heads), Columns, When): row I's
    event is Name(A1, ..., Ak) for the element Name/k of Heads that its
@@ -123,10 +179,15 @@ put_cell(term_t t, const column *c, size_t row)
    col(Tags, Values, Table): Values the address of N 8-byte cells, Tags
    the address of N uint8 tags or all(Tag); tag 0 an int64, 1 a float64,
    2 the Table element of that index.
+
+   Checked is `true` if every row's event has ground arguments (numbers,
+   or ground elements of their tables) and a valid time (finite numbers,
+   a start not after its end), else `false`.
 */
 static foreign_t
-column_terms(term_t spec, term_t terms)
+column_terms(term_t spec, term_t terms, term_t checked)
 { term_t a = PL_new_term_ref();
+  int valid = TRUE;
   int64_t n64;
   const int32_t *codes = NULL;
   term_t heads;
@@ -237,6 +298,11 @@ column_terms(term_t spec, term_t terms)
           goto out;
         }
         int k = arities[code];
+        if ( valid )
+        { valid = valid_time(tc, interval && (!points || points[r]), r);
+          for ( int j = 0; j < k && valid; j++ )
+            valid = ground_cell(&cols[j], r);
+        }
         if ( k == 0 )
         { if ( !PL_put_atom(ev, (atom_t)functors[code]) )
             goto out;
@@ -261,7 +327,7 @@ column_terms(term_t spec, term_t terms)
       if ( !PL_cons_list(list, elem, list) )
         goto out;
     }
-    rc = PL_unify(terms, list);
+    rc = PL_unify(terms, list) && PL_unify_bool(checked, valid);
   }
 
 out:
@@ -612,7 +678,7 @@ install_etalis_columns(void)
   FUNCTOR_slash2 = PL_new_functor(PL_new_atom("/"), 2);
   ATOM_interval = PL_new_atom("interval");
   ATOM_point = PL_new_atom("point");
-  PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 2, column_terms, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 3, column_terms, 0);
   json_text_pred = PL_predicate("json_arg_text", 2, "etalis_protocol");
   PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_packed_reset", 0, packed_reset, 0);

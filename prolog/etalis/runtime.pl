@@ -13,7 +13,7 @@
             engine_feed/6,              % +Engine, +Text, +FirstLine, +Format, -Summary, -Detections
             engine_feed_list/6,         % +Engine, +Text, +FirstLine, +Count, -Summary, -Detections
             engine_feed_list/7,         % +Engine, +Text, +FirstLine, +Count, +Format, -Summary, -Detections
-            engine_feed_terms/5,        % +Engine, +Terms, +FirstLine, -Summary, -Detections
+            engine_feed_terms/6,        % +Engine, +Terms, +FirstLine, +Checked, -Summary, -Detections
             engine_prefixes/2,          % +Engine, +Prefixes
             engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
@@ -27,12 +27,14 @@
             timer_set/5,                % +Engine, +Event, +When, +T1, +T2
             engine_timers/2,            % +Engine, -Count
             feed_warning/2,             % +Engine, +Text
-            engine_warnings/2           % +Engine, -Warnings
+            engine_warnings/2,          % +Engine, -Warnings
+            event_name/1                % +Name
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(heaps)).
+:- use_module(library(memfile)).
 :- use_module(store).
 :- use_module(aggregates).
 :- use_module(strategies, [selection/2]).
@@ -85,6 +87,11 @@ engine_create(M) :-
                       O = det(E, T1, T2)
                   ;   '$on'(E, T1, T2, O)
                   ))),
+    assertz(M:('$run'(E, T1, T2) :-             % an input event, the plain way (event_goal/6)
+                  '$on'(E, T1, T2, O),
+                  etalis_protocol:write_detection(O),
+                  fail)),
+    assertz(M:'$run'(_, _, _)),
     rule_update_builtins(M).
 
 %!  rule_update_builtins(+Module) is det.
@@ -572,24 +579,29 @@ engine_feed_list(M, Text, FirstLine, Count, Format, Summary, Detections) :-
             is_list(Terms),
             length(Terms, Count)
         )
-    ->  feeding(M, list_events(Terms, FirstLine, M), Summary, Detections)
+    ->  feeding(M, list_events(Terms, FirstLine, M, plain), Summary, Detections)
     ;   headless(Text, List),
         list_lines(List, Lines),
         engine_feed(M, Lines, FirstLine, Format, Summary, Detections)
     ).
 
-%!  engine_feed_terms(+Engine, +Terms, +FirstLine, -Summary, -Detections) is det.
+%!  engine_feed_terms(+Engine, +Terms, +FirstLine, +Checked, -Summary, -Detections) is det.
 %
 %   As engine_feed_list/7 for a batch already made into its list of
-%   terms (see etalis_columns:column_terms/2), with the detections in
+%   terms (see etalis_columns:column_terms/3), with the detections in
 %   the format that detection_format/1 set: element I of Terms is the
-%   term of line FirstLine+I-1, `[]` for nothing.
+%   term of line FirstLine+I-1, `[]` for nothing.  Checked is `checked`
+%   if every other element is known to be a valid input event
+%   event(E, T) or event(E, [T1, T2]) (a ground E of a name that is not
+%   reserved, finite numbers T1 =< T2, as column_terms/3 finds it),
+%   which is then not checked again an event at a time; else `plain`.
 
-engine_feed_terms(M, Terms, FirstLine, Summary, Detections) :-
+engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections) :-
     must_be(atom, M),
     must_be(list, Terms),
     must_be(integer, FirstLine),
-    feeding(M, list_events(Terms, FirstLine, M), Summary, Detections).
+    must_be(oneof([checked, plain]), Checked),
+    feeding(M, list_events(Terms, FirstLine, M, Checked), Summary, Detections).
 
 %   batch_terms(+Batch, -Terms): the list of terms of a batch list read
 %   as Batch, with its atoms in place of its variables if it has a head
@@ -635,8 +647,8 @@ list_line(Part0, Line) :-
     ;   string_concat(Part, ".\n", Line)
     ).
 
-list_events(Terms, FirstLine, M, Order0, Order, Accepted, Rejected) :-
-    list_loop(Terms, FirstLine, M, Order0, Order, 0, Accepted, Rejected).
+list_events(Terms, FirstLine, M, Checked, Order0, Order, Accepted, Rejected) :-
+    batch_loop(Terms, FirstLine, M, Checked, Order0, Order, 0, Accepted, Rejected).
 
 %   feeding(+M, :Loop, -Summary, -Detections): feed M the events of Loop,
 %   called as call(Loop, Order0, Order, Accepted, Rejected), see
@@ -649,8 +661,7 @@ feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detecti
     prefixing(M),
     limiting(M, State),
     feed_start(M),
-    with_output_to(string(Detections0),
-                   call(Loop, Order0, Order, Accepted, Rejected)),
+    output_text(call(Loop, Order0, Order, Accepted, Rejected), Detections0),
     feed_value(M, stopped, Stopped0),
     (   Stopped0 = stopped(Stopped, Kept)
     ->  sub_string(Detections0, 0, Kept, _, Detections)
@@ -660,6 +671,29 @@ feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detecti
     nb_setarg(2, State, Order),
     engine_warnings(M, Warnings),
     feed_value(M, raised, Raised).
+
+%   output_text(:Goal, -Text): as with_output_to(string(Text), Goal), the
+%   output collected in a UTF-8 memory file (writing a detection line
+%   there costs a third of what it costs in the wide characters of
+%   with_output_to/2's buffer).
+
+:- meta_predicate output_text(0, -).
+
+output_text(Goal, Text) :-
+    setup_call_cleanup(
+        ( new_memory_file(File),
+          open_memory_file(File, write, Out, [encoding(utf8)])
+        ),
+        ( with_output_to(Out, Goal),
+          close(Out),
+          memory_file_to_string(File, Text, utf8)
+        ),
+        ( (   is_stream(Out)
+          ->  close(Out)
+          ;   true
+          ),
+          free_memory_file(File)
+        )).
 
 engine_state(M, State) :-
     (   nb_current(M, State)
@@ -692,7 +726,7 @@ engine_flush(M, Format, Released, Fired, Detections) :-
     limiting(M, State),
     arg(2, State, Order0),
     feed_start(M),
-    catch(with_output_to(string(Detections), flush_order(M, Order0, Order, Released)),
+    catch(output_text(flush_order(M, Order0, Order, Released), Detections),
           etalis_limit(Hit),
           throw(error(etalis_limit(Hit), _))),
     nb_setarg(2, State, Order),
@@ -787,6 +821,73 @@ feed_term(Term, Line, M, Order0, Outcome) :-
         )
     ;   rejection(Term, Line, Order0, Reason),
         Outcome = rejected(Reason)
+    ).
+
+%   batch_loop(+Terms, +Line, +M, +Checked, +Order0, -Order, +A0, -A, -Rejected)
+%
+%   Process Terms, the first of which is the event of line Line, the
+%   quick way (quick_loop/10) while the engine's state allows it: events
+%   in time order, the plain way (see event_goal/6), no timers, no
+%   prefixes; else the general way (list_loop/8).
+
+batch_loop(Terms, Line, M, Checked, Order0, Order, A0, A, Rejected) :-
+    (   Order0 = in_order(Last0),
+        b_getval(etalis_run, run(Limit, plain, none)),
+        b_getval(etalis_prefixes, false)
+    ->  quick_loop(Terms, Line, M, Checked, Limit, Last0, Order, A0, A, Rejected)
+    ;   list_loop(Terms, Line, M, Order0, Order, A0, A, Rejected)
+    ).
+
+%   quick_loop(+Terms, +Line, +M, +Checked, +Limit, +Last0, -Order, +A0, -A, -Rejected)
+%
+%   As list_loop/8 for an engine whose state batch_loop/9 found to
+%   allow it, the last accepted time Last0: what run/5 does, without
+%   the steps that do nothing there.  A term that is not a valid event
+%   in time order (and an event that changes the rules or raises
+%   events) goes the general way, and batch_loop/9 takes the rest.
+
+quick_loop([], _, _, _, _, Last, in_order(Last), A, A, []).
+quick_loop([Term|Terms], Line, M, Checked, Limit, Last0, Order, A0, A, Rejected) :-
+    Next is Line + 1,
+    (   quick_event(Checked, Term, E, T1, T2),
+        T2 >= Last0
+    ->  b_setval(etalis_line, Line),
+        character_count(current_output, Kept),
+        limited(Limit, M:'$run'(E, T1, T2), M, E, Line, Hit),
+        A1 is A0 + 1,
+        (   Hit \== none
+        ->  stop(M, Hit, Kept, in_order(Last0)-Order, A0-A, Rejected-[])
+        ;   \+ M:'$rule_update'(_),
+            \+ M:'$raised'(_)
+        ->  quick_loop(Terms, Next, M, Checked, Limit, T2, Order, A1, A, Rejected)
+        ;   catch(( rule_updates(M),
+                    raised_events(M, T2, Line)
+                  ), etalis_limit(Raised), true),
+            (   var(Raised)
+            ->  batch_loop(Terms, Next, M, Checked, in_order(T2), Order, A1, A, Rejected)
+            ;   stop(M, Raised, Kept, in_order(Last0)-Order, A0-A, Rejected-[])
+            )
+        )
+    ;   Term == []
+    ->  quick_loop(Terms, Next, M, Checked, Limit, Last0, Order, A0, A, Rejected)
+    ;   list_loop([Term], Line, M, in_order(Last0), Order1, A0, A1, Rejected1),
+        (   feed_value(M, stopped, none)
+        ->  append(Rejected1, Rest, Rejected),
+            batch_loop(Terms, Next, M, Checked, Order1, Order, A1, A, Rest)
+        ;   Order = Order1, A = A1, Rejected = Rejected1
+        )
+    ).
+
+%   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid
+%   input event E over [T1,T2] (as plain_input/3 finds it, or known to
+%   be one if Checked is `checked`, see engine_feed_terms/6).
+
+quick_event(plain, Term, E, T, T) :-
+    plain_input(Term, E, T).
+quick_event(checked, event(E, Time), E, T1, T2) :-
+    (   number(Time)
+    ->  T1 = Time, T2 = Time
+    ;   Time = [T1, T2]
     ).
 
 %   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
@@ -932,38 +1033,55 @@ run(M, E, T1, T2, Line) :-
 run_one(M, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
     b_getval(etalis_run, run(Limit, Mode, _)),
-    (   Limit == inf
-    ->  run_event(Mode, M, E, T1, T2)
-    ;   call_with_inference_limit(run_event(Mode, M, E, T1, T2), Limit, Result),
-        (   Result == inference_limit_exceeded
-        ->  feed_global(M, limit_goal, G),
-            (   nb_current(G, Goal), Goal \== none
-            ->  nb_setval(G, none),
-                In = where(Goal)
-            ;   In = none
-            ),
-            retractall(M:'$rule_update'(_)),
-            retractall(M:'$raised'(_)),
-            throw(etalis_limit(limit(Line, E, Limit, In)))
-        ;   true
-        )
-    ),
-    rule_updates(M).
+    event_goal(Mode, M, E, T1, T2, Goal),
+    limited(Limit, Goal, M, E, Line, Hit),
+    (   Hit == none
+    ->  rule_updates(M)
+    ;   throw(etalis_limit(Hit))
+    ).
 
-%   run_event(+Mode, +M, +E, +T1, +T2): process E over [T1,T2] in M,
-%   writing its detections.  Mode (see limiting/2) is `plain` for an
-%   engine without provenance or selection strategies, whose input
-%   events go straight to their clauses, else `general`; a timer's event
-%   ('$fire'(E)) takes the general way in either.
+%   limited(+Limit, :Goal, +M, +E, +Line, -Hit): run Goal, the processing
+%   of the event E of line Line in engine M, within Limit inferences.
+%   Hit is `none`, or limit(Line, E, Limit, In) if it took more (see
+%   engine_feed/5): then the rule updates and raised events it recorded
+%   are dropped.
 
-run_event(plain, M, E0, T1, T2) :-
+limited(inf, Goal, _, _, _, none) :- !,
+    call(Goal).
+limited(Limit, Goal, M, E, Line, Hit) :-
+    call_with_inference_limit(Goal, Limit, Result),
+    (   Result == inference_limit_exceeded
+    ->  feed_global(M, limit_goal, G),
+        (   nb_current(G, Goal0), Goal0 \== none
+        ->  nb_setval(G, none),
+            In = where(Goal0)
+        ;   In = none
+        ),
+        retractall(M:'$rule_update'(_)),
+        retractall(M:'$raised'(_)),
+        Hit = limit(Line, E, Limit, In)
+    ;   Hit = none
+    ).
+
+%   event_goal(+Mode, +M, +E, +T1, +T2, -Goal): Goal processes E over
+%   [T1,T2] in M, writing its detections.  Mode (see limiting/2) is
+%   `plain` for an engine without provenance or selection strategies,
+%   whose input events go straight to their clauses (M's '$run'/3, see
+%   engine_create/1), else `general`; a timer's event ('$fire'(E)) takes
+%   the general way in either.
+
+event_goal(plain, M, E0, T1, T2, M:'$run'(E, T1, T2)) :-
     E0 \= '$fire'(_),
     !,
     (   E0 = '$provenance'(E, _)
     ->  true
     ;   E = E0
-    ),
-    forall(M:'$on'(E, T1, T2, Out), write_detection(Out)).
+    ).
+event_goal(Mode, M, E, T1, T2, etalis_runtime:run_event(Mode, M, E, T1, T2)).
+
+%   run_event(+Mode, +M, +E, +T1, +T2): process E over [T1,T2] in M the
+%   general way (see event_goal/6), writing its detections.
+
 run_event(_, M, E0, T1, T2) :-
     advance_position(M),
     (   E0 = '$fire'(E1)                % a timer's event: derived
@@ -1165,6 +1283,14 @@ plain_input(event(E, T), E, T) :-
     callable(E),
     ground(E),
     functor(E, Name, _),
+    event_name(Name).
+
+%!  event_name(+Name) is semidet.
+%
+%   An input event may be named Name: it does not start with `$`
+%   (reserved) and is not that of a Prolog clause or directive.
+
+event_name(Name) :-
     \+ sub_atom(Name, 0, 1, _, $),
     \+ clause_functor(Name).
 

@@ -80,7 +80,9 @@ def batch_packed(records: "pa.RecordBatch", mapping: Mapping) -> tuple[Packed, l
         array = records.column(col)
         if array.null_count or not (pa.types.is_int64(array.type) or pa.types.is_float64(array.type)):
             return None
-        values = array.to_numpy(zero_copy_only=False)
+        # the data buffer as it is (Array.to_numpy would import pandas: 0.3 s)
+        dtype = np.int64 if pa.types.is_int64(array.type) else np.float64
+        values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * 8)
         return values if values.dtype.kind == "i" or np.isfinite(values).all() else None
 
     columns = row_columns(_arrow_values(records), mapping, numbers, typed=True)
