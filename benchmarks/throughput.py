@@ -159,7 +159,16 @@ def write_parquet(path: Path, n: int) -> list[str]:
     return TABLE_OPTIONS
 
 
-def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]], data: Path | None = None) -> dict[str, Any]:
+def write_apart(suffix: str, path: Path, n: int) -> None:
+    """Write the stream file in a process of its own: the peak memory of
+    a process survives its fork and exec into its child's ru_maxrss
+    (with vfork the child's memory is its parent's until the exec), so a
+    process that had held the stream as it wrote it would lend its peak
+    to the `etalis run` it starts."""
+    subprocess.run([sys.executable, __file__, "--write", suffix, "--events", str(n), "--to", str(path)], check=True)
+
+
+def run_file(n: int, suffix: str, data: Path | None = None) -> dict[str, Any]:
     def run(rules: Path, events: Path, options: list[str]) -> tuple[float, str, str]:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events),
@@ -171,16 +180,12 @@ def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]], data:
     with tempfile.TemporaryDirectory() as tmp:
         rules = Path(tmp) / "rules.etl"
         rules.write_text(RULES)
-        if data is None:
-            events = Path(tmp) / f"stream{suffix}"
-            options = write(events, n)
-        else:   # written once, kept for later runs
-            events = data / f"stream-{n}{suffix}"
-            if not events.exists():
-                part = events.with_name(events.name + ".part")
-                write(part, n)
-                part.rename(events)
-            options = [] if suffix in (".events", ".jsonl") else TABLE_OPTIONS
+        events = (data or Path(tmp)) / f"stream-{n}{suffix}"
+        if not events.exists():     # with --data, written once and kept for later runs
+            part = events.with_name(events.name + ".part")
+            write_apart(suffix, part, n)
+            part.rename(events)
+        options = [] if suffix in (".events", ".jsonl") else TABLE_OPTIONS
         cpu, stdout, stderr = run(rules, events, options)
     summary = stderr.strip().splitlines()[-1]
     fields = dict(re.findall(r"(\w[\w ]*): ([\d.]+)", summary))
@@ -191,21 +196,23 @@ def run_file(n: int, suffix: str, write: Callable[[Path, int], list[str]], data:
 
 
 def child_c(n: int, data: Path | None = None) -> dict[str, Any]:
-    return run_file(n, ".events", write_events, data)
+    return run_file(n, ".events", data)
 
 
 def child_e(n: int, data: Path | None = None) -> dict[str, Any]:
-    return run_file(n, ".csv", write_csv, data)
+    return run_file(n, ".csv", data)
 
 
 def child_f(n: int, data: Path | None = None) -> dict[str, Any]:
-    return run_file(n, ".jsonl", write_jsonl, data)
+    return run_file(n, ".jsonl", data)
 
 
 def child_g(n: int, data: Path | None = None) -> dict[str, Any]:
-    return run_file(n, ".parquet", write_parquet, data)
+    return run_file(n, ".parquet", data)
 
 
+WRITERS: dict[str, Callable[[Path, int], list[str]]] = {
+    ".events": write_events, ".csv": write_csv, ".jsonl": write_jsonl, ".parquet": write_parquet}
 CHILDREN = {"a": child_a, "b": child_b, "c": child_c, "d": child_d, "e": child_e, "f": child_f, "g": child_g}
 LABELS = {"a": "(a) inside the engine", "b": "(b) Engine.emit_many", "c": "(c) etalis run, .events file",
           "d": "(d) Engine.emit_frame", "e": "(e) etalis run, .csv file", "f": "(f) etalis run, .jsonl file",
@@ -233,7 +240,12 @@ def main() -> None:
     p.add_argument("--child")
     p.add_argument("--events", type=int)
     p.add_argument("--data", type=Path, help="write the stream files here once and reuse them")
+    p.add_argument("--write", help=argparse.SUPPRESS)     # a stream file of this suffix, --events long,
+    p.add_argument("--to", type=Path, help=argparse.SUPPRESS)  # to this path (see write_apart)
     ns = p.parse_args()
+    if ns.write:
+        WRITERS[ns.write](ns.to, ns.events)
+        return
     if ns.data is not None:
         ns.data.mkdir(parents=True, exist_ok=True)
     if ns.child:
