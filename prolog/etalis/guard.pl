@@ -4,6 +4,7 @@
 :- use_module(library(apply)).
 :- use_module(library(error)).
 :- use_module(library(lists)).
+:- use_module(library(backcomp), [concat_atom/2, concat_atom/3, sformat/2, sformat/3]).
 :- use_module(protocol, [shallow/1]).
 
 /** <module> Bounds on what one step of an untrusted rule may cost
@@ -17,19 +18,27 @@ library(sandbox) allows:
     builds in as many steps, overflows the C stack of the process, and
     since pyswip starts SWI-Prolog without its signal handling, that is
     a segmentation fault, not an error;
-  - atoms live outside the Prolog stacks, so the stack limit does not
-    bound them: atom_concat(A, A, B) doubles a text in one step, and 40
-    such steps ask for a terabyte.
+  - atoms, and the buffer of a text being written to an atom or string,
+    live outside the Prolog stacks, so the stack limit does not bound
+    them: atom_concat(A, A, B) or term_to_atom(f(A, A), B) doubles a
+    text in one step, and 40 such steps ask for a terabyte; so does
+    writing the same text twice inside with_output_to/2 (malloc fails,
+    and SWI-Prolog aborts the process).
 
 guard_engine/1 gives the module of an engine whose rules are untrusted
-its own definitions of these predicates, which its where conditions,
-actions and static rules call instead of the system's (also through
-call/N): each checks its arguments and then calls the system's, in the
-engine's module.  A term nested deeper than 1,000 levels, or a text of
-more than 10,000,000 characters made in one step, is a resource error of
-the goal: the where condition loses its occurrence with a warning, as
-for any error.  library(sandbox) proves the rules safe against the
-system's predicates, in a module without these definitions.
+its own definitions of these predicates (and of library(backcomp)'s
+concat_atom/2,3 and sformat/2,3, which call the system's from their own
+module), which its where conditions, actions and static rules call
+instead of the system's (also through call/N): each checks its
+arguments and then calls the system's, in the engine's module.  A term
+nested deeper than 1,000 levels, or a text of more than 10,000,000
+characters made in one step (the characters of the atomic parts of its
+arguments, at any depth, and of the functors above them), or written to
+an output that is a text being made (with_output_to/2, format/3's
+`~@`) once that holds more than 10,000,000 characters, is a resource
+error of the goal: the where condition loses its occurrence with a
+warning, as for any error.  library(sandbox) proves the rules safe
+against the system's predicates, in a module without these definitions.
 */
 
 %!  guard_engine(+Engine) is det.
@@ -40,29 +49,50 @@ system's predicates, in a module without these definitions.
 guard_engine(M) :-
     must_be(atom, M),
     forall(guarded(Head, Check),
-           ( redefine_system_predicate(M:Head),
-             assertz(M:(Head :- etalis_guard:checked(M, Head, Check))) )).
+           ( guarded_module(Head, Module),
+             (   Module == system
+             ->  redefine_system_predicate(M:Head)
+             ;   true
+             ),
+             assertz(M:(Head :- etalis_guard:checked(M, Module:Head, Check))) )).
 
 %   guarded(?Head, ?Check): Head is guarded by Check: depth(Terms), the
 %   Terms are not nested too deep to write; text(Texts), the Texts
-%   (atomic or lists of atomic) together are not too long.
+%   together are not too long (see text_length/3); out(Terms), both,
+%   and there is room for their text in the current output, if that is
+%   a text being made (see output_room/1); both(Terms, Texts), depth
+%   and text.
 
-guarded(write(X), depth([X])).
-guarded(print(X), depth([X])).
-guarded(writeq(X), depth([X])).
-guarded(write_canonical(X), depth([X])).
-guarded(writeln(X), depth([X])).
-guarded(write_term(X, O), depth([X, O])).
+guarded(write(X), out([X])).
+guarded(print(X), out([X])).
+guarded(writeq(X), out([X])).
+guarded(write_canonical(X), out([X])).
+guarded(writeln(X), out([X])).
+guarded(write_term(X, O), out([X, O])).
+guarded(tab(N), out([N])).
 guarded(print_message(K, X), depth([K, X])).
-guarded(format(F), depth([F])).
-guarded(format(F, A), depth([F, A])).
-guarded(format(S, F, A), both([S, F, A], [F, A])).
-guarded(term_to_atom(T, A), depth([T, A])).
-guarded(term_string(T, S), depth([T, S])).
-guarded(term_string(T, S, O), depth([T, S, O])).
+guarded(format(F), out([F])).
+guarded(format(F, A), out([F, A])).
+guarded(format(S, F, A), sink(S, [F, A])).
+guarded(term_to_atom(T, A), both([T, A], [T, A])).
+guarded(term_string(T, S), both([T, S], [T, S])).
+guarded(term_string(T, S, O), both([T, S, O], [T, S])).
 guarded(atom_concat(A, B, C), text([A, B, C])).
 guarded(atomic_list_concat(L, R), text([L, R])).
 guarded(atomic_list_concat(L, S, R), text([L, S, R])).
+guarded(concat_atom(L, R), text([L, R])).
+guarded(concat_atom(L, S, R), text([L, S, R])).
+guarded(sformat(S, F), both([F], [S, F])).
+guarded(sformat(S, F, A), both([F, A], [S, F, A])).
+
+%   guarded_module(+Head, -Module): the module whose definition of Head
+%   the guarded one calls.
+
+guarded_module(Head, Module) :-
+    (   predicate_property(system:Head, defined)
+    ->  Module = system
+    ;   Module = backcomp
+    ).
 
 %   checked(+Engine, +Goal, +Check): Goal, called as in Engine, once
 %   Check holds.
@@ -71,7 +101,7 @@ guarded(atomic_list_concat(L, S, R), text([L, S, R])).
 
 checked(M, Goal, Check) :-
     check(Check, Goal),
-    @(system:Goal, M).
+    @(Goal, M).
 
 check(depth(Terms), Goal) :-
     (   shallow(Terms)
@@ -79,7 +109,7 @@ check(depth(Terms), Goal) :-
     ;   bound_error(Goal, 'a term nested deeper than 1,000 levels')
     ).
 check(text(Texts), Goal) :-
-    foldl(text_length, Texts, 0, Length),
+    text_length(Texts, Length),
     (   Length =< 10_000_000
     ->  true
     ;   bound_error(Goal, 'a text of more than 10,000,000 characters')
@@ -87,19 +117,59 @@ check(text(Texts), Goal) :-
 check(both(Terms, Texts), Goal) :-
     check(depth(Terms), Goal),
     check(text(Texts), Goal).
-
-%   text_length(+Text, +Length0, -Length): Length is Length0 plus the
-%   characters of the atomic parts of Text (an atomic or a list).
-
-text_length(Text, L0, L) :-
-    (   atomic(Text)
-    ->  atom_length(Text, N),
-        L is L0 + N
-    ;   is_list(Text)
-    ->  foldl(text_length, Text, L0, L)
-    ;   L = L0
+check(out(Terms), Goal) :-
+    check(depth(Terms), Goal),
+    text_length(Terms, Length),
+    (   output_room(Length)
+    ->  true
+    ;   bound_error(Goal, 'a text of more than 10,000,000 characters')
+    ).
+check(sink(Sink, Terms), Goal) :-
+    (   Sink == current_output
+    ->  check(out(Terms), Goal)
+    ;   check(both(Terms, Terms), Goal)
     ).
 
-bound_error(Goal, Bound) :-
+%   output_room(+Length): Length more characters fit in the current
+%   output: it is a file (standard error, where the engine puts what a
+%   rule writes), or a text being made (a memory stream, without a file
+%   number) of at most 10,000,000 characters with them.
+
+output_room(Length) :-
+    current_output(S),
+    (   stream_property(S, file_no(_))
+    ->  true
+    ;   character_count(S, Count),
+        Count + Length =< 10_000_000
+    ).
+
+%   text_length(+Texts, -Length): Length is a bound of the characters
+%   that writing Texts (acyclic, see check/2) would make: those of its
+%   atomic parts (a number as written, but a small integer, such as a
+%   character code, as one) and of the functors of its compound parts,
+%   with a bracket or comma for each argument.
+
+text_length(Texts, Length) :-
+    (   acyclic_term(Texts)
+    ->  text_length(Texts, 0, Length)
+    ;   Length = 0                      % not written: refused by the depth check
+    ).
+
+text_length(T, L0, L) :-
+    (   var(T)
+    ->  L is L0 + 1
+    ;   integer(T), T >= 0, T < 0x110000
+    ->  L is L0 + 1
+    ;   atomic(T)
+    ->  atom_length(T, N),
+        L is L0 + N
+    ;   compound_name_arguments(T, Name, Args),
+        atom_length(Name, N),
+        length(Args, A),
+        L1 is L0 + N + A,
+        foldl(text_length, Args, L1, L)
+    ).
+
+bound_error(_:Goal, Bound) :-
     functor(Goal, Name, Arity),
     throw(error(resource_error(Bound), context(Name/Arity, _))).
