@@ -480,3 +480,52 @@ def test_a_text_where_every_rule_deriving_the_event_makes_a_number_is_a_type_cla
 def test_an_input_declared_event_is_no_type_clash() -> None:
     assert [f.code for f in check_text(":- input([a/1, c/1]).\nc(X) <- a(X) where X > 1.\nd <- c(foo).\n", "r.etl")
             if f.code == "type-clash"] == []
+
+
+NEVER_FIRES = ("this rule never fires: its pattern needs {}, of which no occurrence can ever be derived: every rule "
+               "deriving it ({}) needs an earlier occurrence of it, or of another event that never occurs")
+
+
+def test_a_recursion_without_a_base_rule_never_fires() -> None:
+    # x is derived only from y, y only from x: with the inputs declared, no
+    # occurrence of either can ever be derived, nor of z, which needs x
+    fs = check_text(":- input([b/0, c/0]).\nx <- (y and b) within 5.\ny <- (x seq c) within 5.\nz <- x.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs
+            if f.code == "never-fires"] == [
+        ("warning", "never-fires", 2, 1, NEVER_FIRES.format("y/0", "line 3"),
+         "add a rule that derives y/0 from input events alone (the base case of the recursion), or declare it "
+         "input: :- input([y/0]).", {"events": ["y/0"]}),
+        ("warning", "never-fires", 3, 1, NEVER_FIRES.format("x/0", "line 2"),
+         "add a rule that derives x/0 from input events alone (the base case of the recursion), or declare it "
+         "input: :- input([x/0]).", {"events": ["x/0"]}),
+        ("warning", "never-fires", 4, 1, NEVER_FIRES.format("x/0", "line 2"),
+         "add a rule that derives x/0 from input events alone (the base case of the recursion), or declare it "
+         "input: :- input([x/0]).", {"events": ["x/0"]})]
+    # and it is so: the engine derives nothing from any of its inputs
+    with Engine.from_string(":- input([b/0, c/0]).\nx <- (y and b) within 5.\ny <- (x seq c) within 5.\nz <- x.\n") \
+            as engine:
+        assert [engine.emit(e, at=t) for t, e in enumerate(["b", "c", "b", "c"], start=1)] == [[], [], [], []]
+
+
+def test_a_self_recursion_without_a_base_rule_never_fires() -> None:
+    assert found(":- input([a/1]).\ncount(N1) <- (count(N) seq a(_)) within 9 where N1 is N + 1.\n") == [
+        ("warning", "never-fires", 2, 1, NEVER_FIRES.format("count/1", "line 2")),
+        ("info", "cycle", 2, 1, "recursion: count/1 -> count/1 (line 2); each round advances in time "
+                                "(the rule at line 2 waits for a later event)")]
+
+
+@pytest.mark.parametrize("rules,never", [
+    # a base rule starts the recursion
+    (":- input([a/1]).\ncount(0) <- a(0).\ncount(N1) <- (count(N) seq a(_)) within 9 where N1 is N + 1.\n", []),
+    # the event is also an input
+    (":- input([a/1, count/1]).\ncount(N1) <- (count(N) seq a(_)) within 9 where N1 is N + 1.\n", []),
+    # or needs one side; what cnot negates need not occur: only x's own rule never fires
+    (":- input([a/0, b/0]).\nx <- (x seq a) within 9.\nc <- x or a.\nd <- ((a seq b) cnot x) within 9.\n", [2]),
+    # no inputs declared: a derived event may come from the input too (no finding, as for unknown-event)
+    ("p(X) <- (p(X) seq a(X)) within 9.\n", []),
+    # an event raised by a where condition (ETALIS's event/1)
+    (":- input([a/0]).\nx <- (x seq a) within 9.\nc <- a where event(x).\n", []),
+])
+def test_a_recursion_that_can_start_is_no_never_fires_finding(rules: str, never: list[int]) -> None:
+    assert [f for f in found(rules) if f[1] == "never-fires"] == [
+        ("warning", "never-fires", line, 1, NEVER_FIRES.format("x/0", f"line {line}")) for line in never]

@@ -1,6 +1,7 @@
 :- module(etalis_sandbox,
           [ sandbox_check/2,            % +Items, +Earlier
-            sandboxed_true/3            % +Items, +Goals, -True
+            sandboxed_true/3,           % +Items, +Goals, -True
+            item_goal/3                 % +Item, -Goal, -Where
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -190,8 +191,11 @@ refuse_goal(S, G, PI, Where) :-
     ;   refuse_call(PI, none, Where)
     ).
 
-%   item_goal(+Item, -Goal, -Where): a goal that Item would run: the
-%   body of a static clause, a `where` condition of a rule.
+%!  item_goal(+Item, -Goal, -Where) is nondet.
+%
+%   Goal is a goal that Item (see read_etl_file/2) would run, at Where:
+%   the body of a static clause, a `where` condition (or `do` action)
+%   of a rule.
 
 item_goal(Item, Body, Where) :-
     Item = static(_, _),

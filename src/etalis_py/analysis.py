@@ -223,6 +223,9 @@ class RuleFile:
     inputs: tuple[Declared, ...]
     event_clauses: tuple[Declared, ...]
     decoded: tuple[Decoded, ...] = ()
+    # a rule or static clause may raise an event (event/1) or add a rule
+    # (ins_event_rule/1) when it runs
+    raises: bool = False
 
     @classmethod
     def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
@@ -244,4 +247,5 @@ class RuleFile:
             tuple(Declared(Sig.parse(str(c["head"])), int(c["line"]), int(c["column"]), tuple(c["operators"]))
                   for c in header["event_clauses"]),
             tuple(Decoded.from_json(d) for d in header["decoded"]),
+            bool(header["raises"]),
         )

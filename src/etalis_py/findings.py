@@ -88,6 +88,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     out += _unknown_events(rf)
     out += _unused_events(rf)
     out += _cycles(rf)
+    out += _never_fires(rf)
     out += _negation_races(rf)
     if rf.max_age is None and max_age is None:
         out += _unbounded(rf)
@@ -342,6 +343,68 @@ def _cycles(rf: RuleFile) -> list[Finding]:
             out.append(_at(rf, first, "info", "cycle",
                            f"recursion: {text}; each round advances in time (the rule at {_lines_of(waits)} "
                            "waits for a later event)", **data))
+    return out
+
+
+def _may_match(p: Optional[RulePattern], occurs: Callable[[Sig], bool]) -> bool:
+    """Whether pattern ``p`` can match when the events that ``occurs``
+    admits are the ones that occur: ``or`` needs one operand, a negation
+    only its left (what it negates need not occur), any other operator
+    both; a pattern the reader did not give as a tree is taken to match."""
+    if isinstance(p, EventP):
+        use = EventUse.of(p.event)
+        return use is None or occurs(use.sig)
+    if isinstance(p, Binary):
+        if p.op == "or":
+            return _may_match(p.left, occurs) or _may_match(p.right, occurs)
+        return _may_match(p.left, occurs) and (p.negated or _may_match(p.right, occurs))
+    if isinstance(p, (Where, Within, Aggregate)):
+        return _may_match(p.pattern, occurs)
+    return True
+
+
+def _never_fires(rf: RuleFile) -> list[Finding]:
+    """Rules that need an event of which no occurrence can ever be derived,
+    when the inputs are declared: the events that occur are the least set
+    holding the inputs and the head of each rule whose pattern can match
+    with them; a derived event outside it is derived only by rules that
+    need an earlier occurrence of itself (a recursion with no base rule) or
+    of another such event.  Without declared inputs a derived event may
+    also come from the input (`p(X) <- p(X) seq a(X)` fed p), and a file
+    that raises events or adds rules as it runs (event/1,
+    ins_event_rule/1) may make any event occur: neither is checked."""
+    if rf.raises or not rf.inputs:
+        return []
+    heads = _heads(rf)
+    occurs = {d.sig for d in rf.inputs}
+
+    def occurring(sig: Sig) -> bool:
+        return sig in occurs or sig.name.startswith("$")
+
+    grew = True
+    while grew:
+        grew = False
+        for r in rf.rules:
+            if r.head.sig not in occurs and (r.timer is not None or _may_match(r.pattern, occurring)):
+                occurs.add(r.head.sig)
+                grew = True
+    out = []
+    for r in rf.rules:
+        if r.timer is not None or _may_match(r.pattern, occurring):
+            continue
+        if _may_match(r.pattern, lambda s: occurring(s) or s not in heads):
+            continue    # it needs an event that nothing derives and no input declares: unknown-event
+        never = sorted(dict.fromkeys(s for s, _ in r.steps if s in heads and not occurring(s)))
+        names = " and ".join(map(str, never))
+        it = "it" if len(never) == 1 else "them"
+        deriving = [d for s in never for d in heads[s]]
+        out.append(_at(rf, r, "warning", "never-fires",
+                       f"this rule never fires: its pattern needs {names}, of which no occurrence can ever be "
+                       f"derived: every rule deriving {it} ({_lines(deriving)}) needs an earlier occurrence of "
+                       f"{it}, or of another event that never occurs",
+                       f"add a rule that derives {names} from input events alone (the base case of the "
+                       f"recursion), or declare {it} input: :- input([{', '.join(map(str, never))}]).",
+                       events=[str(s) for s in never]))
     return out
 
 
