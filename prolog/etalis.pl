@@ -237,9 +237,15 @@ serve(rules(Source), Payload, Header, "") :-
     (   MaxAge == inf -> MaxAgeJ = null ; MaxAgeJ = MaxAge ),
     source_decoded(Source, Decoded),
     (   raises_events(Items) -> Raises = true ; Raises = false ),
+    findall(_{name: N, arity: A, line: Line, column: Col},
+            ( member(directive(print_events(Specs), pos(F, Line, Col)), Items),
+              \+ memberchk(directive('$print_trigger_facts', pos(F, Line, Col)), Items),  % ETALIS's may name inputs
+              is_list(Specs),
+              member(N/A, Specs) ),
+            Named),
     Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
-               raises: Raises}.
+               raises: Raises, print_events: Named}.
 serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
     (   catch(term_string(P, Name), _, fail),
         ground(P),

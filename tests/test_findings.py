@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from etalis_py import Engine, RuleError
+from etalis_py import Detection, Engine, RuleError
 from etalis_py.errors import EtalisWarning
 from etalis_py.findings import Finding, check_file, check_text
 
@@ -529,3 +529,24 @@ def test_a_self_recursion_without_a_base_rule_never_fires() -> None:
 def test_a_recursion_that_can_start_is_no_never_fires_finding(rules: str, never: list[int]) -> None:
     assert [f for f in found(rules) if f[1] == "never-fires"] == [
         ("warning", "never-fires", line, 1, NEVER_FIRES.format("x/0", f"line {line}")) for line in never]
+
+
+def test_print_events_naming_an_event_no_rule_derives() -> None:
+    rules = (":- input([smoke/1, heat/1, a/0]).\nalarm(R) <- smoke(R).\nfire(R) <- (alarm(R) seq heat(R)) within 9.\n"
+             ":- print_events([alarm/1, fire/2, alarn/1, a/0]).\n")
+    fs = check_text(rules, "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("warning", "unused-event", 3, 1, "fire/1 is derived (line 3) but no rule uses it and it is not reported "
+         "(print_events): its rules do work for nothing",
+         "add fire/1 to :- print_events([...]), use it in a pattern, or remove its rules", {"event": "fire/1"}),
+        *[("warning", "unknown-printed-event", 4, 1,
+           f"print_events names {event}, which no rule derives: it is never reported (input events are not)",
+           hint, {"event": event, "suggestions": near})
+          for event, hint, near in [("a/0", "name events that rules derive, as Name/Arity", []),
+                                    ("alarn/1", "did you mean alarm/1?", ["alarm/1"]),
+                                    ("fire/2", "did you mean fire/1?", ["fire/1"])]]]
+    # and it is so: the input a and the events the rules do not derive are not reported
+    with Engine.from_string(rules) as engine:
+        assert [engine.emit(e, *args, at=t) for t, (e, args) in enumerate([("a", ()), ("smoke", (1,)), ("heat", (1,))],
+                                                                           start=1)] == [
+            [], [Detection("alarm", (1,), 2, 2)], []]

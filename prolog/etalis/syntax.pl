@@ -2094,7 +2094,7 @@ print_directive(Triggers, Items0, Items) :-
                 Matched),
         append(Named, Matched, Printed0),
         sort(Printed0, Printed),
-        Items = [directive(print_events(Printed), Where)|Items0]
+        Items = [directive(print_events(Printed), Where), directive('$print_trigger_facts', Where)|Items0]
     ).
 
 trigger_spec(_, static(Clause, Where), Spec) :-

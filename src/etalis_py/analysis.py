@@ -182,7 +182,7 @@ def read_rules(text: str, source: str = "<string>") -> tuple[list[RuleInfo], str
 
 @dataclass(frozen=True)
 class Declared:
-    """An event declared by ``:- input(Name/Arity).``, or a static clause
+    """An event declared by ``:- input(Name/Arity).`` or named by ``:- print_events``, or a static clause
     (``head``, e.g. ``alarm/1``) whose body uses event ``operators``."""
 
     sig: Sig
@@ -226,6 +226,8 @@ class RuleFile:
     # a rule or static clause may raise an event (event/1) or add a rule
     # (ins_event_rule/1) when it runs
     raises: bool = False
+    # the events that :- print_events names, where it names them
+    print_events: tuple[Declared, ...] = ()
 
     @classmethod
     def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
@@ -248,4 +250,6 @@ class RuleFile:
                   for c in header["event_clauses"]),
             tuple(Decoded.from_json(d) for d in header["decoded"]),
             bool(header["raises"]),
+            tuple(Declared(Sig(str(i["name"]), int(i["arity"])), int(i["line"]), int(i["column"]))
+                  for i in header["print_events"]),
         )

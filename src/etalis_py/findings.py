@@ -87,6 +87,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     out += _arity_clashes(rf)
     out += _unknown_events(rf)
     out += _unused_events(rf)
+    out += _unreported_events(rf)
     out += _cycles(rf)
     out += _never_fires(rf)
     out += _negation_races(rf)
@@ -283,6 +284,29 @@ def _unused_events(rf: RuleFile) -> list[Finding]:
                 f"add {sig} to :- print_events([...]), use it in a pattern, or remove its rules",
                 event=str(sig))
             for sig, rules in _heads(rf).items() if sig not in uses and sig not in rf.printed]
+
+
+def _unreported_events(rf: RuleFile) -> list[Finding]:
+    """Events that ``:- print_events`` names but no rule derives: only
+    derived events are reported, so these never are (unless a rule added
+    as the file runs derives them: not checked then)."""
+    if rf.raises:
+        return []
+    heads = _heads(rf)
+    index = _NameIndex(heads)
+    out = []
+    for d in dict.fromkeys(rf.print_events):
+        if d.sig in heads or d.sig.name.startswith("$"):
+            continue
+        near = index.near(d.sig) or [str(s) for s in sorted(heads) if s.name == d.sig.name][:3]
+        out.append(Finding("warning", "unknown-printed-event",
+                           f"print_events names {d.sig}, which no rule derives: it is never reported "
+                           "(input events are not)",
+                           rf.source, d.line, d.column,
+                           f"did you mean {' or '.join(near)}?" if near
+                           else "name events that rules derive, as Name/Arity",
+                           {"event": str(d.sig), "suggestions": near}))
+    return out
 
 
 def _graph(rf: RuleFile) -> "nx.DiGraph[Sig]":
