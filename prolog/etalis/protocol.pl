@@ -270,7 +270,10 @@ error_reply(error(etalis_error(Message, Hint), pos(File, Line, Column)), Header,
     Header = _{error: _{kind: rule, message: Message, hint: Hint,
                         file: File, line: Line, column: Column}}.
 error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
-    format(string(M), "rule file ~w does not exist", [File]),
+    (   exists_directory(File)
+    ->  format(string(M), "rule file ~w is a directory, not a file", [File])
+    ;   format(string(M), "rule file ~w does not exist", [File])
+    ),
     Header = _{error: _{kind: file, message: M, file: File}}.
 error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
     format(string(M), "engine ~w does not exist (it was closed)", [E]),

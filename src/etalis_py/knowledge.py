@@ -70,7 +70,7 @@ from rdflib.util import guess_format
 
 from ._prolog import PrologBridge
 from .prolog_text import prolog_string, quote_atom
-from .errors import EtalisError
+from .errors import EtalisError, unreadable
 from .events import to_time
 
 ENTAILMENTS = ("rdfs", "owlrl", "none")
@@ -166,8 +166,9 @@ def read_graph(source: Source) -> tuple[Graph, str]:
     if isinstance(source, Graph):
         return source, f"<graph {source.identifier}>"
     path = Path(source)
-    if not path.is_file():
-        raise OntologyNotFound(f"ontology file {path} does not exist", file=str(path))
+    problem = unreadable("ontology file", path)
+    if problem:
+        raise OntologyNotFound(problem, file=str(path))
     fmt = guess_format(str(path)) or "turtle"
     graph = Graph()
     try:
