@@ -134,13 +134,21 @@ class Mapping:
 def missing_column(wanted: Iterable[Optional[str]], header: Sequence[str], where: str) -> Optional[ValueError]:
     """The error for the first column of ``wanted`` (None: no column) that
     ``header`` lacks, naming the columns ``where`` has (``the header``) and
-    the closest one (a typo, or another case); None when none is missing."""
+    the closest one (a typo, or another case), or else that ``header`` has
+    twice (which of the two is meant cannot be told); None when each is
+    there once."""
     import difflib
 
-    missing = [c for c in wanted if c is not None and c not in header]
-    if not missing:
-        return None
+    wanted = [c for c in wanted if c is not None]
     names = [str(h) for h in header]
+    missing = [c for c in wanted if c not in header]
+    if not missing:
+        twice = [c for c in wanted if names.count(c) > 1]
+        if not twice:
+            return None
+        at = [str(i) for i, h in enumerate(names, start=1) if h == twice[0]]
+        return ValueError(f"column {twice[0]!r} appears {len(at)} times in {where} (columns {', '.join(at)}): "
+                          "which is meant cannot be told; rename all but one")
     close = [h for h in names if h.lower() == missing[0].lower()] or difflib.get_close_matches(missing[0], names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ValueError(f"no column {missing[0]!r} in {where}: {', '.join(names)}{hint}")
