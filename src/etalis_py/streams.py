@@ -139,11 +139,11 @@ def missing_column(wanted: Iterable[Optional[str]], header: Sequence[str], where
     there once."""
     import difflib
 
-    wanted = [c for c in wanted if c is not None]
+    columns = [c for c in wanted if c is not None]
     names = [str(h) for h in header]
-    missing = [c for c in wanted if c not in header]
+    missing = [c for c in columns if c not in header]
     if not missing:
-        twice = [c for c in wanted if names.count(c) > 1]
+        twice = [c for c in columns if names.count(c) > 1]
         if not twice:
             return None
         at = [str(i) for i, h in enumerate(names, start=1) if h == twice[0]]
