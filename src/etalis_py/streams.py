@@ -333,24 +333,40 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 
 def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
-    """``data`` (whole lines) as text, and for each line that is not UTF-8,
-    by its index in ``data``, why.  Such a line keeps its place: its bad
-    bytes become lone surrogates.  A chunk that is all UTF-8 is decoded at
-    once; only one that is not is gone through line by line."""
+    """``data`` (whole lines) as text, and for each line that is not text,
+    by its index in ``data``, why: it is not UTF-8, holds a NUL (a binary
+    file, or UTF-16 text), or starts with a byte order mark (files joined
+    with cat: the mark of the whole input's start is dropped before).  Such
+    a line keeps its place: bad bytes become lone surrogates.  A chunk
+    that is all UTF-8, with no NUL or mark, is decoded at once; only one
+    that is not is gone through line by line."""
     try:
-        return data.decode("utf-8"), {}
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("utf-8", "surrogateescape")
+    else:
+        if "\x00" not in text and "\ufeff" not in text:
+            return text, {}
     bad = {}
     for i, line in enumerate(text.split("\n")):
-        m = _NOT_UTF8.search(line)
-        if m:
-            bad[i] = _not_utf8(m)
+        reason = _not_text(line)
+        if reason:
+            bad[i] = reason
     return text, bad
 
 
-def _not_utf8(m: re.Match[str]) -> str:
-    return f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+def _not_text(line: str) -> Optional[str]:
+    """Why ``line`` is no line of text (see :func:`decode_lines`), or None."""
+    m = _NOT_UTF8.search(line)
+    if m:
+        return f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+    nul = line.find("\x00")
+    if nul >= 0:
+        return f"line holds a NUL byte at column {nul + 1}: no text does (a binary file, or text in UTF-16?)"
+    if line.startswith("\ufeff"):
+        return ("line starts with a byte order mark (U+FEFF), as a file does: were two files joined "
+                "(cat a b)? remove the mark")
+    return None
 
 
 class Lines:
@@ -671,12 +687,12 @@ def _json_term(item: dict[str, Any], names: dict[str, str]) -> str:
 
 def json_line_reason(line: str) -> Optional[str]:
     """Why ``etalis run`` rejects the JSON line ``line`` before it looks at
-    its fields (not UTF-8, with its bad bytes as lone surrogates; not JSON;
-    not an object), or None.  Replay asks it of the lines that Spark's JSON
-    reader cannot read."""
-    m = _NOT_UTF8.search(line)
-    if m:
-        return _not_utf8(m)
+    its fields (not text, see :func:`decode_lines`: not UTF-8, with its bad
+    bytes as lone surrogates; not JSON; not an object), or None.  Replay
+    asks it of the lines that Spark's JSON reader cannot read."""
+    reason = _not_text(line)
+    if reason:
+        return reason
     try:
         item = json.JSONDecoder(parse_constant=_not_a_number).decode(line)
         if not isinstance(item, dict):
