@@ -273,6 +273,26 @@ def test_tab_into_a_text_being_made_stops_at_ten_million_characters() -> None:
             1, "tab/1: Not enough resources: a text of more than 10,000,000 characters")
 
 
+def test_dynamic_facts_past_a_hundred_million_bytes_are_a_resource_error() -> None:
+    # A fact is one step: the 10,000,000 steps of an event added 370 MB of
+    # clauses, outside the stacks, and a few events ended the process.
+    rules = (":- dynamic(mine/1).\n"
+             "c(N) <- a where forall(between(1, 400000, X), assertz(mine(X))), aggregate_all(count, mine(_), N).\n"
+             "d <- r where retractall(mine(_)).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a.\na.\na.\nr.\na.\n")
+        assert (result.accepted, [json.loads(line) for line in result.detection_lines.splitlines()]) == (5, [
+            {"event": "c", "args": [400000], "start": 1, "end": 1},
+            {"event": "c", "args": [800000], "start": 2, "end": 2},
+            {"event": "d", "args": [], "start": 4, "end": 4},
+            {"event": "c", "args": [400000], "start": 5, "end": 5}])    # what retractall freed counts again
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            3, "assertz/1: Not enough resources: dynamic facts of more than 100,000,000 bytes")
+    with Engine.from_string(rules, trusted=True) as engine:    # a trusted file is not bounded so
+        assert engine.feed_text("a.\na.\na.\n").detection_lines.count('"event": "c"') == 3
+
+
 def test_print_trigger_printing_a_term_nested_too_deep_is_refused_at_its_clause() -> None:
     with pytest.raises(RuleError) as info:
         Engine.from_string("c <- a.\nprint_trigger(all_defined_events) :- deep(30000, X), write(X).\n" + DEEP,

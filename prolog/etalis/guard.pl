@@ -1,6 +1,7 @@
 :- module(etalis_guard,
           [ guard_engine/1              % +Engine
           ]).
+:- use_module(library(aggregate)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -84,6 +85,9 @@ guarded(concat_atom(L, R), text([L, R])).
 guarded(concat_atom(L, S, R), text([L, S, R])).
 guarded(sformat(S, F), both([F], [S, F])).
 guarded(sformat(S, F, A), both([F, A], [S, F, A])).
+guarded(assert(C), facts(C)).
+guarded(asserta(C), facts(C)).
+guarded(assertz(C), facts(C)).
 
 %   guarded_module(+Head, -Module): the module whose definition of Head
 %   the guarded one calls.
@@ -100,8 +104,46 @@ guarded_module(Head, Module) :-
 %   @error resource_error(Bound) for an argument over a bound.
 
 checked(M, Goal, Check) :-
-    check(Check, Goal),
+    (   Check = facts(Clause)
+    ->  facts_room(M, Clause, Goal)
+    ;   check(Check, Goal)
+    ),
     @(Goal, M).
+
+%   facts_room(+Engine, +Clause, +Goal): Clause, added by Goal, leaves
+%   the dynamic predicates that the rule file declares in Engine within
+%   100,000,000 bytes: a fact is one step, and the 10,000,000 steps of an
+%   event would add a gigabyte, outside the stacks.  The bytes added are
+%   counted in a flag of the engine (assert is one step: the size of a
+%   predicate takes a step per clause); only when the count would pass
+%   the bound is it set to the size of the predicates now (facts may
+%   have been retracted), and then the bound holds or the goal fails.
+
+facts_room(M, Clause, Goal) :-
+    term_size(Clause, Cells),
+    Bytes is 8 * Cells + 100,
+    flag(etalis_guard_facts(M), Total, Total + Bytes),
+    (   Total + Bytes =< 100_000_000
+    ->  true
+    ;   fact_bytes(M, Exact),
+        (   Exact + Bytes =< 100_000_000
+        ->  flag(etalis_guard_facts(M), _, Exact + Bytes)
+        ;   flag(etalis_guard_facts(M), _, Exact),
+            bound_error(Goal, 'dynamic facts of more than 100,000,000 bytes')
+        )
+    ).
+
+%   fact_bytes(+Engine, -Bytes): the memory the clauses of the dynamic
+%   predicates the rule file declares take (see
+%   etalis_statics:declare_dynamic/3).
+
+fact_bytes(M, Bytes) :-
+    aggregate_all(sum(B),
+                  ( current_predicate(M:'$file_dynamic'/1),
+                    M:'$file_dynamic'(Name/Arity),
+                    functor(Head, Name, Arity),
+                    predicate_property(M:Head, size(B)) ),
+                  Bytes).
 
 check(depth(Terms), Goal) :-
     (   shallow(Terms)
