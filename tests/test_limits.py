@@ -260,6 +260,29 @@ def test_a_text_doubled_outside_the_stacks_past_ten_million_characters_is_a_reso
             1, f"{predicate}: Not enough resources: a text of more than 10,000,000 characters")
 
 
+@pytest.mark.parametrize("make,predicate", [
+    ("atom_string(A, S)", "atom_string/2"),
+    ("string_codes(S, Cs), atom_codes(A, Cs)", "atom_codes/2"),
+    ("string_chars(S, Cs), atom_chars(A, Cs)", "atom_chars/2"),
+    ("string_to_atom(S, A)", "string_to_atom/2"),
+    ("upcase_atom(S, A)", "upcase_atom/2"),
+    ("normalize_space(atom(A), S)", "normalize_space/2"),
+])
+def test_an_atom_of_a_text_past_ten_million_characters_is_a_resource_error(make: str, predicate: str) -> None:
+    # A string lives on the stacks (up to a gigabyte), the atom made of it
+    # outside: forty atoms of a 131,072,000-character string aborted the
+    # process ("Could not allocate memory") under a 3 GB limit.
+    rules = ("c(N) <- a(K) where length(L, 1000), maplist(=(0'x), L), string_codes(S0, L), grow(S0, K, S), "
+             f"{make}, atom_length(A, N).\n"
+             "grow(S, 0, S) :- !.\ngrow(S, K, R) :- string_concat(S, S, S1), K1 is K - 1, grow(S1, K1, R).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a(14).\na(3).\n")   # 16,384,000 and 8,000 characters
+        assert (result.accepted, result.detection_lines) == (2, '{"event": "c", "args": [8000], "start": 2, "end": 2}\n')
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            1, f"{predicate}: Not enough resources: a text of more than 10,000,000 characters")
+
+
 def test_tab_into_a_text_being_made_stops_at_ten_million_characters() -> None:
     # tab/1 writes at most 1,000 spaces a step, but 10,000,000 steps fill
     # a text with 10^10 of them

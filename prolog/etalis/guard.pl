@@ -23,8 +23,10 @@ library(sandbox) allows:
     live outside the Prolog stacks, so the stack limit does not bound
     them: atom_concat(A, A, B) or term_to_atom(f(A, A), B) doubles a
     text in one step, and 40 such steps ask for a terabyte; so does
-    writing the same text twice inside with_output_to/2 (malloc fails,
-    and SWI-Prolog aborts the process).
+    writing the same text twice inside with_output_to/2, and making an
+    atom of a string of a hundred million characters (built on the
+    stacks) forty times (malloc fails, and SWI-Prolog aborts the
+    process).
 
 guard_engine/1 gives the module of an engine whose rules are untrusted
 its own definitions of these predicates (and of library(backcomp)'s
@@ -59,10 +61,14 @@ guard_engine(M) :-
 
 %   guarded(?Head, ?Check): Head is guarded by Check: depth(Terms), the
 %   Terms are not nested too deep to write; text(Texts), the Texts
-%   together are not too long (see text_length/3); out(Terms), both,
-%   and there is room for their text in the current output, if that is
-%   a text being made (see output_room/1); both(Terms, Texts), depth
-%   and text.
+%   together are not too long (see text_length/3); out(Terms), not too
+%   deep, and there is room for their text in the current output, if
+%   that is a text being made (see output_room/1); both(Terms, Texts),
+%   depth and text; sink(Sink, Terms), out or both as format/3 writes to
+%   the current output or makes a text; codes(Atom, List), the atom made
+%   of a list of codes or characters is not too long; facts(Clause),
+%   there is room for the clause among the file's dynamic facts (see
+%   facts_room/3).
 
 guarded(write(X), out([X])).
 guarded(print(X), out([X])).
@@ -81,6 +87,13 @@ guarded(term_string(T, S, O), both([T, S, O], [T, S])).
 guarded(atom_concat(A, B, C), text([A, B, C])).
 guarded(atomic_list_concat(L, R), text([L, R])).
 guarded(atomic_list_concat(L, S, R), text([L, S, R])).
+guarded(atom_string(A, S), text([A, S])).
+guarded(atom_codes(A, L), codes(A, L)).
+guarded(atom_chars(A, L), codes(A, L)).
+guarded(string_to_atom(S, A), text([S, A])).
+guarded(upcase_atom(T, A), text([T, A])).
+guarded(downcase_atom(T, A), text([T, A])).
+guarded(normalize_space(O, I), text([O, I])).
 guarded(concat_atom(L, R), text([L, R])).
 guarded(concat_atom(L, S, R), text([L, S, R])).
 guarded(sformat(S, F), both([F], [S, F])).
@@ -161,10 +174,18 @@ check(both(Terms, Texts), Goal) :-
     check(text(Texts), Goal).
 check(out(Terms), Goal) :-
     check(depth(Terms), Goal),
-    text_length(Terms, Length),
-    (   output_room(Length)
+    (   output_room(Terms)
     ->  true
     ;   bound_error(Goal, 'a text of more than 10,000,000 characters')
+    ).
+check(codes(Atom, List), Goal) :-
+    (   atom(Atom)
+    ->  true                            % the atom is there: the list is on the stacks
+    ;   is_list(List),
+        length(List, Length),
+        Length > 10_000_000
+    ->  bound_error(Goal, 'a text of more than 10,000,000 characters')
+    ;   true
     ).
 check(sink(Sink, Terms), Goal) :-
     (   Sink == current_output
@@ -172,16 +193,17 @@ check(sink(Sink, Terms), Goal) :-
     ;   check(both(Terms, Terms), Goal)
     ).
 
-%   output_room(+Length): Length more characters fit in the current
-%   output: it is a file (standard error, where the engine puts what a
-%   rule writes), or a text being made (a memory stream, without a file
+%   output_room(+Terms): Terms, written, fit in the current output: it
+%   is a file (standard error, where the engine puts what a rule
+%   writes), or a text being made (a memory stream, without a file
 %   number) of at most 10,000,000 characters with them.
 
-output_room(Length) :-
+output_room(Terms) :-
     current_output(S),
     (   stream_property(S, file_no(_))
     ->  true
     ;   character_count(S, Count),
+        text_length(Terms, Length),
         Count + Length =< 10_000_000
     ).
 
