@@ -6,6 +6,7 @@ and nothing of the file runs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -35,6 +36,10 @@ CATCH = ("sandbox: {} may not be called by rules from an untrusted source with a
          "error(_, _): it would also catch the engine's inference limit")
 THROW = ("sandbox: throw/1 may not be called by rules from an untrusted source with a ball not written out "
          "in the rule, or with '$aborted', unwind(_), time_limit_exceeded or inference_limit_exceeded")
+PRINT = ("sandbox: print_message/2 may not be called by rules from an untrusted source with a format that calls "
+         "a goal (~@) or is not written out in the rule")
+PRINT_HINT = ("print values with ~w, ~q or ~p, as in print_message(warning, format(\"value ~w\", [X])); "
+              "or load a file you trust with --trusted (trusted=True in Python)")
 CATCH_HINT = ("catch only error(Formal, Context) terms and throw terms written out in the rule, such as "
               "throw(error(domain_error(positive, X), _)); or load a file you trust with --trusted (trusted=True in Python)")
 
@@ -46,6 +51,8 @@ def expected_hint(message: str) -> str:
         return BOUND_HINT
     if "catcher other than" in message or message.startswith("sandbox: throw/1"):
         return CATCH_HINT
+    if message == PRINT:
+        return PRINT_HINT
     return HINT
 
 # (name, rule file with {m} for the quoted marker file, line, column, message)
@@ -170,6 +177,13 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
     ("throw_aborted", "c <- a where throw('$aborted').", 1, 1, THROW),
     ("throw_built", "c <- a where atom_concat('$abor', ted, B), throw(B).", 1, 1, THROW),
     ("throw_limit", "c <- a where throw(inference_limit_exceeded).", 1, 1, THROW),
+    # a message printed with a format whose ~@ calls a goal: library(sandbox) takes print_message/2 for safe
+    ("print_message_format", "c <- a where print_message(error, format(\"~@\", [shell('touch '+{m})])).", 1, 1,
+     PRINT),
+    ("print_message_error", "c <- a.\nd <- b where print_message(error, error(format(\"x ~@\", [see({m})]), _)).",
+     2, 1, PRINT),
+    ("print_message_static", "c <- a where say(x).\nsay(_) :- print_message(warning, format(F, [see({m})])), F = x.",
+     2, 1, PRINT),
     # an ontology read from the network (it was SWI-Prolog's "iri_scheme `http' does not exist", unpositioned)
     ("ontology_url", "c <- a.\n:- ontology('http://127.0.0.1:9/x.ttl').", 2, 1,
      "ontology http://127.0.0.1:9/x.ttl is not a file name (the engine reads no URL)"),
@@ -339,3 +353,35 @@ def test_trusted_rules_still_cannot_redefine_iso_builtins() -> None:
     error = refused(lambda: Engine.from_string("c <- a.\natom(X) :- X = 1.", source="r.etl", trusted=True))
     assert (error.file, error.line, error.column, error.message) == (
         "r.etl", 2, 1, "cannot redefine the built-in predicate atom/1")
+
+
+@pytest.mark.parametrize("rules,warning", [
+    # the message built when the rule runs: print_message/2 checks it then
+    ("c <- a where atom_concat('~', '@', F), M = format(F, [shell('touch '+{m})]), print_message(error, M).",
+     "print_message/2: No permission to call sandboxed `format/2' (a format with ~@ calls a goal)"),
+    ("c <- a where F = format(\"~@\", [shell('touch '+{m})]), print_message(error, error(F, _)).",
+     "print_message/2: No permission to call sandboxed `format/2' (a format with ~@ calls a goal)"),
+    # an error thrown with such a message: the engine's warning printed it, and so ran the goal
+    ("c <- a where throw(error(format(\"~@\", [shell('touch '+{m})]), _)).",
+     "error(format(\"~@\",[shell('touch '+{m})]),_)"),
+])
+def test_a_message_that_would_call_a_goal_as_it_is_printed_is_a_warning(rules: str, warning: str,
+                                                                         marker: Path) -> None:
+    text = escape_text(rules, marker)
+    # a trusted file may print what it likes, but the engine's warning of its error runs nothing either
+    for trusted in (False, True) if "throw" in rules else (False,):
+        with Engine.from_string(text + "\nok <- a.\n", trusted=trusted) as engine:
+            result = engine.feed_text("a.\n")
+            assert (result.accepted, result.detection_lines) == (1, '{"event": "ok", "args": [], "start": 1, "end": 1}\n')
+            [found] = result.warnings
+            assert re.sub(r"_[0-9]+", "_", found.reason.split(" raised: ")[1]) == escape_text(warning, marker)
+        assert not marker.exists()
+
+
+def test_a_message_that_prints_values_is_printed(capfd: pytest.CaptureFixture[str]) -> None:
+    rules = ("c(X) <- a(X) where say(X).\n"
+             "say(X) :- print_message(warning, format(\"value ~w ~q ~p\", [X, X, X])), print_message(error, x(X)).\n")
+    with Engine.from_string(rules) as engine:
+        assert engine.emit("a", "it's", at=1) == [Detection("c", ("it's",), 1, 1)]
+    err = capfd.readouterr().err
+    assert err.endswith("Warning: value it's 'it\\'s' 'it\\'s'\nERROR: Unknown message: x('it\\'s')\n")

@@ -6,7 +6,7 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(backcomp), [concat_atom/2, concat_atom/3, sformat/2, sformat/3]).
-:- use_module(protocol, [shallow/1]).
+:- use_module(protocol, [shallow/1, calling_message/1]).
 
 /** <module> Bounds on what one step of an untrusted rule may cost
 
@@ -68,7 +68,8 @@ guard_engine(M) :-
 %   the current output or makes a text; codes(Atom, List), the atom made
 %   of a list of codes or characters is not too long; facts(Clause),
 %   there is room for the clause among the file's dynamic facts (see
-%   facts_room/3).
+%   facts_room/3); message(Kind, Message), Message is not nested too
+%   deep and calls no goal as it is printed (calling_message/1).
 
 guarded(write(X), out([X])).
 guarded(print(X), out([X])).
@@ -77,7 +78,7 @@ guarded(write_canonical(X), out([X])).
 guarded(writeln(X), out([X])).
 guarded(write_term(X, O), out([X, O])).
 guarded(tab(N), out([N])).
-guarded(print_message(K, X), depth([K, X])).
+guarded(print_message(K, X), message(K, X)).
 guarded(format(F), out([F])).
 guarded(format(F, A), out([F, A])).
 guarded(format(S, F, A), sink(S, [F, A])).
@@ -177,6 +178,15 @@ check(out(Terms), Goal) :-
     (   output_room(Terms)
     ->  true
     ;   bound_error(Goal, 'a text of more than 10,000,000 characters')
+    ).
+check(message(Kind, Message), Goal) :-
+    check(depth([Kind, Message]), Goal),
+    (   calling_message(Message)
+    ->  Goal = _:G,
+        functor(G, Name, Arity),
+        throw(error(permission_error(call, sandboxed, format/2),
+                    context(Name/Arity, 'a format with ~@ calls a goal')))
+    ;   true
     ).
 check(codes(Atom, List), Goal) :-
     (   atom(Atom)

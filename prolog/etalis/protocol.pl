@@ -7,6 +7,7 @@
             message_text/2,             % +Error, -Text
             bounded_text/2,                % +Term, -Text
             shallow/1,                  % @Term
+            calling_message/1,          % @Message
             write_detection/1,          % +Detection
             write_detection/2,          % +Detection, +Provenance
             detection_format/1,         % +Format
@@ -294,6 +295,7 @@ error_reply(Error, Header, "") :-
 
 message_text(Error, Text) :-
     shallow(Error),
+    \+ calling_message(Error),         % a rule's error(format("~@", [G]), _) would run G here
     catch(message_lines_text(Error, Text), _, fail),
     !.
 message_text(Error, Text) :-
@@ -312,6 +314,22 @@ bounded_text(Term, Text) :-
     ->  format(string(Text), "~q", [Term])
     ;   format(string(Text), "~W", [Term, [quoted(true), max_depth(1000)]])
     ).
+
+%!  calling_message(@Message) is semidet.
+%
+%   Message (acyclic), printed as a message (print_message/2, or an
+%   error's message), would call a goal: it holds format(Format, Args)
+%   with Format unbound or a text with the directive `~@`, which calls
+%   its argument (print_message(error, format("~@", [G])), or
+%   error(format(...), _) as SWI-Prolog's messages print it).
+
+calling_message(Message) :-
+    sub_term(T, Message),
+    compound(T),
+    T = format(Format, _),
+    \+ ( catch(text_to_string(Format, String), _, fail),
+          \+ sub_string(String, _, _, _, "~@") ),
+    !.
 
 %!  shallow(@Term) is semidet.
 %

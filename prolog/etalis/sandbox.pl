@@ -14,6 +14,7 @@
 :- use_module(statics, [static_clause/3, define_statics/4]).
 :- use_module(runtime, [rule_update_builtins/1]).
 :- use_module(guard, [guard_engine/1]).
+:- use_module(protocol, [calling_message/1]).
 
 /** <module> Rule files are code from elsewhere: the sandbox
 
@@ -161,8 +162,25 @@ item_shape(S, Own, Item) :-
            ->  refuse_goal(S, G, PI, Where)
            ;   unbounded_goal(Goal, Message)
            ->  etalis_error(Message, "write the bound out in the rule (at most 1,000), or load a file you trust with --trusted (trusted=True in Python)", Where)
+           ;   calling_print(Goal)
+           ->  etalis_error("sandbox: print_message/2 may not be called by rules from an untrusted source with a \c
+                             format that calls a goal (~@) or is not written out in the rule",
+                            "print values with ~w, ~q or ~p, as in print_message(warning, format(\"value ~w\", [X])); \c
+                             or load a file you trust with --trusted (trusted=True in Python)", Where)
            ;   true
            )).
+
+%   calling_print(+Goal): Goal prints a message written in the rule that
+%   would call a goal as it is printed (see calling_message/1); one
+%   known only when the rule runs is checked then (see etalis_guard).
+
+calling_print(Goal) :-
+    sub_term(G, Goal),
+    compound(G),
+    G = print_message(_, Message),
+    nonvar(Message),
+    calling_message(Message),
+    !.
 
 %   exceptions_kept(+Item): no goal of Item stops the engine's own
 %   exceptions or throws them (escaping_goal/2).
