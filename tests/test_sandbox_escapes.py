@@ -13,6 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from etalis_py import Detection, Engine, RuleError, cli
+from etalis_py.knowledge import OntologyError
 from etalis_py import spark as sp
 from etalis_py.spark import partition
 from etalis_py._prolog import bridge
@@ -385,3 +386,54 @@ def test_a_message_that_prints_values_is_printed(capfd: pytest.CaptureFixture[st
         assert engine.emit("a", "it's", at=1) == [Detection("c", ("it's",), 1, 1)]
     err = capfd.readouterr().err
     assert err.endswith("Warning: value it's 'it\\'s' 'it\\'s'\nERROR: Unknown message: x('it\\'s')\n")
+
+
+@pytest.mark.parametrize("context", [
+    '"http://127.0.0.1:{port}/context.jsonld"',
+    '["http://127.0.0.1:{port}/context.jsonld", {{"name": "http://e.org/name"}}]',
+    '{{"@version": 1.1, "@import": "http://127.0.0.1:{port}/context.jsonld"}}',
+])
+def test_a_json_ld_context_by_reference_is_not_fetched(context: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # rdflib fetched it over the network (for an ontology of an untrusted
+    # rule file, and for a graph event); a server that refused it ended
+    # etalis check with a traceback (URLError)
+    import http.server
+    import threading
+
+    requests: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        document = ('{"@context": ' + context.format(port=server.server_address[1])
+                    + ', "@id": "http://e.org/g", "@graph": []}\n')
+        (tmp_path / "o.jsonld").write_text(document, encoding="utf-8")
+        rules = tmp_path / "r.etl"
+        rules.write_text("c <- a.\n:- ontology('o.jsonld').\n", encoding="utf-8")
+        message = ("a remote @context is not fetched: give the context inline "
+                   f"(an ontology of {rules}, line 2)")
+        with pytest.raises(OntologyError) as info:
+            Engine.from_file(rules)
+        assert (info.value.file, info.value.message) == (str(tmp_path / "o.jsonld"), message)
+        assert cli.main(["check", str(rules)]) == cli.EXIT_RULES
+        assert capsys.readouterr().err == f"{tmp_path / 'o.jsonld'}: error: {message}\n"
+        events = tmp_path / "events.jsonld"
+        events.write_text(document, encoding="utf-8")
+        plain = tmp_path / "plain.etl"
+        plain.write_text("c <- a.\n", encoding="utf-8")
+        assert cli.main(["run", str(plain), "--events", str(events)]) == cli.EXIT_OK
+        assert capsys.readouterr().err.splitlines()[0] == (
+            f"{events}:1: rejected: a remote @context is not fetched: give the context inline")
+    finally:
+        server.shutdown()
+    assert requests == []
