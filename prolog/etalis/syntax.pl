@@ -1252,8 +1252,18 @@ pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Re
     ;   etalis_error("the result of an aggregate must be a variable",
                      "write e.g. aggregate(avg(T), temp(S, T), count(5), Avg)", Where)
     ),
-    (   ( var(X) ; F == count )
+    (   F == count
     ->  true
+    ;   var(X)
+    ->  (   event_variable(X, P1)
+        ->  true
+        ;   term_words(Fun, FunWords),
+            term_words(X, XWords),
+            format(string(M), "~w aggregates ~w, which no event of the pattern binds (the values are taken \c
+                               from the events, not from a where condition)", [FunWords, XWords]),
+            etalis_error(M, "aggregate an argument of an event of the pattern, e.g. \c
+                             aggregate(sum(V), reading(S, V), count(10), Total)", Where)
+        )
     ;   etalis_error("an aggregate is taken over a variable of its pattern",
                      "write e.g. sum(V) where V occurs in the pattern", Where)
     ).
@@ -1517,6 +1527,18 @@ rebind_named(VarNames, V-C) :-
     ->  C = V
     ;   true
     ).
+
+%   event_variable(+X, +Pattern): the variable X occurs in an event of
+%   the parsed Pattern (not only in its where conditions).
+
+event_variable(X, P) :-
+    sub_term(S, P),
+    compound(S),
+    S = event(E),
+    term_variables(E, Vs),
+    member(V, Vs),
+    V == X,
+    !.
 
 aggregate_function(count, count, _, _) :- !.
 aggregate_function(Fun, F, X, Where) :-
