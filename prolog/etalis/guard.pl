@@ -52,8 +52,8 @@ against the system's predicates, in a module without these definitions.
 guard_engine(M) :-
     must_be(atom, M),
     forall(guarded(Head, Check),
-           ( guarded_module(Head, Module),
-             (   Module == system
+           ( predicate_property(system:Head, implementation_module(Module)),
+             (   predicate_property(system:Head, built_in)
              ->  redefine_system_predicate(M:Head)
              ;   true
              ),
@@ -102,15 +102,6 @@ guarded(sformat(S, F, A), both([F, A], [S, F, A])).
 guarded(assert(C), facts(C)).
 guarded(asserta(C), facts(C)).
 guarded(assertz(C), facts(C)).
-
-%   guarded_module(+Head, -Module): the module whose definition of Head
-%   the guarded one calls.
-
-guarded_module(Head, Module) :-
-    (   predicate_property(system:Head, defined)
-    ->  Module = system
-    ;   Module = backcomp
-    ).
 
 %   checked(+Engine, +Goal, +Check): Goal, called as in Engine, once
 %   Check holds.
