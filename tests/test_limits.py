@@ -234,6 +234,9 @@ def test_a_text_doubled_past_ten_million_characters_is_a_resource_error(concat: 
     # library(backcomp)'s, which call the system's predicates from their own module
     ("concat_atom([A, A], B)", "concat_atom/2", [2, 4, 8]),
     ("concat_atom([A, A], '', B)", "concat_atom/3", [2, 4, 8]),
+    ("concat(A, A, B)", "concat/3", [2, 4, 8]),
+    ("atomic_concat(A, A, B)", "atomic_concat/3", [2, 4, 8]),
+    ("with_output_to(atom(B), (write_ln(A), write(A)))", "write/1", [3, 7, 15]),
     ("sformat(S, \"~w~w\", [A, A]), atom_string(B, S)", "sformat/3", [2, 4, 8]),
     # a text written from a compound term: its atoms count at any depth
     ("format(atom(B), '~w', [A-A])", "format/3", [3, 7, 15]),

@@ -157,6 +157,8 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
      1, 1, CALL.format("nb_getval/2")),
     # what would stop the engine without an inference: waiting, the stacks of the process, output in one step
     ("sleep", "c <- a where sleep(100000), see({m}).", 1, 1, CALL.format("sleep/1")),
+    # how every engine of the process prints a list of codes
+    ("portray_text", "c <- a where portray_text(true), see({m}).", 1, 1, CALL.format("portray_text/1")),
     ("closure_sleep", "c <- a where maplist(sleep, [100000]), see({m}).", 1, 1, CALL.format("sleep/1")),
     ("set_prolog_stack", "c <- a where set_prolog_stack(global, limit(100000)), see({m}).", 1, 1,
      CALL.format("set_prolog_stack/2")),

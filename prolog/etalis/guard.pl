@@ -5,7 +5,7 @@
 :- use_module(library(apply)).
 :- use_module(library(error)).
 :- use_module(library(lists)).
-:- use_module(library(backcomp), [concat_atom/2, concat_atom/3, sformat/2, sformat/3]).
+:- use_module(library(backcomp), [concat/3, concat_atom/2, concat_atom/3, sformat/2, sformat/3, write_ln/1]).
 :- use_module(protocol, [shallow/1, calling_message/1]).
 
 /** <module> Bounds on what one step of an untrusted rule may cost
@@ -30,8 +30,8 @@ library(sandbox) allows:
 
 guard_engine/1 gives the module of an engine whose rules are untrusted
 its own definitions of these predicates (and of library(backcomp)'s
-concat_atom/2,3 and sformat/2,3, which call the system's from their own
-module), which its where conditions, actions and static rules call
+concat/3, concat_atom/2,3, sformat/2,3 and write_ln/1, which call the
+system's from their own module), which its where conditions, actions and static rules call
 instead of the system's (also through call/N): each checks its
 arguments and then calls the system's, in the engine's module.  A term
 nested deeper than 1,000 levels, or a text of more than 10,000,000
@@ -76,6 +76,7 @@ guarded(print(X), out([X])).
 guarded(writeq(X), out([X])).
 guarded(write_canonical(X), out([X])).
 guarded(writeln(X), out([X])).
+guarded(write_ln(X), out([X])).
 guarded(write_term(X, O), out([X, O])).
 guarded(tab(N), out([N])).
 guarded(print_message(K, X), message(K, X)).
@@ -86,6 +87,8 @@ guarded(term_to_atom(T, A), both([T, A], [T, A])).
 guarded(term_string(T, S), both([T, S], [T, S])).
 guarded(term_string(T, S, O), both([T, S, O], [T, S])).
 guarded(atom_concat(A, B, C), text([A, B, C])).
+guarded(atomic_concat(A, B, C), text([A, B, C])).
+guarded(concat(A, B, C), text([A, B, C])).
 guarded(atomic_list_concat(L, R), text([L, R])).
 guarded(atomic_list_concat(L, S, R), text([L, S, R])).
 guarded(atom_string(A, S), text([A, S])).

@@ -369,7 +369,7 @@ forbidden(PI) :-
                     nb_setval/2, b_setval/2, nb_linkval/2, nb_getval/2, b_getval/2, nb_current/2,
                     use_module/1, use_module/2, ensure_loaded/1, load_files/2, consult/1,
                     set_prolog_flag/2, set_prolog_stack/2, at_halt/1, abort/0, abolish_all_tables/0,
-                    sleep/1
+                    sleep/1, portray_text/1, set_portray_text/2, set_portray_text/3
                   ]).
 
 %   unbounded_goal(+Goal, -Message): Goal writes output whose size is
