@@ -550,3 +550,26 @@ def test_print_events_naming_an_event_no_rule_derives() -> None:
         assert [engine.emit(e, *args, at=t) for t, (e, args) in enumerate([("a", ()), ("smoke", (1,)), ("heat", (1,))],
                                                                            start=1)] == [
             [], [Detection("alarm", (1,), 2, 2)], []]
+
+
+def test_a_window_wider_than_max_age_is_cut_to_it() -> None:
+    rules = ":- max_age(10).\nc <- (a seq b) within 60.\nd <- (((a seq b) within 5) seq x) within minutes(2).\ne <- (a seq b) within 9.\n"
+    assert [f for f in found(rules) if f[1] == "window-beyond-max-age"] == [
+        ("warning", "window-beyond-max-age", 2, 1,
+         "`a seq b within 60` is wider than :- max_age(10): its pending goals are dropped 10 seconds after they "
+         "start, so it matches only within 10 seconds, not 60"),
+        ("warning", "window-beyond-max-age", 3, 1,
+         "`(a seq b within 5) seq x within 120` is wider than :- max_age(10): its pending goals are dropped "
+         "10 seconds after they start, so it matches only within 10 seconds, not 120")]
+    # and it is so: a b 29 seconds after its a is no match
+    with Engine.from_string(rules) as engine:
+        assert (engine.emit("a", at=1), engine.emit("b", at=30), engine.emit("a", at=40), engine.emit("b", at=47)) == (
+            [], [], [], [Detection("c", (), 40, 47), Detection("e", (), 40, 47)])
+    # the engine's max_age is the one that applies
+    with Engine.from_string(rules, max_age=200) as engine:
+        assert [f.code for f in engine.findings() if f.code == "window-beyond-max-age"] == []
+    with Engine.from_string(rules, max_age=5) as engine:
+        assert [f.message.split(":")[0] for f in engine.findings() if f.code == "window-beyond-max-age"] == [
+            "`a seq b within 60` is wider than the engine's max_age (5)",
+            "`(a seq b within 5) seq x within 120` is wider than the engine's max_age (5)",
+            "`a seq b within 9` is wider than the engine's max_age (5)"]

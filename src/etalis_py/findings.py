@@ -99,6 +99,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     out += _type_clashes(rf)
     out += _duplicate_rules(rf)
     out += _empty_windows(rf)
+    out += _windows_beyond_max_age(rf, max_age)
     out += _negations_as_events(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
 
@@ -689,6 +690,27 @@ def _empty_windows(rf: RuleFile) -> list[Finding]:
                                "0 seconds (its parts cannot all occur at one time), so no window of 0 fits it",
                                "give a window greater than 0; for events at the same time use `and` or "
                                "`equals`, which allow it", pattern=inner))
+    return out
+
+
+def _windows_beyond_max_age(rf: RuleFile, max_age: Optional[float]) -> list[Finding]:
+    """Rules with a window wider than the max_age (the engine's, else the
+    file's): max_age drops every pending goal older than it, so the
+    window is cut to it (docs/language.md, Memory)."""
+    bound, where = (max_age, f"the engine's max_age ({max_age:g})") if max_age is not None else (rf.max_age, "")
+    if bound is None:
+        return []
+    where = where or f":- max_age({bound:g})"
+    out = []
+    for r in rf.rules:
+        wide = [w for w in _windows(r.pattern) if isinstance(w.window, (int, float)) and w.window > bound]
+        if wide:
+            w = max(wide, key=lambda w: w.window)
+            out.append(_at(rf, r, "warning", "window-beyond-max-age",
+                           f"`{w.source}` is wider than {where}: its pending goals are dropped {bound:g} seconds "
+                           f"after they start, so it matches only within {bound:g} seconds, not {w.window:g}",
+                           f"raise max_age to at least {w.window:g}, or narrow the window to {bound:g}",
+                           window=w.window, max_age=bound))
     return out
 
 
