@@ -18,6 +18,7 @@ around it are read.  A byte order mark at the start is dropped.
 from __future__ import annotations
 
 import calendar
+import _csv
 import csv
 import functools
 import io
@@ -25,6 +26,7 @@ import itertools
 import json
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -437,7 +439,7 @@ def read_live(chunks: Iterable[bytes | str], kind: Optional[str], mapping: Optio
         for batch in _batches([data], kind, mapping, batch_lines):
             yield _shifted(batch, offset)
         if kind == "csv" and mapping is not None and not mapping.columns:
-            header = next(csv.reader(Lines([data], keepends=True)), None)
+            header = next(csv_rows(Lines([data], keepends=True)), None)
             if header:
                 mapping = replace(mapping, columns=tuple(h.strip() for h in header))
         offset += lines
@@ -720,8 +722,17 @@ def _reason(e: Exception) -> str:
     return f"not readable: {str(e).split(';')[0]}"  # e.g. an integer of more than 4300 digits
 
 
+def csv_rows(lines: Iterable[str]) -> "_csv.Reader":
+    """The rows of CSV ``lines`` (csv.reader), with no bound on the size
+    of a field but the line's: Python's default of 131,072 characters
+    ended ``etalis run`` with a traceback (``field larger than field
+    limit``) at a longer field."""
+    csv.field_size_limit(sys.maxsize)
+    return csv.reader(lines)
+
+
 def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int, packed: bool = False) -> Iterator[Batch]:
-    reader = csv.reader(source)
+    reader = csv_rows(source)
     bad = source.bad
     if mapping.columns:
         header = list(mapping.columns)
