@@ -565,7 +565,8 @@ def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
     first = 1
     while run := list(itertools.islice(lines, max(1, batch_lines))):
         text = "\n".join(run) + "\n"
-        if _PLAIN_EVENTS.fullmatch(text) and not any(first <= n < first + len(run) for n in source.bad):
+        if (_PLAIN_EVENTS.fullmatch(text) and not any(first <= n < first + len(run) for n in source.bad)
+                and max(map(len, run)) <= MAX_DIGITS):
             yield Batch("[" + text[:-2].replace(".\n", ",\n") + "]", first, [], len(run))
         else:
             yield from _batched(_term_items(run, first, source.bad), first, len(run))
@@ -579,6 +580,10 @@ def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterat
             yield number + 1, "\n", Rejection(number, bad[number])
         elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
             yield number + 1, "\n", Rejection(number, f"nested deeper than {MAX_NESTING} levels")
+        elif len(text) > MAX_DIGITS and (digits := _longest_number(text)) > MAX_DIGITS:
+            yield number + 1, "\n", Rejection(number, f"an integer of {digits:,} digits: more than {MAX_DIGITS:,} "
+                                                       "(as in JSON; reading one takes time that grows with the "
+                                                       "square of its digits)")
         elif text and not text.startswith("%") and not text.endswith("."):
             yield number + 1, line.rstrip() + ".\n", None   # the leading blanks kept: columns count them
         else:
@@ -592,6 +597,21 @@ def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterat
 _MAX_BRACKETS = MAX_NESTING + 2
 _SHALLOW = 2 * _MAX_BRACKETS
 _TOKENS = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`\\]|\\.|``)*`|0'\\?.|%.*|[(\[{]|[)\]}]""")
+
+
+# SWI-Prolog reads an integer in time that grows with the square of its
+# digits (a million take 14 s): as JSON (Python's int) does, an event line
+# may hold integers of at most MAX_DIGITS digits (quoted texts aside)
+MAX_DIGITS = 4300
+_NUMBERS = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`\\]|\\.|``)*`|0'\\?.|%.*"""
+                      r"|(?<![\w.])[0-9][0-9_]*")
+
+
+def _longest_number(text: str) -> int:
+    """The most digits of an integer of a Prolog term's text (outside
+    quotes, character codes and comments; ``1_000`` is one integer)."""
+    return max((len(t) - t.count("_") for t in (m.group() for m in _NUMBERS.finditer(text))
+                if t[0].isdigit() and "'" not in t), default=0)
 
 
 def _bracket_depth(text: str) -> int:

@@ -68,6 +68,9 @@ EVENTS: dict[str, tuple[bytes, str | None]] = {
     "deep.events": (f"event(a({deep(20_000)}), 2).".encode(), "nested deeper than 100 levels"),
     "reserved_name.events": (b"event('$a'(1), 2).", "event names starting with $ are reserved ('$a')"),
     "nul.events": (b"event(a(1\x00), 2).", NUL.format(10)),
+    "too_many_digits.events": (f"event(a({'7' * 5000}), 2).".encode(),
+                               "an integer of 5,000 digits: more than 4,300 (as in JSON; reading one takes time "
+                               "that grows with the square of its digits)"),
     "bom_in_the_middle.events": (BOM + b"event(a(1), 2).", MARK),
     "out_of_order.events": (b"event(a(1), 0).",
                             "time 0 is earlier than the last accepted time 1 (events must arrive in time order)"),
