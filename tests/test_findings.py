@@ -122,9 +122,15 @@ def test_unbounded_memory_writes_lists_in_list_syntax() -> None:
          "(one pending goal per occurrence, forever)")]
 
 
+SINGLETON = "variable {} occurs only once in this rule: it matches any value and joins nothing"
+SINGLETON_HINT = ("if it is meant to be another variable of the rule, correct its name; if any value will do, "
+                  "write _ or _{}")
+
+
 def test_a_where_condition_on_an_unbound_variable() -> None:
     fs = check_text("h(X) <- a(Y) where X > 1.\n", "r.etl")
     assert [(f.severity, f.code, f.line, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("warning", "singleton-variable", 1, SINGLETON.format("Y"), SINGLETON_HINT.format("Y"), {"variable": "Y"}),
         ("warning", "unbound-where-variable", 1,
          "`X>1` in a where condition uses X, which is unbound when it runs (bound neither by the pattern nor "
          "by an earlier goal): the comparison raises an error and the occurrence is dropped",
@@ -272,10 +278,11 @@ def test_run_prints_the_warnings_once_unless_quiet(tmp_path: Path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_text('{"event": "a", "args": [1], "time": 1}\n')
     err = etalis("run", rules, "--events", events).stderr.splitlines()
-    assert err[0] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
+    assert err[0] == f"{rules}:1:1: warning: {SINGLETON.format('Y')} [singleton-variable]"
+    assert err[2] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
                       "(bound neither by the pattern nor by an earlier goal): the comparison raises an error and "
                       "the occurrence is dropped [unbound-where-variable]")
-    assert err[2].startswith(f"{events}:1: warning: ")       # and so it does, at run time
+    assert err[4].startswith(f"{events}:1: warning: ")       # and so it does, at run time
     # --quiet: no per-line reports, of the rules or the events; the summary only
     assert etalis("run", rules, "--events", events, "--quiet").stderr.splitlines()[0].startswith("events read: 1,")
 
@@ -312,6 +319,8 @@ def test_replay_prints_the_warnings_before_it_starts(tmp_path: Path) -> None:
                "--conf", "bad")
     assert r.returncode == 1
     assert r.stderr.splitlines() == [
+        f"{rules}:1:1: warning: {SINGLETON.format('Y')} [singleton-variable]",
+        f"  hint: {SINGLETON_HINT.format('Y')}",
         f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs (bound neither by "
         "the pattern nor by an earlier goal): the comparison raises an error and the occurrence is dropped "
         "[unbound-where-variable]",
@@ -573,3 +582,14 @@ def test_a_window_wider_than_max_age_is_cut_to_it() -> None:
             "`a seq b within 60` is wider than the engine's max_age (5)",
             "`(a seq b within 5) seq x within 120` is wider than the engine's max_age (5)",
             "`a seq b within 9` is wider than the engine's max_age (5)"]
+
+
+def test_a_named_variable_used_once_in_an_event_is_a_singleton() -> None:
+    rules = ("c(X) <- (a(X) seq b(Y)) within 5.\n"                    # Y: a misspelt X?
+             "d(X) <- ((a(X) seq b(X)) cnot e(Z)) within 5.\n"        # Z: any e blocks
+             "f(X) <- (a(X) seq b(_Y, _)) within 5.\n"                # _Y and _ say so
+             "g(X) <- (a(X) seq b(K)) within 5 where K > 1.\n")       # K is used twice
+    fs = check_text(rules, "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs if f.code == "singleton-variable"] == [
+        ("warning", "singleton-variable", line, 1, SINGLETON.format(name), SINGLETON_HINT.format(name))
+        for line, name in [(1, "Y"), (2, "Z")]]

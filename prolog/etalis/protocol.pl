@@ -77,6 +77,12 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     where_never(P, Never),
     numeric_head_args(H, P, Numeric),
     head_unbound(H, P, HeadUnbound),
+    findall(N, ( member(N=V, VN),
+                 \+ sub_atom(N, 0, _, _, '_'),
+                 occurrences_of_var(V, H-P, 1),
+                 sub_term(S, P), compound(S), S = event(E),
+                 occurrences_of_var(V, E, 1) ),
+            Singletons),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
@@ -92,7 +98,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
              steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
-             run: Run}.
+             run: Run, singletons: Singletons}.
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its

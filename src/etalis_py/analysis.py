@@ -103,6 +103,9 @@ class RuleInfo:
     # the positions (from 1) of the head's arguments that are numbers in
     # every event the rule derives
     numeric: tuple[int, ...] = ()
+    # the named variables (not starting with _) that occur once in the
+    # rule, in an event of its pattern
+    singletons: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -144,7 +147,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             str(rule.get("policy", "unrestricted")), rule.get("timer") or None,
                             tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ())),
                             rule.get("run") or None,
-                            numeric=tuple(int(i) for i in rule.get("numeric", ()))))
+                            numeric=tuple(int(i) for i in rule.get("numeric", ())),
+                            singletons=tuple(map(str, rule.get("singletons", ())))))
     return out
 
 

@@ -95,6 +95,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
         out += _unbounded(rf)
     out += _unbound_where(rf)
     out += _unbound_head(rf)
+    out += _singletons(rf)
     out += _never_holds(rf)
     out += _type_clashes(rf)
     out += _duplicate_rules(rf)
@@ -633,6 +634,17 @@ def _unbound_head(rf: RuleFile) -> list[Finding]:
                            f"if a value was meant, use {shown} in an event of the pattern, bind it in a where "
                            "condition, or write the value (e.g. none) in its place", variable=shown))
     return out
+
+
+def _singletons(rf: RuleFile) -> list[Finding]:
+    """Named variables that occur once in a rule, in an event of its
+    pattern: they join nothing (a misspelt join variable, as Prolog's
+    singleton warning says)."""
+    return [_at(rf, r, "warning", "singleton-variable",
+                f"variable {name} occurs only once in this rule: it matches any value and joins nothing",
+                f"if it is meant to be another variable of the rule, correct its name; if any value will do, "
+                f"write _ or _{name}", variable=name)
+            for r in rf.rules if not r.head.sig.name.startswith("$") for name in r.singletons]
 
 
 def _lasts(p: Optional[RulePattern], spread: Callable[[Sig], bool]) -> bool:
