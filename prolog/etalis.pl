@@ -14,7 +14,7 @@
 :- use_module(etalis/load).
 :- use_module(etalis/runtime).
 :- use_module(etalis/knowledge).
-:- use_module(etalis/sandbox, [sandbox_check/2]).
+:- use_module(etalis/sandbox, [sandbox_check/2, item_goal/3]).
 :- use_module(etalis/guard, [guard_engine/1]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/protocol).
@@ -236,8 +236,16 @@ serve(rules(Source), Payload, Header, "") :-
             Statics),
     (   MaxAge == inf -> MaxAgeJ = null ; MaxAgeJ = MaxAge ),
     source_decoded(Source, Decoded),
+    (   raises_events(Items) -> Raises = true ; Raises = false ),
+    findall(_{name: N, arity: A, line: Line, column: Col},
+            ( member(directive(print_events(Specs), pos(F, Line, Col)), Items),
+              \+ memberchk(directive('$print_trigger_facts', pos(F, Line, Col)), Items),  % ETALIS's may name inputs
+              is_list(Specs),
+              member(N/A, Specs) ),
+            Named),
     Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
-               max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded}.
+               max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
+               raises: Raises, print_events: Named}.
 serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
     (   catch(term_string(P, Name), _, fail),
         ground(P),
@@ -254,6 +262,19 @@ serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
     with_output_to(string(Text), compiled_listing(Compiled)).
+
+%   raises_events(+Items): a rule or static clause of Items may raise an
+%   event (ETALIS's event/1) or add a rule (ins_event_rule/1) when it
+%   runs: events may then occur that no rule of the file derives.
+
+raises_events(Items) :-
+    member(Item, Items),
+    item_goal(Item, Goal, _),
+    sub_term(T, Goal),
+    compound(T),
+    compound_name_arity(T, Name, 1),
+    memberchk(Name, [event, ins_event_rule]),
+    !.
 
 stream_line(event(E, [T, T])) :- !,
     format("~q.~n", [event(E, T)]).

@@ -431,3 +431,21 @@ def test_run_explain_to_csv_has_a_provenance_column(rules: Path, tmp_path: Path)
         '""start"": ""1970-01-01T00:00:01Z"", ""end"": ""1970-01-01T00:00:01Z""}, {""event"": ""b"", '
         '""args"": [1], ""start"": ""1970-01-01T00:00:02Z"", ""end"": ""1970-01-01T00:00:02Z""}]"\n')
 
+
+
+def test_a_csv_field_longer_than_pythons_default_limit_is_read(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # csv's field_size_limit (131,072 characters) ended etalis run with a
+    # traceback: "_csv.Error: field larger than field limit (131072)"
+    from etalis_py import cli
+
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- a(X).\n")
+    rows = tmp_path / "rows.csv"
+    long = "y" * 200_000
+    rows.write_text(f"event,x,time\na,1,1\na,{long},2\na,3,3\n")
+    assert cli.main(["run", str(rules), "--events", str(rows), "--event-col", "event", "--args", "x",
+                     "--time", "time"]) == cli.EXIT_OK
+    out, err = capsys.readouterr()
+    assert [json.loads(line)["args"] for line in out.splitlines()] == [[1], [long], [3]]
+    assert err.startswith("events read: 3, accepted: 3, rejected: 0, detections: 3, warnings: 0,")

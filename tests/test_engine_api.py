@@ -204,3 +204,25 @@ def test_two_engines_in_one_process_keep_their_warnings_apart() -> None:
     assert r3.warnings == []
     assert [(d.event, d.args, d.start) for r in (r1, r2, r3) for d in r.detections] == [
         ("c", (2,), 2), ("d", (0,), 1), ("c", (3,), 4)]
+
+
+def test_a_value_of_the_wrong_type_is_a_type_error_that_says_so() -> None:
+    # they were AttributeError ('bytes' object has no attribute 'encode'), and a
+    # callback that is no function was taken, to fail with "'int' object is not
+    # callable" at a later detection
+    with pytest.raises(TypeError) as info:
+        Engine.from_string(b"c <- a.")  # type: ignore[arg-type]
+    assert str(info.value) == "rule text must be a str, not bytes (decode bytes first: data.decode('utf-8'))"
+    with Engine.from_string("c(X) <- a(X).") as engine:
+        with pytest.raises(TypeError) as info:
+            engine.add_rules(None)  # type: ignore[arg-type]
+        assert str(info.value) == "rule text must be a str, not NoneType"
+        with pytest.raises(TypeError) as info:
+            engine.feed_text(b"a(1).\n")  # type: ignore[arg-type]
+        assert str(info.value) == ("feed_text() takes event lines, which must be a str, not bytes "
+                                   "(decode bytes first: data.decode('utf-8'))")
+        with pytest.raises(TypeError) as info:
+            engine.on("c", 5)  # type: ignore[arg-type]
+        assert str(info.value) == ("Engine.on('c', ...): the callback 5 is not callable: "
+                                   "give a function of one detection")
+        assert engine.emit("a", 1, at=1) == [Detection("c", (1,), 1, 1)]     # nothing was registered

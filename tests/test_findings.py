@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from etalis_py import Engine, RuleError
+from etalis_py import Detection, Engine, RuleError
 from etalis_py.errors import EtalisWarning
 from etalis_py.findings import Finding, check_file, check_text
 
@@ -122,9 +122,15 @@ def test_unbounded_memory_writes_lists_in_list_syntax() -> None:
          "(one pending goal per occurrence, forever)")]
 
 
+SINGLETON = "variable {} occurs only once in this rule: it matches any value and joins nothing"
+SINGLETON_HINT = ("if it is meant to be another variable of the rule, correct its name; if any value will do, "
+                  "write _ or _{}")
+
+
 def test_a_where_condition_on_an_unbound_variable() -> None:
     fs = check_text("h(X) <- a(Y) where X > 1.\n", "r.etl")
     assert [(f.severity, f.code, f.line, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("warning", "singleton-variable", 1, SINGLETON.format("Y"), SINGLETON_HINT.format("Y"), {"variable": "Y"}),
         ("warning", "unbound-where-variable", 1,
          "`X>1` in a where condition uses X, which is unbound when it runs (bound neither by the pattern nor "
          "by an earlier goal): the comparison raises an error and the occurrence is dropped",
@@ -272,10 +278,11 @@ def test_run_prints_the_warnings_once_unless_quiet(tmp_path: Path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_text('{"event": "a", "args": [1], "time": 1}\n')
     err = etalis("run", rules, "--events", events).stderr.splitlines()
-    assert err[0] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
+    assert err[0] == f"{rules}:1:1: warning: {SINGLETON.format('Y')} [singleton-variable]"
+    assert err[2] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
                       "(bound neither by the pattern nor by an earlier goal): the comparison raises an error and "
                       "the occurrence is dropped [unbound-where-variable]")
-    assert err[2].startswith(f"{events}:1: warning: ")       # and so it does, at run time
+    assert err[4].startswith(f"{events}:1: warning: ")       # and so it does, at run time
     # --quiet: no per-line reports, of the rules or the events; the summary only
     assert etalis("run", rules, "--events", events, "--quiet").stderr.splitlines()[0].startswith("events read: 1,")
 
@@ -312,6 +319,8 @@ def test_replay_prints_the_warnings_before_it_starts(tmp_path: Path) -> None:
                "--conf", "bad")
     assert r.returncode == 1
     assert r.stderr.splitlines() == [
+        f"{rules}:1:1: warning: {SINGLETON.format('Y')} [singleton-variable]",
+        f"  hint: {SINGLETON_HINT.format('Y')}",
         f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs (bound neither by "
         "the pattern nor by an earlier goal): the comparison raises an error and the occurrence is dropped "
         "[unbound-where-variable]",
@@ -480,3 +489,107 @@ def test_a_text_where_every_rule_deriving_the_event_makes_a_number_is_a_type_cla
 def test_an_input_declared_event_is_no_type_clash() -> None:
     assert [f.code for f in check_text(":- input([a/1, c/1]).\nc(X) <- a(X) where X > 1.\nd <- c(foo).\n", "r.etl")
             if f.code == "type-clash"] == []
+
+
+NEVER_FIRES = ("this rule never fires: its pattern needs {}, of which no occurrence can ever be derived: every rule "
+               "deriving it ({}) needs an earlier occurrence of it, or of another event that never occurs")
+
+
+def test_a_recursion_without_a_base_rule_never_fires() -> None:
+    # x is derived only from y, y only from x: with the inputs declared, no
+    # occurrence of either can ever be derived, nor of z, which needs x
+    fs = check_text(":- input([b/0, c/0]).\nx <- (y and b) within 5.\ny <- (x seq c) within 5.\nz <- x.\n", "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs
+            if f.code == "never-fires"] == [
+        ("warning", "never-fires", 2, 1, NEVER_FIRES.format("y/0", "line 3"),
+         "add a rule that derives y/0 from input events alone (the base case of the recursion), or declare it "
+         "input: :- input([y/0]).", {"events": ["y/0"]}),
+        ("warning", "never-fires", 3, 1, NEVER_FIRES.format("x/0", "line 2"),
+         "add a rule that derives x/0 from input events alone (the base case of the recursion), or declare it "
+         "input: :- input([x/0]).", {"events": ["x/0"]}),
+        ("warning", "never-fires", 4, 1, NEVER_FIRES.format("x/0", "line 2"),
+         "add a rule that derives x/0 from input events alone (the base case of the recursion), or declare it "
+         "input: :- input([x/0]).", {"events": ["x/0"]})]
+    # and it is so: the engine derives nothing from any of its inputs
+    with Engine.from_string(":- input([b/0, c/0]).\nx <- (y and b) within 5.\ny <- (x seq c) within 5.\nz <- x.\n") \
+            as engine:
+        assert [engine.emit(e, at=t) for t, e in enumerate(["b", "c", "b", "c"], start=1)] == [[], [], [], []]
+
+
+def test_a_self_recursion_without_a_base_rule_never_fires() -> None:
+    assert found(":- input([a/1]).\ncount(N1) <- (count(N) seq a(_)) within 9 where N1 is N + 1.\n") == [
+        ("warning", "never-fires", 2, 1, NEVER_FIRES.format("count/1", "line 2")),
+        ("info", "cycle", 2, 1, "recursion: count/1 -> count/1 (line 2); each round advances in time "
+                                "(the rule at line 2 waits for a later event)")]
+
+
+@pytest.mark.parametrize("rules,never", [
+    # a base rule starts the recursion
+    (":- input([a/1]).\ncount(0) <- a(0).\ncount(N1) <- (count(N) seq a(_)) within 9 where N1 is N + 1.\n", []),
+    # the event is also an input
+    (":- input([a/1, count/1]).\ncount(N1) <- (count(N) seq a(_)) within 9 where N1 is N + 1.\n", []),
+    # or needs one side; what cnot negates need not occur: only x's own rule never fires
+    (":- input([a/0, b/0]).\nx <- (x seq a) within 9.\nc <- x or a.\nd <- ((a seq b) cnot x) within 9.\n", [2]),
+    # no inputs declared: a derived event may come from the input too (no finding, as for unknown-event)
+    ("p(X) <- (p(X) seq a(X)) within 9.\n", []),
+    # an event raised by a where condition (ETALIS's event/1)
+    (":- input([a/0]).\nx <- (x seq a) within 9.\nc <- a where event(x).\n", []),
+])
+def test_a_recursion_that_can_start_is_no_never_fires_finding(rules: str, never: list[int]) -> None:
+    assert [f for f in found(rules) if f[1] == "never-fires"] == [
+        ("warning", "never-fires", line, 1, NEVER_FIRES.format("x/0", f"line {line}")) for line in never]
+
+
+def test_print_events_naming_an_event_no_rule_derives() -> None:
+    rules = (":- input([smoke/1, heat/1, a/0]).\nalarm(R) <- smoke(R).\nfire(R) <- (alarm(R) seq heat(R)) within 9.\n"
+             ":- print_events([alarm/1, fire/2, alarn/1, a/0]).\n")
+    fs = check_text(rules, "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("warning", "unused-event", 3, 1, "fire/1 is derived (line 3) but no rule uses it and it is not reported "
+         "(print_events): its rules do work for nothing",
+         "add fire/1 to :- print_events([...]), use it in a pattern, or remove its rules", {"event": "fire/1"}),
+        *[("warning", "unknown-printed-event", 4, 1,
+           f"print_events names {event}, which no rule derives: it is never reported (input events are not)",
+           hint, {"event": event, "suggestions": near})
+          for event, hint, near in [("a/0", "name events that rules derive, as Name/Arity", []),
+                                    ("alarn/1", "did you mean alarm/1?", ["alarm/1"]),
+                                    ("fire/2", "did you mean fire/1?", ["fire/1"])]]]
+    # and it is so: the input a and the events the rules do not derive are not reported
+    with Engine.from_string(rules) as engine:
+        assert [engine.emit(e, *args, at=t) for t, (e, args) in enumerate([("a", ()), ("smoke", (1,)), ("heat", (1,))],
+                                                                           start=1)] == [
+            [], [Detection("alarm", (1,), 2, 2)], []]
+
+
+def test_a_window_wider_than_max_age_is_cut_to_it() -> None:
+    rules = ":- max_age(10).\nc <- (a seq b) within 60.\nd <- (((a seq b) within 5) seq x) within minutes(2).\ne <- (a seq b) within 9.\n"
+    assert [f for f in found(rules) if f[1] == "window-beyond-max-age"] == [
+        ("warning", "window-beyond-max-age", 2, 1,
+         "`a seq b within 60` is wider than :- max_age(10): its pending goals are dropped 10 seconds after they "
+         "start, so it matches only within 10 seconds, not 60"),
+        ("warning", "window-beyond-max-age", 3, 1,
+         "`(a seq b within 5) seq x within 120` is wider than :- max_age(10): its pending goals are dropped "
+         "10 seconds after they start, so it matches only within 10 seconds, not 120")]
+    # and it is so: a b 29 seconds after its a is no match
+    with Engine.from_string(rules) as engine:
+        assert (engine.emit("a", at=1), engine.emit("b", at=30), engine.emit("a", at=40), engine.emit("b", at=47)) == (
+            [], [], [], [Detection("c", (), 40, 47), Detection("e", (), 40, 47)])
+    # the engine's max_age is the one that applies
+    with Engine.from_string(rules, max_age=200) as engine:
+        assert [f.code for f in engine.findings() if f.code == "window-beyond-max-age"] == []
+    with Engine.from_string(rules, max_age=5) as engine:
+        assert [f.message.split(":")[0] for f in engine.findings() if f.code == "window-beyond-max-age"] == [
+            "`a seq b within 60` is wider than the engine's max_age (5)",
+            "`(a seq b within 5) seq x within 120` is wider than the engine's max_age (5)",
+            "`a seq b within 9` is wider than the engine's max_age (5)"]
+
+
+def test_a_named_variable_used_once_in_an_event_is_a_singleton() -> None:
+    rules = ("c(X) <- (a(X) seq b(Y)) within 5.\n"                    # Y: a misspelt X?
+             "d(X) <- ((a(X) seq b(X)) cnot e(Z)) within 5.\n"        # Z: any e blocks
+             "f(X) <- (a(X) seq b(_Y, _)) within 5.\n"                # _Y and _ say so
+             "g(X) <- (a(X) seq b(K)) within 5 where K > 1.\n")       # K is used twice
+    fs = check_text(rules, "r.etl")
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs if f.code == "singleton-variable"] == [
+        ("warning", "singleton-variable", line, 1, SINGLETON.format(name), SINGLETON_HINT.format(name))
+        for line, name in [(1, "Y"), (2, "Z")]]

@@ -230,6 +230,95 @@ def test_a_text_doubled_past_ten_million_characters_is_a_resource_error(concat: 
             1, f"{predicate}: Not enough resources: a text of more than 10,000,000 characters")
 
 
+@pytest.mark.parametrize("make,predicate,lengths", [
+    # library(backcomp)'s, which call the system's predicates from their own module
+    ("concat_atom([A, A], B)", "concat_atom/2", [2, 4, 8]),
+    ("concat_atom([A, A], '', B)", "concat_atom/3", [2, 4, 8]),
+    ("concat(A, A, B)", "concat/3", [2, 4, 8]),
+    ("atomic_concat(A, A, B)", "atomic_concat/3", [2, 4, 8]),
+    ("with_output_to(atom(B), (write_ln(A), write(A)))", "write/1", [3, 7, 15]),
+    ("sformat(S, \"~w~w\", [A, A]), atom_string(B, S)", "sformat/3", [2, 4, 8]),
+    # a text written from a compound term: its atoms count at any depth
+    ("format(atom(B), '~w', [A-A])", "format/3", [3, 7, 15]),
+    ("term_to_atom(A-A, B)", "term_to_atom/2", [3, 11, 35]),
+    # the same text written twice into a text being made
+    ("with_output_to(atom(B), (write(A), write(A)))", "write/1", [2, 4, 8]),
+    ("with_output_to(atom(B), (print(A), writeq(A)))", "writeq/1", [2, 4, 8]),
+    ("format(atom(B), '~@~@', [write(A), write(A)])", "format/3", [2, 4, 8]),
+])
+def test_a_text_doubled_outside_the_stacks_past_ten_million_characters_is_a_resource_error(
+        make: str, predicate: str, lengths: list[int]) -> None:
+    # Each was a text doubled per step outside the Prolog stacks: the
+    # process grew to gigabytes, and concat_atom/2 and sformat/3 ended it
+    # with "FATAL ERROR: Could not allocate memory" (an abort).
+    rules = ("c(L) <- a where dbl(x, 40, A), atom_length(A, L).\n"
+             "d(L) <- b(N) where dbl(x, N, A), atom_length(A, L).\n"
+             f"dbl(A, 0, A) :- !.\ndbl(A, N, R) :- {make}, N1 is N - 1, dbl(B, N1, R).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a.\nb(1).\nb(2).\nb(3).\n")
+        assert (result.accepted, [json.loads(line) for line in result.detection_lines.splitlines()]) == (
+            4, [{"event": "d", "args": [n], "start": t, "end": t} for t, n in zip((2, 3, 4), lengths)])
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            1, f"{predicate}: Not enough resources: a text of more than 10,000,000 characters")
+
+
+@pytest.mark.parametrize("make,predicate", [
+    ("atom_string(A, S)", "atom_string/2"),
+    ("string_codes(S, Cs), atom_codes(A, Cs)", "atom_codes/2"),
+    ("string_chars(S, Cs), atom_chars(A, Cs)", "atom_chars/2"),
+    ("string_to_atom(S, A)", "string_to_atom/2"),
+    ("upcase_atom(S, A)", "upcase_atom/2"),
+    ("normalize_space(atom(A), S)", "normalize_space/2"),
+])
+def test_an_atom_of_a_text_past_ten_million_characters_is_a_resource_error(make: str, predicate: str) -> None:
+    # A string lives on the stacks (up to a gigabyte), the atom made of it
+    # outside: forty atoms of a 131,072,000-character string aborted the
+    # process ("Could not allocate memory") under a 3 GB limit.
+    rules = ("c(N) <- a(K) where length(L, 1000), maplist(=(0'x), L), string_codes(S0, L), grow(S0, K, S), "
+             f"{make}, atom_length(A, N).\n"
+             "grow(S, 0, S) :- !.\ngrow(S, K, R) :- string_concat(S, S, S1), K1 is K - 1, grow(S1, K1, R).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a(14).\na(3).\n")   # 16,384,000 and 8,000 characters
+        assert (result.accepted, result.detection_lines) == (2, '{"event": "c", "args": [8000], "start": 2, "end": 2}\n')
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            1, f"{predicate}: Not enough resources: a text of more than 10,000,000 characters")
+
+
+def test_tab_into_a_text_being_made_stops_at_ten_million_characters() -> None:
+    # tab/1 writes at most 1,000 spaces a step, but 10,000,000 steps fill
+    # a text with 10^10 of them
+    rules = ("c(L) <- a(N) where with_output_to(string(S), forall(between(1, N, _), tab(1000))), "
+             "string_length(S, L).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a(100000).\na(3).\n")
+        assert (result.accepted, result.detection_lines) == (2, '{"event": "c", "args": [3000], "start": 2, "end": 2}\n')
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            1, "tab/1: Not enough resources: a text of more than 10,000,000 characters")
+
+
+def test_dynamic_facts_past_a_hundred_million_bytes_are_a_resource_error() -> None:
+    # A fact is one step: the 10,000,000 steps of an event added 370 MB of
+    # clauses, outside the stacks, and a few events ended the process.
+    rules = (":- dynamic(mine/1).\n"
+             "c(N) <- a where forall(between(1, 400000, X), assertz(mine(X))), aggregate_all(count, mine(_), N).\n"
+             "d <- r where retractall(mine(_)).\n")
+    with Engine.from_string(rules) as engine:
+        result = engine.feed_text("a.\na.\na.\nr.\na.\n")
+        assert (result.accepted, [json.loads(line) for line in result.detection_lines.splitlines()]) == (5, [
+            {"event": "c", "args": [400000], "start": 1, "end": 1},
+            {"event": "c", "args": [800000], "start": 2, "end": 2},
+            {"event": "d", "args": [], "start": 4, "end": 4},
+            {"event": "c", "args": [400000], "start": 5, "end": 5}])    # what retractall freed counts again
+        [warning] = result.warnings
+        assert (warning.line, warning.reason.split(" raised: ")[1]) == (
+            3, "assertz/1: Not enough resources: dynamic facts of more than 100,000,000 bytes")
+    with Engine.from_string(rules, trusted=True) as engine:    # a trusted file is not bounded so
+        assert engine.feed_text("a.\na.\na.\n").detection_lines.count('"event": "c"') == 3
+
+
 def test_print_trigger_printing_a_term_nested_too_deep_is_refused_at_its_clause() -> None:
     with pytest.raises(RuleError) as info:
         Engine.from_string("c <- a.\nprint_trigger(all_defined_events) :- deep(30000, X), write(X).\n" + DEEP,

@@ -5,6 +5,7 @@ messages without stray blank lines."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -239,6 +240,68 @@ def test_a_missing_rule_file_is_named_as_a_missing_events_file_is(tmp_path: Path
         cli.EXIT_RULES, [f"etalis: rule file {tmp_path / 'nope.etl'} does not exist"])
     assert run(capsys, rules, tmp_path / "nope.jsonl")[::2] == (
         cli.EXIT_FAILURE, [f"etalis: events file {tmp_path / 'nope.jsonl'} does not exist"])
+
+
+def test_a_directory_is_named_as_such_and_a_device_or_pipe_is_read(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # a directory was "does not exist", and so was /dev/null or a pipe (<(zcat events.gz)), which can be read
+    from etalis_py import Engine, RuleFileNotFound
+    from etalis_py.knowledge import OntologyNotFound
+
+    rules, events, _ = storm_files(tmp_path)
+    folder = tmp_path / "folder.etl"
+    folder.mkdir()
+    assert run(capsys, folder, events)[::2] == (
+        cli.EXIT_RULES, [f"etalis: rule file {folder} is a directory, not a file"])
+    assert run(capsys, rules, folder)[::2] == (
+        cli.EXIT_FAILURE, [f"etalis: events file {folder} is a directory, not a file"])
+    assert run(capsys, rules, events, "--static", folder)[::2] == (
+        cli.EXIT_RULES, [f"etalis: rule file {folder} is a directory, not a file"])
+    with pytest.raises(RuleFileNotFound) as missing:
+        Engine.from_file(folder)
+    assert str(missing.value) == f"rule file {folder} is a directory, not a file"
+    with Engine.from_string(STORM_RULES) as engine, pytest.raises(OntologyNotFound) as no_ontology:
+        engine.load_ontology(folder)
+    assert no_ontology.value.message == f"ontology file {folder} is a directory, not a file"
+    code, out, err = run(capsys, rules, "/dev/null", "--input-format", "jsonl")
+    assert (code, out, len(err), err[-1].split(", seconds")[0]) == (
+        cli.EXIT_OK, "", 1, "events read: 0, accepted: 0, rejected: 0, detections: 0, warnings: 0")
+    read, write = os.pipe()
+    os.write(write, GUSTS.encode())
+    os.close(write)
+    try:
+        code, out, _ = run(capsys, rules, f"/dev/fd/{read}", "--input-format", "jsonl")
+    finally:
+        os.close(read)
+    assert (code, [json.loads(line)["args"] for line in out.splitlines()]) == (cli.EXIT_OK, [[9], [7]])
+
+
+def test_a_column_named_twice_in_the_header_is_refused_when_it_is_used(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # the second of the two was taken, silently
+    import pandas as pd
+
+    from etalis_py import Detection, Engine
+
+    rules, _, _ = storm_files(tmp_path)
+    rows = tmp_path / "rows.csv"
+    rows.write_text("station,station,time,time2,time2\n7,8,1,5,6\n")
+    message = ("column 'station' appears 2 times in the header (columns 1, 2): which is meant cannot be told; "
+               "rename all but one")
+    assert run(capsys, rules, rows, "--event", "gust", "--args", "station", "--time", "time")[::2] == (
+        cli.EXIT_FAILURE, [f"etalis: {message}"])
+    frame = pd.DataFrame([[7, 8, 1]], columns=["station", "station", "time"])
+    with Engine.from_string(STORM_RULES) as engine:
+        with pytest.raises(ValueError) as error:
+            engine.emit_frame(frame, event="gust", args=["station"], time="time")
+        assert str(error.value) == message.replace("the header", "the frame")
+        # a column named twice that is not used is no matter
+        assert engine.emit_frame(pd.DataFrame([[7, 1, 0, 0], [7, 2, 0, 0]], columns=["station", "time", "x", "x"]),
+                                 event="gust", args=["station"], time="time").detections == [
+            Detection("storm", (7,), 1, 2)]
+    code, out, err = run(capsys, rules, rows, "--event", "gust", "--args", "time", "--time", "time")
+    assert (code, err[-1].split(", seconds")[0]) == (
+        cli.EXIT_OK, "events read: 1, accepted: 1, rejected: 0, detections: 0, warnings: 0")
 
 
 def test_a_mistyped_column_gets_the_closest_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,12 +6,14 @@ and nothing of the file runs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
 
 from etalis_py import Detection, Engine, RuleError, cli
+from etalis_py.knowledge import OntologyError
 from etalis_py import spark as sp
 from etalis_py.spark import partition
 from etalis_py._prolog import bridge
@@ -35,6 +37,10 @@ CATCH = ("sandbox: {} may not be called by rules from an untrusted source with a
          "error(_, _): it would also catch the engine's inference limit")
 THROW = ("sandbox: throw/1 may not be called by rules from an untrusted source with a ball not written out "
          "in the rule, or with '$aborted', unwind(_), time_limit_exceeded or inference_limit_exceeded")
+PRINT = ("sandbox: print_message/2 may not be called by rules from an untrusted source with a format that calls "
+         "a goal (~@) or is not written out in the rule")
+PRINT_HINT = ("print values with ~w, ~q or ~p, as in print_message(warning, format(\"value ~w\", [X])); "
+              "or load a file you trust with --trusted (trusted=True in Python)")
 CATCH_HINT = ("catch only error(Formal, Context) terms and throw terms written out in the rule, such as "
               "throw(error(domain_error(positive, X), _)); or load a file you trust with --trusted (trusted=True in Python)")
 
@@ -46,6 +52,8 @@ def expected_hint(message: str) -> str:
         return BOUND_HINT
     if "catcher other than" in message or message.startswith("sandbox: throw/1"):
         return CATCH_HINT
+    if message == PRINT:
+        return PRINT_HINT
     return HINT
 
 # (name, rule file with {m} for the quoted marker file, line, column, message)
@@ -149,6 +157,8 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
      1, 1, CALL.format("nb_getval/2")),
     # what would stop the engine without an inference: waiting, the stacks of the process, output in one step
     ("sleep", "c <- a where sleep(100000), see({m}).", 1, 1, CALL.format("sleep/1")),
+    # how every engine of the process prints a list of codes
+    ("portray_text", "c <- a where portray_text(true), see({m}).", 1, 1, CALL.format("portray_text/1")),
     ("closure_sleep", "c <- a where maplist(sleep, [100000]), see({m}).", 1, 1, CALL.format("sleep/1")),
     ("set_prolog_stack", "c <- a where set_prolog_stack(global, limit(100000)), see({m}).", 1, 1,
      CALL.format("set_prolog_stack/2")),
@@ -170,6 +180,13 @@ ESCAPES: list[tuple[str, str, int, int, str]] = [
     ("throw_aborted", "c <- a where throw('$aborted').", 1, 1, THROW),
     ("throw_built", "c <- a where atom_concat('$abor', ted, B), throw(B).", 1, 1, THROW),
     ("throw_limit", "c <- a where throw(inference_limit_exceeded).", 1, 1, THROW),
+    # a message printed with a format whose ~@ calls a goal: library(sandbox) takes print_message/2 for safe
+    ("print_message_format", "c <- a where print_message(error, format(\"~@\", [shell('touch '+{m})])).", 1, 1,
+     PRINT),
+    ("print_message_error", "c <- a.\nd <- b where print_message(error, error(format(\"x ~@\", [see({m})]), _)).",
+     2, 1, PRINT),
+    ("print_message_static", "c <- a where say(x).\nsay(_) :- print_message(warning, format(F, [see({m})])), F = x.",
+     2, 1, PRINT),
     # an ontology read from the network (it was SWI-Prolog's "iri_scheme `http' does not exist", unpositioned)
     ("ontology_url", "c <- a.\n:- ontology('http://127.0.0.1:9/x.ttl').", 2, 1,
      "ontology http://127.0.0.1:9/x.ttl is not a file name (the engine reads no URL)"),
@@ -339,3 +356,86 @@ def test_trusted_rules_still_cannot_redefine_iso_builtins() -> None:
     error = refused(lambda: Engine.from_string("c <- a.\natom(X) :- X = 1.", source="r.etl", trusted=True))
     assert (error.file, error.line, error.column, error.message) == (
         "r.etl", 2, 1, "cannot redefine the built-in predicate atom/1")
+
+
+@pytest.mark.parametrize("rules,warning", [
+    # the message built when the rule runs: print_message/2 checks it then
+    ("c <- a where atom_concat('~', '@', F), M = format(F, [shell('touch '+{m})]), print_message(error, M).",
+     "print_message/2: No permission to call sandboxed `format/2' (a format with ~@ calls a goal)"),
+    ("c <- a where F = format(\"~@\", [shell('touch '+{m})]), print_message(error, error(F, _)).",
+     "print_message/2: No permission to call sandboxed `format/2' (a format with ~@ calls a goal)"),
+    # an error thrown with such a message: the engine's warning printed it, and so ran the goal
+    ("c <- a where throw(error(format(\"~@\", [shell('touch '+{m})]), _)).",
+     "error(format(\"~@\",[shell('touch '+{m})]),_)"),
+])
+def test_a_message_that_would_call_a_goal_as_it_is_printed_is_a_warning(rules: str, warning: str,
+                                                                         marker: Path) -> None:
+    text = escape_text(rules, marker)
+    # a trusted file may print what it likes, but the engine's warning of its error runs nothing either
+    for trusted in (False, True) if "throw" in rules else (False,):
+        with Engine.from_string(text + "\nok <- a.\n", trusted=trusted) as engine:
+            result = engine.feed_text("a.\n")
+            assert (result.accepted, result.detection_lines) == (1, '{"event": "ok", "args": [], "start": 1, "end": 1}\n')
+            [found] = result.warnings
+            assert re.sub(r"_[0-9]+", "_", found.reason.split(" raised: ")[1]) == escape_text(warning, marker)
+        assert not marker.exists()
+
+
+def test_a_message_that_prints_values_is_printed(capfd: pytest.CaptureFixture[str]) -> None:
+    rules = ("c(X) <- a(X) where say(X).\n"
+             "say(X) :- print_message(warning, format(\"value ~w ~q ~p\", [X, X, X])), print_message(error, x(X)).\n")
+    with Engine.from_string(rules) as engine:
+        assert engine.emit("a", "it's", at=1) == [Detection("c", ("it's",), 1, 1)]
+    err = capfd.readouterr().err
+    assert err.endswith("Warning: value it's 'it\\'s' 'it\\'s'\nERROR: Unknown message: x('it\\'s')\n")
+
+
+@pytest.mark.parametrize("context", [
+    '"http://127.0.0.1:{port}/context.jsonld"',
+    '["http://127.0.0.1:{port}/context.jsonld", {{"name": "http://e.org/name"}}]',
+    '{{"@version": 1.1, "@import": "http://127.0.0.1:{port}/context.jsonld"}}',
+])
+def test_a_json_ld_context_by_reference_is_not_fetched(context: str, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # rdflib fetched it over the network (for an ontology of an untrusted
+    # rule file, and for a graph event); a server that refused it ended
+    # etalis check with a traceback (URLError)
+    import http.server
+    import threading
+
+    requests: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        document = ('{"@context": ' + context.format(port=server.server_address[1])
+                    + ', "@id": "http://e.org/g", "@graph": []}\n')
+        (tmp_path / "o.jsonld").write_text(document, encoding="utf-8")
+        rules = tmp_path / "r.etl"
+        rules.write_text("c <- a.\n:- ontology('o.jsonld').\n", encoding="utf-8")
+        message = ("a remote @context is not fetched: give the context inline "
+                   f"(an ontology of {rules}, line 2)")
+        with pytest.raises(OntologyError) as info:
+            Engine.from_file(rules)
+        assert (info.value.file, info.value.message) == (str(tmp_path / "o.jsonld"), message)
+        assert cli.main(["check", str(rules)]) == cli.EXIT_RULES
+        assert capsys.readouterr().err == f"{tmp_path / 'o.jsonld'}: error: {message}\n"
+        events = tmp_path / "events.jsonld"
+        events.write_text(document, encoding="utf-8")
+        plain = tmp_path / "plain.etl"
+        plain.write_text("c <- a.\n", encoding="utf-8")
+        assert cli.main(["run", str(plain), "--events", str(events)]) == cli.EXIT_OK
+        assert capsys.readouterr().err.splitlines()[0] == (
+            f"{events}:1: rejected: a remote @context is not fetched: give the context inline")
+    finally:
+        server.shutdown()
+    assert requests == []

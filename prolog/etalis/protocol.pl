@@ -7,6 +7,7 @@
             message_text/2,             % +Error, -Text
             bounded_text/2,                % +Term, -Text
             shallow/1,                  % @Term
+            calling_message/1,          % @Message
             write_detection/1,          % +Detection
             write_detection/2,          % +Detection, +Provenance
             detection_format/1,         % +Format
@@ -76,6 +77,12 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     where_never(P, Never),
     numeric_head_args(H, P, Numeric),
     head_unbound(H, P, HeadUnbound),
+    findall(N, ( member(N=V, VN),
+                 \+ sub_atom(N, 0, _, _, '_'),
+                 occurrences_of_var(V, H-P, 1),
+                 sub_term(S, P), compound(S), S = event(E),
+                 occurrences_of_var(V, E, 1) ),
+            Singletons),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
@@ -91,7 +98,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
              steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
-             run: Run}.
+             run: Run, singletons: Singletons}.
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its
@@ -270,7 +277,10 @@ error_reply(error(etalis_error(Message, Hint), pos(File, Line, Column)), Header,
     Header = _{error: _{kind: rule, message: Message, hint: Hint,
                         file: File, line: Line, column: Column}}.
 error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
-    format(string(M), "rule file ~w does not exist", [File]),
+    (   exists_directory(File)
+    ->  format(string(M), "rule file ~w is a directory, not a file", [File])
+    ;   format(string(M), "rule file ~w does not exist", [File])
+    ),
     Header = _{error: _{kind: file, message: M, file: File}}.
 error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
     format(string(M), "engine ~w does not exist (it was closed)", [E]),
@@ -291,6 +301,7 @@ error_reply(Error, Header, "") :-
 
 message_text(Error, Text) :-
     shallow(Error),
+    \+ calling_message(Error),         % a rule's error(format("~@", [G]), _) would run G here
     catch(message_lines_text(Error, Text), _, fail),
     !.
 message_text(Error, Text) :-
@@ -309,6 +320,22 @@ bounded_text(Term, Text) :-
     ->  format(string(Text), "~q", [Term])
     ;   format(string(Text), "~W", [Term, [quoted(true), max_depth(1000)]])
     ).
+
+%!  calling_message(@Message) is semidet.
+%
+%   Message (acyclic), printed as a message (print_message/2, or an
+%   error's message), would call a goal: it holds format(Format, Args)
+%   with Format unbound or a text with the directive `~@`, which calls
+%   its argument (print_message(error, format("~@", [G])), or
+%   error(format(...), _) as SWI-Prolog's messages print it).
+
+calling_message(Message) :-
+    sub_term(T, Message),
+    compound(T),
+    T = format(Format, _),
+    \+ ( catch(text_to_string(Format, String), _, fail),
+          \+ sub_string(String, _, _, _, "~@") ),
+    !.
 
 %!  shallow(@Term) is semidet.
 %

@@ -1,6 +1,7 @@
 :- module(etalis_sandbox,
           [ sandbox_check/2,            % +Items, +Earlier
-            sandboxed_true/3            % +Items, +Goals, -True
+            sandboxed_true/3,           % +Items, +Goals, -True
+            item_goal/3                 % +Item, -Goal, -Where
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -13,6 +14,7 @@
 :- use_module(statics, [static_clause/3, define_statics/4]).
 :- use_module(runtime, [rule_update_builtins/1]).
 :- use_module(guard, [guard_engine/1]).
+:- use_module(protocol, [calling_message/1]).
 
 /** <module> Rule files are code from elsewhere: the sandbox
 
@@ -160,8 +162,25 @@ item_shape(S, Own, Item) :-
            ->  refuse_goal(S, G, PI, Where)
            ;   unbounded_goal(Goal, Message)
            ->  etalis_error(Message, "write the bound out in the rule (at most 1,000), or load a file you trust with --trusted (trusted=True in Python)", Where)
+           ;   calling_print(Goal)
+           ->  etalis_error("sandbox: print_message/2 may not be called by rules from an untrusted source with a \c
+                             format that calls a goal (~@) or is not written out in the rule",
+                            "print values with ~w, ~q or ~p, as in print_message(warning, format(\"value ~w\", [X])); \c
+                             or load a file you trust with --trusted (trusted=True in Python)", Where)
            ;   true
            )).
+
+%   calling_print(+Goal): Goal prints a message written in the rule that
+%   would call a goal as it is printed (see calling_message/1); one
+%   known only when the rule runs is checked then (see etalis_guard).
+
+calling_print(Goal) :-
+    sub_term(G, Goal),
+    compound(G),
+    G = print_message(_, Message),
+    nonvar(Message),
+    calling_message(Message),
+    !.
 
 %   exceptions_kept(+Item): no goal of Item stops the engine's own
 %   exceptions or throws them (escaping_goal/2).
@@ -190,8 +209,11 @@ refuse_goal(S, G, PI, Where) :-
     ;   refuse_call(PI, none, Where)
     ).
 
-%   item_goal(+Item, -Goal, -Where): a goal that Item would run: the
-%   body of a static clause, a `where` condition of a rule.
+%!  item_goal(+Item, -Goal, -Where) is nondet.
+%
+%   Goal is a goal that Item (see read_etl_file/2) would run, at Where:
+%   the body of a static clause, a `where` condition (or `do` action)
+%   of a rule.
 
 item_goal(Item, Body, Where) :-
     Item = static(_, _),
@@ -347,7 +369,7 @@ forbidden(PI) :-
                     nb_setval/2, b_setval/2, nb_linkval/2, nb_getval/2, b_getval/2, nb_current/2,
                     use_module/1, use_module/2, ensure_loaded/1, load_files/2, consult/1,
                     set_prolog_flag/2, set_prolog_stack/2, at_halt/1, abort/0, abolish_all_tables/0,
-                    sleep/1
+                    sleep/1, portray_text/1, set_portray_text/2, set_portray_text/3
                   ]).
 
 %   unbounded_goal(+Goal, -Message): Goal writes output whose size is

@@ -49,10 +49,16 @@ static_clause(static(Clause0, Where), Clause, Where) :-
 
 %   declare_dynamic(+Module, +PI, +Where): the file's predicate PI
 %   (Name/Arity) is dynamic in Module: it may have no clauses, and the
-%   file's static rules may change it.
+%   file's static rules may change it (recorded as '$file_dynamic'(PI),
+%   for etalis_guard:facts_room/3).
 
 declare_dynamic(M, PI, Where) :-
-    catch(dynamic(M:PI), E, static_error(E, Where)).
+    catch(dynamic(M:PI), E, static_error(E, Where)),
+    (   current_predicate(M:'$file_dynamic'/1),
+        M:'$file_dynamic'(PI)
+    ->  true
+    ;   assertz(M:'$file_dynamic'(PI))
+    ).
 
 %   assert_static(+Module, +Static, -Ref): add the clause of the static
 %   item Static to Module.

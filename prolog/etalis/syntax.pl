@@ -112,12 +112,24 @@ read_etl_file(File, Items) :-
     ->  true
     ;   existence_error(source_sink, File)
     ),
-    read_file_to_codes(File, Bytes, [type(binary)]),
-    decode_bytes(Bytes, File, Codes),
-    string_codes(Text, Codes),
-    catch(read_etl_string(Text, File, Items), error(etalis_error(M, H0), Where),
-          ( encoding_hint(File, H0, H),
-            throw(error(etalis_error(M, H), Where)) )).
+    catch(( read_file_to_codes(File, Bytes, [type(binary)]),
+            decode_bytes(Bytes, File, Codes),
+            string_codes(Text, Codes),
+            catch(read_etl_string(Text, File, Items), error(etalis_error(M, H0), Where),
+                  ( encoding_hint(File, H0, H),
+                    throw(error(etalis_error(M, H), Where)) )) ),
+          error(resource_error(_), _),
+          ( size_file(File, Size), too_large(File, Size, bytes) )).
+
+%   too_large(+Source, +Size, +Unit): reading the rule file or text
+%   Source, of Size Units, ran out of stack.
+
+too_large(Source, Size, Unit) :-
+    current_prolog_flag(stack_limit, Limit),
+    format(string(M), "rule file is too large to read: ~D ~w, within a stack limit of ~D bytes", [Size, Unit, Limit]),
+    etalis_error(M, "split it into several files: the rules, and --static files of its facts and static rules \c
+                     (each is read on its own)",
+                 pos(Source, 1, 1)).
 
 %   encoding_hint(+File, +Hint0, -Hint): an error in a file read as
 %   Windows-1252 says so, since a character read wrongly may be its cause.
@@ -272,8 +284,13 @@ surrogate(C) :-
 %   Read all items of Text; Source names it in positions and errors.  A
 %   leading byte order mark (U+FEFF) is skipped.
 
-read_etl_string(Text0, Source, Items) :-
-    must_be(string, Text0),
+read_etl_string(Text, Source, Items) :-
+    must_be(string, Text),
+    catch(read_text_items(Text, Source, Items),
+          error(resource_error(_), _),
+          ( string_length(Text, Size), too_large(Source, Size, characters) )).
+
+read_text_items(Text0, Source, Items) :-
     (   sub_string(Text0, 0, 1, _, "\uFEFF")
     ->  sub_string(Text0, 1, _, 0, Text)
     ;   Text = Text0
@@ -441,11 +458,15 @@ source_text(Source, Text, src(Source, Text, Lines)) :-
 no_control_character(Src) :-
     Src = src(_, Text, _),
     string_codes(Text, Codes),
-    (   nth0(Offset, Codes, C), control_character(C)
+    (   nth0(Offset, Codes, C), ( control_character(C) ; C =:= 0xFEFF )
     ->  offset_where(Offset, Src, Where),
-        format(string(M), "rule file contains the control character 0x~|~`0t~16R~2+", [C]),
-        etalis_error(M, "a rule file is text: remove the character (is this a binary file, or UTF-16 without a byte order mark?)",
-                     Where)
+        (   C =:= 0xFEFF                % the start's was dropped: the start of a file joined on
+        ->  etalis_error("rule file contains a byte order mark (U+FEFF), which only starts a file",
+                         "were two files joined (cat a.etl b.etl)? remove the mark", Where)
+        ;   format(string(M), "rule file contains the control character 0x~|~`0t~16R~2+", [C]),
+            etalis_error(M, "a rule file is text: remove the character (is this a binary file, or UTF-16 without a byte order mark?)",
+                         Where)
+        )
     ;   true
     ).
 
@@ -1231,8 +1252,18 @@ pattern(aggregate(Fun, P, Window, Result), Pos, Src, aggregate(F, X, P1, Win, Re
     ;   etalis_error("the result of an aggregate must be a variable",
                      "write e.g. aggregate(avg(T), temp(S, T), count(5), Avg)", Where)
     ),
-    (   ( var(X) ; F == count )
+    (   F == count
     ->  true
+    ;   var(X)
+    ->  (   event_variable(X, P1)
+        ->  true
+        ;   term_words(Fun, FunWords),
+            term_words(X, XWords),
+            format(string(M), "~w aggregates ~w, which no event of the pattern binds (the values are taken \c
+                               from the events, not from a where condition)", [FunWords, XWords]),
+            etalis_error(M, "aggregate an argument of an event of the pattern, e.g. \c
+                             aggregate(sum(V), reading(S, V), count(10), Total)", Where)
+        )
     ;   etalis_error("an aggregate is taken over a variable of its pattern",
                      "write e.g. sum(V) where V occurs in the pattern", Where)
     ).
@@ -1496,6 +1527,18 @@ rebind_named(VarNames, V-C) :-
     ->  C = V
     ;   true
     ).
+
+%   event_variable(+X, +Pattern): the variable X occurs in an event of
+%   the parsed Pattern (not only in its where conditions).
+
+event_variable(X, P) :-
+    sub_term(S, P),
+    compound(S),
+    S = event(E),
+    term_variables(E, Vs),
+    member(V, Vs),
+    V == X,
+    !.
 
 aggregate_function(count, count, _, _) :- !.
 aggregate_function(Fun, F, X, Where) :-
@@ -2094,7 +2137,7 @@ print_directive(Triggers, Items0, Items) :-
                 Matched),
         append(Named, Matched, Printed0),
         sort(Printed0, Printed),
-        Items = [directive(print_events(Printed), Where)|Items0]
+        Items = [directive(print_events(Printed), Where), directive('$print_trigger_facts', Where)|Items0]
     ).
 
 trigger_spec(_, static(Clause, Where), Spec) :-

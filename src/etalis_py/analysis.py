@@ -103,6 +103,9 @@ class RuleInfo:
     # the positions (from 1) of the head's arguments that are numbers in
     # every event the rule derives
     numeric: tuple[int, ...] = ()
+    # the named variables (not starting with _) that occur once in the
+    # rule, in an event of its pattern
+    singletons: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -144,7 +147,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             str(rule.get("policy", "unrestricted")), rule.get("timer") or None,
                             tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ())),
                             rule.get("run") or None,
-                            numeric=tuple(int(i) for i in rule.get("numeric", ()))))
+                            numeric=tuple(int(i) for i in rule.get("numeric", ())),
+                            singletons=tuple(map(str, rule.get("singletons", ())))))
     return out
 
 
@@ -182,7 +186,7 @@ def read_rules(text: str, source: str = "<string>") -> tuple[list[RuleInfo], str
 
 @dataclass(frozen=True)
 class Declared:
-    """An event declared by ``:- input(Name/Arity).``, or a static clause
+    """An event declared by ``:- input(Name/Arity).`` or named by ``:- print_events``, or a static clause
     (``head``, e.g. ``alarm/1``) whose body uses event ``operators``."""
 
     sig: Sig
@@ -223,6 +227,11 @@ class RuleFile:
     inputs: tuple[Declared, ...]
     event_clauses: tuple[Declared, ...]
     decoded: tuple[Decoded, ...] = ()
+    # a rule or static clause may raise an event (event/1) or add a rule
+    # (ins_event_rule/1) when it runs
+    raises: bool = False
+    # the events that :- print_events names, where it names them
+    print_events: tuple[Declared, ...] = ()
 
     @classmethod
     def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
@@ -244,4 +253,7 @@ class RuleFile:
             tuple(Declared(Sig.parse(str(c["head"])), int(c["line"]), int(c["column"]), tuple(c["operators"]))
                   for c in header["event_clauses"]),
             tuple(Decoded.from_json(d) for d in header["decoded"]),
+            bool(header["raises"]),
+            tuple(Declared(Sig(str(i["name"]), int(i["arity"])), int(i["line"]), int(i["column"]))
+                  for i in header["print_events"]),
         )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TextIO
 
 from . import __version__
 from .engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
-from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound
+from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
 from .etalis_import import add_import_parser, import_etalis
 from .events import Rejection
 from .findings import Finding
@@ -307,8 +307,9 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None) -> int:
-    if str(ns.events) != "-" and not ns.events.is_file():
-        print(f"etalis: events file {ns.events} does not exist", file=err)
+    problem = None if str(ns.events) == "-" else unreadable("events file", ns.events)
+    if problem:
+        print(f"etalis: {problem}", file=err)
         return EXIT_FAILURE
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
     engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
@@ -520,9 +521,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.plan:
-        text = ns.rules.read_text(encoding="utf-8") if ns.rules.is_file() else None
-        if text is None:
-            raise RuleFileNotFound(f"rule file {ns.rules} does not exist")
+        problem = unreadable("rule file", ns.rules)
+        if problem:
+            raise RuleFileNotFound(problem)
+        text = ns.rules.read_text(encoding="utf-8")
         engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
         printed = list(engine.printed)
         engine.close()

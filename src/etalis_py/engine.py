@@ -527,6 +527,7 @@ class Engine:
         queued nor passed to callbacks.  An event over the inference limit
         stops the batch: see ``FeedResult.stopped``.
         """
+        _must_be_text(text, "feed_text() takes event lines, which")
         result = self._feed_lines(text, first_line, terms)
         self._stats.detections += result.detection_lines.count("\n")
         return result
@@ -664,7 +665,11 @@ class Engine:
         (every reported event if ``name`` is None), as it is detected.
 
         Warns (:class:`EtalisWarning`) if no rule reports an event ``name``:
-        the callback would never be called."""
+        the callback would never be called.  Raises TypeError if
+        ``callback`` cannot be called (it failed later, at a detection)."""
+        if not callable(callback):
+            raise TypeError(f"Engine.on({name!r}, ...): the callback {callback!r} is not callable: "
+                            "give a function of one detection")
         reported = sorted({p.rpartition("/")[0] for p in self.printed})
         if name is not None and name not in reported:
             warnings.warn(f"Engine.on({name!r}): no rule reports {name!r} (reported: "
@@ -900,9 +905,17 @@ def _outside_level() -> int:
     return level
 
 
+def _must_be_text(text: object, what: str) -> None:
+    if not isinstance(text, str):
+        hint = " (decode bytes first: data.decode('utf-8'))" if isinstance(text, (bytes, bytearray)) else ""
+        raise TypeError(f"{what} must be a str, not {type(text).__name__}{hint}")
+
+
 def check_unicode(text: str, source: str) -> None:
     """Raise :class:`RuleError` at the first lone surrogate of ``text``: it
-    has no UTF-8 form, so the rules could not cross to the engine."""
+    has no UTF-8 form, so the rules could not cross to the engine; and
+    TypeError if ``text`` is no str (bytes: decode them)."""
+    _must_be_text(text, "rule text")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Optional
 
 
@@ -42,7 +43,18 @@ class RuleError(EtalisError):
 
 
 class RuleFileNotFound(EtalisError, FileNotFoundError):
-    """The rule file does not exist."""
+    """The rule file does not exist (or is a directory)."""
+
+
+def unreadable(what: str, path: Path) -> Optional[str]:
+    """Why ``path`` cannot be read as the ``what`` (e.g. ``events file``):
+    it does not exist, or it is a directory; None when it can be opened (a
+    file, or a device or pipe such as ``/dev/null`` or ``<(zcat f.gz)``)."""
+    if path.is_dir():
+        return f"{what} {path} is a directory, not a file"
+    if not path.exists():
+        return f"{what} {path} does not exist"
+    return None
 
 
 class EventError(EtalisError, ValueError):

@@ -87,16 +87,20 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     out += _arity_clashes(rf)
     out += _unknown_events(rf)
     out += _unused_events(rf)
+    out += _unreported_events(rf)
     out += _cycles(rf)
+    out += _never_fires(rf)
     out += _negation_races(rf)
     if rf.max_age is None and max_age is None:
         out += _unbounded(rf)
     out += _unbound_where(rf)
     out += _unbound_head(rf)
+    out += _singletons(rf)
     out += _never_holds(rf)
     out += _type_clashes(rf)
     out += _duplicate_rules(rf)
     out += _empty_windows(rf)
+    out += _windows_beyond_max_age(rf, max_age)
     out += _negations_as_events(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
 
@@ -284,6 +288,29 @@ def _unused_events(rf: RuleFile) -> list[Finding]:
             for sig, rules in _heads(rf).items() if sig not in uses and sig not in rf.printed]
 
 
+def _unreported_events(rf: RuleFile) -> list[Finding]:
+    """Events that ``:- print_events`` names but no rule derives: only
+    derived events are reported, so these never are (unless a rule added
+    as the file runs derives them: not checked then)."""
+    if rf.raises:
+        return []
+    heads = _heads(rf)
+    index = _NameIndex(heads)
+    out = []
+    for d in dict.fromkeys(rf.print_events):
+        if d.sig in heads or d.sig.name.startswith("$"):
+            continue
+        near = index.near(d.sig) or [str(s) for s in sorted(heads) if s.name == d.sig.name][:3]
+        out.append(Finding("warning", "unknown-printed-event",
+                           f"print_events names {d.sig}, which no rule derives: it is never reported "
+                           "(input events are not)",
+                           rf.source, d.line, d.column,
+                           f"did you mean {' or '.join(near)}?" if near
+                           else "name events that rules derive, as Name/Arity",
+                           {"event": str(d.sig), "suggestions": near}))
+    return out
+
+
 def _graph(rf: RuleFile) -> "nx.DiGraph[Sig]":
     """Events, with an edge from each event of a pattern (not negated) to
     the head, holding the rules and their steps."""
@@ -342,6 +369,68 @@ def _cycles(rf: RuleFile) -> list[Finding]:
             out.append(_at(rf, first, "info", "cycle",
                            f"recursion: {text}; each round advances in time (the rule at {_lines_of(waits)} "
                            "waits for a later event)", **data))
+    return out
+
+
+def _may_match(p: Optional[RulePattern], occurs: Callable[[Sig], bool]) -> bool:
+    """Whether pattern ``p`` can match when the events that ``occurs``
+    admits are the ones that occur: ``or`` needs one operand, a negation
+    only its left (what it negates need not occur), any other operator
+    both; a pattern the reader did not give as a tree is taken to match."""
+    if isinstance(p, EventP):
+        use = EventUse.of(p.event)
+        return use is None or occurs(use.sig)
+    if isinstance(p, Binary):
+        if p.op == "or":
+            return _may_match(p.left, occurs) or _may_match(p.right, occurs)
+        return _may_match(p.left, occurs) and (p.negated or _may_match(p.right, occurs))
+    if isinstance(p, (Where, Within, Aggregate)):
+        return _may_match(p.pattern, occurs)
+    return True
+
+
+def _never_fires(rf: RuleFile) -> list[Finding]:
+    """Rules that need an event of which no occurrence can ever be derived,
+    when the inputs are declared: the events that occur are the least set
+    holding the inputs and the head of each rule whose pattern can match
+    with them; a derived event outside it is derived only by rules that
+    need an earlier occurrence of itself (a recursion with no base rule) or
+    of another such event.  Without declared inputs a derived event may
+    also come from the input (`p(X) <- p(X) seq a(X)` fed p), and a file
+    that raises events or adds rules as it runs (event/1,
+    ins_event_rule/1) may make any event occur: neither is checked."""
+    if rf.raises or not rf.inputs:
+        return []
+    heads = _heads(rf)
+    occurs = {d.sig for d in rf.inputs}
+
+    def occurring(sig: Sig) -> bool:
+        return sig in occurs or sig.name.startswith("$")
+
+    grew = True
+    while grew:
+        grew = False
+        for r in rf.rules:
+            if r.head.sig not in occurs and (r.timer is not None or _may_match(r.pattern, occurring)):
+                occurs.add(r.head.sig)
+                grew = True
+    out = []
+    for r in rf.rules:
+        if r.timer is not None or _may_match(r.pattern, occurring):
+            continue
+        if _may_match(r.pattern, lambda s: occurring(s) or s not in heads):
+            continue    # it needs an event that nothing derives and no input declares: unknown-event
+        never = sorted(dict.fromkeys(s for s, _ in r.steps if s in heads and not occurring(s)))
+        names = " and ".join(map(str, never))
+        it = "it" if len(never) == 1 else "them"
+        deriving = [d for s in never for d in heads[s]]
+        out.append(_at(rf, r, "warning", "never-fires",
+                       f"this rule never fires: its pattern needs {names}, of which no occurrence can ever be "
+                       f"derived: every rule deriving {it} ({_lines(deriving)}) needs an earlier occurrence of "
+                       f"{it}, or of another event that never occurs",
+                       f"add a rule that derives {names} from input events alone (the base case of the "
+                       f"recursion), or declare {it} input: :- input([{', '.join(map(str, never))}]).",
+                       events=[str(s) for s in never]))
     return out
 
 
@@ -547,6 +636,17 @@ def _unbound_head(rf: RuleFile) -> list[Finding]:
     return out
 
 
+def _singletons(rf: RuleFile) -> list[Finding]:
+    """Named variables that occur once in a rule, in an event of its
+    pattern: they join nothing (a misspelt join variable, as Prolog's
+    singleton warning says)."""
+    return [_at(rf, r, "warning", "singleton-variable",
+                f"variable {name} occurs only once in this rule: it matches any value and joins nothing",
+                f"if it is meant to be another variable of the rule, correct its name; if any value will do, "
+                f"write _ or _{name}", variable=name)
+            for r in rf.rules if not r.head.sig.name.startswith("$") for name in r.singletons]
+
+
 def _lasts(p: Optional[RulePattern], spread: Callable[[Sig], bool]) -> bool:
     """Whether every occurrence of pattern ``p`` lasts longer than 0
     (``spread`` says it of an event): a temporal operator's as the
@@ -602,6 +702,27 @@ def _empty_windows(rf: RuleFile) -> list[Finding]:
                                "0 seconds (its parts cannot all occur at one time), so no window of 0 fits it",
                                "give a window greater than 0; for events at the same time use `and` or "
                                "`equals`, which allow it", pattern=inner))
+    return out
+
+
+def _windows_beyond_max_age(rf: RuleFile, max_age: Optional[float]) -> list[Finding]:
+    """Rules with a window wider than the max_age (the engine's, else the
+    file's): max_age drops every pending goal older than it, so the
+    window is cut to it (docs/language.md, Memory)."""
+    bound, where = (max_age, f"the engine's max_age ({max_age:g})") if max_age is not None else (rf.max_age, "")
+    if bound is None:
+        return []
+    where = where or f":- max_age({bound:g})"
+    out = []
+    for r in rf.rules:
+        wide = [w for w in _windows(r.pattern) if isinstance(w.window, (int, float)) and w.window > bound]
+        if wide:
+            w = max(wide, key=lambda w: w.window)
+            out.append(_at(rf, r, "warning", "window-beyond-max-age",
+                           f"`{w.source}` is wider than {where}: its pending goals are dropped {bound:g} seconds "
+                           f"after they start, so it matches only within {bound:g} seconds, not {w.window:g}",
+                           f"raise max_age to at least {w.window:g}, or narrow the window to {bound:g}",
+                           window=w.window, max_age=bound))
     return out
 
 

@@ -44,7 +44,7 @@ from rdflib.term import Node
 from .prolog_text import compound_text, input_line, quote_atom
 from .errors import EtalisError
 from .events import InvalidEvent, Rejection, Time, to_time
-from .knowledge import node_text
+from .knowledge import REMOTE_CONTEXT, node_text, remote_context
 from .nquads import (GENERATED_AT, IS_PART_OF, QUAD, graph_key, graph_time, iri_text, nquads_batches, quad_reason,
                      quad_terms, shown, term_text)
 from .streams import GRAPH_KINDS, Batch, Item, Lines, _batched
@@ -173,26 +173,14 @@ def jsonld_line(text: str, stream: Optional[str] = None) -> str:
 
 def _jsonld_dataset(text: str) -> Dataset:
     """The dataset of a JSON-LD document with inline contexts only."""
-    if _remote_context(json.loads(text)):
-        raise ValueError("a remote @context is not fetched: give the context inline")
+    if remote_context(json.loads(text)):
+        raise ValueError(REMOTE_CONTEXT)
     dataset = Dataset()
     try:
         dataset.parse(data=text, format="json-ld")
     except Exception as e:  # the JSON-LD parser raises several kinds
         raise ValueError(f"not JSON-LD: {e}") from None
     return dataset
-
-
-def _remote_context(item: Any) -> bool:
-    if isinstance(item, dict):
-        return any((k == "@context" and _names_url(v)) or _remote_context(v) for k, v in item.items())
-    if isinstance(item, list):
-        return any(_remote_context(v) for v in item)
-    return False
-
-
-def _names_url(context: Any) -> bool:
-    return isinstance(context, str) or (isinstance(context, list) and any(isinstance(c, str) for c in context))
 
 
 def _dataset_lines(dataset: Dataset, one: bool = False, stream: Optional[str] = None) -> list[str]:

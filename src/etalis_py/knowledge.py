@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 import math
 import pickle
 import os
@@ -70,7 +71,7 @@ from rdflib.util import guess_format
 
 from ._prolog import PrologBridge
 from .prolog_text import prolog_string, quote_atom
-from .errors import EtalisError
+from .errors import EtalisError, unreadable
 from .events import to_time
 
 ENTAILMENTS = ("rdfs", "owlrl", "none")
@@ -166,11 +167,14 @@ def read_graph(source: Source) -> tuple[Graph, str]:
     if isinstance(source, Graph):
         return source, f"<graph {source.identifier}>"
     path = Path(source)
-    if not path.is_file():
-        raise OntologyNotFound(f"ontology file {path} does not exist", file=str(path))
+    problem = unreadable("ontology file", path)
+    if problem:
+        raise OntologyNotFound(problem, file=str(path))
     fmt = guess_format(str(path)) or "turtle"
     graph = Graph()
     try:
+        if fmt == "json-ld" and remote_context(json.loads(path.read_text(encoding="utf-8"))):
+            raise OntologyError(REMOTE_CONTEXT, file=str(path))
         graph.parse(str(path), format=fmt)
     except BadSyntax as e:
         raise OntologyError(f"bad {fmt} syntax: {e._why}", file=str(path), line=e.lines + 1) from None
@@ -179,9 +183,30 @@ def read_graph(source: Source) -> tuple[Graph, str]:
     except ParserError as e:
         line = _bad_ntriples_line(path) if fmt in ("nt", "nt11", "ntriples") else None
         raise OntologyError(f"cannot parse {fmt}: {e}", file=str(path), line=line) from None
-    except (UnicodeDecodeError, ValueError) as e:
+    except OntologyError:
+        raise
+    except Exception as e:  # the parsers raise many kinds (ValueError, KeyError, URLError, ...)
         raise OntologyError(f"cannot parse {fmt}: {e}", file=str(path)) from None
     return graph, str(path)
+
+
+REMOTE_CONTEXT = "a remote @context is not fetched: give the context inline"
+
+
+def remote_context(item: Any) -> bool:
+    """Whether the JSON-LD document ``item`` (parsed JSON) names a
+    context by reference (``"@context": "http://..."``, or ``"@import"``
+    in a context), which rdflib would fetch: the engine reads no URL."""
+    if isinstance(item, dict):
+        return any((k == "@context" and _names_context(v)) or (k == "@import" and isinstance(v, str))
+                   or remote_context(v) for k, v in item.items())
+    if isinstance(item, list):
+        return any(remote_context(v) for v in item)
+    return False
+
+
+def _names_context(context: Any) -> bool:
+    return isinstance(context, str) or (isinstance(context, list) and any(isinstance(c, str) for c in context))
 
 
 def _bad_ntriples_line(path: Path) -> Optional[int]:

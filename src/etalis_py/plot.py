@@ -5,7 +5,6 @@ matplotlib draws off screen (Agg), so no display is needed."""
 
 from __future__ import annotations
 
-import csv
 import os
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .events import Detection, InvalidEvent, Time
 from .report import Readable
-from .streams import missing_column, parse_time, parse_value
+from .streams import csv_rows, missing_column, parse_time, parse_value
 
 if TYPE_CHECKING:  # matplotlib is imported when a picture is drawn
     from matplotlib.axes import Axes
@@ -193,7 +192,7 @@ class SignalFile:
         series: dict[tuple[str, str], tuple[list[Time], list[float]]] = {}
         skipped = 0
         with open(path, newline="", encoding="utf-8") as f:
-            reader = csv.reader(f)
+            reader = csv_rows(f)
             header = list(self.columns) if self.columns else [h.strip() for h in next(reader, [])]
             wanted = [self.time, *self.values, *([self.key] if self.key else [])]
             error = missing_column(wanted, header, f"the header of {path}")

@@ -5,7 +5,6 @@ lines, which this reads back."""
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import Detection, Detections, Time, format_duration, to_datetime, zone
+from .streams import csv_rows
 
 DAY = "%d %b %Y"
 
@@ -33,7 +33,7 @@ def read_zones(path: str | Path) -> dict[str, str]:
 
 def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
     with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.reader(f)
+        reader = csv_rows(f)
         header = [h.strip() for h in next(reader, [])]
         if header not in (["value", "name"], ["value", "name", "tz"]):
             raise ValueError(f"{path}: a names file starts with the header 'value,name' or 'value,name,tz'")

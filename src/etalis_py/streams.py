@@ -18,6 +18,7 @@ around it are read.  A byte order mark at the start is dropped.
 from __future__ import annotations
 
 import calendar
+import _csv
 import csv
 import functools
 import io
@@ -25,6 +26,7 @@ import itertools
 import json
 import math
 import re
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -134,13 +136,21 @@ class Mapping:
 def missing_column(wanted: Iterable[Optional[str]], header: Sequence[str], where: str) -> Optional[ValueError]:
     """The error for the first column of ``wanted`` (None: no column) that
     ``header`` lacks, naming the columns ``where`` has (``the header``) and
-    the closest one (a typo, or another case); None when none is missing."""
+    the closest one (a typo, or another case), or else that ``header`` has
+    twice (which of the two is meant cannot be told); None when each is
+    there once."""
     import difflib
 
-    missing = [c for c in wanted if c is not None and c not in header]
-    if not missing:
-        return None
+    columns = [c for c in wanted if c is not None]
     names = [str(h) for h in header]
+    missing = [c for c in columns if c not in header]
+    if not missing:
+        twice = [c for c in columns if names.count(c) > 1]
+        if not twice:
+            return None
+        at = [str(i) for i, h in enumerate(names, start=1) if h == twice[0]]
+        return ValueError(f"column {twice[0]!r} appears {len(at)} times in {where} (columns {', '.join(at)}): "
+                          "which is meant cannot be told; rename all but one")
     close = [h for h in names if h.lower() == missing[0].lower()] or difflib.get_close_matches(missing[0], names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return ValueError(f"no column {missing[0]!r} in {where}: {', '.join(names)}{hint}")
@@ -325,24 +335,40 @@ _NOT_UTF8 = re.compile("[\udc80-\udcff]")
 
 
 def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
-    """``data`` (whole lines) as text, and for each line that is not UTF-8,
-    by its index in ``data``, why.  Such a line keeps its place: its bad
-    bytes become lone surrogates.  A chunk that is all UTF-8 is decoded at
-    once; only one that is not is gone through line by line."""
+    """``data`` (whole lines) as text, and for each line that is not text,
+    by its index in ``data``, why: it is not UTF-8, holds a NUL (a binary
+    file, or UTF-16 text), or starts with a byte order mark (files joined
+    with cat: the mark of the whole input's start is dropped before).  Such
+    a line keeps its place: bad bytes become lone surrogates.  A chunk
+    that is all UTF-8, with no NUL or mark, is decoded at once; only one
+    that is not is gone through line by line."""
     try:
-        return data.decode("utf-8"), {}
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         text = data.decode("utf-8", "surrogateescape")
+    else:
+        if "\x00" not in text and "\ufeff" not in text:
+            return text, {}
     bad = {}
     for i, line in enumerate(text.split("\n")):
-        m = _NOT_UTF8.search(line)
-        if m:
-            bad[i] = _not_utf8(m)
+        reason = _not_text(line)
+        if reason:
+            bad[i] = reason
     return text, bad
 
 
-def _not_utf8(m: re.Match[str]) -> str:
-    return f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+def _not_text(line: str) -> Optional[str]:
+    """Why ``line`` is no line of text (see :func:`decode_lines`), or None."""
+    m = _NOT_UTF8.search(line)
+    if m:
+        return f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+    nul = line.find("\x00")
+    if nul >= 0:
+        return f"line holds a NUL byte at column {nul + 1}: no text does (a binary file, or text in UTF-16?)"
+    if line.startswith("\ufeff"):
+        return ("line starts with a byte order mark (U+FEFF), as a file does: were two files joined "
+                "(cat a b)? remove the mark")
+    return None
 
 
 class Lines:
@@ -413,7 +439,7 @@ def read_live(chunks: Iterable[bytes | str], kind: Optional[str], mapping: Optio
         for batch in _batches([data], kind, mapping, batch_lines):
             yield _shifted(batch, offset)
         if kind == "csv" and mapping is not None and not mapping.columns:
-            header = next(csv.reader(Lines([data], keepends=True)), None)
+            header = next(csv_rows(Lines([data], keepends=True)), None)
             if header:
                 mapping = replace(mapping, columns=tuple(h.strip() for h in header))
         offset += lines
@@ -539,7 +565,8 @@ def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
     first = 1
     while run := list(itertools.islice(lines, max(1, batch_lines))):
         text = "\n".join(run) + "\n"
-        if _PLAIN_EVENTS.fullmatch(text) and not any(first <= n < first + len(run) for n in source.bad):
+        if (_PLAIN_EVENTS.fullmatch(text) and not any(first <= n < first + len(run) for n in source.bad)
+                and max(map(len, run)) <= MAX_DIGITS):
             yield Batch("[" + text[:-2].replace(".\n", ",\n") + "]", first, [], len(run))
         else:
             yield from _batched(_term_items(run, first, source.bad), first, len(run))
@@ -553,6 +580,10 @@ def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterat
             yield number + 1, "\n", Rejection(number, bad[number])
         elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
             yield number + 1, "\n", Rejection(number, f"nested deeper than {MAX_NESTING} levels")
+        elif len(text) > MAX_DIGITS and (digits := _longest_number(text)) > MAX_DIGITS:
+            yield number + 1, "\n", Rejection(number, f"an integer of {digits:,} digits: more than {MAX_DIGITS:,} "
+                                                       "(as in JSON; reading one takes time that grows with the "
+                                                       "square of its digits)")
         elif text and not text.startswith("%") and not text.endswith("."):
             yield number + 1, line.rstrip() + ".\n", None   # the leading blanks kept: columns count them
         else:
@@ -566,6 +597,21 @@ def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterat
 _MAX_BRACKETS = MAX_NESTING + 2
 _SHALLOW = 2 * _MAX_BRACKETS
 _TOKENS = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`\\]|\\.|``)*`|0'\\?.|%.*|[(\[{]|[)\]}]""")
+
+
+# SWI-Prolog reads an integer in time that grows with the square of its
+# digits (a million take 14 s): as JSON (Python's int) does, an event line
+# may hold integers of at most MAX_DIGITS digits (quoted texts aside)
+MAX_DIGITS = 4300
+_NUMBERS = re.compile(r"""'(?:[^'\\]|\\.|'')*'|"(?:[^"\\]|\\.|"")*"|`(?:[^`\\]|\\.|``)*`|0'\\?.|%.*"""
+                      r"|(?<![\w.])[0-9][0-9_]*")
+
+
+def _longest_number(text: str) -> int:
+    """The most digits of an integer of a Prolog term's text (outside
+    quotes, character codes and comments; ``1_000`` is one integer)."""
+    return max((len(t) - t.count("_") for t in (m.group() for m in _NUMBERS.finditer(text))
+                if t[0].isdigit() and "'" not in t), default=0)
 
 
 def _bracket_depth(text: str) -> int:
@@ -663,12 +709,12 @@ def _json_term(item: dict[str, Any], names: dict[str, str]) -> str:
 
 def json_line_reason(line: str) -> Optional[str]:
     """Why ``etalis run`` rejects the JSON line ``line`` before it looks at
-    its fields (not UTF-8, with its bad bytes as lone surrogates; not JSON;
-    not an object), or None.  Replay asks it of the lines that Spark's JSON
-    reader cannot read."""
-    m = _NOT_UTF8.search(line)
-    if m:
-        return _not_utf8(m)
+    its fields (not text, see :func:`decode_lines`: not UTF-8, with its bad
+    bytes as lone surrogates; not JSON; not an object), or None.  Replay
+    asks it of the lines that Spark's JSON reader cannot read."""
+    reason = _not_text(line)
+    if reason:
+        return reason
     try:
         item = json.JSONDecoder(parse_constant=_not_a_number).decode(line)
         if not isinstance(item, dict):
@@ -696,8 +742,17 @@ def _reason(e: Exception) -> str:
     return f"not readable: {str(e).split(';')[0]}"  # e.g. an integer of more than 4300 digits
 
 
+def csv_rows(lines: Iterable[str]) -> "_csv.Reader":
+    """The rows of CSV ``lines`` (csv.reader), with no bound on the size
+    of a field but the line's: Python's default of 131,072 characters
+    ended ``etalis run`` with a traceback (``field larger than field
+    limit``) at a longer field."""
+    csv.field_size_limit(sys.maxsize)
+    return csv.reader(lines)
+
+
 def _csv_batches(source: Lines, mapping: Mapping, batch_lines: int, packed: bool = False) -> Iterator[Batch]:
-    reader = csv.reader(source)
+    reader = csv_rows(source)
     bad = source.bad
     if mapping.columns:
         header = list(mapping.columns)

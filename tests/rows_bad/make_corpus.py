@@ -22,6 +22,9 @@ BIG = 123456789012345678901234567890
 CLAUSE = "is a Prolog clause or directive, not an event"
 QUOTE = "syntax error: a quote ({}) is never closed"
 NOT_JSON_NUMBER = "not JSON: {} (JSON has no NaN or infinity)"
+NUL = "line holds a NUL byte at column {}: no text does (a binary file, or text in UTF-16?)"
+MARK = ("line starts with a byte order mark (U+FEFF), as a file does: were two files joined (cat a b)? "
+        "remove the mark")
 FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
          "dates can be given in .jsonl or .csv files")
 
@@ -64,6 +67,11 @@ EVENTS: dict[str, tuple[bytes, str | None]] = {
     "unclosed_bracket.events": (b"event(a(1), 2", f"syntax error: operator expected at column 14 ({FORMS})"),
     "deep.events": (f"event(a({deep(20_000)}), 2).".encode(), "nested deeper than 100 levels"),
     "reserved_name.events": (b"event('$a'(1), 2).", "event names starting with $ are reserved ('$a')"),
+    "nul.events": (b"event(a(1\x00), 2).", NUL.format(10)),
+    "too_many_digits.events": (f"event(a({'7' * 5000}), 2).".encode(),
+                               "an integer of 5,000 digits: more than 4,300 (as in JSON; reading one takes time "
+                               "that grows with the square of its digits)"),
+    "bom_in_the_middle.events": (BOM + b"event(a(1), 2).", MARK),
     "out_of_order.events": (b"event(a(1), 0).",
                             "time 0 is earlier than the last accepted time 1 (events must arrive in time order)"),
 }
@@ -97,6 +105,8 @@ JSONL: dict[str, tuple[bytes, str | None]] = {
     "clause_name.jsonl": (b'{"event": ":-", "args": ["a", "b"], "time": 2}', f"a:-b {CLAUSE}"),
     "reserved_name.jsonl": (b'{"event": "$a", "args": [1], "time": 2}',
                             "event names starting with $ are reserved ('$a')"),
+    "nul.jsonl": (b'{"event": "a", "args": ["\x00"], "time": 2}', NUL.format(26)),
+    "bom_in_the_middle.jsonl": (BOM + b'{"event": "a", "args": [1], "time": 2}', MARK),
     "out_of_order.jsonl": (b'{"event": "a", "args": [1], "time": 0}',
                            "time 0 is earlier than the last accepted time 1 (events must arrive in time order)"),
 }
@@ -112,6 +122,8 @@ CSV: dict[str, tuple[bytes, str | None]] = {
     "extra_field.csv": (b"a,1,2,3", "4 fields where the header has 3"),
     "reserved_name.csv": (b"$a,1,2", "event names starting with $ are reserved ('$a')"),
     "clause_name.csv": (b":-,1,2", f":-1 {CLAUSE}"),
+    "nul.csv": (b"a,1\x00,2", NUL.format(4)),
+    "bom_in_the_middle.csv": (BOM + b"a,1,2", MARK),
     "out_of_order.csv": (b"a,1,0",
                          "time 0 is earlier than the last accepted time 1 (events must arrive in time order)"),
 }

@@ -40,6 +40,8 @@ def files() -> dict[str, bytes]:
         "deep_braces_10000.etl": b"h <- a seq " + b"{" * 10000 + b"a" + b"}" * 10000 + b".\n",
         "deep_negation_10000.etl": b"h <- " + b"\\+ " * 10000 + b"a.\n",
         "deep_unclosed_parentheses_10000.etl": b"h <- " + b"(" * 10000 + b"a.\n",
+        "bom_in_the_middle.etl": b"ok <- a seq b.\n\xef\xbb\xbfh <- a seq b.\n",
+        "huge_text_20000000.etl": b"h(X) <- a where X = " + b"x" * 20_000_000 + b".\n",
     }
 
 
