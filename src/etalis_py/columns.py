@@ -59,8 +59,9 @@ class Cells:
     tags: Union[int, "np.ndarray[Any, Any]"]
     table: list[str] = field(default_factory=list)
 
-    def rows(self, part: slice) -> "Cells":
-        """The cells of the rows ``part``, with the part of the table they use."""
+    def rows(self, part: Union[slice, "np.ndarray[Any, Any]"]) -> "Cells":
+        """The cells of the rows ``part`` (a slice, or an array of row
+        indexes), with the part of the table they use."""
         import numpy as np
 
         values = self.values[part]
@@ -72,6 +73,31 @@ class Cells:
         values = values.copy()
         values[in_table] = inverse
         return Cells(values, tags, [self.table[i] for i in used.tolist()])
+
+    @staticmethod
+    def joined(parts: Sequence["Cells"]) -> "Cells":
+        """The cells of ``parts`` one after the other, with one table (each
+        distinct text once)."""
+        import numpy as np
+
+        first = parts[0].tags
+        if isinstance(first, int) and first != TABLE and all(
+                isinstance(p.tags, int) and p.tags == first for p in parts):
+            return Cells(np.concatenate([p.values for p in parts]), parts[0].tags)
+        values = np.concatenate([p.values.view(np.int64) for p in parts])     # a float as its 8 bytes
+        tags = np.concatenate([np.full(len(p.values), p.tags, dtype=np.uint8) if isinstance(p.tags, int) else p.tags
+                               for p in parts])
+        index: dict[str, int] = {}
+        start = 0
+        for p in parts:
+            end = start + len(p.values)
+            if p.table:
+                renumber = np.fromiter((index.setdefault(t, len(index)) for t in p.table), dtype=np.int64,
+                                       count=len(p.table))
+                mask = tags[start:end] == TABLE
+                values[start:end][mask] = renumber[values[start:end][mask]]
+            start = end
+        return Cells(values, tags, list(index))
 
     def spec(self) -> str:
         tags = f"all({self.tags})" if isinstance(self.tags, int) else str(self.tags.ctypes.data)
@@ -102,6 +128,27 @@ class Packed:
             part = slice(start, start + size)
             yield Packed(self.codes[part], self.heads, [c.rows(part) for c in self.columns], self.interval,
                          None if self.points is None else self.points[part])
+
+    def rows(self, part: "np.ndarray[Any, Any]") -> "Packed":
+        """The rows at the indexes ``part``, in its order."""
+        return Packed(self.codes[part], self.heads, [c.rows(part) for c in self.columns], self.interval,
+                      None if self.points is None else self.points[part])
+
+    @staticmethod
+    def joined(parts: Sequence["Packed"]) -> "Packed":
+        """The rows of ``parts`` (batches of events at a point, with the
+        same columns) one after the other, each head and text once."""
+        import numpy as np
+
+        if not parts or any(p.interval or p.points is not None for p in parts):
+            raise ValueError("join one or more batches of events at a point")
+        index: dict[str, int] = {}
+        codes = []
+        for p in parts:
+            renumber = np.array([index.setdefault(h, len(index)) for h in p.heads] + [-1], dtype=np.int32)
+            codes.append(renumber[p.codes])        # a code of -1 (no event) takes the last: -1
+        columns = [Cells.joined(column) for column in zip(*(p.columns for p in parts))]
+        return Packed(np.concatenate(codes), list(index), columns)
 
     def placed(self, places: Sequence[int], n: int) -> "Packed":
         """The batch as rows ``places`` of a batch of ``n`` rows, the others with no event."""
