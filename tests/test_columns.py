@@ -198,3 +198,25 @@ def test_provenance_comes_back_both_ways(path: str, monkeypatch: pytest.MonkeyPa
         [d] = result.detections
         assert (d.event, d.args, d.start, d.end) == ("c", (1,), 1, 2.5)
         assert [(p.event, p.args, p.start, p.end) for p in d.provenance] == [("a", (1,), 1, 1), ("b", (1,), 2.5, 2.5)]
+
+
+def test_a_column_of_plain_numerals_is_read_as_numbers_as_python_reads_them() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from etalis_py.tables import number_array
+
+    floats = number_array(pa.array(["0.1", "-0.0", "12.50", "0.1000000000000000055511151231257827",
+                                    "9" * 300 + ".5", "007.25"]))
+    assert floats is not None and floats.dtype == np.float64
+    assert floats.tolist() == [0.1, -0.0, 12.5, 0.1, float("9" * 300 + ".5"), 7.25]
+    assert math.copysign(1, floats[1]) == -1
+    ints = number_array(pa.array(["5", "-3", "007", "999999999999999999"]))
+    assert ints is not None and ints.dtype == np.int64 and ints.tolist() == [5, -3, 7, 999999999999999999]
+    typed = number_array(pa.array([1.5, -2.0]))
+    assert typed is not None and typed.tolist() == [1.5, -2.0]
+    # each of these has a value that is not a plain numeral standing for itself in an int64 or a float
+    for column in (["1", "2.5"], ["1e3"], [" 5"], ["+5"], ["1000000000000000000"], ["5", None], ["٣"], ["1."],
+                   [".5"], ["nan"], [], [1.5, float("inf")], [1, None]):
+        assert number_array(pa.array(column)) is None, column
+    assert number_array(pa.array([b"\xff1", b"2"], pa.binary()).cast(pa.string(), safe=False)) is None

@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from ..columns import Packed
 from ..events import InvalidEvent
 from ..streams import Mapping, json_line_reason
-from ..tables import Column, joined_packed, joined_terms, parse_cell, row_columns, value_text
+from ..tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
 from .names import (
     CORRUPT, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT,
     T_OTHER, T_TEXT,
@@ -107,7 +107,7 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                 got[col] = (_values(column), pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
             return got[col]
 
-        columns = row_columns(values, m, typed=packed)
+        columns = row_columns(values, m, lambda col: number_array(batch.column(col)), typed=packed)
         if m.event_col is not None:
             _reserved_names(values(m.event_col)[0], columns[0])
         terms: list[str] = []
@@ -127,8 +127,9 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
         key_pos = [first.get(sig) for sig in sigs]
         keys = {p: _keys(values(m.args[p])[0], m.args[p], m.args[p] == m.graph_col) for p in key_args}
         time_texts = columns[-1][0]
-        tk = _time_kinds(values(m.time or ""), m.time_format is not None or pa.types.is_timestamp(
-            batch.schema.field(m.time or "").type))
+        time_numbers = isinstance(time_texts, np.ndarray)
+        tk = [TK_NUMBER] * n if time_numbers else _time_kinds(values(m.time or ""), m.time_format is not None
+                                                             or pa.types.is_timestamp(batch.schema.field(m.time or "").type))
         rows = batch.column(ROW)
         if ok:
             k = len(ok)
@@ -149,7 +150,8 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                  pa.array(["u" if q is None else "e" for q in key_pos], pa.string()),
                  pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string()),
                  pa.nulls(k, pa.string()) if packed else pa.array([terms[i] + ".\n" for i in ok], pa.string()),
-                 pa.array([float(time_texts[i]) for i in ok], pa.float64()), pa.nulls(k, pa.string()),
+                 pa.array(np.asarray(time_texts)[ok].astype(np.float64) if time_numbers else [float(time_texts[i]) for i in ok],
+                          pa.float64()), pa.nulls(k, pa.string()),
                  pa.array([tk[i] for i in ok], pa.int32()), *extra],
                 names=names), events
         if reasons:
