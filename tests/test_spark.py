@@ -460,6 +460,31 @@ def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
         "stage 1 (partitioned by sensor; 1 rules)", "stage 2 (partitioned by argument 2 of rise/4; 1 rules)"]
 
 
+def test_the_first_local_replay_writes_the_jvm_class_archive_and_the_next_ones_use_it(tmp_path: Path) -> None:
+    """Class data sharing for Spark's JVM: the archive is kept only once
+    the JVM that wrote it has exited normally, and a replay with it prints
+    exactly what one without it prints (the JVM's notes on it are off)."""
+    data = area_data(tmp_path / "area.csv", 300)
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    expected, _ = etalis_run(rules, data, AREA_MAPPING)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT / "src")}
+    argv = [sys.executable, "-m", "etalis_py.cli", "replay", str(rules), "--events", str(data), *AREA_MAPPING,
+            "--master", "local[1]", "--no-progress"]
+    archives = tmp_path / "cache" / "etalis-py" / "spark-classes"
+    for _ in range(2):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+        assert (done.returncode, done.stdout) == (0, "".join(expected)), done.stderr
+        assert done.stderr.startswith(f"rows: 300, events: 300, rejected: 0, detections: {len(expected)}, ")
+        assert len(done.stderr.splitlines()) == 3, done.stderr
+        kept = sorted(f.suffix for f in archives.iterdir())
+        assert kept == [".jsa"]
+    off = subprocess.run(argv, env={**env, "ETALIS_SPARK_CDS": "0", "XDG_CACHE_HOME": str(tmp_path / "none")},
+                         capture_output=True, text=True, timeout=600)
+    assert (off.returncode, off.stdout) == (0, "".join(expected))
+    assert not (tmp_path / "none" / "etalis-py" / "spark-classes").exists()
+
+
 def test_etalis_replay_format_table_prints_the_table_of_etalis_run(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = area_data(tmp_path / "area.csv", 600)

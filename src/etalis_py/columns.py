@@ -223,6 +223,15 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
         floats = np.fromiter(values, dtype=np.float64, count=len(values))
         if np.isfinite(floats).all():
             return Cells(floats, FLOAT)
+    elif kinds == {str}:
+        distinct = dict.fromkeys(values)
+        try:
+            texts = list(map(text, distinct))
+        except (ValueError, RecursionError):
+            pass        # row by row below, for each row's reason
+        else:
+            codes = dict(zip(distinct, range(len(texts))))
+            return Cells(np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values)), TABLE, texts)
     n = len(values)
     out = np.zeros(n, dtype=np.int64)
     tags = np.zeros(n, dtype=np.uint8)
@@ -493,12 +502,16 @@ def find_or_build(prolog: Path, home: str) -> tuple[Optional[Path], str]:
     if prebuilt.is_file() and prebuilt.stat().st_mtime >= source.stat().st_mtime:
         return prebuilt, ""
     digest = hashlib.sha256(source.read_bytes() + home.encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etalis-py"
-    target = cache / digest / "etalis_columns.so"
+    target = cache_dir() / digest / "etalis_columns.so"
     if target.is_file():
         return target, ""
     why = build(source, target, home)
     return (None, why) if why else (target, "")
+
+
+def cache_dir() -> Path:
+    """etalis-py's directory of things built at first use (``$XDG_CACHE_HOME/etalis-py``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etalis-py"
 
 
 def build(source: Path, target: Path, home: str) -> str:
