@@ -941,3 +941,22 @@ def test_keys_written_differently_that_make_one_term_meet_in_one_partition(
     coarse = driver._coarse_key(spark.createDataFrame([(k,) for k in keys], "k string"), "k")
     assert [r[0] for r in spark.createDataFrame([(k,) for k in keys], "k string").select(coarse).collect()] == [
         "7.0", "7.0", "7.0", "7.0", "7.0", "70.0", "70.0", "7.0", "7.0", "ab", "ab", "ab"]
+
+
+
+def test_the_coarse_key_of_a_plain_name_is_the_name_itself(spark: SparkSession) -> None:
+    """The coarse key's shortcut for names (ASCII letters and digits, not
+    starting with i or n) gives what the full expression gives."""
+    from pyspark.sql import functions as F
+
+    values = ["s1", "Zz9", "abc", "x7e0", "Inf", "inf", "Infinity", "nan", "NaN", "n1", "i2", "infx", "x_1", "a b",
+              "b\u2003", "\u0667", "s\u0667", "7", "007", "7.0", "e5", "E5", "d1", "f2", "x1d", "0x1p3", "é", "", None]
+    df = spark.createDataFrame([(v,) for v in values], "k string")
+    full = F.coalesce(F.translate(F.col("k"), *driver._key_chars()).try_cast("double").cast("string"),
+                      F.translate(F.col("k"), *driver._key_chars()))
+    rows = df.select(driver._coarse_key(df, "k").alias("fast"), full.alias("full"),
+                     F.col("k").rlike(driver._PLAIN_NAME).alias("plain")).collect()
+    assert [r["fast"] for r in rows] == [r["full"] for r in rows]
+    assert [v for v, r in zip(values, rows) if r["plain"]] == ["s1", "Zz9", "abc", "x7e0", "e5", "E5", "d1", "f2",
+                                                               "x1d"]
+
