@@ -128,8 +128,8 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
         keys = {p: _keys(values(m.args[p])[0], m.args[p], m.args[p] == m.graph_col) for p in key_args}
         time_texts = columns[-1][0]
         time_numbers = isinstance(time_texts, np.ndarray)
-        tk = [TK_NUMBER] * n if time_numbers else _time_kinds(values(m.time or ""), m.time_format is not None
-                                                             or pa.types.is_timestamp(batch.schema.field(m.time or "").type))
+        dates = m.time_format is not None or pa.types.is_timestamp(batch.schema.field(m.time or "").type)
+        tk = [TK_NUMBER] * n if time_numbers else _time_kinds(values(m.time or ""), dates)
         rows = batch.column(ROW)
         if ok:
             k = len(ok)
@@ -150,8 +150,9 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                  pa.array(["u" if q is None else "e" for q in key_pos], pa.string()),
                  pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string()),
                  pa.nulls(k, pa.string()) if packed else pa.array([terms[i] + ".\n" for i in ok], pa.string()),
-                 pa.array(np.asarray(time_texts)[ok].astype(np.float64) if time_numbers else [float(time_texts[i]) for i in ok],
-                          pa.float64()), pa.nulls(k, pa.string()),
+                 pa.array(np.asarray(time_texts)[ok].astype(np.float64) if time_numbers
+                          else [float(time_texts[i]) for i in ok], pa.float64()),
+                 pa.nulls(k, pa.string()),
                  pa.array([tk[i] for i in ok], pa.int32()), *extra],
                 names=names), events
         if reasons:

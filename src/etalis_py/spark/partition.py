@@ -19,8 +19,8 @@ from ..events import batch_list, event_term
 from ..prolog_text import compound_text, input_line, interval_text, number_text
 from .mapping import MapSpec, _key_text, _type_code, mapped_batches
 from .names import (
-    BATCH_ROWS, FEED_LINES, KEY1, KIND, LINE, MAX_ENGINES, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_N, S_PATH,
-    S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TK_NUMBER, TRANSFER,
+    BATCH_ROWS, FEED_LINES, KEY1, KIND, LINE, MAX_ENGINES, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_N,
+    S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TK_NUMBER, TRANSFER,
 )
 
 
