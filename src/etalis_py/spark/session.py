@@ -45,9 +45,10 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
             "spark.driver.host": "127.0.0.1",
             "spark.driver.bindAddress": "127.0.0.1",
             # a replay is a few short jobs: the JVM's first tier of JIT
-            # compilation costs far less CPU than the second, and on one
+            # compilation costs far less CPU than the second, one thread
+            # collects garbage with less CPU than several, and on one
             # machine compressing shuffle files only costs CPU
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseParallelGC",
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
             "spark.shuffle.compress": "false",
             "spark.shuffle.spill.compress": "false",
             "spark.driver.memory": "2g",        # the executors' too, in local mode
