@@ -462,8 +462,9 @@ def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
 
 def test_the_first_local_replay_writes_the_jvm_class_archive_and_the_next_ones_use_it(tmp_path: Path) -> None:
     """Class data sharing for Spark's JVM: the archive is kept only once
-    the JVM that wrote it has exited normally, and a replay with it prints
-    exactly what one without it prints (the JVM's notes on it are off)."""
+    the JVM that wrote it has exited normally (one left by a killed driver
+    is removed), and a replay with it prints exactly what one without it
+    prints (the JVM's notes on it are off)."""
     data = area_data(tmp_path / "area.csv", 300)
     rules = tmp_path / "area.etl"
     rules.write_text(AREA_RULES)
@@ -472,6 +473,10 @@ def test_the_first_local_replay_writes_the_jvm_class_archive_and_the_next_ones_u
     argv = [sys.executable, "-m", "etalis_py.cli", "replay", str(rules), "--events", str(data), *AREA_MAPPING,
             "--master", "local[1]", "--no-progress"]
     archives = tmp_path / "cache" / "etalis-py" / "spark-classes"
+    archives.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (archives / f"0123456789abcdef.{gone.pid}.making").write_bytes(b"half an archive of a killed driver's JVM")
     for _ in range(2):
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
         assert (done.returncode, done.stdout) == (0, "".join(expected)), done.stderr

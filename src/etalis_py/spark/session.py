@@ -119,7 +119,7 @@ class ClassArchive:
                 active.stop()
             if proc.stdin is not None:
                 proc.stdin.close()          # the JVM exits when its stdin closes
-            code = proc.wait(timeout=300)
+            code = proc.wait(timeout=120)
         except (subprocess.TimeoutExpired, OSError, ValueError):
             code = None
         try:
@@ -154,9 +154,22 @@ def class_archive() -> Optional[ClassArchive]:
         return ClassArchive(path)
     try:
         directory.mkdir(parents=True, exist_ok=True)
-    except OSError:
+        for left in directory.glob("*.making"):    # of a driver that was killed: its JVM wrote it unseen
+            if not _alive(int(left.suffixes[-2].lstrip("."))):
+                left.unlink(missing_ok=True)
+    except (OSError, ValueError, IndexError):
         return None
     return ClassArchive(path, path.with_suffix(f".{os.getpid()}.making"))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:     # another user's
+        return True
+    return True
 
 
 def _start_jvm(master: str, settings: dict[str, str], archive: Optional[ClassArchive] = None) -> None:
