@@ -121,10 +121,11 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
             if _blank(batch, i, spec):
                 reasons[i] = "the row is empty"
         reasons.update(_unread(batch, spec))
-        ok = [i for i in range(n) if i not in reasons]
+        every = not reasons     # each row is an event: its columns as they are, not row by row
+        ok = range(n) if every else [i for i in range(n) if i not in reasons]
         texts = [value_text(v).strip() for v in values(m.event_col)[0]] if m.event_col is not None else None
         sigs = [f"{texts[i]}/{arity}" for i in ok] if texts is not None else [f"{m.event}/{arity}"] * len(ok)
-        key_pos = [first.get(sig) for sig in sigs]
+        key_pos = [first.get(sig) for sig in sigs] if texts is not None else [first.get(sigs[0])] if ok else []
         keys = {p: _keys(values(m.args[p])[0], m.args[p], m.args[p] == m.graph_col) for p in key_args}
         time_texts = columns[-1][0]
         time_numbers = isinstance(time_texts, np.ndarray)
@@ -141,19 +142,26 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                                                   pa.array(later_keys, pa.string()))]
             events: Optional[Packed] = None
             if cells is not None:
-                events = cells.rows(np.array(ok, dtype=np.int64))
+                events = cells if every else cells.rows(np.array(ok, dtype=np.int64))
                 extra.append(pa.array(np.arange(offset, offset + k, dtype=np.int64)))
                 offset += k
+            if len(key_pos) == 1:       # one event name: one kind and one key argument
+                q = key_pos[0]
+                kinds = pa.repeat("u" if q is None else "e", k)
+                key1 = pa.repeat("", k) if q is None or q < 0 else pa.array(
+                    keys[q] if every else [keys[q][i] for i in ok], pa.string())
+            else:
+                kinds = pa.array(["u" if q is None else "e" for q in key_pos], pa.string())
+                key1 = pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string())
             yield pa.RecordBatch.from_arrays(
                 [*(pa.nulls(k, batch.schema.field(c).type) for c in spec.original),
-                 rows.take(pa.array(ok, pa.int64())),
-                 pa.array(["u" if q is None else "e" for q in key_pos], pa.string()),
-                 pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string()),
+                 rows if every else rows.take(pa.array(ok, pa.int64())), kinds, key1,
                  pa.nulls(k, pa.string()) if packed else pa.array([terms[i] + ".\n" for i in ok], pa.string()),
-                 pa.array(np.asarray(time_texts)[ok].astype(np.float64) if time_numbers
+                 pa.array(np.asarray(time_texts)[np.asarray(ok)].astype(np.float64) if time_numbers
                           else [float(time_texts[i]) for i in ok], pa.float64()),
                  pa.nulls(k, pa.string()),
-                 pa.array([tk[i] for i in ok], pa.int32()), *extra],
+                 pa.repeat(pa.scalar(TK_NUMBER, pa.int32()), k) if time_numbers
+                 else pa.array([tk[i] for i in ok], pa.int32()), *extra],
                 names=names), events
         if reasons:
             bad = sorted(reasons)
