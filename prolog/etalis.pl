@@ -61,6 +61,10 @@ Requests:
   - feed_segments(Engine, Resets, Counts): as feed_segments(Engine,
     Resets), with each segment a batch list of as many terms as its
     element of Counts says (see feed_list).
+  - feed_segments_columns(Engine, Resets, Counts, Spec): as
+    feed_segments(Engine, Resets, Counts), with the segments' events one
+    batch packed as columns (see feed_columns), split into segments of
+    Counts terms; no payload.
   - flush(Engine): process the events held back by a lateness.
   - feed(Engine, FirstLine, Format), feed_list(Engine, FirstLine, Count,
     Format), flush(Engine, Format): as above, with the detections as
@@ -129,13 +133,7 @@ serve(feed_list(M, FirstLine, Count, Format), Payload, Header, Detections) :-
     feed_header(Summary, Header).
 serve(feed_columns(M, FirstLine, Count, Format, Spec), _, Header, Detections) :-
     detection_format(Format),
-    (   ground(Spec)
-    ->  true
-    ;   domain_error(ground_columns, Spec)
-    ),
-    column_terms(Spec, Terms, Checked),
-    must_be(list, Terms),
-    length(Terms, Count),
+    spec_terms(Spec, Count, Terms, Checked),
     (   Format == packed
     ->  packed_reset,
         engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections),
@@ -208,9 +206,16 @@ serve(feed_segments(M, Resets, Counts), Payload, _{segments: Results}, Detection
     engine_compiled(M, _),
     split_string(Payload, "\x1d\", "", Texts),
     maplist(feed_segment(M), Resets, Counts, Texts, Results, Outs),
-    foldl([D, Acc0, Acc]>>(Acc0 == [] -> Acc = [D] ; Acc = [D, "\x1d\"|Acc0]), Outs, [], Rev),
-    reverse(Rev, Parts),
-    atomics_to_string(Parts, Detections).
+    segments_text(Outs, Detections).
+serve(feed_segments_columns(M, Resets, Counts, Spec), _, _{segments: Results}, Detections) :-
+    engine_compiled(M, _),
+    must_be(list(nonneg), Counts),
+    sum_list(Counts, Count),
+    spec_terms(Spec, Count, Terms, Checked),
+    detection_format(object),
+    segment_terms(Counts, Terms, Segments),
+    maplist(feed_segment_terms(M, Checked), Resets, Segments, Results, Outs),
+    segments_text(Outs, Detections).
 serve(rules(Source), Payload, Header, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
@@ -310,6 +315,48 @@ feed_segment(M, Reset, Count, Text, Header, Detections) :-
     ->  serve(feed(M, 1), Text, Header, Detections)
     ;   serve(feed_list(M, 1, Count), Text, Header, Detections)
     ).
+
+%   feed_segment_terms(+M, +Checked, +Reset, +Terms, -Header, -Detections):
+%   one segment of feed_segments_columns, its list of event terms (Checked
+%   as for engine_feed_terms/6).
+
+feed_segment_terms(M, Checked, Reset, Terms, Header, Detections) :-
+    (   Reset == 1
+    ->  engine_reset(M)
+    ;   true
+    ),
+    engine_feed_terms(M, Terms, 1, Checked, Summary, Detections),
+    feed_header(Summary, Header).
+
+%   spec_terms(+Spec, +Count, -Terms, -Checked): the Count event terms of
+%   the packed columns Spec, and whether they are known valid (see
+%   etalis_columns:column_terms/3).
+
+spec_terms(Spec, Count, Terms, Checked) :-
+    (   ground(Spec)
+    ->  true
+    ;   domain_error(ground_columns, Spec)
+    ),
+    column_terms(Spec, Terms, Checked),
+    must_be(list, Terms),
+    length(Terms, Count).
+
+%   segment_terms(+Counts, +Terms, -Segments): Terms cut into lists of
+%   Counts elements each.
+
+segment_terms([], [], []).
+segment_terms([N|Ns], Terms, [Segment|Segments]) :-
+    length(Segment, N),
+    append(Segment, Rest, Terms),
+    segment_terms(Ns, Rest, Segments).
+
+%   segments_text(+Outs, -Text): the detections of the segments, in
+%   order, separated by the character 0x1D.
+
+segments_text(Outs, Text) :-
+    foldl([D, Acc0, Acc]>>(Acc0 == [] -> Acc = [D] ; Acc = [D, "\x1d\"|Acc0]), Outs, [], Rev),
+    reverse(Rev, Parts),
+    atomics_to_string(Parts, Text).
 
 %   pending_part(+M, +Nodes, +Ids, -Part): one pending occurrence in a
 %   goal of the rule, as JSON: the goal, the part matched (with its

@@ -198,3 +198,49 @@ def test_provenance_comes_back_both_ways(path: str, monkeypatch: pytest.MonkeyPa
         [d] = result.detections
         assert (d.event, d.args, d.start, d.end) == ("c", (1,), 1, 2.5)
         assert [(p.event, p.args, p.start, p.end) for p in d.provenance] == [("a", (1,), 1, 1), ("b", (1,), 2.5, 2.5)]
+
+
+def test_a_column_of_plain_numerals_is_read_as_numbers_as_python_reads_them() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from etalis_py.tables import number_array
+
+    floats = number_array(pa.array(["0.1", "-0.0", "12.50", "0.1000000000000000055511151231257827",
+                                    "9" * 300 + ".5", "007.25"]))
+    assert floats is not None and floats.dtype == np.float64
+    assert floats.tolist() == [0.1, -0.0, 12.5, 0.1, float("9" * 300 + ".5"), 7.25]
+    assert math.copysign(1, floats[1]) == -1
+    ints = number_array(pa.array(["5", "-3", "007", "999999999999999999"]))
+    assert ints is not None and ints.dtype == np.int64 and ints.tolist() == [5, -3, 7, 999999999999999999]
+    typed = number_array(pa.array([1.5, -2.0]))
+    assert typed is not None and typed.tolist() == [1.5, -2.0]
+    # each of these has a value that is not a plain numeral standing for itself in an int64 or a float
+    for column in (["1", "2.5"], ["1e3"], [" 5"], ["+5"], ["1000000000000000000"], ["5", None], ["٣"], ["1."],
+                   [".5"], ["nan"], [], [1.5, float("inf")], [1, None]):
+        assert number_array(pa.array(column)) is None, column
+    assert number_array(pa.array([b"\xff1", b"2"], pa.binary()).cast(pa.string(), safe=False)) is None
+
+
+def test_packed_batches_joined_and_taken_by_rows_give_their_events() -> None:
+    """Packed.joined renumbers heads and table texts of several batches,
+    and rows() takes rows in any order with the texts they use."""
+    import numpy as np
+
+    from etalis_py.columns import Packed
+
+    engine = Engine.from_string("got2(X, Y) <- b(X, Y).\nhit(X, Y) <- d(X, Y).\n")
+    assert engine.columnar()
+    first = items_packed([("b", ("x", 1), 1), ("b", ("y", 2.5), 2)], 1, {}, [])
+    second = items_packed([("d", ("w", "x"), 3), ("b", ("y", -3), 4), ("b", ("it's", [1]), 5)], 1, {}, [])
+    joined = Packed.joined([first, second])
+    assert (joined.heads, joined.codes.tolist()) == (["(b)/2", "(d)/2"], [0, 0, 1, 0, 0])
+    assert joined.columns[0].table == ["x", "y", "w", "'it\\'s'"]
+    assert engine.feed_packed(joined.rows(np.array([0, 2, 4]))).detection_lines.splitlines() == [
+        '{"event": "got2", "args": ["x", 1], "start": 1, "end": 1}',
+        '{"event": "hit", "args": ["w", "x"], "start": 3, "end": 3}',
+        '{"event": "got2", "args": ["it\'s", [1]], "start": 5, "end": 5}']
+    results = engine.feed_packed_segments(joined.rows(np.array([1, 3])), [True, True], [1, 1])
+    assert [r.detection_lines for r in results] == [
+        '{"event": "got2", "args": ["y", 2.5], "start": 2, "end": 2}\n',
+        '{"event": "got2", "args": ["y", -3], "start": 4, "end": 4}\n']

@@ -460,6 +460,36 @@ def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
         "stage 1 (partitioned by sensor; 1 rules)", "stage 2 (partitioned by argument 2 of rise/4; 1 rules)"]
 
 
+def test_the_first_local_replay_writes_the_jvm_class_archive_and_the_next_ones_use_it(tmp_path: Path) -> None:
+    """Class data sharing for Spark's JVM: the archive is kept only once
+    the JVM that wrote it has exited normally (one left by a killed driver
+    is removed), and a replay with it prints exactly what one without it
+    prints (the JVM's notes on it are off)."""
+    data = area_data(tmp_path / "area.csv", 300)
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    expected, _ = etalis_run(rules, data, AREA_MAPPING)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT / "src")}
+    argv = [sys.executable, "-m", "etalis_py.cli", "replay", str(rules), "--events", str(data), *AREA_MAPPING,
+            "--master", "local[1]", "--no-progress"]
+    archives = tmp_path / "cache" / "etalis-py" / "spark-classes"
+    archives.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    (archives / f"0123456789abcdef.{gone.pid}.making").write_bytes(b"half an archive of a killed driver's JVM")
+    for _ in range(2):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=600)
+        assert (done.returncode, done.stdout) == (0, "".join(expected)), done.stderr
+        assert done.stderr.startswith(f"rows: 300, events: 300, rejected: 0, detections: {len(expected)}, ")
+        assert len(done.stderr.splitlines()) == 3, done.stderr
+        kept = sorted(f.suffix for f in archives.iterdir())
+        assert kept == [".jsa"]
+    off = subprocess.run(argv, env={**env, "ETALIS_SPARK_CDS": "0", "XDG_CACHE_HOME": str(tmp_path / "none")},
+                         capture_output=True, text=True, timeout=600)
+    assert (off.returncode, off.stdout) == (0, "".join(expected))
+    assert not (tmp_path / "none" / "etalis-py" / "spark-classes").exists()
+
+
 def test_etalis_replay_format_table_prints_the_table_of_etalis_run(
         spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = area_data(tmp_path / "area.csv", 600)
@@ -667,6 +697,80 @@ def test_replay_rejects_bad_rows_of_csv_and_json_lines_one_by_one_as_run_does(
     result.unpersist()
 
 
+MIXED_RULES = ("pair(K, X1, X2, Y2) <- (r(K, X1, Y1) seq r(K, X2, Y2)) within 60 where X2 > X1.\n"
+               "neg(K, X, Y) <- r(K, X, Y) where X < 0.\n")
+MIXED_CSV = "".join(line + "\n" for line in [
+    'event,k,x,y,time',
+    'r,Zürich,5,hello world,2024-03-01T10:00:00Z',
+    "r,O'Hare,-3,it's,2024-03-01T09:00:00-01:00",
+    'r,東京,2.5,naïve,2024-03-01T10:00:01Z',
+    'r,Zürich,-0.25,"say ""hi""",2024-03-01T10:00:02Z',
+    'r,Zürich,1e3,"a,b",2024-03-01T10:00:03.5Z',
+    'r,東京,,x,2024-03-01T10:00:04Z',
+    "r,O'Hare,7,123456789012345678901234,2024-03-01T10:00:05Z",
+    'r,東京,nan,y,2024-03-01T10:00:06Z',
+    'r,São Paulo,3,,2024-03-01T10:00:07Z',
+    "r,São Paulo,4,'quoted',yesterday",
+    "r,O'Hare,9,007,2024-03-01T10:00:08Z",
+    'r,Zürich,12,Ελλάδα,2024-03-01T10:00:09+00:00',
+    '$a,Zürich,1,z,2024-03-01T10:00:10Z',
+    'r,Zürich,1,2,3,2024-03-01T10:00:11Z',
+    's,東京,-8,end,2024-03-01T10:00:12Z',
+    'r,São Paulo,-1.5,tab\tx,2024-03-01T10:00:13Z',
+    'r,São Paulo,2,-0.0,2024-03-01T10:00:14Z',
+    'r,東京,-7.75,終わり,2024-03-01T10:00:15Z',
+    'r,東京,3.25,"ä ""q""",2024-03-01T10:00:16.25Z',
+])
+
+
+def test_replay_of_quoted_unicode_negative_float_and_bad_rows_gives_exactly_the_lines_of_etalis_run(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """The rows cross into the engine as packed columns (as etalis run's
+    do): the same events, detections and rejections."""
+    rules = tmp_path / "mixed.etl"
+    rules.write_text(MIXED_RULES)
+    data = tmp_path / "mixed.csv"
+    data.write_text(MIXED_CSV, encoding="utf-8")
+    mapping = ["--event-col", "event", "--args", "k,x,y", "--time", "time", "--partition-by", "k"]
+    expected, summary = etalis_run(rules, data, mapping)
+    assert expected == [
+        '{"event": "neg", "args": ["O\'Hare", -3, "it\'s"], "start": 1709287200.0, "end": 1709287200.0}\n',
+        '{"event": "neg", "args": ["Zürich", -0.25, "say \\"hi\\""], "start": 1709287202.0, "end": 1709287202.0}\n',
+        '{"event": "pair", "args": ["Zürich", 5, 1000.0, "a,b"], "start": 1709287200.0, "end": 1709287203.5}\n',
+        '{"event": "pair", "args": ["Zürich", -0.25, 1000.0, "a,b"], "start": 1709287202.0, "end": 1709287203.5}\n',
+        '{"event": "pair", "args": ["O\'Hare", -3, 7, 123456789012345678901234], "start": 1709287200.0, '
+        '"end": 1709287205.0}\n',
+        '{"event": "pair", "args": ["O\'Hare", -3, 9, 7], "start": 1709287200.0, "end": 1709287208.0}\n',
+        '{"event": "pair", "args": ["O\'Hare", 7, 9, 7], "start": 1709287205.0, "end": 1709287208.0}\n',
+        '{"event": "pair", "args": ["Zürich", 5, 12, "Ελλάδα"], "start": 1709287200.0, "end": 1709287209.0}\n',
+        '{"event": "pair", "args": ["Zürich", -0.25, 12, "Ελλάδα"], "start": 1709287202.0, "end": 1709287209.0}\n',
+        '{"event": "neg", "args": ["São Paulo", -1.5, "tab\\tx"], "start": 1709287213.0, "end": 1709287213.0}\n',
+        '{"event": "pair", "args": ["São Paulo", -1.5, 2, -0.0], "start": 1709287213.0, "end": 1709287214.0}\n',
+        '{"event": "neg", "args": ["東京", -7.75, "終わり"], "start": 1709287215.0, "end": 1709287215.0}\n',
+        '{"event": "pair", "args": ["東京", 2.5, 3.25, "ä \\"q\\""], "start": 1709287201.0, "end": 1709287216.25}\n',
+        '{"event": "pair", "args": ["東京", -7.75, 3.25, "ä \\"q\\""], "start": 1709287215.0, '
+        '"end": 1709287216.25}\n']
+    assert summary.startswith("events read: 19, accepted: 13, rejected: 6, detections: 14,")
+    ns = cli.parser().parse_args(["run", str(rules), "--events", str(data), *mapping[:-2]])
+    out, err = StringIO(), StringIO()
+    cli.run(ns, out, err)
+    run_rejected = [line.split(": rejected: ") for line in err.getvalue().splitlines()[:-1]]
+    assert [(line.rsplit(":", 1)[1], reason) for line, reason in run_rejected] == [
+        ("7", "column 'x' is empty"), ("9", "column 'x': 'nan' is not a finite number"), ("10", "column 'y' is empty"),
+        ("11", "time 'yesterday' is not a number or an ISO 8601 date; give --time-format"),
+        ("14", "event names starting with $ are reserved ('$a')"), ("15", "6 fields where the header has 5")]
+    result = replay(data, rules, spark=spark, **kwargs(mapping))
+    assert list(result.detection_lines()) == expected
+    assert (result.rows, result.events, result.rejected_rows, result.detection_count) == (19, 13, 6, 14)
+    rejected = [(r["k"], r["x"], r["reason"]) for r in result.rejected.collect()]
+    assert rejected == [("東京", None, "column 'x' is empty"), ("東京", "nan", "column 'x': 'nan' is not a finite number"),
+                        ("São Paulo", "3", "column 'y' is empty"),
+                        ("São Paulo", "4", "time 'yesterday' is not a number or an ISO 8601 date; give --time-format"),
+                        ("Zürich", "1", "event names starting with $ are reserved ('$a')"),
+                        ("Zürich", "1", "6 fields where the header has 5")]
+    result.unpersist()
+
+
 def test_replay_under_selection_strategies_gives_the_lines_of_etalis_run(spark: SparkSession, tmp_path: Path) -> None:
     # per sensor, a then b; the strategies choose differently among the a's
     data = tmp_path / "ab.csv"
@@ -842,3 +946,22 @@ def test_keys_written_differently_that_make_one_term_meet_in_one_partition(
     coarse = driver._coarse_key(spark.createDataFrame([(k,) for k in keys], "k string"), "k")
     assert [r[0] for r in spark.createDataFrame([(k,) for k in keys], "k string").select(coarse).collect()] == [
         "7.0", "7.0", "7.0", "7.0", "7.0", "70.0", "70.0", "7.0", "7.0", "ab", "ab", "ab"]
+
+
+
+def test_the_coarse_key_of_a_plain_name_is_the_name_itself(spark: SparkSession) -> None:
+    """The coarse key's shortcut for names (ASCII letters and digits, not
+    starting with i or n) gives what the full expression gives."""
+    from pyspark.sql import functions as F
+
+    values = ["s1", "Zz9", "abc", "x7e0", "Inf", "inf", "Infinity", "nan", "NaN", "n1", "i2", "infx", "x_1", "a b",
+              "b\u2003", "\u0667", "s\u0667", "7", "007", "7.0", "e5", "E5", "d1", "f2", "x1d", "0x1p3", "é", "", None]
+    df = spark.createDataFrame([(v,) for v in values], "k string")
+    full = F.coalesce(F.translate(F.col("k"), *driver._key_chars()).try_cast("double").cast("string"),
+                      F.translate(F.col("k"), *driver._key_chars()))
+    rows = df.select(driver._coarse_key(df, "k").alias("fast"), full.alias("full"),
+                     F.col("k").rlike(driver._PLAIN_NAME).alias("plain")).collect()
+    assert [r["fast"] for r in rows] == [r["full"] for r in rows]
+    assert [v for v, r in zip(values, rows) if r["plain"]] == ["s1", "Zz9", "abc", "x7e0", "e5", "E5", "d1", "f2",
+                                                               "x1d"]
+

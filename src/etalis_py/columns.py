@@ -59,8 +59,9 @@ class Cells:
     tags: Union[int, "np.ndarray[Any, Any]"]
     table: list[str] = field(default_factory=list)
 
-    def rows(self, part: slice) -> "Cells":
-        """The cells of the rows ``part``, with the part of the table they use."""
+    def rows(self, part: Union[slice, "np.ndarray[Any, Any]"]) -> "Cells":
+        """The cells of the rows ``part`` (a slice, or an array of row
+        indexes), with the part of the table they use."""
         import numpy as np
 
         values = self.values[part]
@@ -72,6 +73,31 @@ class Cells:
         values = values.copy()
         values[in_table] = inverse
         return Cells(values, tags, [self.table[i] for i in used.tolist()])
+
+    @staticmethod
+    def joined(parts: Sequence["Cells"]) -> "Cells":
+        """The cells of ``parts`` one after the other, with one table (each
+        distinct text once)."""
+        import numpy as np
+
+        first = parts[0].tags
+        if isinstance(first, int) and first != TABLE and all(
+                isinstance(p.tags, int) and p.tags == first for p in parts):
+            return Cells(np.concatenate([p.values for p in parts]), parts[0].tags)
+        values = np.concatenate([p.values.view(np.int64) for p in parts])     # a float as its 8 bytes
+        tags = np.concatenate([np.full(len(p.values), p.tags, dtype=np.uint8) if isinstance(p.tags, int) else p.tags
+                               for p in parts])
+        index: dict[str, int] = {}
+        start = 0
+        for p in parts:
+            end = start + len(p.values)
+            if p.table:
+                renumber = np.fromiter((index.setdefault(t, len(index)) for t in p.table), dtype=np.int64,
+                                       count=len(p.table))
+                mask = tags[start:end] == TABLE
+                values[start:end][mask] = renumber[values[start:end][mask]]
+            start = end
+        return Cells(values, tags, list(index))
 
     def spec(self) -> str:
         tags = f"all({self.tags})" if isinstance(self.tags, int) else str(self.tags.ctypes.data)
@@ -102,6 +128,27 @@ class Packed:
             part = slice(start, start + size)
             yield Packed(self.codes[part], self.heads, [c.rows(part) for c in self.columns], self.interval,
                          None if self.points is None else self.points[part])
+
+    def rows(self, part: "np.ndarray[Any, Any]") -> "Packed":
+        """The rows at the indexes ``part``, in its order."""
+        return Packed(self.codes[part], self.heads, [c.rows(part) for c in self.columns], self.interval,
+                      None if self.points is None else self.points[part])
+
+    @staticmethod
+    def joined(parts: Sequence["Packed"]) -> "Packed":
+        """The rows of ``parts`` (batches of events at a point, with the
+        same columns) one after the other, each head and text once."""
+        import numpy as np
+
+        if not parts or any(p.interval or p.points is not None for p in parts):
+            raise ValueError("join one or more batches of events at a point")
+        index: dict[str, int] = {}
+        codes = []
+        for p in parts:
+            renumber = np.array([index.setdefault(h, len(index)) for h in p.heads] + [-1], dtype=np.int32)
+            codes.append(renumber[p.codes])        # a code of -1 (no event) takes the last: -1
+        columns = [Cells.joined(column) for column in zip(*(p.columns for p in parts))]
+        return Packed(np.concatenate(codes), list(index), columns)
 
     def placed(self, places: Sequence[int], n: int) -> "Packed":
         """The batch as rows ``places`` of a batch of ``n`` rows, the others with no event."""
@@ -176,6 +223,15 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
         floats = np.fromiter(values, dtype=np.float64, count=len(values))
         if np.isfinite(floats).all():
             return Cells(floats, FLOAT)
+    elif kinds == {str}:
+        distinct = dict.fromkeys(values)
+        try:
+            texts = list(map(text, distinct))
+        except (ValueError, RecursionError):
+            pass        # row by row below, for each row's reason
+        else:
+            codes = dict(zip(distinct, range(len(texts))))
+            return Cells(np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values)), TABLE, texts)
     n = len(values)
     out = np.zeros(n, dtype=np.int64)
     tags = np.zeros(n, dtype=np.uint8)
@@ -446,12 +502,16 @@ def find_or_build(prolog: Path, home: str) -> tuple[Optional[Path], str]:
     if prebuilt.is_file() and prebuilt.stat().st_mtime >= source.stat().st_mtime:
         return prebuilt, ""
     digest = hashlib.sha256(source.read_bytes() + home.encode()).hexdigest()[:16]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etalis-py"
-    target = cache / digest / "etalis_columns.so"
+    target = cache_dir() / digest / "etalis_columns.so"
     if target.is_file():
         return target, ""
     why = build(source, target, home)
     return (None, why) if why else (target, "")
+
+
+def cache_dir() -> Path:
+    """etalis-py's directory of things built at first use (``$XDG_CACHE_HOME/etalis-py``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "etalis-py"
 
 
 def build(source: Path, target: Path, home: str) -> str:

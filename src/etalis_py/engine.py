@@ -561,6 +561,25 @@ class Engine:
         request = f"feed_segments({self._name}, [{flags}])" if terms is None else \
             f"feed_segments({self._name}, [{flags}], [{','.join(str(int(n)) for n in terms)}])"
         header, body = self._prolog.request(request, "\x1d".join(segments))
+        return self._segment_results(header, body)
+
+    def feed_packed_segments(self, batch: Packed, resets: Sequence[bool], counts: Sequence[int]) -> list[FeedResult]:
+        """As :meth:`feed_segments` with terms, for one batch of packed
+        columns (see :meth:`feed_packed`) whose rows are the segments'
+        events, ``counts[i]`` of them in segment i."""
+        self._check_open()
+        if len(counts) != len(resets) or sum(counts) != len(batch):
+            raise ValueError("give one reset flag and one count per segment, the counts adding up to the batch")
+        if not counts:
+            return []
+        flags = ",".join("1" if r else "0" for r in resets)
+        request = (f"feed_segments_columns({self._name}, [{flags}], [{','.join(str(int(n)) for n in counts)}], "
+                   f"{batch.spec()})")
+        header, body = self._prolog.request(request)
+        return self._segment_results(header, body)
+
+    def _segment_results(self, header: dict[str, Any], body: str) -> list[FeedResult]:
+        """The results of the segments of a ``feed_segments`` reply, counted."""
         results = []
         for h, detections in zip(header["segments"], body.split("\x1d")):
             result = _feed_result(h, detections)

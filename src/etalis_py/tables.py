@@ -30,6 +30,7 @@ from .events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolo
 from .streams import CHUNK_BYTES, Batch, Mapping, missing_column, parse_time, parse_value
 
 if TYPE_CHECKING:
+    import numpy as np
     import pyarrow as pa
 
 # A column's texts (Prolog text of each row's value) and reasons (why a
@@ -71,22 +72,48 @@ def batch_terms(records: "pa.RecordBatch", mapping: Mapping) -> tuple[list[str],
 
 
 def batch_packed(records: "pa.RecordBatch", mapping: Mapping) -> tuple[Packed, list[tuple[int, str]]]:
-    """:func:`batch_terms` as packed columns: a column of int64 or float64
-    numbers without a null, NaN or infinity as itself, without its texts."""
+    """:func:`batch_terms` as packed columns: a column of numbers (see
+    :func:`number_array`) as itself, without its texts."""
+    columns = row_columns(_arrow_values(records), mapping, lambda col: number_array(records.column(col)), typed=True)
+    return joined_packed(columns, mapping, lambda i: _blank_row(records, i))
+
+
+def number_array(array: "pa.Array") -> Optional["np.ndarray[Any, Any]"]:
+    """The numbers of an Arrow column, as numpy's int64 or float64, if each
+    value stands for itself as a number (see :func:`row_columns`): a column
+    of int64 or finite float64 numbers without a null, or of texts that are
+    all plain decimal numerals, all with a fraction (float64) or all
+    without and of at most 18 digits (int64), read as Python's float() and
+    int() read them (Arrow's reading of a numeral is correctly rounded, as
+    Python's); else None."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if array.null_count or not len(array):
+        return None
+    if pa.types.is_int64(array.type) or pa.types.is_float64(array.type):
+        values = _buffer_numbers(array)
+        return values if values.dtype.kind == "i" or np.isfinite(values).all() else None
+    if not pa.types.is_string(array.type):
+        return None
+    try:
+        for pattern, kind in ((_PLAIN_FLOAT, pa.float64()), (_PLAIN_INT64, pa.int64())):
+            if pc.all(pc.match_substring_regex(array, pattern)).as_py():
+                return _buffer_numbers(pc.cast(array, kind))
+    except pa.ArrowInvalid:     # text that is not UTF-8
+        pass
+    return None
+
+
+def _buffer_numbers(array: "pa.Array") -> "np.ndarray[Any, Any]":
+    """An int64 or float64 Arrow column without a null as numpy's view of
+    its data buffer (Array.to_numpy would import pandas: 0.3 s a run)."""
     import numpy as np
     import pyarrow as pa
 
-    def numbers(col: str) -> Optional["np.ndarray[Any, Any]"]:
-        array = records.column(col)
-        if array.null_count or not (pa.types.is_int64(array.type) or pa.types.is_float64(array.type)):
-            return None
-        # the data buffer as it is (Array.to_numpy would import pandas: 0.3 s)
-        dtype = np.int64 if pa.types.is_int64(array.type) else np.float64
-        values = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * 8)
-        return values if values.dtype.kind == "i" or np.isfinite(values).all() else None
-
-    columns = row_columns(_arrow_values(records), mapping, numbers, typed=True)
-    return joined_packed(columns, mapping, lambda i: _blank_row(records, i))
+    dtype = np.int64 if pa.types.is_int64(array.type) else np.float64
+    return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * 8)
 
 
 def _arrow_values(records: "pa.RecordBatch") -> Callable[[str], tuple[Sequence[Any], bool]]:
@@ -242,6 +269,9 @@ def _name_text(text: str, col: str) -> str:
 # A plain decimal number: Prolog reads it as the number that Python's
 # int() or float() makes of it (floats are correctly rounded both ways).
 _PLAIN_NUMBER = re.compile(r"-?[0-9]{1,300}(?:\.[0-9]{1,300})?")
+# the same, as whole texts (Arrow's regular expressions): with a fraction, and an int64 without
+_PLAIN_FLOAT = r"\A-?[0-9]{1,300}\.[0-9]{1,300}\z"
+_PLAIN_INT64 = r"\A-?[0-9]{1,18}\z"
 
 
 def _column(values: Sequence[Any], numeric: bool, col: str, convert: Callable[[str, str], str],

@@ -4,21 +4,22 @@ rejections with the reason."""
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns import Packed
 from ..events import InvalidEvent
-from ..streams import Mapping, json_line_reason
-from ..tables import Column, joined_terms, parse_cell, row_columns, value_text
+from ..streams import Mapping, csv_rows, json_line_reason
+from ..tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
 from .names import (
-    CORRUPT, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT, T_OTHER,
-    T_TEXT,
+    CORRUPT, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT,
+    T_OTHER, T_TEXT,
 )
 
 
@@ -58,6 +59,17 @@ def _type_code(value: Any) -> int:
 
 
 def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The mapping pass (:func:`mapped_batches`), its events as lines."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch, _ in mapped_batches(spec, batches, packed=False):
+            yield batch
+
+    return run
+
+
+def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
+                   packed: bool) -> Iterator[tuple[pa.RecordBatch, Optional[Packed]]]:
     """The mapping pass: rows to engine input lines, made by the mapper of
     ``etalis run`` for tables (:func:`~etalis_py.tables.row_columns`, a
     column at a time, so the same lines and the same reasons), or to
@@ -65,76 +77,104 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
     read, and an empty row is rejected rather than skipped (every row is
     accounted for).  Each event gets the canonical text of its stage-1 key
     (``KEY1``) and its kind: e (stage 1 consumes it), u (it does not), r
-    (rejected)."""
+    (rejected).
+
+    If ``packed``, the events are not lines (``LINE`` is null) but packed
+    columns, as ``etalis run`` packs a table's rows
+    (:func:`~etalis_py.tables.joined_packed`): with each batch of events
+    comes the :class:`~etalis_py.columns.Packed` of its input rows, and an
+    event's ``PACKED`` is its row's index among the input rows of all the
+    batches so far."""
     m = spec.mapping
     arity = len(m.args)
     first = dict(spec.first)
     n_later = len(spec.later)
     with_later = spec.raw_later
     key_args = sorted({p for p in first.values() if p >= 0} | set(spec.later))
-    names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([SIG, KEYS] if with_later else [])
+    names = ([*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([SIG, KEYS] if with_later else [])
+             + ([PACKED] if packed else []))
+    offset = 0          # input rows of the batches before
+    for batch in batches:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        got: dict[str, tuple[list[Any], bool]] = {}
 
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            n = batch.num_rows
-            if n == 0:
-                continue
-            got: dict[str, tuple[list[Any], bool]] = {}
+        def values(col: str) -> tuple[list[Any], bool]:
+            if col not in got:
+                column = batch.column(col)
+                got[col] = (_values(column), pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
+            return got[col]
 
-            def values(col: str) -> tuple[list[Any], bool]:
-                if col not in got:
-                    column = batch.column(col)
-                    got[col] = (_values(column), pa.types.is_integer(column.type) or pa.types.is_floating(column.type))
-                return got[col]
-
-            columns = row_columns(values, m)
-            if m.event_col is not None:
-                _reserved_names(values(m.event_col)[0], columns[0])
+        columns = row_columns(values, m, lambda col: number_array(batch.column(col)), typed=packed)
+        if m.event_col is not None:
+            _reserved_names(values(m.event_col)[0], columns[0])
+        terms: list[str] = []
+        cells: Optional[Packed] = None
+        if packed:
+            cells, rejected = joined_packed(columns, m, lambda i: False)
+        else:
             terms, rejected = joined_terms(columns, m, lambda i: False)
-            reasons = dict(rejected)
-            for i in reasons:
-                if _blank(batch, i, spec):
-                    reasons[i] = "the row is empty"
-            reasons.update(_unread(batch, spec))
-            ok = [i for i in range(n) if i not in reasons]
-            texts = [value_text(v).strip() for v in values(m.event_col)[0]] if m.event_col is not None else None
-            sigs = [f"{texts[i]}/{arity}" for i in ok] if texts is not None else [f"{m.event}/{arity}"] * len(ok)
-            key_pos = [first.get(sig) for sig in sigs]
-            keys = {p: _keys(values(m.args[p])[0], m.args[p], m.args[p] == m.graph_col) for p in key_args}
-            time_texts = columns[-1][0]
-            tk = _time_kinds(values(m.time or ""), m.time_format is not None or pa.types.is_timestamp(
-                batch.schema.field(m.time or "").type))
-            rows = batch.column(ROW)
-            if ok:
-                k = len(ok)
-                extra: list[pa.Array] = []
-                if with_later:
-                    later_keys = [keys[p][i] for i in ok for p in spec.later]
-                    extra = [pa.array(sigs, pa.string()),
-                             pa.ListArray.from_arrays(pa.array([j * n_later for j in range(k + 1)], pa.int32()),
-                                                      pa.array(later_keys, pa.string()))]
-                yield pa.RecordBatch.from_arrays(
-                    [*(pa.nulls(k, batch.schema.field(c).type) for c in spec.original),
-                     rows.take(pa.array(ok, pa.int64())),
-                     pa.array(["u" if q is None else "e" for q in key_pos], pa.string()),
-                     pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string()),
-                     pa.array([terms[i] + ".\n" for i in ok], pa.string()),
-                     pa.array([float(time_texts[i]) for i in ok], pa.float64()), pa.nulls(k, pa.string()),
-                     pa.array([tk[i] for i in ok], pa.int32()), *extra],
-                    names=names)
-            if reasons:
-                bad = sorted(reasons)
-                idx = pa.array(bad, pa.int64())
-                k = len(bad)
-                extra = [pa.nulls(k, pa.string()), pa.nulls(k, pa.list_(pa.string()))] if with_later else []
-                yield pa.RecordBatch.from_arrays(
-                    [*(batch.column(c).take(idx) for c in spec.original), rows.take(idx),
-                     pa.array(["r"] * k, pa.string()), pa.nulls(k, pa.string()), pa.nulls(k, pa.string()),
-                     pa.nulls(k, pa.float64()), pa.array([reasons[i] for i in bad], pa.string()),
-                     pa.nulls(k, pa.int32()), *extra],
-                    names=names)
-
-    return run
+        reasons = dict(rejected)
+        for i in reasons:
+            if _blank(batch, i, spec):
+                reasons[i] = "the row is empty"
+        reasons.update(_unread(batch, spec))
+        every = not reasons     # each row is an event: its columns as they are, not row by row
+        ok = range(n) if every else [i for i in range(n) if i not in reasons]
+        texts = [value_text(v).strip() for v in values(m.event_col)[0]] if m.event_col is not None else None
+        sigs = [f"{texts[i]}/{arity}" for i in ok] if texts is not None else [f"{m.event}/{arity}"] * len(ok)
+        key_pos = [first.get(sig) for sig in sigs] if texts is not None else [first.get(sigs[0])] if ok else []
+        keys = {p: _keys(values(m.args[p])[0], m.args[p], m.args[p] == m.graph_col) for p in key_args}
+        time_texts = columns[-1][0]
+        time_numbers = isinstance(time_texts, np.ndarray)
+        dates = m.time_format is not None or pa.types.is_timestamp(batch.schema.field(m.time or "").type)
+        tk = [TK_NUMBER] * n if time_numbers else _time_kinds(values(m.time or ""), dates)
+        rows = batch.column(ROW)
+        if ok:
+            k = len(ok)
+            extra: list[pa.Array] = []
+            if with_later:
+                later_keys = [keys[p][i] for i in ok for p in spec.later]
+                extra = [pa.array(sigs, pa.string()),
+                         pa.ListArray.from_arrays(pa.array([j * n_later for j in range(k + 1)], pa.int32()),
+                                                  pa.array(later_keys, pa.string()))]
+            events: Optional[Packed] = None
+            if cells is not None:
+                events = cells if every else cells.rows(np.array(ok, dtype=np.int64))
+                extra.append(pa.array(np.arange(offset, offset + k, dtype=np.int64)))
+                offset += k
+            if len(key_pos) == 1:       # one event name: one kind and one key argument
+                q = key_pos[0]
+                kinds = pa.repeat("u" if q is None else "e", k)
+                key1 = pa.repeat("", k) if q is None or q < 0 else pa.array(
+                    keys[q] if every else [keys[q][i] for i in ok], pa.string())
+            else:
+                kinds = pa.array(["u" if q is None else "e" for q in key_pos], pa.string())
+                key1 = pa.array(["" if q is None or q < 0 else keys[q][i] for i, q in zip(ok, key_pos)], pa.string())
+            yield pa.RecordBatch.from_arrays(
+                [*(pa.nulls(k, batch.schema.field(c).type) for c in spec.original),
+                 rows if every else rows.take(pa.array(ok, pa.int64())), kinds, key1,
+                 pa.nulls(k, pa.string()) if packed else pa.array([terms[i] + ".\n" for i in ok], pa.string()),
+                 pa.array(np.asarray(time_texts)[np.asarray(ok)].astype(np.float64) if time_numbers
+                          else [float(time_texts[i]) for i in ok], pa.float64()),
+                 pa.nulls(k, pa.string()),
+                 pa.repeat(pa.scalar(TK_NUMBER, pa.int32()), k) if time_numbers
+                 else pa.array([tk[i] for i in ok], pa.int32()), *extra],
+                names=names), events
+        if reasons:
+            bad = sorted(reasons)
+            idx = pa.array(bad, pa.int64())
+            k = len(bad)
+            extra = [pa.nulls(k, pa.string()), pa.nulls(k, pa.list_(pa.string()))] if with_later else []
+            if packed:
+                extra.append(pa.nulls(k, pa.int64()))
+            yield pa.RecordBatch.from_arrays(
+                [*(batch.column(c).take(idx) for c in spec.original), rows.take(idx),
+                 pa.array(["r"] * k, pa.string()), pa.nulls(k, pa.string()), pa.nulls(k, pa.string()),
+                 pa.nulls(k, pa.float64()), pa.array([reasons[i] for i in bad], pa.string()),
+                 pa.nulls(k, pa.int32()), *extra],
+                names=names), None
 
 
 def _reserved_names(names: Sequence[Any], column: Column) -> None:
@@ -223,7 +263,7 @@ def _corrupt_reason(record: str, spec: MapSpec) -> str:
     """Why the row Spark could not read (``_corrupt_record``) is rejected."""
     if spec.json_lines:
         return json_line_reason(record) or "Spark cannot read this JSON line"
-    fields = next(csv.reader([record]), [])
+    fields = next(csv_rows([record]), [])
     return f"{len(fields)} fields where the header has {spec.header_width}"
 
 

@@ -8,18 +8,19 @@ import bisect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..columns import Packed
 from ..engine import Engine
 from ..events import batch_list, event_term
 from ..prolog_text import compound_text, input_line, interval_text, number_text
-from .mapping import MapSpec, _key_text, _map_rows, _type_code
+from .mapping import MapSpec, _key_text, _type_code, mapped_batches
 from .names import (
-    BATCH_ROWS, FEED_LINES, KEY1, KIND, LINE, MAX_ENGINES, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_N, S_PATH,
-    S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TK_NUMBER, TRANSFER,
+    BATCH_ROWS, FEED_LINES, KEY1, KIND, LINE, MAX_ENGINES, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_N,
+    S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TK_NUMBER, TRANSFER,
 )
 
 
@@ -87,27 +88,36 @@ def _load_knowledge(engine: Engine, knowledge: Sequence[tuple[str, str]], entail
 def _map_and_run(mapping: MapSpec, spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Stage 1 with the mapping pass in the same task: a partition's input
     rows (shuffled by a coarse key, so that each exact key's rows are in
-    one partition) become events (:func:`~etalis_py.spark.mapping._map_rows`),
-    sorted by key, time and row here rather than by Spark, and run
-    (:func:`_run_stage`)."""
-    map_rows = _map_rows(mapping)
-    stage = _run_stage(spec)
+    one partition) become events (:func:`~etalis_py.spark.mapping.mapped_batches`;
+    as packed columns, as ``etalis run`` hands a table's rows to the
+    engine, when the engine takes them), sorted by key, time and row here
+    rather than by Spark, and run (:func:`_run_stage`)."""
     originals = list(spec.originals) if spec.originals is not None else []
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        mapped = list(map_rows(batches))
+        engine, compiled = _engine_for(spec)
+        packed = engine.columnar()
+        mapped: list[pa.RecordBatch] = []
+        parts: list[Packed] = []
+        for batch, events in mapped_batches(mapping, batches, packed):
+            mapped.append(batch)
+            if events is not None:
+                parts.append(events)
         if not mapped:
-            yield from stage(iter(()))
+            yield from _stage_rows(spec, engine, compiled, iter(()))
             return
         table = pa.Table.from_batches(mapped).sort_by([(KEY1, "ascending"), (TIME, "ascending"), (ROW, "ascending")])
         n = table.num_rows
         staged = pa.Table.from_arrays(
             [table.column(KEY1), table.column(TIME), table.column(ROW), pa.array([""] * n, pa.string()),
              table.column(LINE), table.column(KIND), table.column(REASON), table.column(TKIND),
-             *(table.column(f.name) for f in originals)],
-            names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *(f.name for f in originals)])
+             *(table.column(f.name) for f in originals), *([table.column(PACKED)] if packed else [])],
+            names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *(f.name for f in originals),
+                   *([PACKED] if packed else [])])
         del mapped, table
-        yield from stage(iter(staged.to_batches(max_chunksize=BATCH_ROWS)))
+        events = Packed.joined(parts) if parts else None
+        del parts
+        yield from _stage_rows(spec, engine, compiled, iter(staged.to_batches(max_chunksize=BATCH_ROWS)), events)
 
     return run
 
@@ -184,116 +194,130 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
     that no rule of any stage uses (``kind`` u) are counted."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        engine, compiled = _engine_for(spec)
-        out = _StageOutput()
-        stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0, "mapping_rejected": 0,
-                 "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled, "sample": []}
-        masks: list[int] = stats["masks"]
-        sample: list[str] = stats["sample"]
-        current: Any = object()                 # the key being fed (no key yet)
-        originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
-
-        def feed(lines: list[str], ts: list[float], rows: pa.Array, paths: pa.Array,
-                 segments: list[tuple[int, int, bool, Any]]) -> None:
-            """Feed segments (a, b, reset, key) of events a..b-1, each of one
-            key and distinct times, so that each detection is attributed to
-            the event that completed it (the one at its end time)."""
-            # each line less its full stop and newline: a batch list, read at once
-            results = engine.feed_segments([batch_list([line[:-2] for line in lines[a:b]])
-                                            for a, b, _, _ in segments],
-                                           [reset for _, _, reset, _ in segments],
-                                           [b - a for a, b, _, _ in segments])
-            for (a, b, _, key_text), result in zip(segments, results):
-                stats["fed"] += b - a
-                stats["accepted"] += result.accepted
-                for r in result.rejected:
-                    stats["rejected"] += 1
-                    out.add("r", line=r.reason, row=rows[a + r.line - 1].as_py())
-                for w in result.warnings:
-                    stats["warnings"] += 1
-                    if len(sample) < 5:
-                        sample.append(w.reason)
-                if result.detection_lines:
-                    attribute(result.detection_lines, ts, rows, paths, a, b, key_text)
-
-        def attribute(detections: str, ts: list[float], rows: pa.Array, paths: pa.Array, a: int, b: int,
-                      key_text: Any) -> None:
-            counters: dict[int, int] = {}
-            for text in detections.splitlines():
-                d = json.loads(text)
-                end = float(d["end"])
-                j = max(bisect.bisect_right(ts, end, a, b) - 1, a)
-                c = counters.get(j, 0)
-                counters[j] = c + 1
-                path = (paths[j].as_py() or "") + _path_step(spec.number, c)
-                row = rows[j].as_py()
-                args = d["args"]
-                if d["event"] == TRANSFER:
-                    name, arity, term, values = args
-                    out.add("x", sig=f"{name}/{arity}", t=end, row=row, path=path, line=_passed_on(term, d),
-                            keys=[_key_text(v) for v in values])
-                    continue
-                key = key_text if spec.keyed_by_input else None
-                out.add("d", sig=f"{d['event']}/{len(args)}", line=text + "\n", t=end, row=row, path=path, key=key)
-                for p, v in enumerate(args):
-                    if p == len(masks):
-                        masks.append(0)
-                    masks[p] |= _type_code(v)
-                if key is not None:
-                    stats["kmask"] |= _type_code(json.loads(key))
-
-        def emit(extra: Optional[pa.RecordBatch] = None) -> Iterator[pa.RecordBatch]:
-            if len(out):
-                arrays = out.arrays()
-                n = len(arrays[0])
-                yield pa.RecordBatch.from_arrays(arrays + [pa.nulls(n, f.type) for f in originals],
-                                                 names=_StageOutput.NAMES + [f.name for f in originals])
-            if extra is not None and extra.num_rows:
-                yield extra
-
-        for batch in batches:
-            passed: Optional[pa.RecordBatch] = None
-            if spec.first:
-                kind = batch.column(S_KIND)
-                tk = batch.column(S_TKIND)
-                for code in (TK_NUMBER, TK_DATE):
-                    if pc.any(pc.equal(tk, code)).as_py():
-                        stats["tkind"] |= code
-                stats["unused"] += pc.sum(pc.equal(kind, "u")).as_py() or 0
-                bad = batch.filter(pc.equal(kind, "r"))
-                if bad.num_rows:
-                    stats["mapping_rejected"] += bad.num_rows
-                    k = bad.num_rows
-                    passed = pa.RecordBatch.from_arrays(
-                        [pa.array(["m"] * k, pa.string()), pa.nulls(k, pa.string()), bad.column(S_REASON),
-                         pa.nulls(k, pa.float64()), bad.column(S_ROW), pa.nulls(k, pa.string()),
-                         pa.nulls(k, pa.list_(pa.string())), pa.nulls(k, pa.string()), pa.nulls(k, pa.int64()),
-                         *(bad.column(f.name) for f in originals)],
-                        names=_StageOutput.NAMES + [f.name for f in originals])
-                batch = batch.filter(pc.equal(kind, "e"))
-            n = batch.num_rows
-            if n:
-                ks = batch.column(S_KEY).to_pylist()
-                ts = batch.column(S_T).to_pylist()
-                lines = batch.column(S_LINE).to_pylist()
-                rows = batch.column(S_ROW)
-                paths = batch.column(S_PATH)
-                segments: list[tuple[int, int, bool, Any]] = []
-                a = 0
-                reset = False
-                for i in range(n):
-                    k = ks[i]
-                    if k != current:
-                        if i > a:
-                            segments.append((a, i, reset, current))
-                        current, a, reset = k, i, True
-                    elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
-                        segments.append((a, i, reset, current))
-                        a, reset = i, False
-                segments.append((a, n, reset, current))
-                feed(lines, ts, rows, paths, segments)
-            yield from emit(passed)
-        out.add("s", line=json.dumps(stats))
-        yield from emit()
+        yield from _stage_rows(spec, *_engine_for(spec), batches)
 
     return run
+
+
+def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterator[pa.RecordBatch],
+                packed: Optional[Packed] = None) -> Iterator[pa.RecordBatch]:
+    """The rows of :func:`_run_stage`'s task, by ``engine`` (``compiled``
+    for it).  With ``packed``, the events are its rows (an event's row in
+    its column ``PACKED``), not lines."""
+    out = _StageOutput()
+    stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0,
+                             "mapping_rejected": 0, "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled,
+                             "sample": []}
+    masks: list[int] = stats["masks"]
+    sample: list[str] = stats["sample"]
+    current: Any = object()                 # the key being fed (no key yet)
+    originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
+
+    def feed(events: Union[list[str], Packed], ts: list[float], rows: pa.Array, paths: pa.Array,
+             segments: list[tuple[int, int, bool, Any]]) -> None:
+        """Feed segments (a, b, reset, key) of events a..b-1 (lines, or
+        the rows of packed columns), each of one key and distinct times,
+        so that each detection is attributed to the event that completed
+        it (the one at its end time)."""
+        resets = [reset for _, _, reset, _ in segments]
+        counts = [b - a for a, b, _, _ in segments]
+        if isinstance(events, Packed):
+            results = engine.feed_packed_segments(events, resets, counts)
+        else:
+            # each line less its full stop and newline: a batch list, read at once
+            results = engine.feed_segments([batch_list([line[:-2] for line in events[a:b]])
+                                            for a, b, _, _ in segments], resets, counts)
+        for (a, b, _, key_text), result in zip(segments, results):
+            stats["fed"] += b - a
+            stats["accepted"] += result.accepted
+            for r in result.rejected:
+                stats["rejected"] += 1
+                out.add("r", line=r.reason, row=rows[a + r.line - 1].as_py())
+            for w in result.warnings:
+                stats["warnings"] += 1
+                if len(sample) < 5:
+                    sample.append(w.reason)
+            if result.detection_lines:
+                attribute(result.detection_lines, ts, rows, paths, a, b, key_text)
+
+    def attribute(detections: str, ts: list[float], rows: pa.Array, paths: pa.Array, a: int, b: int,
+                  key_text: Any) -> None:
+        counters: dict[int, int] = {}
+        for text in detections.splitlines():
+            d = json.loads(text)
+            end = float(d["end"])
+            j = max(bisect.bisect_right(ts, end, a, b) - 1, a)
+            c = counters.get(j, 0)
+            counters[j] = c + 1
+            path = (paths[j].as_py() or "") + _path_step(spec.number, c)
+            row = rows[j].as_py()
+            args = d["args"]
+            if d["event"] == TRANSFER:
+                name, arity, term, values = args
+                out.add("x", sig=f"{name}/{arity}", t=end, row=row, path=path, line=_passed_on(term, d),
+                        keys=[_key_text(v) for v in values])
+                continue
+            key = key_text if spec.keyed_by_input else None
+            out.add("d", sig=f"{d['event']}/{len(args)}", line=text + "\n", t=end, row=row, path=path, key=key)
+            for p, v in enumerate(args):
+                if p == len(masks):
+                    masks.append(0)
+                masks[p] |= _type_code(v)
+            if key is not None:
+                stats["kmask"] |= _type_code(json.loads(key))
+
+    def emit(extra: Optional[pa.RecordBatch] = None) -> Iterator[pa.RecordBatch]:
+        if len(out):
+            arrays = out.arrays()
+            n = len(arrays[0])
+            yield pa.RecordBatch.from_arrays(arrays + [pa.nulls(n, f.type) for f in originals],
+                                             names=_StageOutput.NAMES + [f.name for f in originals])
+        if extra is not None and extra.num_rows:
+            yield extra
+
+    for batch in batches:
+        passed: Optional[pa.RecordBatch] = None
+        if spec.first:
+            kind = batch.column(S_KIND)
+            tk = batch.column(S_TKIND)
+            for code in (TK_NUMBER, TK_DATE):
+                if pc.any(pc.equal(tk, code)).as_py():
+                    stats["tkind"] |= code
+            stats["unused"] += pc.sum(pc.equal(kind, "u")).as_py() or 0
+            bad = batch.filter(pc.equal(kind, "r"))
+            if bad.num_rows:
+                stats["mapping_rejected"] += bad.num_rows
+                k = bad.num_rows
+                passed = pa.RecordBatch.from_arrays(
+                    [pa.array(["m"] * k, pa.string()), pa.nulls(k, pa.string()), bad.column(S_REASON),
+                     pa.nulls(k, pa.float64()), bad.column(S_ROW), pa.nulls(k, pa.string()),
+                     pa.nulls(k, pa.list_(pa.string())), pa.nulls(k, pa.string()), pa.nulls(k, pa.int64()),
+                     *(bad.column(f.name) for f in originals)],
+                    names=_StageOutput.NAMES + [f.name for f in originals])
+            batch = batch.filter(pc.equal(kind, "e"))
+        n = batch.num_rows
+        if n:
+            ks = batch.column(S_KEY).to_pylist()
+            ts = batch.column(S_T).to_pylist()
+            events: Union[list[str], Packed] = (batch.column(S_LINE).to_pylist() if packed is None
+                                                else packed.rows(batch.column(PACKED).to_numpy()))
+            rows = batch.column(S_ROW)
+            paths = batch.column(S_PATH)
+            segments: list[tuple[int, int, bool, Any]] = []
+            a = 0
+            reset = False
+            for i in range(n):
+                k = ks[i]
+                if k != current:
+                    if i > a:
+                        segments.append((a, i, reset, current))
+                    current, a, reset = k, i, True
+                elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
+                    segments.append((a, i, reset, current))
+                    a, reset = i, False
+            segments.append((a, n, reset, current))
+            feed(events, ts, rows, paths, segments)
+        yield from emit(passed)
+    out.add("s", line=json.dumps(stats))
+    yield from emit()
+

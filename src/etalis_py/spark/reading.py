@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..streams import Lines, Mapping, line_chunks
+from ..streams import Lines, Mapping, csv_rows, line_chunks
 from .names import CORRUPT
 
 if TYPE_CHECKING:
@@ -64,7 +63,7 @@ def _csv_header(spark: "SparkSession", path: str) -> list[str]:
             first = files[0]
         with first.open("rb") as f:
             lines = Lines(line_chunks(f), keepends=True)
-            reader = csv.reader(lines)
+            reader = csv_rows(lines)
             row = next(reader, None)
         bad = [lines.bad[n] for n in range(1, reader.line_num + 1) if n in lines.bad]
         if bad:
