@@ -84,24 +84,13 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
     if not rf.rules:
         out.append(Finding("warning", "no-event-rules", "the file has no event rules, so it detects nothing",
                            rf.source, 1, 1, "an event rule is written Head <- Pattern."))
-    out += _arity_clashes(rf)
-    out += _unknown_events(rf)
-    out += _unused_events(rf)
-    out += _unreported_events(rf)
-    out += _cycles(rf)
-    out += _never_fires(rf)
-    out += _negation_races(rf)
+    for check in (_arity_clashes, _unknown_events, _unused_events, _unreported_events, _cycles, _never_fires,
+                  _negation_races, _unbound_where, _unbound_head, _singletons, _never_holds, _type_clashes,
+                  _duplicate_rules, _empty_windows, _negations_as_events):
+        out += check(rf)
     if rf.max_age is None and max_age is None:
         out += _unbounded(rf)
-    out += _unbound_where(rf)
-    out += _unbound_head(rf)
-    out += _singletons(rf)
-    out += _never_holds(rf)
-    out += _type_clashes(rf)
-    out += _duplicate_rules(rf)
-    out += _empty_windows(rf)
     out += _windows_beyond_max_age(rf, max_age)
-    out += _negations_as_events(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
 
 
