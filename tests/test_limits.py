@@ -72,6 +72,50 @@ def test_an_event_held_back_by_a_lateness_is_limited_when_flushed() -> None:
         assert (info.value.line, info.value.event, info.value.where) == (2, "a(2)", "loop(2)")
 
 
+# a where condition of few inferences, each a long built-in: 2 * 10^4 sorts of 10^5 numbers, minutes
+SORTING = ("c(X) <- a(X) where (numlist(1, 100000, L), forall(between(1, 20000, _), msort(L, _))).\n"
+           "d(X) <- b(X).\n")
+
+
+def test_an_event_that_runs_longer_than_its_limit_allows_stops_naming_the_time() -> None:
+    """A built-in can run long within one inference: an event still
+    running after a microsecond an inference of its limit (a second at
+    least) is stopped as one over the limit, within twice that time."""
+    with Engine.from_string(SORTING, inference_limit=1_000_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit_many([("b", (1,), 1), ("a", (1,), 2), ("b", (2,), 3)])
+        e = info.value
+        assert (e.line, e.event, e.limit, e.seconds) == (2, "a(1)", 1_000_000, 1.0)
+        assert e.where is not None and e.where.startswith("numlist(1,100000,")
+        assert str(e).startswith("event a(1) (line 2) ran for more than 1 seconds, the time that the limit of "
+                                 "1,000,000 inferences per event allows, in the where condition numlist(1,100000,")
+        assert found(engine) == [("d", (1,), 1, 1)]
+        # the engine goes on with the next event, and an event that ends is not stopped
+        assert [(d.event, d.args, d.start, d.end) for d in engine.emit("b", 3, at=4)] == [("d", (3,), 4, 4)]
+
+
+def test_etalis_run_stops_an_event_that_runs_too_long(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text(SORTING)
+    events = tmp_path / "s.events"
+    events.write_text("b(1).\na(1).\nb(2).\n")
+    code = main(["run", str(rules), "--events", str(events), "--inference-limit", "2000000", "--quiet"])
+    out, err = capsys.readouterr()
+    assert code == 3
+    assert [json.loads(line) for line in out.splitlines()] == [{"event": "d", "args": [1], "start": 1, "end": 1}]
+    assert err.splitlines()[0].startswith(f"{events}:2: error: event a(1) (line 2) ran for more than 2 seconds, "
+                                          "the time that the limit of 2,000,000 inferences per event allows")
+    assert err.splitlines()[-1].startswith("events read: 1, accepted: 1, rejected: 0, detections: 1,")
+
+
+def test_with_no_inference_limit_there_is_no_time_limit_either() -> None:
+    """inference_limit=0 takes both limits off: an event of two seconds and
+    more (past the second and its check) ends."""
+    rules = "c(X) <- a(X) where (numlist(1, 100000, L), forall(between(1, 2500, _), msort(L, _))).\n"
+    with Engine.from_string(rules, inference_limit=0) as engine:
+        assert [(d.event, d.args) for d in engine.emit_many([("a", (1,), 1)]).detections] == [("c", (1,))]
+
+
 @pytest.mark.parametrize("limit", [-1, 1.5, True, "10"])
 def test_an_inference_limit_must_be_a_whole_number(limit: object) -> None:
     with pytest.raises(ValueError, match=r"inference_limit must be a whole number >= 0 \(0: no limit\), not "):

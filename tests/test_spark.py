@@ -697,7 +697,7 @@ def test_replay_rejects_bad_rows_of_csv_and_json_lines_one_by_one_as_run_does(
     result.unpersist()
 
 
-MIXED_RULES = ("pair(K, X1, X2, Y2) <- (r(K, X1, Y1) seq r(K, X2, Y2)) within 60 where X2 > X1.\n"
+MIXED_RULES = ("pair(K, X1, X2, Y2) <- (r(K, X1, _Y1) seq r(K, X2, Y2)) within 60 where X2 > X1.\n"
                "neg(K, X, Y) <- r(K, X, Y) where X < 0.\n")
 MIXED_CSV = "".join(line + "\n" for line in [
     'event,k,x,y,time',

@@ -52,8 +52,12 @@ feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
 %!  limit_json(+Line, +Event, +Limit, +In, -Json) is det.
 %
 %   Json is an event that took more than Limit inferences (in the `where` condition G if In is
-%   where(G)), as the `stopped` of a feed reply or an error.
+%   where(G)), or ran for longer than the Seconds they allow (In is seconds(Seconds, In0), In0
+%   as In), as the `stopped` of a feed reply or an error.
 
+limit_json(Line, E, Limit, seconds(Seconds, In), Json) :- !,
+    limit_json(Line, E, Limit, In, Json0),
+    Json = Json0.put(seconds, Seconds).
 limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Limit, where: Where}) :-
     bounded_text(E, Text),
     (   In = where(G)

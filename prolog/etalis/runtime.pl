@@ -35,6 +35,7 @@
 :- use_module(library(apply)).
 :- use_module(library(heaps)).
 :- use_module(library(memfile)).
+:- use_module(library(time), [alarm/4, install_alarm/2, uninstall_alarm/1, remove_alarm/1]).
 :- use_module(store).
 :- use_module(aggregates).
 :- use_module(strategies, [selection/2]).
@@ -661,7 +662,8 @@ feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detecti
     prefixing(M),
     limiting(M, State),
     feed_start(M),
-    output_text(call(Loop, Order0, Order, Accepted, Rejected), Detections0),
+    arg(3, State, Limit),
+    watched(M, Limit, output_text(call(Loop, Order0, Order, Accepted, Rejected), Detections0)),
     feed_value(M, stopped, Stopped0),
     (   Stopped0 = stopped(Stopped, Kept)
     ->  sub_string(Detections0, 0, Kept, _, Detections)
@@ -726,7 +728,8 @@ engine_flush(M, Format, Released, Fired, Detections) :-
     limiting(M, State),
     arg(2, State, Order0),
     feed_start(M),
-    catch(output_text(flush_order(M, Order0, Order, Released), Detections),
+    arg(3, State, Limit),
+    catch(watched(M, Limit, output_text(flush_order(M, Order0, Order, Released), Detections)),
           etalis_limit(Hit),
           throw(error(etalis_limit(Hit), _))),
     nb_setarg(2, State, Order),
@@ -1054,13 +1057,75 @@ limited(Limit, Goal, M, E, Line, Hit) :-
     ->  feed_global(M, limit_goal, G),
         (   nb_current(G, Goal0), Goal0 \== none
         ->  nb_setval(G, none),
-            In = where(Goal0)
-        ;   In = none
+            In0 = where(Goal0)
+        ;   In0 = none
+        ),
+        feed_global(M, watch, W),
+        (   nb_current(W, timed_out(Seconds))
+        ->  In = seconds(Seconds, In0)
+        ;   In = In0
         ),
         retractall(M:'$rule_update'(_)),
         retractall(M:'$raised'(_)),
         Hit = limit(Line, E, Limit, In)
     ;   Hit = none
+    ).
+
+%   watched(+M, +Limit, :Goal): run Goal, the processing of a batch of
+%   engine M whose events may take Limit inferences each, under a
+%   watchdog: a built-in can run for long within one inference (msort/2
+%   of a long list, arithmetic on a huge number), so an event still
+%   running after time_limit/2 seconds is stopped as one that took more
+%   than Limit inferences (limited/6).  Every S seconds the watchdog
+%   looks at the input line being processed (etalis_line): the same line
+%   at two looks in a row has run for S seconds at least.  The cost is an
+%   alarm a batch, none an event.
+
+watched(_, inf, Goal) :- !,
+    call(Goal).
+watched(M, Limit, Goal) :-
+    time_limit(Limit, S),
+    feed_global(M, watch, W),
+    setup_call_cleanup(
+        ( nb_setval(W, starting),
+          alarm(S, etalis_runtime:watchdog(W, S), Id, [remove(false)]),
+          nb_setval(W, watch(Id, none))
+        ),
+        Goal,
+        ( nb_setval(W, done),
+          remove_alarm(Id)
+        )).
+
+%   time_limit(+Limit, -Seconds): the time an event of Limit inferences
+%   may run: a microsecond an inference (ten times what one takes), and
+%   a second at least.
+
+time_limit(Limit, Seconds) :-
+    Seconds is max(1, Limit / 1_000_000).
+
+%   watchdog(+W, +S): the watchdog's look (see watched/3): throw the
+%   inference limit's exception into the event that has been running
+%   since the last look, else look again in S seconds.  Outside the
+%   processing of an event (its call_with_inference_limit/3) nothing is
+%   thrown.
+
+watchdog(W, S) :-
+    (   nb_current(W, watch(Id, Seen))
+    ->  (   nb_current(etalis_line, Line)
+        ->  true
+        ;   Line = none
+        ),
+        (   Line \== none,
+            Line == Seen,
+            prolog_current_frame(F),
+            prolog_frame_attribute(F, parent_goal, system:call_with_inference_limit(_, _, _))
+        ->  nb_setval(W, timed_out(S)),
+            throw(inference_limit_exceeded)
+        ;   nb_setval(W, watch(Id, Line)),
+            uninstall_alarm(Id),
+            install_alarm(Id, S)
+        )
+    ;   true
     ).
 
 %   event_goal(+Mode, +M, +E, +T1, +T2, -Goal): Goal processes E over

@@ -69,25 +69,32 @@ class EtalisWarning(UserWarning):
 class InferenceLimitError(EtalisError):
     """An event whose processing took more inferences than the engine's limit
     (``inference_limit=``): a ``where`` condition that does not end, or
-    detections that multiply with each event.  ``line`` is the event's line
-    in its stream (its 1-based position for ``emit_many``), ``event`` the
-    event as a Prolog term, ``where`` the ``where`` condition that was
-    running when the limit was reached (if one was).  The detections made
-    before it were delivered; the goals it stored before it was stopped
-    stay in the engine."""
+    detections that multiply with each event; or that ran for longer than
+    the time the limit allows (``seconds``: a microsecond an inference, a
+    second at least), as a built-in can within one inference.  ``line`` is
+    the event's line in its stream (its 1-based position for
+    ``emit_many``), ``event`` the event as a Prolog term, ``where`` the
+    ``where`` condition that was running when the limit was reached (if one
+    was).  The detections made before it were delivered; the goals it
+    stored before it was stopped stay in the engine."""
 
-    def __init__(self, *, line: int, event: str, limit: int, where: Optional[str] = None) -> None:
+    def __init__(self, *, line: int, event: str, limit: int, where: Optional[str] = None,
+                 seconds: Optional[float] = None) -> None:
         self.line = line
         self.event = event
         self.limit = limit
         self.where = where
+        self.seconds = seconds
         self.hint = (
             "check the rules that use this event: a where condition must end, and under the unrestricted "
             "policy a pattern such as `b <- b seq a` doubles its detections with each event (use a window "
             "or a consuming policy); or raise the limit (inference_limit=, etalis run --inference-limit N)"
         )
+        took = (f"ran for more than {seconds:g} seconds, the time that the limit of {limit:,} inferences "
+                "per event allows" if seconds is not None else
+                f"took more than {limit:,} inferences, the limit per event")
         super().__init__(
-            f"event {event} (line {line}) took more than {limit:,} inferences, the limit per event"
+            f"event {event} (line {line}) {took}"
             + (f", in the where condition {where}" if where else "")
             + f"\n  hint: {self.hint}"
         )
@@ -95,5 +102,7 @@ class InferenceLimitError(EtalisError):
     @staticmethod
     def from_reply(error: dict[str, Any]) -> "InferenceLimitError":
         where = error.get("where")
+        seconds = error.get("seconds")
         return InferenceLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]),
-                                   where=None if where is None else str(where))
+                                   where=None if where is None else str(where),
+                                   seconds=None if seconds is None else float(seconds))
