@@ -134,3 +134,18 @@ def test_a_rule_added_within_a_batch_sets_timers_for_the_rest_of_the_batch() -> 
             Detection("d", (3,), 3, 8),
         ]
         assert engine.flush() == [Detection("t", (4,), 11, 16), Detection("d", (4,), 11, 16)]
+
+
+def test_a_rule_that_adds_rules_in_a_loop_adds_a_thousand_and_says_the_rest_are_dropped() -> None:
+    """Each change compiles the rules again: at most 1,000 changes of the
+    rules per input event (as at most 1,000 events raised by event/1), the
+    rest dropped with a warning of the event's line, so that such a rule
+    ends."""
+    rules = "c(X) <- a(X) where forall(between(1, 5000, I), ins_event_rule(h(I) <- b(I))).\n"
+    with Engine.from_string(rules) as engine:
+        result = engine.emit_many([("a", [1], 1), ("b", [7], 2), ("b", [1000], 3), ("b", [1001], 4)])
+        assert result.detections == [Detection("c", (1,), 1, 1), Detection("h", (7,), 2, 2),
+                                     Detection("h", (1000,), 3, 3)]
+        assert [(w.line, w.reason) for w in result.warnings] == [
+            (1, "the rules asked for more than 1,000 changes of the rules (ins_event_rule/1, del_event_rule/1, "
+                "ins_static_rule/1) for one input event: the rest are dropped")]

@@ -288,10 +288,23 @@ engine_timers(M, Count) :-
 %!  rule_update(+Engine, +Update) is det.
 %
 %   Record a change of Engine's rules, to be made after the current
-%   input event.
+%   input event.  At most max_rule_updates/1 changes per input event
+%   (each change compiles the rules again, so a rule that adds rules in
+%   a loop would never end): the rest are dropped, marked by one
+%   '$dropped' that rule_updates/1 reports.
 
 rule_update(M, Update) :-
-    assertz(M:'$rule_update'(Update)).
+    max_rule_updates(Max),
+    (   predicate_property(M:'$rule_update'(_), number_of_clauses(N)),
+        N >= Max
+    ->  (   N =:= Max
+        ->  assertz(M:'$rule_update'('$dropped'))
+        ;   true
+        )
+    ;   assertz(M:'$rule_update'(Update))
+    ).
+
+max_rule_updates(1000).
 
 %!  apply_rule_updates(+Engine, +Updates) is det.
 %
@@ -305,7 +318,13 @@ rule_update(M, Update) :-
 
 rule_updates(M) :-
     (   M:'$rule_update'(_)
-    ->  findall(U, retract(M:'$rule_update'(U)), Updates),
+    ->  findall(U, retract(M:'$rule_update'(U)), Updates0),
+        (   selectchk('$dropped', Updates0, Updates)
+        ->  max_rule_updates(Max),
+            format(string(W), "the rules asked for more than ~D changes of the rules (ins_event_rule/1, del_event_rule/1, ins_static_rule/1) for one input event: the rest are dropped", [Max]),
+            feed_warning(M, W)
+        ;   Updates = Updates0
+        ),
         apply_rule_updates(M, Updates),
         engine_state(M, State),
         limiting(M, State)
