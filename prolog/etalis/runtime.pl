@@ -1106,8 +1106,7 @@ watched(M, Limit, Goal) :-
     time_limit(Limit, S),
     feed_global(M, watch, W),
     setup_call_cleanup(
-        ( nb_setval(W, starting),
-          alarm(S, etalis_runtime:watchdog(W, S), Id, [remove(false)]),
+        ( alarm(S, etalis_runtime:watchdog(W, S), Id, [remove(false)]),
           nb_setval(W, watch(Id, none))
         ),
         Goal,
