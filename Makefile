@@ -5,7 +5,7 @@
 
 VENV    ?= .venv
 PYTHON  ?= python3
-DATA    ?= ../shared/data
+DATA    ?= data
 OUT     ?= out/demo
 SUDO    := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)

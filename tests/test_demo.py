@@ -18,7 +18,7 @@ from pathlib import Path
 from test_examples import WIND_AREA_TABLE
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "weather"
+DATA = ROOT / "data" / "weather"
 WARNING_STATIONS = {"3114", "3269", "3280", "3287", "3303", "3489"}
 
 def reduced_data(top: Path) -> tuple[int, int]:

@@ -4,7 +4,7 @@ Each case takes an example that another engine's documentation gives with
 its input stream and its output, translates the pattern and the stream,
 and asserts the documented output under the etalis-py policy or strategy
 whose definition (docs/language.md, "Selection strategies";
-/work/shared/strategies.md) is that engine's semantics for the example:
+docs/strategies.md) is that engine's semantics for the example:
 
 - skip-till-any-match (Flink's followedByAny and allowCombinations,
   Esper's `every A -> every B`, Apama's all combinations) is `unrestricted`;

@@ -1,6 +1,6 @@
 """Every example's README shows commands and what they print: run the
 `etalis` commands of a ```sh block (in bash, in order, from a copy of the
-top directory with `../shared` beside it, so that files they write stay
+top directory, so that files they write stay
 out of the checkout; other lines such as `make demo` are not run) and
 compare what they print (standard output and error as a terminal shows
 them, unbuffered, in the order written; the JVM's note on incubator
@@ -81,7 +81,6 @@ def test_the_readme_shows_what_its_commands_print(
     for entry in ROOT.iterdir():
         if not entry.name.startswith("."):
             (top / entry.name).symlink_to(entry)
-    (tmp_path / "shared").symlink_to(ROOT.parent / "shared")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONUNBUFFERED": "1",
            "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
     printed: list[list[str]] = []

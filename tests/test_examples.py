@@ -10,7 +10,7 @@ from pathlib import Path
 from etalis_py.report import Readable, read_detections
 
 ROOT = Path(__file__).parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "data"
 
 
 # 26 December 2010, 20:51 to 23:51 (the file's local times, read as UTC)

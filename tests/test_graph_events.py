@@ -441,7 +441,7 @@ def test_a_trig_file_that_is_no_graph_stream_stops_the_run_with_the_file_and_rea
 # -- the example on real data ------------------------------------------------------------------
 
 EXAMPLE = ROOT / "examples" / "graph_weather"
-SHARED = ROOT.parent / "shared" / "data" / "weather"
+SHARED = ROOT / "data" / "weather"
 STATION = "http://example.org/etalis-py/lsd/station/"
 
 

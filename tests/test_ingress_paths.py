@@ -249,7 +249,7 @@ def test_a_csv_quote_never_closed_names_the_lines_it_takes_in(tmp_path: Path,
 # -- the shared weather data: each table read a column at a time, as Parquet,
 #    and a row at a time (reference.mapping.row_reader, the definition) ----------------
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "weather"
+DATA = Path(__file__).resolve().parents[1] / "data" / "weather"
 CHARLEY_COLUMNS = ("SAMPLINGTIME,STATIONID,WINDSPEED,RELATIVEHUMIDITY,AIRTEMPERATURE,PRECIPITATION,DEWPOINT,"
                    "WINDDIRECTION,WINDGUST,PRECIPITATIONACCUMULATED,PRESSURE,PRECIPITATIONSMOOTHED,"
                    "SOILTEMPERATURE,VISIBILITY,PEAKWINDSPEED,WATERTEMPERATURE,PEAKWINDDIRECTION").split(",")

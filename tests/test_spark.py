@@ -32,7 +32,7 @@ from etalis_py.spark import ReplayResult, driver, replay, session
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "weather"
+DATA = ROOT / "data" / "weather"
 JFK = DATA / "noaa-jfk-hourly-2010-2018.csv"
 CHARLEY_OBS = DATA / "lsd-charley-2004-08-08-obs.csv"
 BLIZZARD = ROOT / "examples" / "blizzard" / "blizzard.etl"

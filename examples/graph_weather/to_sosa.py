@@ -3,7 +3,7 @@
 SOSA/SSN observation graphs, one named graph per station and sampling time,
 in N-Quads, and the stations to Turtle background knowledge.
 
-    python examples/graph_weather/to_sosa.py ../shared/data/weather \\
+    python examples/graph_weather/to_sosa.py data/weather \\
         --stations 3065,3114,3269,3435,3489 --out examples/graph_weather
 
 writes ``observations.nq`` and ``stations.ttl`` into ``--out``.  Each graph

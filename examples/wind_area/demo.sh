@@ -4,11 +4,11 @@
 # local times and a timeline PNG; then the Boxing Day 2010 blizzard at JFK.
 #
 #   ETALIS   the etalis command (default: etalis)
-#   DATA     the folder of the shared data (default: ../shared/data)
+#   DATA     the folder of the data (default: data, in the repository)
 #   OUT      where the files go (default: out/demo)
 set -eu
 ETALIS=${ETALIS:-etalis}
-DATA=${DATA:-../shared/data}
+DATA=${DATA:-data}
 OUT=${OUT:-out/demo}
 HERE=$(dirname "$0")
 CHARLEY=$DATA/weather/lsd-charley-2004-08-08-obs.csv

@@ -5,7 +5,7 @@ with its number, code, name, position (WGS84) and time zone; and
 ``stations.csv`` (``value,name,tz``: a station's number, its name and its
 time zone), what ``etalis table`` and ``etalis plot`` show.
 
-    python examples/wind_area/stations.py [--data ../shared/data/weather]
+    python examples/wind_area/stations.py [--data data/weather]
 
 Only the stations that occur in the observations are kept (384 of the
 10,501 in lsd-stations.csv); every one of them has a position.  The data
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DATA = HERE.parents[1].parent / "shared" / "data" / "weather"
+DATA = HERE.parents[1] / "data" / "weather"
 TURTLE = HERE / "stations.ttl"
 NAMES = HERE / "stations.csv"
 PLACES = HERE / "places.csv"
@@ -41,7 +41,7 @@ Place = tuple[str, str, float, str]             # place, region, km away, time z
 
 HEAD = """\
 # The 384 weather stations of the Charley observations
-# (../../../shared/data/weather/lsd-stations.csv, Kno.e.sis LinkedSensorData,
+# (../../data/weather/lsd-stations.csv, Kno.e.sis LinkedSensorData,
 # CC-BY-3.0) as RDF individuals, for wind_area.etl.  Written by stations.py:
 # the names are those of the nearest place of 1,000 people or more in GeoNames
 # (CC-BY-4.0), the time zones those of the station's position in OpenStreetMap's

@@ -17,7 +17,7 @@
 /** <module> Selection strategies and consumption contexts from the CEP literature
 
 The names a rule file, the API or the command line may give as a
-policy besides ETALIS's own (see ../../shared/strategies.md and
+policy besides ETALIS's own (see docs/strategies.md and
 docs/language.md, "Selection strategies"):
 
   - CEL's selectors `strict`, `nxt`, `last` and `max`: filters on the
