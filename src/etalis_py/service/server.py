@@ -91,13 +91,9 @@ def serve(options: ServeOptions, err: TextIO) -> int:
     except OSError as e:
         print(f"etalis serve: cannot listen on {options.host}:{options.port}: {e.strerror}", file=err)
         return 2
-    port = sock.getsockname()[1]
-    shown = f"[{options.host}]" if family == socket.AF_INET6 else options.host
     if token is None:
         print("etalis serve: no --token-file: anyone on this machine may change the rule sets; "
               "listening on loopback only", file=err)
-    print(f"etalis serve: listening on http://{shown}:{port}/ ({len(options.rules)} rule files"
-          f"{', checkpoints in ' + str(options.checkpoint) if options.checkpoint else ''})", file=err, flush=True)
     return asyncio.run(_run(service, options.rules, sock, err))
 
 
@@ -111,6 +107,12 @@ async def _run(service: Service, rules: list[Path], sock: socket.socket, err: Te
     except (CheckpointError, OSError, EtalisError) as e:
         print(f"etalis serve: {e}", file=err)
         return 1
+    sock.listen(128)    # connections wait from now on: the line below tells a client it may connect
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+    checkpoint = service.config.checkpoint
+    print(f"etalis serve: listening on http://{shown}:{port}/ ({len(service.registry)} rule sets"
+          f"{', checkpoints in ' + str(checkpoint) if checkpoint else ''})", file=err, flush=True)
     app = make_app(service)
     server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
                                     access_log=False), service)
