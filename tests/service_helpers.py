@@ -109,10 +109,12 @@ class Receiver:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def detections(self, count: int, timeout: float = 20) -> list[dict[str, Any]]:
-        """The first ``count`` detections delivered (waiting for them)."""
+        """The detections delivered, once ``count`` different ones were
+        (a delivery may come again: webhooks are at least once)."""
         deadline = time.monotonic() + timeout
         with self.got:
-            while sum(len(b["detections"]) for b in self.bodies) < count and time.monotonic() < deadline:
+            while len({d["id"] for b in self.bodies for d in b["detections"]}) < count \
+                    and time.monotonic() < deadline:
                 self.got.wait(deadline - time.monotonic())
             return [d for b in self.bodies for d in b["detections"]]
 

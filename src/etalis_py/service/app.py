@@ -163,13 +163,7 @@ class Service:
         return rs, found
 
     async def _restore(self, saved: Saved) -> None:
-        def restored() -> Any:
-            engine, _ = compile_rules(saved.name, saved.text)
-            if saved.state is not None:
-                engine.restore(saved.state)
-            return engine
-
-        engine = await self.engines.call(restored)
+        engine, _ = await self.engines.call(compile_rules, saved.name, saved.text, saved.state)
         rs = RuleSet(saved.id, saved.name, saved.text, engine,
                      DetectionLog(self.config.buffer, saved.next_id, saved.kept), saved.created,
                      saved.accepted, saved.rejected, dict(saved.detected))

@@ -127,12 +127,13 @@ class RuleSet:
             self.detected[n.detection.event] = self.detected.get(n.detection.event, 0) + 1
 
 
-def compile_rules(name: str, text: str) -> tuple[Engine, list[Finding]]:
-    """The engine of a rule file's text (sandboxed) and the findings of
-    ``etalis check`` that are errors or warnings; RuleError if it is
-    refused.  Runs on the engine thread."""
+def compile_rules(name: str, text: str, state: Optional[bytes] = None) -> tuple[Engine, list[Finding]]:
+    """The engine of a rule file's text (sandboxed), with the snapshot
+    ``state`` if given, and the findings of ``etalis check`` that are
+    errors or warnings; RuleError if it is refused.  Runs on the engine
+    thread."""
     with warnings.catch_warnings(record=True):
-        engine = Engine.from_string(text, source=name)
+        engine = Engine.from_string(text, source=name, state=state)
         try:
             found = [f for f in engine.findings() if f.severity != "info"]
         except (RuleError, EtalisError):
