@@ -264,6 +264,7 @@ class _Listener(threading.Thread):
         self.position = position
         self.missed = 0
         self._stopped = threading.Event()
+        self._reply: Optional[httpx.Response] = None
         self._http = httpx.Client(base_url=client.url, headers=client._headers(),
                                   timeout=httpx.Timeout(10.0, read=30.0))
 
@@ -272,6 +273,7 @@ class _Listener(threading.Thread):
         while not self._stopped.is_set():
             try:
                 with self._http.stream("GET", path, headers={"Last-Event-ID": str(self.position)}) as reply:
+                    self._reply = reply
                     if reply.status_code == 404:
                         return
                     for message in read_stream(reply.iter_lines()):
@@ -293,6 +295,9 @@ class _Listener(threading.Thread):
             self._stopped.wait(0.5)
 
     def stop(self) -> None:
+        """Stop following: the stream is closed under the thread's read."""
         self._stopped.set()
+        if self._reply is not None:
+            self._reply.close()
         self._http.close()
         self.join(timeout=5)
