@@ -62,9 +62,9 @@ def read_events(body: bytes, content_type: str = "") -> Intake:
                         'send an event {"event": "a", "args": [1], "time": 5}, an array of them, '
                         "or JSON lines (Content-Type: application/x-ndjson)") from None
     if isinstance(value, dict):
-        return Intake([value], [1])
+        return Intake([plain(value)], [1])
     if isinstance(value, list):
-        return Intake(value, list(range(1, len(value) + 1)))
+        return Intake([plain(v) for v in value], list(range(1, len(value) + 1)))
     raise BodyError(f"the body is a JSON {_KINDS.get(type(value), 'value')}, not an event",
                     'send an event {"event": "a", "args": [1], "time": 5}, an array of them, or JSON lines')
 
@@ -81,11 +81,23 @@ def _lines(text: str) -> Intake:
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append(plain(json.loads(line)))
             positions.append(number)
         except ValueError as e:
             rejected.append(Rejection(number, f"not JSON: {_reason(e)}"))
     return Intake(items, positions, rejected)
+
+
+def plain(item: Any) -> Any:
+    """An event ``{"event": .., "args": .., "time": ..}`` as the tuple
+    ``(event, args, time)``, which :meth:`Engine.emit_many` reads several
+    times faster (and judges the same); anything else as it is."""
+    if type(item) is dict and "event" in item and "time" in item and item.keys() <= _PLAIN:
+        return (item["event"], item.get("args", ()), item["time"])
+    return item
+
+
+_PLAIN = frozenset(("event", "args", "time"))
 
 
 def _reason(e: ValueError) -> str:
