@@ -111,7 +111,8 @@ async def _run(service: Service, rules: list[Path], sock: socket.socket, err: Te
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
     checkpoint = service.config.checkpoint
-    print(f"etalis serve: listening on http://{shown}:{port}/ ({len(service.registry)} rule sets"
+    count = len(service.registry)
+    print(f"etalis serve: listening on http://{shown}:{port}/ ({count} rule set{'s' * (count != 1)}"
           f"{', checkpoints in ' + str(checkpoint) if checkpoint else ''})", file=err, flush=True)
     app = make_app(service)
     server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
