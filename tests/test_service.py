@@ -138,6 +138,16 @@ def test_events_one_an_array_and_json_lines_with_their_counts(http: httpx.Client
     assert http.delete(f"/rulesets/{rs}").status_code == 204
 
 
+def test_an_event_over_the_inference_limit_stops_its_request_with_422(http: httpx.Client) -> None:
+    rs = register(http, "h(X) <- a(X) where spin(X).\nspin(X) :- spin(X).\n", "spin.etl")
+    reply = http.post(f"/rulesets/{rs}/events", json=events(("b", [1], 1), ("a", [1], 2), ("a", [2], 3)))
+    stopped = "event a(1) (at 2) took more than 10,000,000 inferences, the limit per event, in the where condition spin(1)"
+    assert (reply.status_code, reply.json()) == (422, {
+        "read": 2, "accepted": 1, "rejected": [{"at": 2, "reason": stopped}], "warnings": [], "detections": [],
+        "stopped": stopped, "unread": 1})
+    assert http.delete(f"/rulesets/{rs}").status_code == 204
+
+
 @pytest.mark.parametrize("body, status, error", [
     (b'{"event": "a", "args": [1], "time": 1', 400, "malformed JSON at line 1, column 38: Expecting ',' delimiter"),
     (b"42", 400, "the body is a JSON number, not an event"),

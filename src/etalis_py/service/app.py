@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hmac
 import json
 import secrets
@@ -195,9 +196,14 @@ class Service:
                 raise NotFound(f"no rule set {rs.id!r}: it was removed")
             began = time.perf_counter()
             fed, found = await self.engines.call(rs.feed, intake)
-            fed = Fed(fed.accepted, fed.rejected, fed.warnings, rs.log.append(found), fed.stopped, fed.seconds)
+            fed = dataclasses.replace(fed, detections=rs.log.append(found))
             rs.count(fed)
-            await self._checkpoint(rs)
+            try:
+                await self._checkpoint(rs)
+            except OSError as e:
+                raise ApiError(503, f"the events were taken, but the checkpoint cannot be written ({e.strerror or e}): "
+                               "their detections are held back until one is",
+                               "make room in the checkpoint folder; the next request that writes one sends them") from None
             await rs.log.publish()
             self.metrics.latency.labels(rs.id).observe(time.perf_counter() - began)
         self.metrics.accepted.labels(rs.id).inc(fed.accepted)

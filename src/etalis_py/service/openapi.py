@@ -62,7 +62,7 @@ def document(max_body: int) -> dict[str, Any]:
                                                                             "reason": {"type": "string"}}}},
                                        "warnings": {"type": "array"},
                                        "detections": {"type": "array", "items": {"$ref": "#/components/schemas/Detection"}},
-                                       "stopped": {"type": "string"}}},
+                                       "stopped": {"type": "string"}, "unread": {"type": "integer"}}},
                 "Subscription": {"type": "object", "required": ["url"],
                                  "properties": {"url": {"type": "string", "format": "uri"},
                                                 "events": {"type": "array", "items": {"type": "string"}}}},

@@ -58,6 +58,7 @@ class Fed:
     detections: list[Numbered]
     stopped: Optional[str] = None
     seconds: float = 0.0
+    unread: int = 0
 
     def to_json(self) -> dict[str, Any]:
         reply: dict[str, Any] = {
@@ -69,6 +70,7 @@ class Fed:
         }
         if self.stopped is not None:
             reply["stopped"] = self.stopped
+            reply["unread"] = self.unread
         return reply
 
 
@@ -104,6 +106,7 @@ class RuleSet:
         began = time.perf_counter()
         before = self.engine.stats()
         stopped: Optional[str] = None
+        unread = 0
         with warnings.catch_warnings(record=True):
             try:
                 result = self.engine.emit_many(intake.items)
@@ -112,13 +115,15 @@ class RuleSet:
             except InferenceLimitError as e:
                 after = self.engine.stats()
                 stopped = str(e).split("\n")[0].replace(f"(line {e.line})", f"(at {intake.position(e.line)})")
-                accepted, by_engine, warned = after.accepted - before.accepted, [], []
+                accepted, warned = after.accepted - before.accepted, []
+                by_engine = [Rejection(e.line, stopped)]
+                unread = len(intake.items) - e.line
                 found = list(self.engine.detections())
         rejected = sorted(intake.rejected + [Rejection(intake.position(r.line), r.reason) for r in by_engine],
                           key=lambda r: r.line)
         warned = [Rejection(intake.position(w.line) if 0 < w.line <= len(intake.items) else w.line, w.reason)
                   for w in warned]
-        return Fed(accepted, rejected, warned, [], stopped, time.perf_counter() - began), found
+        return Fed(accepted, rejected, warned, [], stopped, time.perf_counter() - began, unread), found
 
     def count(self, fed: Fed) -> None:
         self.accepted += fed.accepted
