@@ -10,7 +10,9 @@ from pathlib import Path
 
 import httpx
 
-from etalis_py import Engine
+from etalis_py import Detection, Engine
+from etalis_py.service.checkpoint import Checkpoints, Saved
+from etalis_py.service.log import Numbered
 
 from service_helpers import Receiver, events, start_server, stream_messages
 
@@ -40,7 +42,9 @@ def test_sigkill_and_restart_lose_no_detection_not_yet_sent(tmp_path: Path) -> N
         assert httpx.post(f"{url}/events", json=FEED[1]).json()["detections"] == expected()[1:2]
     finally:
         assert server.stop(signal.SIGKILL) == -signal.SIGKILL
-    assert sorted(p.name for p in folder.iterdir()) == ["pairs.ruleset.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["pairs.detections.jsonl", "pairs.ruleset.json"]
+    assert [json.loads(line) for line in (folder / "pairs.detections.jsonl").read_text().splitlines()] == \
+        expected()[:2]
 
     again = start_server("pairs.etl", "--checkpoint", str(folder), cwd=tmp_path)
     try:
@@ -79,4 +83,29 @@ def test_sigterm_ends_streams_checkpoints_and_exits(tmp_path: Path) -> None:
     assert server.process.wait(30) in (0, -signal.SIGTERM)
     assert not any("Traceback" in line for line in server.printed)
     saved = json.loads((folder / "pairs.ruleset.json").read_text())
-    assert (saved["accepted"], saved["next_id"], [n["id"] for n in saved["kept"]]) == (4, 2, [1])
+    journal = [json.loads(line) for line in (folder / "pairs.detections.jsonl").read_text().splitlines()]
+    assert (saved["accepted"], saved["next_id"], journal) == (4, 2, expected()[:1])
+
+
+def test_the_journal_keeps_what_the_state_knows_and_stays_bounded(tmp_path: Path) -> None:
+    def numbered(i: int) -> Numbered:
+        return Numbered(i, Detection("c", (i,), i, i))
+
+    folder = Checkpoints(tmp_path, floor=5)
+    folder.write(Saved("r", "r.etl", RULES, 1.0, None, 3, [numbered(1), numbered(2)]), [])
+    journal = tmp_path / "r.detections.jsonl"
+    with open(journal, "a") as f:   # a request's detections appended, then a kill before its state was written
+        f.write(json.dumps(numbered(3).to_json()) + "\n" + '{"id": 4, "ev')
+    (restored,) = Checkpoints(tmp_path).read(capacity=10)
+    assert (restored.next_id, restored.kept) == (3, [numbered(1), numbered(2)])
+    assert journal.read_text().splitlines() == [json.dumps(numbered(i).to_json()) for i in (1, 2)]
+    # appended a request at a time, rewritten with the buffer alone past twice the buffer
+    buffer = [numbered(i) for i in range(1, 3)]
+    sizes = []
+    for i in range(3, 40):
+        buffer = (buffer + [numbered(i)])[-8:]
+        folder.write(Saved("r", "r.etl", RULES, 1.0, None, i + 1, buffer), [numbered(i)])
+        sizes.append(len(journal.read_text().splitlines()))
+    assert sizes[:16] == [*range(3, 17), 8, 9]
+    assert max(sizes) == 16
+    assert Checkpoints(tmp_path).read(capacity=8)[0].kept == buffer

@@ -15,7 +15,7 @@ import hmac
 import json
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -32,7 +32,7 @@ from ..errors import EtalisError, RuleError
 from ..findings import Finding
 from .checkpoint import Checkpoints, Saved
 from .intake import BodyError, read_events
-from .log import DetectionLog
+from .log import DetectionLog, Numbered
 from .metrics import Metrics
 from .openapi import document
 from .page import page_html
@@ -107,7 +107,7 @@ class Service:
         self._loop = asyncio.get_running_loop()
         self._http = httpx.AsyncClient(timeout=self.config.webhook_timeout)
         if self.checkpoints is not None:
-            for saved in self.checkpoints.read():
+            for saved in self.checkpoints.read(self.config.buffer):
                 await self._restore(saved)
         names = {rs.name for rs in self.registry}
         for path in rules:
@@ -199,7 +199,7 @@ class Service:
             fed = dataclasses.replace(fed, detections=rs.log.append(found))
             rs.count(fed)
             try:
-                await self._checkpoint(rs)
+                await self._checkpoint(rs, fed.detections)
             except OSError as e:
                 raise ApiError(503, f"the events were taken, but the checkpoint cannot be written ({e.strerror or e}): "
                                "their detections are held back until one is",
@@ -212,14 +212,15 @@ class Service:
             self.metrics.detections.labels(rs.id, n.detection.event).inc()
         return fed
 
-    async def _checkpoint(self, rs: RuleSet) -> None:
-        """Write ``rs``'s checkpoint (held under its lock)."""
+    async def _checkpoint(self, rs: RuleSet, fresh: Sequence[Numbered] = ()) -> None:
+        """Write ``rs``'s checkpoint, with ``fresh``, the detections
+        numbered since the last (held under its lock)."""
         if self.checkpoints is None:
             return
         state = await self.engines.call(rs.engine.snapshot)
         saved = Saved(rs.id, rs.name, rs.text, rs.created, state, rs.log.next_id, rs.log.kept(), rs.accepted,
                       rs.rejected, dict(rs.detected), [h.saved() for h in rs.webhooks.values()])
-        await asyncio.to_thread(self.checkpoints.write, saved)
+        await asyncio.to_thread(self.checkpoints.write, saved, list(fresh))
 
     async def details(self, rs: RuleSet) -> dict[str, Any]:
         stats = await self.engines.call(rs.engine.stats)
