@@ -15,6 +15,7 @@ import hmac
 import json
 import secrets
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,8 +209,8 @@ class Service:
             self.metrics.latency.labels(rs.id).observe(time.perf_counter() - began)
         self.metrics.accepted.labels(rs.id).inc(fed.accepted)
         self.metrics.rejected.labels(rs.id).inc(len(fed.rejected))
-        for n in fed.detections:
-            self.metrics.detections.labels(rs.id, n.detection.event).inc()
+        for event, count in Counter(n.detection.event for n in fed.detections).items():
+            self.metrics.detections.labels(rs.id, event).inc(count)
         return fed
 
     async def _checkpoint(self, rs: RuleSet, fresh: Sequence[Numbered] = ()) -> None:
@@ -277,9 +278,9 @@ class Service:
                     self.metrics.missed.labels(rs.id, "stream").inc(missed.count)
                     position = missed.last
                     yield f"id: {position}\nevent: missed\ndata: {json.dumps(missed.to_json())}\n\n"
-                for n in fresh:
-                    position = n.id
-                    yield f"id: {n.id}\nevent: detection\ndata: {json.dumps(n.to_json())}\n\n"
+                if fresh:   # one write for all that is there: a send per detection would cost more than the rest
+                    position = fresh[-1].id
+                    yield "".join(f"id: {n.id}\nevent: detection\ndata: {json.dumps(n.to_json())}\n\n" for n in fresh)
                 if rs.log.stopping:
                     why = "the rule set was removed" if rs.log.closed else "the server stops"
                     yield f"event: end\ndata: {json.dumps({'reason': why, 'last_id': position})}\n\n"

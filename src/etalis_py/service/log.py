@@ -16,6 +16,7 @@ import asyncio
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 from ..events import Detection
@@ -127,7 +128,8 @@ class DetectionLog:
         missed = Missed(position + 1, min(first_kept - 1, self._visible)) if position + 1 < first_kept else None
         if missed is not None and missed.count <= 0:
             missed = None
-        fresh = [n for n in self._items if position < n.id <= self._visible]
+        # the buffer's numbers are consecutive: slice it by number
+        fresh = list(islice(self._items, max(0, position + 1 - first_kept), max(0, self._visible + 1 - first_kept)))
         return missed, fresh
 
     async def wait(self, position: int, timeout: float) -> None:
