@@ -289,3 +289,14 @@ def test_openapi_document_names_every_endpoint(http: httpx.Client) -> None:
     assert sorted(doc["paths"]) == ["/healthz", "/metrics", "/rulesets", "/rulesets/{id}", "/rulesets/{id}/detections",
                                     "/rulesets/{id}/events", "/rulesets/{id}/subscriptions",
                                     "/rulesets/{id}/subscriptions/{sub}"]
+
+
+def test_a_refused_rule_file_at_start_exits_2_with_its_position(tmp_path: Path) -> None:
+    (tmp_path / "bad.etl").write_text("c(X) <- a(X) seq.\n")
+    done = subprocess.run([sys.executable, "-m", "etalis_py.cli", "serve", "bad.etl", "--port", "0"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "etalis serve: no --token-file: anyone on this machine may change the rule sets; listening on loopback only\n"
+        "bad.etl:1:16: error: syntax error: unbalanced operator\n"
+        "  hint: check the operators and parentheses, and end each clause with a full stop\n")

@@ -86,6 +86,14 @@ class PrologBridge:
             self._columns = path is not None
         return self._columns
 
+    def detach(self) -> None:
+        """Release the Prolog engine of the calling thread, which made
+        requests and is about to end (not the thread that started Prolog):
+        else Prolog cannot stop it when the process exits."""
+        with self._lock:
+            if self._lib.PL_thread_self() != -1:
+                self._lib.PL_thread_destroy_engine()
+
     def _attach(self) -> None:
         if self._lib.PL_thread_self() == -1:
             if self._lib.PL_thread_attach_engine(None) < 0:

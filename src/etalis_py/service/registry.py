@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypeVar
 
+from .._prolog import bridge
 from ..engine import Engine
 from ..errors import EtalisError, InferenceLimitError, RuleError
 from ..events import Detection, Rejection
@@ -38,6 +39,8 @@ class EngineThread:
         return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
 
     def close(self) -> None:
+        """Release the thread's Prolog engine, then end the thread."""
+        self._pool.submit(bridge().detach)
         self._pool.shutdown(wait=True)
 
 

@@ -14,6 +14,7 @@ from typing import Optional, TextIO
 
 import uvicorn
 
+from .._prolog import bridge
 from ..errors import EtalisError, RuleError
 from .app import Service, ServiceConfig, make_app
 from .checkpoint import CheckpointError
@@ -80,6 +81,7 @@ def serve(options: ServeOptions, err: TextIO) -> int:
         if not path.is_file():
             print(f"etalis serve: rule file {path} does not exist", file=err)
             return 2
+    bridge()    # Prolog starts on this thread, the process's first: the engine thread attaches to it
     config = ServiceConfig(token=token, checkpoint=options.checkpoint, max_body=options.max_body,
                            buffer=options.buffer)
     service = Service(config)
@@ -101,12 +103,10 @@ async def _run(service: Service, rules: list[Path], sock: socket.socket, err: Te
     """Start the service (restore, register ``rules``), then serve."""
     try:
         await service.start(rules)
-    except RuleError as e:
-        print(e, file=err)
-        return 2
-    except (CheckpointError, OSError, EtalisError) as e:
-        print(f"etalis serve: {e}", file=err)
-        return 1
+    except (RuleError, CheckpointError, OSError, EtalisError) as e:
+        await service.drain()   # the engine thread ends before the process does
+        print(e if isinstance(e, RuleError) else f"etalis serve: {e}", file=err)
+        return 2 if isinstance(e, RuleError) else 1
     sock.listen(128)    # connections wait from now on: the line below tells a client it may connect
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
