@@ -196,6 +196,16 @@ def test_rules_that_rules_insert_are_made_again_by_restore() -> None:
         ("c", (1,), 1, 1), ("d", (2,), 2, 3), ("d", (3,), 4, 5)]
 
 
+def test_rules_inserted_after_a_restore_get_hidden_names_of_their_own() -> None:
+    # each inserted P+ has a hidden event of its own, numbered on after a
+    # restore as without it (the first and the second insertion must not share runs)
+    rules = "c(X) <- a(X) do ins_event_rule(d(X, Y) <- (e(Y)+ seq f) within 5).\n"
+    stream: Stream = [("a", [1], 1), ("e", [1], 2), ("a", [2], 3), ("e", [2], 4), ("f", [], 5)]
+    assert plain(same_at_every_cut(rules, stream, trusted=True)) == [
+        ("c", (1,), 1, 1), ("c", (2,), 3, 3), ("d", (1, [1]), 2, 5), ("d", (1, [1, 2]), 2, 5), ("d", (1, [2]), 4, 5),
+        ("d", (2, [2]), 4, 5)]
+
+
 def test_an_engine_that_changed_its_rules_otherwise_refuses_the_snapshot() -> None:
     rules = "r1 : c(X) <- a(X) seq b(X)."
     with Engine.from_string(rules) as engine:

@@ -331,6 +331,7 @@ rule_updates(M) :-
         ),
         apply_rule_updates(M, Updates),
         engine_state(M, State),
+        explaining(M),                  % the new rules may select (a P+ carries positions)
         limiting(M, State)
     ;   true
     ).
