@@ -55,12 +55,7 @@ engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Positio
                                  facts_bytes: Bytes, rule_changes: Changes, hidden_names: Names}) :-
     must_be(atom, M),
     nb_getval(M, state(Indexes, Order, _)),
-    findall(store(Id, Side, Store),
-            ( member(I, Indexes),
-              store_index(Id, Side, I),
-              store_global(M, I, G),
-              nb_getval(G, Store) ),
-            Stores),
+    maplist(store_role(M), Indexes, Stores),
     position_global(M, P),
     nb_getval(P, Position),
     timers_global(M, T),
@@ -74,6 +69,15 @@ engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Positio
     flag(etalis_guard_facts(M), Bytes, Bytes),
     findall(C, M:'$rule_change'(C), Changes),
     M:'$hidden_names'(Names).
+
+%   store_role(+M, +I, -Store): goal store I of engine M by its role,
+%   the store itself (not a copy, as findall/3 would make: it can hold
+%   millions of goals).
+
+store_role(M, I, store(Id, Side, Store)) :-
+    store_index(Id, Side, I),
+    store_global(M, I, G),
+    nb_getval(G, Store).
 
 file_dynamic(M, PI) :-
     current_predicate(M:'$file_dynamic'/1),
