@@ -206,17 +206,28 @@ def test_rules_inserted_after_a_restore_get_hidden_names_of_their_own() -> None:
         ("d", (2, [2]), 4, 5)]
 
 
-def test_an_engine_that_changed_its_rules_otherwise_refuses_the_snapshot() -> None:
+def test_an_engine_that_changed_its_rules_otherwise_goes_back_to_its_file_first() -> None:
     rules = "r1 : c(X) <- a(X) seq b(X)."
     with Engine.from_string(rules) as engine:
-        engine.add_rules("r2 : d(X) <- e(X) seq f(X).")
+        engine.add_rules("r2 : d(X) <- e(X) seq f(X).\nhelper(1).")
+        engine.emit("e", 7, at=1)
         data = engine.snapshot()
+        fresh = Engine.from_string(rules)
+        empty = fresh.snapshot()
+        fresh.close()
     with Engine.from_string(rules) as other:
-        other.add_rules("r3 : g(X) <- e(X) seq f(X).")
-        before = other.snapshot()
-        with pytest.raises(SnapshotError, match="this engine's rules were changed while it ran"):
-            other.restore(data)
-        assert other.snapshot() == before
+        other.add_rules("r3 : g(X) <- e(X) seq f(X).\nhelper(3).")
+        other.emit("a", 1, at=1)
+        other.restore(data)
+        assert (other.rule_count, other.printed) == (2, ["c/1", "d/1"])
+        assert other.emit_many([("b", [1], 2), ("f", [7], 3)]).detections == [Detection("d", (7,), 1, 3)]
+        with pytest.raises(EtalisError, match="no rule is labelled r3"):
+            other.remove_rule("r3")
+        # a snapshot of a new engine of the file: its rules and a fresh state
+        other.restore(empty)
+        assert (other.rule_count, other.printed, other.stats().pending) == (1, ["c/1"], 0)
+        assert other.emit_many([("e", [7], 4), ("f", [7], 5), ("a", [1], 6), ("b", [1], 7)]).detections == [
+            Detection("c", (1,), 6, 7)]
 
 
 def test_one_engine_moves_many_keys_states_in_and_out() -> None:
