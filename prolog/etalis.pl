@@ -225,13 +225,13 @@ serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Pre
     ;   From = initial,
         New = Theirs
     ),
-    changes_possible(M, From, New),
+    changes_possible(M, From, New, Final),
+    engine_state_check(M, Final, State),
     (   From == initial
     ->  initial_rules(M)
     ;   true
     ),
     forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
-    engine_state_check(M, State),
     engine_state_put(M, State),
     engine_compiled(M, Compiled),
     compiled_size(Compiled, N, G),
@@ -678,15 +678,17 @@ make_rule_change(M, add(Items)) :-
 make_rule_change(M, remove(Label)) :-
     remove_label(M, Label, _).
 
-%   changes_possible(+Engine, +From, +Changes): the changes of the rules
-%   Changes (as make_rule_change/2 takes them) can be made in Engine, one
-%   after the other, to its rules `now` or to its `initial` ones, those
-%   it was made with: they are compiled (and proven safe, for untrusted
-%   rules) without changing Engine, so that a snapshot whose changes
-%   cannot be made is refused before any is.
+%   changes_possible(+Engine, +From, +Changes, -Compiled): the changes of
+%   the rules Changes (as make_rule_change/2 takes them) can be made in
+%   Engine, one after the other, to its rules `now` or to its `initial`
+%   ones, those it was made with, and give the rules Compiled (`now` for
+%   no change of the rules now): they are
+%   compiled (and proven safe, for untrusted rules) without changing
+%   Engine, so that a snapshot whose changes cannot be made is refused
+%   before any is.
 
-changes_possible(_, _, []) :- !.
-changes_possible(M, From, Changes) :-
+changes_possible(_, now, [], now) :- !.
+changes_possible(M, From, Changes, C) :-
     (   From == initial
     ->  M:'$initial'(C0, Counts, Sandbox)
     ;   engine_compiled(M, C0),
@@ -696,7 +698,7 @@ changes_possible(M, From, Changes) :-
     setup_call_cleanup(
         hidden_names(_, Saved),
         catch(( set_hidden_names(Counts),
-                foldl(change_compiled, Changes, C0-Sandbox, _) ),
+                foldl(change_compiled, Changes, C0-Sandbox, C-_) ),
               E,
               ( message_text(E, Why),
                 format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
