@@ -341,6 +341,16 @@ def test_an_untrusted_engine_refuses_rules_that_a_trusted_one_added() -> None:
         assert untrusted.snapshot() == before
 
 
+def test_a_state_holding_a_blob_takes_no_snapshot() -> None:
+    # only a trusted rule can put a stream into an event that waits
+    rules = "c(S) <- a where current_output(S).\nd(S) <- c(S) seq b."
+    with Engine.from_string(rules, trusted=True, report=["d/1"]) as engine:
+        engine.emit("a", at=1)
+        with pytest.raises(SnapshotError, match=r"^cannot take a snapshot: the state holds <stream>\(0x[0-9a-f]+\), "
+                                                r"which is no term that can be written"):
+            engine.snapshot()
+
+
 def test_pickling_an_engine_points_to_snapshot() -> None:
     with Engine.from_string(TWO) as engine:
         with pytest.raises(TypeError, match=r"an Engine cannot be pickled: .* engine\.snapshot\(\)"):
