@@ -551,11 +551,10 @@ load_engine(Source, Options, M, Compiled) :-
             ),
             load_compiled(M, Compiled),
             (   memberchk(trusted(true), Options)
-            ->  Sandboxed = trusted
-            ;   include(is_static, Items, Sandboxed),
-                assertz(M:'$sandboxed'(Sandboxed))
-            ),
-            assertz(M:'$initial'(Compiled, Counts, Sandboxed)) ),
+            ->  true
+            ;   include(is_static, Items, Statics),
+                assertz(M:'$sandboxed'(Statics))
+            ) ),
           E,
           ( engine_destroy(M), throw(E) )).
 
@@ -630,6 +629,7 @@ static_file_items(File, Items) :-
 %   new rule set.
 
 add_items(M, Items, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   M:'$sandboxed'(Earlier)
     ->  sandbox_check(Items, Earlier)
@@ -647,10 +647,25 @@ add_items(M, Items, C) :-
     ),
     assertz(M:'$rule_change'(add(Items))).
 
+%   remember_initial(+Engine): before the first change of Engine's rules,
+%   keep what they are as '$initial'(Compiled, HiddenNames, Sandboxed),
+%   Sandboxed the static items proven safe or `trusted`: a restore goes
+%   back to them (see initial_rules/1).
+
+remember_initial(M) :-
+    (   M:'$initial'(_, _, _)
+    ->  true
+    ;   engine_compiled(M, C),
+        M:'$hidden_names'(Counts),
+        (   M:'$sandboxed'(Statics) -> Sandboxed = Statics ; Sandboxed = trusted ),
+        assertz(M:'$initial'(C, Counts, Sandboxed))
+    ).
+
 %   remove_label(+Engine, +Label, -Compiled): Engine no longer runs the
 %   rule labelled Label.
 
 remove_label(M, Label, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
     ->  reload_compiled(M, C0, C),
