@@ -94,8 +94,9 @@ Requests:
     the same rules; the engine takes up its state, with the rules of the
     snapshot's engine: the changes of the rules made while it ran are
     made again, to this engine's rules if it made the first of them
-    already, else to the rules it was made with.  The reply has the Counters given to snapshot, and
-    the rules, goals, printed events and prefixes as add_rules has.
+    already, else to the rules it was made with.  The reply has the
+    Counters given to snapshot, and the rules, goals, printed events and
+    prefixes as add_rules has.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
     knowledge_update/4.
@@ -697,10 +698,9 @@ make_rule_change(M, remove(Label)) :-
 %   the rules Changes (as make_rule_change/2 takes them) can be made in
 %   Engine, one after the other, to its rules `now` or to its `initial`
 %   ones, those it was made with, and give the rules Compiled (`now` for
-%   no change of the rules now): they are
-%   compiled (and proven safe, for untrusted rules) without changing
-%   Engine, so that a snapshot whose changes cannot be made is refused
-%   before any is.
+%   no change of the rules now): they are compiled (and proven safe, for
+%   untrusted rules) without changing Engine, so that a snapshot whose
+%   changes cannot be made is refused before any is.
 
 changes_possible(_, now, [], now) :- !.
 changes_possible(M, From, Changes, C) :-
