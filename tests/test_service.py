@@ -211,6 +211,8 @@ def test_stream_numbers_detections_and_resumes_after_last_event_id(server: Serve
     assert [(m.kind, m.id) for m in late] == [("missed", 1), ("detection", 2), ("detection", 3),
                                               ("detection", 4), ("detection", 5)]
     assert late[0].data == {"first": 1, "last": 1, "count": 1}
+    assert f'etalis_subscriber_missed_detections_total{{kind="stream",ruleset="{rs}"}} 1.0' in \
+        http.get("/metrics").text.splitlines()
     assert http.delete(f"/rulesets/{rs}").status_code == 204
 
 
