@@ -4,7 +4,6 @@ from the document (valid and not) get no 500 from a real server."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import pytest
