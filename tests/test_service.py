@@ -140,11 +140,25 @@ def test_events_one_an_array_and_json_lines_with_their_counts(http: httpx.Client
 
 def test_an_event_over_the_inference_limit_stops_its_request_with_422(http: httpx.Client) -> None:
     rs = register(http, "h(X) <- a(X) where spin(X).\nspin(X) :- spin(X).\n", "spin.etl")
-    reply = http.post(f"/rulesets/{rs}/events", json=events(("b", [1], 1), ("a", [1], 2), ("a", [2], 3)))
-    stopped = "event a(1) (at 2) took more than 10,000,000 inferences, the limit per event, in the where condition spin(1)"
+    body = events(("b", [1], 1), ("", [], 2), ("b", [1], 0), ("a", [1], 2), ("a", [2], 3)) + [5]
+    reply = http.post(f"/rulesets/{rs}/events", json=body)
+    stopped = "event a(1) (at 4) took more than 10,000,000 inferences, the limit per event, in the where condition spin(1)"
     assert (reply.status_code, reply.json()) == (422, {
-        "read": 2, "accepted": 1, "rejected": [{"at": 2, "reason": stopped}], "warnings": [], "detections": [],
-        "stopped": stopped, "unread": 1})
+        "read": 4, "accepted": 1, "warnings": [], "detections": [], "stopped": stopped, "unread": 2,
+        "rejected": [{"at": 2, "reason": "event name '' is not a non-empty string"},
+                     {"at": 3, "reason": "time 0 is earlier than the last accepted time 1 (events must arrive in "
+                                         "time order)"},
+                     {"at": 4, "reason": stopped}]})
+    # JSON lines: a line that is not JSON before the stop is rejected, one after it is not read
+    text = '{"event": "b", "args": [2], "time": 4}\nnot json\n{"event": "a", "args": [3], "time": 5}\n' \
+           'nor this\n{"event": "b", "args": [3], "time": 6}\n'
+    reply = http.post(f"/rulesets/{rs}/events", content=text, headers={"Content-Type": "application/x-ndjson"})
+    stopped = stopped.replace("a(1) (at 4)", "a(3) (at 3)").replace("spin(1)", "spin(3)")
+    assert (reply.status_code, reply.json()) == (422, {
+        "read": 3, "accepted": 1, "warnings": [], "detections": [], "stopped": stopped, "unread": 2,
+        "rejected": [{"at": 2, "reason": "not JSON: Expecting value"}, {"at": 3, "reason": stopped}]})
+    info = http.get(f"/rulesets/{rs}").json()
+    assert (info["accepted"], info["rejected"]) == (2, 5)
     assert http.delete(f"/rulesets/{rs}").status_code == 204
 
 

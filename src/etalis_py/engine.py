@@ -491,7 +491,13 @@ class Engine:
                 batch = [head, *islice(items, max(1, batch_size) - 1)]  # type: ignore[list-item]
             else:
                 batch = head
-            accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
+            try:
+                accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
+            except InferenceLimitError as e:
+                # the items before the stop keep their reasons; those after it were not read
+                e.rejected = sorted((r for r in rejected + by_engine if r.line < e.line), key=lambda r: r.line)
+                e.warnings = list(warnings)
+                raise
             first += len(batch)
         rejected = sorted(rejected + by_engine, key=lambda r: r.line)
         return BatchResult(accepted, rejected, detections, warnings)

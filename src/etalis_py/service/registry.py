@@ -53,7 +53,8 @@ class Fed:
     """What one request's events did: the accepted count, the rejected
     ones with their positions in the body, the warnings, the numbered
     detections, and why the engine stopped, if it did (an event over the
-    inference limit: the events after it were not read)."""
+    inference limit: it is the last item read; ``unread`` counts the
+    items and lines after it)."""
 
     accepted: int
     rejected: list[Rejection]
@@ -115,14 +116,17 @@ class RuleSet:
                 result = self.engine.emit_many(intake.items)
                 accepted, by_engine, warned, found = (result.accepted, result.rejected, result.warnings,
                                                       list(result.detections))
+                taken = intake.rejected
             except InferenceLimitError as e:
                 after = self.engine.stats()
-                stopped = str(e).split("\n")[0].replace(f"(line {e.line})", f"(at {intake.position(e.line)})")
-                accepted, warned = after.accepted - before.accepted, []
-                by_engine = [Rejection(e.line, stopped)]
-                unread = len(intake.items) - e.line
+                at = intake.position(e.line)
+                stopped = str(e).split("\n")[0].replace(f"(line {e.line})", f"(at {at})")
+                accepted, warned = after.accepted - before.accepted, e.warnings
+                by_engine = e.rejected + [Rejection(e.line, stopped)]
+                taken = [r for r in intake.rejected if r.line < at]   # lines after the stop were not read
+                unread = len(intake.items) - e.line + len(intake.rejected) - len(taken)
                 found = list(self.engine.detections())
-        rejected = sorted(intake.rejected + [Rejection(intake.position(r.line), r.reason) for r in by_engine],
+        rejected = sorted(taken + [Rejection(intake.position(r.line), r.reason) for r in by_engine],
                           key=lambda r: r.line)
         warned = [Rejection(intake.position(w.line) if 0 < w.line <= len(intake.items) else w.line, w.reason)
                   for w in warned]
