@@ -166,13 +166,47 @@ def test_an_event_over_the_inference_limit_stops_its_request_with_422(http: http
     (b'{"event": "a", "args": [1], "time": 1', 400, "malformed JSON at line 1, column 38: Expecting ',' delimiter"),
     (b"42", 400, "the body is a JSON number, not an event"),
     (b'"a"', 400, "the body is a JSON string, not an event"),
-    (b"\xff\xfe", 400, "the body is not UTF-8 (byte 0)"),
+    (b"\xff\xfe", 400, "the body is not UTF-8 (line 1, column 1: byte 0xff)"),
+    (b'[{"event": "a", "args": [1], "time": 1},\n {"event": "\xc3\xa9", "args": ["\xe9"], "time": 2}]', 400,
+     "the body is not UTF-8 (line 2, column 27: byte 0xe9)"),
     (b"[" + b'{"event": "a", "args": [1], "time": 1},' * 60 + b"1]", 413,
      "the body has 2343 bytes, more than the 2048 this server takes"),
 ])
 def test_bad_bodies(http: httpx.Client, body: bytes, status: int, error: str) -> None:
     reply = http.post("/rulesets/pair/events", content=body, headers={"Content-Type": "application/json"})
     assert (reply.status_code, reply.json()["error"]) == (status, error)
+
+
+def test_a_wrong_byte_in_json_lines_rejects_its_line_and_a_key_no_event_has_its_item(http: httpx.Client) -> None:
+    rs = register(http, "d(X) <- a(X).\n", "bytes.etl")
+    body = b'{"event": "a", "args": [1], "time": 1}\n{"event": "a", "args": ["caf\xe9"], "time": 2}\n' \
+           b'{"event": "a", "args": ["\xe2\x80\xa8"], "time": 3}\n'
+    reply = http.post(f"/rulesets/{rs}/events", content=body, headers={"Content-Type": "application/x-ndjson"})
+    assert reply.json() == {
+        "read": 3, "accepted": 2, "warnings": [],
+        "rejected": [{"at": 2, "reason": "not UTF-8 (column 29: byte 0xe9)"}],
+        "detections": [{"id": 1, "event": "d", "args": [1], "start": 1, "end": 1},
+                       {"id": 2, "event": "d", "args": ["\u2028"], "start": 3, "end": 3}]}
+    # pandas' DataFrame.to_json(orient="records") of a table with a column "x"
+    reply = http.post(f"/rulesets/{rs}/events", content=b'[{"event":"a","x":20,"time":4},{"event":"a","time":5}]')
+    assert reply.json()["rejected"] == [
+        {"at": 1, "reason": "unknown key 'x': an event has event, args and time (or start and end); "
+                            "put the values in args"}]
+    assert (reply.json()["read"], reply.json()["accepted"]) == (2, 1)
+    assert http.delete(f"/rulesets/{rs}").status_code == 204
+
+
+def test_a_rule_file_that_is_not_utf8_is_refused_at_its_line_and_column(http: httpx.Client) -> None:
+    reply = http.post("/rulesets", params={"name": "latin.etl"}, content=b"c(X) <- a(X).\n% caf\xe9\n")
+    hint = "save the rule file as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8)"
+    assert (reply.status_code, reply.json()) == (400, {
+        "error": "the rule file is refused", "hint": hint,
+        "findings": [{"severity": "error", "code": "rule-error", "message": "the rule file is not UTF-8: byte 0xe9",
+                      "file": "latin.etl", "line": 2, "column": 6, "hint": hint, "data": {}}]})
+    big = http.post("/rulesets", params={"name": "big.etl"}, content=b"% " + b"x" * 3000 + b"\n")
+    assert (big.status_code, big.json()) == (413, {
+        "error": "the body has 3003 bytes, more than the 2048 this server takes",
+        "hint": "split the rules into smaller files, or start the server with a larger --max-body"})
 
 
 def test_unknown_rule_set_is_404(http: httpx.Client) -> None:

@@ -32,7 +32,7 @@ from ..engine import check_unicode
 from ..errors import EtalisError, RuleError
 from ..findings import Finding
 from .checkpoint import Checkpoints, Saved
-from .intake import BodyError, read_events
+from .intake import BodyError, place, read_events
 from .log import DetectionLog, Numbered
 from .metrics import Metrics
 from .openapi import document
@@ -316,17 +316,16 @@ def make_app(service: Service, rules: Optional[list[Path]] = None) -> Starlette:
         if service.draining.is_set():
             raise ApiError(503, "the server is stopping", "retry against the restarted server")
 
-    async def body(request: Request) -> bytes:
+    async def body(request: Request, hint: str = "send the events in smaller batches") -> bytes:
         declared = request.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > config.max_body:
             raise ApiError(413, f"the body has {int(declared)} bytes, more than the {config.max_body} this server "
-                           "takes", "send the events in smaller batches")
+                           "takes", hint)
         chunks, size = [], 0
         async for chunk in request.stream():
             size += len(chunk)
             if size > config.max_body:
-                raise ApiError(413, f"the body has more than the {config.max_body} bytes this server takes",
-                               "send the events in smaller batches")
+                raise ApiError(413, f"the body has more than the {config.max_body} bytes this server takes", hint)
             chunks.append(chunk)
         return b"".join(chunks)
 
@@ -356,12 +355,16 @@ def make_app(service: Service, rules: Optional[list[Path]] = None) -> Starlette:
     async def add_ruleset(request: Request) -> Response:
         authorized(request)
         writable()
-        data = await body(request)
+        data = await body(request, "split the rules into smaller files, or start the server with a larger --max-body")
         name = request.query_params.get("name") or f"rules-{len(service.registry) + 1}.etl"
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise ApiError(400, f"the rule file is not UTF-8 (byte {e.start})", "send the .etl text as UTF-8") from None
+            line, column = place(data, e.start)
+            hint = "save the rule file as UTF-8 (e.g. iconv -f WINDOWS-1252 -t UTF-8)"
+            bad = Finding("error", "rule-error", f"the rule file is not UTF-8: byte 0x{data[e.start]:02x}", name,
+                          line, column, hint)
+            raise ApiError(400, "the rule file is refused", hint, findings=[bad.to_json()]) from None
         try:
             rs, found = await service.add(name, text)
         except RuleError as e:
@@ -407,7 +410,7 @@ def make_app(service: Service, rules: Optional[list[Path]] = None) -> Starlette:
         writable()
         rs = ruleset(request)
         try:
-            spec = json.loads(await body(request))
+            spec = json.loads(await body(request, 'send {"url": "https://...", "events": ["name"]}'))
         except ValueError as e:
             raise ApiError(400, f"malformed JSON: {e}", 'send {"url": "https://...", "events": ["name"]}') from None
         if not isinstance(spec, dict):

@@ -36,35 +36,50 @@ class Intake:
     positions: list[int]
     rejected: list[Rejection] = field(default_factory=list)
 
+    def take(self, item: Any, position: int) -> None:
+        """Add the JSON value ``item`` found at ``position``: an object
+        with a key an event does not have is rejected here, as the engine
+        would ignore that key and lose its value (a column of a table
+        written by ``DataFrame.to_json(orient="records")``)."""
+        if type(item) is dict and not item.keys() <= _KEYS:
+            unknown = ", ".join(repr(k) for k in item if k not in _KEYS)
+            self.rejected.append(Rejection(position, f"unknown key {unknown[:200]}: an event has event, args and "
+                                           "time (or start and end); put the values in args"))
+        else:
+            self.items.append(plain(item))
+            self.positions.append(position)
+
     def position(self, index: int) -> int:
         """The position of the 1-based ``index``-th item."""
         return self.positions[index - 1]
 
 
 def read_events(body: bytes, content_type: str = "") -> Intake:
-    """The events of a request body; BodyError if it is not UTF-8, or is
-    neither a JSON event, an array nor JSON lines."""
+    """The events of a request body; BodyError if it is not UTF-8 (JSON
+    lines: a line that is not is rejected alone), or is neither a JSON
+    event, an array nor JSON lines."""
+    media = content_type.split(";")[0].strip().lower()
+    if media in LINES_TYPES:
+        return _lines(body)
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise BodyError(f"the body is not UTF-8 (byte {e.start})", "send events as UTF-8 JSON") from None
-    media = content_type.split(";")[0].strip().lower()
-    if media in LINES_TYPES:
-        return _lines(text)
+        raise BodyError(f"the body is not UTF-8 ({_place(body, e.start)})", "send events as UTF-8 JSON") from None
     try:
         value = json.loads(text)
     except ValueError as e:
-        lines = [line for line in text.splitlines() if line.strip()]
+        lines = [line for line in body.splitlines() if line.strip()]
         if len(lines) > 1:
-            return _lines(text)
+            return _lines(body)
         where = f" at line {e.lineno}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
         raise BodyError(f"malformed JSON{where}: {_reason(e)}",
                         'send an event {"event": "a", "args": [1], "time": 5}, an array of them, '
                         "or JSON lines (Content-Type: application/x-ndjson)") from None
-    if isinstance(value, dict):
-        return Intake([plain(value)], [1])
-    if isinstance(value, list):
-        return Intake([plain(v) for v in value], list(range(1, len(value) + 1)))
+    if isinstance(value, (dict, list)):
+        intake = Intake([], [])
+        for position, item in enumerate(value if isinstance(value, list) else [value], start=1):
+            intake.take(item, position)
+        return intake
     raise BodyError(f"the body is a JSON {_KINDS.get(type(value), 'value')}, not an event",
                     'send an event {"event": "a", "args": [1], "time": 5}, an array of them, or JSON lines')
 
@@ -73,19 +88,29 @@ _KINDS: Mapping[type, str] = MappingProxyType(
     {bool: "boolean", int: "number", float: "number", str: "string", type(None): "null"})
 
 
-def _lines(text: str) -> Intake:
-    items: list[Any] = []
-    positions: list[int] = []
-    rejected: list[Rejection] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+def place(data: bytes, offset: int) -> tuple[int, int]:
+    """The line and column (in characters, from 1) of byte ``offset`` of ``data``."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, len(data[line_start:offset].decode("utf-8", errors="replace")) + 1
+
+
+def _place(data: bytes, offset: int) -> str:
+    line, column = place(data, offset)
+    return f"line {line}, column {column}: byte 0x{data[offset]:02x}"
+
+
+def _lines(body: bytes) -> Intake:
+    intake = Intake([], [])
+    for number, line in enumerate(body.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            items.append(plain(json.loads(line)))
-            positions.append(number)
+            intake.take(json.loads(line.decode("utf-8")), number)
+        except UnicodeDecodeError as e:
+            intake.rejected.append(Rejection(number, f"not UTF-8 ({_place(line, e.start).partition(', ')[2]})"))
         except ValueError as e:
-            rejected.append(Rejection(number, f"not JSON: {_reason(e)}"))
-    return Intake(items, positions, rejected)
+            intake.rejected.append(Rejection(number, f"not JSON: {_reason(e)}"))
+    return intake
 
 
 def plain(item: Any) -> Any:
@@ -98,6 +123,7 @@ def plain(item: Any) -> Any:
 
 
 _PLAIN = frozenset(("event", "args", "time"))
+_KEYS = frozenset(("event", "args", "time", "start", "end"))
 
 
 def _reason(e: ValueError) -> str:
