@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from etalis_py import Detection
+from etalis_py.cli import main
 from etalis_py.client import Client, ServiceError
 from etalis_py.errors import EventError, RuleError
 from etalis_py.events import Rejection
@@ -33,7 +34,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     (folder / "pair.etl").write_text(PAIR)
     running = start_server("pair.etl", "--token-file", "token", "--buffer", "4", "--max-body", "2K", cwd=folder)
     yield running
-    assert running.stop() in (0, -signal.SIGTERM)
+    assert running.stop() == -signal.SIGTERM
 
 
 @pytest.fixture
@@ -350,3 +351,43 @@ def test_a_refused_rule_file_at_start_exits_2_with_its_position(tmp_path: Path) 
         "etalis serve: no --token-file: anyone on this machine may change the rule sets; listening on loopback only\n"
         "bad.etl:1:16: error: syntax error: unbalanced operator\n"
         "  hint: check the operators and parentheses, and end each clause with a full stop\n")
+
+
+@pytest.mark.parametrize("args, printed", [
+    (["nosuch.etl"], "etalis serve: rule file nosuch.etl does not exist\n"),
+    (["."], "etalis serve: rule file . is a directory, not a file\n"),
+    (["--token-file", "nosuch"], "etalis serve: token file nosuch: No such file or directory\n"),
+    (["--token-file", "pair.etl"],
+     "etalis serve: token file pair.etl: give one token, a line without spaces (e.g. openssl rand -hex 32)\n"),
+    (["--checkpoint", "pair.etl"], "etalis serve: checkpoint folder pair.etl: it is a file, not a folder\n"
+                                   "  hint: give --checkpoint a folder this user may write (it is made if need be)\n"),
+    (["--checkpoint", "pair.etl/x"], "etalis serve: checkpoint folder pair.etl/x: Not a directory\n"
+                                     "  hint: give --checkpoint a folder this user may write (it is made if need be)\n"),
+])
+def test_a_bad_option_or_file_is_one_message_and_exit_2(args: list[str], printed: str, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pair.etl").write_text(PAIR)
+    monkeypatch.chdir(tmp_path)
+    assert main(["serve", *args]) == 2
+    assert capsys.readouterr().err == printed
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_a_usage_error(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["serve", "--port", port])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.endswith(f"etalis serve: error: argument --port: not a port (0 to 65535): '{port}'\n")
+
+
+def test_ctrl_c_drains_and_exits_130(tmp_path: Path) -> None:
+    (tmp_path / "pair.etl").write_text(PAIR)
+    running = start_server("pair.etl", "--checkpoint", "saved", cwd=tmp_path)
+    assert running.stop(signal.SIGINT) == 130
+    deadline = time.monotonic() + 10     # the last line may still be on its way to the reading thread
+    while running.printed[-1:] != ["etalis serve: stopped (Ctrl-C)"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert running.printed[1:] == [f"etalis serve: listening on {running.url}/ (1 rule set, checkpoints in saved)",
+                                   "etalis serve: stopped (Ctrl-C)"]
+    assert sorted(p.name for p in (tmp_path / "saved").iterdir()) == ["pair.detections.jsonl", "pair.ruleset.json"]

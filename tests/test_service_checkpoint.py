@@ -80,7 +80,7 @@ def test_sigterm_ends_streams_checkpoints_and_exits(tmp_path: Path) -> None:
         server.process.send_signal(signal.SIGTERM)
         rest = list(lines)
     assert rest[rest.index("event: end"):] == ["event: end", 'data: {"reason": "the server stops", "last_id": 1}', ""]
-    assert server.process.wait(30) in (0, -signal.SIGTERM)
+    assert server.process.wait(30) == -signal.SIGTERM     # ended by the signal once drained: 143 in a shell
     assert not any("Traceback" in line for line in server.printed)
     saved = json.loads((folder / "pairs.ruleset.json").read_text())
     journal = [json.loads(line) for line in (folder / "pairs.detections.jsonl").read_text().splitlines()]

@@ -220,6 +220,16 @@ def _size(text: str) -> int:
     return value
 
 
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -237,7 +247,7 @@ def add_serve_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
                      help=".etl files registered at start under their file names (sandboxed)")
     srv.add_argument("--host", default="127.0.0.1",
                      help="the address to listen on (default 127.0.0.1; other than loopback only with --token-file)")
-    srv.add_argument("--port", type=int, default=8080, help="the port (default 8080; 0: any free port, printed)")
+    srv.add_argument("--port", type=_port, default=8080, help="the port (default 8080; 0: any free port, printed)")
     srv.add_argument("--token-file", type=Path, metavar="FILE",
                      help="a file holding the bearer token that every write (POST, DELETE) must give")
     srv.add_argument("--checkpoint", type=Path, metavar="DIR",

@@ -298,9 +298,11 @@ class Service:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def make_app(service: Service, rules: Optional[list[Path]] = None) -> Starlette:
+def make_app(service: Service, rules: Optional[list[Path]] = None,
+             ready: Callable[[], None] = lambda: None) -> Starlette:
     """The Starlette application of ``service``; at start it restores the
-    checkpoint and registers ``rules``, at shutdown it drains."""
+    checkpoint and registers ``rules`` (unless the service was started),
+    then calls ``ready``; at shutdown it drains."""
     config = service.config
 
     def authorized(request: Request) -> None:
@@ -449,6 +451,7 @@ def make_app(service: Service, rules: Optional[list[Path]] = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if not service.started:
             await service.start(rules or [])
+        ready()
         yield
         await service.drain()
 

@@ -15,7 +15,7 @@ from typing import Optional, TextIO
 import uvicorn
 
 from .._prolog import bridge
-from ..errors import EtalisError, RuleError
+from ..errors import EtalisError, RuleError, unreadable
 from .app import Service, ServiceConfig, make_app
 from .checkpoint import CheckpointError
 
@@ -69,18 +69,32 @@ class ServeOptions:
 
 
 def serve(options: ServeOptions, err: TextIO) -> int:
-    """Run the server until it is told to stop; 2 for options that cannot
-    work (a public address without a token), else 0."""
-    token = read_token(options.token_file) if options.token_file is not None else None
-    if token is None and not loopback(options.host):
-        print(f"etalis serve: without --token-file the server listens on loopback only, not on {options.host}\n"
-              "  hint: give --token-file FILE (rule sets are code: every write then needs the bearer token), "
-              "or --host 127.0.0.1", file=err)
+    """Run the server until it is told to stop: 2 for options that cannot
+    work (a public address without a token, a missing file, a port taken),
+    1 if the checkpoint cannot be read, 130 after Ctrl-C; SIGTERM ends the
+    process by that signal once it has drained (status 143)."""
+    try:
+        token = read_token(options.token_file) if options.token_file is not None else None
+        if token is None and not loopback(options.host):
+            raise ValueError(f"without --token-file the server listens on loopback only, not on {options.host}\n"
+                             "  hint: give --token-file FILE (rule sets are code: every write then needs the bearer "
+                             "token), or --host 127.0.0.1")
+        for path in options.rules:
+            why = unreadable("rule file", path)
+            if why is not None:
+                raise ValueError(why)
+        if options.checkpoint is not None:
+            try:
+                if options.checkpoint.exists() and not options.checkpoint.is_dir():
+                    raise NotADirectoryError(0, "it is a file, not a folder")
+                options.checkpoint.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise ValueError(f"checkpoint folder {options.checkpoint}: {e.strerror or e}\n"
+                                 "  hint: give --checkpoint a folder this user may write (it is made if need be)"
+                                 ) from None
+    except ValueError as e:
+        print(f"etalis serve: {e}", file=err)
         return 2
-    for path in options.rules:
-        if not path.is_file():
-            print(f"etalis serve: rule file {path} does not exist", file=err)
-            return 2
     bridge()    # Prolog starts on this thread, the process's first: the engine thread attaches to it
     config = ServiceConfig(token=token, checkpoint=options.checkpoint, max_body=options.max_body,
                            buffer=options.buffer)
@@ -96,7 +110,11 @@ def serve(options: ServeOptions, err: TextIO) -> int:
     if token is None:
         print("etalis serve: no --token-file: anyone on this machine may change the rule sets; "
               "listening on loopback only", file=err)
-    return asyncio.run(_run(service, options.rules, sock, err))
+    try:
+        return asyncio.run(_run(service, options.rules, sock, err))
+    except KeyboardInterrupt:   # uvicorn raises the SIGINT again once it has drained
+        print("etalis serve: stopped (Ctrl-C)", file=err)
+        return 130
 
 
 async def _run(service: Service, rules: list[Path], sock: socket.socket, err: TextIO) -> int:
@@ -107,14 +125,19 @@ async def _run(service: Service, rules: list[Path], sock: socket.socket, err: Te
         await service.drain()   # the engine thread ends before the process does
         print(e if isinstance(e, RuleError) else f"etalis serve: {e}", file=err)
         return 2 if isinstance(e, RuleError) else 1
-    sock.listen(128)    # connections wait from now on: the line below tells a client it may connect
-    host, port = sock.getsockname()[:2]
-    shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
-    checkpoint = service.config.checkpoint
-    count = len(service.registry)
-    print(f"etalis serve: listening on http://{shown}:{port}/ ({count} rule set{'s' * (count != 1)}"
-          f"{', checkpoints in ' + str(checkpoint) if checkpoint else ''})", file=err, flush=True)
-    app = make_app(service)
+    sock.listen(128)    # connections wait from now on
+
+    def ready() -> None:
+        """Say where the server listens, once it takes signals: a client
+        may connect, and a SIGTERM or Ctrl-C drains."""
+        host, port = sock.getsockname()[:2]
+        shown = f"[{host}]" if sock.family == socket.AF_INET6 else host
+        checkpoint = service.config.checkpoint
+        count = len(service.registry)
+        print(f"etalis serve: listening on http://{shown}:{port}/ ({count} rule set{'s' * (count != 1)}"
+              f"{', checkpoints in ' + str(checkpoint) if checkpoint else ''})", file=err, flush=True)
+
+    app = make_app(service, ready=ready)
     server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=10,
                                     access_log=False), service)
     await server.serve(sockets=[sock])
