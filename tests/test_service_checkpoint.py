@@ -109,3 +109,19 @@ def test_the_journal_keeps_what_the_state_knows_and_stays_bounded(tmp_path: Path
     assert sizes[:16] == [*range(3, 17), 8, 9]
     assert max(sizes) == 16
     assert Checkpoints(tmp_path).read(capacity=8)[0].kept == buffer
+
+
+def test_a_rule_file_changed_since_its_checkpoint_is_said_at_start(tmp_path: Path) -> None:
+    (tmp_path / "pairs.etl").write_text(RULES)
+    first = start_server("pairs.etl", "--checkpoint", "state", cwd=tmp_path)
+    assert first.stop() == -signal.SIGTERM
+    (tmp_path / "pairs.etl").write_text("c(X) <- a(X) seq b(X).\n")
+    again = start_server("pairs.etl", "--checkpoint", "state", cwd=tmp_path)
+    try:
+        assert again.printed[1:3] == [
+            "etalis serve: pairs.etl changed since rule set 'pairs' was checkpointed: it runs the rules of the "
+            "checkpoint",
+            "  hint: DELETE /rulesets/pairs and POST the new file to start it afresh (its pending goals are lost)"]
+        assert httpx.get(f"{again.url}/rulesets/pairs").json()["rules"] == 2
+    finally:
+        again.stop()

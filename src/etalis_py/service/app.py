@@ -102,18 +102,27 @@ class Service:
 
     # -- life ---------------------------------------------------------------
 
-    async def start(self, rules: list[Path]) -> None:
+    async def start(self, rules: list[Path]) -> list[str]:
         """Restore the checkpoint, then register the rule files given at
-        start under their file names (one already restored is kept)."""
+        start under their file names (one already restored is kept: what
+        is said of those that changed on disk is returned)."""
         self._loop = asyncio.get_running_loop()
         self._http = httpx.AsyncClient(timeout=self.config.webhook_timeout)
         if self.checkpoints is not None:
             for saved in self.checkpoints.read(self.config.buffer):
                 await self._restore(saved)
-        names = {rs.name for rs in self.registry}
+        restored = {rs.name: rs for rs in self.registry}
+        notes = []
         for path in rules:
-            if path.name not in names:
-                await self.add(path.name, path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            kept = restored.get(path.name)
+            if kept is None:
+                await self.add(path.name, text)
+            elif kept.text != text:
+                notes.append(f"{path} changed since rule set {kept.id!r} was checkpointed: it runs the rules of the "
+                             f"checkpoint\n  hint: DELETE /rulesets/{kept.id} and POST the new file to start it "
+                             "afresh (its pending goals are lost)")
+        return notes
 
     def stop_soon(self) -> None:
         """Begin to drain: refuse writes and end the streams (so that the

@@ -120,7 +120,8 @@ def serve(options: ServeOptions, err: TextIO) -> int:
 async def _run(service: Service, rules: list[Path], sock: socket.socket, err: TextIO) -> int:
     """Start the service (restore, register ``rules``), then serve."""
     try:
-        await service.start(rules)
+        for note in await service.start(rules):
+            print(f"etalis serve: {note}", file=err)
     except (RuleError, CheckpointError, OSError, EtalisError) as e:
         await service.drain()   # the engine thread ends before the process does
         print(e if isinstance(e, RuleError) else f"etalis serve: {e}", file=err)
