@@ -37,12 +37,13 @@ java:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq default-jre-headless >/dev/null; }
 
 # The test of etalis serve's live page drives Debian's Chromium (headless,
-# through Playwright's Python package: no browser download).
+# through Playwright's Python package: no browser download); the test of
+# docs/service.md runs its curl examples.
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  echo "== installing Chromium (chromium)"; \
+	@command -v chromium >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
+	  echo "== installing Chromium and curl"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium curl >/dev/null; }
 
 swipl:
 	@command -v swipl >/dev/null 2>&1 || { \
