@@ -4,6 +4,7 @@ while a subscriber that keeps reading gets everything (over real HTTP)."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from etalis_py import Detection
 from etalis_py.client import Streamed, read_stream
+from etalis_py.service.log import DetectionLog, Missed
 
 from service_helpers import Server, start_server
 
@@ -104,3 +107,15 @@ def test_a_subscriber_that_stops_reading_misses_what_falls_out_and_is_told(serve
     assert [(m.kind, m.id) for m in slow_got if m.kind != "detection"] == [("missed", gap["last"])]
     assert f'etalis_subscriber_missed_detections_total{{kind="stream",ruleset="echo"}} {float(gap["count"])}' \
         in metrics
+
+
+def test_the_log_gives_a_reader_what_it_missed_then_a_slice_at_a_time() -> None:
+    async def run() -> tuple[object, list[int], object, list[int]]:
+        log = DetectionLog(5)
+        log.append([Detection("c", (i,), i, i) for i in range(1, 9)])
+        await log.publish()
+        missed, fresh = log.after(1, limit=2)
+        later, rest = log.after(fresh[-1].id, limit=2)
+        return missed, [n.id for n in fresh], later, [n.id for n in rest]
+
+    assert asyncio.run(run()) == (Missed(2, 3), [4, 5], None, [6, 7])

@@ -47,6 +47,12 @@ BUFFER = 10_000
 """How many detections a rule set keeps for subscribers that reconnect, by default."""
 
 
+STREAM_SLICE = 256
+"""The most detections a stream writes at once: a subscriber that stops
+reading holds up at most one such write in the server (and the socket's
+buffers); what falls out of the buffer meanwhile it is told it missed."""
+
+
 @dataclass(frozen=True)
 class ServiceConfig:
     """How a server behaves: its bearer token (None: writes are open, and
@@ -282,12 +288,12 @@ class Service:
         try:
             yield "retry: 1000\n\n"
             while True:
-                missed, fresh = rs.log.after(position)
+                missed, fresh = rs.log.after(position, STREAM_SLICE)
                 if missed is not None:
                     self.metrics.missed.labels(rs.id, "stream").inc(missed.count)
                     position = missed.last
                     yield f"id: {position}\nevent: missed\ndata: {json.dumps(missed.to_json())}\n\n"
-                if fresh:   # one write for all that is there: a send per detection would cost more than the rest
+                if fresh:   # one write a slice: a send per detection would cost more than the rest
                     position = fresh[-1].id
                     yield "".join(f"id: {n.id}\nevent: detection\ndata: {json.dumps(n.to_json())}\n\n" for n in fresh)
                 if rs.log.stopping:

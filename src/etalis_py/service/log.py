@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import Any, Optional
 
 from ..events import Detection
 
@@ -119,17 +119,18 @@ class DetectionLog:
     def stopping(self) -> bool:
         return self._closed or self._stopping
 
-    def after(self, position: int) -> tuple[Missed | None, list[Numbered]]:
+    def after(self, position: int, limit: Optional[int] = None) -> tuple[Missed | None, list[Numbered]]:
         """What a subscriber that was sent detection ``position`` reads
         next: what it missed (if any fell out of the buffer) and the
-        visible detections after it."""
+        visible detections after it (the first ``limit`` of them)."""
         position = max(0, min(position, self._visible))
         first_kept = self._items[0].id if self._items else self._next
         missed = Missed(position + 1, min(first_kept - 1, self._visible)) if position + 1 < first_kept else None
         if missed is not None and missed.count <= 0:
             missed = None
         # the buffer's numbers are consecutive: slice it by number
-        fresh = list(islice(self._items, max(0, position + 1 - first_kept), max(0, self._visible + 1 - first_kept)))
+        begin, end = max(0, position + 1 - first_kept), max(0, self._visible + 1 - first_kept)
+        fresh = list(islice(self._items, begin, end if limit is None else min(end, begin + limit)))
         return missed, fresh
 
     async def wait(self, position: int, timeout: float) -> None:
