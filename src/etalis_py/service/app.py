@@ -104,7 +104,8 @@ class Service:
         self._http: Optional[httpx.AsyncClient] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stopper: Optional[asyncio.Future[None]] = None
-        self._started = time.time()
+        self.began = time.time()
+        """When the service was made (seconds since 1970)."""
 
     # -- life ---------------------------------------------------------------
 
@@ -310,8 +311,6 @@ class Service:
 
 # -- the application --------------------------------------------------------------
 
-Handler = Callable[[Request], Awaitable[Response]]
-
 
 def make_app(service: Service, rules: Optional[list[Path]] = None,
              ready: Callable[[], None] = lambda: None) -> Starlette:
@@ -354,7 +353,7 @@ def make_app(service: Service, rules: Optional[list[Path]] = None,
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "draining" if service.draining.is_set() else "ok",
-                             "rulesets": len(service.registry), "uptime": round(time.time() - service._started, 3)},
+                             "rulesets": len(service.registry), "uptime": round(time.time() - service.began, 3)},
                             503 if service.draining.is_set() else 200)
 
     async def metrics(request: Request) -> Response:

@@ -16,7 +16,7 @@ import uvicorn
 
 from .._prolog import bridge
 from ..errors import EtalisError, RuleError, unreadable
-from .app import Service, ServiceConfig, make_app
+from .app import BUFFER, MAX_BODY, Service, ServiceConfig, make_app
 from .checkpoint import CheckpointError
 
 
@@ -64,8 +64,8 @@ class ServeOptions:
     port: int = 8080
     token_file: Optional[Path] = None
     checkpoint: Optional[Path] = None
-    max_body: int = 8 * 1024 * 1024
-    buffer: int = 10_000
+    max_body: int = MAX_BODY
+    buffer: int = BUFFER
 
 
 def serve(options: ServeOptions, err: TextIO) -> int:
