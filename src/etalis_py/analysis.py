@@ -215,6 +215,19 @@ class Decoded:
 
 
 @dataclass(frozen=True)
+class Undefined:
+    """A predicate (``contains/2``) that a condition or static rule calls
+    and nothing defines, at the first goal calling it, with what would
+    define it (``hint``)."""
+
+    predicate: str
+    file: str
+    line: int
+    column: int
+    hint: str
+
+
+@dataclass(frozen=True)
 class RuleFile:
     """What the checks of :mod:`etalis_py.findings` know of a rule file."""
 
@@ -232,6 +245,8 @@ class RuleFile:
     raises: bool = False
     # the events that :- print_events names, where it names them
     print_events: tuple[Declared, ...] = ()
+    # the predicates that conditions and static rules call and nothing defines
+    undefined: tuple[Undefined, ...] = ()
 
     @classmethod
     def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
@@ -256,4 +271,6 @@ class RuleFile:
             bool(header["raises"]),
             tuple(Declared(Sig(str(i["name"]), int(i["arity"])), int(i["line"]), int(i["column"]))
                   for i in header["print_events"]),
+            tuple(Undefined(str(u["predicate"]), str(u["file"]), int(u["line"]), int(u["column"]), str(u["hint"]))
+                  for u in header["undefined"]),
         )

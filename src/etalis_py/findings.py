@@ -7,8 +7,9 @@ The facts come from the engine's own reader and compiler through the
 ``rules`` request (:class:`~etalis_py.analysis.RuleFile`): the rules with
 their positions, how each event of a pattern completes it in time (the
 compiler's recursion check decides), the unbound variables of ``where``
-conditions, the ``:- input`` declarations and the static clauses that use
-event operators.  This module draws the conclusions.
+conditions, the ``:- input`` declarations, the static clauses that use
+event operators and the predicates called that nothing defines.  This
+module draws the conclusions.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
                            rf.source, 1, 1, "an event rule is written Head <- Pattern."))
     for check in (_arity_clashes, _unknown_events, _unused_events, _unreported_events, _cycles, _never_fires,
                   _negation_races, _unbound_where, _unbound_head, _singletons, _never_holds, _type_clashes,
-                  _duplicate_rules, _empty_windows, _negations_as_events):
+                  _duplicate_rules, _empty_windows, _negations_as_events, _undefined_predicates):
         out += check(rf)
     if rf.max_age is None and max_age is None:
         out += _unbounded(rf)
@@ -729,6 +730,13 @@ def _negations_as_events(rf: RuleFile) -> list[Finding]:
                                "negation is an operator: (A seq B) cnot X for no X between A and B, "
                                "P fnot X for no X while P lasts", event=str(sig)))
     return out
+
+
+def _undefined_predicates(rf: RuleFile) -> list[Finding]:
+    return [Finding("warning", "undefined-predicate",
+                    f"{u.predicate} is not defined: a call of it raises an existence error, and the occurrence "
+                    "that made the call is dropped", u.file, u.line, u.column, u.hint, {"predicate": u.predicate})
+            for u in rf.undefined]
 
 
 def dot(rf: RuleFile) -> str:
