@@ -78,8 +78,9 @@ Requests:
   - rules(Source): the parsed rules as JSON (head, pattern, policy,
     position, and the facts of etalis_rule_facts for `etalis check`),
     with the reported events, the `:- input` declarations, the max_age
-    (null for none), the static clauses that use event operators and
-    the predicates its goals call that nothing defines.
+    (null for none), the static clauses that use event operators, the
+    predicates its goals call that nothing defines, the IRIs its goals
+    ask as classes and properties, its ontologies and prefixes.
   - solve(Engine): all solutions of the goal in the payload, run in the
     engine's module (so its static rules are visible), as JSON bindings.
   - etalis_driver(File, Run): the event stream of an original ETALIS
@@ -255,9 +256,19 @@ serve(rules(Source), Payload, Header, "") :-
               format(string(PIS), "~q", [PI]),
               format(string(File), "~w", [File0]) ),
             Undefined),
+    findall(Use, ( member(Item, Items),
+                   item_goal(Item, Goal, pos(File0, Line, Col)),
+                   vocabulary_use(Goal, Kind, IRI),
+                   format(string(File), "~w", [File0]),
+                   Use = _{iri: IRI, kind: Kind, file: File, line: Line, column: Col} ),
+            Uses0),
+    list_to_set(Uses0, Uses),
+    findall(Path, member(ontology(Path, _, _), Directives), Ontologies),
+    findall(_{prefix: P, iri: NS}, member(prefix(P, NS), Directives), Prefixes),
     Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
-               raises: Raises, print_events: Named, undefined: Undefined}.
+               raises: Raises, print_events: Named, undefined: Undefined,
+               vocabulary: Uses, ontologies: Ontologies, prefixes: Prefixes}.
 serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
     (   catch(term_string(P, Name), _, fail),
         ground(P),
