@@ -86,8 +86,7 @@ def unbound(goal: str, v: str) -> tuple[Any, ...]:
 
 
 @pytest.mark.parametrize("rule, expected", [
-    # a condition inside another operator: `etalis check` used to fail
-    # ("engine request failed") instead of warning
+    # a condition inside another operator is checked with what is bound there
     ("c <- (a(X) where Y > 1) seq b.", [unbound("Y>1", "Y")]),
     ("c <- (a seq b) fnot (x(T) where T > Y).", [unbound("T>Y", "Y")]),
     # a condition on the negated part sees what the operands bind
