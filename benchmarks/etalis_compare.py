@@ -359,10 +359,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--check-only", action="store_true", help="run etalis check only")
     ns = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="etalis_orig_") as work:
-        return compare(ns, locate_etalis(ns.etalis, ns.mirror, Path(work)))
+        return check_and_compare(ns, locate_etalis(ns.etalis, ns.mirror, Path(work)))
 
 
-def compare(ns: argparse.Namespace, etalis: Path) -> int:
+def check_and_compare(ns: argparse.Namespace, etalis: Path) -> int:
     """Check and run the examples of the ETALIS folder ``etalis`` as ``ns`` says."""
     rule_files = sorted(f for f in (etalis / "examples").glob("*/*.event")
                         if not f.name.endswith((".unquoted.event", ".compare.event")))
