@@ -356,13 +356,20 @@ sandbox:safe_primitive(system:tab(N)) :-     % bounded: see unbounded_output/2
 %   ETALIS's ins_event_rule/1, del_event_rule/1 and ins_static_rule/1
 %   change only the engine's own rules, and what they add is checked
 %   like rules added from Python (see etalis_runtime:rule_update/2).
-
-sandbox:safe_primitive(etalis_runtime:rule_update(_, _)).
-
 %   ETALIS's event/1 raises an event in the engine that runs the rule,
 %   fed as its input events are (see etalis_runtime:raise_event/2).
+%   Both are safe as the module's own predicates call them, for the
+%   module itself (the scratch module of the proof): a rule that names
+%   another engine's module is refused.
 
-sandbox:safe_primitive(etalis_runtime:raise_event(_, _)).
+sandbox:safe_primitive(etalis_runtime:rule_update(M, _)) :-
+    scratch_module(M).
+sandbox:safe_primitive(etalis_runtime:raise_event(M, _)) :-
+    scratch_module(M).
+
+scratch_module(M) :-
+    atom(M),
+    sub_atom(M, 0, _, _, etalis_sandbox_).
 
 %   safe(+Scratch, +Goal, +Where): library(sandbox) proves Goal safe in
 %   the scratch module.
