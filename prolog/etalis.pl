@@ -759,7 +759,7 @@ changes_possible(M, From, Changes, C) :-
 initial_rules(M) :-
     M:'$initial'(Initial, Counts, Sandboxed),
     engine_compiled(M, Now),
-    forall(retract(M:'$added_static'(Ref)), catch(erase(Ref), _, true)),   % a rule may have retracted it
+    forall(retract(M:'$added_static'(Ref)), ignore(catch(erase(Ref), _, true))),  % a rule or restore may have taken it
     reload_compiled(M, Now, Initial),
     retractall(M:'$sandboxed'(_)),
     (   Sandboxed == trusted
