@@ -96,6 +96,8 @@ def sequence_of(rule: Rule, helpers: Sequence[Rule] = ()) -> Chain:
             goal, p = p.goal, p.pattern
         elif isinstance(p, Within) and window is None:
             window, p = p.window, p.pattern
+        elif isinstance(p, Where):
+            break           # the condition of the last event (see _elements)
         else:
             raise ValueError(f"not a sequence rule: {rule.text()}")
     elements = tuple(_elements(p, rule, {_head_name(h.head): h for h in helpers if _first_of_plus(h)}))
@@ -133,15 +135,34 @@ def _elements(p: Pattern, rule: Rule, plus: Mapping[str, Rule]) -> Iterator[Elem
     elif isinstance(p, EventP) and _head_name(p.event).startswith("$plus"):
         first = plus[_head_name(p.event)]
         body = first.pattern.pattern if isinstance(first.pattern, Within) else first.pattern
+        # a `P+` whose condition reads a variable of the events before it
+        # starts its runs with them: its first rule is `(L seq P) where G`
+        goal: Optional[str] = None
+        if isinstance(body, Where) and isinstance(body.pattern, Binary) and body.pattern.op == "seq":
+            goal, body = body.goal, body.pattern
+        before: list[Element] = []
+        if isinstance(body, Binary) and body.op == "seq":
+            before = list(_elements(body.left, first, plus))
+            body = body.right
         (elem,) = _elements(body, first, {})
         assert isinstance(first.head, Struct)
         own = tuple(str(a.args[0].name) for a in first.head.args[1:]
                     if isinstance(a, Struct) and isinstance(a.args[0], Var))
-        yield Element(elem.event, elem.goal, True, own)
+        yield from before
+        yield Element(elem.event, elem.goal if goal is None else goal, True, own)
     elif isinstance(p, EventP):
         yield Element(p.event)
     elif isinstance(p, Where) and isinstance(p.pattern, EventP):
         yield Element(p.pattern.event, p.goal)
+    elif isinstance(p, Where) and isinstance(p.pattern, Binary) and p.pattern.op == "seq":
+        # an event's condition that reads a variable of an earlier event is
+        # read as a condition on the sequence up to it (the reader moves it)
+        *before, last = _elements(p.pattern, rule, plus)
+        if last.plus:
+            raise ValueError(f"not a sequence rule: {rule.text()}")
+        goal = p.goal if last.goal is None else f"({last.goal}), ({p.goal})"
+        yield from before
+        yield Element(last.event, goal)
     else:
         raise ValueError(f"not a sequence rule: {rule.text()}")
 
@@ -609,46 +630,70 @@ class ChainCase:
 def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     """A sequence rule of 2 to 4 events of a/1, b/1 and c/0 (arguments
     fresh or shared variables, `_` or constants; now and then a condition
-    of an event's own, a condition of the whole over two of its
-    variables, a window) and a stream of 3 to 9 events at increasing
+    of an event's own, one that correlates its fresh variable with a
+    variable of an earlier event, a condition of the whole over two of
+    its variables, a window) and a stream of 3 to 9 events at increasing
     times (now and then intervals, some ending together, some
     overlapping), for ``strategy`` (drawn when None).  Under `unrestricted`,
-    the selectors and `stn`, now and then one event is `P+`.  A condition of the
-    whole is never drawn over the list of a `P+`, and under `cumulative`
-    only over the variables of the first two events (those of later
-    ones are lists by then)."""
+    the selectors and `stn`, now and then one event is `P+`, maybe with a
+    correlated condition of its own, and maybe a later event with a
+    condition over the list of its values.  A condition of the whole is
+    never drawn over the list of a `P+`, and under `cumulative` only over
+    the variables of the first two events (those of later ones are lists
+    by then)."""
     if strategy is None:
         strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
     names = ("X", "Y", "Z")
     bound: list[str] = []
     parts: list[str] = []
     part_vars: list[Optional[str]] = []
-    for _ in range(ch.integer(2, 4)):
+    conditioned: list[bool] = []
+    count = ch.integer(2, 4)
+    plus_at: Optional[int] = None
+    if strategy not in ("continuous", "cumulative") + POLICIES and ch.integer(0, 2) == 0:
+        plus_at = ch.integer(0, count - 1)
+    for i in range(count):
         name = "abc"[ch.integer(0, 2)]
         var: Optional[str] = None
+        condition = False
         if _ARITY[name] == 0:
             part = name
         elif (kind := ch.integer(0, 5)) <= 2:
             var = names[ch.integer(0, 2)]
             fresh = var not in bound
+            # an earlier variable that is no list (the one of a `P+` may be)
+            earlier = sorted({v for k, v in enumerate(part_vars) if v is not None and v != var
+                              and k != plus_at})
             bound.append(var)
             part = f"{name}({var})"
-            if fresh and ch.integer(0, 3) == 0:
+            if fresh and earlier and strategy != "cumulative" and ch.integer(0, 2 if i == plus_at else 4) == 0:
+                other = earlier[ch.integer(0, len(earlier) - 1)]
+                test = (">", "<", "=:=", "=\\=")[ch.integer(0, 3)]
+                part = f"({part} where {var} {test} {other})"
+                condition = True
+            elif fresh and ch.integer(0, 3) == 0:
                 test = (">", "=\\=")[ch.integer(0, 1)]
                 part = f"({part} where {var} {test} {ch.integer(0, 1)})"
+                condition = True
         elif kind == 3:
             part = f"{name}(_)"
         else:
             part = f"{name}({ch.integer(0, 2)})"
         parts.append(part)
         part_vars.append(var)
+        conditioned.append(condition)
     lists: set[str] = set()
-    if strategy not in ("continuous", "cumulative") + POLICIES and ch.integer(0, 2) == 0:
-        i = ch.integer(0, len(parts) - 1)
-        parts[i] += "+"
-        var = part_vars[i]
+    if plus_at is not None:
+        parts[plus_at] += "+"
+        var = part_vars[plus_at]
         if var is not None and bound.count(var) == 1:
             lists.add(var)         # its own: the list of its values
+            later = [k for k in range(plus_at + 1, count)
+                     if part_vars[k] is not None and not conditioned[k] and bound.count(part_vars[k] or "") == 1]
+            if later and ch.integer(0, 1) == 0:
+                k = later[ch.integer(0, len(later) - 1)]
+                name = parts[k][0]
+                parts[k] = f"({name}({part_vars[k]}) where (sum_list({var}, S), S >= {part_vars[k]}))"
     pattern = " seq ".join(parts)
     used = sorted(set(bound))
     single = [v for v in used if v not in lists]

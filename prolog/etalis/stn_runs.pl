@@ -4,7 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module(syntax, [kleene_event/1]).
+:- use_module(syntax, [kleene_event/1, correlated_conditions/2]).
 
 /** <module> Kleene+ under SASE's skip-till-next-match (`stn`)
 
@@ -100,7 +100,8 @@ run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], 
     length(PreVs, NPre),
     next_run(R2, Name, RunName, NPre, S2),
     seq_pattern([event(Run)|Post], Seq1),
-    rewrapped(Wrap, Seq1, P).
+    correlated_conditions(Seq1, Seq2),
+    rewrapped(Wrap, Seq2, P).
 
 %   wrapped(+P, -Wrappers, -Seq): P is Seq with the `where` and `within`
 %   of Wrappers (outermost first) around it; rewrapped/3 puts them
@@ -111,7 +112,11 @@ wrapped(where(P, G), [where(G)|Ws], Seq) :- !,
 wrapped(within(P, T), [within(T)|Ws], Seq) :- !,
     wrapped(P, Ws, Seq).
 wrapped(P, [], P) :-
-    P = op(seq, _, _).
+    (   P = op(seq, _, _)
+    ->  true
+    ;   P = event(E),
+        kleene_event(E)
+    ).
 
 rewrapped([], P, P).
 rewrapped([where(G)|Ws], P0, where(P, G)) :-
@@ -124,7 +129,12 @@ elements(op(seq, A, B), Es) :- !,
     elements(B, EB),
     append(EA, EB, Es).
 elements(event(E), [event(E)]).
-elements(where(event(E), G), [where(event(E), G)]).
+elements(where(event(E), G), [where(event(E), G)]) :- !.
+elements(where(where(event(E), G0), G), [where(event(E), (G0, G))]) :- !.
+elements(where(op(seq, A, B), G), Es) :-      % the condition of B, moved (see correlated_conditions/2)
+    elements(A, EA),
+    elements(where(B, G), EB),
+    append(EA, EB, Es).
 
 seq_pattern([P], P) :- !.
 seq_pattern(Ps, op(seq, A, B)) :-
@@ -167,7 +177,7 @@ first_run(R1, Pre, E, Run, S1) :-
     (   Pre == []
     ->  Body1 = Body0
     ;   seq_pattern(Pre, PreP),
-        Body1 = op(seq, PreP, Body0)
+        correlated_conditions(op(seq, PreP, Body0), Body1)
     ),
     rewrapped(Wrap, Body1, Body),
     copy_term(rule(L, Head, Body, Where, V), S1).
