@@ -1461,11 +1461,15 @@ run_start(Pattern, E, Read, Where, Start) :-
     ).
 
 variable_words(Vars, VarNames, Words) :-
-    maplist([V, W]>>(   member(Nm = V0, VarNames), V0 == V
-                    ->  W = Nm
-                    ;   W = '_'
-                    ), Vars, Names),
+    maplist(variable_word(VarNames), Vars, Names),
     atomic_list_concat(Names, ', ', Words).
+
+variable_word(VarNames, V, Name) :-
+    (   member(Name = V0, VarNames),
+        V0 == V
+    ->  true
+    ;   Name = '_'
+    ).
 
 %   replaced(+Old, +New, +T0, -T): T is T0 with its subterm Old (the same
 %   term, ==) replaced by New.
