@@ -558,11 +558,66 @@ def _tuples(value: Any) -> Any:
     return reported_value(value)
 
 
-def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
+"""Flink's after-match skip strategies (docs/language.md, "Skip strategies")."""
+
+SKIPPING = ("unrestricted",) + SELECTORS + ("stn", "continuous")
+"""The strategies on which a skip strategy is defined: those whose
+matches do not depend on one another."""
+
+
+def skipped(skip: str, strategy: str, matches: Sequence[Match]) -> list[Match]:
+    """The matches that ``skip`` keeps of ``matches`` (those of ``strategy``
+    under ``no_skip``; under a selector, all matches, which it selects
+    from): the matches are taken by their last position, and of those
+    that end together by their positions, the earliest start first.  A
+    match is discarded when a match kept before it started at its first
+    position (``skip_to_next``), or ended at or after its first position
+    (``skip_past_last_event``); a selector chooses among the matches
+    that end together and are not discarded; each chosen one is kept
+    unless one kept before it (also at the same position) discards it.
+    Two matches with the same positions count as one."""
+    if skip not in SKIPS:
+        raise ValueError(f"unknown skip strategy {skip!r}")
+    if skip == "no_skip":
+        return selected(strategy, matches) if strategy in SELECTORS else list(matches)
+    by_last: dict[int, list[Match]] = {}
+    seen: set[tuple[int, ...]] = set()
+    for m in matches:
+        if m.positions not in seen:
+            seen.add(m.positions)
+            by_last.setdefault(m.positions[-1], []).append(m)
+    kept: list[Match] = []
+
+    def discarded(m: Match) -> bool:
+        first = m.positions[0]
+        if skip == "skip_to_next":
+            return any(k.positions[0] == first for k in kept)
+        return any(k.positions[-1] >= first for k in kept)
+
+    for last in sorted(by_last):
+        group = [m for m in by_last[last] if not discarded(m)]
+        if strategy in SELECTORS:
+            group = selected(strategy, group)
+        for m in sorted(group, key=lambda m: m.positions):
+            if not discarded(m):
+                kept.append(m)
+    return kept
+
+
+def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver,
+                      skip: str = "no_skip") -> list[Match]:
     """The matches of ``seq`` on ``stream`` under ``strategy``
-    (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
+    (``unrestricted``, a selector, ``stn`` or ``continuous``) and the
+    skip strategy ``skip``."""
     if any(e.plus for e in seq.elements) and (strategy in ("continuous", "cumulative") or strategy in POLICIES):
         raise ValueError(f"P+ is not defined under {strategy}")
+    if skip != "no_skip":
+        if strategy not in SKIPPING:
+            raise ValueError(f"{skip} is not defined under {strategy}")
+        base = all_matches(seq, stream, solver) if strategy in SELECTORS + ("unrestricted",) else \
+            reference_matches(strategy, seq, stream, solver)
+        return skipped(skip, strategy, base)
     if strategy == "unrestricted":
         return all_matches(seq, stream, solver)
     if strategy in SELECTORS:
@@ -594,11 +649,14 @@ def engine_matches(text: str, strategy: str, stream: Sequence[Event]) -> list[Ma
             for d in found.detections]
 
 
-def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolver) -> tuple[Counter[Match], Counter[Match]]:
+def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolver,
+            skip: str = "no_skip") -> tuple[Counter[Match], Counter[Match]]:
     """(missing, unexpected): the reference's matches of the single rule
     of ``text`` that the engine does not detect, and the engine's that
-    the reference does not have, each as often as it is missing."""
-    want = Counter(reference_matches(strategy, chain_of(text), stream, solver))
+    the reference does not have, each as often as it is missing.  With
+    a ``skip`` other than ``no_skip`` the text must say it (``:-
+    skip(S).``)."""
+    want = Counter(reference_matches(strategy, chain_of(text), stream, solver, skip))
     got = Counter(engine_matches(text, strategy, stream))
     return want - got, got - want
 
@@ -617,6 +675,7 @@ class ChainCase:
     strategy: str
     text: str
     stream: tuple[Event, ...]
+    skip: str = "no_skip"
 
     def report(self, missing: Counter[Match], unexpected: Counter[Match]) -> str:
         lines = [f"% policy {self.strategy}", self.text, "% stream"]
@@ -630,17 +689,18 @@ class ChainCase:
 def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     """A sequence rule of 2 to 4 events of a/1, b/1 and c/0 (arguments
     fresh or shared variables, `_` or constants; now and then a condition
-    of an event's own, one that correlates its fresh variable with a
-    variable of an earlier event, a condition of the whole over two of
+    of an event's own, a condition of the whole over two of
     its variables, a window) and a stream of 3 to 9 events at increasing
     times (now and then intervals, some ending together, some
     overlapping), for ``strategy`` (drawn when None).  Under `unrestricted`,
     the selectors and `stn`, now and then one event is `P+`, maybe with a
-    correlated condition of its own, and maybe a later event with a
+    condition of its own that correlates its fresh variable with a
+    variable of an earlier event, and maybe a later event with a
     condition over the list of its values.  A condition of the whole is
     never drawn over the list of a `P+`, and under `cumulative` only over
     the variables of the first two events (those of later ones are lists
-    by then)."""
+    by then).  Under the strategies that define it (:data:`SKIPPING`),
+    now and then the rule has a skip strategy (``:- skip(S).``)."""
     if strategy is None:
         strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
     names = ("X", "Y", "Z")
@@ -666,7 +726,7 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
                               and k != plus_at})
             bound.append(var)
             part = f"{name}({var})"
-            if fresh and earlier and strategy != "cumulative" and ch.integer(0, 2 if i == plus_at else 4) == 0:
+            if fresh and earlier and i == plus_at and ch.integer(0, 1) == 0:
                 other = earlier[ch.integer(0, len(earlier) - 1)]
                 test = (">", "<", "=:=", "=\\=")[ch.integer(0, 3)]
                 part = f"({part} where {var} {test} {other})"
@@ -726,13 +786,15 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
         stream.append(Event(name, args, start, t))
     if pattern.endswith("+"):
         pattern += " "          # `+.` would read as one symbol
-    return ChainCase(strategy, f"{head} <- {pattern}.", tuple(stream))
+    skip = SKIPS[ch.integer(1, 2)] if strategy in SKIPPING and ch.integer(0, 3) == 0 else "no_skip"
+    directive = f":- skip({skip}).\n" if skip != "no_skip" else ""
+    return ChainCase(strategy, f"{directive}{head} <- {pattern}.", tuple(stream), skip)
 
 
 def check_chain_case(case: ChainCase) -> tuple[Counter[Match], Counter[Match]]:
     """(missing, unexpected) of the engine against the reference."""
     with PrologGoals(case.text) as solver:
-        return compare(case.text, case.strategy, case.stream, solver)
+        return compare(case.text, case.strategy, case.stream, solver, case.skip)
 
 
 # ---------------------------------------------------------------------------

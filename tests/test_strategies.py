@@ -496,14 +496,11 @@ def test_a_correlated_plus_gives_its_list_to_a_later_condition_and_to_the_head()
     assert sorted(args_and_times(rules, "unrestricted", CEL_STREAM)) == [((1, [42, 44]), (4, 5, 7, 8))]
 
 
-def test_a_condition_on_an_event_that_reads_an_earlier_one_filters_that_event() -> None:
-    rules = "m(X, Y) <- h(X, _) seq (t(Y, _) where Y =:= X) seq h(X, _)."
-    assert sorted(args_and_times(rules, "unrestricted", CEL_STREAM)) == [((1, 1), (4, 5, 8)), ((1, 1), (4, 7, 8))]
-
-
 def test_a_correlated_plus_needs_the_event_it_reads_before_it() -> None:
-    with pytest.raises(RuleError) as err:
-        Engine.from_string("m <- ((t(Y) where Y > X)+) seq h(X).", source="r.etl")
-    assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
-        1, 6, "a condition inside P+ reads X, which only another event binds, and P+ does not follow it "
-        "in a sequence", "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+")
+    for rules, column in (("m <- ((t(Y) where Y > X)+) seq h(X).", 6),
+                          ("m <- h(_) seq ((t(Y) where Y > X)+) seq h(X).", 15)):
+        with pytest.raises(RuleError) as err:
+            Engine.from_string(rules, source="r.etl")
+        assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
+            1, column, "a condition inside P+ reads X, which only another event binds, and P+ does not follow that "
+            "event in a sequence", "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+")

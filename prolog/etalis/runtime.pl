@@ -38,7 +38,8 @@
 :- use_module(library(time), [alarm/4, install_alarm/2, uninstall_alarm/1, remove_alarm/1]).
 :- use_module(store).
 :- use_module(aggregates).
-:- use_module(strategies, [selection/2]).
+:- use_module(strategies, [selection/2, skip_global/2]).
+:- use_module(library(assoc), [empty_assoc/1]).
 :- use_module(syntax, [syntax_message/2, finite_number/1]).
 :- use_module(driver, [datime_time/2]).
 :- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
@@ -403,9 +404,10 @@ engine_destroy(M) :-
     ;   true
     ),
     position_global(M, P),
+    skip_global(M, Skip),
     timers_global(M, Timers),
     findall(F, ( feed_initial(Kind, _), feed_global(M, Kind, F) ), Feed),
-    forall(( member(G, [P, Timers|Feed]), nb_current(G, _) ), nb_delete(G)),
+    forall(( member(G, [P, Skip, Timers|Feed]), nb_current(G, _) ), nb_delete(G)),
     '$destroy_module'(M).
 
 %!  engine_start(+Engine, +Indexes, +Lateness, +Limit) is det.
@@ -433,6 +435,9 @@ engine_start(M, Indexes, Lateness, Limit) :-
     nb_setval(M, state(Indexes, Order, Limit)),
     position_global(M, P),
     nb_setval(P, -1),
+    skip_global(M, Skip),
+    empty_assoc(NoSkips),
+    nb_setval(Skip, NoSkips),
     timers_global(M, Timers),
     empty_heap(NoTimers),
     nb_setval(Timers, timers(0, NoTimers)),

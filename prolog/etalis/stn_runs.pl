@@ -21,13 +21,14 @@ holds what came before the `+` too: for a sequence rule under `stn`
 
 the two hidden rules of P+ become
 
-    '$stnM'(V, O, L) <- (E1 seq ... seq Ek-1 seq P) within W.
-    '$stnM'(V, O, L1) <- ('$stnM'(V, O, L0) seq P') where append(L0, [X'], L1) within W.
+    '$stnM'(Ps, V, O, L) <- (E1 seq ... seq Ek-1 seq P) within W.
+    '$stnM'(Ps, V, O, L1) <- ('$stnM'(Ps0, V, O, L0) seq P') where append(L0, [X'], L1) within W.
 
-(V the variables of E1 ... Ek-1, O and L the outer variables and the
+(Ps the positions of a run's events, as a `'$plus'` event has them, V
+the variables of E1 ... Ek-1, O and L the outer variables and the
 lists of P+), and the rule becomes
 
-    H <- ('$stnM'(V, O, L) seq Ek+1 ... seq En) where G within W.
+    H <- ('$stnM'(Ps, V, O, L) seq Ek+1 ... seq En) where G within W.
 
 Each occurrence of '$stnM' is one run at an iteration of P+; under
 `continuous` each is taken by the first later event that fits another
@@ -71,7 +72,8 @@ used_rule(Used, rule(_, H, _, _, _)) :-
 
 %!  stn_run_event(+Event) is semidet.
 %
-%   Event is the hidden event of a run of a rule with `P+` under `stn`.
+%   Event is the hidden event of a run of a rule with `P+` under `stn`,
+%   whose first argument is the list of the positions of its events.
 
 stn_run_event(E) :-
     compound(E),
@@ -92,10 +94,9 @@ run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], 
     flag(etalis_stn_run, N, N + 1),
     format(atom(RunName), '$stn~d', [N]),
     term_variables(Pre, PreVs),
-    E =.. [_, []|_],            % the positions, which only selectors use
-    E =.. [_|EArgs],
+    E =.. [_, Ps|EArgs],
     append(PreVs, EArgs, RunArgs),
-    Run =.. [RunName|RunArgs],
+    Run =.. [RunName, Ps|RunArgs],
     first_run(R1, Pre, E, Run, S1),
     length(PreVs, NPre),
     next_run(R2, Name, RunName, NPre, S2),
@@ -161,14 +162,13 @@ mentions(P, Name) :-
 
 first_run(R1, Pre, E, Run, S1) :-
     copy_term(R1, rule(L, H1, B1, Where, V)),
-    H1 =.. [_, []|HArgs],
+    H1 =.. [_, Ps|HArgs],
     E =.. [_, _|EArgs],
     outer_args(HArgs, EArgs),
     functor(Run, RunName, _),
     term_variables(Pre, PreVs),
-    H1 =.. [_|H1Args],
-    append(PreVs, H1Args, NewArgs),
-    Head =.. [RunName|NewArgs],
+    append(PreVs, HArgs, NewArgs),
+    Head =.. [RunName, Ps|NewArgs],
     (   B1 = within(Body0, W)
     ->  Wrap = [within(W)]
     ;   Body0 = B1,
@@ -206,10 +206,9 @@ next_run(R2, Name, RunName, N, S2) :-
 
 renamed(Name, RunName, PreVs, E0, E) :-
     (   compound(E0), functor(E0, Name, _)
-    ->  E0 =.. [_, []|_],
-        E0 =.. [_|Args],
+    ->  E0 =.. [_, Ps|Args],
         append(PreVs, Args, NewArgs),
-        E =.. [RunName|NewArgs]
+        E =.. [RunName, Ps|NewArgs]
     ;   E = E0
     ).
 

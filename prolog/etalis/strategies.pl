@@ -7,8 +7,11 @@
             position/1,                 % -Position
             offer/6,                    % +Engine, +Selector, +Label, +Head, +Interval, +Positions
             selection/2,                % +Engine, -Out
-            select_matches/3            % +Selector, +Matches, -Selected
+            select_matches/3,           % +Selector, +Matches, -Selected
+            skip_strategy/1,            % ?Skip
+            skip_global/2               % +Engine, -Name
           ]).
+:- use_module(library(assoc)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(pairs)).
@@ -40,6 +43,13 @@ docs/language.md, "Selection strategies"):
     event that fits its next element; on a sequence of events that is
     what `continuous` does, and it is compiled as `continuous`.
   - SASE's skip-till-any-match is `unrestricted`.
+
+A rule may have a skip strategy besides (Flink's after-match skip
+strategies, skip_strategy/1): it offers its matches as a rule under a
+selector does (under `skip(Selector, Skip)`, Selector `all` when its
+policy selects nothing), and of those its selector keeps, each is kept
+or skipped in order by what the matches kept before it leave
+(skipped/5).
 */
 
 %!  strategy(?Strategy) is nondet.
@@ -127,12 +137,106 @@ selection(M, Out) :-
     Offers \== [],
     keysort(Offers, Sorted),
     group_pairs_by_key(Sorted, Groups),
-    (   member(_-Matches, Groups),
-        Matches = [o(Selector, _, _, _)|_],
-        select_matches(Selector, Matches, Selected),
+    maplist(kept_matches(M), Groups, Kept),
+    (   member(Selected, Kept),
         member(o(_, _, Head, T1-T2), Selected),
         M:'$derived'(Head, T1, T2, Out)
     ;   selection(M, Out)
+    ).
+
+%   kept_matches(+M, +Label-Matches, -Kept): the matches of the rule
+%   Label that its selector selects and its skip strategy keeps (which
+%   remembers them in M's state: before any of them is derived, as a
+%   derived event may offer matches of the same rule again).
+
+kept_matches(M, Label-Matches, Kept) :-
+    Matches = [o(Selector, _, _, _)|_],
+    (   Selector = skip(S, Skip)
+    ->  skip_global(M, G),
+        nb_getval(G, States0),
+        (   get_assoc(Label, States0, State0) -> true ; State0 = none ),
+        include(admitted(State0), Matches, Admitted),
+        select_matches(S, Admitted, Selected0),
+        msort_matches(Selected0, Selected),
+        skipped(Skip, Selected, State0, State, Kept),
+        put_assoc(Label, States0, State, States),
+        nb_setval(G, States)
+    ;   select_matches(Selector, Matches, Kept)
+    ).
+
+%   msort_matches(+Matches0, -Matches): Matches0 (all ending at the
+%   same position) by their ordered sets of positions, the earliest
+%   start first: the order in which a skip strategy considers them.
+
+msort_matches(Matches0, Matches) :-
+    map_list_to_pairs([o(_, Set, _, _), Set]>>true, Matches0, Keyed),
+    keysort(Keyed, Sorted),
+    pairs_values(Sorted, Matches).
+
+%!  skip_strategy(?Skip) is nondet.
+%
+%   Skip is one of Flink's after-match skip strategies that a rule may
+%   have (`:- skip(Skip).`, `:- skip(Label, Skip).`): `no_skip`, every
+%   match; `skip_to_next`, after a match no other match starts at its
+%   first event; `skip_past_last_event`, after a match no other match
+%   starts at or before its last event (its events, and every partial
+%   match that began before its end, are discarded).
+
+skip_strategy(no_skip).
+skip_strategy(skip_to_next).
+skip_strategy(skip_past_last_event).
+
+%!  skip_global(+Engine, -Name) is det.
+%
+%   Name is the global variable that holds Engine's skip state: an
+%   assoc from a rule's label (or position) to what its kept matches
+%   leave, `past(Last)` (the last position of the latest) or
+%   `starts(Set)` (the first positions of all of them).
+
+skip_global(M, Name) :-
+    atom_concat(M, '/skip', Name).
+
+%   admitted(+State, +Match): Match is not discarded by the matches kept
+%   before, which State tells: it starts after the last position of the
+%   latest (`skip_past_last_event`), or at none of their first
+%   positions (`skip_to_next`).  The selector chooses among those.
+
+admitted(none, _).
+admitted(past(Last), o(_, [First|_], _, _)) :-
+    First > Last.
+admitted(starts(Starts), o(_, [First|_], _, _)) :-
+    \+ ord_memberchk(First, Starts).
+
+%   skipped(+Skip, +Matches, +State0, -State, -Kept): Kept are the
+%   Matches (admitted and selected, all ending at the same position, in
+%   order) that the skip strategy keeps: each one that the matches kept
+%   before it leave, State the state after them.
+
+skipped(skip_past_last_event, Matches, State0, State, Kept) :-
+    (   State0 = past(Last0) -> true ; Last0 = -1 ),
+    (   member(M, Matches),
+        M = o(_, [First|_], _, _),
+        First > Last0
+    ->  M = o(_, Set, _, _),
+        last(Set, Last),
+        Kept = [M],
+        State = past(Last)
+    ;   Kept = [],
+        State = State0
+    ).
+skipped(skip_to_next, Matches, State0, State, Kept) :-
+    (   State0 = starts(Starts0) -> true ; Starts0 = [] ),
+    foldl(kept_start, Matches, Kept0-Starts0, []-Starts),
+    Kept = Kept0,
+    State = starts(Starts).
+
+kept_start(M, Kept0-Starts0, Kept-Starts) :-
+    M = o(_, [First|_], _, _),
+    (   ord_memberchk(First, Starts0)
+    ->  Kept0 = Kept,
+        Starts = Starts0
+    ;   Kept0 = [M|Kept],
+        ord_add_element(Starts0, First, Starts)
     ).
 
 %!  select_matches(+Selector, +Matches, -Selected) is det.
@@ -157,6 +261,7 @@ distinct_sets(Matches0, Matches) :-
     keysort(Firsts0, Firsts),
     pairs_values(Firsts, Matches).
 
+selected(all, Matches, Matches).
 selected(strict, Matches, Selected) :-
     include(contiguous, Matches, Selected).
 selected(max, Matches, Selected) :-

@@ -1419,9 +1419,9 @@ kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames) :-
     ),
     (   L == none
     ->  FirstPattern = P
-    ;   correlated_conditions(op(seq, L, P), FirstPattern)
+    ;   correlated_conditions(any, op(seq, L, P), FirstPattern)
     ),
-    correlated_conditions(op(seq, event(Prev), P1), Step),
+    correlated_conditions(any, op(seq, event(Prev), P1), Step),
     (   Step = where(StepSeq, StepGoal)
     ->  NextPattern = where(StepSeq, (StepGoal, Append))
     ;   NextPattern = where(Step, Append)
@@ -1451,12 +1451,15 @@ correlated(P, EVs, Read) :-
 run_start(Pattern, E, Read, Where, Start) :-
     (   sub_term(Start, Pattern),
         compound(Start),
-        Start = op(seq, _, R),
-        R == event(E)
+        Start = op(seq, L, R),
+        R == event(E),
+        pattern_events([L], LEvents),
+        term_variables(LEvents, LVs),
+        forall(member(V, Read), shared_with(LVs, V))
     ->  true
     ;   b_getval(etalis_var_names, VarNames),
         variable_words(Read, VarNames, Words),
-        format(string(M), "a condition inside P+ reads ~w, which only another event binds, and P+ does not follow it in a sequence", [Words]),
+        format(string(M), "a condition inside P+ reads ~w, which only another event binds, and P+ does not follow that event in a sequence", [Words]),
         etalis_error(M, "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+", Where)
     ).
 
@@ -1487,16 +1490,29 @@ replaced(Old, New, T0, T) :-
 %!  correlated_conditions(+Pattern0, -Pattern) is det.
 %
 %   Pattern is Pattern0 with each condition on the right operand of a
-%   sequence that reads a variable which only the left operand binds
-%   (`a(X) seq (b(Y) where Y > X)`) made a condition on the sequence,
-%   where both are bound: `(a(X) seq b(Y)) where Y > X`.
+%   sequence that reads a list of a `P+` (or of its runs under `stn`),
+%   bound only by the left operand (`a(X)+ seq (b(Y) where sum_list(X,
+%   S), S > Y)`), made a condition on the sequence, where both are
+%   bound: `(a(X)+ seq b(Y)) where (sum_list(X, S), S > Y)`.
 
-correlated_conditions(event(E), event(E)) :- !.
-correlated_conditions(op(seq, A0, B0), P) :- !,
-    correlated_conditions(A0, A),
-    correlated_conditions(B0, B1),
+correlated_conditions(P0, P) :-
+    correlated_conditions(hidden, P0, P).
+
+%   correlated_conditions(+Which, +Pattern0, -Pattern): as
+%   correlated_conditions/2 for a variable that a hidden event of a
+%   `P+` binds on the left (Which `hidden`), or any event (`any`: the
+%   rules of a correlated `P+`, see kleene_rules/4).
+
+correlated_conditions(_, event(E), event(E)) :- !.
+correlated_conditions(Which, op(seq, A0, B0), P) :- !,
+    correlated_conditions(Which, A0, A),
+    correlated_conditions(Which, B0, B1),
     (   B1 = where(B, G),
-        pattern_events([A], AEvents),
+        pattern_events([A], AEvents0),
+        (   Which == any
+        ->  AEvents = AEvents0
+        ;   include(plus_event, AEvents0, AEvents)
+        ),
         term_variables(AEvents, AVs),
         pattern_events([B], BEvents),
         term_variables(BEvents, BVs),
@@ -1507,11 +1523,22 @@ correlated_conditions(op(seq, A0, B0), P) :- !,
     ->  P = where(op(seq, A, B), G)
     ;   P = op(seq, A, B1)
     ).
-correlated_conditions(P0, P) :-
+correlated_conditions(Which, P0, P) :-
     compound(P0),
-    map_sub_patterns(correlated_conditions, P0, P),
+    map_sub_patterns(correlated_conditions(Which), P0, P),
     !.
-correlated_conditions(P, P).
+correlated_conditions(_, P, P).
+
+%   plus_event(+E): E is the hidden event of a `P+` or of its runs
+%   under `stn` (etalis_stn_runs, which cannot be imported here).
+
+plus_event(E) :-
+    compound(E),
+    functor(E, Name, _),
+    (   sub_atom(Name, 0, _, _, '$plus')
+    ->  true
+    ;   sub_atom(Name, 0, _, _, '$stn')
+    ).
 
 shared_with(Vs, V) :-
     member(V0, Vs),
