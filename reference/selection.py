@@ -558,10 +558,51 @@ def _tuples(value: Any) -> Any:
     return reported_value(value)
 
 
+def partition_key(seq: Chain) -> tuple[str, ...]:
+    """The key of a sequence for `strict(partition)`: the variables that
+    every one of its events has as an argument, in the order of the
+    first event's arguments."""
+    def argument_vars(t: Term) -> list[str]:
+        return [a.name for a in t.args if isinstance(a, Var) and a.name != "_"] if isinstance(t, Struct) else []
+    first, *others = [argument_vars(e.event) for e in seq.elements]
+    return tuple(dict.fromkeys(v for v in first if all(v in o for o in others)))
+
+
+def partition_contiguous(seq: Chain, stream: Sequence[Event], matches: Sequence[Match]) -> list[Match]:
+    """SASE's partition contiguity: the matches between whose first and
+    last events no event of their partition is left out.  The partition
+    of a match is the events of the stream with the name and arity of an
+    event of the sequence whose arguments where that event has the key's
+    variables (:func:`partition_key`) have the match's values of them."""
+    key = partition_key(seq)
+
+    def key_args(t: Term) -> Optional[tuple[int, ...]]:
+        if not isinstance(t, Struct):
+            return () if not key else None
+        names = [a.name if isinstance(a, Var) else None for a in t.args]
+        return tuple(names.index(v) for v in key)
+
+    shapes = {(_head_name(e.event), len(e.event.args) if isinstance(e.event, Struct) else 0): key_args(e.event)
+              for e in seq.elements}
+
+    def values(e: Event) -> Optional[tuple[Any, ...]]:
+        where = shapes.get((e.name, len(e.args)))
+        return None if where is None else tuple(e.args[i] for i in where)
+
+    out = []
+    for m in matches:
+        values_of_match = values(stream[m.positions[0]])
+        inside = set(m.positions)
+        if all(k in inside or values(stream[k]) != values_of_match
+               for k in range(m.positions[0], m.positions[-1] + 1)):
+            out.append(m)
+    return out
+
+
 SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
 """Flink's after-match skip strategies (docs/language.md, "Skip strategies")."""
 
-SKIPPING = ("unrestricted",) + SELECTORS + ("stn", "continuous")
+SKIPPING = ("unrestricted",) + SELECTORS + ("strict(partition)", "stn", "continuous")
 """The strategies on which a skip strategy is defined: those whose
 matches do not depend on one another."""
 
@@ -612,6 +653,9 @@ def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver
     skip strategy ``skip``."""
     if any(e.plus for e in seq.elements) and (strategy in ("continuous", "cumulative") or strategy in POLICIES):
         raise ValueError(f"P+ is not defined under {strategy}")
+    if strategy == "strict(partition)":
+        distinct = list({m.positions: m for m in reversed(all_matches(seq, stream, solver))}.values())[::-1]
+        return skipped(skip, "unrestricted", partition_contiguous(seq, stream, distinct))
     if skip != "no_skip":
         if strategy not in SKIPPING:
             raise ValueError(f"{skip} is not defined under {strategy}")
@@ -661,7 +705,7 @@ def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolve
     return want - got, got - want
 
 
-STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous", "cumulative") + POLICIES
+STRATEGIES = ("unrestricted",) + SELECTORS + ("strict(partition)", "stn", "continuous", "cumulative") + POLICIES
 """The strategies and policies with a reference definition here: every one
 the engine accepts (the interval variants with greater(1))."""
 

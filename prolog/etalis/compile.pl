@@ -186,7 +186,8 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Rules2 = RulesC
     ),
     maplist(kleene_positions, Rules2, Rules3),
-    maplist(rule_policy(Policy, Overrides, Skips, MaxAge), Rules3, Rules),
+    include([rule(_, H, _, _, _)]>>kleene_event(H), Rules3, PlusRules),
+    maplist(rule_policy(Policy, Overrides, Skips, MaxAge, PlusRules), Rules3, Rules),
     (   memberchk(report(Printed0), Options)
     ->  Explicit = true,
         (   memberchk(print_trigger(Where), Directives)     % a stage on Spark: ask as the whole file does
@@ -481,7 +482,16 @@ selection_clauses(Links, Clauses0, Clauses) :-
     (   memberchk(link(_, _, '$select'(_, _, _, _), _), Links)
     ->  Offer = ('$on'('$select'(S, L, H, Ps), T1, T2, _) :-
                     etalis_strategies:offer('$engine', S, L, H, T1-T2, Ps), fail),
-        append(Clauses0, [Offer], Clauses)
+        findall('$partition'(L, Name, Arity, KeyArgs, W),
+                (   member(link(_, _, '$select'(S0, L, _, _), _), Links),
+                    (   S0 = partition(_, Skeletons, W)
+                    ->  true
+                    ;   S0 = skip(partition(_, Skeletons, W), _)
+                    ),
+                    member(skel(Name, Arity, KeyArgs), Skeletons)
+                ),
+                Partitions),
+        append([Clauses0, [Offer], Partitions], Clauses)
     ;   Clauses = Clauses0
     ).
 
@@ -891,12 +901,16 @@ selected_rules(Options, Rules0, Rules) :-
 is_rule(rule(_, _, _, _, _)).
 is_static(static(_, _)).
 
-rule_policy(Default, Overrides, Skips, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
+rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
     rule_policy_name(Default, Overrides, L, H0, Policy0),
     kleene_policy(Policy0, P0, W),
     rule_skip(Skips, L, H0, Skip),
     skip_policy(Skip, Policy0, W),
-    strategy_rule(Policy0, Skip, L, W, H0-P0, H-P1),
+    (   Policy0 == strict(partition)
+    ->  partition_selector(P0, PlusRules, MaxAge, Selector0)
+    ;   Selector0 = Policy0
+    ),
+    strategy_rule(Policy0, Selector0, Skip, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
@@ -994,12 +1008,12 @@ kleene_policy(Policy, Pattern, Where) :-
 %   the head.  An unlabelled rule is known to the selector by its
 %   position Where.
 
-strategy_rule(Policy, Skip, L, W, H0-P0, H-P) :-
+strategy_rule(Policy, Selector0, Skip, L, W, H0-P0, H-P) :-
     (   Skip == no_skip
     ->  selector(Policy),
-        Selector = Policy
+        Selector = Selector0
     ;   selector(Policy)
-    ->  Selector = skip(Policy, Skip)
+    ->  Selector = skip(Selector0, Skip)
     ;   Selector = skip(all, Skip)
     ),
     !,
@@ -1007,7 +1021,112 @@ strategy_rule(Policy, Skip, L, W, H0-P0, H-P) :-
     annotated_pattern(position, P0, P, Prov),
     selected_head(Selector, Key, H0, H),
     arg(4, H, Prov).
-strategy_rule(_, _, _, _, Rule, Rule).
+strategy_rule(_, _, _, _, _, Rule, Rule).
+
+%   partition_selector(+Pattern, +PlusRules, +MaxAge, -Selector): what
+%   `strict(partition)` selects by on a rule with Pattern:
+%   partition(Key, Skeletons, Window), Key the term k(V1, ...) of the
+%   variables that every event of the rule (those of its `P+` too, from
+%   their rules PlusRules) has as an argument, Skeletons the
+%   skel(Name, Arity, KeyArgs) of its events (KeyArgs the arguments that
+%   are the key's variables, in order) and Window the narrowest window
+%   around the whole (or MaxAge), beyond which an event is in no match.
+
+partition_selector(P, PlusRules, MaxAge, partition(Key, Skeletons, Window)) :-
+    rule_events(P, PlusRules, Events),
+    maplist(argument_variables, Events, VarLists),
+    (   VarLists = [First|Others]
+    ->  include(in_every(Others), First, KeyVars0)
+    ;   KeyVars0 = []
+    ),
+    list_to_ord_set_eq(KeyVars0, KeyVars),
+    Key =.. [k|KeyVars],
+    findall(skel(Name, Arity, KeyArgs),
+            (   member(E, Events),
+                functor(E, Name, Arity),
+                maplist(argument_index(E), KeyVars, KeyArgs)
+            ),
+            Skeletons0),
+    sort(Skeletons0, Skeletons),
+    pattern_window(P, MaxAge, Window).
+
+argument_variables(E, Vs) :-
+    (   compound(E)
+    ->  E =.. [_|Args],
+        include(var, Args, Vs)
+    ;   Vs = []
+    ).
+
+in_every(VarLists, V) :-
+    forall(member(Vs, VarLists), ( member(X, Vs), X == V )).
+
+argument_index(E, V, I) :-
+    arg(I, E, X),
+    X == V,
+    !.
+
+list_to_ord_set_eq([], []).
+list_to_ord_set_eq([V|Vs], [V|Set]) :-
+    exclude(==(V), Vs, Rest),
+    list_to_ord_set_eq(Rest, Set).
+
+%   rule_events(+Pattern, +PlusRules, -Events): the events of Pattern,
+%   each `P+` replaced by the events of the rule of its first occurrence
+%   (whose head is unified with it, so that their variables are the
+%   rule's).
+
+rule_events(P, PlusRules, Events) :-
+    event_terms(P, Es0, []),
+    foldl(plus_events(PlusRules), Es0, Events, []).
+
+event_terms(T, Es0, Es) :-
+    (   var(T)
+    ->  Es0 = Es
+    ;   T = event(E)
+    ->  Es0 = [E|Es]
+    ;   compound(T)
+    ->  T =.. [_|Args],
+        foldl(event_terms, Args, Es0, Es)
+    ;   Es0 = Es
+    ).
+
+plus_events(PlusRules, E, Events0, Events) :-
+    (   kleene_event(E)
+    ->  functor(E, Name, Arity),
+        functor(H, Name, Arity),
+        (   member(rule(_, H0, B0, _, _), PlusRules),
+            subsumes_term(H, H0),
+            event_terms(B0, BodyEvents, []),
+            \+ ( member(E1, BodyEvents), compound(E1), functor(E1, Name, _) )
+        ->  copy_term(H0-B0, H1-B1),
+            E =.. [_, _|Args],
+            H1 =.. [_, _|Args1],
+            maplist(outer_argument, Args, Args1),
+            rule_events(B1, PlusRules, Inner),
+            append(Inner, Events, Events0)
+        ;   Events0 = Events
+        )
+    ;   Events0 = [E|Events]
+    ).
+
+%   outer_argument(+A, ?A1): A1, an argument of the head of the first
+%   rule of a `P+`, is A unless it is the list of an own variable.
+
+outer_argument(A, A1) :-
+    (   nonvar(A1), A1 = [_]
+    ->  true
+    ;   A1 = A
+    ).
+
+%   pattern_window(+Pattern, +MaxAge, -Window): the narrowest window of
+%   the `within`s around the whole of Pattern, and MaxAge.
+
+pattern_window(within(P, W0), MaxAge, W) :- !,
+    pattern_window(P, MaxAge, W1),
+    W is min(W0, W1).
+pattern_window(where(P, _), MaxAge, W) :- !,
+    pattern_window(P, MaxAge, W).
+pattern_window(_, MaxAge, MaxAge).
 
 %!  compiled_listing(+Compiled) is det.
 %

@@ -9,7 +9,9 @@
             selection/2,                % +Engine, -Out
             select_matches/3,           % +Selector, +Matches, -Selected
             skip_strategy/1,            % ?Skip
-            skip_global/2               % +Engine, -Name
+            skip_global/2,              % +Engine, -Name
+            partition_global/2,         % +Engine, -Name
+            partition_input/4           % +Engine, +Event, +Position, +Time
           ]).
 :- use_module(library(assoc)).
 :- use_module(library(apply)).
@@ -23,7 +25,8 @@ The names a rule file, the API or the command line may give as a
 policy besides ETALIS's own (see docs/strategies.md and
 docs/language.md, "Selection strategies"):
 
-  - CEL's selectors `strict`, `nxt`, `last` and `max`: filters on the
+  - CEL's selectors `strict`, `nxt`, `last` and `max` (and SASE's
+    partition contiguity `strict(partition)`): filters on the
     set of all matches of a rule's pattern, each match the set of the
     positions (in the input stream) of the events it combines.  A
     sequence rule under `strict`, `nxt` or `last` builds only the match
@@ -65,9 +68,13 @@ strategy(stn).
 %!  selector(?Selector) is nondet.
 %
 %   Selector is one of CEL's selection strategies, a filter on the
-%   matches of a pattern that end at the same event.
+%   matches of a pattern that end at the same event, or SASE's
+%   partition contiguity `strict(partition)`: `strict` among the events
+%   of the rule's types that have the match's key values (the
+%   variables that every event of the rule has as an argument).
 
 selector(strict).
+selector(strict(partition)).
 selector(nxt).
 selector(last).
 selector(max).
@@ -156,13 +163,25 @@ kept_matches(M, Label-Matches, Kept) :-
         nb_getval(G, States0),
         (   get_assoc(Label, States0, State0) -> true ; State0 = none ),
         include(admitted(State0), Matches, Admitted),
-        select_matches(S, Admitted, Selected0),
+        chosen(M, Label, S, Admitted, Selected0),
         msort_matches(Selected0, Selected),
         skipped(Skip, Selected, State0, State, Kept),
         put_assoc(Label, States0, State, States),
         nb_setval(G, States)
-    ;   select_matches(Selector, Matches, Kept)
+    ;   chosen(M, Label, Selector, Matches, Kept)
     ).
+
+%   chosen(+M, +Label, +Selector, +Matches, -Selected): the Matches of
+%   the rule Label that Selector selects; partition contiguity asks the
+%   partitions that M has seen (see partition_input/4).
+
+chosen(M, Label, partition(_, _, _), Matches0, Selected) :- !,
+    distinct_sets(Matches0, Matches),
+    partition_global(M, G),
+    nb_getval(G, Parts),
+    include(partition_contiguous(Parts, Label), Matches, Selected).
+chosen(_, _, Selector, Matches, Selected) :-
+    select_matches(Selector, Matches, Selected).
 
 %   msort_matches(+Matches0, -Matches): Matches0 (all ending at the
 %   same position) by their ordered sets of positions, the earliest
@@ -172,6 +191,82 @@ msort_matches(Matches0, Matches) :-
     map_list_to_pairs([o(_, Set, _, _), Set]>>true, Matches0, Keyed),
     keysort(Keyed, Sorted),
     pairs_values(Sorted, Matches).
+
+%   partition_contiguous(+Parts, +Label, +Match): between the first and
+%   the last event of Match, no event of its partition (the events of
+%   the rule's types with its key values) is left out: each of its
+%   events after the first comes next after the one before it in the
+%   partition.
+
+partition_contiguous(Parts, Label, o(Selector, Set, _, _)) :-
+    (   Selector = skip(partition(Key, _, _), _)
+    ->  true
+    ;   Selector = partition(Key, _, _)
+    ),
+    get_assoc(Label-Key, Parts, part(_, Prevs)),
+    consecutive(Set, Prevs).
+
+consecutive([_], _) :- !.
+consecutive([A, B|Set], Prevs) :-
+    get_assoc(B, Prevs, A-_),
+    consecutive([B|Set], Prevs).
+
+%!  partition_global(+Engine, -Name) is det.
+%
+%   Name is the global variable that holds what Engine has seen of the
+%   partitions of its rules under `strict(partition)`: an assoc from
+%   Label-Key (a rule and its key values) to part(Last, Prevs), Last the
+%   position of the latest event of that partition and Prevs an assoc
+%   from the position of each of its events to Prev-Time, the position
+%   of the one before it (-1 for none) and its own time.
+
+partition_global(M, Name) :-
+    atom_concat(M, '/partition', Name).
+
+%!  partition_input(+Engine, +Event, +Position, +Time) is det.
+%
+%   Note the input Event at Position, ending at Time, in the partitions
+%   of the rules under `strict(partition)` whose events it is an
+%   instance of: for rule Label, '$partition'(Label, Name, Arity,
+%   KeyArgs, Window) says that an event Name/Arity is in the partition
+%   of the key of its arguments KeyArgs.  Events older than the rule's
+%   Window cannot be in a later match, and are forgotten.
+
+partition_input(M, E, P, T) :-
+    (   compound(E) -> functor(E, Name, Arity) ; Name = E, Arity = 0 ),
+    findall(Label-Key-W,
+            (   catch(M:'$partition'(Label, Name, Arity, KeyArgs, W), _, fail),
+                maplist([I, V]>>arg(I, E, V), KeyArgs, Vs),
+                Key =.. [k|Vs]
+            ),
+            Found0),
+    sort(Found0, Found),
+    (   Found == []
+    ->  true
+    ;   partition_global(M, G),
+        nb_getval(G, Parts0),
+        foldl(partition_note(P, T), Found, Parts0, Parts),
+        nb_setval(G, Parts)
+    ).
+
+partition_note(P, T, Label-Key-W, Parts0, Parts) :-
+    (   get_assoc(Label-Key, Parts0, part(Last, Prevs0))
+    ->  true
+    ;   Last = -1,
+        empty_assoc(Prevs0)
+    ),
+    put_assoc(P, Prevs0, Last-T, Prevs1),
+    forgotten(Prevs1, T, W, Prevs),
+    put_assoc(Label-Key, Parts0, part(P, Prevs), Parts).
+
+forgotten(Prevs0, T, W, Prevs) :-
+    (   W \== inf,
+        min_assoc(Prevs0, _, _-T0),
+        T0 < T - W
+    ->  del_min_assoc(Prevs0, _, _, Prevs1),
+        forgotten(Prevs1, T, W, Prevs)
+    ;   Prevs = Prevs0
+    ).
 
 %!  skip_strategy(?Skip) is nondet.
 %
