@@ -607,43 +607,56 @@ SKIPPING = ("unrestricted",) + SELECTORS + ("strict(partition)", "stn", "continu
 matches do not depend on one another."""
 
 
-def skipped(skip: str, strategy: str, matches: Sequence[Match]) -> list[Match]:
+def key_values(seq: Chain, stream: Sequence[Event], m: Match) -> tuple[Any, ...]:
+    """The values of the key of ``seq`` (:func:`partition_key`) in the
+    match ``m``: those of its first event, which binds them all."""
+    env: dict[str, Ground] = {}
+    match(seq.elements[0].event, _event_value(stream[m.positions[0]]), env)
+    return tuple(env[v] for v in partition_key(seq))
+
+
+def skipped(skip: str, strategy: str, matches: Sequence[Match],
+            key: Callable[[Match], Any] = lambda m: ()) -> list[Match]:
     """The matches that ``skip`` keeps of ``matches`` (those of ``strategy``
     under ``no_skip``; under a selector, all matches, which it selects
-    from): the matches are taken by their last position, and of those
-    that end together by their positions, the earliest start first.  A
-    match is discarded when a match kept before it started at its first
-    position (``skip_to_next``), or ended at or after its first position
-    (``skip_past_last_event``); a selector chooses among the matches
-    that end together and are not discarded; each chosen one is kept
-    unless one kept before it (also at the same position) discards it.
-    Two matches with the same positions count as one."""
+    from), apart for each value of ``key`` (the rule's key values, see
+    :func:`key_values`): the matches are taken by their last position,
+    and of those that end together by their positions, the earliest
+    start first.  A match is discarded when a match with its key values
+    kept before it started at its first position (``skip_to_next``), or
+    ended at or after its first position (``skip_past_last_event``); a
+    selector chooses among the matches that end together and are not
+    discarded; each chosen one is kept unless one kept before it (also
+    at the same position) discards it.  Two matches with the same
+    positions count as one."""
     if skip not in SKIPS:
         raise ValueError(f"unknown skip strategy {skip!r}")
     if skip == "no_skip":
         return selected(strategy, matches) if strategy in SELECTORS else list(matches)
-    by_last: dict[int, list[Match]] = {}
+    by_last: dict[tuple[Any, int], list[Match]] = {}
     seen: set[tuple[int, ...]] = set()
     for m in matches:
         if m.positions not in seen:
             seen.add(m.positions)
-            by_last.setdefault(m.positions[-1], []).append(m)
-    kept: list[Match] = []
+            by_last.setdefault((key(m), m.positions[-1]), []).append(m)
+    kept: dict[Any, list[Match]] = {}
 
-    def discarded(m: Match) -> bool:
+    def discarded(k: Any, m: Match) -> bool:
         first = m.positions[0]
         if skip == "skip_to_next":
-            return any(k.positions[0] == first for k in kept)
-        return any(k.positions[-1] >= first for k in kept)
+            return any(c.positions[0] == first for c in kept.get(k, []))
+        return any(c.positions[-1] >= first for c in kept.get(k, []))
 
-    for last in sorted(by_last):
-        group = [m for m in by_last[last] if not discarded(m)]
+    out: list[Match] = []
+    for k, last in sorted(by_last, key=lambda kl: kl[1]):
+        group = [m for m in by_last[(k, last)] if not discarded(k, m)]
         if strategy in SELECTORS:
             group = selected(strategy, group)
         for m in sorted(group, key=lambda m: m.positions):
-            if not discarded(m):
-                kept.append(m)
-    return kept
+            if not discarded(k, m):
+                kept.setdefault(k, []).append(m)
+                out.append(m)
+    return out
 
 
 def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver,
@@ -653,15 +666,18 @@ def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver
     skip strategy ``skip``."""
     if any(e.plus for e in seq.elements) and (strategy in ("continuous", "cumulative") or strategy in POLICIES):
         raise ValueError(f"P+ is not defined under {strategy}")
+    def key(m: Match) -> tuple[Any, ...]:
+        return key_values(seq, stream, m)
+
     if strategy == "strict(partition)":
         distinct = list({m.positions: m for m in reversed(all_matches(seq, stream, solver))}.values())[::-1]
-        return skipped(skip, "unrestricted", partition_contiguous(seq, stream, distinct))
+        return skipped(skip, "unrestricted", partition_contiguous(seq, stream, distinct), key)
     if skip != "no_skip":
         if strategy not in SKIPPING:
             raise ValueError(f"{skip} is not defined under {strategy}")
         base = all_matches(seq, stream, solver) if strategy in SELECTORS + ("unrestricted",) else \
             reference_matches(strategy, seq, stream, solver)
-        return skipped(skip, strategy, base)
+        return skipped(skip, strategy, base, key)
     if strategy == "unrestricted":
         return all_matches(seq, stream, solver)
     if strategy in SELECTORS:

@@ -140,3 +140,13 @@ def test_an_unknown_skip_strategy_or_label_is_refused_at_its_directive() -> None
         Engine.from_string("h <- a seq b.\n:- skip(nothing, skip_to_next).", source="r.etl")
     assert (err.value.line, err.value.message, err.value.hint) == (
         2, "no rule is labelled nothing", "label the rule: Label : Head <- Pattern.")
+
+
+def test_a_skip_strategy_keeps_apart_the_matches_of_each_key() -> None:
+    # the variables every event of the rule has (the station) are its key, as a keyed stream's in Flink:
+    # an episode at s1 discards nothing of s2's
+    rules = ":- skip(skip_past_last_event).\n" + HOT
+    stream = [("temp", ["s1", 31], 1), ("temp", ["s2", 31], 2), ("temp", ["s1", 32], 3), ("temp", ["s2", 32], 4),
+              ("temp", ["s1", 33], 5), ("temp", ["s2", 33], 6), ("temp", ["s1", 34], 7)]
+    assert times(rules, "unrestricted", stream) == [(1, 3, 5), (2, 4, 6)]
+    assert reference_times(rules, "unrestricted", stream, "skip_past_last_event") == [(1, 3, 5), (2, 4, 6)]

@@ -504,3 +504,40 @@ def test_a_correlated_plus_needs_the_event_it_reads_before_it() -> None:
         assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
             1, column, "a condition inside P+ reads X, which only another event binds, and P+ does not follow that "
             "event in a sequence", "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+")
+
+
+# ---------------------------------------------------------------------------
+# Partition contiguity (SASE's; Flink's next() on a keyed stream)
+# ---------------------------------------------------------------------------
+
+HOT3 = ("hot(S) <- (temp(S, A) where A > 30) seq (temp(S, B) where B > 30) seq (temp(S, C) where C > 30).")
+# two stations interleaved; the cold reading of s2 at 4 breaks its run
+STATIONS = [("temp", ["s1", 31], 1), ("temp", ["s2", 32], 2), ("temp", ["s1", 33], 3), ("temp", ["s2", 20], 4),
+            ("temp", ["s1", 34], 5), ("temp", ["s2", 35], 6), ("temp", ["s2", 36], 7), ("temp", ["s2", 37], 8)]
+
+
+def test_partition_contiguity_is_strict_among_the_events_with_the_rules_key() -> None:
+    # strict counts the other station's readings too: s1's run, interleaved with s2's, is not found
+    assert [(d[1], d[5]) for d in detections(HOT3, "strict", STATIONS)] == [(("s2",), (6, 7, 8))]
+    assert [(d[1], d[5]) for d in detections(HOT3, "strict(partition)", STATIONS)] == [
+        (("s1",), (1, 3, 5)), (("s2",), (6, 7, 8))]
+    assert sorted((d[1], d[5]) for d in detections(HOT3, "unrestricted", STATIONS)) == [
+        (("s1",), (1, 3, 5)), (("s2",), (2, 6, 7)), (("s2",), (2, 6, 8)), (("s2",), (2, 7, 8)),
+        (("s2",), (6, 7, 8))]
+    events = [Event(n, tuple(a), t, t) for n, a, t in STATIONS]
+    with PrologGoals(HOT3) as solver:
+        assert [m.positions for m in reference_matches("strict(partition)", chain_of(HOT3), events, solver)] == [
+            (0, 2, 4), (5, 6, 7)]
+
+
+def test_partition_contiguity_with_plus_and_a_skip_strategy() -> None:
+    rules = "h(X) <- b(X)+ seq c(X)."
+    stream = [("b", [1], 1), ("b", [2], 2), ("b", [1], 3), ("c", [2], 4), ("c", [1], 5)]
+    assert sorted(args_and_times(rules, "strict(partition)", stream)) == [
+        ((1,), (1, 3, 5)), ((1,), (3, 5)), ((2,), (2, 4))]
+    assert args_and_times(":- skip(skip_past_last_event).\n" + rules, "strict(partition)", stream) == [
+        ((2,), (2, 4)), ((1,), (1, 3, 5))]
+    # a rule without a key (c has no argument): its partition is every event of its types
+    assert args_and_times("h <- a(_) seq c.", "strict(partition)", [("a", [1], 1), ("b", [1], 2), ("c", [], 3),
+                                                                  ("a", [2], 4), ("a", [3], 5), ("c", [], 6)]) == [
+        ((), (1, 3)), ((), (5, 6))]

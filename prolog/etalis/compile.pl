@@ -186,7 +186,7 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Rules2 = RulesC
     ),
     maplist(kleene_positions, Rules2, Rules3),
-    include([rule(_, H, _, _, _)]>>kleene_event(H), Rules3, PlusRules),
+    include([rule(_, H, _, _, _)]>>( kleene_event(H) ; stn_run_event(H) ), Rules3, PlusRules),
     maplist(rule_policy(Policy, Overrides, Skips, MaxAge, PlusRules), Rules3, Rules),
     (   memberchk(report(Printed0), Options)
     ->  Explicit = true,
@@ -486,7 +486,7 @@ selection_clauses(Links, Clauses0, Clauses) :-
                 (   member(link(_, _, '$select'(S0, L, _, _), _), Links),
                     (   S0 = partition(_, Skeletons, W)
                     ->  true
-                    ;   S0 = skip(partition(_, Skeletons, W), _)
+                    ;   S0 = skip(partition(_, Skeletons, W), _, _)
                     ),
                     member(skel(Name, Arity, KeyArgs), Skeletons)
                 ),
@@ -910,7 +910,11 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
     ->  partition_selector(P0, PlusRules, MaxAge, Selector0)
     ;   Selector0 = Policy0
     ),
-    strategy_rule(Policy0, Selector0, Skip, L, W, H0-P0, H-P1),
+    (   Skip == no_skip
+    ->  true
+    ;   rule_key(P0, PlusRules, _, SkipKey)
+    ),
+    strategy_rule(Policy0, Selector0, Skip-SkipKey, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
@@ -1004,17 +1008,17 @@ kleene_policy(Policy, Pattern, Where) :-
 %   Under a selector (see etalis_strategies), or with a skip strategy,
 %   the rule's occurrences carry the positions of their events and
 %   derive '$select'/4, which offers them to the selector (`skip(S,
-%   Skip)` with a skip strategy, S the selector or `all`), in place of
-%   the head.  An unlabelled rule is known to the selector by its
+%   Skip, Key)` with a skip strategy, S the selector or `all`, Key the
+%   rule's key, see rule_key/4), in place of the head.  An unlabelled rule is known to the selector by its
 %   position Where.
 
-strategy_rule(Policy, Selector0, Skip, L, W, H0-P0, H-P) :-
+strategy_rule(Policy, Selector0, Skip-RuleKey, L, W, H0-P0, H-P) :-
     (   Skip == no_skip
     ->  selector(Policy),
         Selector = Selector0
     ;   selector(Policy)
-    ->  Selector = skip(Selector0, Skip)
-    ;   Selector = skip(all, Skip)
+    ->  Selector = skip(Selector0, Skip, RuleKey)
+    ;   Selector = skip(all, Skip, RuleKey)
     ),
     !,
     (   L == '' -> Key = W ; Key = L ),
@@ -1033,13 +1037,7 @@ strategy_rule(_, _, _, _, _, Rule, Rule).
 %   around the whole (or MaxAge), beyond which an event is in no match.
 
 partition_selector(P, PlusRules, MaxAge, partition(Key, Skeletons, Window)) :-
-    rule_events(P, PlusRules, Events),
-    maplist(argument_variables, Events, VarLists),
-    (   VarLists = [First|Others]
-    ->  include(in_every(Others), First, KeyVars0)
-    ;   KeyVars0 = []
-    ),
-    list_to_ord_set_eq(KeyVars0, KeyVars),
+    rule_key(P, PlusRules, Events, Key),
     Key =.. [k|KeyVars],
     findall(skel(Name, Arity, KeyArgs),
             (   member(E, Events),
@@ -1049,6 +1047,21 @@ partition_selector(P, PlusRules, MaxAge, partition(Key, Skeletons, Window)) :-
             Skeletons0),
     sort(Skeletons0, Skeletons),
     pattern_window(P, MaxAge, Window).
+
+%   rule_key(+Pattern, +PlusRules, -Events, -Key): Key is the term k(V1,
+%   ...) of the variables that every one of the Events of a rule with
+%   Pattern (see rule_events/3) has as an argument: its partitions, and
+%   what its skip strategy is kept apart by.
+
+rule_key(P, PlusRules, Events, Key) :-
+    rule_events(P, PlusRules, Events),
+    maplist(argument_variables, Events, VarLists),
+    (   VarLists = [First|Others]
+    ->  include(in_every(Others), First, KeyVars0)
+    ;   KeyVars0 = []
+    ),
+    list_to_ord_set_eq(KeyVars0, KeyVars),
+    Key =.. [k|KeyVars].
 
 argument_variables(E, Vs) :-
     (   compound(E)
@@ -1071,9 +1084,9 @@ list_to_ord_set_eq([V|Vs], [V|Set]) :-
     list_to_ord_set_eq(Rest, Set).
 
 %   rule_events(+Pattern, +PlusRules, -Events): the events of Pattern,
-%   each `P+` replaced by the events of the rule of its first occurrence
-%   (whose head is unified with it, so that their variables are the
-%   rule's).
+%   each `P+` (or run of one under `stn`) replaced by the events of the
+%   rule of its first occurrence (whose head is unified with it, so
+%   that their variables are the rule's).
 
 rule_events(P, PlusRules, Events) :-
     event_terms(P, Es0, []),
@@ -1091,7 +1104,9 @@ event_terms(T, Es0, Es) :-
     ).
 
 plus_events(PlusRules, E, Events0, Events) :-
-    (   kleene_event(E)
+    (   (   kleene_event(E)
+        ;   stn_run_event(E)
+        )
     ->  functor(E, Name, Arity),
         functor(H, Name, Arity),
         (   member(rule(_, H0, B0, _, _), PlusRules),

@@ -49,10 +49,10 @@ docs/language.md, "Selection strategies"):
 
 A rule may have a skip strategy besides (Flink's after-match skip
 strategies, skip_strategy/1): it offers its matches as a rule under a
-selector does (under `skip(Selector, Skip)`, Selector `all` when its
-policy selects nothing), and of those its selector keeps, each is kept
-or skipped in order by what the matches kept before it leave
-(skipped/5).
+selector does (under `skip(Selector, Skip, Key)`, Selector `all` when
+its policy selects nothing, Key its key values), and of those its
+selector keeps, each is kept or skipped in order by what the matches
+kept before it with the same key values leave (skipped/5).
 */
 
 %!  strategy(?Strategy) is nondet.
@@ -158,18 +158,32 @@ selection(M, Out) :-
 
 kept_matches(M, Label-Matches, Kept) :-
     Matches = [o(Selector, _, _, _)|_],
-    (   Selector = skip(S, Skip)
-    ->  skip_global(M, G),
+    (   Selector = skip(_, _, _)
+    ->  map_list_to_pairs([o(skip(_, _, Key), _, _, _), Key]>>true, Matches, Keyed),
+        keysort(Keyed, ByKey),
+        group_pairs_by_key(ByKey, Groups),
+        skip_global(M, G),
         nb_getval(G, States0),
-        (   get_assoc(Label, States0, State0) -> true ; State0 = none ),
-        include(admitted(State0), Matches, Admitted),
-        chosen(M, Label, S, Admitted, Selected0),
-        msort_matches(Selected0, Selected),
-        skipped(Skip, Selected, State0, State, Kept),
-        put_assoc(Label, States0, State, States),
-        nb_setval(G, States)
+        foldl(kept_of_key(M, Label), Groups, Kept0, States0, States),
+        nb_setval(G, States),
+        append(Kept0, Kept)
     ;   chosen(M, Label, Selector, Matches, Kept)
     ).
+
+%   kept_of_key(+M, +Label, +Key-Matches, -Kept, +States0, -States): the
+%   Matches of the rule Label with the key values Key that its selector
+%   selects and its skip strategy keeps, after what the matches kept
+%   before with that key leave (States0); States holds what they leave
+%   now.
+
+kept_of_key(M, Label, Key-Matches, Kept, States0, States) :-
+    Matches = [o(skip(S, Skip, _), _, _, _)|_],
+    (   get_assoc(Label-Key, States0, State0) -> true ; State0 = none ),
+    include(admitted(State0), Matches, Admitted),
+    chosen(M, Label, S, Admitted, Selected0),
+    msort_matches(Selected0, Selected),
+    skipped(Skip, Selected, State0, State, Kept),
+    put_assoc(Label-Key, States0, State, States).
 
 %   chosen(+M, +Label, +Selector, +Matches, -Selected): the Matches of
 %   the rule Label that Selector selects; partition contiguity asks the
@@ -199,7 +213,7 @@ msort_matches(Matches0, Matches) :-
 %   partition.
 
 partition_contiguous(Parts, Label, o(Selector, Set, _, _)) :-
-    (   Selector = skip(partition(Key, _, _), _)
+    (   Selector = skip(partition(Key, _, _), _, _)
     ->  true
     ;   Selector = partition(Key, _, _)
     ),
@@ -284,8 +298,8 @@ skip_strategy(skip_past_last_event).
 %!  skip_global(+Engine, -Name) is det.
 %
 %   Name is the global variable that holds Engine's skip state: an
-%   assoc from a rule's label (or position) to what its kept matches
-%   leave, `past(Last)` (the last position of the latest) or
+%   assoc from Label-Key (a rule's label or position, and its key
+%   values) to what its kept matches leave, `past(Last)` (the last position of the latest) or
 %   `starts(Set)` (the first positions of all of them).
 
 skip_global(M, Name) :-
