@@ -272,7 +272,7 @@ class PrologGoals:
         return str(header["solutions"][0]["S"])
 
 
-def _list_term(value: Any) -> Ground:
+def _list_term(value: Union[Ground, list[Any]]) -> Ground:
     """A value as a term: the values of a `P+` (a Python list) as a
     Prolog list."""
     if not isinstance(value, list):
