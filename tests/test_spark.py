@@ -965,3 +965,12 @@ def test_the_coarse_key_of_a_plain_name_is_the_name_itself(spark: SparkSession) 
     assert [v for v, r in zip(values, rows) if r["plain"]] == ["s1", "Zz9", "abc", "x7e0", "e5", "E5", "d1", "f2",
                                                                "x1d"]
 
+
+
+def test_a_streaming_dataframe_is_refused_with_what_to_do_instead(spark: SparkSession) -> None:
+    stream = spark.readStream.format("rate").load()
+    with pytest.raises(ValueError) as e:
+        replay(stream, "h(X) <- a(X).\n", event="a", args=["value"], time="timestamp")
+    assert str(e.value) == (
+        "replay reads a table (spark.read), not a stream (spark.readStream): write the stream's rows to files and "
+        "replay those, or feed a live stream to Engine.emit or etalis run --events -")

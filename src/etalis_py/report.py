@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import Detection, Detections, Time, format_duration, to_datetime, zone
-from .streams import csv_rows
+from .streams import csv_rows, not_text
 
 DAY = "%d %b %Y"
 
@@ -53,11 +53,14 @@ def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
 def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
     """The detections of JSON lines as ``etalis run`` prints them (with
     their provenance, from ``--explain``); blank lines are skipped, a line
-    that is not a detection is an error naming it."""
+    that is not a detection is an error naming it (a line that is not
+    UTF-8 too, when ``lines`` were decoded with surrogateescape)."""
     found = Detections()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if bad := not_text(line):
+            raise ValueError(f"{source}:{number}: not a detection ({bad})")
         item: Any = None
         try:
             item = json.loads(line)

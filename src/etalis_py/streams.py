@@ -351,13 +351,13 @@ def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
             return text, {}
     bad = {}
     for i, line in enumerate(text.split("\n")):
-        reason = _not_text(line)
+        reason = not_text(line)
         if reason:
             bad[i] = reason
     return text, bad
 
 
-def _not_text(line: str) -> Optional[str]:
+def not_text(line: str) -> Optional[str]:
     """Why ``line`` is no line of text (see :func:`decode_lines`), or None."""
     m = _NOT_UTF8.search(line)
     if m:
@@ -712,7 +712,7 @@ def json_line_reason(line: str) -> Optional[str]:
     its fields (not text, see :func:`decode_lines`: not UTF-8, with its bad
     bytes as lone surrogates; not JSON; not an object), or None.  Replay
     asks it of the lines that Spark's JSON reader cannot read."""
-    reason = _not_text(line)
+    reason = not_text(line)
     if reason:
         return reason
     try:

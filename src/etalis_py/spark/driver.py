@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from ..analysis import Sig
 from ..engine import Engine, check_policy
-from ..errors import RuleFileNotFound
+from ..errors import RuleFileNotFound, unreadable
+from ..knowledge import OntologyNotFound
 from ..output import TimeStyle, csv_table, formatted, max_arity
 from ..progress import ProgressLine
 from ..streams import Mapping, MappingOptions, missing_column
@@ -222,7 +223,9 @@ def replay(
     workers.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
-    errors and ValueError for a mapping that does not fit the data.
+    errors, ValueError for a mapping that does not fit the data or a
+    streaming DataFrame, and FileNotFoundError for a local input, an
+    ontology or a static file that does not exist.
     """
     started = perf_counter()
     text, source = _rule_text(rules)
@@ -230,6 +233,17 @@ def replay(
     mapping.check()
     if policy is not None:
         check_policy(policy)
+    if isinstance(data, (str, os.PathLike)):
+        _check_local_input(os.fspath(data))
+    elif data.isStreaming:
+        raise ValueError("replay reads a table (spark.read), not a stream (spark.readStream): write the stream's "
+                         "rows to files and replay those, or feed a live stream to Engine.emit or etalis run --events -")
+    for o in ontology:
+        if problem := unreadable("ontology file", Path(o)):
+            raise OntologyNotFound(problem, file=str(o))
+    for f in static:
+        if problem := unreadable("static file", Path(f)):
+            raise RuleFileNotFound(problem)
     knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
     statics = tuple((str(Path(f)), Path(f).read_text(encoding="utf-8")) for f in static)
     checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
@@ -403,6 +417,14 @@ def replay(
         raise
     finally:
         reporter.stop()
+
+
+def _check_local_input(path: str) -> None:
+    """A local input (no URI scheme, or file://) that does not exist is said
+    before Spark starts; Spark reads the others."""
+    local = path[len("file://"):] if path.startswith("file://") else path
+    if "://" not in local and not Path(local).exists():
+        raise FileNotFoundError(f"events file {path} does not exist")
 
 
 def _rule_text(rules: Union[str, "os.PathLike[str]"]) -> tuple[str, str]:
