@@ -19,11 +19,12 @@ from . import __version__
 from .engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
 from .errors import EtalisError, EtalisWarning, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
 from .etalis_import import add_import_parser, import_etalis
-from .events import Rejection
+from .events import Rejection, format_time
 from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .progress import ProgressLine, wanted
-from .streams import GRAPH_KINDS, STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live, stream_kind
+from .streams import (GRAPH_KINDS, STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live,
+                      stream_kind, times_are_dates)
 
 if TYPE_CHECKING:
     from .events import Detection
@@ -402,6 +403,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     if not ns.quiet:
         warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
+    dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
+        ns.events, ns.input_format or stream_kind(ns.events), mapping_from(ns)))
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = raised = 0
@@ -433,7 +436,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if not ns.quiet and (bad or result.warnings):
                     progress.clear()
                     for r in bad:
-                        print(f"{source}:{r.line}: rejected: {r.reason}", file=err)
+                        print(f"{source}:{r.line}: rejected: {in_input_times(r.reason, dates, ns)}", file=err)
                     for w in result.warnings:
                         print(f"{source}:{w.line}: warning: {w.reason}", file=err)
                 if result.stopped:
@@ -483,6 +486,27 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         file=err,
     )
     return EXIT_LIMIT if stopped else EXIT_INTERRUPTED if interrupted else EXIT_FAILURE if unwritten else EXIT_OK
+
+
+_LATE = re.compile(r"time (\S+) is earlier than the last accepted time (\S+) \(events must arrive in time order\)")
+_TOO_LATE = re.compile(r"time (\S+) is more than the lateness \((\S+) s\) before the latest time (\S+)")
+
+
+def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:
+    """A rejection of an event out of time order, with its times as the
+    input writes them (dates in ``--time-format`` or ISO 8601, in
+    ``--time-zone``, when it writes dates) and what ``--lateness`` does;
+    any other reason as it is."""
+    def text(seconds: str) -> str:
+        return format_time(float(seconds), ns.time_format, ns.time_zone) if dates else seconds
+
+    if m := _LATE.fullmatch(reason):
+        return (f"time {text(m[1])} is earlier than the last accepted time {text(m[2])} (events must arrive in "
+                "time order; --lateness SECONDS accepts events up to that late)")
+    if m := _TOO_LATE.fullmatch(reason):
+        return (f"time {text(m[1])} is more than the lateness ({m[2]} s) before the latest time {text(m[3])} "
+                "(a larger --lateness accepts it)")
+    return reason
 
 
 class _Interrupt:

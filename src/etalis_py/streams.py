@@ -837,3 +837,43 @@ def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
     for number in range(start, end):
         if number in bad:
             raise InvalidEvent(bad[number])
+
+
+def times_are_dates(path: Path, kind: str, mapping: Mapping) -> bool:
+    """Whether the stream file writes its times as dates, as its first
+    event does: with ``--time-format``, a time cell that is no number, a
+    Parquet timestamp, or a JSON line's time text that is no number.  Its
+    rejections then say times as dates, not as seconds."""
+    if mapping.time_format is not None:
+        return True
+    try:
+        if kind == "csv" and mapping.time is not None:
+            with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+                rows = csv_rows(f)
+                header = list(mapping.columns) if mapping.columns else [h.strip() for h in next(rows, [])]
+                row = next((r for r in rows if any(c.strip() for c in r)), None)
+            if row is None or mapping.time not in header or header.index(mapping.time) >= len(row):
+                return False
+            return _is_date(row[header.index(mapping.time)])
+        if kind == "jsonl":
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                first = next((line for line in f if line.strip()), "{}")
+            item = json.loads(first)
+            value = item.get("time", item.get("start")) if isinstance(item, dict) else None
+            return isinstance(value, str) and _is_date(value)
+        if kind == "parquet" and mapping.time is not None:
+            import pyarrow.parquet as pq
+
+            field = pq.read_schema(path).field(mapping.time)
+            return str(field.type).startswith(("timestamp", "date", "string", "large_string"))
+    except (OSError, ValueError, KeyError):
+        return False
+    return False
+
+
+def _is_date(text: str) -> bool:
+    try:
+        float(text.strip())
+    except ValueError:
+        return bool(text.strip())
+    return False
