@@ -182,3 +182,16 @@ def test_a_finding_is_not_said_again_as_a_python_warning(
         "cp1252.etl:1:1: warning: the file is not UTF-8 (from here): it is read as Windows-1252, as original "
         "ETALIS reads source files [not-utf8]",
         "  hint: save the file as UTF-8 text if it is not Windows-1252 or Latin-1"])
+
+
+def test_a_warning_that_comes_again_is_said_once_and_counted(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "hot.etl").write_text("hot(S) <- r(S, T) where T > 30.\n")
+    (folder / "temps.csv").write_text("t,s,temp\n" + "".join(
+        f"{i},s{i % 3},{'n/a' if i % 2 else i}\n" for i in range(1, 101)))
+    assert cli.main(["run", "hot.etl", "temps.csv", "--event", "r", "--args", "s,temp", "--time", "t"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[:-1] == [
+        "temps.csv:2: warning: where condition 'n/a'>30 raised: >/2: Arithmetic: `'n/a'/0' is not a function",
+        "temps.csv:2: warning: the warning of line 2 came 50 times, the last at line 100"]
+    assert err[-1].startswith("events read: 100, accepted: 100, rejected: 0, detections: 35, warnings: 50,")

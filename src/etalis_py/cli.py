@@ -416,6 +416,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 f"detections {detections}, rejected {rejected}")
 
     stopped = interrupted = unwritten = False
+    repeated = _Repeated()
     try:
         with _Interrupt() as interrupt:
             batches = event_batches(ns, packed=engine.columnar())
@@ -438,7 +439,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                     for r in bad:
                         print(f"{source}:{r.line}: rejected: {in_input_times(r.reason, dates, ns)}", file=err)
                     for w in result.warnings:
-                        print(f"{source}:{w.line}: warning: {w.reason}", file=err)
+                        if repeated.seen(w):
+                            print(f"{source}:{w.line}: warning: {w.reason}", file=err)
                 if result.stopped:
                     progress.clear()
                     print(f"{source}:{result.stopped.line}: error: {result.stopped}", file=err)
@@ -475,6 +477,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             unwritten = True
         finally:
             engine.close()
+    for line in repeated.counts(source):
+        print(line, file=err)
     if interrupted:
         print(f"etalis: interrupted: stopped after {accepted + rejected} events", file=err)
     print(
@@ -507,6 +511,24 @@ def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:
         return (f"time {text(m[1])} is more than the lateness ({m[2]} s) before the latest time {text(m[3])} "
                 "(a larger --lateness accepts it)")
     return reason
+
+
+class _Repeated:
+    """The warnings of a run, each text said once: at its first line, and
+    at the end how often it came (the summary counts them all)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, tuple[int, int, int]] = {}     # text: first line, last line, times
+
+    def seen(self, warning: Rejection) -> bool:
+        """Count ``warning``; whether it is the first of its text."""
+        first, _, times = self._lines.get(warning.reason, (warning.line, 0, 0))
+        self._lines[warning.reason] = (first, warning.line, times + 1)
+        return times == 0
+
+    def counts(self, source: str) -> list[str]:
+        return [f"{source}:{first}: warning: the warning of line {first} came {times:,} times, the last at line {last}"
+                for first, last, times in self._lines.values() if times > 1]
 
 
 class _Interrupt:
@@ -597,6 +619,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis replay``: see :func:`etalis_py.spark.replay`."""
     from . import spark as sp
     from .spark.failures import spark_failure
+    from .spark.planning import refuse_timers, refuse_unbound_transfers
 
     try:
         mapping = mapping_from(ns, ns.stream)
@@ -615,7 +638,11 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
         printed = list(engine.printed)
         engine.close()
-        out.write(sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        the_plan = sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by)
+        out.write(the_plan.explain(printed))
+        # what replay refuses after planning, the plan refuses too (exit 2)
+        refuse_timers(the_plan, str(ns.rules))
+        refuse_unbound_transfers(the_plan, str(ns.rules))
         return EXIT_OK
     # the summary counts the rule file's errors and warnings printed here
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
