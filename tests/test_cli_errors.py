@@ -195,3 +195,15 @@ def test_a_warning_that_comes_again_is_said_once_and_counted(
         "temps.csv:2: warning: where condition 'n/a'>30 raised: >/2: Arithmetic: `'n/a'/0' is not a function",
         "temps.csv:2: warning: the warning of line 2 came 50 times, the last at line 100"]
     assert err[-1].startswith("events read: 100, accepted: 100, rejected: 0, detections: 35, warnings: 50,")
+
+
+def test_run_with_an_event_named_as_a_column_asks_whether_event_col_was_meant(
+        folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (folder / "kinds.csv").write_text("ev,x,t\na,1,1\nb,1,2\n")
+    assert cli.main(["run", "w.etl", "kinds.csv", "--event", "ev", "--args", "x", "--time", "t"]) == 0
+    out, err = capsys.readouterr()
+    assert (out, err.splitlines()[0]) == ("", "etalis: warning: --event ev makes every row the event ev, but ev is a "
+                                              "column of kinds.csv: did you mean --event-col ev?")
+    assert err.splitlines()[1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 0, warnings: 1,")
+    assert cli.main(["run", "w.etl", "kinds.csv", "--event-col", "ev", "--args", "x", "--time", "t"]) == 0
+    assert capsys.readouterr().out == '{"event": "h", "args": [1], "start": 1, "end": 2}\n'

@@ -24,7 +24,7 @@ from .findings import Finding
 from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
 from .progress import ProgressLine, wanted
 from .streams import (GRAPH_KINDS, STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live,
-                      stream_kind, times_are_dates)
+                      header_of, stream_kind, times_are_dates)
 
 if TYPE_CHECKING:
     from .events import Detection
@@ -402,7 +402,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     # warnings (none under --quiet, which leaves the checks out), then the run's
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     if not ns.quiet:
-        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
+        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static,
+                                        None if str(ns.events) == "-" else ns.events, ns.input_format)
     dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
         ns.events, ns.input_format or stream_kind(ns.events), mapping_from(ns)))
     started = time.perf_counter()
@@ -783,10 +784,12 @@ def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None,
     return errors, len(shown) - errors
 
 
-def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = ()) -> int:
-    """Warn, with the closest event the rules use, when the event that
-    ``--event`` makes of every row is one that no rule uses (a typo, or
-    ``--args`` giving another arity): the run would detect nothing.
+def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = (),
+                        events: Optional[Path] = None, kind: Optional[str] = None) -> int:
+    """Warn when the event that ``--event`` makes of every row is the name
+    of a column of the ``events`` file (``--event-col`` was meant), or one
+    that no rule uses (a typo, or ``--args`` giving another arity), with
+    the closest event the rules use: the run would detect nothing.
     Return the number of warnings printed (0 or 1)."""
     import difflib
 
@@ -794,6 +797,11 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
 
     if mapping.event is None:
         return 0
+    if events is not None and mapping.event in header_of(events, kind or stream_kind(events), mapping) \
+            and mapping.event not in (mapping.time, *mapping.args):
+        print(f"etalis: warning: --event {mapping.event} makes every row the event {mapping.event}, but "
+              f"{mapping.event} is a column of {events}: did you mean --event-col {mapping.event}?", file=err)
+        return 1
     rules_read = RuleFile.read(str(rules), static=[str(s) for s in static]).rules
     inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
     sig = Sig(mapping.event, len(mapping.args))

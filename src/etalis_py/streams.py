@@ -839,6 +839,24 @@ def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
             raise InvalidEvent(bad[number])
 
 
+def header_of(path: Path, kind: str, mapping: Mapping) -> list[str]:
+    """The column names of a CSV or Parquet stream file; none for another
+    kind, or a file that cannot be read (its reader says why)."""
+    try:
+        if kind == "csv":
+            if mapping.columns:
+                return list(mapping.columns)
+            with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+                return [h.strip() for h in next(csv_rows(f), [])]
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+    except (OSError, ValueError):
+        pass
+    return []
+
+
 def times_are_dates(path: Path, kind: str, mapping: Mapping) -> bool:
     """Whether the stream file writes its times as dates, as its first
     event does: with ``--time-format``, a time cell that is no number, a
