@@ -393,7 +393,9 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         # with explain the engine's reported events carry their provenance
         # as one more argument, and engine.printed counts it
         arity = max_arity(engine.printed) - (1 if ns.explain else 0)
-        sink = open_writer(ns.format, ns.out, out, time_style(ns), arity, ns.explain, readable)
+        dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
+            ns.events, ns.input_format or stream_kind(ns.events), mapping_from(ns)))
+        sink = open_writer(ns.format, ns.out, out, time_style(ns), arity, ns.explain, readable, dates)
     except (ValueError, OSError) as e:
         engine.close()
         print(f"etalis: {said(e)}", file=err)
@@ -404,8 +406,6 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     if not ns.quiet:
         warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static,
                                         None if str(ns.events) == "-" else ns.events, ns.input_format)
-    dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
-        ns.events, ns.input_format or stream_kind(ns.events), mapping_from(ns)))
     started = time.perf_counter()
     cpu_started = time.process_time()
     accepted = rejected = detections = raised = 0

@@ -841,11 +841,14 @@ def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
 
 def header_of(path: Path, kind: str, mapping: Mapping) -> list[str]:
     """The column names of a CSV or Parquet stream file; none for another
-    kind, or a file that cannot be read (its reader says why)."""
+    kind, a pipe or a device (read once, by the run), or a file that cannot
+    be read (its reader says why)."""
+    if mapping.columns:
+        return list(mapping.columns) if kind == "csv" else []
+    if not path.is_file():
+        return []
     try:
         if kind == "csv":
-            if mapping.columns:
-                return list(mapping.columns)
             with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
                 return [h.strip() for h in next(csv_rows(f), [])]
         if kind == "parquet":
@@ -860,10 +863,13 @@ def header_of(path: Path, kind: str, mapping: Mapping) -> list[str]:
 def times_are_dates(path: Path, kind: str, mapping: Mapping) -> bool:
     """Whether the stream file writes its times as dates, as its first
     event does: with ``--time-format``, a time cell that is no number, a
-    Parquet timestamp, or a JSON line's time text that is no number.  Its
-    rejections then say times as dates, not as seconds."""
+    Parquet timestamp, or a JSON line's time text that is no number (a pipe
+    or a device is not read ahead: no).  Its rejections then say times as
+    dates, and its Parquet detections have timestamps."""
     if mapping.time_format is not None:
         return True
+    if not path.is_file():      # a pipe or a device is read once, by the run
+        return False
     try:
         if kind == "csv" and mapping.time is not None:
             with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:

@@ -160,11 +160,22 @@ class ReplayResult:
                     for end in ("start", "end"):
                         if dict(detections.dtypes)[end] == "double":
                             detections = detections.withColumn(end, F.timestamp_seconds(F.col(end)))
-                for name, table in (("detections", detections), ("rejected", self.rejected)):
-                    if single_file:
-                        staging.write_single(table, format, name)
+                # the Parquet schema of etalis run's: timestamps as microseconds adjusted to UTC,
+                # not Spark's default INT96, which readers take for naive times
+                conf = self.detections.sparkSession.conf
+                before = conf.get(_TIMESTAMP_TYPE, None)
+                conf.set(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
+                try:
+                    for name, table in (("detections", detections), ("rejected", self.rejected)):
+                        if single_file:
+                            staging.write_single(table, format, name)
+                        else:
+                            table.write.format(format).save(staging.child(name))
+                finally:
+                    if before is None:
+                        conf.unset(_TIMESTAMP_TYPE)
                     else:
-                        table.write.format(format).save(staging.child(name))
+                        conf.set(_TIMESTAMP_TYPE, before)
             staging.write_lines("summary.json", [json.dumps(self.summary_dict(), indent=1) + "\n"])
             target.replace_with(staging, overwrite)
         except BaseException:
@@ -437,6 +448,7 @@ def _rule_text(rules: Union[str, "os.PathLike[str]"]) -> tuple[str, str]:
     return str(rules), "<rules>"
 
 
+_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
 _MAPPED_EXTRA = (ROW, KIND, KEY1, LINE, TIME, REASON, TKIND, SIG, KEYS)
 
 
