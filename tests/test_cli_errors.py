@@ -91,6 +91,9 @@ CASES: dict[str, tuple[list[str], int, str]] = {
     "table: not detections": (["table", "ok.csv"], 1,
                               "etalis: ok.csv:1: not a detection (Expecting value: line 1 column 1 (char 0)): t,x\n"),
     "table: names a directory": (["table", "det.jsonl", "--names", "adir"], 1, "etalis: adir: Is a directory\n"),
+    "table: names not UTF-8": (["table", "det.jsonl", "--names", "latin.csv"], 1,
+                               "etalis: names file latin.csv is not UTF-8: byte 0xe9 at byte 17; save it as UTF-8 "
+                               "text\n"),
     "plot: picture a directory": (["plot", "det.jsonl", "-o", "adir"], 1, "etalis: adir: Is a directory\n"),
     "plot: picture in a missing directory": (["plot", "det.jsonl", "-o", "none/p.png"], 1,
                                              "etalis: none/p.png: No such file or directory\n"),
@@ -130,6 +133,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "det.jsonl").write_text(DETECTION)
     (tmp_path / "latin.jsonl").write_bytes(DETECTION.encode() + b'{"event": "\xff"}\n')
     (tmp_path / "latin.etl").write_bytes(b"h(X) <- a(X) \x81 b(X).\n")   # 0x81: not even Windows-1252
+    (tmp_path / "latin.csv").write_bytes(b"value,name\n1,caf\xe9\n")
     (tmp_path / "adir").mkdir()
     (tmp_path / "loop").symlink_to("loop")
     return tmp_path

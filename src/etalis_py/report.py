@@ -5,6 +5,7 @@ lines, which this reads back."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,6 +14,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from .errors import utf8_text
 from .events import Detection, Detections, Time, format_duration, to_datetime, zone
 from .streams import csv_rows, not_text
 
@@ -32,7 +34,7 @@ def read_zones(path: str | Path) -> dict[str, str]:
 
 
 def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
+    with io.StringIO(utf8_text("names file", Path(path)), newline="") as f:
         reader = csv_rows(f)
         header = [h.strip() for h in next(reader, [])]
         if header not in (["value", "name"], ["value", "name", "tz"]):

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from ..analysis import Sig
 from ..engine import Engine, check_policy
-from ..errors import RuleFileNotFound, unreadable
+from ..errors import RuleFileNotFound, unreadable, utf8_text
 from ..knowledge import OntologyNotFound
 from ..output import TimeStyle, csv_table, formatted, max_arity
 from ..progress import ProgressLine
@@ -255,8 +255,8 @@ def replay(
     for f in static:
         if problem := unreadable("static file", Path(f)):
             raise RuleFileNotFound(problem)
-    knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
-    statics = tuple((str(Path(f)), Path(f).read_text(encoding="utf-8")) for f in static)
+    knowledge = tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology)
+    statics = tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static)
     checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
                                  static_texts=statics)
     try:
