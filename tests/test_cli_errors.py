@@ -119,8 +119,8 @@ CASES: dict[str, tuple[list[str], int, str]] = {
     "replay: table to a file": ([*REPLAY, "--format", "table", "--out", "o"], 1,
                                 "etalis: --format table is printed: leave out --out (or write jsonl there and use "
                                 "etalis table)\n"),
-    "no command": ([], 2, usage("", "the following arguments are required: COMMAND").replace("etalis :", "etalis:")
-                   .replace("etalis  --help", "etalis --help")),
+    "no command": ([], 2, "etalis: error: the following arguments are required: COMMAND\n"
+                          "  hint: etalis --help lists the options\n"),
 }
 
 
