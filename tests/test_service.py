@@ -378,7 +378,8 @@ def test_a_port_out_of_range_is_a_usage_error(port: str, capsys: pytest.CaptureF
     with pytest.raises(SystemExit) as done:
         main(["serve", "--port", port])
     assert done.value.code == 2
-    assert capsys.readouterr().err.endswith(f"etalis serve: error: argument --port: not a port (0 to 65535): '{port}'\n")
+    assert capsys.readouterr().err == (f"etalis serve: error: argument --port: not a port (0 to 65535): '{port}'\n"
+                                       "  hint: etalis serve --help lists the options\n")
 
 
 def test_ctrl_c_drains_and_exits_130(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ it is published, after the checkpoint that holds it is written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -62,7 +63,9 @@ class DetectionLog:
         self._items: deque[Numbered] = deque(kept, maxlen=capacity)
         self._next = next_id
         self._visible = next_id - 1
-        self._changed = asyncio.Condition()
+        self._changed = asyncio.Event()
+        """Set at the next change, then replaced (an Event, not a Condition:
+        a waiter whose timeout cancels it holds no lock to give back)."""
         self._closed = False
         self._stopping = False
 
@@ -93,23 +96,24 @@ class DetectionLog:
 
     async def publish(self) -> None:
         """Make everything appended visible, and wake the subscribers."""
-        async with self._changed:
-            self._visible = self._next - 1
-            self._changed.notify_all()
+        self._visible = self._next - 1
+        self._wake()
 
     async def close(self) -> None:
         """Wake every subscriber for the last time (the rule set is gone,
         or the server stops)."""
-        async with self._changed:
-            self._closed = True
-            self._changed.notify_all()
+        self._closed = True
+        self._wake()
 
     async def stop_streams(self) -> None:
         """Wake every subscriber to end its stream: the server stops.
         Detections may still be appended and published."""
-        async with self._changed:
-            self._stopping = True
-            self._changed.notify_all()
+        self._stopping = True
+        self._wake()
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
 
     @property
     def closed(self) -> bool:
@@ -136,9 +140,7 @@ class DetectionLog:
     async def wait(self, position: int, timeout: float) -> None:
         """Wait until a detection after ``position`` is visible, the log is
         closed, or ``timeout`` seconds have passed."""
-        async with self._changed:
-            try:
-                await asyncio.wait_for(
-                    self._changed.wait_for(lambda: self.stopping or self._visible > position), timeout)
-            except TimeoutError:
-                pass
+        if self.stopping or self._visible > position:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout)
