@@ -117,6 +117,9 @@ def whole_graphs(chunks: Iterable[bytes | str]) -> Iterator[bytes]:
     live source is one event however its lines arrive."""
     held = b""
     for chunk in chunks:
+        if not chunk:       # an idle tick of a live source
+            yield b""
+            continue
         data = held + (chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk)
         if not data.endswith(b"\n"):
             held = data  # the last line may not be whole yet
