@@ -189,7 +189,7 @@ def test_a_run_resumed_on_standard_input_reads_the_lines_after_those_consumed(
 
 def test_sigkill_at_five_random_moments_then_resuming_writes_the_uninterrupted_output(tmp_path: Path) -> None:
     rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
+    rules.write_text(STATEFUL.replace("busy(X, N)", "% busy(X, N)"))     # fewer detections: a faster test
     events = tmp_path / "big.events"
     write_stream(events, stream(100_000))
     reference = tmp_path / "ref.jsonl"
@@ -251,20 +251,20 @@ def test_a_sigkilled_run_writes_only_whole_lines_into_a_pipe(tmp_path: Path) -> 
     rules = tmp_path / "pairs.etl"
     rules.write_text("c(X, Y) <- a(X) seq b(Y).\n")    # every a before each b: many detections
     events = tmp_path / "e.events"
-    events.write_text("".join(f"event(a({i}), {i}).\n" for i in range(300))
-                      + "".join(f"event(b({i}), {300 + i}).\n" for i in range(3000)))
+    events.write_text("".join(f"event(a({i}), {i}).\n" for i in range(40))
+                      + "".join(f"event(b({i}), {40 + i}).\n" for i in range(1500)))
     proc = subprocess.Popen([*ETALIS, "run", str(rules), str(events), "--quiet"], stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
     assert proc.stdout is not None
-    received = proc.stdout.read(200_000)       # the writer blocks on the full pipe, mid-stream
+    received = proc.stdout.read(100_000)       # the writer blocks on the full pipe, mid-stream
     proc.send_signal(signal.SIGKILL)
     received += proc.stdout.read()
     proc.wait()
     text = received.decode("utf-8")
     assert text.endswith("\n")
     detections = [json.loads(line) for line in text.splitlines()]
-    assert 1000 < len(detections) < 900_000
-    assert detections[0] == {"event": "c", "args": [0, 0], "start": 0, "end": 300}
+    assert 1000 < len(detections) < 60_000
+    assert detections[0] == {"event": "c", "args": [0, 0], "start": 0, "end": 40}
 
 
 def test_a_damaged_checkpoint_is_refused_with_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -311,3 +311,23 @@ def test_checkpoints_need_output_written_as_it_goes(tmp_path: Path, capsys: pyte
     assert main(["run", str(rules), str(events), "--format", "table", "--checkpoint", str(tmp_path / "ck")]) == 1
     assert capsys.readouterr().err == ("etalis: --checkpoint resumes output written as it goes: --format jsonl or "
                                        "csv, not table (written at the end)\n")
+
+
+def test_a_graph_stream_resumed_after_it_grew_writes_what_one_run_does(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    example = Path(__file__).parent.parent / "examples" / "graph_weather"
+    rules, whole = example / "graph_weather.etl", example / "observations.nq"
+    assert main(["run", str(rules), str(whole), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
+    capsys.readouterr()
+    lines = whole.read_bytes().splitlines(keepends=True)
+    graphs = [i for i, line in enumerate(lines) if b"generatedAtTime" in line]
+    growing = tmp_path / "growing.nq"
+    growing.write_bytes(b"".join(lines[:graphs[89]]))        # 89 whole graphs
+    out = tmp_path / "out.jsonl"
+    common = ["--out", str(out), "--quiet", "--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "7"]
+    assert main(["run", str(rules), str(growing), *common]) == 0
+    assert capsys.readouterr().err.startswith("events read: 89, accepted: 89, rejected: 0, detections: 91,")
+    growing.write_bytes(b"".join(lines))
+    assert main(["run", str(rules), str(growing), *common]) == 0
+    assert capsys.readouterr().err.startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
