@@ -5,6 +5,8 @@ kill (etalis run --checkpoint), SIGTERM, whole lines into a pipe."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import random
 import signal
 import subprocess
@@ -331,3 +333,19 @@ def test_a_graph_stream_resumed_after_it_grew_writes_what_one_run_does(tmp_path:
     assert main(["run", str(rules), str(growing), *common]) == 0
     assert capsys.readouterr().err.startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+def test_the_guide_s_commands_print_what_it_shows(tmp_path: Path) -> None:
+    guide = (Path(__file__).parent.parent / "docs" / "live.md").read_text()
+    fences = re.findall(r"^```(\w*)\n(.*?)^```\n", guide, re.S | re.M)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    ran = 0
+    for i, (lang, body) in enumerate(fences):
+        if lang != "sh":
+            continue
+        shown = fences[i + 1][1] if i + 1 < len(fences) and fences[i + 1][0] == "output" else ""
+        proc = subprocess.run(["bash", "-c", body], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=600)
+        assert (proc.returncode, proc.stdout) == (0, shown), (body, proc.stderr)
+        ran += 1
+    assert ran == 5
