@@ -14,6 +14,8 @@ import sys
 import time
 from pathlib import Path
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine
 from etalis_py.cli import main
@@ -349,3 +351,45 @@ def test_the_guide_s_commands_print_what_it_shows(tmp_path: Path) -> None:
         assert (proc.returncode, proc.stdout) == (0, shown), (body, proc.stderr)
         ran += 1
     assert ran == 5
+
+
+# -- advance_to changes when detections come, never which ---------------------------
+
+TIMED = [
+    SILENT,
+    """exceptionAlarm(remind(X), 3) <- order(X).
+late(X) <- (remind(X) fnot pay(X)) within 10.
+pair(X) <- (order(X) seq pay(X)) within 4.
+""",
+    """exceptionAlarm(t(X), 2) <- a(X) seq b(X).
+c(X) <- t(X) seq a(X).
+:- policy(recent).
+""",
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_advancing_the_clock_between_events_gives_the_same_detections_in_the_same_order(data: st.DataObject) -> None:
+    rules = data.draw(st.sampled_from(TIMED))
+    lateness = data.draw(st.sampled_from([None, 0, 2]))
+    names = ["reading", "order", "pay", "a", "b", "tick"]
+    n = data.draw(st.integers(1, 25))
+    times = sorted(data.draw(st.lists(st.integers(0, 40), min_size=n, max_size=n)))
+    events = [(data.draw(st.sampled_from(names)), data.draw(st.sampled_from(["k1", "k2"])), t) for t in times]
+    if lateness:    # out of order by at most the lateness
+        events = [(name, key, max(0, t - data.draw(st.integers(0, lateness)))) for name, key, t in events]
+    advances = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+    timers = data.draw(st.booleans())
+
+    def detections(advancing: bool) -> list[Detection]:
+        with Engine.from_string(rules, lateness=lateness) as engine:
+            found: list[Detection] = []
+            for i, (name, key, t) in enumerate(events):
+                found += engine.emit(name, key, at=t)
+                later = [u for _, _, u in events[i + 1:]]
+                if advancing and advances[i] and later:
+                    found += engine.advance_to(data.draw(st.integers(t - (lateness or 0), min(later))))
+            return found + engine.flush(timers=timers)
+
+    assert detections(True) == detections(False)
