@@ -376,7 +376,7 @@ class _Run:
     detections: int = 0
     warnings: int = 0
     raised: int = 0
-    at: Position = Position()
+    line: int = 1           # the first line of the input not processed
     since: int = 0          # events read since the last checkpoint
 
 
@@ -411,7 +411,8 @@ class _Checkpoints:
             out = counts.detections
         if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
             self.header = csv_header(offsets.head)
-        Checkpoint(self.run, counts.at, out, Counters(counts.accepted, counts.rejected, counts.detections,
+        at = _position(counts.line, offsets, self.events)
+        Checkpoint(self.run, at, out, Counters(counts.accepted, counts.rejected, counts.detections,
                                                       counts.warnings, counts.raised),
                    engine.snapshot(), self.header).save(self.directory)
         counts.since = 0
@@ -476,7 +477,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     counts = _Run()
     if resumed is not None:
         c = resumed.counters
-        counts = _Run(c.accepted, c.rejected, c.detections, c.warnings, c.raised, resumed.input)
+        counts = _Run(c.accepted, c.rejected, c.detections, c.warnings, c.raised, resumed.input.line)
     raised_before = engine.stats().raised
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
     lateness = ns.lateness or 0.0
@@ -503,7 +504,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     interrupt = _Interrupt()
     try:
         with interrupt:
-            source_input = event_batches(ns, packed=engine.columnar(), at=counts.at,
+            source_input = event_batches(ns, packed=engine.columnar(),
+                                         at=resumed.input if resumed is not None else Position(),
                                          header=checkpoints.header if checkpoints is not None else None,
                                          batch_lines=min(BATCH_LINES, ns.checkpoint_every)
                                          if checkpoints is not None else BATCH_LINES)
@@ -541,7 +543,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                     stopped = True
                     break
                 if checkpoints is not None:
-                    counts.at = _position(batch.end_line, source_input.offsets, checkpoints.events)
+                    counts.line = batch.end_line
                     counts.since += len(bad) + result.accepted
                     if counts.since >= ns.checkpoint_every:
                         checkpoint()
