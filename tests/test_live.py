@@ -233,12 +233,15 @@ def test_sigterm_ends_a_followed_run_with_a_checkpoint_and_the_summary_exit_143(
     options = ["--out", str(out), "--checkpoint", str(ck), "--checkpoint-every", "100", "--quiet"]
     proc = subprocess.Popen([*ETALIS, "run", str(rules), str(growing), "--follow", *options],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not ((ck / "checkpoint").exists() and b'"line": 601' in (ck / "checkpoint").read_bytes()):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)     # until the file's 600 events are read
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 60
+        while not ((ck / "checkpoint").exists() and b'"line": 601' in (ck / "checkpoint").read_bytes()):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)     # until the file's 600 events are read
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
     assert proc.returncode == 143
     assert err.splitlines() == [
         "etalis: terminated (SIGTERM): stopped after 600 events",
