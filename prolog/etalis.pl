@@ -98,9 +98,10 @@ Requests:
     counters of the engine) among it; the body is the bytes, each a
     character of code 0..255.
   - restore(Engine): payload is the bytes of a snapshot of an engine of
-    the same rules; the engine takes up its state (making the changes
-    of the rules that were made before it was taken, if this engine has
-    not made them).  The reply has the Counters given to snapshot, and
+    the same rules; the engine takes up its state, with the rules of the
+    snapshot's engine: the changes of the rules made while it ran are
+    made again, to this engine's rules if it made the first of them
+    already, else to the rules it was made with.  The reply has the Counters given to snapshot, and
     the rules, goals, printed events and prefixes as add_rules has.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
@@ -233,14 +234,15 @@ serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Pre
     ),
     findall(C, M:'$rule_change'(C), Own),
     (   append(Own, New, Theirs)
-    ->  true
-    ;   length(Own, NOwn),
-        format(string(Msg), "cannot restore the snapshot: this engine's rules were changed while it ran \c
-                             (~D changes) in another way than those of the snapshot: restore it into an engine \c
-                             made afresh from the rules", [NOwn]),
-        throw(error(etalis_snapshot_error(Msg), _))
+    ->  From = now
+    ;   From = initial,
+        New = Theirs
     ),
-    changes_possible(M, New),
+    changes_possible(M, From, New),
+    (   From == initial
+    ->  initial_rules(M)
+    ;   true
+    ),
     forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
     engine_state_check(M, State),
     engine_state_put(M, State),
@@ -562,10 +564,11 @@ load_engine(Source, Options, M, Compiled) :-
             ),
             load_compiled(M, Compiled),
             (   memberchk(trusted(true), Options)
-            ->  true
-            ;   include(is_static, Items, Statics),
-                assertz(M:'$sandboxed'(Statics))
-            ) ),
+            ->  Sandboxed = trusted
+            ;   include(is_static, Items, Sandboxed),
+                assertz(M:'$sandboxed'(Sandboxed))
+            ),
+            assertz(M:'$initial'(Compiled, Counts, Sandboxed)) ),
           E,
           ( engine_destroy(M), throw(E) )).
 
@@ -646,7 +649,8 @@ add_items(M, Items, C) :-
     ;   true
     ),
     compile_more(Items, C0, C),
-    load_statics(M, C, _),
+    load_statics(M, C, Refs),
+    forall(member(Ref, Refs), assertz(M:'$added_static'(Ref))),
     reload_compiled(M, C0, C),
     (   retract(M:'$sandboxed'(Earlier))
     ->  include(is_static, Items, New),
@@ -687,17 +691,21 @@ make_rule_change(M, add(Items)) :-
 make_rule_change(M, remove(Label)) :-
     remove_label(M, Label, _).
 
-%   changes_possible(+Engine, +Changes): the changes of the rules Changes
-%   (as make_rule_change/2 takes them) can be made in Engine, one after
-%   the other: they are compiled (and proven safe, for untrusted rules)
-%   without changing Engine, so that a snapshot whose changes cannot be
-%   made is refused before any is.
+%   changes_possible(+Engine, +From, +Changes): the changes of the rules
+%   Changes (as make_rule_change/2 takes them) can be made in Engine, one
+%   after the other, to its rules `now` or to its `initial` ones, those
+%   it was made with: they are compiled (and proven safe, for untrusted
+%   rules) without changing Engine, so that a snapshot whose changes
+%   cannot be made is refused before any is.
 
-changes_possible(_, []) :- !.
-changes_possible(M, Changes) :-
-    engine_compiled(M, C0),
-    (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
-    M:'$hidden_names'(Counts),
+changes_possible(_, _, []) :- !.
+changes_possible(M, From, Changes) :-
+    (   From == initial
+    ->  M:'$initial'(C0, Counts, Sandbox)
+    ;   engine_compiled(M, C0),
+        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
+        M:'$hidden_names'(Counts)
+    ),
     setup_call_cleanup(
         hidden_names(_, Saved),
         catch(( set_hidden_names(Counts),
@@ -708,6 +716,24 @@ changes_possible(M, Changes) :-
                                      here: ~w", [Why]),
                 throw(error(etalis_snapshot_error(Msg), _)) )),
         set_hidden_names(Saved)).
+
+%   initial_rules(+Engine): Engine's rules become again those it was
+%   made with: the rules and static clauses added while it ran are
+%   taken out, and those removed are back.
+
+initial_rules(M) :-
+    M:'$initial'(Initial, Counts, Sandboxed),
+    engine_compiled(M, Now),
+    forall(retract(M:'$added_static'(Ref)), catch(erase(Ref), _, true)),   % a rule may have retracted it
+    reload_compiled(M, Now, Initial),
+    retractall(M:'$sandboxed'(_)),
+    (   Sandboxed == trusted
+    ->  true
+    ;   assertz(M:'$sandboxed'(Sandboxed))
+    ),
+    retractall(M:'$rule_change'(_)),
+    retractall(M:'$hidden_names'(_)),
+    assertz(M:'$hidden_names'(Counts)).
 
 change_compiled(add(Items), C0-Sandbox0, C-Sandbox) :-
     must_be(list, Items),

@@ -38,7 +38,10 @@ written out and put back into an engine compiled from the same rules
     `facts_bytes`, what etalis_guard counted of them;
   - `rule_changes`: the changes of the rules made while running (see
     etalis:add_items/3), in order, which the state holds but does not
-    put back: they are made again by the caller.
+    put back: they are made again by the caller; and `hidden_names`,
+    how far the engine has numbered its hidden events (see
+    etalis:engine_names/2), so that rules added later are named as
+    they would have been.
 */
 
 %!  engine_state_get(+Engine, -State) is det.
@@ -49,15 +52,10 @@ written out and put back into an engine compiled from the same rules
 engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Position, timers: Timers,
                                  derived: Derived, raised: Raised, rule_updates: Updates,
                                  offers: Offers, prefixes: Prefixes, facts: Facts,
-                                 facts_bytes: Bytes, rule_changes: Changes}) :-
+                                 facts_bytes: Bytes, rule_changes: Changes, hidden_names: Names}) :-
     must_be(atom, M),
     nb_getval(M, state(Indexes, Order, _)),
-    findall(store(Id, Side, Store),
-            ( member(I, Indexes),
-              store_index(Id, Side, I),
-              store_global(M, I, G),
-              nb_getval(G, Store) ),
-            Stores),
+    maplist(store_role(M), Indexes, Stores),
     position_global(M, P),
     nb_getval(P, Position),
     timers_global(M, T),
@@ -69,7 +67,17 @@ engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Positio
     findall(Pre-NS, M:'$prefix'(Pre, NS), Prefixes),
     findall(fact(PI, Clauses), ( file_dynamic(M, PI), dynamic_clauses(M, PI, Clauses) ), Facts),
     flag(etalis_guard_facts(M), Bytes, Bytes),
-    findall(C, M:'$rule_change'(C), Changes).
+    findall(C, M:'$rule_change'(C), Changes),
+    M:'$hidden_names'(Names).
+
+%   store_role(+M, +I, -Store): goal store I of engine M by its role,
+%   the store itself (not a copy, as findall/3 would make: it can hold
+%   millions of goals).
+
+store_role(M, I, store(Id, Side, Store)) :-
+    store_index(Id, Side, I),
+    store_global(M, I, G),
+    nb_getval(G, Store).
 
 file_dynamic(M, PI) :-
     current_predicate(M:'$file_dynamic'/1),
@@ -134,6 +142,7 @@ role(prefixes, list(pair)).
 role(facts, list(compound)).
 role(facts_bytes, integer).
 role(rule_changes, list).
+role(hidden_names, list(pair)).
 
 clock_kind(in_order(_), in_order).
 clock_kind(reorder(L, _, _, _), reorder(L1)) :-
@@ -201,4 +210,6 @@ engine_state_put(M, State) :-
                retractall(M:H)
            )),
     forall(( member(fact(_, Clauses), State.facts), member(C, Clauses) ), assertz(M:C)),
-    flag(etalis_guard_facts(M), _, State.facts_bytes).
+    flag(etalis_guard_facts(M), _, State.facts_bytes),
+    retractall(M:'$hidden_names'(_)),
+    assertz(M:'$hidden_names'(State.hidden_names)).
