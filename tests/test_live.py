@@ -117,6 +117,20 @@ def test_run_clock_wall_fires_a_timer_on_an_idle_standard_input(tmp_path: Path) 
     assert json.loads(line) == {"event": "silent", "args": ["a"], "start": now, "end": now + 1}
 
 
+def test_run_clock_wall_fires_a_timer_on_an_idle_followed_file(tmp_path: Path) -> None:
+    rules = tmp_path / "silent.etl"
+    rules.write_text(SILENT.replace("7200", "1"))
+    events = tmp_path / "live.events"
+    now = int(time.time())
+    events.write_text(f"event(reading(a), {now}).\nevent(reading(b), {now}).\n")
+    proc = subprocess.run([*ETALIS, "run", str(rules), str(events), "--follow", "--follow-timeout", "3",
+                           "--clock", "wall", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [json.loads(line) for line in proc.stdout.splitlines()] == [
+        {"event": "silent", "args": ["a"], "start": now, "end": now + 1},
+        {"event": "silent", "args": ["b"], "start": now, "end": now + 1}]
+
+
 def test_run_clock_wall_is_refused_for_a_file_that_is_not_followed(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     events = tmp_path / "e.events"
