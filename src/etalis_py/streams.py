@@ -305,9 +305,7 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
 
         yield from parquet_batches(path, mapping, batch_lines, packed)
         return
-    with path.open("rb") as f:
-        chunks = line_chunks(f, GRAPH_CHUNK_BYTES if kind in GRAPH_KINDS else CHUNK_BYTES)
-        yield from _batches(chunks, kind, mapping, batch_lines, str(path), packed)
+    yield from resumed_batches(path, mapping, kind, packed, batch_lines=batch_lines)[0]
 
 
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int,
