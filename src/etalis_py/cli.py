@@ -478,7 +478,6 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     if resumed is not None:
         c = resumed.counters
         counts = _Run(c.accepted, c.rejected, c.detections, c.warnings, c.raised, resumed.input.line)
-    raised_before = engine.stats().raised
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
     lateness = ns.lateness or 0.0
 
@@ -496,8 +495,6 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
 
     def checkpoint() -> None:
         if checkpoints is not None:
-            counts.raised = (resumed.counters.raised if resumed is not None else 0) + \
-                engine.stats().raised - raised_before
             checkpoints.save(engine, counts, sink, source_input.offsets)
 
     stopped = unwritten = False
@@ -513,11 +510,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if interrupt.requested and checkpoints is not None:
                     break       # read as the signal came: perhaps not whole; read again on resuming
                 if batch.idle:
-                    ws: list[Rejection] = []
-                    tail = engine.advance_lines(wall() - lateness, ws)
-                    sink.write(tail)
-                    counts.detections += tail.count("\n")
-                    warned(ws, "as the clock moved on")
+                    moved = engine.advance_lines(wall() - lateness)
+                    sink.write(moved.detection_lines)
+                    counts.detections += moved.detection_lines.count("\n")
+                    counts.raised += moved.raised
+                    warned(moved.warnings, "as the clock moved on")
                     continue
                 if batch.packed is not None:
                     result = engine.feed_packed(batch.packed, batch.first_line)
@@ -526,6 +523,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 sink.write(result.detection_lines)
                 counts.detections += result.detection_lines.count("\n")
                 counts.accepted += result.accepted
+                counts.raised += result.raised
                 bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
                 if result.stopped:      # the lines after the stopped one were read, not processed
                     bad = [r for r in bad if r.line < result.stopped.line]
@@ -550,9 +548,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 progress.show(status)
             if not stopped:
                 checkpoint()    # before the end: a resumed run goes on from here
+            raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
-                    ws = []
+                    ws: list[Rejection] = []
                     tail = engine.flush_lines(ws, timers=ns.flush_timers)
                     warned(ws, "at the end of the stream")
                 except InferenceLimitError as e:        # an event held back by a lateness
@@ -565,7 +564,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             cpu_seconds = time.process_time() - cpu_started
             stats = engine.stats()
             pending = stats.pending
-            counts.raised = (resumed.counters.raised if resumed is not None else 0) + stats.raised - raised_before
+            counts.raised += stats.raised - raised_before     # the timers the end of the stream fired
     except ValueError as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE

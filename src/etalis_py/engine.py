@@ -700,26 +700,26 @@ class Engine:
         are reported when they are due, not at the next event), in time
         order; return what they led to.  A later event must not be
         earlier than ``t``; a ``t`` before the last event changes nothing."""
-        warned: list[Rejection] = []
-        body = self._advanced(t, warned, rows=True)
-        for w in warned:
+        result = self._advanced(t, rows=True)
+        for w in result.warnings:
             warnings.warn(EtalisWarning(w.reason), stacklevel=2)
-        return self._deliver(FeedResult(0, [], warned, body))
+        return self._deliver(result)
 
-    def advance_lines(self, t: Any, warned: Optional[list[Rejection]] = None) -> str:
-        """As :meth:`advance_to`, with the detections as JSON lines (``etalis
-        run --clock wall``); the warnings go to ``warned`` (their line is 0)."""
-        body = self._advanced(t, warned if warned is not None else [])
-        self._stats.detections += body.count("\n")
-        return body
+    def advance_lines(self, t: Any) -> FeedResult:
+        """As :meth:`advance_to`, with the detections as JSON lines and the
+        counts (``etalis run --clock wall``); the warnings' line is 0."""
+        result = self._advanced(t)
+        self._stats.detections += result.detection_lines.count("\n")
+        return result
 
-    def _advanced(self, t: Any, warned: list[Rejection], rows: bool = False) -> str:
+    def _advanced(self, t: Any, rows: bool = False) -> FeedResult:
         self._check_open()
         header, body = self._prolog.request(f"advance({self._name}, {number_text(to_time(t))}, "
                                             f"{'row' if rows else 'object'})")
-        self._stats.raised += int(header.get("raised", 0))
-        warned.extend(Rejection(int(line), str(msg)) for line, msg in header.get("warnings", []))
-        return body
+        raised = int(header.get("raised", 0))
+        self._stats.raised += raised
+        warned = [Rejection(int(line), str(msg)) for line, msg in header.get("warnings", [])]
+        return FeedResult(0, [], warned, body, raised=raised)
 
     def _flushed(self, warned: list[Rejection], rows: bool = False, timers: bool = True) -> str:
         """The detections of a flush as JSON lines, or as rows (for :meth:`_deliver`)."""
