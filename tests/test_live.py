@@ -410,3 +410,33 @@ def test_advancing_the_clock_between_events_gives_the_same_detections_in_the_sam
             return found + engine.flush(timers=timers)
 
     assert detections(True) == detections(False)
+
+
+def test_a_trig_stream_read_whole_resumes_after_the_graphs_it_had_read(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from rdflib import Dataset
+
+    example = Path(__file__).parent.parent / "examples" / "graph_weather"
+    rules = example / "graph_weather.etl"
+    lines = (example / "observations.nq").read_bytes().splitlines(keepends=True)
+    graphs = [i for i, line in enumerate(lines) if b"generatedAtTime" in line]
+
+    def trig(quads: list[bytes], path: Path) -> None:
+        dataset = Dataset()
+        dataset.parse(data=b"".join(quads).decode(), format="nquads")
+        dataset.serialize(path, format="trig")
+
+    whole = tmp_path / "whole.trig"
+    trig(lines, whole)
+    assert main(["run", str(rules), str(whole), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
+    capsys.readouterr()
+    growing = tmp_path / "growing.trig"
+    trig(lines[:graphs[89]], growing)
+    out = tmp_path / "out.jsonl"
+    common = ["--out", str(out), "--quiet", "--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "7"]
+    assert main(["run", str(rules), str(growing), *common]) == 0
+    assert capsys.readouterr().err.startswith("events read: 89, accepted: 89, rejected: 0, detections: 91,")
+    trig(lines, growing)
+    assert main(["run", str(rules), str(growing), *common]) == 0
+    assert capsys.readouterr().err.startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

@@ -346,9 +346,8 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
         if ns.follow:
             raise ValueError("--follow follows a growing file; standard input (-) is read until it ends anyway")
         source = stdin or sys.stdin.buffer
-        offsets = LineOffsets(ticking_chunks(source.fileno(), _TICK) if wall else line_chunks(source, 1 << 16),
-                              at.line)
-        return _Input(read_live(offsets, ns.input_format, mapping, batch_lines, first_line=at.line), offsets)
+        lines = LineOffsets(ticking_chunks(source.fileno(), _TICK) if wall else line_chunks(source, 1 << 16), at.line)
+        return _Input(read_live(lines, ns.input_format, mapping, batch_lines, first_line=at.line), lines)
     if wall and not ns.follow:
         raise ValueError("--clock wall is for a live stream: --follow a growing file, or standard input (-); "
                          "a file's events carry their own times")

@@ -589,14 +589,22 @@ class LineOffsets:
 
 def resumed_batches(path: Path, mapping: Optional[Mapping], kind: Optional[str] = None, packed: bool = False,
                     line: int = 1, start: int = 0, follow: bool = False, timeout: Optional[float] = None,
-                    ticks: bool = False, batch_lines: int = BATCH_LINES) -> tuple[Iterator[Batch], LineOffsets]:
+                    ticks: bool = False,
+                    batch_lines: int = BATCH_LINES) -> tuple[Iterator[Batch], Optional[LineOffsets]]:
     """The batches of the stream file at ``path`` (not Parquet) from its
     line ``line`` on, which starts at byte ``start`` (a run resumed from
     a checkpoint; a CSV file's ``mapping`` then names its columns), as
     it grows if ``follow`` (see :func:`follow_chunks`, whose ``timeout``
     and ``ticks`` these are), and what tells the byte offset of a line
-    read."""
+    read: None for a TriG file, read whole, whose graphs are numbered
+    (``line`` is then the first graph given)."""
     kind = kind or stream_kind(path)
+    if kind == "trig" and not follow:
+        from .graphs import graph_batches  # graphs reads streams with this module's tools
+
+        with path.open("rb") as f:
+            whole = f.read()
+        return graph_batches([whole], kind, batch_lines, str(path), mapping.stream if mapping else None, line), None
     if follow:
         tracker = LineOffsets(follow_chunks(path, timeout, start=start, ticks=ticks), line, start)
         return read_live(tracker, kind, mapping, batch_lines, first_line=line), tracker
