@@ -14,6 +14,7 @@
     run's byte for byte, and its summary's counts too.
 
     .venv/bin/python benchmarks/live.py [--events 1000000] [--repeat 3] [--kills 5] [--seed 1]
+    (--repeat 0: the kills only; --kills 0: the cost only)
 """
 from __future__ import annotations
 
@@ -83,9 +84,13 @@ def kills(rules: Path, events: Path, work: Path, n: int, count: int, seed: int) 
                "--checkpoint", str(work / "kill-ck")]
     rng = random.Random(seed)
     moments = []
+    checkpoint = work / "kill-ck" / "checkpoint"
     for _ in range(count):
+        # a random moment of what is left to do (the run resumes from its last checkpoint)
+        done = int(checkpoint.read_bytes().split(b"\n")[1].split(b'"line": ')[1].split(b",")[0]) - 1 \
+            if checkpoint.exists() else 0
         proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        moment = rng.uniform(0.5, took)
+        moment = rng.uniform(0.5, max(1.0, took * (1 - done / n)))
         time.sleep(moment)
         proc.send_signal(signal.SIGKILL)
         moments.append(f"{moment:.1f} s{'' if proc.wait() == -signal.SIGKILL else ' (had ended)'}")
@@ -112,7 +117,8 @@ def main() -> None:
         rules.write_text(RULES)
         events = work / "stream.events"
         write_stream(events, ns.events)
-        cost(rules, events, work, ns.events, ns.repeat)
+        if ns.repeat:
+            cost(rules, events, work, ns.events, ns.repeat)
         if ns.kills:
             kills(rules, events, work, ns.events, ns.kills, ns.seed)
 
