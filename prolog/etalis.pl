@@ -101,8 +101,9 @@ Requests:
     the same rules; the engine takes up its state, with the rules of the
     snapshot's engine: the changes of the rules made while it ran are
     made again, to this engine's rules if it made the first of them
-    already, else to the rules it was made with.  The reply has the Counters given to snapshot, and
-    the rules, goals, printed events and prefixes as add_rules has.
+    already, else to the rules it was made with.  The reply has the
+    Counters given to snapshot, and the rules, goals, printed events and
+    prefixes as add_rules has.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
     knowledge_update/4.
@@ -238,13 +239,13 @@ serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Pre
     ;   From = initial,
         New = Theirs
     ),
-    changes_possible(M, From, New),
+    changes_possible(M, From, New, Final),
+    engine_state_check(M, Final, State),
     (   From == initial
     ->  initial_rules(M)
     ;   true
     ),
     forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
-    engine_state_check(M, State),
     engine_state_put(M, State),
     engine_compiled(M, Compiled),
     compiled_size(Compiled, N, G),
@@ -564,11 +565,10 @@ load_engine(Source, Options, M, Compiled) :-
             ),
             load_compiled(M, Compiled),
             (   memberchk(trusted(true), Options)
-            ->  Sandboxed = trusted
-            ;   include(is_static, Items, Sandboxed),
-                assertz(M:'$sandboxed'(Sandboxed))
-            ),
-            assertz(M:'$initial'(Compiled, Counts, Sandboxed)) ),
+            ->  true
+            ;   include(is_static, Items, Statics),
+                assertz(M:'$sandboxed'(Statics))
+            ) ),
           E,
           ( engine_destroy(M), throw(E) )).
 
@@ -643,6 +643,7 @@ static_file_items(File, Items) :-
 %   new rule set.
 
 add_items(M, Items, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   M:'$sandboxed'(Earlier)
     ->  sandbox_check(Items, Earlier)
@@ -660,10 +661,25 @@ add_items(M, Items, C) :-
     ),
     assertz(M:'$rule_change'(add(Items))).
 
+%   remember_initial(+Engine): before the first change of Engine's rules,
+%   keep what they are as '$initial'(Compiled, HiddenNames, Sandboxed),
+%   Sandboxed the static items proven safe or `trusted`: a restore goes
+%   back to them (see initial_rules/1).
+
+remember_initial(M) :-
+    (   M:'$initial'(_, _, _)
+    ->  true
+    ;   engine_compiled(M, C),
+        M:'$hidden_names'(Counts),
+        (   M:'$sandboxed'(Statics) -> Sandboxed = Statics ; Sandboxed = trusted ),
+        assertz(M:'$initial'(C, Counts, Sandboxed))
+    ).
+
 %   remove_label(+Engine, +Label, -Compiled): Engine no longer runs the
 %   rule labelled Label.
 
 remove_label(M, Label, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
     ->  reload_compiled(M, C0, C),
@@ -691,15 +707,16 @@ make_rule_change(M, add(Items)) :-
 make_rule_change(M, remove(Label)) :-
     remove_label(M, Label, _).
 
-%   changes_possible(+Engine, +From, +Changes): the changes of the rules
-%   Changes (as make_rule_change/2 takes them) can be made in Engine, one
-%   after the other, to its rules `now` or to its `initial` ones, those
-%   it was made with: they are compiled (and proven safe, for untrusted
-%   rules) without changing Engine, so that a snapshot whose changes
-%   cannot be made is refused before any is.
+%   changes_possible(+Engine, +From, +Changes, -Compiled): the changes of
+%   the rules Changes (as make_rule_change/2 takes them) can be made in
+%   Engine, one after the other, to its rules `now` or to its `initial`
+%   ones, those it was made with, and give the rules Compiled (`now` for
+%   no change of the rules now): they are compiled (and proven safe, for
+%   untrusted rules) without changing Engine, so that a snapshot whose
+%   changes cannot be made is refused before any is.
 
-changes_possible(_, _, []) :- !.
-changes_possible(M, From, Changes) :-
+changes_possible(_, now, [], now) :- !.
+changes_possible(M, From, Changes, C) :-
     (   From == initial
     ->  M:'$initial'(C0, Counts, Sandbox)
     ;   engine_compiled(M, C0),
@@ -709,7 +726,7 @@ changes_possible(M, From, Changes) :-
     setup_call_cleanup(
         hidden_names(_, Saved),
         catch(( set_hidden_names(Counts),
-                foldl(change_compiled, Changes, C0-Sandbox, _) ),
+                foldl(change_compiled, Changes, C0-Sandbox, C-_) ),
               E,
               ( message_text(E, Why),
                 format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c

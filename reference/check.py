@@ -252,15 +252,24 @@ def two_parts(text: str, options: dict[str, Any], stream: Sequence[Event], cut: 
     part numbered on from the first) to an engine of the rules ``text``
     made with ``options`` (those of :meth:`Engine.from_string`), then flush.
     ``restore`` is ``none`` (one engine), ``engine`` (the second part goes
-    to a new engine that takes up a snapshot of the first) or ``process``
-    (that engine is in a new Python process)."""
+    to a new engine that takes up a snapshot of the first), ``process``
+    (that engine is in a new Python process) or ``swap`` (the same engine
+    takes up its snapshot after it restored a new engine's and was fed
+    the whole stream: as one engine serves many keys in turn)."""
     first = "".join(e.to_prolog() for e in stream[:cut])
     second = "".join(e.to_prolog() for e in stream[cut:])
     with Engine.from_string(text, source="rules.etl", **options) as engine:
+        fresh = engine.snapshot()
         done = _feed(engine, first, 1)
         if restore == "none":
             return _finish(engine, second, cut + 1, done)
         data = engine.snapshot()
+        if restore == "swap":
+            engine.restore(fresh)
+            engine.feed_text(first + second)
+            engine.flush_lines()
+            engine.restore(data)
+            return _finish(engine, second, cut + 1, done)
     if restore == "engine":
         with Engine.from_string(text, source="rules.etl", state=data, **options) as engine:
             return _finish(engine, second, cut + 1, done)

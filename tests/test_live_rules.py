@@ -153,7 +153,7 @@ def test_a_rule_that_adds_rules_in_a_loop_adds_a_thousand_and_says_the_rest_are_
 
 def test_a_rule_inserted_by_a_rule_with_a_kleene_plus_detects_from_the_next_event() -> None:
     # P+ carries the positions of its events: the batch counts them from the
-    # insertion on (it once failed at each event with a warning instead)
+    # insertion on, with no warning at the events after it
     rules = "c(X) <- a(X) do ins_event_rule(d(X, Y) <- (e(Y)+ seq f) within 5).\n"
     with Engine.from_string(rules, trusted=True) as engine:
         result = engine.emit_many([("a", [1], 1), ("e", [1], 2), ("e", [2], 3), ("f", [], 4)])

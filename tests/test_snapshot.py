@@ -189,6 +189,17 @@ def test_rules_added_and_removed_while_running_are_made_again_by_restore() -> No
         assert restored.emit("f", 7, at=5) == [Detection("d", (7,), 2, 5)]
 
 
+def test_facts_of_a_dynamic_predicate_of_added_rules_are_restored() -> None:
+    rules = "c(X) <- a(X) seq b(X)."
+    added = ":- dynamic seen/1.\nnote(X) <- z(X) where assertz(seen(X)).\nknown(X) <- q(X) where seen(X)."
+    with Engine.from_string(rules) as engine:
+        engine.add_rules(added)
+        engine.emit_many([("z", [1], 1), ("z", [2], 2)])
+        data = engine.snapshot()
+    with Engine.from_string(rules, state=data) as restored:
+        assert restored.emit_many([("q", [2], 3), ("q", [3], 4)]).detections == [Detection("known", (2,), 3, 3)]
+
+
 def test_rules_that_rules_insert_are_made_again_by_restore() -> None:
     rules = "c(X) <- a(X) do ins_event_rule(d(Y) <- (e(Y) seq f(Y))).\n"
     stream: Stream = [("a", [1], 1), ("e", [2], 2), ("f", [2], 3), ("e", [3], 4), ("f", [3], 5)]
@@ -328,6 +339,16 @@ def test_an_untrusted_engine_refuses_rules_that_a_trusted_one_added() -> None:
                                                 "cannot be made here: .*shell"):
             untrusted.restore(data)
         assert untrusted.snapshot() == before
+
+
+def test_a_state_holding_a_blob_takes_no_snapshot() -> None:
+    # only a trusted rule can put a stream into an event that waits
+    rules = "c(S) <- a where current_output(S).\nd(S) <- c(S) seq b."
+    with Engine.from_string(rules, trusted=True, report=["d/1"]) as engine:
+        engine.emit("a", at=1)
+        with pytest.raises(SnapshotError, match=r"^cannot take a snapshot: the state holds <stream>\(0x[0-9a-f]+\), "
+                                                r"which is no term that can be written"):
+            engine.snapshot()
 
 
 def test_pickling_an_engine_points_to_snapshot() -> None:
