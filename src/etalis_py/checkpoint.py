@@ -159,13 +159,17 @@ def resume_output(path: Path, committed: int) -> None:
     a killed run wrote after it is written again."""
     try:
         size = path.stat().st_size
-    except FileNotFoundError:
+    except OSError:
         size = -1
     if size < committed:
         raise CheckpointError(f"{path}: {'missing' if size < 0 else f'{size:,} bytes'}, where the checkpoint "
                               f"had committed {committed:,}: the output was moved or cut; remove the "
                               "checkpoint to start afresh")
-    os.truncate(path, committed)
+    try:
+        os.truncate(path, committed)
+    except OSError as e:
+        raise CheckpointError(f"{path}: cannot be cut back to the checkpoint's {committed:,} bytes: "
+                              f"{e.strerror or e}") from None
 
 
 def rules_hash(paths: list[Path]) -> str:

@@ -448,7 +448,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             engine.restore(resumed.state)
             if ns.out is not None:
                 resume_output(ns.out, resumed.output)
-    except (ValueError, OSError) as e:
+    except ValueError as e:
         engine.close()
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
