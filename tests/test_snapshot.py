@@ -16,7 +16,7 @@ import textwrap
 import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 
@@ -73,8 +73,9 @@ def same_at_every_cut(rules: str, stream: Stream, **options: Any) -> Outcome:
     snapshot and restore at any cut point gives the same."""
     whole = run(rules, stream, len(stream), False, **options)
     for cut in range(len(stream) + 1):
-        assert run(rules, stream, cut, True, **options) == run(rules, stream, cut, False, **options), cut
-        assert run(rules, stream, cut, False, **options).detections == whole.detections, cut
+        unbroken = run(rules, stream, cut, False, **options)
+        assert run(rules, stream, cut, True, **options) == unbroken, cut
+        assert unbroken.detections == whole.detections, cut
     return whole
 
 
