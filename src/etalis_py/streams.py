@@ -493,7 +493,8 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
     found nothing new (for the wall clock of ``etalis run --clock wall``)."""
     pending = b""
     with path.open("rb") as f:
-        f.seek(start)
+        if start:
+            f.seek(start)
         idle_since = clock()
         try:
             while True:
@@ -611,7 +612,8 @@ def resumed_batches(path: Path, mapping: Optional[Mapping], kind: Optional[str] 
 
     def chunks() -> Iterator[bytes]:
         with path.open("rb") as f:
-            f.seek(start)
+            if start:       # a pipe (/dev/fd/N) is read from its start, and cannot seek
+                f.seek(start)
             yield from line_chunks(f, GRAPH_CHUNK_BYTES if kind in GRAPH_KINDS else CHUNK_BYTES)
 
     tracker = LineOffsets(chunks(), line, start)
