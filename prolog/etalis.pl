@@ -21,6 +21,8 @@
 :- use_module(etalis/columns).
 :- use_module(etalis/rule_facts).
 :- use_module(etalis/driver, [etalis_driver/4]).
+:- use_module(etalis/engine_state).
+:- use_module(etalis/snapshot).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -65,7 +67,14 @@ Requests:
     feed_segments(Engine, Resets, Counts), with the segments' events one
     batch packed as columns (see feed_columns), split into segments of
     Counts terms; no payload.
-  - flush(Engine): process the events held back by a lateness.
+  - flush(Engine): process the events held back by a lateness, then
+    fire the timers still pending; flush(Engine, Format, false) leaves
+    the timers pending (the end of a finite input is not the end of
+    time).
+  - advance(Engine, Time, Format): the engine's time moves on to Time
+    with no event (the machine's clock on an idle live stream): the
+    events held back up to Time are processed and the timers due by
+    then fire; no later event may be earlier than Time.
   - feed(Engine, FirstLine, Format), feed_list(Engine, FirstLine, Count,
     Format), flush(Engine, Format): as above, with the detections as
     Format: `object` (as above) or `row`, a JSON array a line
@@ -86,6 +95,17 @@ Requests:
   - etalis_driver(File, Run): the event stream of an original ETALIS
     test driver, as event lines (see etalis_driver/4); the header is
     its Info.
+  - snapshot(Engine, Counters): the state of the engine as bytes (see
+    etalis_snapshot), with Counters (a list of integers: Python's
+    counters of the engine) among it; the body is the bytes, each a
+    character of code 0..255.
+  - restore(Engine): payload is the bytes of a snapshot of an engine of
+    the same rules; the engine takes up its state, with the rules of the
+    snapshot's engine: the changes of the rules made while it ran are
+    made again, to this engine's rules if it made the first of them
+    already, else to the rules it was made with.  The reply has the
+    Counters given to snapshot, and the rules, goals, printed events and
+    prefixes as add_rules has.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
     knowledge_update/4.
@@ -151,8 +171,14 @@ serve(prolog_home, _, _{home: Home}, "") :-
     current_prolog_flag(home, Home).
 serve(flush(M), Payload, Header, Detections) :-
     serve(flush(M, object), Payload, Header, Detections).
-serve(flush(M, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
-    engine_flush(M, Format, N, Fired, Detections),
+serve(flush(M, Format), Payload, Header, Detections) :-
+    serve(flush(M, Format, true), Payload, Header, Detections).
+serve(flush(M, Format, Timers), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
+    engine_flush(M, Format, Timers, N, Fired, Detections),
+    engine_warnings(M, Ws1),
+    maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
+serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
+    engine_advance(M, Time, Format, N, Fired, Detections),
     engine_warnings(M, Ws1),
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
@@ -168,15 +194,15 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
 serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
                                        printed: Printed}, "") :-
     engine_compiled(M, _),
-    source_items(source(Source, Payload), Items),
-    add_items(M, Items, C),
+    engine_names(M, ( source_items(source(Source, Payload), Items),
+                      add_items(M, Items, C) )),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     reported_strings(Settings, Printed).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
-    remove_label(M, Label, C),
+    engine_names(M, remove_label(M, Label, C)),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     reported_strings(Settings, Printed).
@@ -188,6 +214,47 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
+serve(snapshot(M, Counters), _, _{snapshot: Length}, Bytes) :-
+    engine_compiled(M, _),
+    must_be(list(integer), Counters),
+    engine_identity(M, Rules),
+    engine_state_get(M, State),
+    snapshot_bytes(Rules, snapshot{state: State, counters: Counters}, Bytes),
+    string_length(Bytes, Length).
+serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}, "") :-
+    engine_compiled(M, _),
+    engine_identity(M, Rules),
+    snapshot_content(Rules, Payload, Content),
+    (   is_dict(Content, snapshot),
+        get_dict(state, Content, State),
+        get_dict(counters, Content, Counters),
+        is_list(Counters),
+        is_dict(State),
+        get_dict(rule_changes, State, Theirs),
+        is_list(Theirs)
+    ->  true
+    ;   throw(error(etalis_snapshot_error("cannot restore the snapshot: its content is not an engine's state"), _))
+    ),
+    findall(C, M:'$rule_change'(C), Own),
+    (   append(Own, New, Theirs)
+    ->  From = now
+    ;   From = initial,
+        New = Theirs
+    ),
+    changes_possible(M, From, New, Final),
+    engine_state_check(M, Final, State),
+    (   From == initial
+    ->  initial_rules(M)
+    ;   true
+    ),
+    forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
+    engine_state_put(M, State),
+    engine_compiled(M, Compiled),
+    compiled_size(Compiled, N, G),
+    Compiled = compiled(_, _, _, Settings),
+    reported_strings(Settings, Printed),
+    findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
+    dict_pairs(Prefixes, _, PrefixPairs).
 serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
     engine_compiled(M, _),
     knowledge_update(M, Action, Payload, N),
@@ -499,10 +566,14 @@ compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
 %   sandbox_check/2 proves them safe.
 
 load_engine(Source, Options, M, Compiled) :-
+    hidden_names(Counts0, _),
+    set_hidden_names(Counts0),
     source_items(Source, Items),
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
+    hidden_names(_, Counts),
     engine_create(M),
+    assertz(M:'$hidden_names'(Counts)),
     catch(( knowledge_init(M),
             (   memberchk(trusted(true), Options)
             ->  true
@@ -588,28 +659,62 @@ static_file_items(File, Items) :-
 %   new rule set.
 
 add_items(M, Items, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   M:'$sandboxed'(Earlier)
     ->  sandbox_check(Items, Earlier)
     ;   true
     ),
     compile_more(Items, C0, C),
-    load_statics(M, C, _),
+    load_statics(M, C, Refs),
+    forall(member(Ref, Refs), assertz(M:'$added_static'(Ref))),
     reload_compiled(M, C0, C),
     (   retract(M:'$sandboxed'(Earlier))
     ->  include(is_static, Items, New),
         append(Earlier, New, Statics),
         assertz(M:'$sandboxed'(Statics))
     ;   true
+    ),
+    assertz(M:'$rule_change'(add(Items))).
+
+%   engine_identity(+Engine, -Rules): Rules identifies the rules Engine
+%   was made with (see etalis_snapshot:rules_identity/2), worked out at
+%   the first snapshot or restore.
+
+engine_identity(M, Rules) :-
+    (   M:'$identity'(Rules)
+    ->  true
+    ;   (   M:'$initial'(Compiled, _, _)
+        ->  true
+        ;   engine_compiled(M, Compiled)
+        ),
+        rules_identity(Compiled, Rules),
+        assertz(M:'$identity'(Rules))
+    ).
+
+%   remember_initial(+Engine): before the first change of Engine's rules,
+%   keep what they are as '$initial'(Compiled, HiddenNames, Sandboxed),
+%   Sandboxed the static items proven safe or `trusted`: a restore goes
+%   back to them (see initial_rules/1).
+
+remember_initial(M) :-
+    (   M:'$initial'(_, _, _)
+    ->  true
+    ;   engine_compiled(M, C),
+        M:'$hidden_names'(Counts),
+        (   M:'$sandboxed'(Statics) -> Sandboxed = Statics ; Sandboxed = trusted ),
+        assertz(M:'$initial'(C, Counts, Sandboxed))
     ).
 
 %   remove_label(+Engine, +Label, -Compiled): Engine no longer runs the
 %   rule labelled Label.
 
 remove_label(M, Label, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
-    ->  reload_compiled(M, C0, C)
+    ->  reload_compiled(M, C0, C),
+        assertz(M:'$rule_change'(remove(Label)))
     ;   format(string(Msg), "no rule is labelled ~q", [Label]),
         throw(error(etalis_engine_error(Msg), _))
     ).
@@ -622,7 +727,105 @@ remove_label(M, Label, C) :-
 
 etalis_runtime:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
-           catch(make_rule_update(M, Update), E, rule_update_warning(M, Update, E))).
+           catch(engine_names(M, make_rule_update(M, Update)), E, rule_update_warning(M, Update, E))).
+
+%   make_rule_change(+Engine, +Change): make again a change of the rules
+%   that an engine of the same rules made (see add_items/3 and
+%   remove_label/3, which record them): add(Items) or remove(Label).
+
+make_rule_change(M, add(Items)) :-
+    add_items(M, Items, _).
+make_rule_change(M, remove(Label)) :-
+    remove_label(M, Label, _).
+
+%   changes_possible(+Engine, +From, +Changes, -Compiled): the changes of
+%   the rules Changes (as make_rule_change/2 takes them) can be made in
+%   Engine, one after the other, to its rules `now` or to its `initial`
+%   ones, those it was made with, and give the rules Compiled (`now` for
+%   no change of the rules now): they are compiled (and proven safe, for
+%   untrusted rules) without changing Engine, so that a snapshot whose
+%   changes cannot be made is refused before any is.
+
+changes_possible(_, now, [], now) :- !.
+changes_possible(M, From, Changes, C) :-
+    (   From == initial
+    ->  M:'$initial'(C0, Counts, Sandbox)
+    ;   engine_compiled(M, C0),
+        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
+        M:'$hidden_names'(Counts)
+    ),
+    setup_call_cleanup(
+        hidden_names(_, Saved),
+        catch(( set_hidden_names(Counts),
+                foldl(change_compiled, Changes, C0-Sandbox, C-_) ),
+              E,
+              ( message_text(E, Why),
+                format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
+                                     here: ~w", [Why]),
+                throw(error(etalis_snapshot_error(Msg), _)) )),
+        set_hidden_names(Saved)).
+
+%   initial_rules(+Engine): Engine's rules become again those it was
+%   made with: the rules and static clauses added while it ran are
+%   taken out, and those removed are back.
+
+initial_rules(M) :-
+    M:'$initial'(Initial, Counts, Sandboxed),
+    engine_compiled(M, Now),
+    forall(retract(M:'$added_static'(Ref)), ignore(catch(erase(Ref), _, true))),  % a rule or restore may have taken it
+    reload_compiled(M, Now, Initial),
+    retractall(M:'$sandboxed'(_)),
+    (   Sandboxed == trusted
+    ->  true
+    ;   assertz(M:'$sandboxed'(Sandboxed))
+    ),
+    retractall(M:'$rule_change'(_)),
+    retractall(M:'$hidden_names'(_)),
+    assertz(M:'$hidden_names'(Counts)).
+
+change_compiled(add(Items), C0-Sandbox0, C-Sandbox) :-
+    must_be(list, Items),
+    (   Sandbox0 == trusted
+    ->  Sandbox = trusted
+    ;   sandbox_check(Items, Sandbox0),
+        include(is_static, Items, New),
+        append(Sandbox0, New, Sandbox)
+    ),
+    compile_more(Items, C0, C).
+change_compiled(remove(Label), C0-Sandbox, C-Sandbox) :-
+    (   compile_without(Label, C0, C)
+    ->  true
+    ;   format(string(Msg), "no rule is labelled ~q", [Label]),
+        throw(error(etalis_engine_error(Msg), _))
+    ).
+
+%   engine_names(+Engine, :Goal): run Goal, which reads or compiles
+%   rules for Engine, numbering the hidden events it makes ('$plusN' of
+%   the reader, '$chainN' and '$stnN' of the compiler) on from the
+%   numbers Engine used last: an engine's names depend on its own rules
+%   only, so that the same rules, read in another process, make the same
+%   names (which its snapshots hold, see etalis_snapshot).
+
+:- meta_predicate engine_names(+, 0).
+
+engine_names(M, Goal) :-
+    M:'$hidden_names'(Counts0),
+    set_hidden_names(Counts0),
+    call(Goal),
+    hidden_names(_, Counts),
+    retractall(M:'$hidden_names'(_)),
+    assertz(M:'$hidden_names'(Counts)).
+
+%   hidden_names(-Zero, -Counts): the flags that number hidden events,
+%   Zero with each at 0 and Counts with each at its value now.
+
+hidden_names(Zero, Counts) :-
+    Flags = [etalis_kleene, etalis_chain, etalis_stn_run],
+    findall(F-0, member(F, Flags), Zero),
+    findall(F-N, ( member(F, Flags), flag(F, N, N) ), Counts).
+
+set_hidden_names(Counts) :-
+    forall(member(F-N, Counts), flag(F, _, N)).
 
 make_rule_update(M, ins(Rule)) :-
     update_items(Rule, ins_event_rule, Items),

@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
 
 from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
-from .prolog_text import quote_atom
+from .prolog_text import number_text, quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
 from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
@@ -109,6 +109,11 @@ class PendingPart:
     end: float | int
 
 
+SNAPSHOT_COUNTERS = ("accepted", "rejected", "raised", "detections", "dropped")
+"""The counters of :class:`EngineStats` that a snapshot carries (the
+others are counted afresh from the engine's state)."""
+
+
 @dataclass
 class EngineStats:
     """Counters of an engine since it was made."""
@@ -187,6 +192,7 @@ class Engine:
         explain: bool = False,
         max_queued: Optional[int] = MAX_QUEUED,
         inference_limit: Optional[int] = None,
+        state: Optional[bytes] = None,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -217,6 +223,8 @@ class Engine:
         limit): an event that takes more (a ``where`` condition that does
         not end, detections that multiply) raises
         :class:`InferenceLimitError` instead of hanging.
+        ``state`` is a :meth:`snapshot` of an engine of the same rules and
+        options, whose state the new engine takes up (:meth:`restore`).
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
@@ -225,7 +233,7 @@ class Engine:
         engine = cls._create(rules_source(path, static), "", policy, max_age, lateness, extra, max_queued)
         engine._source = (str(Path(path)), None)
         engine._static = tuple(str(Path(f)) for f in static)
-        return engine
+        return engine._restored(state)
 
     @classmethod
     def from_string(
@@ -244,6 +252,7 @@ class Engine:
         max_queued: Optional[int] = MAX_QUEUED,
         inference_limit: Optional[int] = None,
         static_texts: Sequence[tuple[str, str]] = (),
+        state: Optional[bytes] = None,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
         The options are those of :meth:`from_file` (``static_texts`` gives
@@ -252,7 +261,8 @@ class Engine:
         ``only_rules`` compiles only the event rules with these 1-based
         numbers in file order (static rules and directives all apply), and
         ``report`` reports exactly these events (``"name/arity"``),
-        whatever ``:- print_events`` says."""
+        whatever ``:- print_events`` says; ``state`` as for
+        :meth:`from_file`."""
         extra: list[str] = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
         extra.extend(_limit_options(inference_limit))
@@ -265,7 +275,18 @@ class Engine:
         engine = cls._create(static_text_source(static_texts, f"text({quote_atom(source)})"), text, policy, max_age,
                              lateness, extra, max_queued)
         engine._source = (source, text)
-        return engine
+        return engine._restored(state)
+
+    def _restored(self, state: Optional[bytes]) -> "Engine":
+        """This new engine, with the state of the snapshot ``state`` if one is
+        given (closed if it cannot take it up)."""
+        if state is not None:
+            try:
+                self.restore(state)
+            except BaseException:
+                self.close()
+                raise
+        return self
 
     @classmethod
     def _create(
@@ -651,28 +672,60 @@ class Engine:
             self._stats.dropped += overflow
         self._queue.extend(unseen)
 
-    def flush(self) -> Detections:
+    def flush(self, timers: bool = True) -> Detections:
         """At the end of a stream, process the events that a lateness still
         holds back, then fire the timers still pending (original ETALIS's
         ``exceptionAlarm``), in time order, and return what they led to.
-        A later event must not be earlier than the last of them."""
+        A later event must not be earlier than the last of them.  With
+        ``timers=False`` the timers stay pending (and in a snapshot): the
+        end of a finite input need not be the end of time."""
         warned: list[Rejection] = []
-        body = self._flushed(warned, rows=True)
+        body = self._flushed(warned, rows=True, timers=timers)
         for w in warned:
             warnings.warn(EtalisWarning(f"at the end of the stream: {w.reason}"), stacklevel=2)
         return self._deliver(FeedResult(0, [], warned, body))
 
-    def flush_lines(self, warned: Optional[list[Rejection]] = None) -> str:
+    def flush_lines(self, warned: Optional[list[Rejection]] = None, timers: bool = True) -> str:
         """As :meth:`flush`, with the detections as JSON lines (``etalis run``);
         the warnings go to ``warned`` (their line is 0)."""
-        body = self._flushed(warned if warned is not None else [])
+        body = self._flushed(warned if warned is not None else [], timers=timers)
         self._stats.detections += body.count("\n")
         return body
 
-    def _flushed(self, warned: list[Rejection], rows: bool = False) -> str:
+    def advance_to(self, t: Any) -> Detections:
+        """Move the engine's time on to ``t`` (seconds, or a datetime) with
+        no event, as the machine's clock moves on while a live stream is
+        idle: the events a lateness holds back up to ``t`` are processed and
+        the timers due by ``t`` fire (so ``fnot`` deadlines and timeouts
+        are reported when they are due, not at the next event), in time
+        order; return what they led to.  A later event must not be
+        earlier than ``t``; a ``t`` before the last event changes nothing."""
+        result = self._advanced(t, rows=True)
+        for w in result.warnings:
+            warnings.warn(EtalisWarning(w.reason), stacklevel=2)
+        return self._deliver(result)
+
+    def advance_lines(self, t: Any) -> FeedResult:
+        """As :meth:`advance_to`, with the detections as JSON lines and the
+        counts (``etalis run --clock wall``); the warnings' line is 0."""
+        result = self._advanced(t)
+        self._stats.detections += result.detection_lines.count("\n")
+        return result
+
+    def _advanced(self, t: Any, rows: bool = False) -> FeedResult:
+        self._check_open()
+        header, body = self._prolog.request(f"advance({self._name}, {number_text(to_time(t))}, "
+                                            f"{'row' if rows else 'object'})")
+        raised = int(header.get("raised", 0))
+        self._stats.raised += raised
+        warned = [Rejection(int(line), str(msg)) for line, msg in header.get("warnings", [])]
+        return FeedResult(0, [], warned, body, raised=raised)
+
+    def _flushed(self, warned: list[Rejection], rows: bool = False, timers: bool = True) -> str:
         """The detections of a flush as JSON lines, or as rows (for :meth:`_deliver`)."""
         self._check_open()
-        header, body = self._prolog.request(f"flush({self._name}, {'row' if rows else 'object'})")
+        header, body = self._prolog.request(f"flush({self._name}, {'row' if rows else 'object'}, "
+                                            f"{'true' if timers else 'false'})")
         self._stats.raised += int(header.get("raised", 0))
         warned.extend(Rejection(int(line), str(msg)) for line, msg in header.get("warnings", []))
         return body
@@ -790,6 +843,49 @@ class Engine:
         engine starts afresh with the same rules (and background knowledge)."""
         self._check_open()
         self._prolog.request(f"reset({self._name})")
+
+    # -- snapshots ---------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The engine's state as bytes, for :meth:`restore` in an engine of
+        the same rules and options, in this process or another: everything
+        that decides later detections (pending goals, aggregate windows,
+        runs, timers, the reorder buffer, the time of the last event, the
+        rules added or removed while running, the facts the rules asserted)
+        and the counters of :meth:`stats` (docs/python-api.md, "Snapshots").
+        Not kept: the background knowledge, callbacks and the pull queue."""
+        self._check_open()
+        counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
+        _, data = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
+        return data
+
+    def restore(self, data: bytes) -> None:
+        """Replace the engine's whole state by that of the :meth:`snapshot`
+        ``data``, without compiling its rules again (unless the snapshot's
+        engine changed its rules while running: the same changes are made,
+        after going back to the rules this engine was made with if its own
+        changes were others).  The snapshot of a new engine of the
+        same rules starts a fresh state, as :meth:`reset` does, and also
+        sets the counters of :meth:`stats` to 0.
+
+        Raises :class:`SnapshotError`, and leaves the engine as it was, for
+        bytes that are no snapshot, or one of other rules or options, of
+        another format or SWI-Prolog version, truncated or damaged."""
+        self._check_open()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"restore() takes the bytes of a snapshot, not {type(data).__name__}")
+        info, _ = self._prolog.request_bytes(f"restore({self._name})", bytes(data))
+        counters = list(info["counters"]) + [0] * len(SNAPSHOT_COUNTERS)
+        for name, value in zip(SNAPSHOT_COUNTERS, counters):
+            setattr(self._stats, name, int(value))
+        self.rule_count, self.goal_count = info["rules"], info["goals"]
+        self.printed = list(info["printed"])
+        self.prefixes = dict(info["prefixes"])
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("an Engine cannot be pickled: its rules and state live in SWI-Prolog. Take its state "
+                        "as bytes with engine.snapshot(), and give them to Engine.from_file(path, state=data) "
+                        "(or engine.restore(data)) of the same rules")
 
     # -- background knowledge ---------------------------------------------------
 
