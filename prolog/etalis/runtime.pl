@@ -526,9 +526,11 @@ engine_pending(M, I, Count) :-
 %   Each event may take at most the engine's inference limit (see
 %   engine_start/4).  Stopped is `none`, or limit(Line, Event, Limit, In)
 %   if the event of line Line took more (In is where(Goal) if the limit
-%   was reached in the `where` condition Goal, else `none`): the feed
-%   stops there, with the detections made before that event (its own
-%   are dropped; the goals it stored before it was stopped stay).
+%   was reached in the `where` condition Goal, else `none`), or
+%   memory(Line, Event, Bytes) if it ran out of the stacks (their limit,
+%   the flag stack_limit, is Bytes): the feed stops there, with the
+%   detections made before that event (its own are dropped; the goals it
+%   stored before it was stopped stay).
 
 engine_feed(M, Text, FirstLine, Summary, Detections) :-
     engine_feed(M, Text, FirstLine, object, Summary, Detections).
@@ -1063,14 +1065,27 @@ run_one(M, E, T1, T2, Line) :-
     ).
 
 %   limited(+Limit, :Goal, +M, +E, +Line, -Hit): run Goal, the processing
-%   of the event E of line Line in engine M, within Limit inferences.
-%   Hit is `none`, or limit(Line, E, Limit, In) if it took more (see
-%   engine_feed/5): then the rule updates and raised events it recorded
-%   are dropped.
+%   of the event E of line Line in engine M, within Limit inferences and
+%   the thread's stacks.  Hit is `none`, limit(Line, E, Limit, In) if it
+%   took more inferences (see engine_feed/5), or memory(Line, E, Bytes)
+%   if the stacks ran out, Bytes being their limit (the flag
+%   stack_limit): then the rule updates and raised events it recorded
+%   are dropped.  What the event stored before it stays (the goal stores
+%   are changed in steps that each leave them whole, see store.pl).
 
-limited(inf, Goal, _, _, _, none) :- !,
-    call(Goal).
 limited(Limit, Goal, M, E, Line, Hit) :-
+    catch(limited_(Limit, Goal, M, E, Line, Hit),
+          error(resource_error(Resource), _),
+          out_of_memory(Resource, M, E, Line, Hit)),
+    (   Hit == none
+    ->  true
+    ;   retractall(M:'$rule_update'(_)),
+        retractall(M:'$raised'(_))
+    ).
+
+limited_(inf, Goal, _, _, _, none) :- !,
+    call(Goal).
+limited_(Limit, Goal, M, E, Line, Hit) :-
     call_with_inference_limit(Goal, Limit, Result),
     (   Result == inference_limit_exceeded
     ->  feed_global(M, limit_goal, G),
@@ -1084,11 +1099,20 @@ limited(Limit, Goal, M, E, Line, Hit) :-
         ->  In = seconds(Seconds, In0)
         ;   In = In0
         ),
-        retractall(M:'$rule_update'(_)),
-        retractall(M:'$raised'(_)),
         Hit = limit(Line, E, Limit, In)
     ;   Hit = none
     ).
+
+%   out_of_memory(+Resource, +M, +E, +Line, -Hit): the event E of line
+%   Line ran out of Resource: the stacks (or the memory outside them).
+
+out_of_memory(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+    memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
+    !,
+    garbage_collect,
+    current_prolog_flag(stack_limit, Bytes).
+out_of_memory(Resource, _, _, _, _) :-
+    resource_error(Resource).
 
 %   watched(+M, +Limit, :Goal): run Goal, the processing of a batch of
 %   engine M whose events may take Limit inferences each, under a

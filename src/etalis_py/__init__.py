@@ -11,7 +11,7 @@
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
-from .errors import EtalisError, EventError, InferenceLimitError, RuleError, RuleFileNotFound
+from .errors import EtalisError, EventError, InferenceLimitError, MemoryLimitError, RuleError, RuleFileNotFound
 from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
 from .knowledge import KnowledgeStats, OntologyError
 
@@ -31,6 +31,7 @@ __all__ = [
     "EventError",
     "FeedResult",
     "InferenceLimitError",
+    "MemoryLimitError",
     "InvalidEvent",
     "KnowledgeStats",
     "OntologyError",

@@ -22,7 +22,7 @@ class EtalisError(Exception):
             )
         if kind == "file":
             return RuleFileNotFound(str(error["message"]))
-        if kind == "limit":
+        if kind in ("limit", "memory"):
             return InferenceLimitError.from_reply(error)
         return EtalisError(str(error.get("message", error)))
 
@@ -101,8 +101,37 @@ class InferenceLimitError(EtalisError):
 
     @staticmethod
     def from_reply(error: dict[str, Any]) -> "InferenceLimitError":
+        """The error of a reply's ``stopped`` (or ``error``): of ``kind``
+        ``limit``, or ``memory`` (a :class:`MemoryLimitError`)."""
+        if error.get("kind") == "memory":
+            return MemoryLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]))
         where = error.get("where")
         seconds = error.get("seconds")
         return InferenceLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]),
                                    where=None if where is None else str(where),
                                    seconds=None if seconds is None else float(seconds))
+
+
+class MemoryLimitError(InferenceLimitError):
+    """An event that ran out of memory: the engine's pending goals (and
+    the event's own work) filled the Prolog stacks up to their limit
+    (``limit``, in bytes: see docs/python-api.md, "Memory").  It is an
+    :class:`InferenceLimitError` too, as every event stopped at a limit of
+    the engine is: the detections made before it were delivered, and the
+    goals stored before it stay in the engine (which has no room for more)."""
+
+    def __init__(self, *, line: int, event: str, limit: int) -> None:
+        self.line = line
+        self.event = event
+        self.limit = limit
+        self.where = None
+        self.seconds = None
+        self.hint = (
+            "the pending goals fill the memory: bound them with a window (within), :- max_age(D). or "
+            "--max-age D, or a consuming policy; or raise the limit (ETALIS_STACK_LIMIT=bytes, e.g. 16g)"
+        )
+        EtalisError.__init__(
+            self,
+            f"event {event} (line {line}) ran out of memory: the engine's stacks reached their limit of "
+            f"{limit / 2**30:.1f} GiB\n  hint: {self.hint}"
+        )
