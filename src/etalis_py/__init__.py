@@ -11,7 +11,7 @@
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
-from .errors import EtalisError, EventError, InferenceLimitError, MemoryLimitError, RuleError, RuleFileNotFound
+from .errors import CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, RuleError, RuleFileNotFound
 from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
 from .knowledge import KnowledgeStats, OntologyError
 
@@ -22,6 +22,7 @@ except PackageNotFoundError:  # run from a source tree that is not installed
 
 __all__ = [
     "BatchResult",
+    "CallbackError",
     "Detection",
     "Detections",
     "Engine",

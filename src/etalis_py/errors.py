@@ -61,6 +61,24 @@ class EventError(EtalisError, ValueError):
     """An event that the engine rejects (not an event, bad time, out of order)."""
 
 
+class CallbackError(EtalisError):
+    """Callbacks (``Engine.on``) raised while a call delivered its
+    detections.  Every detection was still delivered to every callback, the
+    counts were kept, and the detections the call would have returned wait
+    in the pull queue (``Engine.detections()``).  ``errors`` holds each
+    (detection, exception) in order; the first is also the cause."""
+
+    def __init__(self, errors: list[tuple[Any, BaseException]]) -> None:
+        self.errors = errors
+        detection, first = errors[0]
+        more = f"; {len(errors) - 1} more callback calls raised too" if len(errors) > 1 else ""
+        super().__init__(
+            f"a callback raised {type(first).__name__}: {first} on {detection}{more}\n"
+            "  hint: every detection was delivered to the callbacks, and those the call would have returned "
+            "wait in engine.detections(); catch errors in the callback to keep them apart"
+        )
+
+
 class EtalisWarning(UserWarning):
     """A use of the API that cannot work as meant, e.g. a callback for an
     event that no rule reports."""
@@ -133,5 +151,10 @@ class MemoryLimitError(InferenceLimitError):
         EtalisError.__init__(
             self,
             f"event {event} (line {line}) ran out of memory: the engine's stacks reached their limit of "
-            f"{limit / 2**30:.1f} GiB\n  hint: {self.hint}"
+            f"{_size(limit)}\n  hint: {self.hint}"
         )
+
+
+def _size(size: int) -> str:
+    """A number of bytes for people: GiB, else MiB."""
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
