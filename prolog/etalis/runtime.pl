@@ -809,7 +809,14 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
         feed_lines(Lines, First, M, Order0, Order, A0, A, Rejected, Tail)
     ;   line_count(In, L),
         Line is L + Offset,
-        feed_term(Term, Line, M, Order0, Outcome),
+        (   C1 - C0 > 10_000_000                % row_chars/1
+        ->  row_chars(Max),
+            Chars is C1 - C0,
+            format(string(Reason), "the line holds ~D characters, more than the ~D a row may hold",
+                   [Chars, Max]),
+            Outcome = rejected(Reason)
+        ;   feed_term(Term, Line, M, Order0, Outcome)
+        ),
         (   Outcome = admitted(Order1)
         ->  A1 is A0 + 1,
             feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
@@ -912,7 +919,9 @@ quick_event(checked, event(E, Time), E, T1, T2) :-
     (   number(Time)
     ->  T1 = Time, T2 = Time
     ;   Time = [T1, T2]
-    ).
+    ),
+    T1 >= -253_402_300_799,                     % time_horizon/1
+    T2 =< 253_402_300_799.
 
 %   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
 %
@@ -1386,11 +1395,29 @@ engine_process(M, E, T1, T2, Detections) :-
 plain_input(event(E, T), E, T) :-
     number(T),
     T =:= T,                                    % not NaN
-    abs(T) < inf,
+    abs(T) =< 253_402_300_799,                  % time_horizon/1
     callable(E),
     ground(E),
     functor(E, Name, _),
     event_name(Name).
+
+%!  time_horizon(-Seconds) is det.
+%
+%   No input time lies further from 0 than Seconds, the last second of
+%   the year 9999 (the last that a date can be written for): a time
+%   beyond it (1e308, or milliseconds or nanoseconds where seconds were
+%   meant) would leave every later event out of time order, so its row
+%   is rejected.
+
+time_horizon(253_402_300_799).
+
+%!  row_chars(-Chars) is det.
+%
+%   A line of input events holds at most Chars characters (as guard.pl
+%   bounds a text that a rule makes); a longer line is rejected.  Python
+%   bounds each text of a row it writes the same (prolog_text.py).
+
+row_chars(10_000_000).
 
 %!  event_name(+Name) is semidet.
 %
@@ -1516,10 +1543,12 @@ event_line_forms("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7
 
 event_time(Time, T1, T2, Reason) :-
     (   finite_number(Time)
-    ->  T1 = Time, T2 = Time
+    ->  T1 = Time, T2 = Time,
+        horizon(Time, Reason)
     ;   Time = [T1, T2], finite_number(T1), finite_number(T2)
     ->  (   T1 =< T2
-        ->  true
+        ->  horizon(T1, Reason),
+            horizon(T2, Reason)
         ;   format(string(Reason), "start ~w is after end ~w", [T1, T2])
         )
     ;   text(Time)
@@ -1530,6 +1559,20 @@ event_time(Time, T1, T2, Reason) :-
 
 text(T) :- atom(T).
 text(T) :- string(T).
+
+%   horizon(+T, -Reason): Reason is unbound, or why the time T lies
+%   beyond time_horizon/1.
+
+horizon(T, Reason) :-
+    time_horizon(H),
+    (   abs(T) =< H
+    ->  true
+    ;   var(Reason)
+    ->  format(string(Reason),
+               "time ~w is beyond the horizon of ~D seconds (the end of the year 9999): times are seconds, \c
+                not milliseconds or nanoseconds", [T, H])
+    ;   true
+    ).
 
 %   provenance_list(@Prov): Prov is a list of ground det(E, T1, T2), the
 %   input occurrences an event given as event(E, Time, Prov) was built
