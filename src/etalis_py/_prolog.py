@@ -68,12 +68,15 @@ class PrologBridge:
         self._forked = False
         self._jobs: "queue.SimpleQueue[Optional[Callable[[], None]]]" = queue.SimpleQueue()
         self._done: "queue.SimpleQueue[bool]" = queue.SimpleQueue()
+        self._stack_limit = stack_limit()
         self._thread = threading.Thread(target=self._serve, name="etalis-prolog", daemon=True)
         started: "queue.SimpleQueue[Optional[BaseException]]" = queue.SimpleQueue()
         self._thread.start()
         self._jobs.put(lambda: started.put(self._start()))
         failed = started.get()
         if failed is not None:
+            self._jobs.put(None)
+            self._done.get()
             raise failed
         # atexit runs last in, first out: this before pyswip's PL_cleanup,
         # which cannot stop a Prolog thread that waits in Python
@@ -88,7 +91,7 @@ class PrologBridge:
                 raise EtalisError("cannot attach a Prolog engine to the bridge's thread")
             # compiled arithmetic for the engine and the clauses it generates
             self._call_goal("set_prolog_flag(optimise, true)")
-            self._call_goal(f"set_prolog_flag(stack_limit, {stack_limit()})")
+            self._call_goal(f"set_prolog_flag(stack_limit, {self._stack_limit})")
             self._call_goal(f"use_module({quote_atom(str(prolog_dir() / 'etalis'))})")
             self._api = self._lib.PL_predicate(b"etalis_api", 3, b"etalis")
             self._columns: Optional[bool] = None
