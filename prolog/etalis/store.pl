@@ -67,8 +67,9 @@ pays for all the keys: when the keys outnumber the buckets twice, a
 sweep begins, which with each new key visits two buckets, dropping what
 the window shows to be too old and the keys whose queues are empty.
 When it has visited them all, the live keys are counted; if the table
-is the wrong size for them (fewer than four buckets a key, or more than
-eight, within a factor of four of the old size), a move begins, which
+is the wrong size for them (the size is the power of two that gives
+more than two and at most four buckets a key, but no less than a quarter
+of the old size), a move begins, which
 with each new key takes a few buckets of the old table into a new one.
 A key is in the old table while its bucket there is still to be moved
 (see home/4).  Every step links the cells that exist rather than copying
@@ -287,10 +288,11 @@ pass_step(Store, Expiry) :-
         )
     ).
 
-%   resize(+Store): after a sweep, the table gets between four and eight
-%   buckets a live key (but no fewer than a quarter of those it has, so
-%   that a move takes at most four old buckets a new key): if that is
-%   another size, a move into a fresh table begins.
+%   resize(+Store): after a sweep, the table gets more than two and at
+%   most four buckets a live key (a power of two; but no fewer than a
+%   quarter of those it has, so that a move takes at most eight old
+%   buckets a new key): if that is another size, a move into a fresh
+%   table begins.
 
 resize(Store) :-
     Store = st(Mask, Keys, Buckets, _, _),
