@@ -266,8 +266,9 @@ class PrologBridge:
 def stack_limit() -> int:
     """The most bytes the Prolog stacks may take, where the engines keep
     their pending goals: ``ETALIS_STACK_LIMIT`` (bytes, or with a suffix
-    k, m or g), else three quarters of the machine's memory (1 GiB at
-    least).  An event that needs more stops with
+    k, m or g), else half the machine's memory (1 GiB at least: the
+    stacks also bound what a runaway ``where`` condition may take).  An
+    event that needs more stops with
     :class:`~etalis_py.errors.MemoryLimitError`."""
     given = os.environ.get("ETALIS_STACK_LIMIT", "").strip().lower()
     if given:
@@ -284,7 +285,7 @@ def stack_limit() -> int:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         memory = 0
-    return max(2**30, memory * 3 // 4)
+    return max(2**30, memory // 2)
 
 
 # glibc's mallopt parameter, and the size from which it serves an
