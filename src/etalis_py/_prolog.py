@@ -102,7 +102,8 @@ class PrologBridge:
     def _serve(self) -> None:
         """The bridge's thread: run each job handed over, until None.
         Ctrl-C is for the thread that made the request, not this one."""
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         while (job := self._jobs.get()) is not None:
             job()
         if self._lib.PL_thread_self() != -1:
@@ -131,6 +132,13 @@ class PrologBridge:
         atexit.unregister(self._core.cleanupProlog)
 
     _T = TypeVar("_T")
+
+    def on_thread(self, job: "Callable[[], PrologBridge._T]") -> "PrologBridge._T":
+        """Run ``job`` on the bridge's thread under its lock and return what
+        it returns: the way for code that calls SWI-Prolog itself (pyswip's
+        ``Prolog.query``, as the benchmarks do) to see the engines' state."""
+        with self._lock:
+            return self._on_thread(job)
 
     def _on_thread(self, job: "Callable[[], PrologBridge._T]") -> "PrologBridge._T":
         """Run ``job`` on the bridge's thread and return what it returns (or
