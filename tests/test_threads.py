@@ -118,3 +118,16 @@ def test_a_fork_while_another_thread_is_inside_an_engine_call_waits_for_it_and_t
         "start method, or fork before the first engine is made)",
         "parent: 0 50000",
     ]
+
+
+def test_code_run_on_the_bridges_thread_sees_the_engines_and_may_call_them() -> None:
+    from pyswip import Prolog
+
+    from etalis_py._prolog import bridge
+
+    with Engine.from_string("c(K) <- a(K) seq b(K).") as engine:
+        engine.emit("a", 1, at=1)
+        [answer] = bridge().on_thread(
+            lambda: list(Prolog.query(f"etalis_runtime:engine_pending({engine._name}, 1, N)")))
+        assert answer["N"] == 1
+        assert bridge().on_thread(lambda: engine.emit("b", 1, at=2)) == [Detection("c", (1,), 1, 2)]

@@ -26,7 +26,8 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, TypeVar
 
@@ -137,7 +138,7 @@ class PrologBridge:
         """Run ``job`` on the bridge's thread under its lock and return what
         it returns: the way for code that calls SWI-Prolog itself (pyswip's
         ``Prolog.query``, as the benchmarks do) to see the engines' state."""
-        with self._lock:
+        with self.held():
             return self._on_thread(job)
 
     def _on_thread(self, job: "Callable[[], PrologBridge._T]") -> "PrologBridge._T":
@@ -176,11 +177,18 @@ class PrologBridge:
             raise value
         return value  # type: ignore[no-any-return]
 
-    @property
-    def lock(self) -> "threading.RLock":
-        """Held for each request: hold it to read what a reply points to
-        (packed detections) before another request can change it."""
-        return self._lock
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the lock of requests: to read what a reply points to (packed
+        detections) before another request can change it, or to make
+        several requests one call.  On the bridge's own thread (a job of
+        :meth:`on_thread`) it is held already, by the thread that waits for
+        the job."""
+        if threading.current_thread() is self._thread:
+            yield
+        else:
+            with self._lock:
+                yield
 
     def columns(self) -> bool:
         """Whether batches can cross as packed columns (``feed_columns``):
@@ -262,7 +270,7 @@ class PrologBridge:
 
         Raises :class:`EtalisError` (or a subclass) when the header is an error.
         """
-        with self._lock:
+        with self.held():
             reply = self._on_thread(lambda: self._request_here(request, payload))
         head, _, rest = reply.partition("\n")
         header = json.loads(head)

@@ -52,7 +52,7 @@ def _one_at_a_time(method: Callable[_P, _R]) -> Callable[_P, _R]:
     "Threads and processes")."""
     @functools.wraps(method)
     def locked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        with bridge().lock:
+        with bridge().held():
             return method(*args, **kwargs)
     return locked
 
@@ -523,7 +523,7 @@ class Engine:
         self._check_open()
         form = "object" if not rows else "row" if self._explain else "packed"
         request = f"feed_columns({self._name}, {int(first)}, {len(batch)}, {form}, {batch.spec()})"
-        with self._prolog.lock:
+        with self._prolog.held():
             header, body = self._prolog.request(request)
             unpacked = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
         result = _feed_result(header, body)
