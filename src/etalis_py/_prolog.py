@@ -12,7 +12,7 @@ Python thread of the bridge's own, with its Prolog engine attached: a
 request from any thread is handed to it under one lock and waited for,
 so that requests from any thread see the same engines, one at a time.  A
 fork waits for the request under way; the child cannot reach the bridge's
-thread, which the fork did not copy (see :meth:`PrologBridge.request`).
+thread, which the fork did not copy, and is told so.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
-import queue
-import signal
 import json
 import os
+import queue
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
