@@ -93,6 +93,8 @@ class PrologBridge:
             # compiled arithmetic for the engine and the clauses it generates
             self._call_goal("set_prolog_flag(optimise, true)")
             self._call_goal(f"set_prolog_flag(stack_limit, {self._stack_limit})")
+            # messages (a rule's print_message/2) without "[Thread N]": this is the engines' one thread
+            self._call_goal("set_prolog_flag(message_context, [])")
             self._call_goal(f"use_module({quote_atom(str(prolog_dir() / 'etalis'))})")
             self._api = self._lib.PL_predicate(b"etalis_api", 3, b"etalis")
             self._columns: Optional[bool] = None
