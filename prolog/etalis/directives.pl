@@ -14,7 +14,7 @@
 :- use_module(syntax, [etalis_error/3, duration_seconds/3]).
 :- use_module(policies, [policy/1, policy_hint/1]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
-:- use_module(sandbox, [sandboxed_true/3]).
+:- use_module(sandbox, [sandboxed_true/3, changed_predicates/2]).
 :- use_module(strategies, [reported_head/2]).
 
 /** <module> The directives of a rule file
@@ -42,6 +42,11 @@ Directives understood in a rule file:
   - `:- dynamic(Name/Arity).` (or a list): a predicate of the file's
     static rules that may have no clauses, and that its static rules
     may assert and retract; kept as dynamic(Name/Arity, Where).
+
+A predicate whose facts a rule or static clause asserts or retracts,
+written out (`assert(seen(X))`), is kept as changed(Name/Arity, Where):
+the engine declares it dynamic unless a module gives it (see
+etalis_load:load_statics/3), as if the file declared it.
 */
 
 %!  file_directives(+Items, -Directives) is det.
@@ -54,7 +59,10 @@ Directives understood in a rule file:
 
 file_directives(Items, Directives) :-
     include(is_directive, Items, Directives0),
-    foldl(directive, Directives0, [], Directives).
+    foldl(directive, Directives0, [], Directives1),
+    changed_predicates(Items, Changed),
+    findall(changed(PI, Where), member(PI-Where, Changed), Implied),
+    append(Implied, Directives1, Directives).
 
 is_directive(directive(_, _)).
 

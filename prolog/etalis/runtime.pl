@@ -43,6 +43,7 @@
 :- use_module(driver, [datime_time/2]).
 :- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
 :- use_module(graph_batch, [graph_batch_terms/3]).
+:- use_module(etalis_library, [etalis_flags/1]).
 
 /** <module> The runtime of a compiled rule set
 
@@ -102,9 +103,11 @@ engine_create(M) :-
 %   or labelled Rule) and ins_static_rule(Clause).  A call records the
 %   change (rule_update/2); it is made once the input event that led to
 %   it has been processed, so that the event runs over the rules it
-%   found (see apply_rule_updates/2).
+%   found (see apply_rule_updates/2).  Also ETALIS's event/1 (see
+%   raise_event/2) and its named flags (etalis_flags/1).
 
 rule_update_builtins(M) :-
+    etalis_flags(M),
     dynamic([M:'$rule_update'/1, M:'$raised'/1]),
     forall(member(Name-Kind, [ins_event_rule-ins, del_event_rule-del, ins_static_rule-ins_static]),
            (   Head =.. [Name, X],

@@ -563,6 +563,14 @@ error_words(error(Formal, _), Words, Hint) :-
     Hint = "simplify the clause; if it looks right, report this as a bug".
 error_words(_, "unexpected error", "simplify the clause; if it looks right, report this as a bug").
 
+syntax_error(_, Context, Start, Src) :-
+    syntax_error_offset(Context, Start, Offset),
+    unfinished_clause(Src, Start, Offset, End, Next),
+    !,
+    offset_where(Next, Src, pos(_, NextLine, _)),
+    format(string(Hint), "end the clause with a full stop; the next one starts at line ~d", [NextLine]),
+    offset_where(End, Src, Where),
+    etalis_error("syntax error: this clause has no full stop at its end", Hint, Where).
 syntax_error(What, Context, Start, Src) :-
     (   unclosed_kind(What, Kind),
         Src = src(_, Text, _),
@@ -584,6 +592,47 @@ syntax_error(What, Context, Start, Src) :-
     syntax_message(What, Message),
     offset_where(Offset, Src, Where),
     etalis_error(Message, Hint, Where).
+
+%   unfinished_clause(+Src, +Start, +Offset, -End, -Next): the reader
+%   stopped at Offset, in layout that starts at the line end End and
+%   reaches Next, the first character of another clause, and the text
+%   from Start to End reads as a clause: that clause lacks its full stop
+%   (the reader reports the layout, often the end of a comment after the
+%   clause, as where the operator it expected is missing).
+
+unfinished_clause(Src, Start, Offset, End, Next) :-
+    Src = src(_, Text, _),
+    string_length(Text, All),
+    Length is min(Offset + 1, All) - Start,
+    Length > 0,
+    sub_string(Text, Start, Length, _, Before),
+    sub_string(Before, LineEnd, 1, _, "\n"),
+    End0 is Start + LineEnd,
+    sub_string(Text, End0, _, 0, Rest),
+    string_codes(Rest, Codes),
+    layout_end(Codes, End0, Next),
+    Next > Offset,
+    Next < All,                                 % another clause follows
+    !,
+    Clause is End0 - Start,
+    sub_string(Text, Start, Clause, _, ClauseText),
+    split_string(ClauseText, "", " \t\r\n", [Stripped]),
+    reads_as_clause(Stripped),
+    (   sub_string(Stripped, Percent, _, _, "%"),
+        \+ ( sub_string(Stripped, Later, _, _, "%"), Later > Percent ),
+        sub_string(Stripped, 0, Percent, _, Code0),
+        split_string(Code0, "", " \t\r\n", [Code]),
+        reads_as_clause(Code)
+    ->  true                                    % the end of the clause before its comment
+    ;   Code = Stripped
+    ),
+    string_length(Code, Kept),
+    sub_string(ClauseText, Lead, _, _, Code), !,
+    End is Start + Lead + Kept.
+
+reads_as_clause(Text) :-
+    catch(term_string(Term, Text, [module(etalis_syntax), syntax_errors(error)]), _, fail),
+    Term \== end_of_file.
 
 %   bracket_hint(+Src, +Start, +Offset, -Hint): the reader stopped
 %   after Offset in the clause that starts at Start, and Hint names the

@@ -158,3 +158,15 @@ class MemoryLimitError(InferenceLimitError):
 def _size(size: int) -> str:
     """A number of bytes for people: GiB, else MiB."""
     return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+
+
+def utf8_text(what: str, path: Path) -> str:
+    """The text of the UTF-8 file ``path`` (the ``what``, e.g. ``static
+    file``), or ValueError naming the file and its first byte that is
+    not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} {path} is not UTF-8: byte 0x{data[e.start]:02x} at byte {e.start + 1}; "
+                         "save it as UTF-8 text") from None
