@@ -592,7 +592,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
                 if result.stopped:      # the lines after the stopped one were read, not processed
                     bad = [r for r in bad if r.line < result.stopped.line]
-                counts.rejected += len(bad)
+                counts.rejected += len(bad) + (result.stopped is not None)  # the stopped event: read, not processed
                 counts.warnings += len(result.warnings)
                 if not ns.quiet and (bad or result.warnings):
                     progress.clear()
