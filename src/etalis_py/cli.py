@@ -557,9 +557,18 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             for w in ws:
                 print(f"{source}: warning: {where}: {w.reason}", file=err)
 
-    def checkpoint() -> None:
+    def checkpoint() -> bool:
+        """Take a checkpoint; whether it was taken (when the engine has no
+        room to write its state, the last one stays as it was)."""
         if checkpoints is not None:
-            checkpoints.save(engine, counts, sink, source_input.offsets)
+            try:
+                checkpoints.save(engine, counts, sink, source_input.offsets)
+            except EtalisError as e:
+                progress.clear()
+                print(f"{source}:{counts.line}: error: the checkpoint could not be taken, the last one in "
+                      f"{checkpoints.directory} stays: {e}", file=err)
+                return False
+        return True
 
     stopped = unwritten = False
     interrupt = _Interrupt()
@@ -609,11 +618,12 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if checkpoints is not None:
                     counts.line = batch.end_line
                     counts.since += len(bad) + result.accepted
-                    if counts.since >= ns.checkpoint_every:
-                        checkpoint()
+                    if counts.since >= ns.checkpoint_every and not checkpoint():
+                        stopped = True
+                        break
                 progress.show(status)
-            if not stopped:
-                checkpoint()    # before the end: a resumed run goes on from here
+            if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
+                stopped = True
             raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
