@@ -590,7 +590,8 @@ def test_a_named_variable_used_once_in_an_event_is_a_singleton() -> None:
     rules = ("c(X) <- (a(X) seq b(Y)) within 5.\n"                    # Y: a misspelt X?
              "d(X) <- ((a(X) seq b(X)) cnot e(Z)) within 5.\n"        # Z: any e blocks
              "f(X) <- (a(X) seq b(_Y, _)) within 5.\n"                # _Y and _ say so
-             "g(X) <- (a(X) seq b(K)) within 5 where K > 1.\n")       # K is used twice
+             "g(X) <- (a(X) seq b(K)) within 5 where K > 1.\n"        # K is used twice
+             "h(X) <- (a(X) seq ((t(V) where V > 0)+) seq c(X)) within 5.\n")  # V: in its condition
     fs = check_text(rules, "r.etl")
     assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs if f.code == "singleton-variable"] == [
         ("warning", "singleton-variable", line, 1, SINGLETON.format(name), SINGLETON_HINT.format(name))

@@ -118,7 +118,7 @@ def test_etalis_run_stops_an_event_that_runs_too_long(tmp_path: Path, capsys: py
     assert [json.loads(line) for line in out.splitlines()] == [{"event": "d", "args": [1], "start": 1, "end": 1}]
     assert err.splitlines()[0].startswith(f"{events}:2: error: event a(1) (line 2) ran for more than 2 seconds, "
                                           "the time that the limit of 2,000,000 inferences per event allows")
-    assert err.splitlines()[-1].startswith("events read: 1, accepted: 1, rejected: 0, detections: 1,")
+    assert err.splitlines()[-1].startswith("events read: 2, accepted: 1, rejected: 1, detections: 1,")
 
 
 def test_with_no_inference_limit_there_is_no_time_limit_either() -> None:
@@ -151,7 +151,7 @@ def test_run_stops_at_an_event_over_the_limit_with_its_line_and_the_summary(tmp_
         "in the where condition loop(1)",
         f"  hint: {HINT}",
     ]
-    assert re.fullmatch(r"events read: 2, accepted: 2, rejected: 0, detections: 2, warnings: 0, seconds: [0-9.]+, "
+    assert re.fullmatch(r"events read: 3, accepted: 2, rejected: 1, detections: 2, warnings: 0, seconds: [0-9.]+, "
                         r"pending: 0, cpu seconds: [0-9.]+", lines[2])
     assert len(lines) == 3
 

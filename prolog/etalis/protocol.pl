@@ -43,11 +43,22 @@ feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
     Header0 = _{accepted: Accepted, raised: Raised, rejected: Rs, warnings: Ws},
-    (   Stopped = limit(Line, E, Limit, In)
-    ->  limit_json(Line, E, Limit, In, Hit),
+    (   Stopped == none
+    ->  Header = Header0
+    ;   stopped_json(Stopped, Hit),
         Header = Header0.put(stopped, Hit)
-    ;   Header = Header0
     ).
+
+%!  stopped_json(+Hit, -Json) is det.
+%
+%   Json is where a feed stopped: limit(Line, Event, Limit, In) (see
+%   limit_json/5) or memory(Line, Event, Bytes), an event that ran out of
+%   the stacks, whose limit is Bytes.
+
+stopped_json(limit(Line, E, Limit, In), Json) :-
+    limit_json(Line, E, Limit, In, Json).
+stopped_json(memory(Line, E, Bytes), _{kind: memory, line: Line, event: Text, limit: Bytes}) :-
+    bounded_text(E, Text).
 
 %!  limit_json(+Line, +Event, +Limit, +In, -Json) is det.
 %
@@ -85,6 +96,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
                  \+ sub_atom(N, 0, _, _, '_'),
                  occurrences_of_var(V, H-P, 1),
                  sub_term(S, P), compound(S), S = event(E),
+                 \+ hidden_event(E),
                  occurrences_of_var(V, E, 1) ),
             Singletons),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
@@ -103,6 +115,15 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
              steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
              run: Run, singletons: Singletons}.
+
+%   hidden_event(+Event): Event is one the reader made ('$plusN', a
+%   run's event); a variable the user wrote in the part it stands for
+%   occurs there once, and is joined in that part's own rules.
+
+hidden_event(E) :-
+    compound(E),
+    compound_name_arity(E, Name, _),
+    sub_atom(Name, 0, _, _, '$').
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its
@@ -289,8 +310,8 @@ error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
 error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
     format(string(M), "engine ~w does not exist (it was closed)", [E]),
     Header = _{error: _{kind: engine, message: M}}.
-error_reply(error(etalis_limit(limit(Line, E, Limit, In)), _), _{error: Hit}, "") :- !,
-    limit_json(Line, E, Limit, In, Hit).
+error_reply(error(etalis_limit(Stopped), _), _{error: Hit}, "") :- !,
+    stopped_json(Stopped, Hit).
 error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
     Header = _{error: _{kind: engine, message: Message}}.
 error_reply(error(etalis_snapshot_error(Message), _), Header, "") :- !,

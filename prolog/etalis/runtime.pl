@@ -5,6 +5,8 @@
             engine_reset/1,             % +Engine
             engine_flush/4,             % +Engine, -Released, -Fired, -Detections
             engine_flush/5,             % +Engine, +Format, -Released, -Fired, -Detections
+            engine_flush/6,             % +Engine, +Format, +Timers, -Released, -Fired, -Detections
+            engine_advance/6,           % +Engine, +Time, +Format, -Released, -Fired, -Detections
             engine_buffered/2,          % +Engine, -Count
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
@@ -545,9 +547,11 @@ engine_pending(M, I, Count) :-
 %   Each event may take at most the engine's inference limit (see
 %   engine_start/4).  Stopped is `none`, or limit(Line, Event, Limit, In)
 %   if the event of line Line took more (In is where(Goal) if the limit
-%   was reached in the `where` condition Goal, else `none`): the feed
-%   stops there, with the detections made before that event (its own
-%   are dropped; the goals it stored before it was stopped stay).
+%   was reached in the `where` condition Goal, else `none`), or
+%   memory(Line, Event, Bytes) if it ran out of the stacks (their limit,
+%   the flag stack_limit, is Bytes): the feed stops there, with the
+%   detections made before that event (its own are dropped; the goals it
+%   stored before it was stopped stay).
 
 engine_feed(M, Text, FirstLine, Summary, Detections) :-
     engine_feed(M, Text, FirstLine, object, Summary, Detections).
@@ -760,6 +764,37 @@ engine_flush(M, Released, Fired, Detections) :-
 %   engine_feed/6).
 
 engine_flush(M, Format, Released, Fired, Detections) :-
+    engine_flush(M, Format, true, Released, Fired, Detections).
+
+%!  engine_flush(+Engine, +Format, +Timers, -Released, -Fired, -Detections) is det.
+%
+%   As engine_flush/5; with Timers `false` the timers due after the last
+%   event stay pending: the end of a finite input is not the end of
+%   time, and a later run resumed from a snapshot fires them when due.
+
+engine_flush(M, Format, Timers, Released, Fired, Detections) :-
+    must_be(boolean, Timers),
+    engine_ordered(M, Format, flush_order(M, Timers), Released, Fired, Detections).
+
+%!  engine_advance(+Engine, +Time, +Format, -Released, -Fired, -Detections) is det.
+%
+%   Engine's time moves on to Time with no event: no event earlier than
+%   Time may come any more, so the events of the reorder buffer up to
+%   Time are processed (Released of them) and the timers due at Time or
+%   earlier fire (Fired of them, with what they raise), in time order.
+%   A Time before the last event's changes nothing.
+
+engine_advance(M, Time, Format, Released, Fired, Detections) :-
+    must_be(number, Time),
+    (   finite_number(Time)
+    ->  true
+    ;   domain_error(finite_number, Time)
+    ),
+    engine_ordered(M, Format, advance_order(M, Time), Released, Fired, Detections).
+
+:- meta_predicate engine_ordered(+, +, 3, -, -, -).
+
+engine_ordered(M, Format, Step, Released, Fired, Detections) :-
     detection_format(Format),
     engine_state(M, State),
     explaining(M),
@@ -767,28 +802,54 @@ engine_flush(M, Format, Released, Fired, Detections) :-
     arg(2, State, Order0),
     feed_start(M),
     arg(3, State, Limit),
-    catch(watched(M, Limit, output_text(flush_order(M, Order0, Order, Released), Detections)),
+    catch(watched(M, Limit, output_text(call(Step, Order0, Order, Released), Detections)),
           etalis_limit(Hit),
           throw(error(etalis_limit(Hit), _))),
     nb_setarg(2, State, Order),
     feed_value(M, raised, Fired).
 
-%   flush_order(+M, +Order0, -Order, -Released): process the Released
-%   events of the reorder buffer, then the timers still pending, in time
-%   order; no later event may come before the last of them.
+%   flush_order(+M, +Timers, +Order0, -Order, -Released): process the
+%   Released events of the reorder buffer, then (if Timers is true) the
+%   timers still pending, in time order; no later event may come before
+%   the last of them.
 
-flush_order(M, Order0, Order, Released) :-
+flush_order(M, Timers, Order0, Order, Released) :-
     (   Order0 = reorder(L, Max0, Seq, H0)
     ->  heap_size(H0, Released),
         release(M, inf, H0, H),
-        due_timers(M, inf, 0, Last),
+        flushed_timers(Timers, M, Last),
         later(Max0, Last, Max),
         Order = reorder(L, Max, Seq, H)
     ;   Order0 = in_order(Last0),
         Released = 0,
-        due_timers(M, inf, 0, Last),
+        flushed_timers(Timers, M, Last),
         later(Last0, Last, Last1),
         Order = in_order(Last1)
+    ).
+
+flushed_timers(true, M, Last) :-
+    due_timers(M, inf, 0, Last).
+flushed_timers(false, _, none).
+
+%   advance_order(+M, +Time, +Order0, -Order, -Released): the events of
+%   the reorder buffer up to Time, then the timers due by Time; later
+%   events may not be earlier than Time.
+
+advance_order(M, Time, Order0, Order, Released) :-
+    (   Order0 = reorder(L, Max0, Seq, H0)
+    ->  release(M, Time, H0, H),
+        heap_size(H0, N0),
+        heap_size(H, N),
+        Released is N0 - N,
+        due_timers(M, Time, 0, _),
+        Mark is Time + L,
+        later(Max0, Mark, Max),
+        Order = reorder(L, Max, Seq, H)
+    ;   Order0 = in_order(Last0),
+        Released = 0,
+        due_timers(M, Time, 0, _),
+        later(Last0, Time, Last),
+        Order = in_order(Last)
     ).
 
 later(T, none, T) :- !.
@@ -826,7 +887,14 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
         feed_lines(Lines, First, M, Order0, Order, A0, A, Rejected, Tail)
     ;   line_count(In, L),
         Line is L + Offset,
-        feed_term(Term, Line, M, Order0, Outcome),
+        (   C1 - C0 > 10_000_000                % row_chars/1
+        ->  row_chars(Max),
+            Chars is C1 - C0,
+            format(string(Reason), "the line holds ~D characters, more than the ~D a row may hold",
+                   [Chars, Max]),
+            Outcome = rejected(Reason)
+        ;   feed_term(Term, Line, M, Order0, Outcome)
+        ),
         (   Outcome = admitted(Order1)
         ->  A1 is A0 + 1,
             feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
@@ -929,7 +997,9 @@ quick_event(checked, event(E, Time), E, T1, T2) :-
     (   number(Time)
     ->  T1 = Time, T2 = Time
     ;   Time = [T1, T2]
-    ).
+    ),
+    T1 >= -253_402_300_799,                     % time_horizon/1
+    T2 =< 253_402_300_799.
 
 %   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
 %
@@ -1082,14 +1152,27 @@ run_one(M, E, T1, T2, Line) :-
     ).
 
 %   limited(+Limit, :Goal, +M, +E, +Line, -Hit): run Goal, the processing
-%   of the event E of line Line in engine M, within Limit inferences.
-%   Hit is `none`, or limit(Line, E, Limit, In) if it took more (see
-%   engine_feed/5): then the rule updates and raised events it recorded
-%   are dropped.
+%   of the event E of line Line in engine M, within Limit inferences and
+%   the thread's stacks.  Hit is `none`, limit(Line, E, Limit, In) if it
+%   took more inferences (see engine_feed/5), or memory(Line, E, Bytes)
+%   if the stacks ran out, Bytes being their limit (the flag
+%   stack_limit): then the rule updates and raised events it recorded
+%   are dropped.  What the event stored before it stays (the goal stores
+%   are changed in steps that each leave them whole, see store.pl).
 
-limited(inf, Goal, _, _, _, none) :- !,
-    call(Goal).
 limited(Limit, Goal, M, E, Line, Hit) :-
+    catch(limited_(Limit, Goal, M, E, Line, Hit),
+          error(resource_error(Resource), _),
+          out_of_memory(Resource, M, E, Line, Hit)),
+    (   Hit == none
+    ->  true
+    ;   retractall(M:'$rule_update'(_)),
+        retractall(M:'$raised'(_))
+    ).
+
+limited_(inf, Goal, _, _, _, none) :- !,
+    call(Goal).
+limited_(Limit, Goal, M, E, Line, Hit) :-
     call_with_inference_limit(Goal, Limit, Result),
     (   Result == inference_limit_exceeded
     ->  feed_global(M, limit_goal, G),
@@ -1103,11 +1186,20 @@ limited(Limit, Goal, M, E, Line, Hit) :-
         ->  In = seconds(Seconds, In0)
         ;   In = In0
         ),
-        retractall(M:'$rule_update'(_)),
-        retractall(M:'$raised'(_)),
         Hit = limit(Line, E, Limit, In)
     ;   Hit = none
     ).
+
+%   out_of_memory(+Resource, +M, +E, +Line, -Hit): the event E of line
+%   Line ran out of Resource: the stacks (or the memory outside them).
+
+out_of_memory(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+    memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
+    !,
+    garbage_collect,
+    current_prolog_flag(stack_limit, Bytes).
+out_of_memory(Resource, _, _, _, _) :-
+    resource_error(Resource).
 
 %   watched(+M, +Limit, :Goal): run Goal, the processing of a batch of
 %   engine M whose events may take Limit inferences each, under a
@@ -1395,11 +1487,29 @@ engine_process(M, E, T1, T2, Detections) :-
 plain_input(event(E, T), E, T) :-
     number(T),
     T =:= T,                                    % not NaN
-    abs(T) < inf,
+    abs(T) =< 253_402_300_799,                  % time_horizon/1
     callable(E),
     ground(E),
     functor(E, Name, _),
     event_name(Name).
+
+%!  time_horizon(-Seconds) is det.
+%
+%   No input time lies further from 0 than Seconds, the last second of
+%   the year 9999 (the last that a date can be written for): a time
+%   beyond it (1e308, or milliseconds or nanoseconds where seconds were
+%   meant) would leave every later event out of time order, so its row
+%   is rejected.
+
+time_horizon(253_402_300_799).
+
+%!  row_chars(-Chars) is det.
+%
+%   A line of input events holds at most Chars characters (as guard.pl
+%   bounds a text that a rule makes); a longer line is rejected.  Python
+%   bounds each text of a row it writes the same (prolog_text.py).
+
+row_chars(10_000_000).
 
 %!  event_name(+Name) is semidet.
 %
@@ -1525,10 +1635,12 @@ event_line_forms("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7
 
 event_time(Time, T1, T2, Reason) :-
     (   finite_number(Time)
-    ->  T1 = Time, T2 = Time
+    ->  T1 = Time, T2 = Time,
+        horizon(Time, Reason)
     ;   Time = [T1, T2], finite_number(T1), finite_number(T2)
     ->  (   T1 =< T2
-        ->  true
+        ->  horizon(T1, Reason),
+            horizon(T2, Reason)
         ;   format(string(Reason), "start ~w is after end ~w", [T1, T2])
         )
     ;   text(Time)
@@ -1539,6 +1651,20 @@ event_time(Time, T1, T2, Reason) :-
 
 text(T) :- atom(T).
 text(T) :- string(T).
+
+%   horizon(+T, -Reason): Reason is unbound, or why the time T lies
+%   beyond time_horizon/1.
+
+horizon(T, Reason) :-
+    time_horizon(H),
+    (   abs(T) =< H
+    ->  true
+    ;   var(Reason)
+    ->  format(string(Reason),
+               "time ~w is beyond the horizon of ~D seconds (the end of the year 9999): times are seconds, \c
+                not milliseconds or nanoseconds", [T, H])
+    ;   true
+    ).
 
 %   provenance_list(@Prov): Prov is a list of ground det(E, T1, T2), the
 %   input occurrences an event given as event(E, Time, Prov) was built

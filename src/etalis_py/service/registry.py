@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypeVar
 
-from .._prolog import bridge
 from ..engine import Engine
 from ..errors import EtalisError, InferenceLimitError, RuleError
 from ..events import Detection, Rejection
@@ -39,8 +38,7 @@ class EngineThread:
         return await loop.run_in_executor(self._pool, functools.partial(fn, *args, **kwargs))
 
     def close(self) -> None:
-        """Release the thread's Prolog engine, then end the thread."""
-        self._pool.submit(bridge().detach)
+        """End the thread once the calls made are done."""
         self._pool.shutdown(wait=True)
 
 
