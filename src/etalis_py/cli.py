@@ -303,7 +303,7 @@ def _port(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> int:
+def _whole(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -327,7 +327,7 @@ def add_serve_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]")
                      help="keep rule sets, engine state and detections here: they survive a restart")
     srv.add_argument("--max-body", type=_size, default=8 * 1024 * 1024, metavar="BYTES",
                      help="the largest request body, e.g. 8M (default); a larger one gets 413")
-    srv.add_argument("--buffer", type=_positive, default=10_000, metavar="N",
+    srv.add_argument("--buffer", type=_whole, default=10_000, metavar="N",
                      help="the detections each rule set keeps for subscribers that reconnect (default 10000)")
 
 
