@@ -34,7 +34,12 @@ class Server:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
         if self.process.poll() is None:
             self.process.send_signal(sig)
-        return self.process.wait(timeout)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:     # no server is left running after a failed test
+            self.process.kill()
+            self.process.wait()
+            raise
 
 
 def start_server(*args: str, cwd: Optional[Path] = None, timeout: float = 60) -> Server:
