@@ -43,10 +43,11 @@ class StageSpec:
     trusted: bool = False                           # the rules may run any Prolog (no sandbox)
     explain: bool = False                           # detections (and passed on events) carry provenance
     static: tuple[tuple[str, str], ...] = ()        # static knowledge files (--static): (name, text)
+    lateness: Optional[float] = None                # a key's events may come this late (streaming)
 
     def engine_key(self) -> tuple[Any, ...]:
         return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
-                self.knowledge, self.entailment, self.trusted, self.explain, self.static)
+                self.knowledge, self.entailment, self.trusted, self.explain, self.static, self.lateness)
 
 
 # Compiled engines of this Python worker process, by what they were compiled
@@ -67,7 +68,7 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
         return engine, False
     engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source, trusted=spec.trusted,
                                 max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report,
-                                explain=spec.explain, static_texts=spec.static)
+                                explain=spec.explain, static_texts=spec.static, lateness=spec.lateness)
     if spec.knowledge or spec.entailment:
         _load_knowledge(engine, spec.knowledge, spec.entailment)
     while len(_ENGINES) >= MAX_ENGINES:     # a long-lived worker that ran many replays: free the oldest
@@ -200,17 +201,19 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
 
 
 def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterator[pa.RecordBatch],
-                packed: Optional[Packed] = None) -> Iterator[pa.RecordBatch]:
+                packed: Optional[Packed] = None, reset_first: bool = True) -> Iterator[pa.RecordBatch]:
     """The rows of :func:`_run_stage`'s task, by ``engine`` (``compiled``
     for it).  With ``packed``, the events are its rows (an event's row in
-    its column ``PACKED``), not lines."""
+    its column ``PACKED``), not lines.  Unless ``reset_first``, the first
+    key goes on from the state the engine holds (a stream restores each
+    key's state before its rows)."""
     out = _StageOutput()
     stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0,
                              "mapping_rejected": 0, "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled,
                              "sample": []}
     masks: list[int] = stats["masks"]
     sample: list[str] = stats["sample"]
-    current: Any = object()                 # the key being fed (no key yet)
+    nothing = current = object()            # the key being fed (no key yet)
     originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
 
     def feed(events: Union[list[str], Packed], ts: list[float], rows: pa.Array, paths: pa.Array,
@@ -311,7 +314,7 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 if k != current:
                     if i > a:
                         segments.append((a, i, reset, current))
-                    current, a, reset = k, i, True
+                    current, a, reset = k, i, reset_first or current is not nothing
                 elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
                     segments.append((a, i, reset, current))
                     a, reset = i, False

@@ -1,0 +1,321 @@
+"""The stages of a stream (Python workers): Spark's ``transformWithStateInPandas``
+calls a processor once per micro-batch and group; the processor feeds the
+group's rows to the worker's engine of the stage, compiled once per worker
+process, after restoring each key's state into it from Spark's state store
+(a snapshot of the engine), and writes the state back when it changed."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..columns import Packed
+from ..engine import Engine
+from .mapping import MapSpec, mapped_batches
+from .names import (
+    BATCH_ROWS, KEY1, KIND, LINE, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_PATH, S_REASON, S_ROW,
+    S_SIG, S_T, S_TKIND, TIME, TKIND,
+)
+from .partition import StageSpec, _engine_for, _stage_rows
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+try:        # PySpark's Python state API (it needs protobuf): the processors' base class
+    from pyspark.sql.streaming.stateful_processor import StatefulProcessor
+except ImportError:     # pragma: no cover - an install without it cannot stream, and says so at detect_stream
+    StatefulProcessor = object  # type: ignore[misc,assignment]
+
+FILE = "__etalis_file"              # the file a row came from (input_file_name)
+POS = "__etalis_pos"                # a row's position in its file, as its task read it
+GROUP = "__etalis_group"            # the column a stage's rows are grouped by
+PASS = "~"                          # groups whose rows a stage passes on without feeding them
+PASS_GROUPS = 8                     # groups of passed-on rows, spread over as many tasks
+
+# what a stage gives the next one (and, from the last stage, the sink)
+ROWS_DDL = ("kind string, sig string, line string, t double, row long, path string, keys array<string>, "
+            "key string, record string, event string, args string, start double, end double, stage int")
+ROW_NAMES = [c.split(" ")[0] for c in ROWS_DDL.split(", ")]
+
+# a group's state: its keys' snapshots; the token and sequence number tell a
+# worker whether the engine it holds already has the state of the last one
+STATE_DDL = "token string, seq long, keys array<string>, snapshots array<binary>"
+
+
+@dataclass(frozen=True)
+class LiveStage:
+    """What a stage's processor needs, shipped to the workers."""
+
+    spec: StageSpec
+    mapping: Optional[MapSpec] = None       # stage 1: how its input rows become events
+    passes: tuple[str, ...] = ()            # events passed on (name/arity) that later stages consume
+
+
+@dataclass
+class _Held:
+    """A worker's engine of a stage, the snapshot of its fresh state, and
+    whose state it holds now: (group, key, token, seq)."""
+
+    engine: Engine
+    blank: bytes
+    holds: Optional[tuple[str, str, str, int]] = None
+
+
+# The engines of this Python worker process, by stage (see partition._ENGINES,
+# which compiles them): a worker runs a stage's groups batch after batch, and
+# keeping the engine, with the state of the last key it ran, saves both the
+# compiling and, when the same key comes next, the restore.
+_HELD: dict[tuple[Any, ...], _Held] = {}
+
+
+def _held_for(spec: StageSpec) -> tuple[_Held, bool]:
+    key = spec.engine_key()
+    engine, compiled = _engine_for(spec)
+    held = _HELD.get(key)
+    if held is None or held.engine is not engine:
+        engine.reset()
+        held = _HELD[key] = _Held(engine, engine.snapshot())
+    return held, compiled
+
+
+@dataclass
+class _GroupState:
+    """A group's keys' snapshots, as read from and written to its value state."""
+
+    token: str = ""
+    seq: int = 0
+    snapshots: dict[str, bytes] = field(default_factory=dict)
+    changed: bool = False
+
+    @classmethod
+    def read(cls, value: Optional[tuple[Any, ...]]) -> "_GroupState":
+        if value is None:
+            return cls(uuid.uuid4().hex)
+        token, seq, keys, snaps = value
+        return cls(str(token), int(seq), {str(k): bytes(s) for k, s in zip(keys, snaps)})
+
+    def value(self) -> tuple[Any, ...]:
+        keys = sorted(self.snapshots)
+        return (self.token, self.seq, keys, [self.snapshots[k] for k in keys])
+
+
+def _enter(held: _Held, group: str, key: str, state: _GroupState) -> None:
+    """Put ``key``'s state into the engine (nothing to do when it holds it)."""
+    if held.holds == (group, key, state.token, state.seq):
+        return
+    held.holds = None
+    held.engine.restore(state.snapshots.get(key, held.blank))
+
+
+def _leave(held: _Held, group: str, key: str, state: _GroupState, accepted: int) -> None:
+    """Take ``key``'s state out of the engine if the key's events changed it."""
+    if accepted:
+        state.snapshots[key] = held.engine.snapshot()
+        state.changed = True
+    held.holds = (group, key, state.token, state.seq)
+
+
+class _Out:
+    """The rows a processor yields (``ROWS_DDL``), gathered column by column."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list[Any]] = {n: [] for n in ROW_NAMES}
+
+    def add(self, **values: Any) -> None:
+        for n in ROW_NAMES:
+            self.cols[n].append(values.get(n))
+
+    def take(self, batch: pa.RecordBatch, stage: int, records: Optional[dict[int, str]] = None,
+             original: Sequence[str] = ()) -> int:
+        """Add the rows of a stage's output batch (:func:`_stage_rows`); the
+        accepted events of its stats rows are returned.  Rejected rows get
+        their original columns as JSON (``records`` by row, or their own)."""
+        cols = batch.to_pydict()
+        accepted = 0
+        for i, kind in enumerate(cols[S_KIND]):
+            line = cols[S_LINE][i]
+            row = cols[S_ROW][i]
+            values: dict[str, Any] = {"kind": kind, "sig": cols[S_SIG][i], "line": line, "t": cols[S_T][i],
+                                      "row": row, "path": cols[S_PATH][i], "keys": cols[S_KEYS][i],
+                                      "key": cols[S_KEY][i], "stage": stage}
+            if kind == "d":
+                values["line"] = line = line.rstrip("\n")
+                d = json.loads(line)
+                values.update(event=d["event"], args=json.dumps(d["args"]), start=float(d["start"]),
+                              end=float(d["end"]))
+            elif kind == "m":
+                values["record"] = json.dumps({c: _plain(cols[c][i]) for c in original}, default=str)
+            elif kind == "r":
+                values["record"] = (records or {}).get(row)
+            elif kind == "s":
+                info = json.loads(line)
+                accepted += info["accepted"]
+                values["line"] = json.dumps({"stage": stage, **info})
+            self.add(**values)
+        return accepted
+
+    def frame(self) -> "pd.DataFrame":
+        import pandas as pd
+
+        return pd.DataFrame(self.cols, columns=ROW_NAMES)
+
+
+def _plain(value: Any) -> Any:
+    return value.isoformat() if hasattr(value, "isoformat") else value
+
+
+class LiveProcessor(StatefulProcessor):
+    """One stage of a stream.  Nothing here starts SWI-Prolog before rows
+    come: Spark calls ``init`` on the driver too, to learn the state's schema."""
+
+    def __init__(self, stage: LiveStage) -> None:
+        self.stage = stage
+
+    def init(self, handle: Any) -> None:
+        self.state = handle.getValueState("engines", STATE_DDL)
+
+    def handleInputRows(self, key: Any, rows: Iterator["pd.DataFrame"], timerValues: Any) -> Iterator["pd.DataFrame"]:
+        import pandas as pd
+
+        group = str(key[0])
+        frames = [f for f in rows if len(f)]
+        data = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0] if frames else None
+        if data is None:
+            return
+        # by position: PySpark renames the columns whose names start with _
+        data.columns = self._input_names()[:len(data.columns)]
+        out = _Out()
+        if group.startswith(PASS):
+            self._pass_on(data, out)
+        elif self.stage.mapping is not None:
+            self._first(group, data, out)
+        else:
+            self._later(group, data, out)
+        if out.cols["kind"]:
+            yield out.frame()
+
+    def close(self) -> None:
+        pass
+
+    def _input_names(self) -> list[str]:
+        """The columns of the stage's input rows, in their order."""
+        if self.stage.mapping is None:
+            return [*ROW_NAMES, GROUP]
+        return [*self.stage.mapping.original, FILE, POS, GROUP]
+
+    def _pass_on(self, data: "pd.DataFrame", out: _Out) -> None:
+        later = set(self.stage.passes)
+        for r in data[ROW_NAMES].itertuples(index=False):
+            if r.kind != "x" or r.sig in later:
+                out.add(**{n: (list(v) if n == "keys" and v is not None else _na(v)) for n, v in zip(ROW_NAMES, r)})
+
+    def _first(self, group: str, data: "pd.DataFrame", out: _Out) -> None:
+        """Stage 1: the group's input rows, in file order, mapped to events
+        as replay maps them, fed key by key in time order."""
+        stage = self.stage
+        mspec = stage.mapping
+        assert mspec is not None
+        spec = stage.spec
+        data = data.sort_values([FILE, POS], kind="stable", ignore_index=True)
+        files = data[FILE].tolist()
+        positions = data[POS].tolist()
+        originals = list(spec.originals) if spec.originals is not None else []
+        schema = pa.schema(originals)
+        table = pa.Table.from_pandas(data[[f.name for f in originals]], schema=schema, preserve_index=False)
+        n = table.num_rows
+        batch = pa.RecordBatch.from_arrays([*(c.combine_chunks() for c in table.columns),
+                                            pa.array(np.arange(n, dtype=np.int64))], names=[*schema.names, ROW])
+        held, compiled = _held_for(spec)
+        packed = held.engine.columnar()
+        mapped: list[pa.RecordBatch] = []
+        parts: list[Packed] = []
+        for b, events in mapped_batches(mspec, iter([batch]), packed):
+            mapped.append(b)
+            if events is not None:
+                parts.append(events)
+        every = pa.Table.from_batches(mapped).sort_by([(KEY1, "ascending"), (TIME, "ascending"), (ROW, "ascending")])
+        joined = Packed.joined(parts) if parts else None
+        paths = pa.array([f"{files[r]}\x1f{positions[r]:012x}" for r in every.column(ROW).to_pylist()], pa.string())
+        records = {i: json.dumps({c: _plain(v) for c, v in zip(schema.names, vals)}, default=str)
+                   for i, vals in enumerate(zip(*(table.column(c).to_pylist() for c in schema.names)))}
+        staged = pa.Table.from_arrays(
+            [every.column(KEY1), every.column(TIME), every.column(ROW), paths, every.column(LINE),
+             every.column(KIND), every.column(REASON), every.column(TKIND),
+             *(every.column(f.name) for f in originals), *([every.column(PACKED)] if packed else [])],
+            names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *schema.names,
+                   *([PACKED] if packed else [])])
+        state = _GroupState.read(self.state.get() if self.state.exists() else None)
+        kinds = staged.column(S_KIND)
+        others = staged.filter(pc.not_equal(kinds, "e"))
+        if others.num_rows:         # rejected and unused rows: counted, passed on, no engine state
+            for b in _stage_rows(spec, held.engine, compiled, iter(others.to_batches(BATCH_ROWS)), joined):
+                out.take(b, spec.number, records, schema.names)
+            compiled = False
+        events = staged.filter(pc.equal(kinds, "e"))
+        keys = events.column(S_KEY).to_pylist()
+        a = 0
+        while a < len(keys):
+            b = a
+            while b < len(keys) and keys[b] == keys[a]:
+                b += 1
+            key = keys[a] or ""
+            _enter(held, group, key, state)
+            accepted = 0
+            for ob in _stage_rows(spec, held.engine, compiled, iter(events.slice(a, b - a).to_batches(BATCH_ROWS)),
+                                  joined, reset_first=False):
+                accepted += out.take(ob, spec.number, records, schema.names)
+            compiled = False
+            _leave(held, group, key, state, accepted)
+            a = b
+        self._save(held, group, state)
+
+    def _later(self, group: str, data: "pd.DataFrame", out: _Out) -> None:
+        """A later stage: the events passed on to it, of one key, in the
+        order one engine would have derived them (time, then the input row
+        and derivation path that caused them)."""
+        spec = self.stage.spec
+        later = set(self.stage.passes)
+        data = data.sort_values(["t", "path"], kind="stable", ignore_index=True)
+        n = len(data)
+        for r in data[ROW_NAMES].itertuples(index=False):
+            if r.sig in later:
+                out.add(**{n_: (list(v) if n_ == "keys" and v is not None else _na(v))
+                           for n_, v in zip(ROW_NAMES, r)})
+        staged = pa.RecordBatch.from_arrays(
+            [pa.array([group[1:]] * n, pa.string()), pa.array(data["t"].astype(float).tolist(), pa.float64()),
+             pa.array(data["row"].astype("int64").tolist(), pa.int64()), pa.array(data["path"].tolist(), pa.string()),
+             pa.array(data["line"].tolist(), pa.string())],
+            names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE])
+        held, compiled = _held_for(spec)
+        state = _GroupState.read(self.state.get() if self.state.exists() else None)
+        _enter(held, group, "", state)
+        accepted = 0
+        for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), reset_first=False):
+            accepted += out.take(ob, spec.number)
+        _leave(held, group, "", state, accepted)
+        self._save(held, group, state)
+
+    def _save(self, held: _Held, group: str, state: _GroupState) -> None:
+        if not state.changed:
+            return
+        state.seq += 1
+        self.state.update(state.value())
+        if held.holds is not None and held.holds[0] == group and held.holds[2] == state.token:
+            held.holds = (group, held.holds[1], state.token, state.seq)     # its snapshot is the one saved
+
+
+def _na(value: Any) -> Any:
+    """pandas' missing values as None."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value != value:
+        return None
+    return value
+
