@@ -21,6 +21,8 @@
 :- use_module(etalis/columns).
 :- use_module(etalis/rule_facts).
 :- use_module(etalis/driver, [etalis_driver/4]).
+:- use_module(etalis/engine_state).
+:- use_module(etalis/snapshot).
 
 /** <module> etalis-py: the engine's face towards Python
 
@@ -84,6 +86,15 @@ Requests:
   - etalis_driver(File, Run): the event stream of an original ETALIS
     test driver, as event lines (see etalis_driver/4); the header is
     its Info.
+  - snapshot(Engine, Counters): the state of the engine as bytes (see
+    etalis_snapshot), with Counters (a list of integers: Python's
+    counters of the engine) among it; the body is the bytes, each a
+    character of code 0..255.
+  - restore(Engine): payload is the bytes of a snapshot of an engine of
+    the same rules; the engine takes up its state (making the changes
+    of the rules that were made before it was taken, if this engine has
+    not made them).  The reply has the Counters given to snapshot, and
+    the rules, goals, printed events and prefixes as add_rules has.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
     knowledge_update/4.
@@ -166,15 +177,15 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
 serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
                                        printed: Printed}, "") :-
     engine_compiled(M, _),
-    source_items(source(Source, Payload), Items),
-    add_items(M, Items, C),
+    engine_names(M, ( source_items(source(Source, Payload), Items),
+                      add_items(M, Items, C) )),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     reported_strings(Settings, Printed).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
-    remove_label(M, Label, C),
+    engine_names(M, remove_label(M, Label, C)),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     reported_strings(Settings, Printed).
@@ -186,6 +197,46 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
+serve(snapshot(M, Counters), _, _{snapshot: Length}, Bytes) :-
+    engine_compiled(M, _),
+    must_be(list(integer), Counters),
+    M:'$identity'(Rules),
+    engine_state_get(M, State),
+    snapshot_bytes(Rules, snapshot{state: State, counters: Counters}, Bytes),
+    string_length(Bytes, Length).
+serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}, "") :-
+    engine_compiled(M, _),
+    M:'$identity'(Rules),
+    snapshot_content(Rules, Payload, Content),
+    (   is_dict(Content, snapshot),
+        get_dict(state, Content, State),
+        get_dict(counters, Content, Counters),
+        is_list(Counters),
+        is_dict(State),
+        get_dict(rule_changes, State, Theirs),
+        is_list(Theirs)
+    ->  true
+    ;   throw(error(etalis_snapshot_error("cannot restore the snapshot: its content is not an engine's state"), _))
+    ),
+    findall(C, M:'$rule_change'(C), Own),
+    (   append(Own, New, Theirs)
+    ->  true
+    ;   length(Own, NOwn),
+        format(string(Msg), "cannot restore the snapshot: this engine's rules were changed while it ran \c
+                             (~D changes) in another way than those of the snapshot: restore it into an engine \c
+                             made afresh from the rules", [NOwn]),
+        throw(error(etalis_snapshot_error(Msg), _))
+    ),
+    changes_possible(M, New),
+    forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
+    engine_state_check(M, State),
+    engine_state_put(M, State),
+    engine_compiled(M, Compiled),
+    compiled_size(Compiled, N, G),
+    Compiled = compiled(_, _, _, Settings),
+    reported_strings(Settings, Printed),
+    findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
+    dict_pairs(Prefixes, _, PrefixPairs).
 serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
     engine_compiled(M, _),
     knowledge_update(M, Action, Payload, N),
@@ -481,10 +532,16 @@ compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
 %   sandbox_check/2 proves them safe.
 
 load_engine(Source, Options, M, Compiled) :-
+    hidden_names(Counts0, _),
+    set_hidden_names(Counts0),
     source_items(Source, Items),
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
+    hidden_names(_, Counts),
+    rules_identity(Compiled, Rules),
     engine_create(M),
+    assertz(M:'$identity'(Rules)),
+    assertz(M:'$hidden_names'(Counts)),
     catch(( knowledge_init(M),
             (   memberchk(trusted(true), Options)
             ->  true
@@ -583,7 +640,8 @@ add_items(M, Items, C) :-
         append(Earlier, New, Statics),
         assertz(M:'$sandboxed'(Statics))
     ;   true
-    ).
+    ),
+    assertz(M:'$rule_change'(add(Items))).
 
 %   remove_label(+Engine, +Label, -Compiled): Engine no longer runs the
 %   rule labelled Label.
@@ -591,7 +649,8 @@ add_items(M, Items, C) :-
 remove_label(M, Label, C) :-
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
-    ->  reload_compiled(M, C0, C)
+    ->  reload_compiled(M, C0, C),
+        assertz(M:'$rule_change'(remove(Label)))
     ;   format(string(Msg), "no rule is labelled ~q", [Label]),
         throw(error(etalis_engine_error(Msg), _))
     ).
@@ -604,7 +663,82 @@ remove_label(M, Label, C) :-
 
 etalis_runtime:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
-           catch(make_rule_update(M, Update), E, rule_update_warning(M, Update, E))).
+           catch(engine_names(M, make_rule_update(M, Update)), E, rule_update_warning(M, Update, E))).
+
+%   make_rule_change(+Engine, +Change): make again a change of the rules
+%   that an engine of the same rules made (see add_items/3 and
+%   remove_label/3, which record them): add(Items) or remove(Label).
+
+make_rule_change(M, add(Items)) :-
+    add_items(M, Items, _).
+make_rule_change(M, remove(Label)) :-
+    remove_label(M, Label, _).
+
+%   changes_possible(+Engine, +Changes): the changes of the rules Changes
+%   (as make_rule_change/2 takes them) can be made in Engine, one after
+%   the other: they are compiled (and proven safe, for untrusted rules)
+%   without changing Engine, so that a snapshot whose changes cannot be
+%   made is refused before any is.
+
+changes_possible(_, []) :- !.
+changes_possible(M, Changes) :-
+    engine_compiled(M, C0),
+    (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
+    M:'$hidden_names'(Counts),
+    setup_call_cleanup(
+        hidden_names(_, Saved),
+        catch(( set_hidden_names(Counts),
+                foldl(change_compiled, Changes, C0-Sandbox, _) ),
+              E,
+              ( message_text(E, Why),
+                format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
+                                     here: ~w", [Why]),
+                throw(error(etalis_snapshot_error(Msg), _)) )),
+        set_hidden_names(Saved)).
+
+change_compiled(add(Items), C0-Sandbox0, C-Sandbox) :-
+    must_be(list, Items),
+    (   Sandbox0 == trusted
+    ->  Sandbox = trusted
+    ;   sandbox_check(Items, Sandbox0),
+        include(is_static, Items, New),
+        append(Sandbox0, New, Sandbox)
+    ),
+    compile_more(Items, C0, C).
+change_compiled(remove(Label), C0-Sandbox, C-Sandbox) :-
+    (   compile_without(Label, C0, C)
+    ->  true
+    ;   format(string(Msg), "no rule is labelled ~q", [Label]),
+        throw(error(etalis_engine_error(Msg), _))
+    ).
+
+%   engine_names(+Engine, :Goal): run Goal, which reads or compiles
+%   rules for Engine, numbering the hidden events it makes ('$plusN' of
+%   the reader, '$chainN' and '$stnN' of the compiler) on from the
+%   numbers Engine used last: an engine's names depend on its own rules
+%   only, so that the same rules, read in another process, make the same
+%   names (which its snapshots hold, see etalis_snapshot).
+
+:- meta_predicate engine_names(+, 0).
+
+engine_names(M, Goal) :-
+    M:'$hidden_names'(Counts0),
+    set_hidden_names(Counts0),
+    call(Goal),
+    hidden_names(_, Counts),
+    retractall(M:'$hidden_names'(_)),
+    assertz(M:'$hidden_names'(Counts)).
+
+%   hidden_names(-Zero, -Counts): the flags that number hidden events,
+%   Zero with each at 0 and Counts with each at its value now.
+
+hidden_names(Zero, Counts) :-
+    Flags = [etalis_kleene, etalis_chain, etalis_stn_run],
+    findall(F-0, member(F, Flags), Zero),
+    findall(F-N, ( member(F, Flags), flag(F, N, N) ), Counts).
+
+set_hidden_names(Counts) :-
+    forall(member(F-N, Counts), flag(F, _, N)).
 
 make_rule_update(M, ins(Rule)) :-
     update_items(Rule, ins_event_rule, Items),

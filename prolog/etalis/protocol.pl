@@ -293,6 +293,8 @@ error_reply(error(etalis_limit(limit(Line, E, Limit, In)), _), _{error: Hit}, ""
     limit_json(Line, E, Limit, In, Hit).
 error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
     Header = _{error: _{kind: engine, message: Message}}.
+error_reply(error(etalis_snapshot_error(Message), _), Header, "") :- !,
+    Header = _{error: _{kind: snapshot, message: Message}}.
 error_reply(Error, Header, "") :-
     message_text(Error, M),
     Header = _{error: _{kind: internal, message: M}}.

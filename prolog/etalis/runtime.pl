@@ -8,6 +8,8 @@
             engine_buffered/2,          % +Engine, -Count
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
+            position_global/2,          % +Engine, -Name
+            timers_global/2,            % +Engine, -Name
             engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
             engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
             engine_feed/6,              % +Engine, +Text, +FirstLine, +Format, -Summary, -Detections
@@ -78,7 +80,7 @@ engine_create(M) :-
     set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
               M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2, M:'$selecting'/0, M:'$offer'/5,
-              M:'$seen'/3, M:'$repeating'/2 ]),
+              M:'$seen'/3, M:'$repeating'/2, M:'$rule_change'/1, M:'$identity'/1, M:'$hidden_names'/1 ]),
     assertz(M:('$derived'(E, T1, T2, O) :-
                   (   '$repeating'(E, Key)
                   ->  etalis_runtime:first_derivation(M, Key, T1, T2)
@@ -165,8 +167,10 @@ raise_queue(Queue0, M, T, Line, N0) :-
 
 max_raised(1000).
 
-%   timers_global(+M, -Name): the global variable that holds the timers
-%   of engine M that are not due yet, timers(Seq, Heap): Heap has
+%!  timers_global(+Engine, -Name) is det.
+%
+%   Name is the global variable that holds the timers
+%   of engine Engine that are not due yet, timers(Seq, Heap): Heap has
 %   ev(Event, T1, Due) by Due-N, N the order in which they were set
 %   (Seq of them so far), see timer_set/5.
 
@@ -438,8 +442,10 @@ engine_start(M, Indexes, Lateness, Limit) :-
     nb_setval(Timers, timers(0, NoTimers)),
     feed_start(M).
 
-%   position_global(+M, -Name): the global variable that holds the
-%   position of the last input event that engine M processed (for the
+%!  position_global(+Engine, -Name) is det.
+%
+%   Name is the global variable that holds the
+%   position of the last input event that Engine processed (for the
 %   selection strategies, see etalis_strategies:position/1).
 
 position_global(M, Name) :-

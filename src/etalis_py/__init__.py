@@ -11,7 +11,7 @@
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
-from .errors import EtalisError, EventError, InferenceLimitError, RuleError, RuleFileNotFound
+from .errors import EtalisError, EventError, InferenceLimitError, RuleError, RuleFileNotFound, SnapshotError
 from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
 from .knowledge import KnowledgeStats, OntologyError
 
@@ -38,6 +38,7 @@ __all__ = [
     "Rejection",
     "RuleError",
     "RuleFileNotFound",
+    "SnapshotError",
     "__version__",
     "compile_listing",
     "format_time",

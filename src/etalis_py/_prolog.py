@@ -117,6 +117,30 @@ class PrologBridge:
 
         Raises :class:`EtalisError` (or a subclass) when the header is an error.
         """
+        reply, wide = self._reply(request, payload.encode("utf-8"), self._core.REP_UTF8)
+        text = reply.decode("utf-8" if wide else "latin-1")
+        head, _, rest = text.partition("\n")
+        return self._header(head), rest
+
+    def request_bytes(self, request: str, payload: bytes = b"") -> tuple[dict[str, Any], bytes]:
+        """As :meth:`request` for a payload and a reply body of bytes: each
+        byte crosses as one character of code 0..255 (a snapshot's)."""
+        reply, wide = self._reply(request, payload, 0)  # REP_ISO_LATIN_1
+        if wide:
+            raise EtalisError(f"engine reply to {request} is not bytes")
+        head, _, rest = reply.partition(b"\n")
+        return self._header(head.decode("ascii")), rest
+
+    @staticmethod
+    def _header(head: str) -> dict[str, Any]:
+        header: dict[str, Any] = json.loads(head)
+        if "error" in header:
+            raise EtalisError.from_reply(header["error"])
+        return header
+
+    def _reply(self, request: str, body: bytes, rep: int) -> tuple[bytes, bool]:
+        """The reply to one request, with its payload ``body`` in the
+        representation ``rep``; and whether it came as wide text (UTF-8)."""
         core, lib = self._core, self._lib
         flags = core.CVT_STRING | core.REP_UTF8 | core.CVT_EXCEPTION
         with self._lock:
@@ -126,9 +150,8 @@ class PrologBridge:
             try:
                 args = lib.PL_new_term_refs(3)
                 req = request.encode("utf-8")
-                body = payload.encode("utf-8")
                 lib.PL_put_chars(args, core.PL_STRING | core.REP_UTF8, len(req), req)
-                lib.PL_put_chars(args + 1, core.PL_STRING | core.REP_UTF8, len(body), body)
+                lib.PL_put_chars(args + 1, core.PL_STRING | rep, len(body), body)
                 qid = lib.PL_open_query(
                     None, core.PL_Q_NODEBUG | core.PL_Q_CATCH_EXCEPTION, self._api, args
                 )
@@ -141,20 +164,14 @@ class PrologBridge:
                     # text (PL_get_nchars' conversion buffers made the process
                     # grow by each reply); only wide text is converted.
                     if lib.PL_get_string(args + 2, ctypes.byref(ptr), ctypes.byref(size)):
-                        reply = ctypes.string_at(ptr, size.value).decode("latin-1")
-                    elif lib.PL_get_nchars(args + 2, ctypes.byref(size), ctypes.byref(ptr), flags):
-                        reply = ctypes.string_at(ptr, size.value).decode("utf-8")
-                    else:
-                        raise EtalisError("engine reply is not text")
+                        return ctypes.string_at(ptr, size.value), False
+                    if lib.PL_get_nchars(args + 2, ctypes.byref(size), ctypes.byref(ptr), flags):
+                        return ctypes.string_at(ptr, size.value), True
+                    raise EtalisError("engine reply is not text")
                 finally:
                     lib.PL_cut_query(qid)
             finally:
                 lib.PL_discard_foreign_frame(fid)
-        head, _, rest = reply.partition("\n")
-        header = json.loads(head)
-        if "error" in header:
-            raise EtalisError.from_reply(header["error"])
-        return header, rest
 
 
 # glibc's mallopt parameter, and the size from which it serves an

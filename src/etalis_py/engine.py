@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
 
 from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
 from .prolog_text import quote_atom
@@ -109,6 +109,11 @@ class PendingPart:
     end: float | int
 
 
+SNAPSHOT_COUNTERS = ("accepted", "rejected", "raised", "detections", "dropped")
+"""The counters of :class:`EngineStats` that a snapshot carries (the
+others are counted afresh from the engine's state)."""
+
+
 @dataclass
 class EngineStats:
     """Counters of an engine since it was made."""
@@ -187,6 +192,7 @@ class Engine:
         explain: bool = False,
         max_queued: Optional[int] = MAX_QUEUED,
         inference_limit: Optional[int] = None,
+        state: Optional[bytes] = None,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -217,6 +223,8 @@ class Engine:
         limit): an event that takes more (a ``where`` condition that does
         not end, detections that multiply) raises
         :class:`InferenceLimitError` instead of hanging.
+        ``state`` is a :meth:`snapshot` of an engine of the same rules and
+        options, whose state the new engine takes up (:meth:`restore`).
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
@@ -225,7 +233,7 @@ class Engine:
         engine = cls._create(rules_source(path, static), "", policy, max_age, lateness, extra, max_queued)
         engine._source = (str(Path(path)), None)
         engine._static = tuple(str(Path(f)) for f in static)
-        return engine
+        return engine._restored(state)
 
     @classmethod
     def from_string(
@@ -244,6 +252,7 @@ class Engine:
         max_queued: Optional[int] = MAX_QUEUED,
         inference_limit: Optional[int] = None,
         static_texts: Sequence[tuple[str, str]] = (),
+        state: Optional[bytes] = None,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
         The options are those of :meth:`from_file` (``static_texts`` gives
@@ -252,7 +261,8 @@ class Engine:
         ``only_rules`` compiles only the event rules with these 1-based
         numbers in file order (static rules and directives all apply), and
         ``report`` reports exactly these events (``"name/arity"``),
-        whatever ``:- print_events`` says."""
+        whatever ``:- print_events`` says; ``state`` as for
+        :meth:`from_file`."""
         extra: list[str] = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
         extra.extend(_limit_options(inference_limit))
@@ -265,7 +275,18 @@ class Engine:
         engine = cls._create(static_text_source(static_texts, f"text({quote_atom(source)})"), text, policy, max_age,
                              lateness, extra, max_queued)
         engine._source = (source, text)
-        return engine
+        return engine._restored(state)
+
+    def _restored(self, state: Optional[bytes]) -> "Engine":
+        """This new engine, with the state of the snapshot ``state`` if one is
+        given (closed if it cannot take it up)."""
+        if state is not None:
+            try:
+                self.restore(state)
+            except BaseException:
+                self.close()
+                raise
+        return self
 
     @classmethod
     def _create(
@@ -790,6 +811,48 @@ class Engine:
         engine starts afresh with the same rules (and background knowledge)."""
         self._check_open()
         self._prolog.request(f"reset({self._name})")
+
+    # -- snapshots ---------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The engine's state as bytes, for :meth:`restore` in an engine of
+        the same rules and options, in this process or another: everything
+        that decides later detections (pending goals, aggregate windows,
+        runs, timers, the reorder buffer, the time of the last event, the
+        rules added or removed while running, the facts the rules asserted)
+        and the counters of :meth:`stats` (docs/python-api.md, "Snapshots").
+        Not kept: the background knowledge, callbacks and the pull queue."""
+        self._check_open()
+        counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
+        _, data = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
+        return data
+
+    def restore(self, data: bytes) -> None:
+        """Replace the engine's whole state by that of the :meth:`snapshot`
+        ``data``, without compiling its rules again (unless the snapshot's
+        engine changed its rules while running and this one has not yet:
+        the same changes are made).  The snapshot of a new engine of the
+        same rules starts a fresh state, as :meth:`reset` does, and also
+        sets the counters of :meth:`stats` to 0.
+
+        Raises :class:`SnapshotError`, and leaves the engine as it was, for
+        bytes that are no snapshot, or one of other rules or options, of
+        another format or SWI-Prolog version, truncated or damaged."""
+        self._check_open()
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"restore() takes the bytes of a snapshot, not {type(data).__name__}")
+        info, _ = self._prolog.request_bytes(f"restore({self._name})", bytes(data))
+        counters = list(info["counters"]) + [0] * len(SNAPSHOT_COUNTERS)
+        for name, value in zip(SNAPSHOT_COUNTERS, counters):
+            setattr(self._stats, name, int(value))
+        self.rule_count, self.goal_count = info["rules"], info["goals"]
+        self.printed = list(info["printed"])
+        self.prefixes = dict(info["prefixes"])
+
+    def __reduce__(self) -> NoReturn:
+        raise TypeError("an Engine cannot be pickled: its rules and state live in SWI-Prolog. Take its state "
+                        "as bytes with engine.snapshot(), and give them to Engine.from_file(path, state=data) "
+                        "(or engine.restore(data)) of the same rules")
 
     # -- background knowledge ---------------------------------------------------
 

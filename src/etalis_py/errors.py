@@ -24,6 +24,8 @@ class EtalisError(Exception):
             return RuleFileNotFound(str(error["message"]))
         if kind == "limit":
             return InferenceLimitError.from_reply(error)
+        if kind == "snapshot":
+            return SnapshotError(str(error["message"]))
         return EtalisError(str(error.get("message", error)))
 
 
@@ -59,6 +61,12 @@ def unreadable(what: str, path: Path) -> Optional[str]:
 
 class EventError(EtalisError, ValueError):
     """An event that the engine rejects (not an event, bad time, out of order)."""
+
+
+class SnapshotError(EtalisError, ValueError):
+    """Bytes that :meth:`Engine.restore` refuses: no snapshot, one of
+    other rules (or options), of another format or SWI-Prolog version,
+    truncated or damaged.  The engine is left as it was."""
 
 
 class EtalisWarning(UserWarning):
