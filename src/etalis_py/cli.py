@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import time
@@ -721,6 +722,8 @@ class _LivePrinter:
             lines += detection_lines(f, self.format)
         if not lines:
             return
+        # a micro-batch's detections come from many tasks: in the order of their end, then start
+        lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
         if self.readable is not None:
             from .report import read_detections
 

@@ -20,7 +20,7 @@ from ..columns import Packed
 from ..engine import Engine
 from .mapping import MapSpec, mapped_batches
 from .names import (
-    BATCH_ROWS, KEY1, KIND, LINE, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_PATH, S_REASON, S_ROW,
+    BATCH_ROWS, CORRUPT, KEY1, KIND, LINE, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_PATH, S_REASON, S_ROW,
     S_SIG, S_T, S_TKIND, TIME, TKIND,
 )
 from .partition import StageSpec, _engine_for, _stage_rows
@@ -41,7 +41,8 @@ PASS_GROUPS = 8                     # groups of passed-on rows, spread over as m
 
 # what a stage gives the next one (and, from the last stage, the sink)
 ROWS_DDL = ("kind string, sig string, line string, t double, row long, path string, keys array<string>, "
-            "key string, record string, event string, args string, start double, end double, stage int")
+            "key string, record string, event string, args string, start double, end double, stage int, "
+            "rejected_line string")
 ROW_NAMES = [c.split(" ")[0] for c in ROWS_DDL.split(", ")]
 
 # a group's state: its keys' snapshots; the token and sequence number tell a
@@ -151,9 +152,12 @@ class _Out:
                 values.update(event=d["event"], args=json.dumps(d["args"]), start=float(d["start"]),
                               end=float(d["end"]))
             elif kind == "m":
-                values["record"] = json.dumps({c: _plain(cols[c][i]) for c in original}, default=str)
+                values["record"] = _record({c: cols[c][i] for c in original})
             elif kind == "r":
                 values["record"] = (records or {}).get(row)
+            if kind in ("m", "r"):      # the rejected row's line: its columns and the reason
+                record = json.loads(values["record"] or "{}")
+                values["rejected_line"] = json.dumps({**record, "reason": line})
             elif kind == "s":
                 info = json.loads(line)
                 accepted += info["accepted"]
@@ -167,8 +171,10 @@ class _Out:
         return pd.DataFrame(self.cols, columns=ROW_NAMES)
 
 
-def _plain(value: Any) -> Any:
-    return value.isoformat() if hasattr(value, "isoformat") else value
+def _record(values: dict[str, Any]) -> str:
+    """A row's columns as JSON (Spark's column of unreadable lines only when it holds one)."""
+    return json.dumps({c: v.isoformat() if hasattr(v, "isoformat") else v for c, v in values.items()
+                       if not (c == CORRUPT and v is None)}, default=str)
 
 
 class LiveProcessor(StatefulProcessor):
@@ -243,7 +249,7 @@ class LiveProcessor(StatefulProcessor):
         every = pa.Table.from_batches(mapped).sort_by([(KEY1, "ascending"), (TIME, "ascending"), (ROW, "ascending")])
         joined = Packed.joined(parts) if parts else None
         paths = pa.array([f"{files[r]}\x1f{positions[r]:012x}" for r in every.column(ROW).to_pylist()], pa.string())
-        records = {i: json.dumps({c: _plain(v) for c, v in zip(schema.names, vals)}, default=str)
+        records = {i: _record(dict(zip(schema.names, vals)))
                    for i, vals in enumerate(zip(*(table.column(c).to_pylist() for c in schema.names)))}
         staged = pa.Table.from_arrays(
             [every.column(KEY1), every.column(TIME), every.column(ROW), paths, every.column(LINE),

@@ -298,19 +298,9 @@ def detect_stream(
     result = (table.filter(kind != "x")
               .select(output.alias("output"), "key", "event", "args", "start", "end",
                       F.when(kind.isin("m", "r"), F.col("line")).alias("reason"), "record",
-                      F.when(kind == "d", F.col("line"))
-                      .when(kind.isin("m", "r"), _rejected_line()).otherwise(F.col("line")).alias("line"),
+                      F.when(kind.isin("m", "r"), F.col("rejected_line")).otherwise(F.col("line")).alias("line"),
                       "stage"))
     return LiveDetection(result, the_plan, printed)
-
-
-def _rejected_line() -> "Column":
-    """A rejected row as a JSON line: its columns and the reason."""
-    from pyspark.sql import functions as F
-
-    return F.expr("CASE WHEN record IS NULL OR record = '{}' THEN to_json(named_struct('reason', line)) "
-                  "ELSE concat(substring(record, 1, length(record) - 1), ', ', "
-                  "substring(to_json(named_struct('reason', line)), 2)) END")
 
 
 def _later_group(the_plan: Plan, st: Any) -> "Column":
