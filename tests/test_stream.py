@@ -293,3 +293,59 @@ WIND_LINES = [
     "wind_warning(Black Forest CO (C1617)), 08 Aug 2004 08:05 to 08:50 MDT (45m 00s)",
     "wind_area(Black Forest CO (C1617), Mead CO (C1720), km(150)), 08 Aug 2004 07:00 to 08:50 MDT (1h 50m)",
 ]
+
+
+def committed_batches(checkpoint: Path) -> int:
+    commits = checkpoint / "commits"
+    return len([f for f in commits.iterdir() if f.name.isdigit()]) if commits.is_dir() else 0
+
+
+def test_a_driver_killed_three_times_and_restarted_on_its_checkpoint_writes_each_detection_once(
+        tmp_path: Path) -> None:
+    rows = wind_rows()
+    src = tmp_path / "in"
+    src.mkdir()
+    by_slice: dict[str, list[list[str]]] = {}
+    for row in rows:        # 45-minute slices, in time order
+        minutes = int(row[0][11:13]) * 60 + int(row[0][14:16])
+        by_slice.setdefault(f"{minutes // 45:02d}", []).append(row)
+    now = time.time()
+    for n, name in enumerate(sorted(by_slice)):
+        write_csv(src / f"obs-{name}.csv", by_slice[name], now + n)
+    checkpoint, out = tmp_path / "ck", tmp_path / "out"
+    command = [sys.executable, "-m", "etalis_py.cli", "stream", str(WIND_AREA), "--source", str(src),
+               "--input-format", "csv", *WIND_MAPPING, "--partition-by", "STATIONID", "--checkpoint", str(checkpoint),
+               "--out", str(out), "--format", "jsonl", "--available-now", "--max-files-per-trigger", "1",
+               "--master", "local[2]", "--quiet"]
+    env = {**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning"}
+    chance = random.Random(7)
+    kills = 0
+    for target in sorted(chance.sample(range(1, len(by_slice) - 1), 3)):
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        while committed_batches(checkpoint) < target and proc.poll() is None:
+            time.sleep(0.2)
+        time.sleep(chance.uniform(0, 1.5))          # maybe in the middle of the next micro-batch
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)     # the driver, its JVM and its Python workers
+            kills += 1
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+    assert kills == 3
+    final = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert final.returncode == 0, final.stderr[-3000:]
+    assert committed_batches(checkpoint) == len(by_slice)
+    got = output_lines(out, "detections")
+    assert len(got) == 20
+    assert collections.Counter(got) == collections.Counter(
+        run_lines(WIND_AREA, concatenation(src, tmp_path / "all.csv"), WIND_MAPPING))
+    assert final.stderr.splitlines()[-1] == f"rows: {len(rows)}, events: {len(rows)}, rejected: 0, " \
+                                            "detections: 20, warnings: 0"
+
+
+def concatenation(src: Path, to: Path) -> Path:
+    """The stream's files one after the other, in the order they landed."""
+    files = sorted(src.glob("obs-*.csv"), key=lambda f: f.stat().st_mtime)
+    to.write_text("".join(f.read_text() for f in files))
+    return to

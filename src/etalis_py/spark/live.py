@@ -141,6 +141,8 @@ class _Out:
         cols = batch.to_pydict()
         accepted = 0
         for i, kind in enumerate(cols[S_KIND]):
+            if kind == "r" and stage > 1:       # a derived event out of time order: a warning of the counts
+                continue
             line = cols[S_LINE][i]
             row = cols[S_ROW][i]
             values: dict[str, Any] = {"kind": kind, "sig": cols[S_SIG][i], "line": line, "t": cols[S_T][i],
