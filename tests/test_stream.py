@@ -349,3 +349,76 @@ def concatenation(src: Path, to: Path) -> Path:
     files = sorted(src.glob("obs-*.csv"), key=lambda f: f.stat().st_mtime)
     to.write_text("".join(f.read_text() for f in files))
     return to
+
+
+def test_replay_of_the_first_half_and_a_stream_of_the_second_from_its_saved_state_give_the_whole(
+        spark: SparkSession, tmp_path: Path) -> None:
+    rows = wind_rows()
+    cut = "2004-08-08 10:30"           # between the wind warnings of a wind area
+    first, second = [r for r in rows if r[0] < cut], [r for r in rows if r[0] >= cut]
+    write_csv(tmp_path / "first.csv", first, time.time())
+    src = tmp_path / "in"
+    src.mkdir()
+    now = time.time()
+    middle = len(second) // 2
+    write_csv(src / "a.csv", second[:middle], now)
+    write_csv(src / "b.csv", second[middle:], now + 1)
+    mapping = dict(columns=COLUMNS.split(","), event="obs", args=["STATIONID", "WINDSPEED"], time="SAMPLINGTIME",
+                   time_format="%Y-%m-%d %H:%M:%S.%f+0:00")
+    from etalis_py.spark import replay
+
+    before = replay(str(tmp_path / "first.csv"), WIND_AREA, partition_by="STATIONID", spark=spark, save_state=True,
+                    **mapping)   # type: ignore[arg-type]
+    before.save_states(tmp_path / "state")
+    replayed = list(before.detection_lines())
+    out, err = StringIO(), StringIO()
+    ns = cli.parse(["stream", str(WIND_AREA), "--source", str(src), "--input-format", "csv", *WIND_MAPPING,
+                    "--partition-by", "STATIONID", "--checkpoint", str(tmp_path / "ck"), "--out", str(tmp_path / "out"),
+                    "--format", "jsonl", "--available-now", "--max-files-per-trigger", "1", "--quiet",
+                    "--initial-state", str(tmp_path / "state")])
+    assert cli.stream(ns, out, err) == 0, err.getvalue()
+    streamed = output_lines(tmp_path / "out", "detections")
+    write_csv(tmp_path / "all.csv", rows, time.time())
+    whole = run_lines(WIND_AREA, tmp_path / "all.csv", WIND_MAPPING)
+    assert len(whole) == 20 and 0 < len(streamed) < 20
+    assert collections.Counter([line.rstrip("\n") for line in replayed] + streamed) == collections.Counter(whole)
+    assert err.getvalue() == f"rows: {len(second)}, events: {len(second)}, rejected: 0, " \
+                             f"detections: {len(streamed)}, warnings: 0\n"
+
+
+def test_a_socket_stream_stops_cleanly_on_ctrl_c_with_what_it_committed(spark: SparkSession, tmp_path: Path) -> None:
+    import socket
+    import threading
+
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(K) <- a(K) seq b(K).\n")
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    out_dir = tmp_path / "out"
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        conn.sendall(b"a,x,1\na,y,2\nb,x,3\nb,y,4\n")
+        deadline = time.time() + 300
+        while time.time() < deadline and len(output_lines(out_dir, "detections")) < 2:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGINT)         # Ctrl-C
+        time.sleep(5)
+        conn.close()
+
+    helper = threading.Thread(target=serve, daemon=True)
+    helper.start()
+    out, err = StringIO(), StringIO()
+    ns = cli.parse(["stream", str(rules), "--source", f"socket://127.0.0.1:{port}", "--columns", "e,k,t",
+                    "--event-col", "e", "--args", "k", "--time", "t", "--partition-by", "k",
+                    "--checkpoint", str(tmp_path / "ck"), "--out", str(out_dir), "--format", "jsonl",
+                    "--trigger", "1", "--print", "jsonl", "--quiet"])
+    assert cli.stream(ns, out, err) == cli.EXIT_INTERRUPTED
+    helper.join()
+    server.close()
+    expected = ['{"event": "c", "args": ["x"], "start": 1, "end": 3}',
+                '{"event": "c", "args": ["y"], "start": 2, "end": 4}']
+    assert sorted(output_lines(out_dir, "detections")) == expected
+    assert sorted(out.getvalue().splitlines()) == expected
+    assert err.getvalue() == ("rows: 4, events: 4, rejected: 0, detections: 2, warnings: 0 "
+                              "(stopped: start again with the same --checkpoint to go on)\n")

@@ -505,6 +505,9 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--partitions", type=int, metavar="N", help="partitions of keyed stages (default: 4 per core)")
     rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
+    rp.add_argument("--save-state", metavar="DIR",
+                    help="write every key's final engine state here (Parquet): etalis stream --initial-state DIR "
+                    "goes on from it")
     add_quiet_option(rp, progress=True)
     add_trust_options(rp)
     add_static_option(rp)
@@ -553,7 +556,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
-                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static)
+                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static,
+                           save_state=ns.save_state is not None)
+        if ns.save_state is not None:
+            result.save_states(ns.save_state)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":
@@ -595,6 +601,8 @@ def add_stream_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     when.add_argument("--trigger", type=float, metavar="SECONDS",
                       help="start a micro-batch at most every SECONDS (default: as soon as the last one ends)")
     sp.add_argument("--max-files-per-trigger", type=int, metavar="N", help="read at most N new files a micro-batch")
+    sp.add_argument("--initial-state", metavar="DIR",
+                    help="start from the keys' states that etalis replay --save-state DIR wrote (same rules and options)")
     sp.add_argument("--lateness", type=float, metavar="SECONDS",
                     help="accept a key's rows up to this late and match them as if in time order; "
                     "later ones are rejected rows")
@@ -652,7 +660,8 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                  time_format=ns.time_format, time_zone=ns.time_zone, columns=ns.columns,
                                  graph_col=ns.graph_col, partition_by=ns.partition_by, policy=ns.policy,
                                  max_age=ns.max_age, lateness=ns.lateness, ontology=ns.ontology,
-                                 entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static)
+                                 entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static,
+                                 initial_state=ns.initial_state)
         query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
         printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
         try:

@@ -35,6 +35,7 @@ except ImportError:     # pragma: no cover - an install without it cannot stream
 
 FILE = "__etalis_file"              # the file a row came from (input_file_name)
 POS = "__etalis_pos"                # a row's position in its file, as its task read it
+COUNTS = ("fed", "accepted", "rejected", "warnings", "unused", "mapping_rejected")   # a stage's counts, added up
 GROUP = "__etalis_group"            # the column a stage's rows are grouped by
 PASS = "~"                          # groups whose rows a stage passes on without feeding them
 PASS_GROUPS = 8                     # groups of passed-on rows, spread over as many tasks
@@ -128,16 +129,18 @@ class _Out:
 
     def __init__(self) -> None:
         self.cols: dict[str, list[Any]] = {n: [] for n in ROW_NAMES}
+        self.counts: dict[str, int] = {}
 
     def add(self, **values: Any) -> None:
         for n in ROW_NAMES:
             self.cols[n].append(values.get(n))
 
-    def take(self, batch: pa.RecordBatch, stage: int, records: Optional[dict[int, str]] = None,
+    def take(self, batch: pa.RecordBatch, stage: int, records: Optional[pa.Table] = None,
              original: Sequence[str] = ()) -> int:
         """Add the rows of a stage's output batch (:func:`_stage_rows`); the
         accepted events of its stats rows are returned.  Rejected rows get
-        their original columns as JSON (``records`` by row, or their own)."""
+        their original columns as JSON (the row of ``records``, or their own).
+        A stage's counts add up into one row (:meth:`frame`)."""
         cols = batch.to_pydict()
         accepted = 0
         for i, kind in enumerate(cols[S_KIND]):
@@ -156,19 +159,27 @@ class _Out:
             elif kind == "m":
                 values["record"] = _record({c: cols[c][i] for c in original})
             elif kind == "r":
-                values["record"] = (records or {}).get(row)
+                values["record"] = None if records is None else _record(
+                    {c: records.column(c)[row].as_py() for c in records.column_names})
             if kind in ("m", "r"):      # the rejected row's line: its columns and the reason
                 record = json.loads(values["record"] or "{}")
                 values["rejected_line"] = json.dumps({**record, "reason": line})
             elif kind == "s":
                 info = json.loads(line)
                 accepted += info["accepted"]
-                values["line"] = json.dumps({"stage": stage, **info})
+                for name in COUNTS:
+                    self.counts[name] = self.counts.get(name, 0) + info[name]
+                self.counts["stage"] = stage
+                continue
             self.add(**values)
         return accepted
 
     def frame(self) -> "pd.DataFrame":
         import pandas as pd
+
+        if self.counts:
+            self.add(kind="s", line=json.dumps(self.counts), stage=self.counts["stage"])
+            self.counts = {}
 
         return pd.DataFrame(self.cols, columns=ROW_NAMES)
 
@@ -206,8 +217,16 @@ class LiveProcessor(StatefulProcessor):
             self._first(group, data, out)
         else:
             self._later(group, data, out)
-        if out.cols["kind"]:
+        if out.cols["kind"] or out.counts:
             yield out.frame()
+
+    def handleInitialState(self, key: Any, initialState: "pd.DataFrame", timerValues: Any) -> None:
+        """A group's keys' states saved by ``replay --save-state``."""
+        state = _GroupState.read(self.state.get() if self.state.exists() else None)
+        for k, snapshot in zip(initialState["key"].tolist(), initialState["snapshot"].tolist()):
+            state.snapshots[str(k or "")] = bytes(snapshot)
+        state.seq += 1
+        self.state.update(state.value())
 
     def close(self) -> None:
         pass
@@ -251,8 +270,7 @@ class LiveProcessor(StatefulProcessor):
         every = pa.Table.from_batches(mapped).sort_by([(KEY1, "ascending"), (TIME, "ascending"), (ROW, "ascending")])
         joined = Packed.joined(parts) if parts else None
         paths = pa.array([f"{files[r]}\x1f{positions[r]:012x}" for r in every.column(ROW).to_pylist()], pa.string())
-        records = {i: _record(dict(zip(schema.names, vals)))
-                   for i, vals in enumerate(zip(*(table.column(c).to_pylist() for c in schema.names)))}
+        records = table
         staged = pa.Table.from_arrays(
             [every.column(KEY1), every.column(TIME), every.column(ROW), paths, every.column(LINE),
              every.column(KIND), every.column(REASON), every.column(TKIND),

@@ -4,12 +4,14 @@ process and reset for each key."""
 
 from __future__ import annotations
 
+import base64
 import bisect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -44,6 +46,7 @@ class StageSpec:
     explain: bool = False                           # detections (and passed on events) carry provenance
     static: tuple[tuple[str, str], ...] = ()        # static knowledge files (--static): (name, text)
     lateness: Optional[float] = None                # a key's events may come this late (streaming)
+    save_state: bool = False                        # give each key's final state (replay --save-state)
 
     def engine_key(self) -> tuple[Any, ...]:
         return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
@@ -222,10 +225,14 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
         the rows of packed columns), each of one key and distinct times,
         so that each detection is attributed to the event that completed
         it (the one at its end time)."""
+        if not segments:
+            return
         resets = [reset for _, _, reset, _ in segments]
         counts = [b - a for a, b, _, _ in segments]
         if isinstance(events, Packed):
-            results = engine.feed_packed_segments(events, resets, counts)
+            lo, hi = segments[0][0], segments[-1][1]
+            part = events if (lo, hi) == (0, len(events)) else events.rows(np.arange(lo, hi))
+            results = engine.feed_packed_segments(part, resets, counts)
         else:
             # each line less its full stop and newline: a batch list, read at once
             results = engine.feed_segments([batch_list([line[:-2] for line in events[a:b]])
@@ -268,6 +275,10 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 masks[p] |= _type_code(v)
             if key is not None:
                 stats["kmask"] |= _type_code(json.loads(key))
+
+    def save(key_text: Any) -> None:
+        """The state of the key just fed, as a snapshot (``replay --save-state``)."""
+        out.add("k", line=base64.b64encode(engine.snapshot()).decode("ascii"), key=key_text)
 
     def emit(extra: Optional[pa.RecordBatch] = None) -> Iterator[pa.RecordBatch]:
         if len(out):
@@ -314,6 +325,10 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 if k != current:
                     if i > a:
                         segments.append((a, i, reset, current))
+                    if spec.save_state and current is not nothing:      # the key's final state, before the next
+                        feed(events, ts, rows, paths, segments)
+                        segments = []
+                        save(current)
                     current, a, reset = k, i, reset_first or current is not nothing
                 elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
                     segments.append((a, i, reset, current))
@@ -321,6 +336,8 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
             segments.append((a, n, reset, current))
             feed(events, ts, rows, paths, segments)
         yield from emit(passed)
+    if spec.save_state and current is not nothing:
+        save(current)
     out.add("s", line=json.dumps(stats))
     yield from emit()
 

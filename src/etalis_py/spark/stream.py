@@ -216,6 +216,7 @@ def detect_stream(
     trusted: bool = False,
     explain: bool = False,
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
+    initial_state: Optional[Union[str, "os.PathLike[str]"]] = None,
     **mapping_options: Unpack[MappingOptions],
 ) -> LiveDetection:
     """Run ``rules`` over the streaming DataFrame ``data`` (see
@@ -227,6 +228,9 @@ def detect_stream(
     :func:`~etalis_py.spark.session` gives it with ``streaming=True``).
     ``lateness`` (seconds) lets a key's rows come that much out of time
     order (later ones are rejected rows, with the reason).
+    ``initial_state`` is a directory of ``replay --save-state``: the
+    stream's first micro-batch starts from its keys' states (those of a
+    replay of the same rules and options).
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with errors
     or rules a stream cannot run, ValueError for a mapping that does not
@@ -291,8 +295,12 @@ def detect_stream(
             group = (F.lit("") if st.key is None else _coarse_key(data, partition_by or "")).cast("string")
         else:
             group = _later_group(the_plan, st)
+        initial = None
+        if initial_state is not None:
+            initial = _initial(spark.read.parquet(os.fspath(initial_state)), st.number, st.key is None, data,
+                               partition_by)
         table = (table.withColumn(GROUP, group).groupBy(GROUP)
-                 .transformWithStateInPandas(LiveProcessor(stage), ROWS_DDL, "Append", "None"))
+                 .transformWithStateInPandas(LiveProcessor(stage), ROWS_DDL, "Append", "None", initial))
     kind = F.col("kind")
     output = F.when(kind == "d", "detections").when(kind.isin("m", "r"), "rejected").when(kind == "s", "counts")
     result = (table.filter(kind != "x")
@@ -301,6 +309,26 @@ def detect_stream(
                       F.when(kind.isin("m", "r"), F.col("rejected_line")).otherwise(F.col("line")).alias("line"),
                       "stage"))
     return LiveDetection(result, the_plan, printed)
+
+
+def _initial(states: "DataFrame", stage: int, whole: bool, data: "DataFrame", partition_by: Optional[str]) -> Any:
+    """The saved states of a stage (``stage``, ``key``, ``snapshot``) grouped
+    as the stage groups its rows: stage 1 by the coarse key of the key's
+    value (a key text is the value as JSON), a later stage by "=" and its
+    key."""
+    from pyspark.sql import functions as F
+
+    rows = states.filter(F.col("stage") == stage)
+    if stage > 1:
+        group = F.concat(F.lit("="), F.col("key"))
+        rows = rows.withColumn("key", F.lit(""))
+    elif whole or partition_by is None:
+        group = F.lit("")
+    else:
+        value = F.get_json_object(F.concat(F.lit('{"v":'), F.col("key"), F.lit("}")), "$.v")
+        rows = rows.withColumn(partition_by, value.cast(data.schema[partition_by].dataType))
+        group = _coarse_key(data, partition_by)
+    return rows.select(group.cast("string").alias(GROUP), "key", "snapshot").groupBy(GROUP)
 
 
 def _later_group(the_plan: Plan, st: Any) -> "Column":
