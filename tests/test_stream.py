@@ -107,12 +107,29 @@ class _Value:
         self.writes += 1
 
 
+class _Map:
+    def __init__(self) -> None:
+        self.entries: dict[Any, Any] = {}
+        self.writes = 0
+
+    def getValue(self, key: Any) -> Any:
+        return self.entries.get(key)
+
+    def updateValue(self, key: Any, value: Any) -> None:
+        self.entries[key] = value
+        self.writes += 1
+
+
 class _Handle:
     def __init__(self) -> None:
         self.state = _Value()
+        self.map = _Map()
 
     def getValueState(self, name: str, schema: str) -> _Value:
         return self.state
+
+    def getMapState(self, name: str, key: str, value: str) -> _Map:
+        return self.map
 
 
 def first_stage(rules: str, mapping: Mapping, partition_by: str, columns: Sequence[str]) -> live.LiveStage:
@@ -160,9 +177,9 @@ def test_a_key_goes_on_from_its_state_in_the_next_micro_batch_and_it_is_written_
     assert late[late.kind == "r"].line.tolist() == [
         "time 4 is earlier than the last accepted time 5 (events must arrive in time order)"]
     assert json.loads(late[late.kind == "r"].record.iloc[0]) == {"e": "b", "k": "x", "t": "4"}
-    assert handles["x"].state.writes == 2
-    token, seq, keys, snapshots = handles["x"].state.value
-    assert (seq, keys) == (2, ['"x"'])         # the key's canonical text
+    assert (handles["x"].state.writes, handles["x"].map.writes) == (2, 2)
+    token, seq = handles["x"].state.value
+    assert (seq, list(handles["x"].map.entries)) == (2, [('"x"',)])      # the key's canonical text
 
 
 # -- refusals, without Spark -------------------------------------------------------

@@ -664,17 +664,21 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                  initial_state=ns.initial_state)
         query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
         printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
+        failure: Optional[BaseException] = None
         try:
             while not query.awaitTermination(1):
                 printer.show()
                 if stopping.requested:
                     query.stop()
                     break
+        except Exception as e:      # the query failed (StreamingQueryException): said below in one line
+            failure = e
         finally:
             printer.show()
-        failure = query.exception()
         if failure is not None and not stopping.requested:
-            print(f"etalis: the stream failed: {str(failure).splitlines()[0]}", file=err)
+            text = getattr(failure, "desc", None) or str(failure)
+            print(f"etalis: the stream failed (what it committed stays; start again with the same --checkpoint): "
+                  f"{text.strip().splitlines()[0] if text.strip() else type(failure).__name__}", file=err)
             return EXIT_FAILURE
     table = live.read_output(spark, ns.out, ns.format) if Path(ns.out, "_spark_metadata").is_dir() else None
     counted = live.stream_totals(table, ns.format) if table is not None else live.totals([], 0)

@@ -6,9 +6,10 @@ process, after restoring each key's state into it from Spark's state store
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -46,9 +47,17 @@ ROWS_DDL = ("kind string, sig string, line string, t double, row long, path stri
             "rejected_line string")
 ROW_NAMES = [c.split(" ")[0] for c in ROWS_DDL.split(", ")]
 
-# a group's state: its keys' snapshots; the token and sequence number tell a
-# worker whether the engine it holds already has the state of the last one
-STATE_DDL = "token string, seq long, keys array<string>, snapshots array<binary>"
+# A group is a bucket of keys (a hash of the key): Spark calls a processor
+# once per group and micro-batch, at a cost of milliseconds, so a group of
+# many keys makes that cost a bucket's, not a key's, as replay's partitions
+# feed many keys in one task.  Each key's engine state is an entry of the
+# group's map state; the token and sequence number of its version tell a
+# worker whether the engine it holds already has the state of a key.
+BUCKETS = 64
+KEY_DDL = "key string"
+SNAPSHOT_DDL = "snapshot binary"
+VERSION_DDL = "token string, seq long"
+GKEY = "etalis__stage_key"           # a later stage's key of an event passed on to it
 
 
 @dataclass(frozen=True)
@@ -87,41 +96,53 @@ def _held_for(spec: StageSpec) -> tuple[_Held, bool]:
     return held, compiled
 
 
-@dataclass
-class _GroupState:
-    """A group's keys' snapshots, as read from and written to its value state."""
+class _Bucket:
+    """A group's keys' states in Spark's state store: the snapshots (a map
+    state, an entry a key) and the version (a value state)."""
 
-    token: str = ""
-    seq: int = 0
-    snapshots: dict[str, bytes] = field(default_factory=dict)
-    changed: bool = False
+    def __init__(self, engines: Any, version: Any) -> None:
+        self.engines = engines
+        self.version = version
+        value = version.get() if version.exists() else None
+        self.token, self.seq = (uuid.uuid4().hex, 0) if value is None else (str(value[0]), int(value[1]))
+        self.changed = False
 
-    @classmethod
-    def read(cls, value: Optional[tuple[Any, ...]]) -> "_GroupState":
-        if value is None:
-            return cls(uuid.uuid4().hex)
-        token, seq, keys, snaps = value
-        return cls(str(token), int(seq), {str(k): bytes(s) for k, s in zip(keys, snaps)})
+    def snapshot(self, key: str) -> Optional[bytes]:
+        value = self.engines.getValue((key,))
+        return None if value is None else bytes(value[0])
 
-    def value(self) -> tuple[Any, ...]:
-        keys = sorted(self.snapshots)
-        return (self.token, self.seq, keys, [self.snapshots[k] for k in keys])
+    def put(self, key: str, snapshot: bytes) -> None:
+        self.engines.updateValue((key,), (snapshot,))
+        self.changed = True
+
+    def save(self) -> None:
+        """A new version, when a key's state changed."""
+        if self.changed:
+            self.seq += 1
+            self.version.update((self.token, self.seq))
+            self.changed = False
 
 
-def _enter(held: _Held, group: str, key: str, state: _GroupState) -> None:
+def _enter(held: _Held, group: str, key: str, bucket: _Bucket) -> None:
     """Put ``key``'s state into the engine (nothing to do when it holds it)."""
-    if held.holds == (group, key, state.token, state.seq):
+    if held.holds == (group, key, bucket.token, bucket.seq):
         return
     held.holds = None
-    held.engine.restore(state.snapshots.get(key, held.blank))
+    held.engine.restore(bucket.snapshot(key) or held.blank)
 
 
-def _leave(held: _Held, group: str, key: str, state: _GroupState, accepted: int) -> None:
+def _leave(held: _Held, group: str, key: str, bucket: _Bucket, accepted: int) -> None:
     """Take ``key``'s state out of the engine if the key's events changed it."""
     if accepted:
-        state.snapshots[key] = held.engine.snapshot()
-        state.changed = True
-    held.holds = (group, key, state.token, state.seq)
+        bucket.put(key, held.engine.snapshot())
+    held.holds = (group, key, bucket.token, bucket.seq)
+
+
+def _keep(held: _Held, group: str, bucket: _Bucket) -> None:
+    """After a group's new version: the engine holds its last key's state of it."""
+    if held.holds is not None and held.holds[0] == group and held.holds[2] == bucket.token:
+        held.holds = (group, held.holds[1], bucket.token, bucket.seq + 1 if bucket.changed else bucket.seq)
+    bucket.save()
 
 
 class _Out:
@@ -198,7 +219,8 @@ class LiveProcessor(StatefulProcessor):
         self.stage = stage
 
     def init(self, handle: Any) -> None:
-        self.state = handle.getValueState("engines", STATE_DDL)
+        self.engines = handle.getMapState("engines", KEY_DDL, SNAPSHOT_DDL)
+        self.version = handle.getValueState("version", VERSION_DDL)
 
     def handleInputRows(self, key: Any, rows: Iterator["pd.DataFrame"], timerValues: Any) -> Iterator["pd.DataFrame"]:
         import pandas as pd
@@ -222,11 +244,10 @@ class LiveProcessor(StatefulProcessor):
 
     def handleInitialState(self, key: Any, initialState: "pd.DataFrame", timerValues: Any) -> None:
         """A group's keys' states saved by ``replay --save-state``."""
-        state = _GroupState.read(self.state.get() if self.state.exists() else None)
+        bucket = _Bucket(self.engines, self.version)
         for k, snapshot in zip(initialState["key"].tolist(), initialState["snapshot"].tolist()):
-            state.snapshots[str(k or "")] = bytes(snapshot)
-        state.seq += 1
-        self.state.update(state.value())
+            bucket.put(str(k or ""), bytes(snapshot))
+        bucket.save()
 
     def close(self) -> None:
         pass
@@ -234,7 +255,7 @@ class LiveProcessor(StatefulProcessor):
     def _input_names(self) -> list[str]:
         """The columns of the stage's input rows, in their order."""
         if self.stage.mapping is None:
-            return [*ROW_NAMES, GROUP]
+            return [*ROW_NAMES, GKEY, GROUP]
         return [*self.stage.mapping.original, FILE, POS, GROUP]
 
     def _pass_on(self, data: "pd.DataFrame", out: _Out) -> None:
@@ -277,7 +298,7 @@ class LiveProcessor(StatefulProcessor):
              *(every.column(f.name) for f in originals), *([every.column(PACKED)] if packed else [])],
             names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *schema.names,
                    *([PACKED] if packed else [])])
-        state = _GroupState.read(self.state.get() if self.state.exists() else None)
+        bucket = _Bucket(self.engines, self.version)
         kinds = staged.column(S_KIND)
         others = staged.filter(pc.not_equal(kinds, "e"))
         if others.num_rows:         # rejected and unused rows: counted, passed on, no engine state
@@ -285,56 +306,47 @@ class LiveProcessor(StatefulProcessor):
                 out.take(b, spec.number, records, schema.names)
             compiled = False
         events = staged.filter(pc.equal(kinds, "e"))
-        keys = events.column(S_KEY).to_pylist()
-        a = 0
-        while a < len(keys):
-            b = a
-            while b < len(keys) and keys[b] == keys[a]:
-                b += 1
-            key = keys[a] or ""
-            _enter(held, group, key, state)
-            accepted = 0
-            for ob in _stage_rows(spec, held.engine, compiled, iter(events.slice(a, b - a).to_batches(BATCH_ROWS)),
-                                  joined, reset_first=False):
-                accepted += out.take(ob, spec.number, records, schema.names)
-            compiled = False
-            _leave(held, group, key, state, accepted)
-            a = b
-        self._save(held, group, state)
+        fed = dataclasses.replace(spec, first=False)        # the others are counted above
+        for ob in _stage_rows(fed, held.engine, compiled, iter(events.to_batches(BATCH_ROWS)), joined,
+                              switch=_switcher(held, group, bucket)):
+            out.take(ob, spec.number, records, schema.names)
+        _keep(held, group, bucket)
 
     def _later(self, group: str, data: "pd.DataFrame", out: _Out) -> None:
-        """A later stage: the events passed on to it, of one key, in the
-        order one engine would have derived them (time, then the input row
-        and derivation path that caused them)."""
+        """A later stage: the events passed on to it, key by key, each key's
+        in the order one engine would have derived them (time, then the
+        input row and derivation path that caused them)."""
         spec = self.stage.spec
         later = set(self.stage.passes)
-        data = data.sort_values(["t", "path"], kind="stable", ignore_index=True)
-        n = len(data)
+        data = data.sort_values([GKEY, "t", "path"], kind="stable", ignore_index=True)
         for r in data[ROW_NAMES].itertuples(index=False):
             if r.sig in later:
-                out.add(**{n_: (list(v) if n_ == "keys" and v is not None else _na(v))
-                           for n_, v in zip(ROW_NAMES, r)})
+                out.add(**{n: (list(v) if n == "keys" and v is not None else _na(v)) for n, v in zip(ROW_NAMES, r)})
+        n = len(data)
         staged = pa.RecordBatch.from_arrays(
-            [pa.array([group[1:]] * n, pa.string()), pa.array(data["t"].astype(float).tolist(), pa.float64()),
+            [pa.array([str(k or "") for k in data[GKEY].tolist()], pa.string()),
+             pa.array(data["t"].astype(float).tolist(), pa.float64()),
              pa.array(data["row"].astype("int64").tolist(), pa.int64()), pa.array(data["path"].tolist(), pa.string()),
              pa.array(data["line"].tolist(), pa.string())],
             names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE])
         held, compiled = _held_for(spec)
-        state = _GroupState.read(self.state.get() if self.state.exists() else None)
-        _enter(held, group, "", state)
-        accepted = 0
-        for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), reset_first=False):
-            accepted += out.take(ob, spec.number)
-        _leave(held, group, "", state, accepted)
-        self._save(held, group, state)
+        bucket = _Bucket(self.engines, self.version)
+        if n:
+            for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), switch=_switcher(held, group, bucket)):
+                out.take(ob, spec.number)
+        _keep(held, group, bucket)
 
-    def _save(self, held: _Held, group: str, state: _GroupState) -> None:
-        if not state.changed:
-            return
-        state.seq += 1
-        self.state.update(state.value())
-        if held.holds is not None and held.holds[0] == group and held.holds[2] == state.token:
-            held.holds = (group, held.holds[1], state.token, state.seq)     # its snapshot is the one saved
+
+def _switcher(held: _Held, group: str, bucket: _Bucket) -> Callable[[Any, Any, int], None]:
+    """Between two keys of a group: the old key's state out, the new one's in."""
+
+    def switch(old: Any, new: Any, accepted: int) -> None:
+        if old is not None:
+            _leave(held, group, str(old or ""), bucket, accepted)
+        if new is not None:
+            _enter(held, group, str(new or ""), bucket)
+
+    return switch
 
 
 def _na(value: Any) -> Any:

@@ -204,12 +204,16 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
 
 
 def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterator[pa.RecordBatch],
-                packed: Optional[Packed] = None, reset_first: bool = True) -> Iterator[pa.RecordBatch]:
+                packed: Optional[Packed] = None, reset_first: bool = True,
+                switch: Optional[Callable[[Any, Any, int], None]] = None) -> Iterator[pa.RecordBatch]:
     """The rows of :func:`_run_stage`'s task, by ``engine`` (``compiled``
     for it).  With ``packed``, the events are its rows (an event's row in
     its column ``PACKED``), not lines.  Unless ``reset_first``, the first
-    key goes on from the state the engine holds (a stream restores each
-    key's state before its rows)."""
+    key goes on from the state the engine holds.  With ``switch``, no key
+    is reset: ``switch(old, new, accepted)`` is called between two keys
+    (None before the first and after the last), once the old key's events
+    are fed (``accepted`` of them), to put the new key's state in the
+    engine (a stream restores each key's state before its rows)."""
     out = _StageOutput()
     stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0,
                              "mapping_rejected": 0, "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled,
@@ -217,6 +221,7 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
     masks: list[int] = stats["masks"]
     sample: list[str] = stats["sample"]
     nothing = current = object()            # the key being fed (no key yet)
+    switched = [0]                          # events accepted before the key being fed
     originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
 
     def feed(events: Union[list[str], Packed], ts: list[float], rows: pa.Array, paths: pa.Array,
@@ -325,11 +330,15 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 if k != current:
                     if i > a:
                         segments.append((a, i, reset, current))
-                    if spec.save_state and current is not nothing:      # the key's final state, before the next
-                        feed(events, ts, rows, paths, segments)
+                    if (spec.save_state or switch is not None) and current is not nothing:
+                        feed(events, ts, rows, paths, segments)     # the key's final state, before the next
                         segments = []
-                        save(current)
-                    current, a, reset = k, i, reset_first or current is not nothing
+                        if spec.save_state:
+                            save(current)
+                    if switch is not None:
+                        switch(None if current is nothing else current, k, stats["accepted"] - switched[0])
+                        switched[0] = stats["accepted"]
+                    current, a, reset = k, i, switch is None and (reset_first or current is not nothing)
                 elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
                     segments.append((a, i, reset, current))
                     a, reset = i, False
@@ -338,6 +347,8 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
         yield from emit(passed)
     if spec.save_state and current is not nothing:
         save(current)
+    if switch is not None and current is not nothing:
+        switch(current, None, stats["accepted"] - switched[0])
     out.add("s", line=json.dumps(stats))
     yield from emit()
 

@@ -27,7 +27,7 @@ from ..engine import Engine, check_policy
 from ..errors import RuleError
 from ..streams import Mapping, MappingOptions, missing_column
 from .driver import _arrow_schema, _coarse_key, _rule_text
-from .live import FILE, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
+from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
 from .mapping import MapSpec
 from .names import CORRUPT, TRANSFER
 from .partition import StageSpec, _load_knowledge
@@ -292,9 +292,10 @@ def detect_stream(
             knowledge, entailment, trusted, explain, statics, lateness)
         stage = LiveStage(spec, mspec if st.number == 1 else None, tuple(sorted(later)))
         if st.number == 1:
-            group = (F.lit("") if st.key is None else _coarse_key(data, partition_by or "")).cast("string")
+            group = F.lit("") if st.key is None else _bucket(_coarse_key(data, partition_by or ""))
         else:
-            group = _later_group(the_plan, st)
+            table = table.withColumn(GKEY, _later_key(st))
+            group = _later_group(st)
         initial = None
         if initial_state is not None:
             initial = _initial(spark.read.parquet(os.fspath(initial_state)), st.number, st.key is None, data,
@@ -320,36 +321,49 @@ def _initial(states: "DataFrame", stage: int, whole: bool, data: "DataFrame", pa
 
     rows = states.filter(F.col("stage") == stage)
     if stage > 1:
-        group = F.concat(F.lit("="), F.col("key"))
-        rows = rows.withColumn("key", F.lit(""))
+        group = F.lit("=") if whole else F.concat(F.lit("="), _bucket(F.col("key")))
     elif whole or partition_by is None:
         group = F.lit("")
     else:
         value = F.get_json_object(F.concat(F.lit('{"v":'), F.col("key"), F.lit("}")), "$.v")
         rows = rows.withColumn(partition_by, value.cast(data.schema[partition_by].dataType))
-        group = _coarse_key(data, partition_by)
+        group = _bucket(_coarse_key(data, partition_by))
     return rows.select(group.cast("string").alias(GROUP), "key", "snapshot").groupBy(GROUP)
 
 
-def _later_group(the_plan: Plan, st: Any) -> "Column":
-    """The group of a row of the previous stage in stage ``st``: an event
-    passed on to it goes to its key's group ("=" and the key; one group
-    when the stage is global), any other row to one of the groups that
-    pass rows on."""
+def _bucket(key: "Column") -> "Column":
+    """The group of a key: one of ``BUCKETS``, by its hash."""
+    from pyspark.sql import functions as F
+
+    return F.pmod(F.hash(key), F.lit(BUCKETS)).cast("string")
+
+
+def _later_key(st: Any) -> "Column":
+    """A later stage's key of an event passed on to it (for the other rows,
+    anything): its key argument's text, or "" when the stage is global."""
     from pyspark.sql import functions as F
 
     sig, keys = F.col("sig"), F.col("keys")
-    consumed = [str(s) for s in st.consumes]
     if st.key is None:
-        key: "Column" = F.lit("")
-    else:
-        expr = None
-        for s, p in st.key:
-            value = keys.getItem(p)
-            expr = F.when(sig == str(s), value) if expr is None else expr.when(sig == str(s), value)
-        key = F.lit("") if expr is None else expr.otherwise(F.lit(""))
+        return F.lit("")
+    expr = None
+    for s, p in st.key:
+        value = keys.getItem(p)
+        expr = F.when(sig == str(s), value) if expr is None else expr.when(sig == str(s), value)
+    return F.lit("") if expr is None else expr.otherwise(F.lit(""))
+
+
+def _later_group(st: Any) -> "Column":
+    """The group of a row of the previous stage in stage ``st``: an event
+    passed on to it goes to its key's bucket ("=" and the bucket; "=" when
+    the stage is global), any other row to one of the groups that pass
+    rows on."""
+    from pyspark.sql import functions as F
+
+    consumed = [str(s) for s in st.consumes]
+    mine = F.lit("=") if st.key is None else F.concat(F.lit("="), _bucket(F.col(GKEY)))
     passing = F.concat(F.lit(PASS), (F.abs(F.hash("kind", "row", "path", "line")) % PASS_GROUPS).cast("string"))
-    return F.when((F.col("kind") == "x") & sig.isin(consumed), F.concat(F.lit("="), key)).otherwise(passing)
+    return F.when((F.col("kind") == "x") & F.col("sig").isin(consumed), mine).otherwise(passing)
 
 
 def _source_format(data: "DataFrame") -> str:
