@@ -91,10 +91,12 @@ Requests:
     counters of the engine) among it; the body is the bytes, each a
     character of code 0..255.
   - restore(Engine): payload is the bytes of a snapshot of an engine of
-    the same rules; the engine takes up its state (making the changes
-    of the rules that were made before it was taken, if this engine has
-    not made them).  The reply has the Counters given to snapshot, and
-    the rules, goals, printed events and prefixes as add_rules has.
+    the same rules; the engine takes up its state, with the rules of the
+    snapshot's engine: the changes of the rules made while it ran are
+    made again, to this engine's rules if it made the first of them
+    already, else to the rules it was made with.  The reply has the
+    Counters given to snapshot, and the rules, goals, printed events and
+    prefixes as add_rules has.
   - knowledge(Engine, Action): replace (Action `reset`) or extend (`add`,
     payload: fact lines) the engine's background knowledge, see
     knowledge_update/4.
@@ -220,16 +222,17 @@ serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Pre
     ),
     findall(C, M:'$rule_change'(C), Own),
     (   append(Own, New, Theirs)
-    ->  true
-    ;   length(Own, NOwn),
-        format(string(Msg), "cannot restore the snapshot: this engine's rules were changed while it ran \c
-                             (~D changes) in another way than those of the snapshot: restore it into an engine \c
-                             made afresh from the rules", [NOwn]),
-        throw(error(etalis_snapshot_error(Msg), _))
+    ->  From = now
+    ;   From = initial,
+        New = Theirs
     ),
-    changes_possible(M, New),
+    changes_possible(M, From, New, Final),
+    engine_state_check(M, Final, State),
+    (   From == initial
+    ->  initial_rules(M)
+    ;   true
+    ),
     forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
-    engine_state_check(M, State),
     engine_state_put(M, State),
     engine_compiled(M, Compiled),
     compiled_size(Compiled, N, G),
@@ -627,13 +630,15 @@ static_file_items(File, Items) :-
 %   new rule set.
 
 add_items(M, Items, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   M:'$sandboxed'(Earlier)
     ->  sandbox_check(Items, Earlier)
     ;   true
     ),
     compile_more(Items, C0, C),
-    load_statics(M, C, _),
+    load_statics(M, C, Refs),
+    forall(member(Ref, Refs), assertz(M:'$added_static'(Ref))),
     reload_compiled(M, C0, C),
     (   retract(M:'$sandboxed'(Earlier))
     ->  include(is_static, Items, New),
@@ -643,10 +648,25 @@ add_items(M, Items, C) :-
     ),
     assertz(M:'$rule_change'(add(Items))).
 
+%   remember_initial(+Engine): before the first change of Engine's rules,
+%   keep what they are as '$initial'(Compiled, HiddenNames, Sandboxed),
+%   Sandboxed the static items proven safe or `trusted`: a restore goes
+%   back to them (see initial_rules/1).
+
+remember_initial(M) :-
+    (   M:'$initial'(_, _, _)
+    ->  true
+    ;   engine_compiled(M, C),
+        M:'$hidden_names'(Counts),
+        (   M:'$sandboxed'(Statics) -> Sandboxed = Statics ; Sandboxed = trusted ),
+        assertz(M:'$initial'(C, Counts, Sandboxed))
+    ).
+
 %   remove_label(+Engine, +Label, -Compiled): Engine no longer runs the
 %   rule labelled Label.
 
 remove_label(M, Label, C) :-
+    remember_initial(M),
     engine_compiled(M, C0),
     (   compile_without(Label, C0, C)
     ->  reload_compiled(M, C0, C),
@@ -674,27 +694,50 @@ make_rule_change(M, add(Items)) :-
 make_rule_change(M, remove(Label)) :-
     remove_label(M, Label, _).
 
-%   changes_possible(+Engine, +Changes): the changes of the rules Changes
-%   (as make_rule_change/2 takes them) can be made in Engine, one after
-%   the other: they are compiled (and proven safe, for untrusted rules)
-%   without changing Engine, so that a snapshot whose changes cannot be
-%   made is refused before any is.
+%   changes_possible(+Engine, +From, +Changes, -Compiled): the changes of
+%   the rules Changes (as make_rule_change/2 takes them) can be made in
+%   Engine, one after the other, to its rules `now` or to its `initial`
+%   ones, those it was made with, and give the rules Compiled (`now` for
+%   no change of the rules now): they are compiled (and proven safe, for
+%   untrusted rules) without changing Engine, so that a snapshot whose
+%   changes cannot be made is refused before any is.
 
-changes_possible(_, []) :- !.
-changes_possible(M, Changes) :-
-    engine_compiled(M, C0),
-    (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
-    M:'$hidden_names'(Counts),
+changes_possible(_, now, [], now) :- !.
+changes_possible(M, From, Changes, C) :-
+    (   From == initial
+    ->  M:'$initial'(C0, Counts, Sandbox)
+    ;   engine_compiled(M, C0),
+        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
+        M:'$hidden_names'(Counts)
+    ),
     setup_call_cleanup(
         hidden_names(_, Saved),
         catch(( set_hidden_names(Counts),
-                foldl(change_compiled, Changes, C0-Sandbox, _) ),
+                foldl(change_compiled, Changes, C0-Sandbox, C-_) ),
               E,
               ( message_text(E, Why),
                 format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
                                      here: ~w", [Why]),
                 throw(error(etalis_snapshot_error(Msg), _)) )),
         set_hidden_names(Saved)).
+
+%   initial_rules(+Engine): Engine's rules become again those it was
+%   made with: the rules and static clauses added while it ran are
+%   taken out, and those removed are back.
+
+initial_rules(M) :-
+    M:'$initial'(Initial, Counts, Sandboxed),
+    engine_compiled(M, Now),
+    forall(retract(M:'$added_static'(Ref)), catch(erase(Ref), _, true)),   % a rule may have retracted it
+    reload_compiled(M, Now, Initial),
+    retractall(M:'$sandboxed'(_)),
+    (   Sandboxed == trusted
+    ->  true
+    ;   assertz(M:'$sandboxed'(Sandboxed))
+    ),
+    retractall(M:'$rule_change'(_)),
+    retractall(M:'$hidden_names'(_)),
+    assertz(M:'$hidden_names'(Counts)).
 
 change_compiled(add(Items), C0-Sandbox0, C-Sandbox) :-
     must_be(list, Items),

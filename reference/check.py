@@ -2,19 +2,26 @@
 
 :func:`check_case` runs a :class:`Case` (a rule set and a stream) through
 :func:`reference.evaluate.evaluate` and through the engine under each policy
-asked for, and gives an :class:`Outcome` per policy.
+asked for, and gives an :class:`Outcome` per policy.  :func:`snapshot_mismatch`
+holds a run cut in two by a snapshot, restored in a new engine or a new
+process, to the run without a break.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Optional
 
 from etalis_py.engine import Engine
 from etalis_py.errors import InferenceLimitError
-from etalis_py.events import Event
+from etalis_py.events import Event, Rejection
 from etalis_py.rules import Aggregate, Binary, Pattern, Rule, Term, Where, Within, event_key
 from .evaluate import Fact, LARGE_MODEL, Model, TooLarge, evaluate
 from .terms import NEGATIONS, RuleSet, aggregate_dependent, has_negation
@@ -221,3 +228,111 @@ def relax_negation(p: Pattern) -> Pattern:
     if isinstance(p, (Where, Within, Aggregate)):
         return replace(p, pattern=relax_negation(p.pattern))
     return p
+
+
+# ---------------------------------------------------------------------------
+# Snapshots: a run cut in two, the second part in a new engine (or process)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TwoParts:
+    """What an engine gave for a stream fed in two parts and flushed: its
+    detections as JSON lines (with provenance), the warnings and rejections
+    of each part (line, text) and the stats at the end."""
+
+    detections: str
+    warnings: tuple[tuple[int, str], ...]
+    rejected: tuple[tuple[int, str], ...]
+    stats: tuple[Any, ...]
+
+
+def two_parts(text: str, options: dict[str, Any], stream: Sequence[Event], cut: int, restore: str) -> TwoParts:
+    """Feed ``stream[:cut]`` and ``stream[cut:]`` (as event lines, the second
+    part numbered on from the first) to an engine of the rules ``text``
+    made with ``options`` (those of :meth:`Engine.from_string`), then flush.
+    ``restore`` is ``none`` (one engine), ``engine`` (the second part goes
+    to a new engine that takes up a snapshot of the first), ``process``
+    (that engine is in a new Python process) or ``swap`` (the same engine
+    takes up its snapshot after it restored a new engine's and was fed
+    the whole stream: as one engine serves many keys in turn)."""
+    first = "".join(e.to_prolog() for e in stream[:cut])
+    second = "".join(e.to_prolog() for e in stream[cut:])
+    with Engine.from_string(text, source="rules.etl", **options) as engine:
+        fresh = engine.snapshot()
+        done = _feed(engine, first, 1)
+        if restore == "none":
+            return _finish(engine, second, cut + 1, done)
+        data = engine.snapshot()
+        if restore == "swap":
+            engine.restore(fresh)
+            engine.feed_text(first + second)
+            engine.flush_lines()
+            engine.restore(data)
+            return _finish(engine, second, cut + 1, done)
+    if restore == "engine":
+        with Engine.from_string(text, source="rules.etl", state=data, **options) as engine:
+            return _finish(engine, second, cut + 1, done)
+    request = json.dumps({"text": text, "options": options, "state": base64.b64encode(data).decode("ascii"),
+                          "second": second, "first_line": cut + 1, "done": _plain(done)})
+    child = subprocess.run([sys.executable, "-m", "reference.check"], input=request, capture_output=True,
+                           text=True, check=True, cwd=Path(__file__).resolve().parents[1])
+    reply = json.loads(child.stdout)
+    return TwoParts(reply["detections"], tuple(map(tuple, reply["warnings"])),
+                    tuple(map(tuple, reply["rejected"])), tuple(reply["stats"]))
+
+
+def snapshot_mismatch(text: str, options: dict[str, Any], stream: Sequence[Event], cut: int,
+                      restore: str = "engine") -> Optional[str]:
+    """How the run cut at ``cut`` with a snapshot and restore (see
+    :func:`two_parts`) differs from the run without a break, or None."""
+    whole = two_parts(text, options, stream, cut, "none")
+    broken = two_parts(text, options, stream, cut, restore)
+    if whole == broken:
+        return None
+    out = [f"options: {options}, cut before event {cut + 1}, restored in a new {restore}",
+           "--- rules.etl", text.rstrip("\n"), "--- stream.events", "".join(e.to_prolog() for e in stream).rstrip()]
+    for name in ("detections", "warnings", "rejected", "stats"):
+        a, b = getattr(whole, name), getattr(broken, name)
+        if a != b:
+            out += [f"--- {name} without a break:", str(a), f"--- {name} with the snapshot:", str(b)]
+    return "\n".join(out)
+
+
+def _feed(engine: Engine, lines: str, first_line: int) -> TwoParts:
+    result = engine.feed_text(lines, first_line)
+    return TwoParts(result.detection_lines, tuple((w.line, w.reason) for w in result.warnings),
+                    tuple((r.line, r.reason) for r in result.rejected), ())
+
+
+def _finish(engine: Engine, lines: str, first_line: int, done: TwoParts) -> TwoParts:
+    """The second part and the flush after ``done``, the first."""
+    second = _feed(engine, lines, first_line)
+    flushed: list[Rejection] = []
+    tail = engine.flush_lines(flushed)
+    s = engine.stats()
+    stats = (s.accepted, s.rejected, s.raised, s.detections, s.pending, json.dumps(s.pending_by_goal),
+             json.dumps(s.pending_by_rule), s.buffered, s.dropped)
+    return TwoParts(done.detections + second.detections + tail,
+                    done.warnings + second.warnings + tuple((w.line, w.reason) for w in flushed),
+                    done.rejected + second.rejected, stats)
+
+
+def _plain(parts: TwoParts) -> dict[str, Any]:
+    return {"detections": parts.detections, "warnings": parts.warnings, "rejected": parts.rejected}
+
+
+def _second_part_here() -> None:
+    """The ``process`` side of :func:`two_parts`: a request as JSON on
+    standard input, the outcome as JSON on standard output."""
+    request = json.load(sys.stdin)
+    done = TwoParts(request["done"]["detections"], tuple(map(tuple, request["done"]["warnings"])),
+                    tuple(map(tuple, request["done"]["rejected"])), ())
+    data = base64.b64decode(request["state"])
+    with Engine.from_string(request["text"], source="rules.etl", state=data, **request["options"]) as engine:
+        parts = _finish(engine, request["second"], request["first_line"], done)
+    json.dump({**_plain(parts), "stats": parts.stats}, sys.stdout)
+
+
+if __name__ == "__main__":
+    _second_part_here()

@@ -481,3 +481,17 @@ def _time(ch: Choices, t: float) -> Time:
     if float(t).is_integer() and not _flip(ch, 10):
         return int(t)
     return float(t)
+
+
+def random_timer_rule(ch: Choices, stream: Sequence[Event]) -> str:
+    """An ETALIS timer on an event of ``stream`` (none for an empty one):
+    ``exceptionAlarm(timer_fired(V1, ...), D) <- e(V1, ...).``, so that
+    timers are pending as the stream goes on, and at its end."""
+    if not stream:
+        return ""
+    event = stream[ch.integer(0, len(stream) - 1)]
+    names = ", ".join(f"V{i}" for i in range(1, len(event.args) + 1))
+    delay = _pick(ch, (0.5, 1, 3))
+    head = f"timer_fired({names})" if names else "timer_fired"
+    body = f"{event.name}({names})" if names else event.name
+    return f"exceptionAlarm({head}, {delay}) <- {body}.\n"

@@ -17,6 +17,12 @@ on which the engine, under a random strategy, must detect exactly the
 matches of the reference definitions, each with its events.  The first
 mismatch is shrunk and printed in full, as a rule file and a stream; the last line is "N cases, M mismatches".  The exit code
 is 1 when there are mismatches.  Case i of seed S is always the same case.
+
+With ``--snapshot`` each case is also run, under a random policy or
+strategy, with a timer rule added and now and then a lateness, cut in two
+at a random point: the first part in one engine, whose snapshot an engine
+in a new Python process takes up for the second part, must give exactly
+the run without a break (detections with provenance, warnings, stats).
 """
 
 from __future__ import annotations
@@ -30,9 +36,9 @@ from typing import Optional, TextIO
 
 from etalis_py.errors import EtalisError
 from etalis_py.engine import STRATEGIES
-from reference.check import Case, Outcome, check_case
+from reference.check import Case, Outcome, check_case, snapshot_mismatch
 from reference.evaluate import Uncheckable
-from reference.generate import RandomChoices, random_case, random_policy
+from reference.generate import RandomChoices, random_case, random_policy, random_timer_rule
 from reference.selection import check_chain_case, random_chain_case
 from reference.shrink import shrink_case
 
@@ -86,6 +92,24 @@ def run_chain_case(seed: int, index: int) -> Optional[Mismatch]:
     return Mismatch(index, None, None, f"selection strategy:\n{case.report(missing, unexpected)}\n")
 
 
+def run_snapshot_case(seed: int, index: int) -> Optional[Mismatch]:
+    """Run case ``index`` of ``seed`` cut in two by a snapshot, restored in
+    a new process (see reference.check.snapshot_mismatch); a mismatch, or
+    None.  Rules that a strategy refuses are not a mismatch."""
+    ch = RandomChoices(random.Random(f"{seed}:{index}:snapshot"))
+    case = random_case(ch, negation=ch.integer(0, 4) == 0)
+    policy = random_policy(ch) if ch.integer(0, 1) else STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
+    lateness = (None, None, 0.5, 2)[ch.integer(0, 3)]
+    text = case.text() + random_timer_rule(ch, case.stream)
+    cut = ch.integer(0, len(case.stream))
+    try:
+        options = {"policy": policy, "lateness": lateness, "explain": ch.integer(0, 2) > 0}
+        error = snapshot_mismatch(text, options, case.stream, cut, "process")
+    except EtalisError:
+        return None
+    return None if error is None else Mismatch(index, None, None, f"snapshot:\n{error}\n")
+
+
 def describe(m: Mismatch, shrink: bool = True) -> str:
     """The mismatch in full, shrunk to a small case when possible."""
     if m.case is None:
@@ -99,15 +123,17 @@ def describe(m: Mismatch, shrink: bool = True) -> str:
     return f"case {m.index} (shrunk):\n{outcome.report()}"
 
 
-def fuzz(cases: int, seed: int, out: Optional[TextIO] = None, progress: bool = False) -> int:
-    """Run ``cases`` cases of ``seed``, print the first mismatch and the
-    summary line; return the number of mismatches."""
+def fuzz(cases: int, seed: int, out: Optional[TextIO] = None, progress: bool = False,
+         snapshot: bool = False) -> int:
+    """Run ``cases`` cases of ``seed`` (with ``snapshot``, each cut by a
+    snapshot too), print the first mismatch and the summary line; return
+    the number of mismatches."""
     out = sys.stdout if out is None else out
     mismatches = 0
     first: Optional[Mismatch] = None
     started = time.monotonic()
     for i in range(cases):
-        m = run_case(seed, i) or run_chain_case(seed, i)
+        m = run_case(seed, i) or run_chain_case(seed, i) or (run_snapshot_case(seed, i) if snapshot else None)
         if m is not None:
             mismatches += 1
             if first is None:
@@ -127,15 +153,18 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--case", type=int, default=None, help="run only case number CASE of the seed, and show it")
     parser.add_argument("--progress", action="store_true", help="report progress on stderr")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="also cut each case by a snapshot restored in a new process")
     args = parser.parse_args(argv)
     if args.case is not None:
-        m = run_case(args.seed, args.case) or run_chain_case(args.seed, args.case)
+        m = run_case(args.seed, args.case) or run_chain_case(args.seed, args.case) or (
+            run_snapshot_case(args.seed, args.case) if args.snapshot else None)
         if m is None:
             print(f"case {args.case}: engine and model agree")
             return 0
         print(describe(m))
         return 1
-    return 1 if fuzz(args.cases, args.seed, progress=args.progress) else 0
+    return 1 if fuzz(args.cases, args.seed, progress=args.progress, snapshot=args.snapshot) else 0
 
 
 if __name__ == "__main__":

@@ -13,7 +13,14 @@ some with aggregates):
   derivation once; every event of a provenance lies within its detection;
 - max_age: on rules without windows, max_age=S (or `:- max_age(S).`) gives
   exactly the detections of the rules with each pattern in `within S`,
-  under every policy, and under `unrestricted` the model of those rules.
+  under every policy, and under `unrestricted` the model of those rules;
+- snapshots: under every policy and selection strategy, with a timer,
+  now and then a lateness, mostly with provenance, a stream cut at a
+  random point, its first part
+  fed to an engine whose snapshot a new engine (or the same, after it
+  served another state) takes up for the second, gives exactly the run
+  without a break: the detections with their
+  provenance, in order, the warnings, the rejections and the stats.
 """
 
 from __future__ import annotations
@@ -28,11 +35,12 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine
+from etalis_py.engine import STRATEGIES
 from etalis_py.errors import EtalisError
 from etalis_py.events import Event, Time
-from reference.check import Case
+from reference.check import Case, snapshot_mismatch
 from reference.evaluate import Fact, Model, OrderDependent, TooLarge, evaluate
-from reference.generate import Choices, random_case, random_policy
+from reference.generate import Choices, random_case, random_policy, random_timer_rule
 from etalis_py.rules import Within
 from reference.terms import RuleSet, has_aggregate
 
@@ -235,3 +243,28 @@ def test_max_age_gives_the_detections_of_the_rules_within_it(data: st.DataObject
     if model is not None and policy == "unrestricted" and not case.overrides:
         printed = RuleSet.from_text(case.text()).heads() if case.printed is None else set(case.printed)
         assert got == model.reported_counts(printed)
+
+
+# ---------------------------------------------------------------------------
+# Snapshots
+# ---------------------------------------------------------------------------
+
+
+@examples(100)
+@given(st.data())
+def test_a_snapshot_taken_up_by_a_new_engine_at_a_random_cut_changes_nothing(data: st.DataObject) -> None:
+    ch = DataChoices(data)
+    case = random_case(ch, negation=ch.integer(0, 4) == 0)
+    screened(case)
+    policy = random_policy(ch) if ch.integer(0, 1) else pick(ch, STRATEGIES)
+    lateness = pick(ch, (None, None, 0.5, 2))
+    stream = case.stream if lateness is None else within_lateness(case.stream, lateness, ch, keep_ties=True)
+    text = case.text() + random_timer_rule(ch, case.stream)
+    cut = ch.integer(0, len(stream))
+    options = {"policy": policy, "lateness": lateness, "explain": ch.integer(0, 2) > 0}
+    try:
+        mismatch = snapshot_mismatch(text, options, stream, cut, pick(ch, ("engine", "swap")))
+    except EtalisError:  # rules that a strategy does not take
+        assume(False)
+        raise
+    assert mismatch is None, mismatch

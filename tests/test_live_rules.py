@@ -149,3 +149,14 @@ def test_a_rule_that_adds_rules_in_a_loop_adds_a_thousand_and_says_the_rest_are_
         assert [(w.line, w.reason) for w in result.warnings] == [
             (1, "the rules asked for more than 1,000 changes of the rules (ins_event_rule/1, del_event_rule/1, "
                 "ins_static_rule/1) for one input event: the rest are dropped")]
+
+
+def test_a_rule_inserted_by_a_rule_with_a_kleene_plus_detects_from_the_next_event() -> None:
+    # P+ carries the positions of its events: the batch counts them from the
+    # insertion on, with no warning at the events after it
+    rules = "c(X) <- a(X) do ins_event_rule(d(X, Y) <- (e(Y)+ seq f) within 5).\n"
+    with Engine.from_string(rules, trusted=True) as engine:
+        result = engine.emit_many([("a", [1], 1), ("e", [1], 2), ("e", [2], 3), ("f", [], 4)])
+    assert result.warnings == []
+    assert result.detections == [Detection("c", (1,), 1, 1), Detection("d", (1, [1]), 2, 4),
+                                 Detection("d", (1, [1, 2]), 2, 4), Detection("d", (1, [2]), 3, 4)]

@@ -1,6 +1,6 @@
 :- module(etalis_engine_state,
           [ engine_state_get/2,         % +Engine, -State
-            engine_state_check/2,       % +Engine, +State
+            engine_state_check/3,       % +Engine, +Compiled, +State
             engine_state_put/2          % +Engine, +State
           ]).
 :- use_module(library(apply)).
@@ -55,12 +55,7 @@ engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Positio
                                  facts_bytes: Bytes, rule_changes: Changes, hidden_names: Names}) :-
     must_be(atom, M),
     nb_getval(M, state(Indexes, Order, _)),
-    findall(store(Id, Side, Store),
-            ( member(I, Indexes),
-              store_index(Id, Side, I),
-              store_global(M, I, G),
-              nb_getval(G, Store) ),
-            Stores),
+    maplist(store_role(M), Indexes, Stores),
     position_global(M, P),
     nb_getval(P, Position),
     timers_global(M, T),
@@ -75,6 +70,15 @@ engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Positio
     findall(C, M:'$rule_change'(C), Changes),
     M:'$hidden_names'(Names).
 
+%   store_role(+M, +I, -Store): goal store I of engine M by its role,
+%   the store itself (not a copy, as findall/3 would make: it can hold
+%   millions of goals).
+
+store_role(M, I, store(Id, Side, Store)) :-
+    store_index(Id, Side, I),
+    store_global(M, I, G),
+    nb_getval(G, Store).
+
 file_dynamic(M, PI) :-
     current_predicate(M:'$file_dynamic'/1),
     M:'$file_dynamic'(PI).
@@ -83,18 +87,19 @@ dynamic_clauses(M, Name/Arity, Clauses) :-
     functor(H, Name, Arity),
     findall((H :- B), clause(M:H, B), Clauses).
 
-%!  engine_state_check(+Engine, +State) is det.
+%!  engine_state_check(+Engine, +Compiled, +State) is det.
 %
-%   State can be put into Engine, as it is now: it has every role, with
-%   a value of the right kind, a goal store for each of Engine's goals
-%   and no other, and facts only for the dynamic predicates of its
-%   rules.  In an engine whose rules are untrusted, a clause with a
-%   body must be one of the rule file's own (the rules themselves can
-%   only assert facts).
+%   State can be put into Engine once its rules are Compiled (`now`: its
+%   rules now; else those a change of its rules makes): it has every role, with
+%   a value of the right kind, a goal store for each goal of Compiled
+%   and no other, and facts only for the dynamic predicates of the
+%   rules.  In an engine whose rules are untrusted, a clause with a body
+%   must be one of the rule file's own (the rules themselves can only
+%   assert facts).
 %
 %   @error etalis_snapshot_error(Message) if not.
 
-engine_state_check(M, State) :-
+engine_state_check(M, Compiled, State) :-
     (   is_dict(State, engine_state)
     ->  true
     ;   refuse("it holds no engine state")
@@ -106,21 +111,30 @@ engine_state_check(M, State) :-
            ;   format(string(Msg), "its ~w is missing or not ~w", [Role, Type]),
                refuse(Msg)
            )),
-    nb_getval(M, state(Indexes, Order, _)),
+    nb_getval(M, state(_, Order, _)),
     clock_kind(Order, Kind),
     (   clock_kind(State.clock, Kind)
     ->  true
     ;   refuse("its clock is not of this engine's kind (a lateness, or none, of the same seconds)")
     ),
+    (   Compiled == now
+    ->  nb_getval(M, state(Own0, _, _)),
+        Declared = []
+    ;   Compiled = compiled(program(Nodes, _), _, _, Settings),
+        findall(I, ( member(node(Id, _, _, _, _, _), Nodes), store_index(Id, _, I) ), Own0),
+        Declared = Settings.directives
+    ),
     findall(I, ( member(store(Id, Side, _), State.stores), store_index(Id, Side, I) ), Is0),
     msort(Is0, Is),
-    msort(Indexes, Own),
+    msort(Own0, Own),
     (   Is == Own
     ->  true
     ;   refuse("its goal stores are not those of this engine's goals")
     ),
     forall(member(fact(PI, Clauses), State.facts),
-           (   file_dynamic(M, PI)
+           (   (   file_dynamic(M, PI)
+               ;   memberchk(dynamic(PI, _), Declared)
+               )
            ->  maplist(restorable_clause(M, PI), Clauses)
            ;   format(string(Msg), "it holds facts of ~q, which the rules do not declare dynamic", [PI]),
                refuse(Msg)

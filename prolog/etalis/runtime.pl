@@ -80,7 +80,8 @@ engine_create(M) :-
     set_module(M:class(temporary)),             % so engine_destroy/1 can free it
     dynamic([ M:'$on'/4, M:'$derived'/4, M:'$reported'/1, M:'$rule_goals'/2, M:'$compiled'/1,
               M:'$sandboxed'/1, M:'$explain'/0, M:'$prefix'/2, M:'$selecting'/0, M:'$offer'/5,
-              M:'$seen'/3, M:'$repeating'/2, M:'$rule_change'/1, M:'$identity'/1, M:'$hidden_names'/1 ]),
+              M:'$seen'/3, M:'$repeating'/2, M:'$rule_change'/1, M:'$identity'/1, M:'$hidden_names'/1, M:'$initial'/3,
+              M:'$added_static'/1 ]),
     assertz(M:('$derived'(E, T1, T2, O) :-
                   (   '$repeating'(E, Key)
                   ->  etalis_runtime:first_derivation(M, Key, T1, T2)
@@ -331,6 +332,7 @@ rule_updates(M) :-
         ),
         apply_rule_updates(M, Updates),
         engine_state(M, State),
+        explaining(M),                  % the new rules may select (a P+ carries positions)
         limiting(M, State)
     ;   true
     ).

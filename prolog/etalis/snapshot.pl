@@ -44,10 +44,18 @@ magic("etalis-py snapshot\n").
 %
 %   Bytes (a string of codes 0..255) is the snapshot of Content, a term,
 %   for the rules of identity Rules.
+%
+%   @error etalis_snapshot_error(Message) if Content holds a blob (a
+%   stream, a clause reference), which has no bytes.
 
 snapshot_bytes(Rules, Content, Bytes) :-
     must_be(atom, Rules),
-    fast_term_serialized(Content, Payload),
+    catch(fast_term_serialized(Content, Payload),
+          error(permission_error(fast_serialize, blob, Blob), _),
+          (   format(string(Msg), "cannot take a snapshot: the state holds ~p, which is no term that can be \c
+                                  written (did a trusted rule put it into an event?)", [Blob]),
+              throw(error(etalis_snapshot_error(Msg), _))
+          )),
     string_length(Payload, Length),
     crypto_data_hash(Payload, Sum, [algorithm(sha256), encoding(octet)]),
     snapshot_format(Format),

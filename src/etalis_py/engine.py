@@ -830,8 +830,9 @@ class Engine:
     def restore(self, data: bytes) -> None:
         """Replace the engine's whole state by that of the :meth:`snapshot`
         ``data``, without compiling its rules again (unless the snapshot's
-        engine changed its rules while running and this one has not yet:
-        the same changes are made).  The snapshot of a new engine of the
+        engine changed its rules while running: the same changes are made,
+        after going back to the rules this engine was made with if its own
+        changes were others).  The snapshot of a new engine of the
         same rules starts a fresh state, as :meth:`reset` does, and also
         sets the counters of :meth:`stats` to 0.
 

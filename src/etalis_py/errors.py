@@ -66,7 +66,9 @@ class EventError(EtalisError, ValueError):
 class SnapshotError(EtalisError, ValueError):
     """Bytes that :meth:`Engine.restore` refuses: no snapshot, one of
     other rules (or options), of another format or SWI-Prolog version,
-    truncated or damaged.  The engine is left as it was."""
+    truncated or damaged; the engine is left as it was.  Also a state
+    that :meth:`Engine.snapshot` cannot write (a trusted rule's event
+    holding a stream)."""
 
 
 class EtalisWarning(UserWarning):
