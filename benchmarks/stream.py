@@ -78,7 +78,7 @@ def latency(work: Path, rules: Path, land: int) -> list[float]:
     landed = {"part-0000.csv": time.time()}
     proc = subprocess.Popen([*ETALIS, "stream", str(rules), "--source", str(src), *MAPPING, "--partition-by",
                              "sensor", "--checkpoint", str(ck), "--out", str(out), "--format", "jsonl",
-                             "--trigger", "1", "--master", "local[1]", "--quiet"],
+                             "--trigger", "1", "--master", "local[1,4]", "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         while not (ck / "commits" / "0").exists():
@@ -144,11 +144,11 @@ def main() -> None:
         n = split(data, work / "in", ns.files)
         data.unlink()
         replay = timed([*ETALIS, "replay", str(rules), "--events", str(work / "in"), *MAPPING, "--partition-by",
-                        "sensor", "--master", "local[1]", "--no-progress", "--quiet"], work / "replay.jsonl")
+                        "sensor", "--master", "local[1,4]", "--no-progress", "--quiet"], work / "replay.jsonl")
         stream = timed([*ETALIS, "stream", str(rules), "--source", str(work / "in"), *MAPPING, "--partition-by",
                         "sensor", "--checkpoint", str(work / "ck"), "--out", str(work / "out"), "--format", "jsonl",
                         "--available-now", "--max-files-per-trigger", str(-(-ns.files // ns.batches)),
-                        "--master", "local[1]", "--quiet"], work / "stream.stdout")
+                        "--master", "local[1,4]", "--quiet"], work / "stream.stdout")
         mine = sorted(line for f in (work / "out" / "output=detections").glob("part-*")
                       for line in f.read_text().splitlines() if line)
         theirs = sorted(line.rstrip("\n") for line in (work / "replay.jsonl").read_text().splitlines() if line)

@@ -333,7 +333,7 @@ def test_a_driver_killed_three_times_and_restarted_on_its_checkpoint_writes_each
     command = [sys.executable, "-m", "etalis_py.cli", "stream", str(WIND_AREA), "--source", str(src),
                "--input-format", "csv", *WIND_MAPPING, "--partition-by", "STATIONID", "--checkpoint", str(checkpoint),
                "--out", str(out), "--format", "jsonl", "--available-now", "--max-files-per-trigger", "1",
-               "--master", "local[2]", "--quiet"]
+               "--master", "local[2,4]", "--quiet"]
     env = {**os.environ, "PYTHONWARNINGS": "ignore::FutureWarning"}
     chance = random.Random(7)
     kills = 0
