@@ -225,7 +225,7 @@ def detect_stream(
     as replay plans them with ``partition_by``.  Each key's engine state
     lives in Spark's state store, so the session needs the RocksDB state
     store provider (``spark.sql.streaming.stateStore.providerClass``;
-    :func:`~etalis_py.spark.session` gives it with ``streaming=True``).
+    :func:`~etalis_py.spark.stream_session` sets it).
     ``lateness`` (seconds) lets a key's rows come that much out of time
     order (later ones are rejected rows, with the reason).
     ``initial_state`` is a directory of ``replay --save-state``: the
@@ -242,7 +242,7 @@ def detect_stream(
     provider = spark.conf.get(STATE_PROVIDER, "")
     if provider != ROCKSDB:
         raise ValueError(f"a stream keeps its engines' state with the RocksDB state store: set {STATE_PROVIDER}="
-                         f"{ROCKSDB} (etalis_py.spark.session(streaming=True) does)")
+                         f"{ROCKSDB} (etalis_py.spark.stream_session() sets it)")
     text, source = _rule_text(rules)
     mapping = Mapping.of(**mapping_options)
     mapping.check()
