@@ -202,13 +202,13 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
 serve(snapshot(M, Counters), _, _{snapshot: Length}, Bytes) :-
     engine_compiled(M, _),
     must_be(list(integer), Counters),
-    M:'$identity'(Rules),
+    engine_identity(M, Rules),
     engine_state_get(M, State),
     snapshot_bytes(Rules, snapshot{state: State, counters: Counters}, Bytes),
     string_length(Bytes, Length).
 serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}, "") :-
     engine_compiled(M, _),
-    M:'$identity'(Rules),
+    engine_identity(M, Rules),
     snapshot_content(Rules, Payload, Content),
     (   is_dict(Content, snapshot),
         get_dict(state, Content, State),
@@ -541,9 +541,7 @@ load_engine(Source, Options, M, Compiled) :-
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
     hidden_names(_, Counts),
-    rules_identity(Compiled, Rules),
     engine_create(M),
-    assertz(M:'$identity'(Rules)),
     assertz(M:'$hidden_names'(Counts)),
     catch(( knowledge_init(M),
             (   memberchk(trusted(true), Options)
@@ -647,6 +645,21 @@ add_items(M, Items, C) :-
     ;   true
     ),
     assertz(M:'$rule_change'(add(Items))).
+
+%   engine_identity(+Engine, -Rules): Rules identifies the rules Engine
+%   was made with (see etalis_snapshot:rules_identity/2), worked out at
+%   the first snapshot or restore.
+
+engine_identity(M, Rules) :-
+    (   M:'$identity'(Rules)
+    ->  true
+    ;   (   M:'$initial'(Compiled, _, _)
+        ->  true
+        ;   engine_compiled(M, Compiled)
+        ),
+        rules_identity(Compiled, Rules),
+        assertz(M:'$identity'(Rules))
+    ).
 
 %   remember_initial(+Engine): before the first change of Engine's rules,
 %   keep what they are as '$initial'(Compiled, HiddenNames, Sandboxed),
