@@ -67,7 +67,14 @@ Requests:
     feed_segments(Engine, Resets, Counts), with the segments' events one
     batch packed as columns (see feed_columns), split into segments of
     Counts terms; no payload.
-  - flush(Engine): process the events held back by a lateness.
+  - flush(Engine): process the events held back by a lateness, then
+    fire the timers still pending; flush(Engine, Format, false) leaves
+    the timers pending (the end of a finite input is not the end of
+    time).
+  - advance(Engine, Time, Format): the engine's time moves on to Time
+    with no event (the machine's clock on an idle live stream): the
+    events held back up to Time are processed and the timers due by
+    then fire; no later event may be earlier than Time.
   - feed(Engine, FirstLine, Format), feed_list(Engine, FirstLine, Count,
     Format), flush(Engine, Format): as above, with the detections as
     Format: `object` (as above) or `row`, a JSON array a line
@@ -162,8 +169,14 @@ serve(prolog_home, _, _{home: Home}, "") :-
     current_prolog_flag(home, Home).
 serve(flush(M), Payload, Header, Detections) :-
     serve(flush(M, object), Payload, Header, Detections).
-serve(flush(M, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
-    engine_flush(M, Format, N, Fired, Detections),
+serve(flush(M, Format), Payload, Header, Detections) :-
+    serve(flush(M, Format, true), Payload, Header, Detections).
+serve(flush(M, Format, Timers), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
+    engine_flush(M, Format, Timers, N, Fired, Detections),
+    engine_warnings(M, Ws1),
+    maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
+serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
+    engine_advance(M, Time, Format, N, Fired, Detections),
     engine_warnings(M, Ws1),
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-

@@ -139,11 +139,11 @@ def test_reset_forgets_the_pending_timers() -> None:
         assert engine.flush() == []
 
 
-def test_etalis_run_fires_the_pending_timers_at_the_end_of_its_input(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_etalis_run_flush_timers_fires_the_pending_timers_at_the_end_of_its_input(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     events = tmp_path / "orders.events"
     events.write_text("event(order(1), 1).\nevent(order(2), 5).\nevent(payment(1), 20).\n")
-    assert main(["run", str(HERE / "reminders.etl"), "--events", str(events)]) == 0
+    assert main(["run", str(HERE / "reminders.etl"), "--events", str(events), "--flush-timers"]) == 0
     out, err = capsys.readouterr()
     assert out.splitlines() == [
         '{"event": "reminder", "args": [1], "start": 1, "end": 31}',
@@ -152,6 +152,17 @@ def test_etalis_run_fires_the_pending_timers_at_the_end_of_its_input(tmp_path: P
     ]
     assert err.startswith("events read: 3, accepted: 3, raised by rules (event/1, timers): 2, rejected: 0, "
                           "detections: 3, warnings: 0,")
+
+
+def test_etalis_run_leaves_the_timers_due_after_its_input_pending(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    events = tmp_path / "orders.events"
+    events.write_text("event(order(1), 1).\nevent(order(2), 5).\nevent(payment(1), 20).\nevent(tick, 33).\n")
+    assert main(["run", str(HERE / "reminders.etl"), "--events", str(events)]) == 0
+    out, err = capsys.readouterr()
+    assert out.splitlines() == ['{"event": "reminder", "args": [1], "start": 1, "end": 31}']
+    assert err.startswith("events read: 4, accepted: 4, raised by rules (event/1, timers): 1, rejected: 0, "
+                          "detections: 1, warnings: 0,")
 
 
 def test_etalis_check_takes_timers_and_reports_their_events(capsys: pytest.CaptureFixture[str]) -> None:

@@ -5,6 +5,8 @@
             engine_reset/1,             % +Engine
             engine_flush/4,             % +Engine, -Released, -Fired, -Detections
             engine_flush/5,             % +Engine, +Format, -Released, -Fired, -Detections
+            engine_flush/6,             % +Engine, +Format, +Timers, -Released, -Fired, -Detections
+            engine_advance/6,           % +Engine, +Time, +Format, -Released, -Fired, -Detections
             engine_buffered/2,          % +Engine, -Count
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
@@ -749,6 +751,37 @@ engine_flush(M, Released, Fired, Detections) :-
 %   engine_feed/6).
 
 engine_flush(M, Format, Released, Fired, Detections) :-
+    engine_flush(M, Format, true, Released, Fired, Detections).
+
+%!  engine_flush(+Engine, +Format, +Timers, -Released, -Fired, -Detections) is det.
+%
+%   As engine_flush/5; with Timers `false` the timers due after the last
+%   event stay pending: the end of a finite input is not the end of
+%   time, and a later run resumed from a snapshot fires them when due.
+
+engine_flush(M, Format, Timers, Released, Fired, Detections) :-
+    must_be(boolean, Timers),
+    engine_ordered(M, Format, flush_order(M, Timers), Released, Fired, Detections).
+
+%!  engine_advance(+Engine, +Time, +Format, -Released, -Fired, -Detections) is det.
+%
+%   Engine's time moves on to Time with no event: no event earlier than
+%   Time may come any more, so the events of the reorder buffer up to
+%   Time are processed (Released of them) and the timers due at Time or
+%   earlier fire (Fired of them, with what they raise), in time order.
+%   A Time before the last event's changes nothing.
+
+engine_advance(M, Time, Format, Released, Fired, Detections) :-
+    must_be(number, Time),
+    (   finite_number(Time)
+    ->  true
+    ;   domain_error(finite_number, Time)
+    ),
+    engine_ordered(M, Format, advance_order(M, Time), Released, Fired, Detections).
+
+:- meta_predicate engine_ordered(+, +, 3, -, -, -).
+
+engine_ordered(M, Format, Step, Released, Fired, Detections) :-
     detection_format(Format),
     engine_state(M, State),
     explaining(M),
@@ -756,28 +789,54 @@ engine_flush(M, Format, Released, Fired, Detections) :-
     arg(2, State, Order0),
     feed_start(M),
     arg(3, State, Limit),
-    catch(watched(M, Limit, output_text(flush_order(M, Order0, Order, Released), Detections)),
+    catch(watched(M, Limit, output_text(call(Step, Order0, Order, Released), Detections)),
           etalis_limit(Hit),
           throw(error(etalis_limit(Hit), _))),
     nb_setarg(2, State, Order),
     feed_value(M, raised, Fired).
 
-%   flush_order(+M, +Order0, -Order, -Released): process the Released
-%   events of the reorder buffer, then the timers still pending, in time
-%   order; no later event may come before the last of them.
+%   flush_order(+M, +Timers, +Order0, -Order, -Released): process the
+%   Released events of the reorder buffer, then (if Timers is true) the
+%   timers still pending, in time order; no later event may come before
+%   the last of them.
 
-flush_order(M, Order0, Order, Released) :-
+flush_order(M, Timers, Order0, Order, Released) :-
     (   Order0 = reorder(L, Max0, Seq, H0)
     ->  heap_size(H0, Released),
         release(M, inf, H0, H),
-        due_timers(M, inf, 0, Last),
+        flushed_timers(Timers, M, Last),
         later(Max0, Last, Max),
         Order = reorder(L, Max, Seq, H)
     ;   Order0 = in_order(Last0),
         Released = 0,
-        due_timers(M, inf, 0, Last),
+        flushed_timers(Timers, M, Last),
         later(Last0, Last, Last1),
         Order = in_order(Last1)
+    ).
+
+flushed_timers(true, M, Last) :-
+    due_timers(M, inf, 0, Last).
+flushed_timers(false, _, none).
+
+%   advance_order(+M, +Time, +Order0, -Order, -Released): the events of
+%   the reorder buffer up to Time, then the timers due by Time; later
+%   events may not be earlier than Time.
+
+advance_order(M, Time, Order0, Order, Released) :-
+    (   Order0 = reorder(L, Max0, Seq, H0)
+    ->  release(M, Time, H0, H),
+        heap_size(H0, N0),
+        heap_size(H, N),
+        Released is N0 - N,
+        due_timers(M, Time, 0, _),
+        Mark is Time + L,
+        later(Max0, Mark, Max),
+        Order = reorder(L, Max, Seq, H)
+    ;   Order0 = in_order(Last0),
+        Released = 0,
+        due_timers(M, Time, 0, _),
+        later(Last0, Time, Last),
+        Order = in_order(Last)
     ).
 
 later(T, none, T) :- !.

@@ -7,7 +7,7 @@ import json
 import signal
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
@@ -19,12 +19,16 @@ from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFoun
 from .etalis_import import add_import_parser, import_etalis
 from .events import Rejection
 from .findings import Finding
-from .output import OUT_FORMATS, TableWriter, TimeStyle, formatted, max_arity, open_writer
+from .checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
+from .output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
 from .progress import ProgressLine, wanted
-from .streams import GRAPH_KINDS, STREAM_KINDS, Batch, Mapping, follow_chunks, line_chunks, read_batches, read_live, stream_kind
+from .streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, line_chunks,
+                      read_live, resumed_batches, stream_kind, ticking_chunks)
+from .tables import parquet_batches
 
 if TYPE_CHECKING:
     from .events import Detection
+    from .output import DetectionWriter
     from .report import Readable
 
 EXIT_OK = 0
@@ -32,6 +36,7 @@ EXIT_FAILURE = 1
 EXIT_RULES = 2
 EXIT_LIMIT = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
 
 
 def _columns(text: str) -> list[str]:
@@ -75,6 +80,30 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stream", type=_stream_iri, metavar="IRI",
                    help="graphs (.nq, .trig, .jsonld, --graph-col) are on the stream IRI, asked with graph_stream(G, S), "
                    "unless a dcterms:isPartOf triple of the default graph names a graph's own")
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"give a number of events of at least 1, not {text}")
+    return n
+
+
+def add_live_options(p: argparse.ArgumentParser) -> None:
+    """Checkpoints, the wall clock and the timers at the end (docs/live.md)."""
+    g = p.add_argument_group("running live (docs/live.md)")
+    g.add_argument("--checkpoint", type=Path, metavar="DIR",
+                   help="keep the run's state and positions in DIR, every --checkpoint-every events, on Ctrl-C, "
+                   "SIGTERM and at the end; the same command with the same DIR resumes where it stopped")
+    g.add_argument("--checkpoint-every", type=_positive, default=10_000, metavar="N",
+                   help="with --checkpoint: a checkpoint after every N events read (default 10,000)")
+    g.add_argument("--clock", choices=("event", "wall"), default="event",
+                   help="wall (--follow or standard input): while no event comes, time follows the machine's "
+                   "clock less the lateness, so timers and fnot deadlines fire when due (events in epoch "
+                   "seconds); event (default): time is the events' only")
+    g.add_argument("--flush-timers", action="store_true",
+                   help="at the end of the input, fire every timer still pending (by default they stay "
+                   "pending: the end of a file is not the end of time)")
 
 
 def _stream_iri(text: str) -> str:
@@ -183,6 +212,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--inference-limit", type=int, metavar="N",
                      help="stop with an error at an event that takes more than N Prolog inferences "
                      "(default 10,000,000; 0: no limit)")
+    add_live_options(run)
     add_mapping_options(run)
 
     add_replay_parser(sub)
@@ -289,10 +319,23 @@ def _ontology_error() -> type[Exception]:
     return OntologyError
 
 
-def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, packed: bool = False) -> Iterator[Batch]:
+@dataclass(frozen=True)
+class _Input:
+    """``run``'s input: its batches, and what tells where a batch ends in
+    bytes (None for Parquet, read by rows)."""
+
+    batches: Iterator[Batch]
+    offsets: Optional[LineOffsets]
+
+
+def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, packed: bool = False,
+                  at: Position = Position(), header: Optional[list[str]] = None,
+                  batch_lines: int = BATCH_LINES) -> _Input:
     """The batches of ``run``'s input: the file, standard input (``-``), or
     the file as it grows (``--follow``); a file's tables and JSON lines as
-    packed columns if ``packed``."""
+    packed columns if ``packed``; from ``at`` on (a resumed run: a CSV
+    stream's columns are then ``header``).  With ``--clock wall``, idle
+    batches while a live source has nothing."""
     mapping = mapping_from(ns)
     if ns.stream is not None:
         kind = ns.input_format or (None if str(ns.events) == "-" else stream_kind(ns.events))
@@ -300,41 +343,129 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
             raise ValueError(f"--stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); "
                              f"{ns.events} is read as {kind}, whose events are not graphs")
         mapping = replace(mapping, stream=ns.stream)
+    if header is not None and at.line > 1:
+        mapping = replace(mapping, columns=tuple(header))
+    wall = ns.clock == "wall"
     if str(ns.events) == "-":
         if ns.follow:
             raise ValueError("--follow follows a growing file; standard input (-) is read until it ends anyway")
-        return read_live(line_chunks(stdin or sys.stdin.buffer, 1 << 16), ns.input_format, mapping)
-    if ns.follow:
-        return read_live(follow_chunks(ns.events, ns.follow_timeout), ns.input_format or stream_kind(ns.events),
-                         mapping)
-    return read_batches(ns.events, mapping, kind=ns.input_format, packed=packed)
+        source = stdin or sys.stdin.buffer
+        lines = LineOffsets(ticking_chunks(source.fileno(), _TICK) if wall else line_chunks(source, 1 << 16), at.line)
+        return _Input(read_live(lines, ns.input_format, mapping, batch_lines, first_line=at.line), lines)
+    if wall and not ns.follow:
+        raise ValueError("--clock wall is for a live stream: --follow a growing file, or standard input (-); "
+                         "a file's events carry their own times")
+    kind = ns.input_format or stream_kind(ns.events)
+    if kind == "parquet":
+        if ns.follow:
+            raise ValueError("a Parquet file is read as a whole file: not from standard input or with --follow")
+        return _Input(parquet_batches(ns.events, mapping, batch_lines, packed, at.line), None)
+    batches, offsets = resumed_batches(ns.events, mapping, kind, packed and not ns.follow, at.line, at.offset or 0,
+                                       ns.follow, ns.follow_timeout, wall, batch_lines)
+    return _Input(batches, offsets)
 
 
-def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None) -> int:
+# How often a live source that has nothing says so, for --clock wall (seconds)
+_TICK = 0.1
+
+
+@dataclass
+class _Run:
+    """What ``run`` counts, and where it is: the summary's counters and the
+    position after the last batch processed."""
+
+    accepted: int = 0
+    rejected: int = 0
+    detections: int = 0
+    warnings: int = 0
+    raised: int = 0
+    line: int = 1           # the first line of the input not processed
+    since: int = 0          # events read since the last checkpoint
+
+
+class _Checkpoints:
+    """``run --checkpoint DIR``: the checkpoint to resume from, and taking
+    new ones (the output committed first, then the checkpoint replaced)."""
+
+    def __init__(self, ns: argparse.Namespace) -> None:
+        self.directory: Path = ns.checkpoint
+        self.events: Optional[Path] = None if str(ns.events) == "-" else ns.events
+        self.kind = ns.input_format or (stream_kind(ns.events) if self.events is not None else
+                                        "csv" if ns.time is not None else None)
+        self.run = {"rules": str(ns.rules), "rules_sha256": rules_hash([*ns.static, ns.rules]),
+                    "events": str(ns.events), "out": None if ns.out is None else str(ns.out),
+                    "format": out_format(ns.format, ns.out)}
+        if self.run["format"] not in ("jsonl", "csv"):
+            raise ValueError(f"--checkpoint resumes output written as it goes: --format jsonl or csv, not "
+                             f"{self.run['format']} (written at the end)")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.resumed = Checkpoint.load(self.directory)
+        self.header: Optional[list[str]] = list(ns.columns) if ns.columns else None
+        if self.resumed is not None:
+            self.resumed.check_run(self.run, self.directory)
+            if self.events is not None:
+                check_input(self.events, self.resumed.input)
+            if self.header is None:
+                self.header = self.resumed.header
+
+    def save(self, engine: Engine, counts: _Run, sink: "DetectionWriter", offsets: Optional[LineOffsets]) -> None:
+        out = committed(sink)
+        if out is None:
+            out = counts.detections
+        if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
+            self.header = csv_header(offsets.head)
+        at = _position(counts.line, offsets, self.events)
+        Checkpoint(self.run, at, out, Counters(counts.accepted, counts.rejected, counts.detections,
+                                                      counts.warnings, counts.raised),
+                   engine.snapshot(), self.header).save(self.directory)
+        counts.since = 0
+
+
+def _position(line: int, offsets: Optional[LineOffsets], events: Optional[Path]) -> Position:
+    """The position of ``line`` of the input (see :class:`Position`)."""
+    if offsets is None or events is None:
+        return Position(line)
+    offset = offsets.offset(line)
+    return Position(line, offset, seen_hash(events, offset))
+
+
+def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None,
+        wall: Callable[[], float] = time.time) -> int:
     problem = None if str(ns.events) == "-" else unreadable("events file", ns.events)
     if problem:
         print(f"etalis: {problem}", file=err)
         return EXIT_FAILURE
     source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
+    try:
+        checkpoints = _Checkpoints(ns) if ns.checkpoint is not None else None
+    except (ValueError, OSError) as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    resumed = checkpoints.resumed if checkpoints is not None else None
     engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain,
                               inference_limit=ns.inference_limit)
-    if ns.ontology or ns.entailment:
-        try:
+    try:
+        if ns.ontology or ns.entailment:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
-        except ValueError as e:
-            engine.close()
-            print(f"etalis: {e}", file=err)
-            return EXIT_FAILURE
-        except BaseException:
-            engine.close()
-            raise
+        if resumed is not None:
+            engine.restore(resumed.state)
+            if ns.out is not None:
+                resume_output(ns.out, resumed.output)
+    except ValueError as e:
+        engine.close()
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    except BaseException:
+        engine.close()
+        raise
     try:
         readable = readable_of(ns) if ns.format == "table" else None
         # with explain the engine's reported events carry their provenance
         # as one more argument, and engine.printed counts it
         arity = max_arity(engine.printed) - (1 if ns.explain else 0)
-        sink = open_writer(ns.format, ns.out, out, time_style(ns), arity, ns.explain, readable)
+        sink = open_writer(ns.format, ns.out, whole_lines(out) if ns.out is None else out, time_style(ns), arity,
+                           ns.explain, readable, append=resumed is not None)
     except (ValueError, OSError) as e:
         engine.close()
         print(f"etalis: {e}", file=err)
@@ -346,32 +477,61 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
     started = time.perf_counter()
     cpu_started = time.process_time()
-    accepted = rejected = detections = raised = 0
+    counts = _Run()
+    if resumed is not None:
+        c = resumed.counters
+        counts = _Run(c.accepted, c.rejected, c.detections, c.warnings, c.raised, resumed.input.line)
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
+    lateness = ns.lateness or 0.0
 
     def status(elapsed: float) -> str:
-        read = accepted + rejected
+        read = counts.accepted + counts.rejected
         return (f"etalis run {elapsed:.0f} s: rows read {read} ({read / max(elapsed, 1e-9):.0f} rows/s), "
-                f"detections {detections}, rejected {rejected}")
+                f"detections {counts.detections}, rejected {counts.rejected}")
 
-    stopped = interrupted = unwritten = False
+    def warned(ws: list[Rejection], where: str) -> None:
+        counts.warnings += len(ws)
+        if ws and not ns.quiet:
+            progress.clear()
+            for w in ws:
+                print(f"{source}: warning: {where}: {w.reason}", file=err)
+
+    def checkpoint() -> None:
+        if checkpoints is not None:
+            checkpoints.save(engine, counts, sink, source_input.offsets)
+
+    stopped = unwritten = False
+    interrupt = _Interrupt()
     try:
-        with _Interrupt() as interrupt:
-            batches = event_batches(ns, packed=engine.columnar())
-            while (batch := interrupt.next_batch(batches)) is not None:
+        with interrupt:
+            source_input = event_batches(ns, packed=engine.columnar(),
+                                         at=resumed.input if resumed is not None else Position(),
+                                         header=checkpoints.header if checkpoints is not None else None,
+                                         batch_lines=min(BATCH_LINES, ns.checkpoint_every)
+                                         if checkpoints is not None else BATCH_LINES)
+            while (batch := interrupt.next_batch(source_input.batches)) is not None:
+                if interrupt.requested and checkpoints is not None:
+                    break       # read as the signal came: perhaps not whole; read again on resuming
+                if batch.idle:
+                    moved = engine.advance_lines(wall() - lateness)
+                    sink.write(moved.detection_lines)
+                    counts.detections += moved.detection_lines.count("\n")
+                    counts.raised += moved.raised
+                    warned(moved.warnings, "as the clock moved on")
+                    continue
                 if batch.packed is not None:
                     result = engine.feed_packed(batch.packed, batch.first_line)
                 else:
                     result = engine.feed_text(batch.text, batch.first_line, batch.terms)
                 sink.write(result.detection_lines)
-                detections += result.detection_lines.count("\n")
-                accepted += result.accepted
-                raised += result.raised
+                counts.detections += result.detection_lines.count("\n")
+                counts.accepted += result.accepted
+                counts.raised += result.raised
                 bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
                 if result.stopped:      # the lines after the stopped one were read, not processed
                     bad = [r for r in bad if r.line < result.stopped.line]
-                rejected += len(bad)
-                warnings += len(result.warnings)
+                counts.rejected += len(bad)
+                counts.warnings += len(result.warnings)
                 if not ns.quiet and (bad or result.warnings):
                     progress.clear()
                     for r in bad:
@@ -383,25 +543,31 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                     print(f"{source}:{result.stopped.line}: error: {result.stopped}", file=err)
                     stopped = True
                     break
+                if checkpoints is not None:
+                    counts.line = batch.end_line
+                    counts.since += len(bad) + result.accepted
+                    if counts.since >= ns.checkpoint_every:
+                        checkpoint()
                 progress.show(status)
-            interrupted = interrupt.requested
             if not stopped:
+                checkpoint()    # before the end: a resumed run goes on from here
+            raised_before = engine.stats().raised
+            if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
-                    warned: list[Rejection] = []
-                    tail = engine.flush_lines(warned)
-                    warnings += len(warned)
-                    for w in warned if not ns.quiet else []:
-                        print(f"{source}: warning: at the end of the stream: {w.reason}", file=err)
+                    ws: list[Rejection] = []
+                    tail = engine.flush_lines(ws, timers=ns.flush_timers)
+                    warned(ws, "at the end of the stream")
                 except InferenceLimitError as e:        # an event held back by a lateness
                     progress.clear()
                     print(f"{source}:{e.line}: error: {e}", file=err)
                     stopped, tail = True, ""
                 sink.write(tail)
-                detections += tail.count("\n")
+                counts.detections += tail.count("\n")
             seconds = time.perf_counter() - started
             cpu_seconds = time.process_time() - cpu_started
-            pending = engine.stats().pending
-            raised = engine.stats().raised      # with the timers fired at the end
+            stats = engine.stats()
+            pending = stats.pending
+            counts.raised += stats.raised - raised_before     # the timers the end of the stream fired
     except ValueError as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
@@ -414,41 +580,54 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             unwritten = True
         finally:
             engine.close()
-    if interrupted:
-        print(f"etalis: interrupted: stopped after {accepted + rejected} events", file=err)
+    if interrupt.requested:
+        what = "terminated (SIGTERM)" if interrupt.signum == signal.SIGTERM else "interrupted"
+        print(f"etalis: {what}: stopped after {counts.accepted + counts.rejected} events", file=err)
+    raised = counts.raised
     print(
-        f"events read: {accepted + rejected}, accepted: {accepted}, "
-        f"{f'raised by rules (event/1, timers): {raised}, ' if raised else ''}rejected: {rejected}, "
-        f"detections: {detections}, {f'errors: {errors}, ' if errors else ''}warnings: {warnings}, "
+        f"events read: {counts.accepted + counts.rejected}, accepted: {counts.accepted}, "
+        f"{f'raised by rules (event/1, timers): {raised}, ' if raised else ''}rejected: {counts.rejected}, "
+        f"detections: {counts.detections}, {f'errors: {errors}, ' if errors else ''}"
+        f"warnings: {warnings + counts.warnings}, "
         f"seconds: {seconds:.3f}, pending: {pending}, "
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,
     )
-    return EXIT_LIMIT if stopped else EXIT_INTERRUPTED if interrupted else EXIT_FAILURE if unwritten else EXIT_OK
+    if stopped:
+        return EXIT_LIMIT
+    if interrupt.requested:
+        return EXIT_TERMINATED if interrupt.signum == signal.SIGTERM else EXIT_INTERRUPTED
+    return EXIT_FAILURE if unwritten else EXIT_OK
 
 
 class _Interrupt:
-    """Ctrl-C during ``etalis run``.  SIGINT is blocked except while the next
-    batch of events is read, so the engine is never interrupted in the
-    middle of a batch (its state would be half updated and the batch's
-    detections lost), nor is the writing of detections (a write to a pipe
-    that a signal interrupts can lose text).  A SIGINT that comes during a
-    batch waits for its end; one during the reading stops it at once.  The
-    events held back by a lateness are still processed (as at the end of
-    a stream), then the summary is printed."""
+    """Ctrl-C (SIGINT) and SIGTERM during ``etalis run``.  Both are blocked
+    except while the next batch of events is read, so the engine is never
+    interrupted in the middle of a batch (its state would be half updated
+    and the batch's detections lost), nor is the writing of detections or
+    of a checkpoint (a write to a pipe that a signal interrupts can lose
+    text).  A signal that comes during a batch waits for its end; one
+    during the reading stops it at once.  Then the run ends as at the end
+    of its input (without a checkpoint, the events held back by a lateness
+    are still processed), and the summary is printed."""
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self) -> None:
         self.requested = False
-        self._previous: Any = None
+        self.signum: Optional[int] = None
+        self._previous: dict[int, Any] = {}
         self._installed = False
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         self.requested = True
+        self.signum = signum
         raise KeyboardInterrupt
 
     def __enter__(self) -> "_Interrupt":
         try:
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            for s in self._SIGNALS:
+                self._previous[s] = signal.signal(s, self._handle)
         except ValueError:          # not the main thread: no signals here
             return self
         self._installed = True
@@ -457,15 +636,16 @@ class _Interrupt:
 
     def __exit__(self, *exc: object) -> None:
         if self._installed:
-            signal.signal(signal.SIGINT, signal.SIG_DFL if self._previous is None else self._previous)
+            for s, previous in self._previous.items():
+                signal.signal(s, signal.SIG_DFL if previous is None else previous)
             self._mask(signal.SIG_UNBLOCK)
 
     def _mask(self, how: int) -> None:
         if self._installed:
-            signal.pthread_sigmask(how, {signal.SIGINT})
+            signal.pthread_sigmask(how, set(self._SIGNALS))
 
     def next_batch(self, batches: Iterator[Batch]) -> Optional[Batch]:
-        """The next batch, or None at the end of the stream or on Ctrl-C."""
+        """The next batch, or None at the end of the stream or on a signal."""
         try:
             self._mask(signal.SIG_UNBLOCK)
             return next(batches)

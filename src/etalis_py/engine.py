@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
 
 from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
-from .prolog_text import quote_atom
+from .prolog_text import number_text, quote_atom
 from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
 from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
@@ -672,28 +672,60 @@ class Engine:
             self._stats.dropped += overflow
         self._queue.extend(unseen)
 
-    def flush(self) -> Detections:
+    def flush(self, timers: bool = True) -> Detections:
         """At the end of a stream, process the events that a lateness still
         holds back, then fire the timers still pending (original ETALIS's
         ``exceptionAlarm``), in time order, and return what they led to.
-        A later event must not be earlier than the last of them."""
+        A later event must not be earlier than the last of them.  With
+        ``timers=False`` the timers stay pending (and in a snapshot): the
+        end of a finite input need not be the end of time."""
         warned: list[Rejection] = []
-        body = self._flushed(warned, rows=True)
+        body = self._flushed(warned, rows=True, timers=timers)
         for w in warned:
             warnings.warn(EtalisWarning(f"at the end of the stream: {w.reason}"), stacklevel=2)
         return self._deliver(FeedResult(0, [], warned, body))
 
-    def flush_lines(self, warned: Optional[list[Rejection]] = None) -> str:
+    def flush_lines(self, warned: Optional[list[Rejection]] = None, timers: bool = True) -> str:
         """As :meth:`flush`, with the detections as JSON lines (``etalis run``);
         the warnings go to ``warned`` (their line is 0)."""
-        body = self._flushed(warned if warned is not None else [])
+        body = self._flushed(warned if warned is not None else [], timers=timers)
         self._stats.detections += body.count("\n")
         return body
 
-    def _flushed(self, warned: list[Rejection], rows: bool = False) -> str:
+    def advance_to(self, t: Any) -> Detections:
+        """Move the engine's time on to ``t`` (seconds, or a datetime) with
+        no event, as the machine's clock moves on while a live stream is
+        idle: the events a lateness holds back up to ``t`` are processed and
+        the timers due by ``t`` fire (so ``fnot`` deadlines and timeouts
+        are reported when they are due, not at the next event), in time
+        order; return what they led to.  A later event must not be
+        earlier than ``t``; a ``t`` before the last event changes nothing."""
+        result = self._advanced(t, rows=True)
+        for w in result.warnings:
+            warnings.warn(EtalisWarning(w.reason), stacklevel=2)
+        return self._deliver(result)
+
+    def advance_lines(self, t: Any) -> FeedResult:
+        """As :meth:`advance_to`, with the detections as JSON lines and the
+        counts (``etalis run --clock wall``); the warnings' line is 0."""
+        result = self._advanced(t)
+        self._stats.detections += result.detection_lines.count("\n")
+        return result
+
+    def _advanced(self, t: Any, rows: bool = False) -> FeedResult:
+        self._check_open()
+        header, body = self._prolog.request(f"advance({self._name}, {number_text(to_time(t))}, "
+                                            f"{'row' if rows else 'object'})")
+        raised = int(header.get("raised", 0))
+        self._stats.raised += raised
+        warned = [Rejection(int(line), str(msg)) for line, msg in header.get("warnings", [])]
+        return FeedResult(0, [], warned, body, raised=raised)
+
+    def _flushed(self, warned: list[Rejection], rows: bool = False, timers: bool = True) -> str:
         """The detections of a flush as JSON lines, or as rows (for :meth:`_deliver`)."""
         self._check_open()
-        header, body = self._prolog.request(f"flush({self._name}, {'row' if rows else 'object'})")
+        header, body = self._prolog.request(f"flush({self._name}, {'row' if rows else 'object'}, "
+                                            f"{'true' if timers else 'false'})")
         self._stats.raised += int(header.get("raised", 0))
         warned.extend(Rejection(int(line), str(msg)) for line, msg in header.get("warnings", []))
         return body

@@ -117,6 +117,9 @@ def whole_graphs(chunks: Iterable[bytes | str]) -> Iterator[bytes]:
     live source is one event however its lines arrive."""
     held = b""
     for chunk in chunks:
+        if not chunk:       # an idle tick of a live source
+            yield b""
+            continue
         data = held + (chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk)
         if not data.endswith(b"\n"):
             held = data  # the last line may not be whole yet
@@ -302,13 +305,16 @@ def _trig_items(source: Lines, name: str, stream: Optional[str] = None) -> Itera
 
 
 def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: str = "<stream>",
-                  stream: Optional[str] = None) -> Iterator[Batch]:
+                  stream: Optional[str] = None, first_graph: int = 1) -> Iterator[Batch]:
     """Batches of a graph stream of ``kind`` (nquads, trig or jsonld), its
-    graphs on ``stream`` (an IRI) unless the stream names their own."""
+    graphs on ``stream`` (an IRI) unless the stream names their own.  A
+    TriG file is read whole and its graphs numbered: ``first_graph`` is
+    the first one given (a resumed run's)."""
     if kind == "nquads":
         return nquads_batches(chunks, batch_lines, stream)
     if kind == "jsonld":
         return _batched(_jsonld_items(Lines(chunks), stream), 1, batch_lines)
     if kind == "trig":
-        return _batched(_trig_items(Lines(chunks), name, stream), 1, batch_lines)
+        graphs = (item for item in _trig_items(Lines(chunks), name, stream) if item[0] > first_graph)
+        return _batched(graphs, first_graph, batch_lines)
     raise ValueError(f"unknown graph stream kind {kind!r}: use one of {', '.join(GRAPH_KINDS)}")

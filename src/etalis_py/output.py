@@ -11,10 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import select
+import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Optional, Protocol
+from typing import IO, TYPE_CHECKING, Any, Optional, Protocol, cast
 
 from .events import Time, format_time, zone
 
@@ -99,13 +102,15 @@ class CsvWriter:
     ``provenance`` a column of its JSON.  A list argument is written as
     its JSON text."""
 
-    def __init__(self, out: IO[str], style: TimeStyle, arity: int, provenance: bool = False) -> None:
+    def __init__(self, out: IO[str], style: TimeStyle, arity: int, provenance: bool = False,
+                 header: bool = True) -> None:
         self.out = out
         self.style = style
         self.arity = arity
         self.provenance = provenance
         self.csv = csv.writer(out, lineterminator="\n")
-        self.csv.writerow(csv_header(arity, provenance))
+        if header:
+            self.csv.writerow(csv_header(arity, provenance))
 
     def write(self, lines: str) -> None:
         for line in lines.splitlines():
@@ -217,28 +222,36 @@ def _arg_types(rows: Sequence[dict[str, Any]]) -> Optional[list[Any]]:
     return out
 
 
+def out_format(fmt: Optional[str], path: Optional[Path]) -> str:
+    """The output format: ``fmt``, else by ``path``'s extension, else jsonl."""
+    return fmt or (path.suffix.lower().lstrip(".") if path is not None and path.suffix.lower() in (".csv", ".parquet")
+                   else "jsonl")
+
+
 def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style: TimeStyle, arity: int,
-                provenance: bool = False, readable: Optional["Readable"] = None) -> DetectionWriter:
+                provenance: bool = False, readable: Optional["Readable"] = None,
+                append: bool = False) -> DetectionWriter:
     """A writer of ``fmt`` (jsonl, csv, parquet or table; default: by
     ``path``'s extension, else jsonl) to the file ``path`` or else to
     ``stdout``.  ``arity`` is the number of argument columns of CSV;
     ``readable`` how a table shows detections (default: in the style's
-    zone)."""
-    fmt = fmt or (path.suffix.lower().lstrip(".") if path is not None and path.suffix.lower() in (".csv", ".parquet")
-                  else "jsonl")
+    zone).  ``append``: go on writing a jsonl or csv file that a resumed
+    run had begun (no CSV header: it is there)."""
+    fmt = out_format(fmt, path)
     if fmt not in OUT_FORMATS:
         raise ValueError(f"unknown output format {fmt!r}: use one of {', '.join(OUT_FORMATS)}")
     if fmt == "parquet":
         if path is None:
             raise ValueError("parquet is written to a file: give --out FILE")
         return ParquetWriter(path, style, provenance)
-    out = stdout if path is None else path.open("w", encoding="utf-8", newline="")
+    out = stdout if path is None else path.open("a" if append else "w", encoding="utf-8", newline="")
     if fmt == "table" and readable is None:
         from .report import Readable
 
         readable = Readable(style.tz or "UTC")
     text: DetectionWriter = (JsonlWriter(out, style) if fmt == "jsonl" else TableWriter(out, readable)
-                             if readable is not None and fmt == "table" else CsvWriter(out, style, arity, provenance))
+                             if readable is not None and fmt == "table" else
+                             CsvWriter(out, style, arity, provenance, header=not append))
     return text if path is None else _Closing(text, out)
 
 
@@ -285,8 +298,72 @@ class _Closing:
     def write(self, lines: str) -> None:
         self.inner.write(lines)
 
+    def commit(self) -> int:
+        """Flush and sync the file; return its size in bytes."""
+        self.stream.flush()
+        os.fsync(self.stream.fileno())
+        return os.fstat(self.stream.fileno()).st_size
+
     def close(self) -> None:
         try:
             self.inner.close()
         finally:
             self.stream.close()
+
+
+def committed(writer: DetectionWriter) -> Optional[int]:
+    """The bytes written to the file of ``writer``, flushed and synced (see
+    ``etalis run --checkpoint``), or None if it writes no file of its own."""
+    return writer.commit() if isinstance(writer, _Closing) else None
+
+
+class WholeLines(io.TextIOBase):
+    """Text to a pipe a whole line at a time: each write(2) holds whole
+    lines and at most PIPE_BUF bytes, which POSIX makes atomic, so that
+    the reader never sees half a line, even of a writer killed with
+    SIGKILL (a line longer than PIPE_BUF is written alone, without that
+    guarantee).  Text is written on :meth:`flush`; its last line waits
+    for its newline."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        stream.flush()
+        self._fd = stream.fileno()
+        self._encoding = getattr(stream, "encoding", None) or "utf-8"
+        self._errors = getattr(stream, "errors", None) or "strict"
+        self._pending: list[str] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._pending.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        data = "".join(self._pending).encode(self._encoding, self._errors)
+        end = data.rfind(b"\n") + 1
+        rest = data[end:]
+        self._pending = [rest.decode(self._encoding, self._errors)] if rest else []
+        pos = 0
+        while pos < end:
+            stop = end if end - pos <= select.PIPE_BUF else data.rfind(b"\n", pos, pos + select.PIPE_BUF) + 1
+            if stop <= pos:
+                stop = data.index(b"\n", pos) + 1
+            piece = memoryview(data)[pos:stop]
+            while piece:
+                piece = piece[os.write(self._fd, piece):]
+            pos = stop
+
+    def close(self) -> None:
+        self.flush()
+
+
+def whole_lines(stream: IO[str]) -> IO[str]:
+    """``stream``, written a whole line at a time (:class:`WholeLines`) if it is a pipe."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):    # not a file (io.UnsupportedOperation is an OSError)
+        return stream
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        return stream
+    return cast(IO[str], WholeLines(stream))    # a text stream, whose unused methods are io.TextIOBase's

@@ -25,7 +25,9 @@ import io
 import itertools
 import json
 import math
+import os
 import re
+import select
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -255,6 +257,14 @@ class Batch:
     terms: Optional[int] = None
     packed: Optional[Packed] = None
     """The batch as packed columns (then ``text`` is empty), see :mod:`etalis_py.columns`."""
+    idle: bool = False
+    """No input: a live source that had nothing to read for a while (see :func:`read_live`)."""
+
+    @property
+    def end_line(self) -> int:
+        """The number of the first line (or row) after the batch: each line
+        of the source is a term of the batch, or a line of its text."""
+        return self.first_line + (self.terms if self.terms is not None else self.text.count("\n"))
 
 
 STREAM_KINDS = ("jsonl", "csv", "events", "parquet", "nquads", "trig", "jsonld")
@@ -292,9 +302,7 @@ def read_batches(path: Path, mapping: Optional[Mapping] = None, batch_lines: int
 
         yield from parquet_batches(path, mapping, batch_lines, packed)
         return
-    with path.open("rb") as f:
-        chunks = line_chunks(f, GRAPH_CHUNK_BYTES if kind in GRAPH_KINDS else CHUNK_BYTES)
-        yield from _batches(chunks, kind, mapping, batch_lines, str(path), packed)
+    yield from resumed_batches(path, mapping, kind, packed, batch_lines=batch_lines)[0]
 
 
 def _batches(chunks: Iterable[bytes], kind: str, mapping: Optional[Mapping], batch_lines: int,
@@ -411,21 +419,25 @@ class Lines:
 
 
 def read_live(chunks: Iterable[bytes | str], kind: Optional[str], mapping: Optional[Mapping] = None,
-              batch_lines: int = BATCH_LINES) -> Iterator[Batch]:
+              batch_lines: int = BATCH_LINES, first_line: int = 1) -> Iterator[Batch]:
     """Batches of a stream that arrives in ``chunks`` of whole lines (the
     last one may lack its newline), one or more batches per chunk as soon
-    as it arrives, numbered as lines of one file.
+    as it arrives, numbered as lines of one file from ``first_line`` on.
+    An empty chunk (the source had nothing for a while) is an idle batch.
 
     ``kind`` None sniffs it: csv when ``mapping`` gives a time column, else
     jsonl when the first line that is not blank starts with ``{``, else
     events.
     """
-    offset = 0
+    offset = first_line - 1
     if kind == "nquads":  # a graph spans lines: hand over whole graphs only
         from .graphs import whole_graphs
 
         chunks = whole_graphs(chunks)
     for chunk in chunks:
+        if not chunk:
+            yield Batch("", offset + 1, terms=0, idle=True)
+            continue
         data = chunk.encode("utf-8", "surrogateescape") if isinstance(chunk, str) else chunk
         if not offset:
             data = data.removeprefix(_BOM)
@@ -472,13 +484,16 @@ def line_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
 
 def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1,
                   sleep: Callable[[float], None] = time.sleep,
-                  clock: Callable[[], float] = time.monotonic) -> Iterator[bytes]:
+                  clock: Callable[[], float] = time.monotonic, start: int = 0, ticks: bool = False) -> Iterator[bytes]:
     """Whole lines of the file at ``path`` as it grows (``tail -f``): what
-    is there, then what is appended, polled every ``poll`` seconds; until
-    Ctrl-C or, with ``timeout``, until the file has not grown for that
-    many seconds.  A last line without its newline is given at the end."""
+    is there from byte ``start`` on, then what is appended, polled every
+    ``poll`` seconds; until Ctrl-C or, with ``timeout``, until the file
+    has not grown for that many seconds.  A last line without its newline
+    is given at the end.  With ``ticks``, an empty chunk at each poll that
+    found nothing new (for the wall clock of ``etalis run --clock wall``)."""
     pending = b""
     with path.open("rb") as f:
+        f.seek(start)
         idle_since = clock()
         try:
             while True:
@@ -493,11 +508,121 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
                     continue
                 if timeout is not None and clock() - idle_since >= timeout:
                     break
+                if ticks:
+                    yield b""
                 sleep(poll)
         except KeyboardInterrupt:
             pass
     if pending:
         yield pending
+
+
+def ticking_chunks(fd: int, tick: float, size: int = 1 << 16) -> Iterator[bytes]:
+    """Whole lines of the file descriptor ``fd`` (standard input) as they
+    arrive, as :func:`line_chunks` gives them, and an empty chunk whenever
+    nothing came for ``tick`` seconds (for ``etalis run --clock wall``)."""
+    pending = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], tick)
+        if not ready:
+            yield b""
+            continue
+        data = os.read(fd, size)
+        pending += data
+        if not data:
+            if pending:
+                yield pending
+            return
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            yield pending[:cut]
+            pending = pending[cut:]
+
+
+class LineOffsets:
+    """Chunks of whole lines passed on as they are, remembering where each
+    line starts in bytes (from line ``first_line`` at byte ``start``), so
+    that a checkpoint can give the byte offset of the line after a batch
+    (:meth:`offset`).  Only the chunks from the last line asked for on are
+    kept."""
+
+    def __init__(self, chunks: Iterable[bytes], first_line: int = 1, start: int = 0) -> None:
+        self._chunks = chunks
+        self._kept: list[tuple[int, int, bytes]] = []   # (first line, first byte, data)
+        self._cursor = (first_line, 0)      # a line of the first kept chunk, and where it starts in it
+        self._line = first_line
+        self._offset = start
+        self.head: Optional[bytes] = None
+        """The first line of the stream, if it was read from its start."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        for data in self._chunks:
+            if data:
+                if self.head is None and self._line == 1:
+                    self.head = data[:data.find(b"\n") + 1 or len(data)].removeprefix(_BOM)
+                self._kept.append((self._line, self._offset, data))
+                self._line += data.count(b"\n")
+                self._offset += len(data)
+            yield data
+
+    def offset(self, line: int) -> int:
+        """The byte offset where line ``line`` starts (the end of what was
+        read for a line past it); the chunks before it are forgotten.  The
+        lines are asked for in order: each chunk is searched on from the
+        line asked for last."""
+        while len(self._kept) > 1 and line >= self._kept[1][0]:
+            self._kept.pop(0)
+            self._cursor = (self._kept[0][0], 0)
+        if not self._kept:
+            return self._offset
+        first, start, data = self._kept[0]
+        at, pos = self._cursor if self._cursor[0] <= line else (first, 0)
+        if line > at:
+            rest = data[pos:]
+            parts = rest.split(b"\n", line - at)     # at C speed, where a loop of find() is not
+            if len(parts) <= line - at:
+                return start + len(data)
+            pos += len(rest) - len(parts[-1])
+            self._cursor = (line, pos)
+        return start + pos
+
+
+def resumed_batches(path: Path, mapping: Optional[Mapping], kind: Optional[str] = None, packed: bool = False,
+                    line: int = 1, start: int = 0, follow: bool = False, timeout: Optional[float] = None,
+                    ticks: bool = False,
+                    batch_lines: int = BATCH_LINES) -> tuple[Iterator[Batch], Optional[LineOffsets]]:
+    """The batches of the stream file at ``path`` (not Parquet) from its
+    line ``line`` on, which starts at byte ``start`` (a run resumed from
+    a checkpoint; a CSV file's ``mapping`` then names its columns), as
+    it grows if ``follow`` (see :func:`follow_chunks`, whose ``timeout``
+    and ``ticks`` these are), and what tells the byte offset of a line
+    read: None for a TriG file, read whole, whose graphs are numbered
+    (``line`` is then the first graph given)."""
+    kind = kind or stream_kind(path)
+    if kind == "trig" and not follow:
+        from .graphs import graph_batches  # graphs reads streams with this module's tools
+
+        with path.open("rb") as f:
+            whole = f.read()
+        return graph_batches([whole], kind, batch_lines, str(path), mapping.stream if mapping else None, line), None
+    if follow:
+        tracker = LineOffsets(follow_chunks(path, timeout, start=start, ticks=ticks), line, start)
+        return read_live(tracker, kind, mapping, batch_lines, first_line=line), tracker
+
+    def chunks() -> Iterator[bytes]:
+        with path.open("rb") as f:
+            f.seek(start)
+            yield from line_chunks(f, GRAPH_CHUNK_BYTES if kind in GRAPH_KINDS else CHUNK_BYTES)
+
+    tracker = LineOffsets(chunks(), line, start)
+    batches = _batches(tracker, kind, mapping, batch_lines, str(path), packed)
+    return (_shifted(b, line - 1) for b in batches), tracker
+
+
+def csv_header(line: bytes) -> Optional[list[str]]:
+    """The column names of a CSV stream's first line."""
+    row = next(csv_rows(Lines([line], keepends=True)), None)
+    return [h.strip() for h in row] if row else None
 
 
 # One item of a stream: the number of the line after it, the text it

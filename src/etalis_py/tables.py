@@ -38,9 +38,11 @@ if TYPE_CHECKING:
 Column = tuple[list[str], list[Optional[str]]]
 
 
-def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool = False) -> Iterator[Batch]:
+def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool = False,
+                    first_row: int = 1) -> Iterator[Batch]:
     """Batch lists of the rows of the Parquet file at ``path`` (if
-    ``packed``, batches of packed columns, see :mod:`etalis_py.columns`)."""
+    ``packed``, batches of packed columns, see :mod:`etalis_py.columns`),
+    from its row ``first_row`` on (1-based: a resumed run's)."""
     import pyarrow.parquet as pq
 
     mapping.check()
@@ -56,6 +58,12 @@ def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool 
         raise error
     first = 1
     for records in source.iter_batches(batch_size=batch_rows):
+        if first < first_row:
+            skipped = min(records.num_rows, first_row - first)
+            first += skipped
+            records = records.slice(skipped)
+            if not records.num_rows:
+                continue
         if packed:
             batch, rejected = batch_packed(records, mapping)
             yield Batch("", first, [Rejection(first + i, r) for i, r in rejected], len(batch), batch)

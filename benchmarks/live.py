@@ -1,0 +1,127 @@
+"""Running live: what checkpoints cost, and SIGKILLs at random moments.
+
+(a) cost: `etalis run` on `c(X) <- a(X) seq b(X) within 100.` over a
+    .events file (event i is a(K) for even i and b(K) for odd i, K drawn
+    from 10,000 keys by a fixed linear congruential generator, at time
+    i * 0.01 s), without checkpoints and with `--checkpoint DIR
+    --checkpoint-every 10000` (each checkpoint: the output flushed and
+    synced, the engine's snapshot written, synced and renamed). The figure
+    is the CPU seconds that `etalis run` reports for its processing (the
+    machine may be shared), best of --repeat, each run in a fresh process.
+(b) kills: the same command with a checkpoint, SIGKILLed at --kills random
+    moments of an uninterrupted run's duration (seeded), started again
+    each time, then run to its end: its --out must equal the uninterrupted
+    run's byte for byte, and its summary's counts too.
+
+    .venv/bin/python benchmarks/live.py [--events 1000000] [--repeat 3] [--kills 5] [--seed 1]
+    (--repeat 0: the kills only; --kills 0: the cost only)
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RULES = "c(X) <- a(X) seq b(X) within 100.\n"
+ETALIS = [sys.executable, "-m", "etalis_py.cli"]
+
+
+def write_stream(path: Path, n: int) -> None:
+    key = 12345
+    with path.open("w") as f:
+        for i in range(n):
+            key = (key * 1103515245 + 12345) % 2**31
+            f.write(f"event({'a' if i % 2 == 0 else 'b'}({(key >> 16) % 10_000}), {i * 0.01:.2f}).\n")
+
+
+def run(args: list[str]) -> tuple[float, float, str]:
+    """The CPU seconds and the seconds `etalis run` reports, and its summary's counts."""
+    proc = subprocess.run([*ETALIS, "run", *args, "--quiet"], capture_output=True, text=True, check=True)
+    last = proc.stderr.strip().splitlines()[-1]
+    cpu = re.search(r"cpu seconds: ([0-9.]+)", last)
+    wall = re.search(r", seconds: ([0-9.]+)", last)
+    assert cpu is not None and wall is not None, last
+    return float(cpu.group(1)), float(wall.group(1)), last.split(", seconds:")[0]
+
+
+def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
+    plain: list[tuple[float, float, str]] = []
+    checked: list[tuple[float, float, str]] = []
+    for _ in range(repeat):
+        plain.append(run([str(rules), str(events), "--out", str(work / "plain.jsonl")]))
+        shutil.rmtree(work / "ck", ignore_errors=True)
+        checked.append(run([str(rules), str(events), "--out", str(work / "checked.jsonl"),
+                            "--checkpoint", str(work / "ck"), "--checkpoint-every", "10000"]))
+    assert (work / "plain.jsonl").read_bytes() == (work / "checked.jsonl").read_bytes()
+    size = (work / "ck" / "checkpoint").stat().st_size
+    print(f"(a) etalis run, {n:,} events, {plain[0][2].split('detections: ')[1].split(',')[0]} detections, "
+          f"best of {repeat}:")
+    print("| run | CPU s | events/CPU s | cost (CPU) | seconds | cost (seconds) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    cpu0, wall0 = min(c for c, _, _ in plain), min(w for _, w, _ in plain)
+    for name, runs in (("no checkpoint", plain), ("--checkpoint-every 10000", checked)):
+        cpu, wall = min(c for c, _, _ in runs), min(w for _, w, _ in runs)
+        print(f"| {name} | {cpu:.3f} | {n / cpu:,.0f} | {(cpu / cpu0 - 1) * 100:+.1f}% | {wall:.3f} | "
+              f"{(wall / wall0 - 1) * 100:+.1f}% |")
+    print(f"(last checkpoint: {size:,} bytes)")
+
+
+def kills(rules: Path, events: Path, work: Path, n: int, count: int, seed: int) -> None:
+    reference = work / "ref.jsonl"
+    started = time.monotonic()
+    _, _, expected = run([str(rules), str(events), "--out", str(reference)])
+    took = time.monotonic() - started
+    out = work / "out.jsonl"
+    shutil.rmtree(work / "kill-ck", ignore_errors=True)
+    command = [*ETALIS, "run", str(rules), str(events), "--out", str(out), "--quiet",
+               "--checkpoint", str(work / "kill-ck")]
+    rng = random.Random(seed)
+    moments = []
+    checkpoint = work / "kill-ck" / "checkpoint"
+    for _ in range(count):
+        # a random moment of what is left to do (the run resumes from its last checkpoint)
+        done = int(checkpoint.read_bytes().split(b"\n")[1].split(b'"line": ')[1].split(b",")[0]) - 1 \
+            if checkpoint.exists() else 0
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        moment = rng.uniform(0.5, max(1.0, took * (1 - done / n)))
+        time.sleep(moment)
+        proc.send_signal(signal.SIGKILL)
+        moments.append(f"{moment:.1f} s{'' if proc.wait() == -signal.SIGKILL else ' (had ended)'}")
+    final = subprocess.run(command, capture_output=True, text=True, check=True)
+    got = final.stderr.strip().splitlines()[-1].split(", seconds:")[0]
+    same = out.read_bytes() == reference.read_bytes()
+    print(f"(b) {n:,} events, uninterrupted {took:.1f} s; SIGKILL at {', '.join(moments)}, then to the end:")
+    print(f"    --out {'identical' if same else 'DIFFERENT'} ({len(reference.read_bytes()):,} bytes), "
+          f"summary {'equal' if got == expected else 'DIFFERENT: ' + got}")
+    if not same or got != expected:
+        sys.exit(1)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--events", type=int, default=1_000_000)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--kills", type=int, default=5)
+    p.add_argument("--seed", type=int, default=1)
+    ns = p.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        rules = work / "pairs.etl"
+        rules.write_text(RULES)
+        events = work / "stream.events"
+        write_stream(events, ns.events)
+        if ns.repeat:
+            cost(rules, events, work, ns.events, ns.repeat)
+        if ns.kills:
+            kills(rules, events, work, ns.events, ns.kills, ns.seed)
+
+
+if __name__ == "__main__":
+    main()
