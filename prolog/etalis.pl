@@ -179,6 +179,8 @@ serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, 
     engine_advance(M, Time, Format, N, Fired, Detections),
     engine_warnings(M, Ws1),
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
+serve(due(M), _, _{due: Due}, "") :-
+    engine_due(M, Due).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
     engine_buffered(M, Buffered),
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),

@@ -266,6 +266,36 @@ def test_a_stream_rejects_bad_and_late_rows_with_their_reason_and_counts_every_r
         '50"}'])
 
 
+def test_an_idle_stations_silence_is_detected_by_the_watermark_without_a_later_row_of_it(
+        spark: SparkSession, tmp_path: Path) -> None:
+    rules = tmp_path / "silent.etl"
+    rules.write_text("exceptionAlarm(check(S), 7200) <- reading(S).\n"
+                     "silent(S) <- check(S) fnot reading(S).\n")
+    src = tmp_path / "in"
+    src.mkdir()
+    now = time.time()
+    # s2 sends once: the lateness holds its reading back and no row of s2
+    # comes to release it or to fire its deadline (7200); s1's rows move the
+    # watermark (the latest time less the lateness) on to 8940
+    for i, (station, t) in enumerate([("s2", "0"), ("s1", "0"), ("s1", "3600"), ("s1", "7000"), ("s1", "9000")]):
+        write_csv(src / f"{i}.csv", [["station", "t"], [station, t]], now + i)
+    out, err = StringIO(), StringIO()
+    ns = cli.parse(["stream", str(rules), "--source", str(src), "--checkpoint", str(tmp_path / "ck"),
+                    "--out", str(tmp_path / "out"), "--format", "jsonl", "--available-now",
+                    "--max-files-per-trigger", "1", "--lateness", "60", "--event", "reading", "--args", "station",
+                    "--time", "t", "--partition-by", "station", "--quiet"])
+    assert cli.stream(ns, out, err) == 0, err.getvalue()
+    assert err.getvalue() == "rows: 5, events: 5, rejected: 0, detections: 3, warnings: 0\n"
+    expected = ['{"event": "check", "args": ["s1"], "start": 0, "end": 7200}',
+                '{"event": "check", "args": ["s2"], "start": 0, "end": 7200}',
+                '{"event": "silent", "args": ["s2"], "start": 0, "end": 7200}']
+    assert sorted(output_lines(tmp_path / "out", "detections")) == expected
+    with (tmp_path / "all.csv").open("w") as f:
+        f.write("station,t\ns2,0\ns1,0\ns1,3600\ns1,7000\ns1,9000\n")
+    assert sorted(run_lines(rules, tmp_path / "all.csv", ["--event", "reading", "--args", "station", "--time", "t"],
+                            "--lateness", "60")) == expected
+
+
 def test_the_live_demo_prints_the_wind_warnings_and_areas_of_make_demo(tmp_path: Path) -> None:
     data = tmp_path / "data" / "weather"
     data.mkdir(parents=True)

@@ -712,6 +712,15 @@ class Engine:
         self._stats.detections += result.detection_lines.count("\n")
         return result
 
+    def next_due(self) -> Optional[float]:
+        """The earliest time to which :meth:`advance_to` would do something
+        (the time of the first event the lateness holds back, or the due
+        time of the first pending timer), or None when nothing waits."""
+        self._check_open()
+        header, _ = self._prolog.request(f"due({self._name})")
+        due = header.get("due")
+        return None if due in (None, "none") else float(due)
+
     def _advanced(self, t: Any, rows: bool = False) -> FeedResult:
         self._check_open()
         header, body = self._prolog.request(f"advance({self._name}, {number_text(to_time(t))}, "

@@ -20,11 +20,12 @@ import pyarrow.compute as pc
 from ..columns import Packed
 from ..engine import Engine
 from .mapping import MapSpec, mapped_batches
+from .mapping import _key_text
 from .names import (
     BATCH_ROWS, CORRUPT, KEY1, KIND, LINE, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_PATH, S_REASON, S_ROW,
-    S_SIG, S_T, S_TKIND, TIME, TKIND,
+    S_SIG, S_T, S_TKIND, TIME, TKIND, TRANSFER,
 )
-from .partition import StageSpec, _engine_for, _stage_rows
+from .partition import StageSpec, _engine_for, _passed_on, _path_step, _stage_rows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,6 +58,8 @@ BUCKETS = 64
 KEY_DDL = "key string"
 SNAPSHOT_DDL = "snapshot binary"
 VERSION_DDL = "token string, seq long"
+DUES_DDL = "dues string"            # a group's keys whose engines wait for time to move on (JSON: key -> due)
+ADVANCED = "~advanced"              # the path of what time moving on raised (after an input row's, at a time)
 GKEY = "etalis__stage_key"           # a later stage's key of an event passed on to it
 
 
@@ -67,6 +70,7 @@ class LiveStage:
     spec: StageSpec
     mapping: Optional[MapSpec] = None       # stage 1: how its input rows become events
     passes: tuple[str, ...] = ()            # events passed on (name/arity) that later stages consume
+    idle: bool = False                      # the watermark moves idle keys' time on (event-time timers)
 
 
 @dataclass
@@ -100,12 +104,47 @@ class _Bucket:
     """A group's keys' states in Spark's state store: the snapshots (a map
     state, an entry a key) and the version (a value state)."""
 
-    def __init__(self, engines: Any, version: Any) -> None:
+    def __init__(self, engines: Any, version: Any, dues: Any = None) -> None:
         self.engines = engines
         self.version = version
         value = version.get() if version.exists() else None
         self.token, self.seq = (uuid.uuid4().hex, 0) if value is None else (str(value[0]), int(value[1]))
         self.changed = False
+        self.dues_state = dues
+        found = dues.get() if dues is not None and dues.exists() else None
+        self.dues: dict[str, float] = {} if found is None else json.loads(str(found[0]))
+        self.dues_changed = False
+
+    def due(self, key: str, engine: Engine) -> None:
+        """Note when ``key``'s engine (holding its state) waits for time to move on."""
+        if self.dues_state is None:
+            return
+        due = engine.next_due()
+        if due is None:
+            if self.dues.pop(key, None) is not None:
+                self.dues_changed = True
+        elif self.dues.get(key) != due:
+            self.dues[key] = due
+            self.dues_changed = True
+
+    def alarm(self, handle: Any) -> None:
+        """The group's one event-time timer at its earliest due key (Spark
+        calls ``handleExpiredTimer`` once the watermark passes it)."""
+        if self.dues_state is None or not self.dues_changed:
+            return
+        self.dues_changed = False
+        if self.dues:
+            self.dues_state.update((json.dumps(self.dues),))
+        else:
+            self.dues_state.clear()
+        wanted = {int(np.ceil(min(self.dues.values()) * 1000))} if self.dues else set()
+        for ms in list(handle.listTimers()):
+            if int(ms) in wanted:
+                wanted.discard(int(ms))
+            else:
+                handle.deleteTimer(int(ms))
+        for ms in wanted:
+            handle.registerTimer(ms)
 
     def snapshot(self, key: str) -> Optional[bytes]:
         value = self.engines.getValue((key,))
@@ -135,6 +174,7 @@ def _leave(held: _Held, group: str, key: str, bucket: _Bucket, accepted: int) ->
     """Take ``key``'s state out of the engine if the key's events changed it."""
     if accepted:
         bucket.put(key, held.engine.snapshot())
+        bucket.due(key, held.engine)
     held.holds = (group, key, bucket.token, bucket.seq)
 
 
@@ -219,8 +259,13 @@ class LiveProcessor(StatefulProcessor):
         self.stage = stage
 
     def init(self, handle: Any) -> None:
+        self.handle = handle
         self.engines = handle.getMapState("engines", KEY_DDL, SNAPSHOT_DDL)
         self.version = handle.getValueState("version", VERSION_DDL)
+        self.dues = handle.getValueState("dues", DUES_DDL) if self.stage.idle else None
+
+    def _bucket(self) -> _Bucket:
+        return _Bucket(self.engines, self.version, self.dues)
 
     def handleInputRows(self, key: Any, rows: Iterator["pd.DataFrame"], timerValues: Any) -> Iterator["pd.DataFrame"]:
         import pandas as pd
@@ -244,10 +289,43 @@ class LiveProcessor(StatefulProcessor):
 
     def handleInitialState(self, key: Any, initialState: "pd.DataFrame", timerValues: Any) -> None:
         """A group's keys' states saved by ``replay --save-state``."""
-        bucket = _Bucket(self.engines, self.version)
+        bucket = self._bucket()
+        held = _held_for(self.stage.spec)[0] if self.stage.idle else None
         for k, snapshot in zip(initialState["key"].tolist(), initialState["snapshot"].tolist()):
             bucket.put(str(k or ""), bytes(snapshot))
+            if held is not None:        # what the saved state waits for
+                held.holds = None
+                held.engine.restore(bytes(snapshot))
+                bucket.due(str(k or ""), held.engine)
         bucket.save()
+        bucket.alarm(self.handle)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any, expiredTimerInfo: Any) -> Iterator["pd.DataFrame"]:
+        """The watermark passed the group's earliest due key: the time of
+        each key due by it moves on to the watermark (events held back up
+        to it are processed, timers due by it fire), as if a later row of
+        the key had come; no row earlier than the watermark can come to
+        this stage any more without being rejected as late."""
+        group = str(key[0])
+        if group.startswith(PASS) or not self.stage.idle:
+            return
+        now = timerValues.getCurrentWatermarkInMs() / 1000
+        spec = self.stage.spec
+        bucket = self._bucket()
+        due = sorted(k for k, t in bucket.dues.items() if t <= now)
+        out = _Out()
+        if due:
+            held, _ = _held_for(spec)
+            for k in due:
+                _enter(held, group, k, bucket)
+                result = held.engine.advance_lines(now)
+                _advanced_rows(out, spec, k, result.detection_lines, len(result.warnings))
+                _leave(held, group, k, bucket, 1)
+            _keep(held, group, bucket)
+        bucket.dues_changed = True      # the timer that fired is gone: set the next one
+        bucket.alarm(self.handle)
+        if out.cols["kind"] or out.counts:
+            yield out.frame()
 
     def close(self) -> None:
         pass
@@ -298,7 +376,7 @@ class LiveProcessor(StatefulProcessor):
              *(every.column(f.name) for f in originals), *([every.column(PACKED)] if packed else [])],
             names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *schema.names,
                    *([PACKED] if packed else [])])
-        bucket = _Bucket(self.engines, self.version)
+        bucket = self._bucket()
         kinds = staged.column(S_KIND)
         others = staged.filter(pc.not_equal(kinds, "e"))
         if others.num_rows:         # rejected and unused rows: counted, passed on, no engine state
@@ -311,6 +389,7 @@ class LiveProcessor(StatefulProcessor):
                               switch=_switcher(held, group, bucket)):
             out.take(ob, spec.number, records, schema.names)
         _keep(held, group, bucket)
+        bucket.alarm(self.handle)
 
     def _later(self, group: str, data: "pd.DataFrame", out: _Out) -> None:
         """A later stage: the events passed on to it, key by key, each key's
@@ -330,11 +409,12 @@ class LiveProcessor(StatefulProcessor):
              pa.array(data["line"].tolist(), pa.string())],
             names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE])
         held, compiled = _held_for(spec)
-        bucket = _Bucket(self.engines, self.version)
+        bucket = self._bucket()
         if n:
             for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), switch=_switcher(held, group, bucket)):
                 out.take(ob, spec.number)
         _keep(held, group, bucket)
+        bucket.alarm(self.handle)
 
 
 def _switcher(held: _Held, group: str, bucket: _Bucket) -> Callable[[Any, Any, int], None]:
@@ -347,6 +427,28 @@ def _switcher(held: _Held, group: str, bucket: _Bucket) -> Callable[[Any, Any, i
             _enter(held, group, str(new or ""), bucket)
 
     return switch
+
+
+def _advanced_rows(out: _Out, spec: StageSpec, key: str, detections: str, warned: int) -> None:
+    """The rows of what a key's time moving on raised (as :func:`_stage_rows`
+    makes them of what an input row raised), ordered after the input rows
+    of the same time."""
+    for c, text in enumerate(detections.splitlines()):
+        d = json.loads(text)
+        end = float(d["end"])
+        args = d["args"]
+        path = ADVANCED + _path_step(spec.number, c)
+        if d["event"] == TRANSFER:
+            name, arity, term, values = args
+            out.add(kind="x", sig=f"{name}/{arity}", t=end, path=path, line=_passed_on(term, d),
+                    keys=[_key_text(v) for v in values], stage=spec.number)
+            continue
+        out.add(kind="d", sig=f"{d['event']}/{len(args)}", line=text, t=end, path=path,
+                key=key if spec.keyed_by_input else None, stage=spec.number, event=d["event"],
+                args=json.dumps(args), start=float(d["start"]), end=end)
+    if warned:
+        out.counts["warnings"] = out.counts.get("warnings", 0) + warned
+        out.counts["stage"] = spec.number
 
 
 def _na(value: Any) -> Any:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STATE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
+WATERMARK = "__etalis_watermark"   # the rows' event time, for the watermark only
 OUTPUT_FORMATS = ("parquet", "jsonl", "csv", "json")
 KAFKA_PACKAGE = "org.apache.spark:spark-sql-kafka-0-10_2.13"
 
@@ -184,10 +185,12 @@ def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":
 
 def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
     """The stages of a stream: replay's plan, with what a stream cannot run
-    refused at its rule (timers, unbound arguments passed on, input events
-    that a later stage consumes)."""
+    refused at its rule (timers without a watermark, unbound arguments
+    passed on, input events that a later stage consumes)."""
     the_plan = replay_plan(rules_text, source, mapping, partition_by)
-    refuse_timers(the_plan, source)
+    if mapping.time is None or mapping.time_format is not None:
+        # the watermark fires the timers of idle keys (see _event_time)
+        refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)
     for st in the_plan.stages[1:]:
         for r in st.rules:
@@ -279,7 +282,16 @@ def detect_stream(
                        for s in first.consumes if the_plan.input.is_input(s))
     mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
                     first_keys, False, (), "json" in _source_format(data))
+    clock = _event_time(data, mapping)
+    idle = clock is not None
     table = numbered
+    if clock is not None:
+        # The watermark (the latest event time less the lateness) moves idle
+        # keys' time on.  Its column is dropped before the stages: a stage
+        # whose input has it would drop the rows behind the watermark without
+        # a trace, and the engines reject late rows with their reason.
+        delay = f"{int(round((lateness or 0) * 1000))} milliseconds"
+        table = table.withColumn(WATERMARK, clock).withWatermark(WATERMARK, delay).drop(WATERMARK)
     for st in the_plan.stages:
         later = {str(s) for other in the_plan.stages if other.number > st.number for s in other.consumes}
         spec = StageSpec(
@@ -290,7 +302,7 @@ def detect_stream(
             policy, max_age, st.by_input_key, st.number == 1,
             _arrow_schema(spark, data, original) if st.number == 1 else None,
             knowledge, entailment, trusted, explain, statics, lateness)
-        stage = LiveStage(spec, mspec if st.number == 1 else None, tuple(sorted(later)))
+        stage = LiveStage(spec, mspec if st.number == 1 else None, tuple(sorted(later)), idle)
         if st.number == 1:
             group = F.lit("") if st.key is None else _bucket(_coarse_key(data, partition_by or ""))
         else:
@@ -301,7 +313,8 @@ def detect_stream(
             initial = _initial(spark.read.parquet(os.fspath(initial_state)), st.number, st.key is None, data,
                                partition_by)
         table = (table.withColumn(GROUP, group).groupBy(GROUP)
-                 .transformWithStateInPandas(LiveProcessor(stage), ROWS_DDL, "Append", "None", initial))
+                 .transformWithStateInPandas(LiveProcessor(stage), ROWS_DDL, "Append",
+                                             "EventTime" if idle else "None", initial))
     kind = F.col("kind")
     output = F.when(kind == "d", "detections").when(kind.isin("m", "r"), "rejected").when(kind == "s", "counts")
     result = (table.filter(kind != "x")
@@ -310,6 +323,32 @@ def detect_stream(
                       F.when(kind.isin("m", "r"), F.col("rejected_line")).otherwise(F.col("line")).alias("line"),
                       "stage"))
     return LiveDetection(result, the_plan, printed)
+
+
+def _event_time(data: "DataFrame", mapping: Mapping) -> Optional["Column"]:
+    """The rows' time as a Spark timestamp, read as the engines read it
+    (numbers are seconds; ISO 8601 text, a date without a zone in the
+    mapping's zone), for the watermark; None when the rows have no time
+    column or their times are text in a strptime format."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import NumericType, StringType, TimestampNTZType, TimestampType
+
+    if mapping.time is None or mapping.time not in data.columns:
+        return None
+    kind = data.schema[mapping.time].dataType
+    c = F.col(mapping.time)
+    zone = mapping.time_zone or "UTC"
+    if isinstance(kind, NumericType):
+        return F.timestamp_seconds(c.cast("double"))
+    if isinstance(kind, TimestampType):
+        return c
+    if isinstance(kind, TimestampNTZType):
+        return F.to_utc_timestamp(c.cast("timestamp"), zone)
+    if isinstance(kind, StringType) and mapping.time_format is None:
+        zoned = c.rlike(r"(Z|[+-][0-9][0-9](:?[0-9][0-9])?)$")
+        return F.coalesce(F.timestamp_seconds(c.try_cast("double")),
+                          F.when(zoned, F.to_timestamp(c)).otherwise(F.to_utc_timestamp(F.to_timestamp(c), zone)))
+    return None
 
 
 def _initial(states: "DataFrame", stage: int, whole: bool, data: "DataFrame", partition_by: Optional[str]) -> Any:
@@ -394,7 +433,8 @@ def stream_session(master: Optional[str] = None, conf: Optional[dict[str, str]] 
     """A SparkSession for streams: replay's, with the RocksDB state store."""
     from .session import session
 
-    settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled":
+    # UTC: the watermark reads dates without a zone as the engines do (see _event_time)
+    settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.session.timeZone": "UTC", "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled":
                 "true"}
     settings.update(conf or {})
     spark = session(master, settings)
