@@ -887,8 +887,9 @@ class Engine:
         counters = list(info["counters"]) + [0] * len(SNAPSHOT_COUNTERS)
         for name, value in zip(SNAPSHOT_COUNTERS, counters):
             setattr(self._stats, name, int(value))
-        self.rule_count, self.goal_count = info["rules"], info["goals"]
-        self.printed = list(info["printed"])
+        if "rules" in info:         # the snapshot changed the rules
+            self.rule_count, self.goal_count = info["rules"], info["goals"]
+            self.printed = list(info["printed"])
         self.prefixes = dict(info["prefixes"])
 
     def __reduce__(self) -> NoReturn:
