@@ -1,5 +1,5 @@
-"""Compile time against the size of the rule set, for the shapes that used to be
-quadratic (or worse): one long pattern, and many rules that build on each other.
+"""Compile time against the size of the rule set, for the shapes that a naive
+compiler makes quadratic (or worse): one long pattern, and many rules that build on each other.
 
 Each row compiles one generated rule text into a fresh engine
 (Engine.from_string: reading, binarizing, the recursion check, generating the

@@ -2,12 +2,12 @@
 
 NEEDS the original ETALIS source (github sspider/etalis), which etalis-py
 neither contains nor ships.  Give its ``etalis`` folder (the one holding
-``src/etalis.P`` and ``examples/``) with ``--etalis DIR``; by default the
-script uses /tmp/etalis_orig/etalis, extracting it there first from a bare
-git snapshot of the repository if ``--mirror`` (default
-/work/.mirror/sspider+etalis/repo) exists:
+``src/etalis.P`` and ``examples/``) with ``--etalis DIR`` (or the
+environment variable ETALIS_SOURCE), or a git clone of the repository
+with ``--mirror GITDIR`` (or ETALIS_MIRROR), whose ``etalis`` folder the
+script extracts into a temporary folder:
 
-    git -C MIRROR archive HEAD etalis | tar -x -C /tmp/etalis_orig
+    git -C GITDIR archive HEAD etalis | tar -x -C TMP
 
 and runs ETALIS itself with ``swipl`` (SWI-Prolog 9 loads it as its own
 drivers do: ``['../../src/etalis.P']`` from an example's folder).
@@ -52,8 +52,6 @@ from etalis_py.prolog_text import quote_atom
 from etalis_py.errors import EtalisError
 from etalis_py.etalis_import import DriverStream, read_driver
 
-DEFAULT_ETALIS = Path("/tmp/etalis_orig/etalis")
-DEFAULT_MIRROR = Path("/work/.mirror/sspider+etalis/repo")
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # ETALIS's operators (its parser.P), written quoted in its example files
@@ -70,17 +68,23 @@ def unquote_operators(text: str) -> str:
     return _QUOTED_OP.sub(lambda m: f" {m.group(1)} ", text)
 
 
-def locate_etalis(etalis: Path, mirror: Path) -> Path:
-    if (etalis / "src" / "etalis.P").is_file():
-        return etalis
-    if etalis == DEFAULT_ETALIS and (mirror / "HEAD").is_file():
-        etalis.parent.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(["git", "-C", str(mirror), "archive", "HEAD", "etalis"], capture_output=True)
-        subprocess.run(["tar", "-x", "-C", str(etalis.parent)], input=archive.stdout, check=True)
+def locate_etalis(etalis: Optional[Path], mirror: Optional[Path], work: Path) -> Path:
+    """The ``etalis`` folder of the ETALIS source: ``etalis``, or the one
+    extracted from the git clone ``mirror`` into ``work``."""
+    if etalis is not None:
         if (etalis / "src" / "etalis.P").is_file():
             return etalis
-    sys.exit(f"this script needs the original ETALIS source: no {etalis}/src/etalis.P "
-             f"(and no snapshot at {mirror} to extract it from); give --etalis DIR")
+        sys.exit(f"--etalis {etalis}: no src/etalis.P there; give the etalis folder of github sspider/etalis")
+    if mirror is None:
+        sys.exit("this script needs the original ETALIS source (github sspider/etalis): give its etalis folder "
+                 "with --etalis DIR (or ETALIS_SOURCE), or a git clone of it with --mirror GITDIR (or ETALIS_MIRROR)")
+    archive = subprocess.run(["git", "-C", str(mirror), "archive", "HEAD", "etalis"], capture_output=True)
+    if archive.returncode != 0:
+        sys.exit(f"--mirror {mirror}: git archive failed: {archive.stderr.decode(errors='replace').strip()}")
+    subprocess.run(["tar", "-x", "-C", str(work)], input=archive.stdout, check=True)
+    if not (work / "etalis" / "src" / "etalis.P").is_file():
+        sys.exit(f"--mirror {mirror}: its etalis folder has no src/etalis.P")
+    return work / "etalis"
 
 
 # -- acceptance ----------------------------------------------------------------------------
@@ -344,14 +348,22 @@ def _num(x: float) -> str:
 def main(argv: Optional[list[str]] = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("examples", nargs="*", help="example folders (default: all)")
-    p.add_argument("--etalis", type=Path, default=DEFAULT_ETALIS, help="the etalis folder of the ETALIS source")
-    p.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR, help="a bare git snapshot of sspider/etalis")
+    env_source, env_mirror = os.environ.get("ETALIS_SOURCE"), os.environ.get("ETALIS_MIRROR")
+    p.add_argument("--etalis", type=Path, default=Path(env_source) if env_source else None,
+                   help="the etalis folder of the ETALIS source (default: $ETALIS_SOURCE)")
+    p.add_argument("--mirror", type=Path, default=Path(env_mirror) if env_mirror else None,
+                   help="a git clone of sspider/etalis, used when --etalis is not given (default: $ETALIS_MIRROR)")
     p.add_argument("--markdown", type=Path, metavar="FILE", help="write the tables as Markdown to FILE")
     p.add_argument("--timeout", type=float, default=60, help="seconds for each run of ETALIS and etalis-py")
     p.add_argument("--no-check", action="store_true", help="compare detections only")
     p.add_argument("--check-only", action="store_true", help="run etalis check only")
     ns = p.parse_args(argv)
-    etalis = locate_etalis(ns.etalis, ns.mirror)
+    with tempfile.TemporaryDirectory(prefix="etalis_orig_") as work:
+        return check_and_compare(ns, locate_etalis(ns.etalis, ns.mirror, Path(work)))
+
+
+def check_and_compare(ns: argparse.Namespace, etalis: Path) -> int:
+    """Check and run the examples of the ETALIS folder ``etalis`` as ``ns`` says."""
     rule_files = sorted(f for f in (etalis / "examples").glob("*/*.event")
                         if not f.name.endswith((".unquoted.event", ".compare.event")))
     examples = ns.examples or sorted({f.parent.name for f in rule_files} | {

@@ -18,8 +18,8 @@ about the others as about the run:
 and every run must print the same detections (compared as sorted lines).
 The JVM's share is the CPU of the `java` processes of the tree; the rest
 is the driver and the Python workers.  Per core, replay's rate against
-`etalis run`'s is run's CPU seconds over replay local[1]'s (issue 12's
-target: at least 0.8).
+`etalis run`'s is run's CPU seconds over replay local[1]'s (the
+target: at least 0.8, docs/benchmarks.md).
 
 With `--flink PYTHON` (a Python with `apache-flink` installed, e.g. in a
 venv of its own), the same rule also runs as Flink SQL's MATCH_RECOGNIZE

@@ -14,7 +14,7 @@
 :- use_module(etalis/load).
 :- use_module(etalis/runtime).
 :- use_module(etalis/knowledge).
-:- use_module(etalis/sandbox, [sandbox_check/2, item_goal/3]).
+:- use_module(etalis/sandbox, [sandbox_check/2, item_goal/3, undefined_predicates/2]).
 :- use_module(etalis/guard, [guard_engine/1]).
 :- use_module(etalis/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/protocol).
@@ -87,7 +87,9 @@ Requests:
   - rules(Source): the parsed rules as JSON (head, pattern, policy,
     position, and the facts of etalis_rule_facts for `etalis check`),
     with the reported events, the `:- input` declarations, the max_age
-    (null for none) and the static clauses that use event operators.
+    (null for none), the static clauses that use event operators, the
+    predicates its goals call that nothing defines, the IRIs its goals
+    ask as classes and properties, its ontologies and prefixes.
   - solve(Engine): all solutions of the goal in the payload, run in the
     engine's module (so its static rules are visible), as JSON bindings.
   - etalis_driver(File, Run): the event stream of an original ETALIS
@@ -322,9 +324,25 @@ serve(rules(Source), Payload, Header, "") :-
               is_list(Specs),
               member(N/A, Specs) ),
             Named),
+    undefined_predicates(Items, Undefined0),
+    findall(_{predicate: PIS, file: File, line: Line, column: Col, hint: Hint},
+            ( member(undefined(PI, pos(File0, Line, Col), Hint), Undefined0),
+              format(string(PIS), "~q", [PI]),
+              format(string(File), "~w", [File0]) ),
+            Undefined),
+    findall(Use, ( member(Item, Items),
+                   item_goal(Item, Goal, pos(File0, Line, Col)),
+                   vocabulary_use(Goal, Kind, IRI),
+                   format(string(File), "~w", [File0]),
+                   Use = _{iri: IRI, kind: Kind, file: File, line: Line, column: Col} ),
+            Uses0),
+    list_to_set(Uses0, Uses),
+    findall(Path, member(ontology(Path, _, _), Directives), Ontologies),
+    findall(_{prefix: P, iri: NS}, member(prefix(P, NS), Directives), Prefixes),
     Header = _{rules: Rules, policy: PolicyS, printed: PrintedS, printed_explicit: Explicit,
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
-               raises: Raises, print_events: Named}.
+               raises: Raises, print_events: Named, undefined: Undefined,
+               vocabulary: Uses, ontologies: Ontologies, prefixes: Prefixes}.
 serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
     (   catch(term_string(P, Name), _, fail),
         ground(P),
@@ -770,7 +788,7 @@ changes_possible(M, From, Changes, C) :-
 initial_rules(M) :-
     M:'$initial'(Initial, Counts, Sandboxed),
     engine_compiled(M, Now),
-    forall(retract(M:'$added_static'(Ref)), catch(erase(Ref), _, true)),   % a rule may have retracted it
+    forall(retract(M:'$added_static'(Ref)), ignore(catch(erase(Ref), _, true))),  % a rule or restore may have taken it
     reload_compiled(M, Now, Initial),
     retractall(M:'$sandboxed'(_)),
     (   Sandboxed == trusted

@@ -230,7 +230,7 @@ class PrologGoals:
 
     def solve(self, goal: str, env: Mapping[str, Ground], start: Time, end: Time) -> list[dict[str, Ground]]:
         names = goal_variables(goal)
-        bound = tuple((n, env[n]) for n in names if n in env)
+        bound = tuple((n, _list_term(env[n])) for n in names if n in env)
         free = [n for n in names if n not in env]
         uses_interval = _INTERVAL_BUILTIN.search(goal) is not None
         key = (goal, bound, (start, end) if uses_interval else None)
@@ -270,6 +270,17 @@ class PrologGoals:
         header, _ = bridge().request(f"solve({self._engine._name})",
                                      f"format(string(S), \"~q\", [{ground_text(value)}])")
         return str(header["solutions"][0]["S"])
+
+
+def _list_term(value: Union[Ground, list[Any]]) -> Ground:
+    """A value as a term: the values of a `P+` (a Python list) as a
+    Prolog list."""
+    if not isinstance(value, list):
+        return value
+    term: Ground = "[]"
+    for item in reversed(value):
+        term = Compound("[|]", (_list_term(item), term))
+    return term
 
 
 def _typed_value(kind: str, value: Any, quoted: Any) -> Ground:

@@ -96,6 +96,8 @@ def sequence_of(rule: Rule, helpers: Sequence[Rule] = ()) -> Chain:
             goal, p = p.goal, p.pattern
         elif isinstance(p, Within) and window is None:
             window, p = p.window, p.pattern
+        elif isinstance(p, Where):
+            break           # the condition of the last event (see _elements)
         else:
             raise ValueError(f"not a sequence rule: {rule.text()}")
     elements = tuple(_elements(p, rule, {_head_name(h.head): h for h in helpers if _first_of_plus(h)}))
@@ -133,15 +135,34 @@ def _elements(p: Pattern, rule: Rule, plus: Mapping[str, Rule]) -> Iterator[Elem
     elif isinstance(p, EventP) and _head_name(p.event).startswith("$plus"):
         first = plus[_head_name(p.event)]
         body = first.pattern.pattern if isinstance(first.pattern, Within) else first.pattern
+        # a `P+` whose condition reads a variable of the events before it
+        # starts its runs with them: its first rule is `(L seq P) where G`
+        goal: Optional[str] = None
+        if isinstance(body, Where) and isinstance(body.pattern, Binary) and body.pattern.op == "seq":
+            goal, body = body.goal, body.pattern
+        before: list[Element] = []
+        if isinstance(body, Binary) and body.op == "seq":
+            before = list(_elements(body.left, first, plus))
+            body = body.right
         (elem,) = _elements(body, first, {})
         assert isinstance(first.head, Struct)
         own = tuple(str(a.args[0].name) for a in first.head.args[1:]
                     if isinstance(a, Struct) and isinstance(a.args[0], Var))
-        yield Element(elem.event, elem.goal, True, own)
+        yield from before
+        yield Element(elem.event, elem.goal if goal is None else goal, True, own)
     elif isinstance(p, EventP):
         yield Element(p.event)
     elif isinstance(p, Where) and isinstance(p.pattern, EventP):
         yield Element(p.pattern.event, p.goal)
+    elif isinstance(p, Where) and isinstance(p.pattern, Binary) and p.pattern.op == "seq":
+        # an event's condition that reads a variable of an earlier event is
+        # read as a condition on the sequence up to it (the reader moves it)
+        *before, last = _elements(p.pattern, rule, plus)
+        if last.plus:
+            raise ValueError(f"not a sequence rule: {rule.text()}")
+        goal = p.goal if last.goal is None else f"({last.goal}), ({p.goal})"
+        yield from before
+        yield Element(last.event, goal)
     else:
         raise ValueError(f"not a sequence rule: {rule.text()}")
 
@@ -537,11 +558,126 @@ def _tuples(value: Any) -> Any:
     return reported_value(value)
 
 
-def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver) -> list[Match]:
+def partition_key(seq: Chain) -> tuple[str, ...]:
+    """The key of a sequence for `strict(partition)`: the variables that
+    every one of its events has as an argument, in the order of the
+    first event's arguments."""
+    def argument_vars(t: Term) -> list[str]:
+        return [a.name for a in t.args if isinstance(a, Var) and a.name != "_"] if isinstance(t, Struct) else []
+    first, *others = [argument_vars(e.event) for e in seq.elements]
+    return tuple(dict.fromkeys(v for v in first if all(v in o for o in others)))
+
+
+def partition_contiguous(seq: Chain, stream: Sequence[Event], matches: Sequence[Match]) -> list[Match]:
+    """SASE's partition contiguity: the matches between whose first and
+    last events no event of their partition is left out.  The partition
+    of a match is the events of the stream with the name and arity of an
+    event of the sequence whose arguments where that event has the key's
+    variables (:func:`partition_key`) have the match's values of them."""
+    key = partition_key(seq)
+
+    def key_args(t: Term) -> Optional[tuple[int, ...]]:
+        if not isinstance(t, Struct):
+            return () if not key else None
+        names = [a.name if isinstance(a, Var) else None for a in t.args]
+        return tuple(names.index(v) for v in key)
+
+    shapes = {(_head_name(e.event), len(e.event.args) if isinstance(e.event, Struct) else 0): key_args(e.event)
+              for e in seq.elements}
+
+    def values(e: Event) -> Optional[tuple[Any, ...]]:
+        where = shapes.get((e.name, len(e.args)))
+        return None if where is None else tuple(e.args[i] for i in where)
+
+    out = []
+    for m in matches:
+        values_of_match = values(stream[m.positions[0]])
+        inside = set(m.positions)
+        if all(k in inside or values(stream[k]) != values_of_match
+               for k in range(m.positions[0], m.positions[-1] + 1)):
+            out.append(m)
+    return out
+
+
+SKIPS = ("no_skip", "skip_to_next", "skip_past_last_event")
+"""Flink's after-match skip strategies (docs/language.md, "Skip strategies")."""
+
+SKIPPING = ("unrestricted",) + SELECTORS + ("strict(partition)", "stn", "continuous")
+"""The strategies on which a skip strategy is defined: those whose
+matches do not depend on one another."""
+
+
+def key_values(seq: Chain, stream: Sequence[Event], m: Match) -> tuple[Any, ...]:
+    """The values of the key of ``seq`` (:func:`partition_key`) in the
+    match ``m``: those of its first event, which binds them all."""
+    env: dict[str, Ground] = {}
+    match(seq.elements[0].event, _event_value(stream[m.positions[0]]), env)
+    return tuple(env[v] for v in partition_key(seq))
+
+
+def skipped(skip: str, strategy: str, matches: Sequence[Match],
+            key: Callable[[Match], Any] = lambda m: ()) -> list[Match]:
+    """The matches that ``skip`` keeps of ``matches`` (those of ``strategy``
+    under ``no_skip``; under a selector, all matches, which it selects
+    from), apart for each value of ``key`` (the rule's key values, see
+    :func:`key_values`): the matches are taken by their last position,
+    and of those that end together by their positions, the earliest
+    start first.  A match is discarded when a match with its key values
+    kept before it started at its first position (``skip_to_next``), or
+    ended at or after its first position (``skip_past_last_event``); a
+    selector chooses among the matches that end together and are not
+    discarded; each chosen one is kept unless one kept before it (also
+    at the same position) discards it.  Two matches with the same
+    positions count as one."""
+    if skip not in SKIPS:
+        raise ValueError(f"unknown skip strategy {skip!r}")
+    if skip == "no_skip":
+        return selected(strategy, matches) if strategy in SELECTORS else list(matches)
+    by_last: dict[tuple[Any, int], list[Match]] = {}
+    seen: set[tuple[int, ...]] = set()
+    for m in matches:
+        if m.positions not in seen:
+            seen.add(m.positions)
+            by_last.setdefault((key(m), m.positions[-1]), []).append(m)
+    kept: dict[Any, list[Match]] = {}
+
+    def discarded(k: Any, m: Match) -> bool:
+        first = m.positions[0]
+        if skip == "skip_to_next":
+            return any(c.positions[0] == first for c in kept.get(k, []))
+        return any(c.positions[-1] >= first for c in kept.get(k, []))
+
+    out: list[Match] = []
+    for k, last in sorted(by_last, key=lambda kl: kl[1]):
+        group = [m for m in by_last[(k, last)] if not discarded(k, m)]
+        if strategy in SELECTORS:
+            group = selected(strategy, group)
+        for m in sorted(group, key=lambda m: m.positions):
+            if not discarded(k, m):
+                kept.setdefault(k, []).append(m)
+                out.append(m)
+    return out
+
+
+def reference_matches(strategy: str, seq: Chain, stream: Sequence[Event], solver: GoalSolver,
+                      skip: str = "no_skip") -> list[Match]:
     """The matches of ``seq`` on ``stream`` under ``strategy``
-    (``unrestricted``, a selector, ``stn`` or ``continuous``)."""
+    (``unrestricted``, a selector, ``stn`` or ``continuous``) and the
+    skip strategy ``skip``."""
     if any(e.plus for e in seq.elements) and (strategy in ("continuous", "cumulative") or strategy in POLICIES):
         raise ValueError(f"P+ is not defined under {strategy}")
+    def key(m: Match) -> tuple[Any, ...]:
+        return key_values(seq, stream, m)
+
+    if strategy == "strict(partition)":
+        distinct = list({m.positions: m for m in reversed(all_matches(seq, stream, solver))}.values())[::-1]
+        return skipped(skip, "unrestricted", partition_contiguous(seq, stream, distinct), key)
+    if skip != "no_skip":
+        if strategy not in SKIPPING:
+            raise ValueError(f"{skip} is not defined under {strategy}")
+        base = all_matches(seq, stream, solver) if strategy in SELECTORS + ("unrestricted",) else \
+            reference_matches(strategy, seq, stream, solver)
+        return skipped(skip, strategy, base, key)
     if strategy == "unrestricted":
         return all_matches(seq, stream, solver)
     if strategy in SELECTORS:
@@ -573,16 +709,19 @@ def engine_matches(text: str, strategy: str, stream: Sequence[Event]) -> list[Ma
             for d in found.detections]
 
 
-def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolver) -> tuple[Counter[Match], Counter[Match]]:
+def compare(text: str, strategy: str, stream: Sequence[Event], solver: GoalSolver,
+            skip: str = "no_skip") -> tuple[Counter[Match], Counter[Match]]:
     """(missing, unexpected): the reference's matches of the single rule
     of ``text`` that the engine does not detect, and the engine's that
-    the reference does not have, each as often as it is missing."""
-    want = Counter(reference_matches(strategy, chain_of(text), stream, solver))
+    the reference does not have, each as often as it is missing.  With
+    a ``skip`` other than ``no_skip`` the text must say it (``:-
+    skip(S).``)."""
+    want = Counter(reference_matches(strategy, chain_of(text), stream, solver, skip))
     got = Counter(engine_matches(text, strategy, stream))
     return want - got, got - want
 
 
-STRATEGIES = ("unrestricted",) + SELECTORS + ("stn", "continuous", "cumulative") + POLICIES
+STRATEGIES = ("unrestricted",) + SELECTORS + ("strict(partition)", "stn", "continuous", "cumulative") + POLICIES
 """The strategies and policies with a reference definition here: every one
 the engine accepts (the interval variants with greater(1))."""
 
@@ -596,6 +735,7 @@ class ChainCase:
     strategy: str
     text: str
     stream: tuple[Event, ...]
+    skip: str = "no_skip"
 
     def report(self, missing: Counter[Match], unexpected: Counter[Match]) -> str:
         lines = [f"% policy {self.strategy}", self.text, "% stream"]
@@ -609,46 +749,71 @@ class ChainCase:
 def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     """A sequence rule of 2 to 4 events of a/1, b/1 and c/0 (arguments
     fresh or shared variables, `_` or constants; now and then a condition
-    of an event's own, a condition of the whole over two of its
-    variables, a window) and a stream of 3 to 9 events at increasing
+    of an event's own, a condition of the whole over two of
+    its variables, a window) and a stream of 3 to 9 events at increasing
     times (now and then intervals, some ending together, some
     overlapping), for ``strategy`` (drawn when None).  Under `unrestricted`,
-    the selectors and `stn`, now and then one event is `P+`.  A condition of the
-    whole is never drawn over the list of a `P+`, and under `cumulative`
-    only over the variables of the first two events (those of later
-    ones are lists by then)."""
+    the selectors and `stn`, now and then one event is `P+`, maybe with a
+    condition of its own that correlates its fresh variable with a
+    variable of an earlier event, and maybe a later event with a
+    condition over the list of its values.  A condition of the whole is
+    never drawn over the list of a `P+`, and under `cumulative` only over
+    the variables of the first two events (those of later ones are lists
+    by then).  Under the strategies that define it (:data:`SKIPPING`),
+    now and then the rule has a skip strategy (``:- skip(S).``)."""
     if strategy is None:
         strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
     names = ("X", "Y", "Z")
     bound: list[str] = []
     parts: list[str] = []
     part_vars: list[Optional[str]] = []
-    for _ in range(ch.integer(2, 4)):
+    conditioned: list[bool] = []
+    count = ch.integer(2, 4)
+    plus_at: Optional[int] = None
+    if strategy not in ("continuous", "cumulative") + POLICIES and ch.integer(0, 2) == 0:
+        plus_at = ch.integer(0, count - 1)
+    for i in range(count):
         name = "abc"[ch.integer(0, 2)]
         var: Optional[str] = None
+        condition = False
         if _ARITY[name] == 0:
             part = name
         elif (kind := ch.integer(0, 5)) <= 2:
             var = names[ch.integer(0, 2)]
             fresh = var not in bound
+            # an earlier variable that is no list (the one of a `P+` may be)
+            earlier = sorted({v for k, v in enumerate(part_vars) if v is not None and v != var
+                              and k != plus_at})
             bound.append(var)
             part = f"{name}({var})"
-            if fresh and ch.integer(0, 3) == 0:
+            if fresh and earlier and i == plus_at and ch.integer(0, 1) == 0:
+                other = earlier[ch.integer(0, len(earlier) - 1)]
+                test = (">", "<", "=:=", "=\\=")[ch.integer(0, 3)]
+                part = f"({part} where {var} {test} {other})"
+                condition = True
+            elif fresh and ch.integer(0, 3) == 0:
                 test = (">", "=\\=")[ch.integer(0, 1)]
                 part = f"({part} where {var} {test} {ch.integer(0, 1)})"
+                condition = True
         elif kind == 3:
             part = f"{name}(_)"
         else:
             part = f"{name}({ch.integer(0, 2)})"
         parts.append(part)
         part_vars.append(var)
+        conditioned.append(condition)
     lists: set[str] = set()
-    if strategy not in ("continuous", "cumulative") + POLICIES and ch.integer(0, 2) == 0:
-        i = ch.integer(0, len(parts) - 1)
-        parts[i] += "+"
-        var = part_vars[i]
+    if plus_at is not None:
+        parts[plus_at] += "+"
+        var = part_vars[plus_at]
         if var is not None and bound.count(var) == 1:
             lists.add(var)         # its own: the list of its values
+            later = [k for k in range(plus_at + 1, count)
+                     if part_vars[k] is not None and not conditioned[k] and bound.count(part_vars[k] or "") == 1]
+            if later and ch.integer(0, 1) == 0:
+                k = later[ch.integer(0, len(later) - 1)]
+                name = parts[k][0]
+                parts[k] = f"({name}({part_vars[k]}) where (sum_list({var}, S), S >= {part_vars[k]}))"
     pattern = " seq ".join(parts)
     used = sorted(set(bound))
     single = [v for v in used if v not in lists]
@@ -681,13 +846,15 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
         stream.append(Event(name, args, start, t))
     if pattern.endswith("+"):
         pattern += " "          # `+.` would read as one symbol
-    return ChainCase(strategy, f"{head} <- {pattern}.", tuple(stream))
+    skip = SKIPS[ch.integer(1, 2)] if strategy in SKIPPING and ch.integer(0, 3) == 0 else "no_skip"
+    directive = f":- skip({skip}).\n" if skip != "no_skip" else ""
+    return ChainCase(strategy, f"{directive}{head} <- {pattern}.", tuple(stream), skip)
 
 
 def check_chain_case(case: ChainCase) -> tuple[Counter[Match], Counter[Match]]:
     """(missing, unexpected) of the engine against the reference."""
     with PrologGoals(case.text) as solver:
-        return compare(case.text, case.strategy, case.stream, solver)
+        return compare(case.text, case.strategy, case.stream, solver, case.skip)
 
 
 # ---------------------------------------------------------------------------

@@ -103,7 +103,8 @@ def test_run_reports_bad_lines_counts_them_and_goes_on(tmp_path: Path) -> None:
         f"{stream}:3: rejected: syntax error: unexpected end of clause at column 3 ({FORMS})",
         f"{stream}:5: rejected: start 5 is after end 3",
         f"{stream}:6: rejected: event b(_) has unbound variables",
-        f"{stream}:8: rejected: time 1 is earlier than the last accepted time 3 (events must arrive in time order)",
+        f"{stream}:8: rejected: time 1 is earlier than the last accepted time 3 (events must arrive in time order; "
+        "--lateness SECONDS accepts events up to that late)",
     ]
     assert err[4].startswith("events read: 7, accepted: 3, rejected: 4, detections: 2, warnings: 1, seconds: ")
 

@@ -1,4 +1,4 @@
-"""`where` conditions: a test, not a generator (issue 16), and the
+"""`where` conditions: a test, not a generator, and the
 reference evaluator held to the same meaning."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_the_reference_evaluator_counts_a_condition_once_per_binding() -> None:
     }
 
 
-# A where that fails consumes nothing (issue 13.1): under a policy that
+# A where that fails consumes nothing: under a policy that
 # chooses, a filter directly on a temporal operator is part of the choice.
 
 def test_chronological_a_rejected_pair_consumes_nothing() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Detection, Engine, Event, EventError, Rejection, RuleError, RuleFileNotFound
+from etalis_py.errors import EtalisWarning
 
 SEQ = "c(X) <- a(X) seq b(X)."
 
@@ -226,3 +227,19 @@ def test_a_value_of_the_wrong_type_is_a_type_error_that_says_so() -> None:
         assert str(info.value) == ("Engine.on('c', ...): the callback 5 is not callable: "
                                    "give a function of one detection")
         assert engine.emit("a", 1, at=1) == [Detection("c", (1,), 1, 1)]     # nothing was registered
+
+
+def test_emit_frame_with_an_event_named_as_a_column_asks_whether_event_col_was_meant() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"ev": ["a", "b"], "x": [1, 1], "t": [1, 2]})
+    with Engine.from_string("c(X) <- a(X) seq b(X).") as engine:
+        with pytest.warns(EtalisWarning) as caught:
+            result = engine.emit_frame(frame, event="ev", args=["x"], time="t")
+        assert [str(w.message) for w in caught] == [
+            "event='ev' names the event of every row 'ev', but 'ev' is a column of the frame: "
+            "did you mean event_col='ev'?"]
+        assert (result.accepted, result.detections) == (2, [])
+    with Engine.from_string("c(X) <- a(X) seq b(X).") as engine:
+        assert engine.emit_frame(frame, event_col="ev", args=["x"], time="t").detections == [
+            Detection("c", (1,), 1, 2)]

@@ -1,4 +1,4 @@
-"""ETALIS's pattern operators (issue 16): read with ETALIS's documented
+"""ETALIS's pattern operators: read with ETALIS's documented
 meaning through the operator table, or refused with a positioned message
 that names the construct, says why and gives the etalis-py equivalent.
 Nothing of them is read as an input event."""

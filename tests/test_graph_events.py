@@ -621,3 +621,18 @@ def test_the_converter_makes_its_output_folder_and_names_a_missing_data_file(tmp
                           "--out", str(out)], capture_output=True, text=True, timeout=120)
     assert (bad.returncode, bad.stderr) == (
         1, f"to_sosa.py: error: No such file or directory: {tmp_path / 'none' / 'lsd-charley-2004-08-08-obs.csv'}\n")
+
+
+def test_an_atom_from_the_data_finds_a_string_literal_of_its_text_in_a_graph() -> None:
+    engine = Engine.from_string(PREFIXES + "hit(O, C) <- (graph(G) seq code(C)) within 5 "
+                                "where triple(G, O, ex:icao, C).\n")
+    g = Graph(identifier=EX.g)
+    g.add((EX.san, EX.icao, Literal("KSAN")))
+    g.add((EX.nyc, EX.icao, EX.KJFK))               # an IRI: the atom of its text matches it as it is
+    try:
+        assert engine.emit_graph(g, at=1) == []
+        result = engine.emit_many([("code", ["KSAN"], 2), ("code", ["http://ex.org/KJFK"], 3), ("code", ["KLAX"], 4)])
+        assert result.detections == [Detection("hit", ("http://ex.org/san", "KSAN"), 1, 2),
+                                     Detection("hit", ("http://ex.org/nyc", "http://ex.org/KJFK"), 1, 3)]
+    finally:
+        engine.close()

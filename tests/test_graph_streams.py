@@ -188,7 +188,8 @@ def test_etalis_run_takes_the_stream_of_a_file(tmp_path: Path) -> None:
                           "--stream", "not an iri"], capture_output=True, text=True, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
     assert bad.returncode == 2
-    assert bad.stderr.splitlines()[-1].endswith("argument --stream: not an IRI: 'not an iri'")
+    assert bad.stderr == ("etalis run: error: argument --stream: not an IRI: 'not an iri'\n"
+                          "  hint: etalis run --help lists the options\n")
 
 
 def test_stream_on_an_input_that_is_not_graphs_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

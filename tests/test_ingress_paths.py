@@ -69,6 +69,10 @@ DETECTIONS = [
     {"event": "c", "args": ["東京", 0.1, 10**20], "start": T0 + 11, "end": T0 + 12},
 ]
 ENGINE_REJECTS = "time 1704063602.0 is earlier than the last accepted time 1704067201.0 (events must arrive in time order)"
+# etalis run says the times as the file writes them, and what --lateness does
+LATE = "(events must arrive in time order; --lateness SECONDS accepts events up to that late)"
+RUN_REJECTS_SECONDS = f"time 1704063602.0 is earlier than the last accepted time 1704067201.0 {LATE}"
+RUN_REJECTS_DATES = f"time 2023-12-31T23:00:02Z is earlier than the last accepted time 2024-01-01T00:00:01Z {LATE}"
 
 
 def text(value: Any) -> str:
@@ -112,13 +116,13 @@ MAPPING = ["--event-col", "name", "--args", "key,value", "--time", "time"]
 WRITERS = {".events": events_file, ".csv": csv_file, ".jsonl": jsonl_file, ".parquet": parquet_file}
 
 EXPECTED_REJECTIONS: dict[str, list[tuple[int, str]]] = {
-    ".events": [(3, ENGINE_REJECTS), (5, "event b(café,_) has unbound variables"),
+    ".events": [(3, RUN_REJECTS_SECONDS), (5, "event b(café,_) has unbound variables"),
                 (7, f"time 'not a time' is not a number or [Start, End] ({FORMS})")],
-    ".csv": [(4, ENGINE_REJECTS), (6, "column 'value' is empty"),
+    ".csv": [(4, RUN_REJECTS_DATES), (6, "column 'value' is empty"),
              (8, "time 'not a time' is not a number or an ISO 8601 date; give --time-format")],
-    ".jsonl": [(3, ENGINE_REJECTS), (5, "an argument is missing (None)"),
+    ".jsonl": [(3, RUN_REJECTS_DATES), (5, "an argument is missing (None)"),
                (7, "time 'not a time' is not a number or an ISO 8601 date")],
-    ".parquet": [(3, ENGINE_REJECTS), (5, "column 'value' is empty"),
+    ".parquet": [(3, RUN_REJECTS_DATES), (5, "column 'value' is empty"),
                  (7, "time 'not a time' is not a number or an ISO 8601 date; give --time-format")],
 }
 

@@ -9,7 +9,7 @@ import pytest
 from rdflib import Graph, Namespace
 from rdflib.namespace import RDF, RDFS
 
-from etalis_py import Detection, Engine, RuleError
+from etalis_py import Detection, Engine, RuleError, cli
 from etalis_py._prolog import bridge
 from etalis_py.knowledge import KnowledgeStats, OntologyError, OntologyNotFound
 
@@ -425,3 +425,56 @@ def test_rules_added_while_running_ask_the_knowledge_with_their_own_prefixes() -
         engine.add_rules(f":- prefix(wt, '{WT}').\nwindy(C) <- b(C) where rdf(C, rdfs:subClassOf, wt:'WindObservation').")
         assert engine.emit("b", WT + "Diablo", at=1) == [Detection("windy", (WT + "Diablo",), 1, 1)]
         assert engine.emit("b", WT + "Blizzard", at=2) == []
+
+
+STATIONS_TTL = """@prefix ex: <http://example.org/stations#> .
+ex:CoastalStation a <http://www.w3.org/2002/07/owl#Class> .
+ex:san a ex:CoastalStation ; ex:icao "KSAN" .
+ex:lax a ex:CoastalStation ; ex:icao "KLAX" .
+ex:den ex:icao "KDEN" .
+"""
+STATIONS_ETL = """:- prefix(ex, 'http://example.org/stations#').
+:- ontology('stations.ttl').
+coastal(S, T) <- reading(S, T) where (rdf(St, ex:icao, S), isa(St, ex:'{cls}')).
+"""
+
+
+def stations(tmp_path: Path, cls: str) -> tuple[Path, Path]:
+    (tmp_path / "stations.ttl").write_text(STATIONS_TTL, encoding="utf-8")
+    rules = tmp_path / "coast.etl"
+    rules.write_text(STATIONS_ETL.format(cls=cls), encoding="utf-8")
+    data = tmp_path / "readings.csv"
+    data.write_text("station,temp,time\nKSAN,20,1\nKDEN,5,2\nKLAX,22,3\nXXXX,1,4\n", encoding="utf-8")
+    return rules, data
+
+
+def test_a_text_from_a_csv_column_finds_the_string_literal_of_that_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the CSV gives the atom 'KSAN', the Turtle file the string "KSAN": rdf/3 matches them
+    rules, data = stations(tmp_path, "CoastalStation")
+    assert cli.main(["check", str(rules)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == f"{rules}: ok: 1 rules, 1 binary goals, policy unrestricted, reports coastal/2\n"
+    assert cli.main(["run", str(rules), "--events", str(data), "--event", "reading", "--args", "station,temp",
+                     "--time", "time", "--quiet"]) == cli.EXIT_OK
+    assert capsys.readouterr().out == ('{"event": "coastal", "args": ["KSAN", 20], "start": 1, "end": 1}\n'
+                                       '{"event": "coastal", "args": ["KLAX", 22], "start": 3, "end": 3}\n')
+    with Engine.from_file(rules) as engine:         # an object that rdf/3 binds is the literal's string
+        header, _ = bridge().request(f"solve({engine._name})",
+                                     "rdf(S, 'http://example.org/stations#icao', 'KSAN'), "
+                                     "rdf(S, 'http://example.org/stations#icao', O), string(O)")
+        assert header["solutions"] == [{"S": "http://example.org/stations#san", "O": "KSAN"}]
+
+
+def test_a_class_no_loaded_ontology_mentions_is_a_warning_with_the_near_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules, data = stations(tmp_path, "CoastStation")
+    warning = (f"{rules}:3:1: warning: the class ex:'CoastStation' is in no loaded ontology ({tmp_path / 'stations.ttl'}): "
+               "the knowledge has no triple with it, so the goal asking it never holds [unknown-iri]\n"
+               "  hint: did you mean ex:'CoastalStation'?\n")
+    assert cli.main(["check", str(rules)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == (
+        warning + f"{rules}: 1 warning: 1 rules, 1 binary goals, policy unrestricted, reports coastal/2\n")
+    assert cli.main(["run", str(rules), "--events", str(data), "--event", "reading", "--args", "station,temp",
+                     "--time", "time"]) == cli.EXIT_OK
+    out, err = capsys.readouterr()
+    assert (out, err.startswith(warning)) == ("", True)

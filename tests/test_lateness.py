@@ -48,5 +48,23 @@ def test_run_takes_lateness_and_flushes_at_the_end(tmp_path: Path) -> None:
                         "--lateness", "2"], capture_output=True, text=True, timeout=60)
     assert [json.loads(line) for line in r.stdout.splitlines()] == [
         {"event": "c", "args": [1], "start": 4, "end": 5}, {"event": "c", "args": [1], "start": 4, "end": 6}]
-    assert r.stderr.splitlines()[0] == f"{stream}:3: rejected: time 1 is more than the lateness (2.0 s) before the latest time 5"
+    assert r.stderr.splitlines()[0] == f"{stream}:3: rejected: time 1 is more than the lateness (2.0 s) before the latest time 5 (a larger --lateness accepts it)"
     assert r.stderr.splitlines()[-1].startswith("events read: 4, accepted: 3, rejected: 1, detections: 2,")
+
+
+def test_run_says_times_out_of_order_as_the_input_writes_them(tmp_path: Path) -> None:
+    """Dates in --time-format (in --time-zone), not seconds since 1970."""
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- (a(X) seq b(X)) within 3600.\n")
+    stream = tmp_path / "s.csv"
+    stream.write_text("day,x\n01/07/2024 02:10,1\n01/07/2024 02:00,1\n01/07/2024 02:20,1\n")
+    mapping = ["--event", "a", "--args", "x", "--time", "day", "--time-format", "%d/%m/%Y %H:%M",
+               "--time-zone", "Europe/Berlin"]
+    for options, reason in [
+        ([], "time 01/07/2024 02:00 is earlier than the last accepted time 01/07/2024 02:10 "
+             "(events must arrive in time order; --lateness SECONDS accepts events up to that late)"),
+        (["--lateness", "300"], "time 01/07/2024 02:00 is more than the lateness (300.0 s) before the latest time "
+                                "01/07/2024 02:10 (a larger --lateness accepts it)")]:
+        r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), str(stream), *mapping, *options],
+                           capture_output=True, text=True, timeout=60)
+        assert r.stderr.splitlines()[0] == f"{stream}:3: rejected: {reason}"

@@ -230,7 +230,8 @@ def test_run_takes_the_stream_as_its_second_argument_and_says_what_is_missing(
         with pytest.raises(SystemExit) as exit:
             cli.main(["run", *map(str, args)])
         assert exit.value.code == 2
-        assert capsys.readouterr().err.splitlines()[-1] == f"etalis run: error: {message}"
+        assert capsys.readouterr().err.splitlines() == [f"etalis run: error: {message}",
+                                                        "  hint: etalis run --help lists the options"]
 
 
 def test_a_missing_rule_file_is_named_as_a_missing_events_file_is(tmp_path: Path,

@@ -27,7 +27,7 @@ from reference.terms import RuleSet
 )
 def test_recursion_at_the_same_time_derives_each_occurrence_once(
         rules: str, stream: list[tuple[object, ...]], found: list[tuple[object, ...]]) -> None:
-    # issue 16, and_01: a derived occurrence identical to one already
+    # as in ETALIS's and_01: a derived occurrence identical to one already
     # derived is no new fact, so the cycle ends; the least model is finite
     assert detect(rules, stream) == found
     model = evaluate(RuleSet.from_text(rules), stream)
@@ -82,7 +82,7 @@ def test_closed_engines_free_their_module() -> None:
 
 
 def test_right_recursion_through_seq_widens_and_is_accepted() -> None:
-    # each round takes a b that ends before the current start (issue 13.2)
+    # each round takes a b that ends before the current start
     stream = [("b", (1,), 1), ("b", (2,), 2), ("h1", (), 3)]
     assert detect("h1 <- b(_) seq h1.", stream) == [
         ("h1", (), 1, 3), ("h1", (), 2, 3), ("h1", (), 1, 3)]

@@ -439,3 +439,16 @@ def test_a_json_ld_context_by_reference_is_not_fetched(context: str, tmp_path: P
     finally:
         server.shutdown()
     assert requests == []
+
+
+def test_a_fact_built_when_the_rule_runs_reaches_neither_hooks_nor_the_engine_nor_libraries() -> None:
+    before = hooks_and_scratch()
+    with Engine.from_string("c(N, A) <- a(N, A) where (functor(F, N, A), assertz(F)).\n") as engine:
+        result = engine.emit_many([("a", ["message_hook", 3], 1), ("a", ["term_expansion", 2], 2),
+                                   ("a", ["$on", 4], 3), ("a", ["append", 3], 4), ("a", ["rdf", 3], 5),
+                                   ("a", ["write", 1], 6), ("a", ["mine", 1], 7)])
+        assert result.detections == [Detection("c", ("mine", 1), 7, 7)]
+        assert [re.sub(r"_[0-9]+", "_", w.reason.split(" raised: ")[1]) for w in result.warnings] == [
+            f"assertz/1: No permission to modify predicate `{pi}' (not a predicate of the rule file)"
+            for pi in ("message_hook/3", "term_expansion/2", "'$on'/4", "append/3", "rdf/3", "write/1")]
+    assert hooks_and_scratch() == before

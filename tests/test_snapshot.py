@@ -143,6 +143,17 @@ def test_restore_at_any_cut_gives_the_uninterrupted_run(
     assert plain(same_at_every_cut(rules, stream, **options)) == expected
 
 
+def test_facts_and_etalis_flags_of_the_files_own_predicates_carry_over() -> None:
+    rules = (Path(__file__).parent / "etalis_compat" / "own_facts.etl").read_text()
+    stream: Stream = [("answer", ["ann", "right"], 1), ("register", ["ann"], 2), ("register", ["ann"], 3),
+                      ("answer", ["ann", "right"], 4), ("reprice", ["wrong", -1], 5), ("answer", ["ann", "wrong"], 6),
+                      ("answer", ["ann", "wrong"], 7), ("leave", ["ann"], 8), ("answer", ["ann", "right"], 9)]
+    assert plain(same_at_every_cut(rules, stream)) == [
+        ("registered", ("ann",), 2, 2), ("scored", ("ann", 10), 4, 4), ("repriced", ("wrong", -1), 5, 5),
+        ("scored", ("ann", 9), 6, 6), ("flagged", ("ann",), 6, 6), ("scored", ("ann", 8), 7, 7),
+        ("left", ("ann",), 8, 8)]
+
+
 STRATEGY_EXPECTED = {
     "strict": [("h", (3, 6), 5, 6)],
     "nxt": [("h", (1, 5), 1, 4), ("h", (1, 6), 1, 6)],

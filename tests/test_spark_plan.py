@@ -9,10 +9,11 @@ from io import StringIO
 from typing import Any
 
 import pyarrow as pa
+import pytest
 
 from etalis_py import Engine
 from etalis_py.analysis import Sig, read_rules
-from etalis_py.cli import parser, replay
+from etalis_py.cli import main, parser, replay
 from etalis_py.events import InvalidEvent
 from etalis_py.spark.mapping import MapSpec, _map_rows
 from etalis_py.spark.names import KIND, LINE, REASON, ROW
@@ -181,3 +182,23 @@ def test_mapping_pass_makes_the_lines_of_etalis_run_or_its_reasons() -> None:
         for row, kind, line, reason in zip(d[ROW], d[KIND], d[LINE], d[REASON]):
             got[row] = ("r", reason) if kind == "r" else ("e", line)
     assert [got[i] for i in range(len(rows))] == expected
+
+
+def test_replay_plan_refuses_what_replay_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A timer: the plan is printed, then the refusal, with exit status 2."""
+    rules = tmp_path / "alarm.etl"
+    rules.write_text("exceptionAlarm(alarm(X), 10) <- a(X).\n")
+    assert main(["replay", str(rules), "--events", "unused.csv", "--event", "a", "--args", "x", "--time", "t",
+                 "--plan"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ("input: a/1\n"
+                   "stage 1: global (one partition: its rules join events that share no key)\n"
+                   "  line 1: alarm(X) <- a/1\n"
+                   "  consumes: a/1 (input)\n"
+                   "reported: alarm/1\n")
+    assert err == (
+        f"{rules}:1:1: error: exceptionAlarm/2 (a timer) is not supported by replay on Spark: its event occurs after "
+        "the pattern, and a stage feeds each partition's rows without a time past the last one at which pending "
+        "timers could fire\n"
+        "  hint: run the rule file with etalis run (or Engine.emit_many and Engine.flush), which fires the pending "
+        "timers at the end of the stream\n")

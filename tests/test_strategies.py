@@ -455,3 +455,89 @@ def test_check_says_a_consuming_context_keeps_each_pending_goal_until_a_match(tm
     assert r.stdout.splitlines()[0] == (
         f"{rules}:2:1: warning: no window bounds this rule's pending goals: every `a(X)` waits for `b` "
         "(each until a match consumes it; those never matched stay forever) [unbounded-memory]")
+
+
+# ---------------------------------------------------------------------------
+# Correlation: a condition inside P+ that reads a variable bound before it
+# ---------------------------------------------------------------------------
+
+# CEL's correlation query [H AS x ; (T AS y FILTER y.id = x.id)+ ; H AS z]
+# FILTER (x.value < 30 AND z.value > 60 AND x.id = z.id), on a stream of
+# humidity h(Id, Value) and temperature t(Id, Value) readings
+CEL_RULE = "m <- (h(X, V) seq ((t(Y, _) where Y =:= X)+) seq h(Z, W)) where (V < 30, W > 60, Z =:= X)."
+# positions:     0                1                2                3
+CEL_STREAM = [("t", [0, 45], 1), ("h", [0, 65], 2), ("t", [1, 40], 3), ("h", [1, 25], 4),
+              ("t", [1, 42], 5), ("t", [0, 50], 6), ("t", [1, 44], 7), ("h", [1, 70], 8)]
+#               4                  5                  6                  7
+
+
+@pytest.mark.parametrize(("strategy", "positions"), [
+    ("unrestricted", [(3, 4, 6, 7), (3, 4, 7), (3, 6, 7)]),
+    ("nxt", [(3, 4, 6, 7)]),
+    ("last", [(3, 4, 6, 7)]),
+    ("max", [(3, 4, 6, 7)]),
+    ("strict", []),
+    ("stn", [(3, 4, 6, 7), (3, 4, 7)]),
+])
+def test_a_condition_inside_plus_joins_each_iteration_to_an_event_before_it(
+        strategy: str, positions: list[tuple[int, ...]]) -> None:
+    events = [Event(n, tuple(a), t, t) for n, a, t in CEL_STREAM]
+    assert sorted(m.positions for m in engine_matches(CEL_RULE, strategy, events)) == sorted(positions)
+    with PrologGoals(CEL_RULE) as solver:
+        assert sorted(m.positions for m in reference_matches(strategy, chain_of(CEL_RULE), events, solver)) == \
+            sorted(positions)
+
+
+def test_a_correlated_plus_gives_its_list_to_a_later_condition_and_to_the_head() -> None:
+    # from h(1, 25)@4 the iterations t(1, 42)@5 and t(1, 44)@7 make [42], [44] and [42, 44]; only the
+    # last sums over 50 (t(1, 40)@3 comes before it, t(0, 50)@6 is another id)
+    rules = ("m(X, Vs) <- h(X, _) seq ((t(Y, Vs) where Y =:= X)+) seq (h(Z, W) where (Z =:= X, W > 60, "
+             "sum_list(Vs, S), S > 50)).")
+    assert sorted(args_and_times(rules, "unrestricted", CEL_STREAM)) == [((1, [42, 44]), (4, 5, 7, 8))]
+
+
+def test_a_correlated_plus_needs_the_event_it_reads_before_it() -> None:
+    for rules, column in (("m <- ((t(Y) where Y > X)+) seq h(X).", 6),
+                          ("m <- h(_) seq ((t(Y) where Y > X)+) seq h(X).", 15)):
+        with pytest.raises(RuleError) as err:
+            Engine.from_string(rules, source="r.etl")
+        assert (err.value.line, err.value.column, err.value.message, err.value.hint) == (
+            1, column, "a condition inside P+ reads X, which only another event binds, and P+ does not follow that "
+            "event in a sequence", "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+")
+
+
+# ---------------------------------------------------------------------------
+# Partition contiguity (SASE's; Flink's next() on a keyed stream)
+# ---------------------------------------------------------------------------
+
+HOT3 = ("hot(S) <- (temp(S, A) where A > 30) seq (temp(S, B) where B > 30) seq (temp(S, C) where C > 30).")
+# two stations interleaved; the cold reading of s2 at 4 breaks its run
+STATIONS = [("temp", ["s1", 31], 1), ("temp", ["s2", 32], 2), ("temp", ["s1", 33], 3), ("temp", ["s2", 20], 4),
+            ("temp", ["s1", 34], 5), ("temp", ["s2", 35], 6), ("temp", ["s2", 36], 7), ("temp", ["s2", 37], 8)]
+
+
+def test_partition_contiguity_is_strict_among_the_events_with_the_rules_key() -> None:
+    # strict counts the other station's readings too: s1's run, interleaved with s2's, is not found
+    assert [(d[1], d[5]) for d in detections(HOT3, "strict", STATIONS)] == [(("s2",), (6, 7, 8))]
+    assert [(d[1], d[5]) for d in detections(HOT3, "strict(partition)", STATIONS)] == [
+        (("s1",), (1, 3, 5)), (("s2",), (6, 7, 8))]
+    assert sorted((d[1], d[5]) for d in detections(HOT3, "unrestricted", STATIONS)) == [
+        (("s1",), (1, 3, 5)), (("s2",), (2, 6, 7)), (("s2",), (2, 6, 8)), (("s2",), (2, 7, 8)),
+        (("s2",), (6, 7, 8))]
+    events = [Event(n, tuple(a), t, t) for n, a, t in STATIONS]
+    with PrologGoals(HOT3) as solver:
+        assert [m.positions for m in reference_matches("strict(partition)", chain_of(HOT3), events, solver)] == [
+            (0, 2, 4), (5, 6, 7)]
+
+
+def test_partition_contiguity_with_plus_and_a_skip_strategy() -> None:
+    rules = "h(X) <- b(X)+ seq c(X)."
+    stream = [("b", [1], 1), ("b", [2], 2), ("b", [1], 3), ("c", [2], 4), ("c", [1], 5)]
+    assert sorted(args_and_times(rules, "strict(partition)", stream)) == [
+        ((1,), (1, 3, 5)), ((1,), (3, 5)), ((2,), (2, 4))]
+    assert args_and_times(":- skip(skip_past_last_event).\n" + rules, "strict(partition)", stream) == [
+        ((2,), (2, 4)), ((1,), (1, 3, 5))]
+    # a rule without a key (c has no argument): its partition is every event of its types
+    assert args_and_times("h <- a(_) seq c.", "strict(partition)", [("a", [1], 1), ("b", [1], 2), ("c", [], 3),
+                                                                  ("a", [2], 4), ("a", [3], 5), ("c", [], 6)]) == [
+        ((), (1, 3)), ((), (5, 6))]

@@ -16,7 +16,7 @@
 Python packs a batch of events as columns of 8-byte cells (int64,
 float64, or an index into a table of terms sent with the batch) and
 passes their addresses; the foreign library built from
-`csrc/etalis_columns.c` makes the batch list of event terms from them,
+`etalis_columns.c` (beside this file) makes the batch list of event terms from them,
 the same list that reading the batch's text (engine_feed_list/7) gives,
 without the text.  pyswip runs SWI-Prolog in the Python process, so the
 addresses of numpy's arrays are valid here for the time of the request.
@@ -42,7 +42,7 @@ columns, one flagged 0 the point of the second last.
 
 %!  columns_library(+File) is det.
 %
-%   Load the foreign library File (built from `csrc/etalis_columns.c`).
+%   Load the foreign library File (built from `etalis_columns.c`, beside this file).
 
 columns_library(File) :-
     must_be(atom, File),

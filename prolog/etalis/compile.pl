@@ -133,6 +133,14 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Policy = unrestricted
     ),
     findall(L-P-W, ( member(rule_policy(L, P0, W), Directives), run_policy(P0, Policy, P) ), Overrides),
+    (   memberchk(skip(SkipDefault), Directives)
+    ->  true
+    ;   get_dict(skip, Defaults, SkipDefault)
+    ->  true
+    ;   SkipDefault = no_skip
+    ),
+    findall(L-S-W, member(rule_skip(L, S, W), Directives), SkipOverrides),
+    Skips = skips(SkipDefault, SkipOverrides),
     (   memberchk(lateness(Lateness), Options)
     ->  must_be(between(0.0, inf), Lateness)
     ;   get_dict(lateness, Defaults, Lateness)
@@ -155,6 +163,7 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ),
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
+    check_overrides(SkipOverrides, Rules0),
 
     selected_rules(Options, Rules0, Rules1),
     (   get_dict(rule_items, Defaults, Earlier) -> true ; Earlier = [] ),
@@ -170,14 +179,15 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ;   Explain = false
     ),
     stn_runs(stn_rule(Policy, Overrides), Rules1, RulesS),
-    maplist(chained_rule(Policy, Overrides, MaxAge, Explain), RulesS, RulesC, Chains0),
+    maplist(chained_rule(Policy, Overrides, Skips, MaxAge, Explain), RulesS, RulesC, Chains0),
     exclude(==(none), Chains0, Chains),
     (   Explain == true
     ->  maplist(explained_rule, RulesC, Rules2)
     ;   Rules2 = RulesC
     ),
     maplist(kleene_positions, Rules2, Rules3),
-    maplist(rule_policy(Policy, Overrides, MaxAge), Rules3, Rules),
+    include([rule(_, H, _, _, _)]>>( kleene_event(H) ; stn_run_event(H) ), Rules3, PlusRules),
+    maplist(rule_policy(Policy, Overrides, Skips, MaxAge, PlusRules), Rules3, Rules),
     (   memberchk(report(Printed0), Options)
     ->  Explicit = true,
         (   memberchk(print_trigger(Where), Directives)     % a stage on Spark: ask as the whole file does
@@ -204,22 +214,26 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ),
     (   var(Asked) -> Asked = [] ; true ),          % per occurrence: print_trigger/1 rules only
     explained_specs(Explain, Repeating0, Repeating),
-    Settings = _{policy: Policy, max_age: MaxAge, lateness: Lateness, explain: Explain,
+    Settings = _{policy: Policy, skip: SkipDefault, max_age: MaxAge, lateness: Lateness, explain: Explain,
                  inference_limit: Limit, repeating: Repeating,
                  rule_items: RuleItems, printed: Printed, asked: Asked,
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives, chains: Chains}.
 
-%   chained_rule(+Default, +Overrides, +MaxAge, +Explain, +Rule0, -Rule, -Chain)
+%   chained_rule(+Default, +Overrides, +Skips, +MaxAge, +Explain, +Rule0, -Rule, -Chain)
 %
 %   A sequence rule under `strict`, `nxt` or `last` is evaluated by a
 %   goal of its own (see etalis_chains): Rule derives its head from the
-%   event of Chain; other rules stay as they are, with Chain `none`.
+%   event of Chain; other rules stay as they are, with Chain `none`.  A
+%   rule with a skip strategy offers its matches to be skipped (see
+%   strategy_rule/6), so it has no chain.
 
-chained_rule(Default, Overrides, MaxAge, Explain, Rule0, Rule, Chain) :-
+chained_rule(Default, Overrides, Skips, MaxAge, Explain, Rule0, Rule, Chain) :-
     Rule0 = rule(L, H, P0, Where, V),
     rule_policy_name(Default, Overrides, L, H, Policy),
-    (   chain_rule(Policy, Explain, MaxAge, Rule0, Rule1, Chain1)
+    rule_skip(Skips, L, H, Skip),
+    (   Skip == no_skip,
+        chain_rule(Policy, Explain, MaxAge, Rule0, Rule1, Chain1)
     ->  Rule = Rule1,
         Chain = Chain1
     ;   node_policy(Policy, NodePolicy),
@@ -365,6 +379,7 @@ annotated_event(explain, E0, event(E), Prov) :-
     with_provenance(E0, Prov, E).
 annotated_event(position, E, event(E), Prov) :-
     (   kleene_event(E)
+    ;   stn_run_event(E)
     ;   chain_event(E)
     ),
     !,
@@ -374,7 +389,8 @@ annotated_event(position, E, where(event(E), etalis_strategies:position(P)), [P]
 %!  selecting_program(+Compiled) is semidet.
 %
 %   Compiled has a rule under a selection strategy (its head is
-%   '$select'/4, see etalis_strategies) or a rule of a `P+`, whose
+%   '$select'/4, see etalis_strategies) or a rule of a `P+` (or of its
+%   runs under `stn`), whose
 %   events carry their positions in the stream: the engine counts its
 %   input events and selects matches.
 
@@ -382,15 +398,19 @@ selecting_program(compiled(program(_, Links), _, _, _)) :-
     member(link(_, _, Head, _), Links),
     (   Head = '$select'(_, _, _, _)
     ;   kleene_event(Head)
+    ;   stn_run_event(Head)
     ),
     !.
 
-%   kleene_positions(+Rule0, -Rule): a rule of a `P+` binds the first
-%   argument of its head to the positions of its events (which a
-%   selection strategy compares); other rules are left as they are.
+%   kleene_positions(+Rule0, -Rule): a rule of a `P+` (or of its runs
+%   under `stn`) binds the first argument of its head to the positions
+%   of its events (which a selection or skip strategy compares); other
+%   rules are left as they are.
 
 kleene_positions(rule(L, H, P0, W, V), rule(L, H, P, W, V)) :-
-    (   kleene_event(H)
+    (   (   kleene_event(H)
+        ;   stn_run_event(H)
+        )
     ->  annotated_pattern(position, P0, P, Prov),
         arg(1, H, Prov)
     ;   P = P0
@@ -462,7 +482,16 @@ selection_clauses(Links, Clauses0, Clauses) :-
     (   memberchk(link(_, _, '$select'(_, _, _, _), _), Links)
     ->  Offer = ('$on'('$select'(S, L, H, Ps), T1, T2, _) :-
                     etalis_strategies:offer('$engine', S, L, H, T1-T2, Ps), fail),
-        append(Clauses0, [Offer], Clauses)
+        findall('$partition'(L, Name, Arity, KeyArgs, W),
+                (   member(link(_, _, '$select'(S0, L, _, _), _), Links),
+                    (   S0 = partition(_, Skeletons, W)
+                    ->  true
+                    ;   S0 = skip(partition(_, Skeletons, W), _, _)
+                    ),
+                    member(skel(Name, Arity, KeyArgs), Skeletons)
+                ),
+                Partitions),
+        append([Clauses0, [Offer], Partitions], Clauses)
     ;   Clauses = Clauses0
     ).
 
@@ -872,10 +901,20 @@ selected_rules(Options, Rules0, Rules) :-
 is_rule(rule(_, _, _, _, _)).
 is_static(static(_, _)).
 
-rule_policy(Default, Overrides, MaxAge, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
+rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V), rule(L, H, P, W, V, Policy)) :-
     rule_policy_name(Default, Overrides, L, H0, Policy0),
     kleene_policy(Policy0, P0, W),
-    strategy_rule(Policy0, L, W, H0-P0, H-P1),
+    rule_skip(Skips, L, H0, Skip),
+    skip_policy(Skip, Policy0, W),
+    (   Policy0 == strict(partition)
+    ->  partition_selector(P0, PlusRules, MaxAge, Selector0)
+    ;   Selector0 = Policy0
+    ),
+    (   Skip == no_skip
+    ->  true
+    ;   rule_key(P0, PlusRules, _, SkipKey)
+    ),
+    strategy_rule(Policy0, Selector0, Skip-SkipKey, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
@@ -914,6 +953,36 @@ rule_policy_name(Default, Overrides, L, H, Policy) :-
     ;   Policy = Default
     ).
 
+%   rule_skip(+Skips, +Label, +Head, -Skip): the skip strategy of a
+%   rule: its label's, else the file's; none for a hidden rule (of a
+%   `P+`, a run, ...), whose matches are parts of the rule's.
+
+rule_skip(skips(Default, Overrides), L, H, Skip) :-
+    (   callable(H), functor(H, Name, _), sub_atom(Name, 0, _, _, $)
+    ->  Skip = no_skip
+    ;   L \== '', memberchk(L-Skip0-_, Overrides)
+    ->  Skip = Skip0
+    ;   Skip = Default
+    ).
+
+%   skip_policy(+Skip, +Policy, +Where): a skip strategy is defined
+%   where a rule's matches do not depend on one another, so that leaving
+%   out a match is discarding its partial matches: under `unrestricted`,
+%   the selectors (filters on all matches), `stn` (independent runs) and
+%   `continuous` (each initiator with each terminator).  Under `recent`,
+%   `chronological` and `cumulative` an initiator is chosen (or all
+%   combined), and which ones are discarded would change what is chosen.
+
+skip_policy(no_skip, _, _) :- !.
+skip_policy(Skip, Policy, Where) :-
+    (   (   memberchk(Policy, [unrestricted, stn, continuous])
+        ;   selector(Policy)
+        )
+    ->  true
+    ;   format(string(M), "the skip strategy ~q is not defined under the policy ~q: it chooses the initiator of each match (or combines them), so discarding partial matches would change which match it makes", [Skip, Policy]),
+        etalis_error(M, "use unrestricted, a selector (strict, nxt, last, max), stn or continuous, or no_skip", Where)
+    ).
+
 %   kleene_policy(+Policy, +Pattern, +Where): a pattern with `P+` runs
 %   under `unrestricted` or a selector, and under `stn` in a sequence of
 %   events (see etalis_stn_runs; the `P+` of any other pattern is still
@@ -934,21 +1003,145 @@ kleene_policy(Policy, Pattern, Where) :-
     ;   true
     ).
 
-%   strategy_rule(+Policy, +Label, +Where, +Head0-Pattern0, -Head-Pattern)
+%   strategy_rule(+Policy, +Skip, +Label, +Where, +Head0-Pattern0, -Head-Pattern)
 %
-%   Under a selector (see etalis_strategies), the rule's occurrences
-%   carry the positions of their events and derive '$select'/4, which
-%   offers them to the selector, in place of the head.  An unlabelled
-%   rule is known to the selector by its position Where.
+%   Under a selector (see etalis_strategies), or with a skip strategy,
+%   the rule's occurrences carry the positions of their events and
+%   derive '$select'/4, which offers them to the selector (`skip(S,
+%   Skip, Key)` with a skip strategy, S the selector or `all`, Key the
+%   rule's key, see rule_key/4), in place of the head.  An unlabelled rule is known to the selector by its
+%   position Where.
 
-strategy_rule(Policy, L, W, H0-P0, H-P) :-
-    selector(Policy),
+strategy_rule(Policy, Selector0, Skip-RuleKey, L, W, H0-P0, H-P) :-
+    (   Skip == no_skip
+    ->  selector(Policy),
+        Selector = Selector0
+    ;   selector(Policy)
+    ->  Selector = skip(Selector0, Skip, RuleKey)
+    ;   Selector = skip(all, Skip, RuleKey)
+    ),
     !,
     (   L == '' -> Key = W ; Key = L ),
     annotated_pattern(position, P0, P, Prov),
-    selected_head(Policy, Key, H0, H),
+    selected_head(Selector, Key, H0, H),
     arg(4, H, Prov).
-strategy_rule(_, _, _, Rule, Rule).
+strategy_rule(_, _, _, _, _, Rule, Rule).
+
+%   partition_selector(+Pattern, +PlusRules, +MaxAge, -Selector): what
+%   `strict(partition)` selects by on a rule with Pattern:
+%   partition(Key, Skeletons, Window), Key the term k(V1, ...) of the
+%   variables that every event of the rule (those of its `P+` too, from
+%   their rules PlusRules) has as an argument, Skeletons the
+%   skel(Name, Arity, KeyArgs) of its events (KeyArgs the arguments that
+%   are the key's variables, in order) and Window the narrowest window
+%   around the whole (or MaxAge), beyond which an event is in no match.
+
+partition_selector(P, PlusRules, MaxAge, partition(Key, Skeletons, Window)) :-
+    rule_key(P, PlusRules, Events, Key),
+    Key =.. [k|KeyVars],
+    findall(skel(Name, Arity, KeyArgs),
+            (   member(E, Events),
+                functor(E, Name, Arity),
+                maplist(argument_index(E), KeyVars, KeyArgs)
+            ),
+            Skeletons0),
+    sort(Skeletons0, Skeletons),
+    pattern_window(P, MaxAge, Window).
+
+%   rule_key(+Pattern, +PlusRules, -Events, -Key): Key is the term k(V1,
+%   ...) of the variables that every one of the Events of a rule with
+%   Pattern (see rule_events/3) has as an argument: its partitions, and
+%   what its skip strategy is kept apart by.
+
+rule_key(P, PlusRules, Events, Key) :-
+    rule_events(P, PlusRules, Events),
+    maplist(argument_variables, Events, VarLists),
+    (   VarLists = [First|Others]
+    ->  include(in_every(Others), First, KeyVars0)
+    ;   KeyVars0 = []
+    ),
+    list_to_ord_set_eq(KeyVars0, KeyVars),
+    Key =.. [k|KeyVars].
+
+argument_variables(E, Vs) :-
+    (   compound(E)
+    ->  E =.. [_|Args],
+        include(var, Args, Vs)
+    ;   Vs = []
+    ).
+
+in_every(VarLists, V) :-
+    forall(member(Vs, VarLists), ( member(X, Vs), X == V )).
+
+argument_index(E, V, I) :-
+    arg(I, E, X),
+    X == V,
+    !.
+
+list_to_ord_set_eq([], []).
+list_to_ord_set_eq([V|Vs], [V|Set]) :-
+    exclude(==(V), Vs, Rest),
+    list_to_ord_set_eq(Rest, Set).
+
+%   rule_events(+Pattern, +PlusRules, -Events): the events of Pattern,
+%   each `P+` (or run of one under `stn`) replaced by the events of the
+%   rule of its first occurrence (whose head is unified with it, so
+%   that their variables are the rule's).
+
+rule_events(P, PlusRules, Events) :-
+    event_terms(P, Es0, []),
+    foldl(plus_events(PlusRules), Es0, Events, []).
+
+event_terms(T, Es0, Es) :-
+    (   var(T)
+    ->  Es0 = Es
+    ;   T = event(E)
+    ->  Es0 = [E|Es]
+    ;   compound(T)
+    ->  T =.. [_|Args],
+        foldl(event_terms, Args, Es0, Es)
+    ;   Es0 = Es
+    ).
+
+plus_events(PlusRules, E, Events0, Events) :-
+    (   (   kleene_event(E)
+        ;   stn_run_event(E)
+        )
+    ->  functor(E, Name, Arity),
+        functor(H, Name, Arity),
+        (   member(rule(_, H0, B0, _, _), PlusRules),
+            subsumes_term(H, H0),
+            event_terms(B0, BodyEvents, []),
+            \+ ( member(E1, BodyEvents), compound(E1), functor(E1, Name, _) )
+        ->  copy_term(H0-B0, H1-B1),
+            E =.. [_, _|Args],
+            H1 =.. [_, _|Args1],
+            maplist(outer_argument, Args, Args1),
+            rule_events(B1, PlusRules, Inner),
+            append(Inner, Events, Events0)
+        ;   Events0 = Events
+        )
+    ;   Events0 = [E|Events]
+    ).
+
+%   outer_argument(+A, ?A1): A1, an argument of the head of the first
+%   rule of a `P+`, is A unless it is the list of an own variable.
+
+outer_argument(A, A1) :-
+    (   nonvar(A1), A1 = [_]
+    ->  true
+    ;   A1 = A
+    ).
+
+%   pattern_window(+Pattern, +MaxAge, -Window): the narrowest window of
+%   the `within`s around the whole of Pattern, and MaxAge.
+
+pattern_window(within(P, W0), MaxAge, W) :- !,
+    pattern_window(P, MaxAge, W1),
+    W is min(W0, W1).
+pattern_window(where(P, _), MaxAge, W) :- !,
+    pattern_window(P, MaxAge, W).
+pattern_window(_, MaxAge, MaxAge).
 
 %!  compiled_listing(+Compiled) is det.
 %

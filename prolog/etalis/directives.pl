@@ -14,8 +14,8 @@
 :- use_module(syntax, [etalis_error/3, duration_seconds/3]).
 :- use_module(policies, [policy/1, policy_hint/1]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
-:- use_module(sandbox, [sandboxed_true/3]).
-:- use_module(strategies, [reported_head/2]).
+:- use_module(sandbox, [sandboxed_true/3, changed_predicates/2]).
+:- use_module(strategies, [reported_head/2, skip_strategy/1]).
 
 /** <module> The directives of a rule file
 
@@ -27,6 +27,10 @@ Directives understood in a rule file:
 
   - `:- policy(P).` the default consumption policy of the file;
   - `:- policy(Label, P).` the policy of the rule labelled Label;
+  - `:- skip(S).` and `:- skip(Label, S).` what a match of a rule (of
+    every rule, or of the one labelled Label) skips after it:
+    `no_skip`, `skip_to_next` or `skip_past_last_event` (see
+    etalis_strategies:skip_strategy/1);
   - `:- print_events([Name/Arity, ...]).` the events that are
     reported (default: the head of every rule);
   - `:- max_age(D).` pending goals of a pattern without a window are
@@ -42,6 +46,11 @@ Directives understood in a rule file:
   - `:- dynamic(Name/Arity).` (or a list): a predicate of the file's
     static rules that may have no clauses, and that its static rules
     may assert and retract; kept as dynamic(Name/Arity, Where).
+
+A predicate whose facts a rule or static clause asserts or retracts,
+written out (`assert(seen(X))`), is kept as changed(Name/Arity, Where):
+the engine declares it dynamic unless a module gives it (see
+etalis_load:load_statics/3), as if the file declared it.
 */
 
 %!  file_directives(+Items, -Directives) is det.
@@ -54,7 +63,10 @@ Directives understood in a rule file:
 
 file_directives(Items, Directives) :-
     include(is_directive, Items, Directives0),
-    foldl(directive, Directives0, [], Directives).
+    foldl(directive, Directives0, [], Directives1),
+    changed_predicates(Items, Changed),
+    findall(changed(PI, Where), member(PI-Where, Changed), Implied),
+    append(Implied, Directives1, Directives).
 
 is_directive(directive(_, _)).
 
@@ -121,7 +133,7 @@ directive(directive(D, Where), Ds0, Ds) :-
     ->  true
     ;   directive_text(D, Text),
         format(string(M), "unknown directive ~s", [Text]),
-        etalis_error(M, "known directives: policy(P), policy(Label, P), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity), dynamic(Name/Arity)", Where)
+        etalis_error(M, "known directives: policy(P), policy(Label, P), skip(S), skip(Label, S), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity), dynamic(Name/Arity)", Where)
     ).
 
 %   directive_text(+D, -Text): D as written, its principal functor in
@@ -145,6 +157,14 @@ directive_(policy(Label, P), Where, Ds, [rule_policy(Label, P, Where)|Ds]) :-
     (   atom(Label)
     ->  true
     ;   etalis_error("a rule label must be an atom", "write e.g. :- policy(my_rule, recent).", Where)
+    ).
+directive_(skip(S), Where, Ds, [skip(S)|Ds]) :-
+    valid_skip(S, Where).
+directive_(skip(Label, S), Where, Ds, [rule_skip(Label, S, Where)|Ds]) :-
+    valid_skip(S, Where),
+    (   atom(Label)
+    ->  true
+    ;   etalis_error("a rule label must be an atom", "write e.g. :- skip(my_rule, skip_past_last_event).", Where)
     ).
 directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     (   is_list(Specs), maplist(event_spec, Specs, Printed)
@@ -192,6 +212,13 @@ valid_policy(P, Where) :-
     ;   format(string(M), "unknown consumption policy ~q", [P]),
         policy_hint(Hint),
         etalis_error(M, Hint, Where)
+    ).
+
+valid_skip(S, Where) :-
+    (   atom(S), skip_strategy(S)
+    ->  true
+    ;   format(string(M), "unknown skip strategy ~q", [S]),
+        etalis_error(M, "write :- skip(S). or :- skip(Label, S). with S no_skip, skip_to_next or skip_past_last_event", Where)
     ).
 
 %!  unique_labels(+Rules) is det.

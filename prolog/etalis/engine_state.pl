@@ -33,8 +33,9 @@ written out and put back into an engine compiled from the same rules
     the rule changes and the selectors' offers that wait for the end of
     the input event being processed (none between two requests);
   - `prefixes`: the Prefix-Namespace pairs of the events' names;
-  - `facts`: fact(Name/Arity, Clauses) for each dynamic predicate the
-    rule file declares (what its rules asserted and retracted), and
+  - `facts`: fact(Name/Arity, Clauses) for each of the rule file's own
+    predicates, which its rules may change ('$file_dynamic'/1, see
+    etalis_statics), and
     `facts_bytes`, what etalis_guard counted of them;
   - `rule_changes`: the changes of the rules made while running (see
     etalis:add_items/3), in order, which the state holds but does not

@@ -1,5 +1,6 @@
 :- module(etalis_library,
-          [ etalis_library_items/2      % +Items0, -Items
+          [ etalis_library_items/2,     % +Items0, -Items
+            etalis_flags/1              % +Module
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -20,8 +21,26 @@ time, as end/1 (see etalis_operators:interval_goal/4): a rule sees the
 time of its events.  Called by a static rule, which has no detection's
 time, it is refused where the file does not define it.  ETALIS's
 event/1, raising an event from Prolog, is the engine's own (see
-etalis_runtime:raise_event/2).
+etalis_runtime:raise_event/2), and so are its named flags (set_flag/2,
+get_flag/2: etalis_flags/1).
 */
+
+%!  etalis_flags(+Module) is det.
+%
+%   Define original ETALIS's set_flag(Name, Value) and get_flag(Name,
+%   Value) in the engine module Module: named values of the engine,
+%   kept in its facts flag_internal/2 as ETALIS keeps them, `nil` until
+%   set.  SWI-Prolog's predicates of the same names hold values of the
+%   whole process, which every engine would share.
+
+etalis_flags(M) :-
+    must_be(atom, M),
+    dynamic(M:flag_internal/2),
+    assertz(M:'$file_dynamic'(flag_internal/2)),    % the rules' own facts (see etalis_guard)
+    redefine_system_predicate(M:set_flag(_, _)),
+    redefine_system_predicate(M:get_flag(_, _)),
+    assertz(M:(set_flag(Name, Value) :- retractall(flag_internal(Name, _)), assertz(flag_internal(Name, Value)))),
+    assertz(M:(get_flag(Name, Value) :- ( flag_internal(Name, V) -> Value = V ; Value = nil ))).
 
 %!  etalis_library_items(+Items0, -Items) is det.
 %

@@ -16,7 +16,8 @@ background knowledge (see knowledge.pl), Stream the stream's IRI.
 `where` conditions ask it with
 
   - triple(+G, ?S, ?P, ?O): S P O is a triple of G or one that G's
-    triples entail with the background schema;
+    triples entail with the background schema; an atom O also matches
+    a string literal of its text, as for rdf/3;
   - isa(+G, ?X, ?Class): X is an instance of Class by G's triples and
     the background schema;
   - graph_name(+G, ?Name): Name is the name of G;
@@ -109,6 +110,7 @@ schema_class(M, P, W, C) :-
         C \== D
     ).
 
+helper('$graph_triple'/4).
 helper('$graph_triples'/2).
 helper('$graph_property'/4).
 helper('$graph_property_of'/4).
@@ -127,6 +129,14 @@ helper('$graph_super'/2).
 %   library(sandbox) sees them as the module's own.
 
 graph_clause((triple(G, S, P, O) :-
+                 (   atom(O),
+                     atom_string(O, Text)       % as rdf/3: see etalis_knowledge
+                 ->  (   '$graph_triple'(G, S, P, O)
+                     ;   '$graph_triple'(G, S, P, Text)
+                     )
+                 ;   '$graph_triple'(G, S, P, O)
+                 ))).
+graph_clause(('$graph_triple'(G, S, P, O) :-
                  '$graph_triples'(G, Ts),
                  (   P == Type
                  ->  isa(G, S, O)

@@ -1,5 +1,6 @@
 :- module(etalis_guard,
-          [ guard_engine/1              % +Engine
+          [ guard_engine/1,             % +Engine
+            change_goal/2               % ?Goal, ?Fact
           ]).
 :- use_module(library(aggregate)).
 :- use_module(library(apply)).
@@ -40,7 +41,15 @@ arguments, at any depth, and of the functors above them), or written to
 an output that is a text being made (with_output_to/2, format/3's
 `~@`) once that holds more than 10,000,000 characters, is a resource
 error of the goal: the where condition loses its occurrence with a
-warning, as for any error.  library(sandbox) proves the rules safe
+warning, as for any error.
+
+Its assert and retract change only facts of the rule file's own
+predicates (see own_predicate/2), within 100,000,000 bytes
+(facts_room/3): the sandbox lets a rule assert or retract a fact known
+only when it runs (`R =.. [Name, Points], asserta(R)`), and this is
+where such a fact is checked; a clause with a body, a module-qualified
+fact or one of a built-in, library, hook or engine predicate is a
+permission error of the goal.  library(sandbox) proves the rules safe
 against the system's predicates, in a module without these definitions.
 */
 
@@ -67,9 +76,11 @@ guard_engine(M) :-
 %   depth and text; sink(Sink, Terms), out or both as format/3 writes to
 %   the current output or makes a text; codes(Atom, List), the atom made
 %   of a list of codes or characters is not too long; facts(Clause),
-%   there is room for the clause among the file's dynamic facts (see
-%   facts_room/3); message(Kind, Message), Message is not nested too
-%   deep and calls no goal as it is printed (calling_message/1).
+%   Clause is a fact of the file's own predicate and there is room for
+%   it among the file's dynamic facts (see facts_room/3); own(Fact),
+%   Fact is one of the file's own predicate; message(Kind, Message),
+%   Message is not nested too deep and calls no goal as it is printed
+%   (calling_message/1).
 
 guarded(write(X), out([X])).
 guarded(print(X), out([X])).
@@ -105,6 +116,19 @@ guarded(sformat(S, F, A), both([F, A], [S, F, A])).
 guarded(assert(C), facts(C)).
 guarded(asserta(C), facts(C)).
 guarded(assertz(C), facts(C)).
+guarded(retract(C), own(C)).
+guarded(retractall(H), own(H)).
+
+%!  change_goal(?Goal, ?Fact) is semidet.
+%
+%   Goal asserts or retracts Fact: assert/1, asserta/1, assertz/1,
+%   retract/1 or retractall/1.
+
+change_goal(assert(F), F).
+change_goal(asserta(F), F).
+change_goal(assertz(F), F).
+change_goal(retract(F), F).
+change_goal(retractall(F), F).
 
 %   checked(+Engine, +Goal, +Check): Goal, called as in Engine, once
 %   Check holds.
@@ -113,10 +137,60 @@ guarded(assertz(C), facts(C)).
 
 checked(M, Goal, Check) :-
     (   Check = facts(Clause)
-    ->  facts_room(M, Clause, Goal)
+    ->  own_fact(M, Clause, Goal),
+        facts_room(M, Clause, Goal)
+    ;   Check = own(Fact)
+    ->  own_fact(M, Fact, Goal)
     ;   check(Check, Goal)
     ),
     @(Goal, M).
+
+%   own_fact(+Engine, +Fact, +Goal): Fact, which Goal asserts or
+%   retracts, is a fact of the rule file's own predicate in Engine.
+%
+%   @error instantiation_error, type_error(callable, Fact) or
+%   permission_error(modify, predicate, PI) otherwise.
+
+own_fact(M, Fact, _:G) :-
+    must_be(callable, Fact),
+    (   Fact = (Head :- _) -> true
+    ;   Fact = _:Head -> true
+    ;   Head = Fact
+    ),
+    (   Head \== Fact
+    ->  Why = 'rules may assert and retract facts only, in their own module'
+    ;   functor(Fact, N, A),
+        own_predicate(M, N/A)
+    ->  true
+    ;   Why = 'not a predicate of the rule file'
+    ),
+    (   var(Why)
+    ->  true
+    ;   callable(Head)
+    ->  functor(Head, HN, HA),
+        functor(G, Name, Arity),
+        throw(error(permission_error(modify, predicate, HN/HA), context(Name/Arity, Why)))
+    ;   type_error(callable, Head)
+    ).
+
+%   own_predicate(+Engine, +PI): PI is the rule file's own predicate in
+%   Engine: declared dynamic or defined by the file (see
+%   etalis_statics:define_statics/4), or one no module gives the engine
+%   (neither built-in, library, hook nor the engine's own), which is
+%   then declared the file's.
+
+own_predicate(M, PI) :-
+    current_predicate(M:'$file_dynamic'/1),
+    M:'$file_dynamic'(PI),
+    !.
+own_predicate(M, N/A) :-
+    \+ sub_atom(N, 0, _, _, $),
+    functor(Head, N, A),
+    \+ predicate_property(M:Head, visible),
+    \+ ( member(Hooks, [user, system, prolog]),
+          predicate_property(Hooks:Head, multifile) ),
+    dynamic(M:N/A),
+    assertz(M:'$file_dynamic'(N/A)).
 
 %   facts_room(+Engine, +Clause, +Goal): Clause, added by Goal, leaves
 %   the dynamic predicates that the rule file declares in Engine within

@@ -34,7 +34,11 @@ atoms `true` and `false`, or `literal(type(Datatype, Lexical))`.
 
 The engine module gets two predicates over these facts:
 
-  - rdf(?S, ?P, ?O): the triple S P O is in the closure;
+  - rdf(?S, ?P, ?O): the triple S P O is in the closure; an atom O
+    also matches a string literal of its text (`'KSAN'` the literal
+    `"KSAN"`): the text of an event's argument from a CSV column or a
+    JSON string is an atom, and a rule that looks it up in the
+    knowledge means the literal;
   - isa(?X, ?Class): X is an instance of Class in the closure
     (the triple X rdf:type Class).
 
@@ -233,6 +237,14 @@ knowledge_init(M) :-
     assertz(M:( rdf(S, P, O) :-
                   (   P == Type
                   ->  isa(S, O)
+                  ;   atom(O),
+                      atom_string(O, Text)      % as data give it: see the module's documentation
+                  ->  (   '$kb_triple'(S, P, O)
+                      ;   '$kb_triple'(S, P, Text)
+                      ;   var(P),
+                          P = Type,
+                          isa(S, O)
+                      )
                   ;   var(P)
                   ->  (   '$kb_triple'(S, P, O)
                       ;   P = Type,

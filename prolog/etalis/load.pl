@@ -179,8 +179,16 @@ occurrence_key(_, E, E).
 %!  load_statics(+Engine, +Compiled, -Refs) is det.
 %
 %   Add the static rules of Compiled to Engine; Refs are their clause
-%   references, to take them back with maplist(erase, Refs).
+%   references, to take them back with maplist(erase, Refs).  The
+%   predicates the file declares dynamic, and those whose facts its
+%   rules change that no module gives the engine, are dynamic.
 
 load_statics(M, compiled(_, _, Statics, Settings), Refs) :-
-    findall(PI-Where, member(dynamic(PI, Where), Settings.directives), Dynamic),
+    findall(PI-Where, member(dynamic(PI, Where), Settings.directives), Declared),
+    findall(N/A-Where,
+            ( member(changed(N/A, Where), Settings.directives),
+              functor(Head, N, A),
+              \+ predicate_property(M:Head, visible) ),
+            Changed),
+    append(Declared, Changed, Dynamic),
     define_statics(M, Dynamic, Statics, Refs).

@@ -85,6 +85,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
                  \+ sub_atom(N, 0, _, _, '_'),
                  occurrences_of_var(V, H-P, 1),
                  sub_term(S, P), compound(S), S = event(E),
+                 \+ hidden_event(E),
                  occurrences_of_var(V, E, 1) ),
             Singletons),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
@@ -103,6 +104,15 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
              steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
              run: Run, singletons: Singletons}.
+
+%   hidden_event(+Event): Event is one the reader made ('$plusN', a
+%   run's event); a variable the user wrote in the part it stands for
+%   occurs there once, and is joined in that part's own rules.
+
+hidden_event(E) :-
+    compound(E),
+    compound_name_arity(E, Name, _),
+    sub_atom(Name, 0, _, _, '$').
 
 %   timer_steps(+Head, +Pattern, -Steps, -Timer): the steps of Pattern
 %   (see event_steps/2); for a rule whose head is a timer, Timer is its

@@ -6,7 +6,8 @@
             head_unbound/3,             % +Head, +Pattern, -Vars
             static_event_operators/2,   % +Clause, -Operators
             source_pattern/2,           % +Pattern, -Source
-            lasting/2                   % +Operator, -Lasts
+            lasting/2,                  % +Operator, -Lasts
+            vocabulary_use/3            % +Goal, -Kind, -IRI
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -22,9 +23,37 @@ The `rules` request of the API gives, with each parsed rule, what the
 checks in Python (etalis_py.findings) need and only Prolog can tell:
 how each event of a pattern relates in time to the head (the compiler's
 own recursion check decides it), which variables of a `where`
-condition are unbound when it runs, and which static clauses use event
-operators in their body (a `:-` written for a `<-`).
+condition are unbound when it runs, which static clauses use event
+operators in their body (a `:-` written for a `<-`), and which IRIs a
+goal asks the knowledge about as classes and properties.
 */
+
+%!  vocabulary_use(+Goal, -Kind, -IRI) is nondet.
+%
+%   Goal (a `where` condition or a static clause's body) asks the
+%   background knowledge about IRI (an atom with a colon) as a Kind,
+%   `class` or `property`: the predicate of rdf/3 (its object, if the
+%   predicate is rdf:type, is a class), the class of isa/2.  What a
+%   graph event is asked (triple/4, isa/3) is the graph's own.
+
+vocabulary_use(Goal, Kind, IRI) :-
+    sub_term(G, Goal),
+    compound(G),
+    vocabulary_goal(G, Kind, IRI),
+    atom(IRI),
+    sub_atom(IRI, _, _, _, :).
+
+vocabulary_goal(rdf(_, P, O), Kind, IRI) :-
+    asked(P, O, Kind, IRI).
+vocabulary_goal(isa(_, C), class, C).
+
+asked(P, O, Kind, IRI) :-
+    (   P == 'http://www.w3.org/1999/02/22-rdf-syntax-ns#type'
+    ->  Kind = class,
+        IRI = O
+    ;   Kind = property,
+        IRI = P
+    ).
 
 %!  event_steps(+Pattern, -Steps:list) is det.
 %

@@ -43,11 +43,13 @@
 :- use_module(library(time), [alarm/4, install_alarm/2, uninstall_alarm/1, remove_alarm/1]).
 :- use_module(store).
 :- use_module(aggregates).
-:- use_module(strategies, [selection/2]).
+:- use_module(strategies, [selection/2, skip_global/2, partition_global/2, partition_input/4]).
+:- use_module(library(assoc), [empty_assoc/1]).
 :- use_module(syntax, [syntax_message/2, finite_number/1]).
 :- use_module(driver, [datime_time/2]).
 :- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
 :- use_module(graph_batch, [graph_batch_terms/3]).
+:- use_module(etalis_library, [etalis_flags/1]).
 
 /** <module> The runtime of a compiled rule set
 
@@ -108,9 +110,11 @@ engine_create(M) :-
 %   or labelled Rule) and ins_static_rule(Clause).  A call records the
 %   change (rule_update/2); it is made once the input event that led to
 %   it has been processed, so that the event runs over the rules it
-%   found (see apply_rule_updates/2).
+%   found (see apply_rule_updates/2).  Also ETALIS's event/1 (see
+%   raise_event/2) and its named flags (etalis_flags/1).
 
 rule_update_builtins(M) :-
+    etalis_flags(M),
     dynamic([M:'$rule_update'/1, M:'$raised'/1]),
     forall(member(Name-Kind, [ins_event_rule-ins, del_event_rule-del, ins_static_rule-ins_static]),
            (   Head =.. [Name, X],
@@ -412,9 +416,11 @@ engine_destroy(M) :-
     ;   true
     ),
     position_global(M, P),
+    skip_global(M, Skip),
+    partition_global(M, Partition),
     timers_global(M, Timers),
     findall(F, ( feed_initial(Kind, _), feed_global(M, Kind, F) ), Feed),
-    forall(( member(G, [P, Timers|Feed]), nb_current(G, _) ), nb_delete(G)),
+    forall(( member(G, [P, Skip, Partition, Timers|Feed]), nb_current(G, _) ), nb_delete(G)),
     '$destroy_module'(M).
 
 %!  engine_start(+Engine, +Indexes, +Lateness, +Limit) is det.
@@ -442,6 +448,11 @@ engine_start(M, Indexes, Lateness, Limit) :-
     nb_setval(M, state(Indexes, Order, Limit)),
     position_global(M, P),
     nb_setval(P, -1),
+    skip_global(M, Skip),
+    empty_assoc(NoSkips),
+    nb_setval(Skip, NoSkips),
+    partition_global(M, Partition),
+    nb_setval(Partition, NoSkips),
     timers_global(M, Timers),
     empty_heap(NoTimers),
     nb_setval(Timers, timers(0, NoTimers)),
@@ -1275,11 +1286,25 @@ run_event(_, M, E0, T1, T2) :-
         E =.. List0,
         append(List0, [Prov], List),
         E2 =.. List,
+        partitioned(How, M, E2, T2),
         process_explained(How, M, E2, T1, T2)
     ;   E1 = '$provenance'(E, _)
-    ->  process(How, M, E, T1, T2)
-    ;   process(How, M, E1, T1, T2)
+    ->  partitioned(How, M, E, T2),
+        process(How, M, E, T1, T2)
+    ;   partitioned(How, M, E1, T2),
+        process(How, M, E1, T1, T2)
     ).
+
+%   partitioned(+How, +M, +E, +T2): an input event E (as the rules see
+%   it) is noted in the partitions of the rules under
+%   `strict(partition)` (see etalis_strategies:partition_input/4).
+
+partitioned(input, M, E, T2) :-
+    b_getval(etalis_selecting, true),
+    !,
+    b_getval(etalis_position, P),
+    partition_input(M, E, P, T2).
+partitioned(_, _, _, _).
 
 %   advance_position(+M): with rules under a selection strategy, count
 %   the input event about to be processed (see position_global/2), and

@@ -1,7 +1,9 @@
 :- module(etalis_sandbox,
           [ sandbox_check/2,            % +Items, +Earlier
             sandboxed_true/3,           % +Items, +Goals, -True
-            item_goal/3                 % +Item, -Goal, -Where
+            item_goal/3,                % +Item, -Goal, -Where
+            changed_predicates/2,       % +Items, -Changed
+            undefined_predicates/2      % +Items, -Undefined
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -13,7 +15,7 @@
 :- use_module(knowledge, [knowledge_init/1]).
 :- use_module(statics, [static_clause/3, define_statics/4]).
 :- use_module(runtime, [rule_update_builtins/1]).
-:- use_module(guard, [guard_engine/1]).
+:- use_module(guard, [guard_engine/1, change_goal/2]).
 :- use_module(protocol, [calling_message/1]).
 
 /** <module> Rule files are code from elsewhere: the sandbox
@@ -41,9 +43,13 @@ clause of it safe:
   - on top of library(sandbox), goals that change what the engines of
     the process share are refused: the database, global variables,
     loading code, flags and halting hooks (forbidden/1); except that
-    assert and retract of facts of a predicate that the file declares
-    with `:- dynamic(Name/Arity)` (its own, checked as a static
-    clause's head is) change only that engine's facts.
+    assert and retract of facts of the file's own predicates (neither
+    built-in, library, hook nor the engine's own: checked as a static
+    clause's head is) change only that engine's facts.  A fact written
+    out in the rule is checked here, and its predicate is dynamic in
+    the engine (changed_predicates/2); one known only when the rule
+    runs (`functor(F, Name, 1), retract(F)`) is checked then, by the
+    engine's own assert and retract (etalis_guard).
 
 Directives never run (compile_items/3 accepts only the engine's own
 declarative ones), and static clauses are never term- or
@@ -119,47 +125,106 @@ in_scratch(S, Goal) :-
     format(atom(S), 'etalis_sandbox_~d', [N]),
     setup_call_cleanup(
         ( set_module(S:class(temporary)),
+          dynamic(S:'$undefined'/3),
           knowledge_init(S),
           rule_update_builtins(S) ),
         Goal,
         '$destroy_module'(S)).
 
 check_in(S, Items, Earlier) :-
-    findall(PIs-Where, member(directive(dynamic(PIs), Where), Items), Dynamic0),
-    findall(PI-Where, ( member(PI0-Where, Dynamic0), member(PI, PI0) ), Dynamic),
-    forall(member(N/A-Where, Dynamic),
+    declared_dynamic(Items, Declared),
+    forall(member(N/A-Where, Declared),
            (   functor(Head, N, A),
                safe_head(S, Head, Where)
            )),
-    pairs_keys(Dynamic, Own),
-    forall(member(Item, Items), item_shape(S, Own, Item)),
+    forall(member(Item, Items), item_shape(S, Item)),
+    in_proof(S, Items, Earlier, Checked),
+    forall(member(Item, Checked),
+           forall(item_goal(Item, Goal0, Where),
+                  ( provable_goal(Goal0, Goal),
+                    safe(S, Goal, Where) ))),
+    forall(member(Item, Checked), exceptions_kept(Item)).
+
+declared_dynamic(Items, Declared) :-
+    findall(PIs-Where, member(directive(dynamic(PIs), Where), Items), Dynamic0),
+    findall(PI-Where, ( member(PI0-Where, Dynamic0), member(PI, PI0) ), Declared).
+
+%   in_proof(+Scratch, +Items, +Earlier, -Checked): the dynamic
+%   predicates and static clauses of Items (after those of Earlier) are
+%   in Scratch, as library(sandbox) is to prove them (provable_static/2);
+%   Checked are the items whose goals are to be proven, the static
+%   clauses first (a static clause at fault is named before the rules
+%   calling it).
+
+in_proof(S, Items, Earlier, Checked) :-
+    declared_dynamic(Items, Declared),
+    changed_predicates(Items, Changed),
+    append(Declared, Changed, Dynamic),
     include(is_static, Items, New),
-    append(Earlier, New, Statics),
+    append(Earlier, New, Statics0),
+    maplist(provable_static, Statics0, Statics),
     define_statics(S, Dynamic, Statics, _),
     exclude(is_static, Items, Rules),
-    append(New, Rules, Checked),        % a static clause at fault is named before the rules calling it
-    forall(member(Item, Checked),
-           forall(item_goal(Item, Goal, Where), safe(S, Goal, Where))),
-    forall(member(Item, Checked), exceptions_kept(Item)).
+    append(New, Rules, Checked).
+
+%!  changed_predicates(+Items, -Changed) is det.
+%
+%   Changed are the predicates (PI-Where pairs, the first place of
+%   each) whose facts the goals of Items (see item_goal/3) assert or
+%   retract, written out in the rule: `assert(seen(X))` changes
+%   seen/1.  They are the file's own, dynamic in its engine, whether
+%   or not the file declares them with `:- dynamic`.
+
+changed_predicates(Items, Changed) :-
+    must_be(list, Items),
+    findall(PI-Where,
+            ( member(Item, Items),
+              item_goal(Item, Goal, Where),
+              sub_term(G, Goal),
+              fact_update(G, PI) ),
+            Pairs),
+    pairs_keys(Pairs, Keys),
+    list_to_set(Keys, PIs),
+    findall(PI-Where, ( member(PI, PIs), memberchk(PI-Where, Pairs) ), Changed).
+
+%   provable_static(+Static, -Provable), provable_goal(+Goal, -Provable):
+%   what library(sandbox) is asked to prove of a static clause or a
+%   goal: an assert or retract of a fact not written out in the rule is
+%   left out (true), since library(sandbox) refuses it and the engine's
+%   own assert and retract check it when it runs (etalis_guard).
+
+provable_static(Static, static(Provable, Where)) :-
+    static_clause(Static, Clause, Where),
+    provable_goal(Clause, Provable).
+
+provable_goal(Goal, Provable) :-
+    (   var(Goal)
+    ->  Provable = Goal
+    ;   change_goal(Goal, Fact),
+        var(Fact)
+    ->  Provable = true
+    ;   compound(Goal)
+    ->  compound_name_arguments(Goal, Name, Args0),
+        maplist(provable_goal, Args0, Args),
+        compound_name_arguments(Provable, Name, Args)
+    ;   Provable = Goal
+    ).
 
 is_static(static(_, _)).
 
 %   item_shape(+Scratch, +Item): what can be told without analysing
 %   calls: the head of a static clause, and forbidden goals anywhere.
 
-item_shape(S, Own, Item) :-
+item_shape(S, Item) :-
     (   Item = static(_, _)
     ->  static_clause(Item, Clause, Where),
         clause_head_body(Clause, Head, _),
-        (   callable(Head), functor(Head, N, A), memberchk(N/A, Own)
-        ->  true                        % declared dynamic: its head was checked then
-        ;   safe_head(S, Head, Where)
-        )
+        safe_head(S, Head, Where)
     ;   true
     ),
     forall(item_goal(Item, Goal, Where),
-           (   forbidden_goal(Goal, Own, G, PI)
-           ->  refuse_goal(S, G, PI, Where)
+           (   forbidden_goal(Goal, S, _, PI)
+           ->  refuse_call(PI, none, Where)
            ;   unbounded_goal(Goal, Message)
            ->  etalis_error(Message, "write the bound out in the rule (at most 1,000), or load a file you trust with --trusted (trusted=True in Python)", Where)
            ;   calling_print(Goal)
@@ -191,23 +256,6 @@ exceptions_kept(Item) :-
            ->  etalis_error(Message, "catch only error(Formal, Context) terms and throw terms written out in the rule, such as throw(error(domain_error(positive, X), _)); or load a file you trust with --trusted (trusted=True in Python)", Where)
            ;   true
            )).
-
-%   refuse_goal(+Scratch, +G, +Where): G may not run in an untrusted
-%   file; a change of a fact of a predicate that could be the file's own
-%   names the declaration that would allow it.
-
-refuse_goal(S, G, PI, Where) :-
-    (   fact_update(G, Changed),
-        Changed = N/A,
-        functor(Head, N, A),
-        \+ foreign_predicate(S, Head, _)
-    ->  format(string(Msg), "sandbox: ~q may not be called by rules from an untrusted source", [PI]),
-        format(string(Hint), "rules may change only the facts of a predicate the rule file declares dynamic: \c
-                              add :- dynamic(~q). to it (or load a file you trust with --trusted, \c
-                              trusted=True in Python)", [Changed]),
-        etalis_error(Msg, Hint, Where)
-    ;   refuse_call(PI, none, Where)
-    ).
 
 %!  item_goal(+Item, -Goal, -Where) is nondet.
 %
@@ -308,50 +356,117 @@ sandbox:safe_primitive(system:tab(N)) :-     % bounded: see unbounded_output/2
 %   ETALIS's ins_event_rule/1, del_event_rule/1 and ins_static_rule/1
 %   change only the engine's own rules, and what they add is checked
 %   like rules added from Python (see etalis_runtime:rule_update/2).
-
-sandbox:safe_primitive(etalis_runtime:rule_update(_, _)).
-
 %   ETALIS's event/1 raises an event in the engine that runs the rule,
 %   fed as its input events are (see etalis_runtime:raise_event/2).
+%   Both are safe as the module's own predicates call them, for the
+%   module itself (the scratch module of the proof): a rule that names
+%   another engine's module is refused.
 
-sandbox:safe_primitive(etalis_runtime:raise_event(_, _)).
+sandbox:safe_primitive(etalis_runtime:rule_update(M, _)) :-
+    scratch_module(M).
+sandbox:safe_primitive(etalis_runtime:raise_event(M, _)) :-
+    scratch_module(M).
+
+scratch_module(M) :-
+    atom(M),
+    sub_atom(M, 0, _, _, etalis_sandbox_).
 
 %   safe(+Scratch, +Goal, +Where): library(sandbox) proves Goal safe in
 %   the scratch module.
 
 safe(S, Goal, Where) :-
-    catch(safe_goal(S:Goal), E, unsafe(E, S, Where)).
+    catch(safe_goal(S:Goal), E, true),
+    (   var(E)
+    ->  true
+    ;   undefined_call(E, S, PI)
+    ->  undefined_hint(S, PI, Where, Hint),
+        assertz(S:'$undefined'(PI, Where, Hint)),
+        dynamic(S:PI),
+        safe(S, Goal, Where)
+    ;   unsafe(E, Where)
+    ).
 
-%   forbidden_goal(+Goal, +Own, -G, -PI): G, a goal of the predicate PI
-%   that library(sandbox) allows but that would change what the engines
-%   of this process share, occurs in Goal (as a goal or as data: either
-%   is refused); also as a closure that call/N or maplist/N would
+%   undefined_call(+Error, +Scratch, -PI): Error is library(sandbox)'s
+%   for a call of PI, a predicate that nothing defines.  Such a call is
+%   safe (it raises an existence error when it runs), so the proof goes
+%   on with PI an empty predicate of the scratch module.
+
+undefined_call(error(existence_error(procedure, G), _), S, PI) :-
+    (   G = M:_ -> M == S ; true ),
+    indicator(G, PI),
+    \+ internal(PI),
+    \+ ( current_predicate(S:'$undefined'/3), S:'$undefined'(PI, _, _) ).
+
+%!  undefined_predicates(+Items, -Undefined) is det.
+%
+%   Undefined are the predicates that the goals of Items call and that
+%   nothing defines (neither the file, nor SWI-Prolog, nor the engine),
+%   as undefined(PI, Where, Hint), Where the first goal calling each and
+%   Hint what would define it, as far as the sandbox's proof gets (a
+%   goal it refuses ends the proof of its goal).  A call of such a
+%   predicate raises an existence error when it runs, which is safe:
+%   the sandbox lets it be, and `etalis check` warns of it.
+
+undefined_predicates(Items, Undefined) :-
+    must_be(list, Items),
+    in_scratch(S, ( catch(in_proof(S, Items, [], Checked), _, Checked = Items),
+                    forall(( member(Item, Checked),
+                             item_goal(Item, Goal0, Where) ),
+                           catch(( provable_goal(Goal0, Goal), safe(S, Goal, Where) ), _, true)),
+                    findall(undefined(PI, Where, Hint), S:'$undefined'(PI, Where, Hint), Undefined) )).
+
+%   undefined_hint(+Scratch, +PI, +Where, -Hint): what would define PI,
+%   called at Where: a file beside the rule file that defines it (as an
+%   original ETALIS test driver consults one), a near predicate of the
+%   file, or a static rule.
+
+undefined_hint(S, PI, Where, Hint) :-
+    (   defining_files(Where, PI, [File|Files])
+    ->  atomic_list_concat([File|Files], ', ', Shown),
+        (   Files == [] -> Verb = defines ; Verb = define ),
+        format(string(Hint), "~w beside the rule file ~w ~q (an original ETALIS test driver \c
+                              consults such a file): give it with --static ~w", [Shown, Verb, PI, File])
+    ;   near_predicates(S, PI, [Near|More])
+    ->  atomic_list_concat([Near|More], ' or ', Shown),
+        format(string(Hint), "did you mean ~w? (the rule file defines it)", [Shown])
+    ;   Hint = "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses"
+    ).
+
+%   forbidden_goal(+Goal, +Scratch, -G, -PI): G, a goal of the predicate
+%   PI that library(sandbox) allows but that would change what the
+%   engines of this process share, occurs in Goal (as a goal or as data:
+%   either is refused); also as a closure that call/N or maplist/N would
 %   complete (`call(nb_getval, K, V)`: G is nb_getval, PI nb_getval/2).
 
-forbidden_goal(Goal, Own, G, Name/Full) :-
+forbidden_goal(Goal, S, G, Name/Full) :-
     sub_term(G, Goal),
     callable(G),
     functor(G, Name, Arity),
     forbidden(Name/Full),
     Arity =< Full,
-    \+ own_update(G, Own),
+    \+ own_update(S, G),
     !.
 
-%   own_update(+G, +Own): G adds or removes a fact of a predicate that
-%   the file declares dynamic (Own, Name/Arity): a change of the
-%   engine's own background facts, which no other engine sees.
+%   own_update(+Scratch, +G): G adds or removes a fact of the file's own
+%   predicate (one not visible in Scratch, see foreign_predicate/3), or
+%   a fact known only when the rule runs, which the engine checks then:
+%   a change of the engine's own background facts, which no other
+%   engine sees.
 
-own_update(G, Own) :-
-    fact_update(G, PI),
-    memberchk(PI, Own).
+own_update(S, G) :-
+    change_goal(G, Fact),
+    (   var(Fact)
+    ->  true
+    ;   fact_update(G, N/A),
+        functor(Head, N, A),
+        \+ foreign_predicate(S, Head, _)
+    ).
 
 %   fact_update(+G, -PI): G adds or removes a fact (no clause with a
 %   body, no module) of the predicate PI, written out in the goal.
 
 fact_update(G, N/A) :-
-    compound(G),
-    compound_name_arguments(G, Name, [Fact]),
-    memberchk(Name, [assert, asserta, assertz, retract, retractall]),
+    change_goal(G, Fact),
     callable(Fact),
     \+ Fact = (_ :- _),
     \+ Fact = _:_,
@@ -459,7 +574,7 @@ harmless_catch_or_throw(G) :-
         Catcher = error(_, _)
     ).
 
-unsafe(error(Formal, Context), S, Where) :-
+unsafe(error(Formal, Context), Where) :-
     (   Formal = permission_error(call, sandboxed, G)
     ->  (   Context = sandbox(_, Path)
         ->  true
@@ -474,21 +589,7 @@ unsafe(error(Formal, Context), S, Where) :-
         )
     ;   Formal = existence_error(procedure, G)
     ->  indicator(G, PI),
-        (   internal(PI)
-        ->  refuse_call(PI, none, Where)
-        ;   format(string(Msg), "sandbox: ~q is not defined", [PI]),
-            (   defining_files(Where, PI, [File|Files])
-            ->  atomic_list_concat([File|Files], ', ', Shown),
-                (   Files == [] -> Verb = defines ; Verb = define ),
-                format(string(Hint), "~w beside the rule file ~w ~q (an original ETALIS test driver \c
-                                      consults such a file): give it with --static ~w", [Shown, Verb, PI, File])
-            ;   near_predicates(S, PI, [Near|More])
-            ->  atomic_list_concat([Near|More], ' or ', Shown),
-                format(string(Hint), "did you mean ~w? (the rule file defines it)", [Shown])
-            ;   Hint = "define it in the rule file with static rules or facts (original ETALIS examples often load them from a separate .db or .P file: give it with --static FILE), or declare it with :- dynamic(Name/Arity) if it may have no clauses"
-            ),
-            etalis_error(Msg, Hint, Where)
-        )
+        refuse_call(PI, none, Where)
     ;   Formal = instantiation_error
     ->  sandbox_error("sandbox: the goal calls a goal that is only known when the rule runs (built with =.., read from text, or a variable), which cannot be proven safe", Where)
     ;   format(string(Msg), "sandbox: the goal cannot be proven safe (~q)", [Formal]),

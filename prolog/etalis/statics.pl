@@ -17,9 +17,12 @@ the sandbox's scratch module, in which they are proven safe
 %!  define_statics(+Module, +Dynamic, +Statics, -Refs) is det.
 %
 %   Declare each predicate of Dynamic (PI-Where pairs, from `:-
-%   dynamic` directives) dynamic in Module, then add the static items
-%   Statics (static(Clause, Where)) to it, in order; Refs are their
-%   clause references, to take them back with maplist(erase, Refs).
+%   dynamic` directives and the facts the file's rules assert or
+%   retract) dynamic in Module, then add the static items Statics
+%   (static(Clause, Where)) to it, in order; Refs are their clause
+%   references, to take them back with maplist(erase, Refs).  Both are
+%   the file's own predicates, which its rules may change (recorded as
+%   '$file_dynamic'(PI), for etalis_guard).
 %
 %   @error etalis_error(Message, Hint) at the Where of a predicate that
 %   cannot be declared or a clause that cannot be added (e.g. one that
@@ -30,7 +33,14 @@ define_statics(M, Dynamic, Statics, Refs) :-
     must_be(list, Dynamic),
     must_be(list, Statics),
     forall(member(PI-Where, Dynamic), declare_dynamic(M, PI, Where)),
-    maplist(assert_static(M), Statics, Refs).
+    maplist(assert_static(M), Statics, Refs),
+    forall(( member(Static, Statics),
+             static_clause(Static, Clause, _),
+             ( Clause = (Head :- _) -> true ; Head = Clause ),
+             callable(Head),
+             Head \= _:_ ),
+           ( functor(Head, N, A),
+             file_predicate(M, N/A) )).
 
 %!  static_clause(+Static, -Clause, -Where) is det.
 %
@@ -54,6 +64,9 @@ static_clause(static(Clause0, Where), Clause, Where) :-
 
 declare_dynamic(M, PI, Where) :-
     catch(dynamic(M:PI), E, static_error(E, Where)),
+    file_predicate(M, PI).
+
+file_predicate(M, PI) :-
     (   current_predicate(M:'$file_dynamic'/1),
         M:'$file_dynamic'(PI)
     ->  true

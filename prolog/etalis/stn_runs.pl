@@ -4,7 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module(syntax, [kleene_event/1]).
+:- use_module(syntax, [kleene_event/1, correlated_conditions/2]).
 
 /** <module> Kleene+ under SASE's skip-till-next-match (`stn`)
 
@@ -21,13 +21,14 @@ holds what came before the `+` too: for a sequence rule under `stn`
 
 the two hidden rules of P+ become
 
-    '$stnM'(V, O, L) <- (E1 seq ... seq Ek-1 seq P) within W.
-    '$stnM'(V, O, L1) <- ('$stnM'(V, O, L0) seq P') where append(L0, [X'], L1) within W.
+    '$stnM'(Ps, V, O, L) <- (E1 seq ... seq Ek-1 seq P) within W.
+    '$stnM'(Ps, V, O, L1) <- ('$stnM'(Ps0, V, O, L0) seq P') where append(L0, [X'], L1) within W.
 
-(V the variables of E1 ... Ek-1, O and L the outer variables and the
+(Ps the positions of a run's events, as a `'$plus'` event has them, V
+the variables of E1 ... Ek-1, O and L the outer variables and the
 lists of P+), and the rule becomes
 
-    H <- ('$stnM'(V, O, L) seq Ek+1 ... seq En) where G within W.
+    H <- ('$stnM'(Ps, V, O, L) seq Ek+1 ... seq En) where G within W.
 
 Each occurrence of '$stnM' is one run at an iteration of P+; under
 `continuous` each is taken by the first later event that fits another
@@ -71,7 +72,8 @@ used_rule(Used, rule(_, H, _, _, _)) :-
 
 %!  stn_run_event(+Event) is semidet.
 %
-%   Event is the hidden event of a run of a rule with `P+` under `stn`.
+%   Event is the hidden event of a run of a rule with `P+` under `stn`,
+%   whose first argument is the list of the positions of its events.
 
 stn_run_event(E) :-
     compound(E),
@@ -92,15 +94,15 @@ run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], 
     flag(etalis_stn_run, N, N + 1),
     format(atom(RunName), '$stn~d', [N]),
     term_variables(Pre, PreVs),
-    E =.. [_, []|_],            % the positions, which only selectors use
-    E =.. [_|EArgs],
+    E =.. [_, Ps|EArgs],
     append(PreVs, EArgs, RunArgs),
-    Run =.. [RunName|RunArgs],
+    Run =.. [RunName, Ps|RunArgs],
     first_run(R1, Pre, E, Run, S1),
     length(PreVs, NPre),
     next_run(R2, Name, RunName, NPre, S2),
     seq_pattern([event(Run)|Post], Seq1),
-    rewrapped(Wrap, Seq1, P).
+    correlated_conditions(Seq1, Seq2),
+    rewrapped(Wrap, Seq2, P).
 
 %   wrapped(+P, -Wrappers, -Seq): P is Seq with the `where` and `within`
 %   of Wrappers (outermost first) around it; rewrapped/3 puts them
@@ -111,7 +113,11 @@ wrapped(where(P, G), [where(G)|Ws], Seq) :- !,
 wrapped(within(P, T), [within(T)|Ws], Seq) :- !,
     wrapped(P, Ws, Seq).
 wrapped(P, [], P) :-
-    P = op(seq, _, _).
+    (   P = op(seq, _, _)
+    ->  true
+    ;   P = event(E),
+        kleene_event(E)
+    ).
 
 rewrapped([], P, P).
 rewrapped([where(G)|Ws], P0, where(P, G)) :-
@@ -124,7 +130,12 @@ elements(op(seq, A, B), Es) :- !,
     elements(B, EB),
     append(EA, EB, Es).
 elements(event(E), [event(E)]).
-elements(where(event(E), G), [where(event(E), G)]).
+elements(where(event(E), G), [where(event(E), G)]) :- !.
+elements(where(where(event(E), G0), G), [where(event(E), (G0, G))]) :- !.
+elements(where(op(seq, A, B), G), Es) :-      % the condition of B, moved (see correlated_conditions/2)
+    elements(A, EA),
+    elements(where(B, G), EB),
+    append(EA, EB, Es).
 
 seq_pattern([P], P) :- !.
 seq_pattern(Ps, op(seq, A, B)) :-
@@ -151,14 +162,13 @@ mentions(P, Name) :-
 
 first_run(R1, Pre, E, Run, S1) :-
     copy_term(R1, rule(L, H1, B1, Where, V)),
-    H1 =.. [_, []|HArgs],
+    H1 =.. [_, Ps|HArgs],
     E =.. [_, _|EArgs],
     outer_args(HArgs, EArgs),
     functor(Run, RunName, _),
     term_variables(Pre, PreVs),
-    H1 =.. [_|H1Args],
-    append(PreVs, H1Args, NewArgs),
-    Head =.. [RunName|NewArgs],
+    append(PreVs, HArgs, NewArgs),
+    Head =.. [RunName, Ps|NewArgs],
     (   B1 = within(Body0, W)
     ->  Wrap = [within(W)]
     ;   Body0 = B1,
@@ -167,7 +177,7 @@ first_run(R1, Pre, E, Run, S1) :-
     (   Pre == []
     ->  Body1 = Body0
     ;   seq_pattern(Pre, PreP),
-        Body1 = op(seq, PreP, Body0)
+        correlated_conditions(op(seq, PreP, Body0), Body1)
     ),
     rewrapped(Wrap, Body1, Body),
     copy_term(rule(L, Head, Body, Where, V), S1).
@@ -196,10 +206,9 @@ next_run(R2, Name, RunName, N, S2) :-
 
 renamed(Name, RunName, PreVs, E0, E) :-
     (   compound(E0), functor(E0, Name, _)
-    ->  E0 =.. [_, []|_],
-        E0 =.. [_|Args],
+    ->  E0 =.. [_, Ps|Args],
         append(PreVs, Args, NewArgs),
-        E =.. [RunName|NewArgs]
+        E =.. [RunName, Ps|NewArgs]
     ;   E = E0
     ).
 

@@ -9,6 +9,7 @@
             pattern_text/2,             % +Pattern, -Text
             pattern_functor/1,          % @Term
             kleene_event/1,             % +Event
+            correlated_conditions/2,    % +Pattern0, -Pattern
             run_event/2                 % +Event, -Kind
           ]).
 :- use_module(library(error)).
@@ -16,7 +17,7 @@
 :- use_module(library(apply)).
 :- reexport(optable, [etl_operator/3, temporal_operator/1]).
 :- use_module(etalis_library, [etalis_library_items/2]).
-:- use_module(optable, [operator/3]).
+:- use_module(optable, [operator/3, map_sub_patterns/3]).
 
 /** <module> Reading ETALIS Language for Events (.etl) files
 
@@ -545,6 +546,14 @@ error_words(error(Formal, _), Words, Hint) :-
     Hint = "simplify the clause; if it looks right, report this as a bug".
 error_words(_, "unexpected error", "simplify the clause; if it looks right, report this as a bug").
 
+syntax_error(_, Context, Start, Src) :-
+    syntax_error_offset(Context, Start, Offset),
+    unfinished_clause(Src, Start, Offset, End, Next),
+    !,
+    offset_where(Next, Src, pos(_, NextLine, _)),
+    format(string(Hint), "end the clause with a full stop; the next one starts at line ~d", [NextLine]),
+    offset_where(End, Src, Where),
+    etalis_error("syntax error: this clause has no full stop at its end", Hint, Where).
 syntax_error(What, Context, Start, Src) :-
     (   unclosed_kind(What, Kind),
         Src = src(_, Text, _),
@@ -566,6 +575,47 @@ syntax_error(What, Context, Start, Src) :-
     syntax_message(What, Message),
     offset_where(Offset, Src, Where),
     etalis_error(Message, Hint, Where).
+
+%   unfinished_clause(+Src, +Start, +Offset, -End, -Next): the reader
+%   stopped at Offset, in layout that starts at the line end End and
+%   reaches Next, the first character of another clause, and the text
+%   from Start to End reads as a clause: that clause lacks its full stop
+%   (the reader reports the layout, often the end of a comment after the
+%   clause, as where the operator it expected is missing).
+
+unfinished_clause(Src, Start, Offset, End, Next) :-
+    Src = src(_, Text, _),
+    string_length(Text, All),
+    Length is min(Offset + 1, All) - Start,
+    Length > 0,
+    sub_string(Text, Start, Length, _, Before),
+    sub_string(Before, LineEnd, 1, _, "\n"),
+    End0 is Start + LineEnd,
+    sub_string(Text, End0, _, 0, Rest),
+    string_codes(Rest, Codes),
+    layout_end(Codes, End0, Next),
+    Next > Offset,
+    Next < All,                                 % another clause follows
+    !,
+    Clause is End0 - Start,
+    sub_string(Text, Start, Clause, _, ClauseText),
+    split_string(ClauseText, "", " \t\r\n", [Stripped]),
+    reads_as_clause(Stripped),
+    (   sub_string(Stripped, Percent, _, _, "%"),
+        \+ ( sub_string(Stripped, Later, _, _, "%"), Later > Percent ),
+        sub_string(Stripped, 0, Percent, _, Code0),
+        split_string(Code0, "", " \t\r\n", [Code]),
+        reads_as_clause(Code)
+    ->  true                                    % the end of the clause before its comment
+    ;   Code = Stripped
+    ),
+    string_length(Code, Kept),
+    sub_string(ClauseText, Lead, _, _, Code), !,
+    End is Start + Lead + Kept.
+
+reads_as_clause(Text) :-
+    catch(term_string(Term, Text, [module(etalis_syntax), syntax_errors(error)]), _, fail),
+    Term \== end_of_file.
 
 %   bracket_hint(+Src, +Start, +Offset, -Hint): the reader stopped
 %   after Offset in the clause that starts at Start, and Hint names the
@@ -921,11 +971,12 @@ item((Left <- Body), Pos, VarNames, Src, Item) :-
     ->  true
     ;   pattern(Body, BodyPos, Src, Pattern0),
         rule_action(Action, Pattern0, Pattern1),
-        rule_properties(Properties, Pattern1, Pattern),
-        Items0 = [rule(Label, Head, Pattern, Where, VarNames)],
+        rule_properties(Properties, Pattern1, Pattern2),
         b_getval(etalis_kleene, Kleene),
         reverse(Kleene, InnerFirst),
-        kleene_rules(InnerFirst, Pattern, VarNames)
+        kleene_rules(InnerFirst, Pattern2, Pattern3, VarNames),
+        correlated_conditions(Pattern3, Pattern),
+        Items0 = [rule(Label, Head, Pattern, Where, VarNames)]
     ),
     b_getval(etalis_nested_rules, Nested),
     reverse(Nested, Inner),
@@ -1349,9 +1400,9 @@ kleene_event(E) :-
     functor(E, Name, _),
     sub_atom(Name, 0, _, _, '$plus').
 
-%   kleene_rules(+Kleene, +Pattern, +VarNames)
+%   kleene_rules(+Kleene, +Pattern0, -Pattern, +VarNames)
 %
-%   Each kleene(E, P, Where) stands for `P+` in Pattern, the event E in
+%   Each kleene(E, P, Where) stands for `P+` in Pattern0, the event E in
 %   its place.  P+ is one or more occurrences of P in sequence.  The
 %   variables of P that events elsewhere in the rule share (outside the
 %   `+`) keep their value in every occurrence; each other variable X of
@@ -1366,14 +1417,32 @@ kleene_event(E) :-
 %   events of a match, are bound by the compiler where a selection
 %   strategy needs them.)  A window around the `+` applies to its
 %   rules too, so that no run outlives it.
+%
+%   A condition in P that reads a variable which no event of P binds but
+%   an event before the `+` does (a correlation, `a(X) seq (b(Y) where
+%   Y > X)+`) needs that binding in every occurrence, so the runs start
+%   with what comes before: for `L seq P+` in Pattern0, O holds the
+%   variables of L too, the first rule is `'$plusN'(Ps, O, [X]) <- L seq
+%   P` and `L seq P+` becomes E in Pattern.
 
-kleene_rules([], _, _).
-kleene_rules([kleene(E, P, Where)|Ks], Pattern, VarNames) :-
+kleene_rules([], Pattern, Pattern, _).
+kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames) :-
     findall(Other, ( member(kleene(_, Other, _), Ks) ), Others),
-    pattern_events([Pattern|Others], Events),
+    pattern_events([Pattern0|Others], Events),
     term_variables(P, PVs),
     term_variables(Events, EVs),
-    partition(shared_with(EVs), PVs, Outer, Own),
+    partition(shared_with(EVs), PVs, Outer0, Own),
+    (   correlated(P, EVs, Read)
+    ->  run_start(Pattern0, E, Read, Where, Start),
+        Start = op(seq, L, _),
+        term_variables(L, LVs),
+        exclude(shared_with(LVs), Outer0, Outer1),
+        append(LVs, Outer1, Outer),
+        replaced(Start, event(E), Pattern0, Pattern1)
+    ;   L = none,
+        Outer = Outer0,
+        Pattern1 = Pattern0
+    ),
     flag(etalis_kleene, N, N + 1),
     format(atom(Name), '$plus~d', [N]),
     append(Outer, Own, Args),
@@ -1393,17 +1462,132 @@ kleene_rules([kleene(E, P, Where)|Ks], Pattern, VarNames) :-
     Next =.. [Name, _|AfterArgs],
     maplist([B, X, A, append(B, [X], A)]>>true, Before, Own1, After, Appends),
     goal_conj(Appends, Append),
-    (   enclosing_window(Pattern, E, W)
+    (   enclosing_window(Pattern0, E, W)
     ->  Windowed = [Q, within(Q, W)]>>true
     ;   Windowed = [Q, Q]>>true
     ),
-    call(Windowed, P, FirstBody),
-    call(Windowed, where(op(seq, event(Prev), P1), Append), NextBody),
+    (   L == none
+    ->  FirstPattern = P
+    ;   correlated_conditions(any, op(seq, L, P), FirstPattern)
+    ),
+    correlated_conditions(any, op(seq, event(Prev), P1), Step),
+    (   Step = where(StepSeq, StepGoal)
+    ->  NextPattern = where(StepSeq, (StepGoal, Append))
+    ;   NextPattern = where(Step, Append)
+    ),
+    call(Windowed, FirstPattern, FirstBody),
+    call(Windowed, NextPattern, NextBody),
     b_getval(etalis_nested_rules, Nested),
     copy_term(rule('', First, FirstBody, Where, VarNames), R1),
     copy_term(rule('', Next, NextBody, Where, VarNames), R2),
     b_setval(etalis_nested_rules, [R2, R1|Nested]),
-    kleene_rules(Ks, Pattern, VarNames).
+    kleene_rules(Ks, Pattern1, Pattern, VarNames).
+
+%   correlated(+P, +EVs, -Read): a condition in P reads the variables
+%   Read, which no event of P binds and events of EVs do.
+
+correlated(P, EVs, Read) :-
+    pattern_events([P], PEvents),
+    term_variables(PEvents, Bound),
+    term_variables(P, PVs),
+    exclude(shared_with(Bound), PVs, Unbound),
+    include(shared_with(EVs), Unbound, Read),
+    Read \== [].
+
+%   run_start(+Pattern, +E, +Read, +Where, -Start): Start is `L seq E`
+%   in Pattern, what a correlated `+` (the event E) starts its runs with.
+
+run_start(Pattern, E, Read, Where, Start) :-
+    (   sub_term(Start, Pattern),
+        compound(Start),
+        Start = op(seq, L, R),
+        R == event(E),
+        pattern_events([L], LEvents),
+        term_variables(LEvents, LVs),
+        forall(member(V, Read), shared_with(LVs, V))
+    ->  true
+    ;   b_getval(etalis_var_names, VarNames),
+        variable_words(Read, VarNames, Words),
+        format(string(M), "a condition inside P+ reads ~w, which only another event binds, and P+ does not follow that event in a sequence", [Words]),
+        etalis_error(M, "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+", Where)
+    ).
+
+variable_words(Vars, VarNames, Words) :-
+    maplist(variable_word(VarNames), Vars, Names),
+    atomic_list_concat(Names, ', ', Words).
+
+variable_word(VarNames, V, Name) :-
+    (   member(Name = V0, VarNames),
+        V0 == V
+    ->  true
+    ;   Name = '_'
+    ).
+
+%   replaced(+Old, +New, +T0, -T): T is T0 with its subterm Old (the same
+%   term, ==) replaced by New.
+
+replaced(Old, New, T0, T) :-
+    (   T0 == Old
+    ->  T = New
+    ;   compound(T0)
+    ->  T0 =.. [F|Args0],
+        maplist(replaced(Old, New), Args0, Args),
+        T =.. [F|Args]
+    ;   T = T0
+    ).
+
+%!  correlated_conditions(+Pattern0, -Pattern) is det.
+%
+%   Pattern is Pattern0 with each condition on the right operand of a
+%   sequence that reads a list of a `P+` (or of its runs under `stn`),
+%   bound only by the left operand (`a(X)+ seq (b(Y) where sum_list(X,
+%   S), S > Y)`), made a condition on the sequence, where both are
+%   bound: `(a(X)+ seq b(Y)) where (sum_list(X, S), S > Y)`.
+
+correlated_conditions(P0, P) :-
+    correlated_conditions(hidden, P0, P).
+
+%   correlated_conditions(+Which, +Pattern0, -Pattern): as
+%   correlated_conditions/2 for a variable that a hidden event of a
+%   `P+` binds on the left (Which `hidden`), or any event (`any`: the
+%   rules of a correlated `P+`, see kleene_rules/4).
+
+correlated_conditions(_, event(E), event(E)) :- !.
+correlated_conditions(Which, op(seq, A0, B0), P) :- !,
+    correlated_conditions(Which, A0, A),
+    correlated_conditions(Which, B0, B1),
+    (   B1 = where(B, G),
+        pattern_events([A], AEvents0),
+        (   Which == any
+        ->  AEvents = AEvents0
+        ;   include(plus_event, AEvents0, AEvents)
+        ),
+        term_variables(AEvents, AVs),
+        pattern_events([B], BEvents),
+        term_variables(BEvents, BVs),
+        term_variables(G, GVs),
+        member(V, GVs),
+        shared_with(AVs, V),
+        \+ shared_with(BVs, V)
+    ->  P = where(op(seq, A, B), G)
+    ;   P = op(seq, A, B1)
+    ).
+correlated_conditions(Which, P0, P) :-
+    compound(P0),
+    map_sub_patterns(correlated_conditions(Which), P0, P),
+    !.
+correlated_conditions(_, P, P).
+
+%   plus_event(+E): E is the hidden event of a `P+` or of its runs
+%   under `stn` (etalis_stn_runs, which cannot be imported here).
+
+plus_event(E) :-
+    compound(E),
+    functor(E, Name, _),
+    (   sub_atom(Name, 0, _, _, '$plus')
+    ->  true
+    ;   sub_atom(Name, 0, _, _, '$stn')
+    ).
 
 shared_with(Vs, V) :-
     member(V0, Vs),

@@ -215,6 +215,32 @@ class Decoded:
 
 
 @dataclass(frozen=True)
+class Undefined:
+    """A predicate (``contains/2``) that a condition or static rule calls
+    and nothing defines, at the first goal calling it, with what would
+    define it (``hint``)."""
+
+    predicate: str
+    file: str
+    line: int
+    column: int
+    hint: str
+
+
+@dataclass(frozen=True)
+class VocabularyUse:
+    """An IRI that a condition or static rule asks the knowledge about as a
+    ``class`` (``isa(X, C)``) or a ``property`` (``rdf(S, P, O)``), at the
+    rule or clause."""
+
+    iri: str
+    kind: str
+    file: str
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
 class RuleFile:
     """What the checks of :mod:`etalis_py.findings` know of a rule file."""
 
@@ -232,6 +258,13 @@ class RuleFile:
     raises: bool = False
     # the events that :- print_events names, where it names them
     print_events: tuple[Declared, ...] = ()
+    # the predicates that conditions and static rules call and nothing defines
+    undefined: tuple[Undefined, ...] = ()
+    # the IRIs that conditions and static rules ask the knowledge about
+    vocabulary: tuple[VocabularyUse, ...] = ()
+    # the ontology files the rule file declares (absolute paths), and its prefixes
+    ontologies: tuple[str, ...] = ()
+    prefixes: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def read(cls, source: str, text: Optional[str] = None, static: Sequence[str] = ()) -> "RuleFile":
@@ -256,4 +289,10 @@ class RuleFile:
             bool(header["raises"]),
             tuple(Declared(Sig(str(i["name"]), int(i["arity"])), int(i["line"]), int(i["column"]))
                   for i in header["print_events"]),
+            tuple(Undefined(str(u["predicate"]), str(u["file"]), int(u["line"]), int(u["column"]), str(u["hint"]))
+                  for u in header["undefined"]),
+            tuple(VocabularyUse(str(v["iri"]), str(v["kind"]), str(v["file"]), int(v["line"]), int(v["column"]))
+                  for v in header["vocabulary"]),
+            tuple(str(o) for o in header["ontologies"]),
+            tuple((str(p["prefix"]), str(p["iri"])) for p in header["prefixes"]),
         )

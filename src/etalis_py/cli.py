@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import re
 import signal
 import sys
 import time
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any, BinaryIO, Optional, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, Optional, TextIO, cast
 
 from . import __version__
 from .engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
-from .errors import EtalisError, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
+from .errors import EtalisError, EtalisWarning, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
 from .etalis_import import add_import_parser, import_etalis
-from .events import Rejection
+from .events import Rejection, format_time
 from .findings import Finding
 from .checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
 from .output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
 from .progress import ProgressLine, wanted
-from .streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, line_chunks,
-                      read_live, resumed_batches, stream_kind, ticking_chunks)
+from .streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, header_of,
+                      line_chunks, read_live, resumed_batches, stream_kind, ticking_chunks, times_are_dates)
 from .tables import parquet_batches
 
 if TYPE_CHECKING:
@@ -31,12 +34,50 @@ if TYPE_CHECKING:
     from .output import DetectionWriter
     from .report import Readable
 
+# the exit statuses, as README.md's table gives them
 EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_RULES = 2
-EXIT_LIMIT = 3
+EXIT_FAILURE = 1        # an input, an output or Spark failed
+EXIT_RULES = 2          # the rule file (or a file read with it), or the command line
+EXIT_USAGE = EXIT_RULES
+EXIT_LIMIT = 3          # an event took more than the inference limit
+EXIT_BUG = 70           # an error that etalis does not know: a bug to report
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+
+
+def said(e: BaseException) -> str:
+    """An error in words: a system's error on a file as the file and the
+    system's reason (not ``[Errno 2] ...: 'x'``), others as their text."""
+    if isinstance(e, OSError) and e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return re.sub(r"^\[Errno \d+\] ", "", str(e))
+
+
+class _Parser(argparse.ArgumentParser):
+    """A command line that does not parse is said in two lines, what is
+    wrong and where the options are listed, not with the whole usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n  hint: {self.prog} --help lists the options\n")
+
+
+def policy_option(text: str) -> str:
+    """``--policy``: a policy the engine knows, or the engine's reason why not."""
+    try:
+        return check_policy(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _count(text: str) -> int:
+    """An option's number that must be 1 or more."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"give 1 or more, not {n}")
+    return n
 
 
 def _columns(text: str) -> list[str]:
@@ -115,7 +156,7 @@ def _stream_iri(text: str) -> str:
 def add_engine_options(p: argparse.ArgumentParser) -> None:
     """What ``run`` and ``replay`` both give the engine, and what both
     write beside a detection."""
-    p.add_argument("--policy", type=check_policy, metavar="POLICY",
+    p.add_argument("--policy", type=policy_option, metavar="POLICY",
                    help="default consumption policy (overrides the file's): " + ", ".join(POLICIES)
                    + ", or recent(P)/chronological(P) with P longer, shorter or greater(N), or a selection "
                    "strategy (" + ", ".join(STRATEGIES) + ")")
@@ -190,9 +231,11 @@ def add_trust_options(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
+    p = _Parser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
     p.add_argument("--version", action="version", version=f"etalis {__version__}", help="print the version and exit")
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do")
+    # the subcommands are _Parser too: they inherit its class
+    sub = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+               p.add_subparsers(dest="command", required=True, metavar="COMMAND", help="what to do"))
 
     run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
     run.add_argument("rules", type=Path, help="the .etl rule file")
@@ -231,7 +274,7 @@ def parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser("compile", help="print the binary goals and generated clauses")
     comp.add_argument("rules", type=Path, help="the .etl rule file")
-    comp.add_argument("--policy", type=check_policy, metavar="POLICY", help="as for run")
+    comp.add_argument("--policy", type=policy_option, metavar="POLICY", help="as for run")
     add_static_option(comp)
     add_trust_options(comp)
     add_readable_parsers(sub)
@@ -271,8 +314,23 @@ def _stream_argument(ns: argparse.Namespace, command: argparse.ArgumentParser) -
     ns.events = ns.events if ns.events is not None else ns.events_file
 
 
+def _warning_line(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: Optional[TextIO] = None, line: Optional[str] = None) -> None:
+    """A Python warning on the command line: one line, not the source line
+    that raised it."""
+    print(f"etalis: warning: {message}", file=file or sys.stderr)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ns = parse(argv)
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_line
+        # the checks that run, replay and check print say it, with its hint
+        warnings.filterwarnings("ignore", r".*: the file is not UTF-8 \(from here\)", EtalisWarning)
+        return _command(ns)
+
+
+def _command(ns: argparse.Namespace) -> int:
     try:
         if ns.command == "run":
             return run(ns, sys.stdout, sys.stderr)
@@ -304,12 +362,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except EtalisError as e:  # the engine failed: say so in words, not with a traceback
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_FAILURE
-    except (ValueError, OverflowError) as e:    # what a command did not say itself, still in words
-        print(f"etalis: {e}", file=sys.stderr)
+    except (ValueError, OverflowError, OSError) as e:    # what a command did not say itself, still in words
+        print(f"etalis: {said(e)}", file=sys.stderr)
         return EXIT_FAILURE
     except KeyboardInterrupt:   # before a run reads events (loading the rules), or another command
         print(f"etalis: interrupted ({ns.command} did not finish)", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as e:      # every known error has its message above: this one is a bug
+        print(f"etalis: internal error: {type(e).__name__}: {e}\n  hint: please report it, with the command line "
+              f"and its files (etalis {__version__})", file=sys.stderr)
+        return EXIT_BUG
     return EXIT_FAILURE
 
 
@@ -464,17 +526,20 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         # with explain the engine's reported events carry their provenance
         # as one more argument, and engine.printed counts it
         arity = max_arity(engine.printed) - (1 if ns.explain else 0)
+        dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
+            ns.events, ns.input_format or stream_kind(ns.events), mapping_from(ns)))
         sink = open_writer(ns.format, ns.out, whole_lines(out) if ns.out is None else out, time_style(ns), arity,
-                           ns.explain, readable, append=resumed is not None)
+                           ns.explain, readable, dates, append=resumed is not None)
     except (ValueError, OSError) as e:
         engine.close()
-        print(f"etalis: {e}", file=err)
+        print(f"etalis: {said(e)}", file=err)
         return EXIT_FAILURE
     # the summary counts what was printed: the rule file's errors and
     # warnings (none under --quiet, which leaves the checks out), then the run's
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     if not ns.quiet:
-        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static)
+        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static,
+                                        None if str(ns.events) == "-" else ns.events, ns.input_format)
     started = time.perf_counter()
     cpu_started = time.process_time()
     counts = _Run()
@@ -502,6 +567,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
 
     stopped = unwritten = False
     interrupt = _Interrupt()
+    repeated = _Repeated()
     try:
         with interrupt:
             source_input = event_batches(ns, packed=engine.columnar(),
@@ -535,9 +601,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if not ns.quiet and (bad or result.warnings):
                     progress.clear()
                     for r in bad:
-                        print(f"{source}:{r.line}: rejected: {r.reason}", file=err)
+                        print(f"{source}:{r.line}: rejected: {in_input_times(r.reason, dates, ns)}", file=err)
                     for w in result.warnings:
-                        print(f"{source}:{w.line}: warning: {w.reason}", file=err)
+                        if repeated.seen(w):
+                            print(f"{source}:{w.line}: warning: {w.reason}", file=err)
                 if result.stopped:
                     progress.clear()
                     print(f"{source}:{result.stopped.line}: error: {result.stopped}", file=err)
@@ -580,6 +647,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             unwritten = True
         finally:
             engine.close()
+    for line in repeated.counts(source):
+        print(line, file=err)
     if interrupt.requested:
         what = "terminated (SIGTERM)" if interrupt.signum == signal.SIGTERM else "interrupted"
         print(f"etalis: {what}: stopped after {counts.accepted + counts.rejected} events", file=err)
@@ -598,6 +667,45 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     if interrupt.requested:
         return EXIT_TERMINATED if interrupt.signum == signal.SIGTERM else EXIT_INTERRUPTED
     return EXIT_FAILURE if unwritten else EXIT_OK
+
+
+_LATE = re.compile(r"time (\S+) is earlier than the last accepted time (\S+) \(events must arrive in time order\)")
+_TOO_LATE = re.compile(r"time (\S+) is more than the lateness \((\S+) s\) before the latest time (\S+)")
+
+
+def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:
+    """A rejection of an event out of time order, with its times as the
+    input writes them (dates in ``--time-format`` or ISO 8601, in
+    ``--time-zone``, when it writes dates) and what ``--lateness`` does;
+    any other reason as it is."""
+    def text(seconds: str) -> str:
+        return format_time(float(seconds), ns.time_format, ns.time_zone) if dates else seconds
+
+    if m := _LATE.fullmatch(reason):
+        return (f"time {text(m[1])} is earlier than the last accepted time {text(m[2])} (events must arrive in "
+                "time order; --lateness SECONDS accepts events up to that late)")
+    if m := _TOO_LATE.fullmatch(reason):
+        return (f"time {text(m[1])} is more than the lateness ({m[2]} s) before the latest time {text(m[3])} "
+                "(a larger --lateness accepts it)")
+    return reason
+
+
+class _Repeated:
+    """The warnings of a run, each text said once: at its first line, and
+    at the end how often it came (the summary counts them all)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, tuple[int, int, int]] = {}     # text: first line, last line, times
+
+    def seen(self, warning: Rejection) -> bool:
+        """Count ``warning``; whether it is the first of its text."""
+        first, _, times = self._lines.get(warning.reason, (warning.line, 0, 0))
+        self._lines[warning.reason] = (first, warning.line, times + 1)
+        return times == 0
+
+    def counts(self, source: str) -> list[str]:
+        return [f"{source}:{first}: warning: the warning of line {first} came {times:,} times, the last at line {last}"
+                for first, last, times in self._lines.values() if times > 1]
 
 
 class _Interrupt:
@@ -682,7 +790,7 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     add_time_options(rp)
     rp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
     rp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
-    rp.add_argument("--partitions", type=int, metavar="N", help="partitions of keyed stages (default: 4 per core)")
+    rp.add_argument("--partitions", type=_count, metavar="N", help="partitions of keyed stages (default: 4 per core)")
     rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
     rp.add_argument("--save-state", metavar="DIR",
@@ -697,6 +805,8 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
 def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis replay``: see :func:`etalis_py.spark.replay`."""
     from . import spark as sp
+    from .spark.failures import spark_failure
+    from .spark.planning import refuse_timers, refuse_unbound_transfers
 
     try:
         mapping = mapping_from(ns, ns.stream)
@@ -715,7 +825,11 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
         printed = list(engine.printed)
         engine.close()
-        out.write(sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        the_plan = sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by)
+        out.write(the_plan.explain(printed))
+        # what replay refuses after planning, the plan refuses too (exit 2)
+        refuse_timers(the_plan, str(ns.rules))
+        refuse_unbound_transfers(the_plan, str(ns.rules))
         return EXIT_OK
     # the summary counts the rule file's errors and warnings printed here
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
@@ -750,8 +864,16 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for text in formatted("jsonl", result.detection_lines(), style, 0, chunk=1000):
                 out.write(text)
             out.flush()
-    except (ValueError, FileExistsError) as e:
-        print(f"etalis: {e}", file=err)
+    except EtalisError:
+        raise
+    except (ValueError, OSError) as e:
+        print(f"etalis: {said(e)}", file=err)
+        return EXIT_FAILURE
+    except Exception as e:
+        failure = spark_failure(e)
+        if failure is None:
+            raise
+        print(f"etalis: {failure}", file=err)
         return EXIT_FAILURE
     err.write(replace(result, warnings=result.warnings + warnings).summary(errors))
     return EXIT_OK
@@ -967,19 +1089,17 @@ def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         readable = readable_of(ns)
         readable.zone()
         if ns.detections == "-":
-            detections = read_detections(sys.stdin, "<stdin>")
+            stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+            detections = read_detections(stdin, "<stdin>")
         else:
-            with open(ns.detections, encoding="utf-8") as f:
+            with open(ns.detections, encoding="utf-8", errors="surrogateescape") as f:
                 detections = read_detections(f, ns.detections)
         if ns.command == "table":
             out.write(readable.lines(detections) if ns.lines else readable.table(detections))
             return EXIT_OK
         return plot(ns, detections, readable, err)
-    except OSError as e:
-        print(f"etalis: {e.filename or ns.detections}: {e.strerror or e}", file=err)
-        return EXIT_FAILURE
-    except ValueError as e:
-        print(f"etalis: {e}", file=err)
+    except (OSError, ValueError) as e:
+        print(f"etalis: {said(e)}", file=err)
         return EXIT_FAILURE
 
 
@@ -1022,10 +1142,12 @@ def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None,
     return errors, len(shown) - errors
 
 
-def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = ()) -> int:
-    """Warn, with the closest event the rules use, when the event that
-    ``--event`` makes of every row is one that no rule uses (a typo, or
-    ``--args`` giving another arity): the run would detect nothing.
+def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = (),
+                        events: Optional[Path] = None, kind: Optional[str] = None) -> int:
+    """Warn when the event that ``--event`` makes of every row is the name
+    of a column of the ``events`` file (``--event-col`` was meant), or one
+    that no rule uses (a typo, or ``--args`` giving another arity), with
+    the closest event the rules use: the run would detect nothing.
     Return the number of warnings printed (0 or 1)."""
     import difflib
 
@@ -1033,6 +1155,11 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
 
     if mapping.event is None:
         return 0
+    if events is not None and mapping.event in header_of(events, kind or stream_kind(events), mapping) \
+            and mapping.event not in (mapping.time, *mapping.args):
+        print(f"etalis: warning: --event {mapping.event} makes every row the event {mapping.event}, but "
+              f"{mapping.event} is a column of {events}: did you mean --event-col {mapping.event}?", file=err)
+        return 1
     rules_read = RuleFile.read(str(rules), static=[str(s) for s in static]).rules
     inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
     sig = Sig(mapping.event, len(mapping.args))
@@ -1069,7 +1196,11 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_RULES
     found = findings(rf)
     if ns.dot:
-        ns.dot.write_text(dot(rf), encoding="utf-8")
+        try:
+            ns.dot.write_text(dot(rf), encoding="utf-8")
+        except OSError as e:
+            print(f"etalis: --dot {said(e)}", file=err)
+            return EXIT_FAILURE
     summary: dict[str, object] = {}
     failed: Optional[RuleError] = None
     try:

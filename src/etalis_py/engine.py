@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontol
     from .knowledge import KnowledgeBase, KnowledgeStats, Source as OntologySource
 
 POLICIES = ("unrestricted", "recent", "chronological")
-STRATEGIES = ("strict", "nxt", "last", "max", "stn", "continuous", "cumulative")
+STRATEGIES = ("strict", "strict(partition)", "nxt", "last", "max", "stn", "continuous", "cumulative")
 """The selection strategies and contexts (docs/language.md, "Selection strategies")."""
 
 

@@ -116,3 +116,15 @@ class InferenceLimitError(EtalisError):
         return InferenceLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]),
                                    where=None if where is None else str(where),
                                    seconds=None if seconds is None else float(seconds))
+
+
+def utf8_text(what: str, path: Path) -> str:
+    """The text of the UTF-8 file ``path`` (the ``what``, e.g. ``static
+    file``), or ValueError naming the file and its first byte that is
+    not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{what} {path} is not UTF-8: byte 0x{data[e.start]:02x} at byte {e.start + 1}; "
+                         "save it as UTF-8 text") from None

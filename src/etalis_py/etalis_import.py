@@ -19,7 +19,7 @@ from typing import Optional, TextIO
 
 from ._prolog import bridge
 from .prolog_text import quote_atom
-from .errors import EtalisError
+from .errors import EtalisError, unreadable
 
 # ETALIS's names of its consumption policies and etalis-py's; ETALIS's
 # default (no set_etalis_flag) is recent.
@@ -82,8 +82,8 @@ def read_driver(path: Path, run: int = 1) -> DriverStream:
 
     Raises :class:`EtalisError` if the file does not exist or has no such run.
     """
-    if not path.is_file():
-        raise EtalisError(f"the ETALIS driver {path} does not exist")
+    if problem := unreadable("the ETALIS driver", path):
+        raise EtalisError(problem)
     header, events = bridge().request(f"etalis_driver({quote_atom(str(path.resolve()))}, {int(run)})")
     return DriverStream(
         events=events,

@@ -7,8 +7,9 @@ The facts come from the engine's own reader and compiler through the
 ``rules`` request (:class:`~etalis_py.analysis.RuleFile`): the rules with
 their positions, how each event of a pattern completes it in time (the
 compiler's recursion check decides), the unbound variables of ``where``
-conditions, the ``:- input`` declarations and the static clauses that use
-event operators.  This module draws the conclusions.
+conditions, the ``:- input`` declarations, the static clauses that use
+event operators and the predicates called that nothing defines.  This
+module draws the conclusions.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Optional
 import networkx as nx
 
 from .analysis import EventUse, RuleFile, RuleInfo, Sig
+from .knowledge import mentioned_iris
 from .rules import (Aggregate, Binary, Const, Deep, EventP, Pattern, PString, RulePattern, Where, Within,
                     pattern_vars, sub_patterns, term_text)
 
@@ -86,11 +88,12 @@ def findings(rf: RuleFile, max_age: Optional[float] = None) -> list[Finding]:
                            rf.source, 1, 1, "an event rule is written Head <- Pattern."))
     for check in (_arity_clashes, _unknown_events, _unused_events, _unreported_events, _cycles, _never_fires,
                   _negation_races, _unbound_where, _unbound_head, _singletons, _never_holds, _type_clashes,
-                  _duplicate_rules, _empty_windows, _negations_as_events):
+                  _duplicate_rules, _empty_windows, _negations_as_events, _undefined_predicates):
         out += check(rf)
     if rf.max_age is None and max_age is None:
         out += _unbounded(rf)
     out += _windows_beyond_max_age(rf, max_age)
+    out += _unknown_vocabulary(rf)
     return sorted(out, key=lambda f: (f.line, f.column, SEVERITIES.index(f.severity), f.code, f.message))
 
 
@@ -728,6 +731,56 @@ def _negations_as_events(rf: RuleFile) -> list[Finding]:
                                f"it matches only input or derived events called {sig.name}",
                                "negation is an operator: (A seq B) cnot X for no X between A and B, "
                                "P fnot X for no X while P lasts", event=str(sig)))
+    return out
+
+
+def _undefined_predicates(rf: RuleFile) -> list[Finding]:
+    # an event operator in a static clause is an error of its own (event-operators-in-static-clause)
+    operators = {(c.line, c.column, op) for c in rf.event_clauses for op in c.operators}
+    return [Finding("warning", "undefined-predicate",
+                    f"{u.predicate} is not defined: a call of it raises an existence error, and the occurrence "
+                    "that made the call is dropped", u.file, u.line, u.column, u.hint, {"predicate": u.predicate})
+            for u in rf.undefined if (u.line, u.column, u.predicate.rsplit("/", 1)[0]) not in operators]
+
+
+# the namespaces every ontology may use without mentioning their terms
+_STANDARD_NAMESPACES = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
+                        "http://www.w3.org/2002/07/owl#", "http://www.w3.org/2001/XMLSchema#")
+
+
+def _local(iri: str) -> tuple[str, str]:
+    """An IRI as its namespace (up to the last ``#`` or ``/``) and local name."""
+    cut = max(iri.rfind("#"), iri.rfind("/")) + 1
+    return iri[:cut], iri[cut:]
+
+
+def _unknown_vocabulary(rf: RuleFile) -> list[Finding]:
+    if not rf.ontologies or not rf.vocabulary:
+        return []
+    known = mentioned_iris(rf.ontologies)
+    prefixes = sorted(rf.prefixes, key=lambda p: -len(p[1]))
+
+    def shown(iri: str) -> str:
+        for prefix, ns in prefixes:
+            if iri.startswith(ns) and iri != ns:
+                local = iri[len(ns):]
+                return f"{prefix}:{local}" if re.fullmatch(r"[a-z][A-Za-z0-9_]*", local) else f"{prefix}:'{local}'"
+        return f"'{iri}'"
+
+    files = ", ".join(rf.ontologies)
+    out = []
+    for use in dict.fromkeys(rf.vocabulary):
+        if use.iri in known or use.iri.startswith(_STANDARD_NAMESPACES):
+            continue
+        ns, local = _local(use.iri)
+        same_ns = {_local(k)[1]: k for k in known if _local(k)[0] == ns and _local(k)[1]}
+        near = [same_ns[n] for n in difflib.get_close_matches(local, list(same_ns), n=3, cutoff=0.75)]
+        hint = (f"did you mean {' or '.join(shown(n) for n in near)}?" if near else
+                "correct the name, or load the ontology that defines it (:- ontology(File).)")
+        out.append(Finding("warning", "unknown-iri",
+                           f"the {use.kind} {shown(use.iri)} is in no loaded ontology ({files}): "
+                           "the knowledge has no triple with it, so the goal asking it never holds",
+                           use.file, use.line, use.column, hint, {"iri": use.iri, "kind": use.kind}))
     return out
 
 

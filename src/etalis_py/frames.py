@@ -12,9 +12,11 @@ arguments or times (timedelta, complex, ...) raises TypeError at once.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from .errors import EtalisWarning
 from .columns import Packed, head_text, number_cells, text_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
@@ -56,6 +58,9 @@ def frame_terms(
     error = missing_column(wanted, list(frame.columns), "the frame")
     if error is not None:
         raise error
+    if event is not None and event in frame.columns and event not in wanted:
+        warnings.warn(EtalisWarning(f"event={event!r} names the event of every row {event!r}, but {event!r} is a "
+                                    f"column of the frame: did you mean event_col={event!r}?"), stacklevel=3)
     rows = len(frame)
     reasons: np.ndarray[Any, np.dtype[np.object_]] = np.full(rows, None, dtype=object)
 

@@ -190,6 +190,17 @@ def read_graph(source: Source) -> tuple[Graph, str]:
     return graph, str(path)
 
 
+def mentioned_iris(sources: Iterable[Source]) -> frozenset[str]:
+    """Every IRI that the graphs of ``sources`` (see :func:`read_graph`)
+    mention, as subject, predicate or object."""
+    found: set[str] = set()
+    for source in sources:
+        graph, _ = read_graph(source)
+        for triple in graph:
+            found.update(str(t) for t in triple if isinstance(t, URIRef))
+    return frozenset(found)
+
+
 REMOTE_CONTEXT = "a remote @context is not fetched: give the context inline"
 
 

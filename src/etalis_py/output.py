@@ -143,13 +143,17 @@ class ParquetWriter:
     then): ``event``, then ``arg1`` ... ``argN`` typed (int64, double or
     string) where every value of an argument has one type, else one
     ``args`` column of JSON arrays (as ``etalis replay`` writes them);
-    ``start`` and ``end`` as timestamps in the style's zone with dates,
-    else as seconds (double); with ``provenance`` a column of its JSON."""
+    ``start`` and ``end`` as timestamps (microseconds, adjusted to UTC:
+    pandas reads ``datetime64[us, UTC]``) when the times are ``dates``
+    (the input wrote dates, or the style writes them), else as seconds
+    (double), as ``etalis replay`` writes them; with ``provenance`` a
+    column of its JSON."""
 
-    def __init__(self, path: Path, style: TimeStyle, provenance: bool = False) -> None:
+    def __init__(self, path: Path, style: TimeStyle, provenance: bool = False, dates: bool = False) -> None:
         self.path = path
         self.style = style
         self.provenance = provenance
+        self.dates = dates or style.dates
         self.rows: list[dict[str, Any]] = []
 
     def write(self, lines: str) -> None:
@@ -168,13 +172,13 @@ class ParquetWriter:
             for i, kind in enumerate(types):
                 columns[f"arg{i + 1}"] = pa.array([d["args"][i] if i < len(d["args"]) else None for d in rows], kind)
         for end in ("start", "end"):
-            if self.style.dates:
+            if self.dates:
                 try:
                     micros = pa.array([round(float(d[end]) * 1_000_000) for d in rows], pa.int64())
                 except OverflowError:
                     raise ValueError(f"a {end} time is too far from 1970 for a Parquet timestamp (microseconds in "
                                      "64 bits): write seconds, without --iso or --strftime") from None
-                columns[end] = micros.cast(pa.timestamp("us", tz=self.style.tz or "UTC"))
+                columns[end] = micros.cast(pa.timestamp("us", tz="UTC"))
             else:
                 columns[end] = pa.array([float(d[end]) for d in rows], pa.float64())
         if self.provenance:
@@ -230,7 +234,7 @@ def out_format(fmt: Optional[str], path: Optional[Path]) -> str:
 
 def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style: TimeStyle, arity: int,
                 provenance: bool = False, readable: Optional["Readable"] = None,
-                append: bool = False) -> DetectionWriter:
+                dates: bool = False, append: bool = False) -> DetectionWriter:
     """A writer of ``fmt`` (jsonl, csv, parquet or table; default: by
     ``path``'s extension, else jsonl) to the file ``path`` or else to
     ``stdout``.  ``arity`` is the number of argument columns of CSV;
@@ -243,7 +247,7 @@ def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style
     if fmt == "parquet":
         if path is None:
             raise ValueError("parquet is written to a file: give --out FILE")
-        return ParquetWriter(path, style, provenance)
+        return ParquetWriter(path, style, provenance, dates)
     out = stdout if path is None else path.open("a" if append else "w", encoding="utf-8", newline="")
     if fmt == "table" and readable is None:
         from .report import Readable

@@ -191,7 +191,8 @@ class SignalFile:
         had no number to draw (an empty or non-numeric value, or a bad time)."""
         series: dict[tuple[str, str], tuple[list[Time], list[float]]] = {}
         skipped = 0
-        with open(path, newline="", encoding="utf-8") as f:
+        # a field that is not UTF-8 is no number: its row is counted as skipped
+        with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
             reader = csv_rows(f)
             header = list(self.columns) if self.columns else [h.strip() for h in next(reader, [])]
             wanted = [self.time, *self.values, *([self.key] if self.key else [])]

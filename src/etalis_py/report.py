@@ -5,6 +5,7 @@ lines, which this reads back."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -13,8 +14,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from .errors import utf8_text
 from .events import Detection, Detections, Time, format_duration, to_datetime, zone
-from .streams import csv_rows
+from .streams import csv_rows, not_text
 
 DAY = "%d %b %Y"
 
@@ -32,7 +34,7 @@ def read_zones(path: str | Path) -> dict[str, str]:
 
 
 def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
-    with open(path, newline="", encoding="utf-8") as f:
+    with io.StringIO(utf8_text("names file", Path(path)), newline="") as f:
         reader = csv_rows(f)
         header = [h.strip() for h in next(reader, [])]
         if header not in (["value", "name"], ["value", "name", "tz"]):
@@ -53,11 +55,14 @@ def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
 def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
     """The detections of JSON lines as ``etalis run`` prints them (with
     their provenance, from ``--explain``); blank lines are skipped, a line
-    that is not a detection is an error naming it."""
+    that is not a detection is an error naming it (a line that is not
+    UTF-8 too, when ``lines`` were decoded with surrogateescape)."""
     found = Detections()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if bad := not_text(line):
+            raise ValueError(f"{source}:{number}: not a detection ({bad})")
         item: Any = None
         try:
             item = json.loads(line)

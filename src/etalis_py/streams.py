@@ -359,13 +359,13 @@ def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
             return text, {}
     bad = {}
     for i, line in enumerate(text.split("\n")):
-        reason = _not_text(line)
+        reason = not_text(line)
         if reason:
             bad[i] = reason
     return text, bad
 
 
-def _not_text(line: str) -> Optional[str]:
+def not_text(line: str) -> Optional[str]:
     """Why ``line`` is no line of text (see :func:`decode_lines`), or None."""
     m = _NOT_UTF8.search(line)
     if m:
@@ -493,7 +493,8 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
     found nothing new (for the wall clock of ``etalis run --clock wall``)."""
     pending = b""
     with path.open("rb") as f:
-        f.seek(start)
+        if start:
+            f.seek(start)
         idle_since = clock()
         try:
             while True:
@@ -611,7 +612,8 @@ def resumed_batches(path: Path, mapping: Optional[Mapping], kind: Optional[str] 
 
     def chunks() -> Iterator[bytes]:
         with path.open("rb") as f:
-            f.seek(start)
+            if start:       # a pipe (/dev/fd/N) is read from its start, and cannot seek
+                f.seek(start)
             yield from line_chunks(f, GRAPH_CHUNK_BYTES if kind in GRAPH_KINDS else CHUNK_BYTES)
 
     tracker = LineOffsets(chunks(), line, start)
@@ -837,7 +839,7 @@ def json_line_reason(line: str) -> Optional[str]:
     its fields (not text, see :func:`decode_lines`: not UTF-8, with its bad
     bytes as lone surrogates; not JSON; not an object), or None.  Replay
     asks it of the lines that Spark's JSON reader cannot read."""
-    reason = _not_text(line)
+    reason = not_text(line)
     if reason:
         return reason
     try:
@@ -962,3 +964,67 @@ def _check_decoded(bad: dict[int, str], start: int, end: int) -> None:
     for number in range(start, end):
         if number in bad:
             raise InvalidEvent(bad[number])
+
+
+def header_of(path: Path, kind: str, mapping: Mapping) -> list[str]:
+    """The column names of a CSV or Parquet stream file; none for another
+    kind, a pipe or a device (read once, by the run), or a file that cannot
+    be read (its reader says why)."""
+    if mapping.columns:
+        return list(mapping.columns) if kind == "csv" else []
+    if not path.is_file():
+        return []
+    try:
+        if kind == "csv":
+            with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+                return [h.strip() for h in next(csv_rows(f), [])]
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+    except (OSError, ValueError):
+        pass
+    return []
+
+
+def times_are_dates(path: Path, kind: str, mapping: Mapping) -> bool:
+    """Whether the stream file writes its times as dates, as its first
+    event does: with ``--time-format``, a time cell that is no number, a
+    Parquet timestamp, or a JSON line's time text that is no number (a pipe
+    or a device is not read ahead: no).  Its rejections then say times as
+    dates, and its Parquet detections have timestamps."""
+    if mapping.time_format is not None:
+        return True
+    if not path.is_file():      # a pipe or a device is read once, by the run
+        return False
+    try:
+        if kind == "csv" and mapping.time is not None:
+            with open(path, newline="", encoding="utf-8", errors="surrogateescape") as f:
+                rows = csv_rows(f)
+                header = list(mapping.columns) if mapping.columns else [h.strip() for h in next(rows, [])]
+                row = next((r for r in rows if any(c.strip() for c in r)), None)
+            if row is None or mapping.time not in header or header.index(mapping.time) >= len(row):
+                return False
+            return _is_date(row[header.index(mapping.time)])
+        if kind == "jsonl":
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                first = next((line for line in f if line.strip()), "{}")
+            item = json.loads(first)
+            value = item.get("time", item.get("start")) if isinstance(item, dict) else None
+            return isinstance(value, str) and _is_date(value)
+        if kind == "parquet" and mapping.time is not None:
+            import pyarrow.parquet as pq
+
+            field = pq.read_schema(path).field(mapping.time)
+            return str(field.type).startswith(("timestamp", "date", "string", "large_string"))
+    except (OSError, ValueError, KeyError):
+        return False
+    return False
+
+
+def _is_date(text: str) -> bool:
+    try:
+        float(text.strip())
+    except ValueError:
+        return bool(text.strip())
+    return False

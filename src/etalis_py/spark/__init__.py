@@ -1,4 +1,4 @@
-"""Batch replay over Spark (DESIGN section 7).
+"""Batch replay over Spark (docs/spark.md).
 
 ``replay(data, rules, ...)`` maps the rows of a DataFrame (or a CSV,
 Parquet or JSON path) to events with the same options as ``etalis run``,

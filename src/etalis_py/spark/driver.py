@@ -18,7 +18,8 @@ import pyarrow as pa
 
 from ..analysis import Sig
 from ..engine import Engine, check_policy
-from ..errors import RuleFileNotFound
+from ..errors import RuleFileNotFound, unreadable, utf8_text
+from ..knowledge import OntologyNotFound
 from ..output import TimeStyle, csv_table, formatted, max_arity
 from ..progress import ProgressLine
 from ..streams import Mapping, MappingOptions, missing_column
@@ -168,11 +169,22 @@ class ReplayResult:
                     for end in ("start", "end"):
                         if dict(detections.dtypes)[end] == "double":
                             detections = detections.withColumn(end, F.timestamp_seconds(F.col(end)))
-                for name, table in (("detections", detections), ("rejected", self.rejected)):
-                    if single_file:
-                        staging.write_single(table, format, name)
+                # the Parquet schema of etalis run's: timestamps as microseconds adjusted to UTC,
+                # not Spark's default INT96, which readers take for naive times
+                conf = self.detections.sparkSession.conf
+                before = conf.get(_TIMESTAMP_TYPE, None)
+                conf.set(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
+                try:
+                    for name, table in (("detections", detections), ("rejected", self.rejected)):
+                        if single_file:
+                            staging.write_single(table, format, name)
+                        else:
+                            table.write.format(format).save(staging.child(name))
+                finally:
+                    if before is None:
+                        conf.unset(_TIMESTAMP_TYPE)
                     else:
-                        table.write.format(format).save(staging.child(name))
+                        conf.set(_TIMESTAMP_TYPE, before)
             staging.write_lines("summary.json", [json.dumps(self.summary_dict(), indent=1) + "\n"])
             target.replace_with(staging, overwrite)
         except BaseException:
@@ -233,7 +245,9 @@ def replay(
     :meth:`ReplayResult.save_states` (a stream goes on from it).
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
-    errors and ValueError for a mapping that does not fit the data.
+    errors, ValueError for a mapping that does not fit the data or a
+    streaming DataFrame, and FileNotFoundError for a local input, an
+    ontology or a static file that does not exist.
     """
     started = perf_counter()
     text, source = _rule_text(rules)
@@ -241,8 +255,19 @@ def replay(
     mapping.check()
     if policy is not None:
         check_policy(policy)
-    knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
-    statics = tuple((str(Path(f)), Path(f).read_text(encoding="utf-8")) for f in static)
+    if isinstance(data, (str, os.PathLike)):
+        _check_local_input(os.fspath(data))
+    elif data.isStreaming:
+        raise ValueError("replay reads a table (spark.read), not a stream (spark.readStream): write the stream's "
+                         "rows to files and replay those, or feed a live stream to Engine.emit or etalis run --events -")
+    for o in ontology:
+        if problem := unreadable("ontology file", Path(o)):
+            raise OntologyNotFound(problem, file=str(o))
+    for f in static:
+        if problem := unreadable("static file", Path(f)):
+            raise RuleFileNotFound(problem)
+    knowledge = tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology)
+    statics = tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static)
     checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
                                  static_texts=statics)
     try:
@@ -422,6 +447,14 @@ def replay(
         reporter.stop()
 
 
+def _check_local_input(path: str) -> None:
+    """A local input (no URI scheme, or file://) that does not exist is said
+    before Spark starts; Spark reads the others."""
+    local = path[len("file://"):] if path.startswith("file://") else path
+    if "://" not in local and not Path(local).exists():
+        raise FileNotFoundError(f"events file {path} does not exist")
+
+
 def _rule_text(rules: Union[str, "os.PathLike[str]"]) -> tuple[str, str]:
     if isinstance(rules, os.PathLike) or (isinstance(rules, str) and "\n" not in rules
                                           and (rules.endswith(".etl") or Path(rules).is_file())):
@@ -432,6 +465,7 @@ def _rule_text(rules: Union[str, "os.PathLike[str]"]) -> tuple[str, str]:
     return str(rules), "<rules>"
 
 
+_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
 _MAPPED_EXTRA = (ROW, KIND, KEY1, LINE, TIME, REASON, TKIND, SIG, KEYS)
 
 
