@@ -283,9 +283,10 @@ def detect_stream(
     mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
                     first_keys, False, (), "json" in _source_format(data))
     clock = _event_time(data, mapping)
-    idle = clock is not None
+    # without a lateness or a timer an engine never waits for time to move on
+    idle = clock is not None and (bool(lateness) or any(r.timer for r in the_plan.rules))
     table = numbered
-    if clock is not None:
+    if idle and clock is not None:
         # The watermark (the latest event time less the lateness) moves idle
         # keys' time on.  Its column is dropped before the stages: a stage
         # whose input has it would drop the rows behind the watermark without
