@@ -12,11 +12,11 @@ OUT     ?= out/demo
 SUDO    := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all setup swipl java venv native demo live test fuzz bench typecheck clean
+.PHONY: all setup swipl java chromium venv native demo live test fuzz bench typecheck clean
 
 all: test
 
-setup: swipl java venv native
+setup: swipl java chromium venv native
 
 # The columnar hand-over of events (prolog/etalis/etalis_columns.c), built
 # beside its source when a C compiler is there; without one, the package
@@ -37,6 +37,15 @@ java:
 	  echo "== installing a Java runtime (default-jre-headless)"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq default-jre-headless >/dev/null; }
+
+# The test of etalis serve's live page drives Debian's Chromium (headless,
+# through Playwright's Python package: no browser download); the test of
+# docs/service.md runs its curl examples.
+chromium:
+	@command -v chromium >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
+	  echo "== installing Chromium and curl"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium curl >/dev/null; }
 
 swipl:
 	@command -v swipl >/dev/null 2>&1 || { \

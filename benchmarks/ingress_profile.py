@@ -20,6 +20,7 @@ from throughput import HERE, KEYS, RULES, STEP, stream
 
 from etalis_py import Detection, Engine
 from etalis_py.columns import Packed, items_packed, unpacked_rows
+from etalis_py._prolog import bridge
 from etalis_py.engine import parse_rows
 from etalis_py.events import batch_list, event_element
 
@@ -67,16 +68,17 @@ def main() -> None:
     # the bridge first, so that throughput.pl is compiled as the engine's code is (optimise(true))
     assert Engine.from_string(RULES).columnar(), "the foreign library is needed (make native)"
     Prolog.consult(str(HERE / "throughput.pl"))
-    inside = min(float(a["S"]) for _ in range(ns.repeat) for a in Prolog.query(
-        f"bench_inside({Engine.from_string(RULES)._name}, {n}, {KEYS}, {STEP}, D, S)"))
+    on_thread = bridge().on_thread      # where the engines' state is
+    inside = min(float(a["S"]) for _ in range(ns.repeat) for a in on_thread(lambda name=Engine.from_string(RULES)._name:
+                 list(Prolog.query(f"bench_inside({name}, {n}, {KEYS}, {STEP}, D, S)"))))
     rows.append(("the engine itself (events made in Prolog, benchmarks/throughput.pl)", inside))
     t, packed = best(ns.repeat, lambda: None, lambda _: [items_packed(events[i:i + BATCH], i + 1, {}, [])
                                                          for i in range(0, n, BATCH)])
     rows.append(("Python: packing emit_many's tuples into columns", t))
     specs = ", ".join(b.spec() for b in packed)
-    [answer] = list(Prolog.query(
+    [answer] = on_thread(lambda: list(Prolog.query(
         f"Specs = [{specs}], statistics(cputime, T0), "
-        f"forall(member(S, Specs), etalis_columns:column_terms(S, _, checked)), statistics(cputime, T1), T is T1 - T0"))
+        f"forall(member(S, Specs), etalis_columns:column_terms(S, _, checked)), statistics(cputime, T1), T is T1 - T0")))
     rows.append(("Prolog: building the event terms from the columns (C)", float(answer["T"])))
     t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed_packed(e, packed))
     rows.append(("feed_columns, rules that no event matches (building, the feed loop, the limit)", t))
@@ -97,9 +99,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "batch.txt"
         path.write_text(texts[0])
-        [answer] = list(Prolog.query(
+        [answer] = on_thread(lambda: list(Prolog.query(
             f"read_file_to_string('{path}', S, []), statistics(cputime, T0), "
-            f"forall(between(1, {len(texts)}, _), term_string(_, S)), statistics(cputime, T1), T is T1 - T0"))
+            f"forall(between(1, {len(texts)}, _), term_string(_, S)), statistics(cputime, T1), T is T1 - T0")))
         rows.append(("text: Prolog, reading the batch lists (term_string/2)", float(answer["T"])))
     t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed(e, texts))
     rows.append(("text: feed_list, rules that no event matches (crossing, reading, checks, the limit)", t))

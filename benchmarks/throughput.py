@@ -64,9 +64,12 @@ def child_a(n: int, data: Path | None = None) -> dict[str, Any]:
 
     from etalis_py import Engine
 
+    from etalis_py._prolog import bridge
+
     engine = Engine.from_string(RULES)
     Prolog.consult(str(HERE / "throughput.pl"))
-    [answer] = list(Prolog.query(f"bench_inside({engine._name}, {n}, {KEYS}, {STEP}, D, S)"))
+    # on the bridge's thread, where the engine's state is
+    [answer] = bridge().on_thread(lambda: list(Prolog.query(f"bench_inside({engine._name}, {n}, {KEYS}, {STEP}, D, S)")))
     return {"seconds": float(answer["S"]), "detections": int(answer["D"]),
             "pending": engine.stats().pending, "peak_mb": peak_rss_mb()}
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Engine, InferenceLimitError, RuleError
+from etalis_py.events import Rejection
 from etalis_py.cli import main
 
 LOOP = "c(X) <- a(X) where loop(X).\nloop(X) :- loop(X).\nd(X) <- b(X).\n"
@@ -37,6 +38,18 @@ def test_a_where_condition_that_loops_stops_at_its_event_naming_the_condition() 
                           f"in the where condition loop(1)\n  hint: {HINT}")
         assert found(engine) == [("d", (1,), 1, 1)]          # the detections before it are delivered
         assert [(d.event, d.args, d.start, d.end) for d in engine.emit("b", 3, at=4)] == [("d", (3,), 4, 4)]
+
+
+@pytest.mark.parametrize("batch_size", [1, 10_000])
+def test_the_items_rejected_before_the_stop_keep_their_reasons(batch_size: int) -> None:
+    with Engine.from_string(LOOP, inference_limit=100_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit_many([("b", (1,), 2), ("b", "x", 3), ("b", (2,), 1), ("a", (1,), 4), ("", (), 5)],
+                             batch_size=batch_size)
+        assert info.value.line == 4
+        assert info.value.rejected == [
+            Rejection(2, "args 'x' is not a list"),
+            Rejection(3, "time 1 is earlier than the last accepted time 2 (events must arrive in time order)")]
 
 
 def test_emit_of_an_event_over_the_limit_raises() -> None:
@@ -105,7 +118,7 @@ def test_etalis_run_stops_an_event_that_runs_too_long(tmp_path: Path, capsys: py
     assert [json.loads(line) for line in out.splitlines()] == [{"event": "d", "args": [1], "start": 1, "end": 1}]
     assert err.splitlines()[0].startswith(f"{events}:2: error: event a(1) (line 2) ran for more than 2 seconds, "
                                           "the time that the limit of 2,000,000 inferences per event allows")
-    assert err.splitlines()[-1].startswith("events read: 1, accepted: 1, rejected: 0, detections: 1,")
+    assert err.splitlines()[-1].startswith("events read: 2, accepted: 1, rejected: 1, detections: 1,")
 
 
 def test_with_no_inference_limit_there_is_no_time_limit_either() -> None:
@@ -138,7 +151,7 @@ def test_run_stops_at_an_event_over_the_limit_with_its_line_and_the_summary(tmp_
         "in the where condition loop(1)",
         f"  hint: {HINT}",
     ]
-    assert re.fullmatch(r"events read: 2, accepted: 2, rejected: 0, detections: 2, warnings: 0, seconds: [0-9.]+, "
+    assert re.fullmatch(r"events read: 3, accepted: 2, rejected: 1, detections: 2, warnings: 0, seconds: [0-9.]+, "
                         r"pending: 0, cpu seconds: [0-9.]+", lines[2])
     assert len(lines) == 3
 

@@ -39,3 +39,14 @@ def test_max_age_directive_and_its_own_window_narrower_wins() -> None:
         engine.emit_many(events + [("a", [], 200)])
         # a@0 and a@45 are older than either window when a@200 arrives
         assert engine.stats().pending_by_rule == {"line 2": 1, "line 3": 1}
+
+
+def test_the_goal_store_grows_a_few_buckets_an_event_keeping_every_goal() -> None:
+    # 20,000 keys take the table through five sweeps and moves; a rebuild
+    # of the whole table in one event took far more than 3,000 inferences
+    with Engine.from_string("c(K) <- a(K) seq b(K).\n", inference_limit=3000) as engine:
+        result = engine.emit_many(("a", (i,), i + 1) for i in range(20_000))
+        assert (result.accepted, result.rejected, engine.stats().pending) == (20_000, [], 20_000)
+        found = engine.emit_many(("b", (i,), 20_001 + i) for i in range(0, 20_000, 997)).detections
+        assert found == [Detection("c", (i,), i + 1, 20_001 + i) for i in range(0, 20_000, 997)]
+        assert engine.stats().pending == 20_000

@@ -156,6 +156,8 @@ def test_facts_and_etalis_flags_of_the_files_own_predicates_carry_over() -> None
 
 STRATEGY_EXPECTED = {
     "strict": [("h", (3, 6), 5, 6)],
+    # the rule's events share no variable: one partition, of a and b (x is none of its events)
+    "strict(partition)": [("h", (2, 5), 2, 4), ("h", (3, 6), 5, 6)],
     "nxt": [("h", (1, 5), 1, 4), ("h", (1, 6), 1, 6)],
     "last": [("h", (2, 5), 2, 4), ("h", (3, 6), 5, 6)],
     "max": [("h", (1, 5), 1, 4), ("h", (2, 5), 2, 4), ("h", (1, 6), 1, 6), ("h", (2, 6), 2, 6), ("h", (3, 6), 5, 6)],

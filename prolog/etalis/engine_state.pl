@@ -8,6 +8,7 @@
 :- use_module(library(lists)).
 :- use_module(runtime, [store_global/3, position_global/2, timers_global/2]).
 :- use_module(operators, [store_index/3]).
+:- use_module(strategies, [skip_global/2, partition_global/2]).
 :- use_module(statics, [static_clause/3]).
 
 /** <module> The state of an engine, gathered by role
@@ -26,6 +27,9 @@ written out and put back into an engine compiled from the same rules
     runs and chains), whatever terms the stores are;
   - `position`: the position of the last input event (the selection
     strategies count events);
+  - `skips`, `partitions`: what the skip strategies keep of the matches
+    already offered, and what `strict(partition)` has seen of each
+    partition (see etalis_strategies);
   - `timers`: the timers not due yet, timers(Seq, Heap);
   - `derived`: seen(Event, T1, T2) of the occurrences already derived
     on a cycle (see etalis_runtime:first_derivation/4);
@@ -50,7 +54,8 @@ written out and put back into an engine compiled from the same rules
 %   State is the state of Engine, a dict of tag `engine_state` with the
 %   roles of the module's documentation.
 
-engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Position, timers: Timers,
+engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Position, skips: Skips,
+                                 partitions: Partitions, timers: Timers,
                                  derived: Derived, raised: Raised, rule_updates: Updates,
                                  offers: Offers, prefixes: Prefixes, facts: Facts,
                                  facts_bytes: Bytes, rule_changes: Changes, hidden_names: Names}) :-
@@ -59,6 +64,10 @@ engine_state_get(M, engine_state{clock: Order, stores: Stores, position: Positio
     maplist(store_role(M), Indexes, Stores),
     position_global(M, P),
     nb_getval(P, Position),
+    skip_global(M, SG),
+    nb_getval(SG, Skips),
+    partition_global(M, PG),
+    nb_getval(PG, Partitions),
     timers_global(M, T),
     nb_getval(T, Timers),
     findall(seen(E, T1, T2), M:'$seen'(E, T1, T2), Derived),
@@ -144,6 +153,8 @@ engine_state_check(M, Compiled, State) :-
 role(clock, compound).
 role(stores, list(compound)).
 role(position, integer).
+role(skips, ground).
+role(partitions, ground).
 role(timers, compound).
 role(derived, list(compound)).
 role(raised, list).
@@ -204,6 +215,10 @@ engine_state_put(M, State) :-
            )),
     position_global(M, P),
     nb_setval(P, State.position),
+    skip_global(M, SG),
+    nb_setval(SG, State.skips),
+    partition_global(M, PG),
+    nb_setval(PG, State.partitions),
     timers_global(M, T),
     nb_setval(T, State.timers),
     retractall(M:'$seen'(_, _, _)),

@@ -43,11 +43,22 @@ feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
     Header0 = _{accepted: Accepted, raised: Raised, rejected: Rs, warnings: Ws},
-    (   Stopped = limit(Line, E, Limit, In)
-    ->  limit_json(Line, E, Limit, In, Hit),
+    (   Stopped == none
+    ->  Header = Header0
+    ;   stopped_json(Stopped, Hit),
         Header = Header0.put(stopped, Hit)
-    ;   Header = Header0
     ).
+
+%!  stopped_json(+Hit, -Json) is det.
+%
+%   Json is where a feed stopped: limit(Line, Event, Limit, In) (see
+%   limit_json/5) or memory(Line, Event, Bytes), an event that ran out of
+%   the stacks, whose limit is Bytes.
+
+stopped_json(limit(Line, E, Limit, In), Json) :-
+    limit_json(Line, E, Limit, In, Json).
+stopped_json(memory(Line, E, Bytes), _{kind: memory, line: Line, event: Text, limit: Bytes}) :-
+    bounded_text(E, Text).
 
 %!  limit_json(+Line, +Event, +Limit, +In, -Json) is det.
 %
@@ -299,8 +310,8 @@ error_reply(error(existence_error(source_sink, File), _), Header, "") :- !,
 error_reply(error(existence_error(etalis_engine, E), _), Header, "") :- !,
     format(string(M), "engine ~w does not exist (it was closed)", [E]),
     Header = _{error: _{kind: engine, message: M}}.
-error_reply(error(etalis_limit(limit(Line, E, Limit, In)), _), _{error: Hit}, "") :- !,
-    limit_json(Line, E, Limit, In, Hit).
+error_reply(error(etalis_limit(Stopped), _), _{error: Hit}, "") :- !,
+    stopped_json(Stopped, Hit).
 error_reply(error(etalis_engine_error(Message), _), Header, "") :- !,
     Header = _{error: _{kind: engine, message: Message}}.
 error_reply(error(etalis_snapshot_error(Message), _), Header, "") :- !,

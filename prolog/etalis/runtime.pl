@@ -574,9 +574,11 @@ engine_pending(M, I, Count) :-
 %   Each event may take at most the engine's inference limit (see
 %   engine_start/4).  Stopped is `none`, or limit(Line, Event, Limit, In)
 %   if the event of line Line took more (In is where(Goal) if the limit
-%   was reached in the `where` condition Goal, else `none`): the feed
-%   stops there, with the detections made before that event (its own
-%   are dropped; the goals it stored before it was stopped stay).
+%   was reached in the `where` condition Goal, else `none`), or
+%   memory(Line, Event, Bytes) if it ran out of the stacks (their limit,
+%   the flag stack_limit, is Bytes): the feed stops there, with the
+%   detections made before that event (its own are dropped; the goals it
+%   stored before it was stopped stay).
 
 engine_feed(M, Text, FirstLine, Summary, Detections) :-
     engine_feed(M, Text, FirstLine, object, Summary, Detections).
@@ -912,7 +914,14 @@ feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
         feed_lines(Lines, First, M, Order0, Order, A0, A, Rejected, Tail)
     ;   line_count(In, L),
         Line is L + Offset,
-        feed_term(Term, Line, M, Order0, Outcome),
+        (   C1 - C0 > 10_000_000                % row_chars/1
+        ->  row_chars(Max),
+            Chars is C1 - C0,
+            format(string(Reason), "the line holds ~D characters, more than the ~D a row may hold",
+                   [Chars, Max]),
+            Outcome = rejected(Reason)
+        ;   feed_term(Term, Line, M, Order0, Outcome)
+        ),
         (   Outcome = admitted(Order1)
         ->  A1 is A0 + 1,
             feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
@@ -1015,7 +1024,9 @@ quick_event(checked, event(E, Time), E, T1, T2) :-
     (   number(Time)
     ->  T1 = Time, T2 = Time
     ;   Time = [T1, T2]
-    ).
+    ),
+    T1 >= -253_402_300_799,                     % time_horizon/1
+    T2 =< 253_402_300_799.
 
 %   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
 %
@@ -1168,14 +1179,27 @@ run_one(M, E, T1, T2, Line) :-
     ).
 
 %   limited(+Limit, :Goal, +M, +E, +Line, -Hit): run Goal, the processing
-%   of the event E of line Line in engine M, within Limit inferences.
-%   Hit is `none`, or limit(Line, E, Limit, In) if it took more (see
-%   engine_feed/5): then the rule updates and raised events it recorded
-%   are dropped.
+%   of the event E of line Line in engine M, within Limit inferences and
+%   the thread's stacks.  Hit is `none`, limit(Line, E, Limit, In) if it
+%   took more inferences (see engine_feed/5), or memory(Line, E, Bytes)
+%   if the stacks ran out, Bytes being their limit (the flag
+%   stack_limit): then the rule updates and raised events it recorded
+%   are dropped.  What the event stored before it stays (the goal stores
+%   are changed in steps that each leave them whole, see store.pl).
 
-limited(inf, Goal, _, _, _, none) :- !,
-    call(Goal).
 limited(Limit, Goal, M, E, Line, Hit) :-
+    catch(limited_(Limit, Goal, M, E, Line, Hit),
+          error(resource_error(Resource), _),
+          out_of_memory(Resource, M, E, Line, Hit)),
+    (   Hit == none
+    ->  true
+    ;   retractall(M:'$rule_update'(_)),
+        retractall(M:'$raised'(_))
+    ).
+
+limited_(inf, Goal, _, _, _, none) :- !,
+    call(Goal).
+limited_(Limit, Goal, M, E, Line, Hit) :-
     call_with_inference_limit(Goal, Limit, Result),
     (   Result == inference_limit_exceeded
     ->  feed_global(M, limit_goal, G),
@@ -1189,11 +1213,20 @@ limited(Limit, Goal, M, E, Line, Hit) :-
         ->  In = seconds(Seconds, In0)
         ;   In = In0
         ),
-        retractall(M:'$rule_update'(_)),
-        retractall(M:'$raised'(_)),
         Hit = limit(Line, E, Limit, In)
     ;   Hit = none
     ).
+
+%   out_of_memory(+Resource, +M, +E, +Line, -Hit): the event E of line
+%   Line ran out of Resource: the stacks (or the memory outside them).
+
+out_of_memory(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+    memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
+    !,
+    garbage_collect,
+    current_prolog_flag(stack_limit, Bytes).
+out_of_memory(Resource, _, _, _, _) :-
+    resource_error(Resource).
 
 %   watched(+M, +Limit, :Goal): run Goal, the processing of a batch of
 %   engine M whose events may take Limit inferences each, under a
@@ -1481,11 +1514,29 @@ engine_process(M, E, T1, T2, Detections) :-
 plain_input(event(E, T), E, T) :-
     number(T),
     T =:= T,                                    % not NaN
-    abs(T) < inf,
+    abs(T) =< 253_402_300_799,                  % time_horizon/1
     callable(E),
     ground(E),
     functor(E, Name, _),
     event_name(Name).
+
+%!  time_horizon(-Seconds) is det.
+%
+%   No input time lies further from 0 than Seconds, the last second of
+%   the year 9999 (the last that a date can be written for): a time
+%   beyond it (1e308, or milliseconds or nanoseconds where seconds were
+%   meant) would leave every later event out of time order, so its row
+%   is rejected.
+
+time_horizon(253_402_300_799).
+
+%!  row_chars(-Chars) is det.
+%
+%   A line of input events holds at most Chars characters (as guard.pl
+%   bounds a text that a rule makes); a longer line is rejected.  Python
+%   bounds each text of a row it writes the same (prolog_text.py).
+
+row_chars(10_000_000).
 
 %!  event_name(+Name) is semidet.
 %
@@ -1611,10 +1662,12 @@ event_line_forms("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7
 
 event_time(Time, T1, T2, Reason) :-
     (   finite_number(Time)
-    ->  T1 = Time, T2 = Time
+    ->  T1 = Time, T2 = Time,
+        horizon(Time, Reason)
     ;   Time = [T1, T2], finite_number(T1), finite_number(T2)
     ->  (   T1 =< T2
-        ->  true
+        ->  horizon(T1, Reason),
+            horizon(T2, Reason)
         ;   format(string(Reason), "start ~w is after end ~w", [T1, T2])
         )
     ;   text(Time)
@@ -1625,6 +1678,20 @@ event_time(Time, T1, T2, Reason) :-
 
 text(T) :- atom(T).
 text(T) :- string(T).
+
+%   horizon(+T, -Reason): Reason is unbound, or why the time T lies
+%   beyond time_horizon/1.
+
+horizon(T, Reason) :-
+    time_horizon(H),
+    (   abs(T) =< H
+    ->  true
+    ;   var(Reason)
+    ->  format(string(Reason),
+               "time ~w is beyond the horizon of ~D seconds (the end of the year 9999): times are seconds, \c
+                not milliseconds or nanoseconds", [T, H])
+    ;   true
+    ).
 
 %   provenance_list(@Prov): Prov is a list of ground det(E, T1, T2), the
 %   input occurrences an event given as event(E, Time, Prov) was built

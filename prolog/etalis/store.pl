@@ -47,9 +47,12 @@ nb_setarg/3 copies each new cell once (which also protects it against
 backtracking), and nb_linkarg/3 links cells that are already protected,
 so appending, expiring and consuming an entry are constant-time.
 
-Store layout: st(Mask, Keys, Buckets, Open), Buckets a compound of 2^k
-arguments (Mask = 2^k-1) that are lists of kq(Key, Queue); Queue is q(First, Last) over
-cells c(Entry, Next), with [] for none.
+Store layout: st(Mask, Keys, Buckets, Open, Pass), Buckets a compound
+of 2^k arguments (Mask = 2^k-1) that are lists of kq(Key, Queue), an
+unbound argument standing for the empty list (so that a table of any
+size is made at the cost of one inference); Queue is q(First, Last) over
+cells c(Entry, Next), with [] for none.  Keys counts the keys, Pass is
+the maintenance under way (see pass_step/2).
 
 A key with variables (an occurrence of an event derived with an unbound
 argument, see docs/language.md, "Head variables the pattern does not
@@ -58,6 +61,20 @@ and Open counts them; storing an occurrence finds its key's queue up to
 variable names (=@=), and a partner finds every queue whose key unifies
 with its own (see key_match/3): the one of its own key first, then
 those of keys with variables.
+
+The table is kept in shape a few buckets at a time, so that no event
+pays for all the keys: when the keys outnumber the buckets twice, a
+sweep begins, which with each new key visits two buckets, dropping what
+the window shows to be too old and the keys whose queues are empty.
+When it has visited them all, the live keys are counted; if the table
+is the wrong size for them (the size is the power of two that gives
+more than two and at most four buckets a key, but no less than a quarter
+of the old size), a move begins, which
+with each new key takes a few buckets of the old table into a new one.
+A key is in the old table while its bucket there is still to be moved
+(see home/4).  Every step links the cells that exist rather than copying
+them, and a step that stops half-way (memory ran out) is done again
+without harm, so no pending goal is ever lost.
 */
 
 initial_buckets(64).
@@ -67,14 +84,45 @@ initial_buckets(64).
 %   Store is a new, empty store.  It must be made persistent by the
 %   caller (e.g. with nb_setval/2).
 
-store_new(st(Mask, 0, Buckets, 0)) :-
+store_new(st(Mask, 0, Buckets, 0, idle)) :-
     initial_buckets(N),
     Mask is N - 1,
-    empty_buckets(N, Buckets).
+    functor(Buckets, b, N).
 
-empty_buckets(N, Buckets) :-
-    functor(Buckets, b, N),
-    forall(between(1, N, I), nb_setarg(I, Buckets, [])).
+%   bucket(+Buckets, +I, -List): List is bucket I of Buckets.
+
+bucket(Buckets, I, List) :-
+    arg(I, Buckets, List0),
+    (   var(List0)
+    ->  List = []
+    ;   List = List0
+    ).
+
+%   home(+Store, +Hash, -Buckets, -I): a key of Hash is in bucket I of
+%   Buckets: the old table's while a move has not yet taken its bucket
+%   there, else the store's own.
+
+home(st(Mask, _, Buckets0, _, Pass), H, Buckets, I) :-
+    (   Pass = move(OldMask, Old, Next, _),
+        I0 is H /\ OldMask + 1,
+        I0 >= Next
+    ->  Buckets = Old,
+        I = I0
+    ;   Buckets = Buckets0,
+        I is H /\ Mask + 1
+    ).
+
+%   table_bucket(+Store, -Buckets, -I): bucket I of Buckets holds keys
+%   of Store, in any order (on backtracking, every bucket).
+
+table_bucket(st(Mask, _, Buckets0, _, Pass), Buckets, I) :-
+    (   Buckets = Buckets0,
+        N is Mask + 1,
+        between(1, N, I)
+    ;   Pass = move(OldMask, Buckets, Next, _),
+        N is OldMask + 1,
+        between(Next, N, I)
+    ).
 
 %!  store_count(+Store, -Count) is det.
 %
@@ -88,16 +136,19 @@ store_count(Store, Count) :-
 %
 %   Queue holds the entries of Key; fails if Key has none.
 
-store_lookup(st(Mask, _, Buckets, _), Key, Queue) :-
+store_lookup(Store, Key, Queue) :-
     term_hash(Key, H),
     (   integer(H)
-    ->  I is H /\ Mask + 1,
-        arg(I, Buckets, [kq(K, Q0)|List]),
+    ->  home(Store, H, Buckets, I),
+        arg(I, Buckets, List),
+        nonvar(List),
+        List = [kq(K, Q0)|Rest],
         (   K == Key
         ->  Queue = Q0
-        ;   ground_key_queue(List, Key, Queue)
+        ;   ground_key_queue(Rest, Key, Queue)
         )
-    ;   arg(1, Buckets, List),
+    ;   home(Store, 0, Buckets, I),
+        bucket(Buckets, I, List),
         key_queue(List, Key, Queue)
     ).
 
@@ -138,15 +189,15 @@ key_match(Store, Key, Q) :-
         (   Open =:= 0
         ->  store_lookup(Store, Key, Q)
         ;   (   store_lookup(Store, Key, Q)
-            ;   arg(3, Store, Buckets),
-                arg(1, Buckets, List),
+            ;   home(Store, 0, Buckets, I),
+                bucket(Buckets, I, List),
                 member(kq(K, Q), List),
                 \+ ground(K),
                 copy_term(K, Key)
             )
         )
-    ;   arg(3, Store, Buckets),
-        arg(_, Buckets, List),
+    ;   table_bucket(Store, Buckets, I),
+        bucket(Buckets, I, List),
         member(kq(K, Q), List),
         copy_term(K, Key)
     ).
@@ -163,63 +214,160 @@ store_queue(Store, Key, Queue) :-
     ).
 
 new_key(Store, Key, H, Expiry, Queue) :-
-    grow_if_full(Store, Expiry),
-    Store = st(Mask, Keys0, Buckets, Open0),
-    I is H /\ Mask + 1,
-    arg(I, Buckets, Old),
+    maintain(Store, Expiry),
+    home(Store, H, Buckets, I),
+    bucket(Buckets, I, Old),
     nb_setarg(I, Buckets, [kq(Key, q([], []))]),
     arg(I, Buckets, Cell),
     nb_linkarg(2, Cell, Old),
     Cell = [kq(_, Queue)|_],
+    arg(2, Store, Keys0),
     Keys is Keys0 + 1,
     nb_setarg(2, Store, Keys),
     (   ground(Key)
     ->  true
-    ;   Open is Open0 + 1,
+    ;   arg(4, Store, Open0),
+        Open is Open0 + 1,
         nb_setarg(4, Store, Open)
     ).
 
-%   When the keys outnumber the buckets twice, sweep: drop what Expiry
-%   shows to be too old from every queue, and rebuild with four times as
-%   many buckets as live keys, dropping the keys whose queues are empty.
-%   So keys that never come back cannot pile up, at a constant cost per
-%   new key.
+%   maintain(+Store, +Expiry): the maintenance of the table that a new
+%   key pays for (see the module's description): start a sweep when the
+%   keys outnumber the buckets twice, or take the steps of the pass
+%   under way.  Expiry (`none` or window(End, W), see store_append/4)
+%   says what is too old.
 
-grow_if_full(Store, Expiry) :-
-    Store = st(Mask, Keys, Buckets, _),
-    (   Keys < 2*(Mask+1)
-    ->  true
-    ;   forall(( arg(_, Buckets, List), member(kq(_, Q), List) ), expire(Expiry, Q)),
-        aggregate_all(count, live_key_queue(Buckets, _), Live),
-        initial_buckets(Min),
-        N1 is max(Min, 1 << (msb(max(1, Live)) + 2)),
-        functor(Fresh, b, N1),
-        forall(between(1, N1, I), nb_setarg(I, Fresh, [])),
-        nb_setarg(3, Store, Fresh),
+maintain(Store, Expiry) :-
+    arg(5, Store, Pass),
+    (   Pass == idle
+    ->  arg(1, Store, Mask),
+        arg(2, Store, Keys),
+        (   Keys < 2*(Mask+1)
+        ->  true
+        ;   nb_setarg(5, Store, sweep(1)),
+            pass_steps(2, Store, Expiry)
+        )
+    ;   Pass = move(_, _, _, Steps)
+    ->  pass_steps(Steps, Store, Expiry)
+    ;   pass_steps(2, Store, Expiry)
+    ).
+
+pass_steps(N, Store, Expiry) :-
+    (   N > 0,
+        \+ arg(5, Store, idle)
+    ->  pass_step(Store, Expiry),
+        N1 is N - 1,
+        pass_steps(N1, Store, Expiry)
+    ;   true
+    ).
+
+%   pass_step(+Store, +Expiry): one step of the pass under way: sweep(I)
+%   visits bucket I of the table in place; move(OldMask, Old, I, Steps)
+%   takes bucket I of the old table Old into the table (Steps of them a
+%   new key).  At the end of a sweep, a move begins if the table is the
+%   wrong size for its keys (see resize/1); at the end of a move, the
+%   old table is let go.
+
+pass_step(Store, Expiry) :-
+    arg(5, Store, Pass),
+    (   Pass = sweep(I)
+    ->  arg(1, Store, Mask),
+        (   I =< Mask + 1
+        ->  arg(3, Store, Buckets),
+            sweep_bucket(Store, Buckets, I, Expiry),
+            I1 is I + 1,
+            nb_setarg(1, Pass, I1)
+        ;   resize(Store)
+        )
+    ;   Pass = move(OldMask, Old, I, _),
+        (   I =< OldMask + 1
+        ->  move_bucket(Store, Old, I, Expiry),
+            I1 is I + 1,
+            nb_setarg(3, Pass, I1)
+        ;   nb_setarg(5, Store, idle)
+        )
+    ).
+
+%   resize(+Store): after a sweep, the table gets more than two and at
+%   most four buckets a live key (a power of two; but no fewer than a
+%   quarter of those it has, so that a move takes at most eight old
+%   buckets a new key): if that is another size, a move into a fresh
+%   table begins.
+
+resize(Store) :-
+    Store = st(Mask, Keys, Buckets, _, _),
+    N0 is Mask + 1,
+    initial_buckets(Min),
+    N1 is max(max(Min, N0 // 4), 1 << (msb(max(1, Keys)) + 2)),
+    (   N1 =:= N0
+    ->  nb_setarg(5, Store, idle)
+    ;   functor(Fresh, b, N1),
         Mask1 is N1 - 1,
-        nb_setarg(1, Store, Mask1),
-        arg(3, Store, New),
-        forall(live_key_queue(Buckets, KQ), relink(New, Mask1, KQ)),
-        nb_setarg(2, Store, Live),
-        aggregate_all(count, ( live_key_queue(Buckets, kq(K, _)), \+ ground(K) ), Open),
+        Steps is 2 * max(1, N0 // N1),
+        nb_setarg(5, Store, move(Mask, -, 1, Steps)),
+        arg(5, Store, Pass),
+        nb_linkarg(2, Pass, Buckets),
+        nb_setarg(3, Store, Fresh),
+        nb_setarg(1, Store, Mask1)
+    ).
+
+%   sweep_bucket(+Store, +Buckets, +I, +Expiry): drop what Expiry shows
+%   to be too old from the queues of bucket I of Buckets, and the keys
+%   whose queues are then empty.
+
+sweep_bucket(Store, Buckets, I, Expiry) :-
+    bucket(Buckets, I, List),
+    sweep_cells(List, Buckets, I, Store, Expiry).
+
+%   sweep_cells(+Cell, +Prev, +Arg, +Store, +Expiry): Cell is argument
+%   Arg of Prev (the table or the previous cell).
+
+sweep_cells([], _, _, _, _).
+sweep_cells(Cell, Prev, Arg, Store, Expiry) :-
+    Cell = [kq(K, Q)|Next],
+    expire(Expiry, Q),
+    (   arg(1, Q, [])
+    ->  nb_linkarg(Arg, Prev, Next),
+        forget_key(Store, K),
+        sweep_cells(Next, Prev, Arg, Store, Expiry)
+    ;   sweep_cells(Next, Cell, 2, Store, Expiry)
+    ).
+
+forget_key(Store, K) :-
+    arg(2, Store, Keys0),
+    Keys is Keys0 - 1,
+    nb_setarg(2, Store, Keys),
+    (   ground(K)
+    ->  true
+    ;   arg(4, Store, Open0),
+        Open is Open0 - 1,
         nb_setarg(4, Store, Open)
     ).
 
-live_key_queue(Buckets, KQ) :-
-    arg(_, Buckets, List),
-    member(KQ, List),
-    KQ = kq(_, q(First, _)),
-    First \== [].
+%   move_bucket(+Store, +Old, +I, +Expiry): take the keys of bucket I of
+%   the old table Old into the table, after sweeping it (see
+%   sweep_bucket/4).  A key already linked there (by a step that stopped
+%   half-way) is not linked again.
 
-relink(Buckets, Mask, KQ) :-
+move_bucket(Store, Old, I, Expiry) :-
+    sweep_bucket(Store, Old, I, Expiry),
+    bucket(Old, I, List),
+    Store = st(Mask, _, Buckets, _, _),
+    forall(member(KQ, List), move_key(Buckets, Mask, KQ)).
+
+move_key(Buckets, Mask, KQ) :-
     KQ = kq(Key, _),
     key_hash(Key, H),
-    I is H /\ Mask + 1,
-    arg(I, Buckets, Old),
-    nb_setarg(I, Buckets, [x]),
-    arg(I, Buckets, Cell),
-    nb_linkarg(1, Cell, KQ),
-    nb_linkarg(2, Cell, Old).
+    J is H /\ Mask + 1,
+    bucket(Buckets, J, Old),
+    (   member(KQ0, Old),
+        same_term(KQ0, KQ)
+    ->  true
+    ;   nb_setarg(J, Buckets, [x]),
+        arg(J, Buckets, Cell),
+        nb_linkarg(1, Cell, KQ),
+        nb_linkarg(2, Cell, Old)
+    ).
 
 %!  store_append(+Store, +Key, +Entry, +Expiry) is det.
 %
@@ -517,8 +665,8 @@ expire(window(End, W), Q) :-
 %   Enumerate all pending entries with their keys.
 
 store_entry(Store, Key, Entry) :-
-    arg(3, Store, Buckets),
-    arg(_, Buckets, List),
+    table_bucket(Store, Buckets, I),
+    bucket(Buckets, I, List),
     member(kq(Key, Q), List),
     queue_entry(Q, Entry).
 

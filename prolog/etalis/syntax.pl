@@ -113,6 +113,8 @@ read_etl_file(File, Items) :-
     ->  true
     ;   existence_error(source_sink, File)
     ),
+    size_file(File, Bytes0),
+    rule_text_bound(Bytes0, File, bytes),
     catch(( read_file_to_codes(File, Bytes, [type(binary)]),
             decode_bytes(Bytes, File, Codes),
             string_codes(Text, Codes),
@@ -121,6 +123,20 @@ read_etl_file(File, Items) :-
                     throw(error(etalis_error(M, H), Where)) )) ),
           error(resource_error(_), _),
           ( size_file(File, Size), too_large(File, Size, bytes) )).
+
+%   rule_text_bound(+Size, +Source, +Unit): a rule file or text is read
+%   whole, so it may hold at most 10,000,000 Units (bytes of a file,
+%   characters of a text), whatever room the stacks have.
+
+rule_text_bound(Size, Source, Unit) :-
+    (   Size =< 10_000_000
+    ->  true
+    ;   format(string(M), "rule file is too large to read: ~D ~w, more than the 10,000,000 a rule file may hold",
+               [Size, Unit]),
+        etalis_error(M, "split it into several files: the rules, and --static files of its facts and static rules \c
+                         (each is read on its own)",
+                     pos(Source, 1, 1))
+    ).
 
 %   too_large(+Source, +Size, +Unit): reading the rule file or text
 %   Source, of Size Units, ran out of stack.
@@ -287,6 +303,8 @@ surrogate(C) :-
 
 read_etl_string(Text, Source, Items) :-
     must_be(string, Text),
+    string_length(Text, Length),
+    rule_text_bound(Length, Source, characters),
     catch(read_text_items(Text, Source, Items),
           error(resource_error(_), _),
           ( string_length(Text, Size), too_large(Source, Size, characters) )).

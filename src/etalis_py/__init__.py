@@ -11,7 +11,8 @@
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
-from .errors import EtalisError, EventError, InferenceLimitError, RuleError, RuleFileNotFound, SnapshotError
+from .errors import (CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, RuleError,
+                     RuleFileNotFound, SnapshotError)
 from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
 from .knowledge import KnowledgeStats, OntologyError
 
@@ -22,6 +23,7 @@ except PackageNotFoundError:  # run from a source tree that is not installed
 
 __all__ = [
     "BatchResult",
+    "CallbackError",
     "Detection",
     "Detections",
     "Engine",
@@ -31,6 +33,7 @@ __all__ = [
     "EventError",
     "FeedResult",
     "InferenceLimitError",
+    "MemoryLimitError",
     "InvalidEvent",
     "KnowledgeStats",
     "OntologyError",

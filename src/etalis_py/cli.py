@@ -1,4 +1,4 @@
-"""The ``etalis`` command: run | replay | stream | check | compile | table | plot | import-etalis."""
+"""The ``etalis`` command: run | replay | stream | check | compile | table | plot | import-etalis | serve."""
 
 from __future__ import annotations
 
@@ -279,7 +279,58 @@ def parser() -> argparse.ArgumentParser:
     add_trust_options(comp)
     add_readable_parsers(sub)
     add_import_parser(sub)
+    add_serve_parser(sub)
     return p
+
+
+def _size(text: str) -> int:
+    """A number of bytes: ``1048576``, ``512K``, ``8M``."""
+    scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:].upper(), 1)
+    try:
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size in bytes: {text!r} (e.g. 8M)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a size must be at least 1 byte, not {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+    return value
+
+
+def add_serve_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis serve``: rule sets over HTTP (docs/service.md)."""
+    srv = sub.add_parser("serve", help="serve rule sets over HTTP: events in, detections out (docs/service.md)")
+    srv.add_argument("rules", type=Path, nargs="*", metavar="RULES",
+                     help=".etl files registered at start under their file names (sandboxed)")
+    srv.add_argument("--host", default="127.0.0.1",
+                     help="the address to listen on (default 127.0.0.1; other than loopback only with --token-file)")
+    srv.add_argument("--port", type=_port, default=8080, help="the port (default 8080; 0: any free port, printed)")
+    srv.add_argument("--token-file", type=Path, metavar="FILE",
+                     help="a file holding the bearer token that every write (POST, DELETE) must give")
+    srv.add_argument("--checkpoint", type=Path, metavar="DIR",
+                     help="keep rule sets, engine state and detections here: they survive a restart")
+    srv.add_argument("--max-body", type=_size, default=8 * 1024 * 1024, metavar="BYTES",
+                     help="the largest request body, e.g. 8M (default); a larger one gets 413")
+    srv.add_argument("--buffer", type=_whole, default=10_000, metavar="N",
+                     help="the detections each rule set keeps for subscribers that reconnect (default 10000)")
 
 
 def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -348,6 +399,11 @@ def _command(ns: argparse.Namespace) -> int:
             return readable_output(ns, sys.stdout, sys.stderr)
         if ns.command == "import-etalis":
             return import_etalis(ns, sys.stdout, sys.stderr)
+        if ns.command == "serve":
+            from .service import ServeOptions, serve   # the HTTP stack, loaded by this command only
+
+            return serve(ServeOptions(ns.rules, ns.host, ns.port, ns.token_file, ns.checkpoint, ns.max_body,
+                                      ns.buffer), sys.stderr)
     except RuleFileNotFound as e:
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_RULES
@@ -561,9 +617,18 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             for w in ws:
                 print(f"{source}: warning: {where}: {w.reason}", file=err)
 
-    def checkpoint() -> None:
+    def checkpoint() -> bool:
+        """Take a checkpoint; whether it was taken (when the engine has no
+        room to write its state, the last one stays as it was)."""
         if checkpoints is not None:
-            checkpoints.save(engine, counts, sink, source_input.offsets)
+            try:
+                checkpoints.save(engine, counts, sink, source_input.offsets)
+            except EtalisError as e:
+                progress.clear()
+                print(f"{source}:{counts.line}: error: the checkpoint could not be taken, the last one in "
+                      f"{checkpoints.directory} stays: {e}", file=err)
+                return False
+        return True
 
     stopped = unwritten = False
     interrupt = _Interrupt()
@@ -596,7 +661,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
                 if result.stopped:      # the lines after the stopped one were read, not processed
                     bad = [r for r in bad if r.line < result.stopped.line]
-                counts.rejected += len(bad)
+                counts.rejected += len(bad) + (result.stopped is not None)  # the stopped event: read, not processed
                 counts.warnings += len(result.warnings)
                 if not ns.quiet and (bad or result.warnings):
                     progress.clear()
@@ -613,11 +678,12 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if checkpoints is not None:
                     counts.line = batch.end_line
                     counts.since += len(bad) + result.accepted
-                    if counts.since >= ns.checkpoint_every:
-                        checkpoint()
+                    if counts.since >= ns.checkpoint_every and not checkpoint():
+                        stopped = True
+                        break
                 progress.show(status)
-            if not stopped:
-                checkpoint()    # before the end: a resumed run goes on from here
+            if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
+                stopped = True
             raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import sys
@@ -12,11 +13,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, ParamSpec, TypeVar, Union
 
 from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
 from .prolog_text import number_text, quote_atom
-from .errors import EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
+from .errors import CallbackError, EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
 from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
 
@@ -39,6 +40,22 @@ def check_policy(policy: str) -> str:
     return policy
 
 Callback = Callable[[Detection], Any]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _one_at_a_time(method: Callable[_P, _R]) -> Callable[_P, _R]:
+    """An Engine method that holds the bridge's lock while it runs, so that
+    calls from several threads (to one engine or several) come one at a
+    time, each with its own requests and counts (docs/python-api.md,
+    "Threads and processes")."""
+    @functools.wraps(method)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with bridge().held():
+            return method(*args, **kwargs)
+    return locked
+
 
 
 def trust_option(trusted: bool, sandbox: Optional[bool]) -> list[str]:
@@ -330,6 +347,7 @@ class Engine:
 
     # -- events in ----------------------------------------------------------
 
+    @_one_at_a_time
     def emit(self, name: str, *args: Any, at: Any = None, start: Any = None, end: Any = None) -> Detections:
         """Process one event ``name(*args)`` at time ``at`` (or over
         ``[start, end]``) and return what it led to.
@@ -337,20 +355,14 @@ class Engine:
         Raises :class:`EventError` if the event is rejected, e.g. because its
         time is earlier than the last accepted one.
         """
-        if at is not None:
-            if start is not None or end is not None:
-                raise EventError("give either at= or start= and end=, not both")
-            t1 = t2 = to_time(at)
-        elif start is not None and end is not None:
-            t1, t2 = to_time(start), to_time(end)
-        else:
-            raise EventError(f"event {name!r} needs a time: at=T, or start=T1 and end=T2")
         try:
-            line = Event(name, args, t1, t2).to_prolog()
-        except (ValueError, RecursionError) as e:  # InvalidEvent among them; an int of too many digits
-            raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
+            line = _event_line(name, args, at, start, end)
+        except EventError:      # counted as the engine counts a bad row
+            self._stats.rejected += 1
+            raise
         return self._emit_line(line, f"event {name!r}")
 
+    @_one_at_a_time
     def emit_graph(self, graph: Any, at: Any = None, stream: Any = None) -> Detections:
         """Process the :class:`rdflib.Graph` ``graph`` as one graph event
         ``graph(G)`` (see :mod:`etalis_py.graphs`) at time ``at``, or, if
@@ -378,6 +390,7 @@ class Engine:
             raise EventError(f"{what} rejected: {result.rejected[0].reason}")
         return self._deliver(result)
 
+    @_one_at_a_time
     def emit_many(self, events: Iterable[Any], batch_size: int = 10_000, *, collect: bool = True) -> BatchResult:
         """Process many events in time order, crossing into Prolog once per
         ``batch_size`` events.
@@ -431,6 +444,7 @@ class Engine:
         """Batches cross as packed columns (see :mod:`etalis_py.columns`)."""
         return not text_path_forced() and self._prolog.columns()
 
+    @_one_at_a_time
     def emit_frame(
         self,
         frame: Any,
@@ -479,6 +493,7 @@ class Engine:
         accepted = 0
         by_engine: list[Rejection] = []
         warnings: list[Rejection] = []
+        failures: list[tuple[Detection, BaseException]] = []
         detections = Detections()
         first = 1
         items = iter(terms)
@@ -491,8 +506,16 @@ class Engine:
                 batch = [head, *islice(items, max(1, batch_size) - 1)]  # type: ignore[list-item]
             else:
                 batch = head
-            accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect)
+            try:
+                accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect, failures)
+            except InferenceLimitError as e:
+                # the items before the stop keep their reasons; those after it were not read
+                e.rejected = sorted((r for r in rejected + by_engine if r.line < e.line), key=lambda r: r.line)
+                e.warnings = list(warnings)
+                raise
             first += len(batch)
+        if failures:
+            self._callbacks_failed(failures, detections)
         rejected = sorted(rejected + by_engine, key=lambda r: r.line)
         return BatchResult(accepted, rejected, detections, warnings)
 
@@ -504,6 +527,7 @@ class Engine:
         warnings: list[Rejection],
         detections: Detections,
         collect: bool,
+        failures: list[tuple[Detection, BaseException]],
     ) -> int:
         if isinstance(batch, Packed):
             result = self._feed_packed(batch, first)
@@ -511,7 +535,7 @@ class Engine:
             result = self._feed_lines(batch_list(batch), first, len(batch), rows=True)
         rejected.extend(result.rejected)
         warnings.extend(result.warnings)
-        found = self._deliver(result, collect)
+        found = self._deliver(result, collect, failures)
         if result.stopped:
             # the caller gets no result: what it would have held waits in the pull queue
             self._queue_up([d for d in detections + found if not self._claimed(d)])
@@ -526,17 +550,16 @@ class Engine:
         self._check_open()
         form = "object" if not rows else "row" if self._explain else "packed"
         request = f"feed_columns({self._name}, {int(first)}, {len(batch)}, {form}, {batch.spec()})"
-        with self._prolog.lock:
+        with self._prolog.held():
             header, body = self._prolog.request(request)
             unpacked = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
         result = _feed_result(header, body)
         if unpacked is not None:
             result = dataclasses.replace(result, rows=unpacked)
-        self._stats.accepted += result.accepted
-        self._stats.raised += result.raised
-        self._stats.rejected += len(result.rejected)
+        self._count(result)
         return result
 
+    @_one_at_a_time
     def feed_text(self, text: str, first_line: int = 1, terms: Optional[int] = None) -> FeedResult:
         """Process event lines (one Prolog term a line: ``event(a(1), 5).``,
         ``event(a(1), [5, 7]).`` or a bare ``a(1).`` at its line number),
@@ -553,6 +576,7 @@ class Engine:
         self._stats.detections += result.detection_lines.count("\n")
         return result
 
+    @_one_at_a_time
     def feed_packed(self, batch: Packed, first_line: int = 1) -> FeedResult:
         """As :meth:`feed_text` for a batch of packed columns (see
         :mod:`etalis_py.columns`; :meth:`columnar` says whether they can
@@ -566,6 +590,7 @@ class Engine:
         there, and ``ETALIS_TEXT_PATH`` does not ask for text."""
         return self._columns()
 
+    @_one_at_a_time
     def feed_segments(self, segments: Sequence[str], resets: Sequence[bool],
                       terms: Optional[Sequence[int]] = None) -> list[FeedResult]:
         """Process several texts of event lines in one crossing, each as by
@@ -584,6 +609,7 @@ class Engine:
         header, body = self._prolog.request(request, "\x1d".join(segments))
         return self._segment_results(header, body)
 
+    @_one_at_a_time
     def feed_packed_segments(self, batch: Packed, resets: Sequence[bool], counts: Sequence[int]) -> list[FeedResult]:
         """As :meth:`feed_segments` with terms, for one batch of packed
         columns (see :meth:`feed_packed`) whose rows are the segments'
@@ -604,9 +630,7 @@ class Engine:
         results = []
         for h, detections in zip(header["segments"], body.split("\x1d")):
             result = _feed_result(h, detections)
-            self._stats.accepted += result.accepted
-            self._stats.raised += result.raised
-            self._stats.rejected += len(result.rejected)
+            self._count(result)
             self._stats.detections += detections.count("\n")
             if result.stopped:
                 raise result.stopped
@@ -625,21 +649,33 @@ class Engine:
             request = f"feed_list({self._name}, {int(first_line)}, {int(terms)}, {form})"
         header, body = self._prolog.request(request, text)
         result = _feed_result(header, body)
-        self._stats.accepted += result.accepted
-        self._stats.raised += result.raised
-        self._stats.rejected += len(result.rejected)
+        self._count(result)
         return result
 
-    def _deliver(self, result: FeedResult, returned: bool = True) -> Detections:
+    def _count(self, result: FeedResult) -> None:
+        """Count what a feed did: the event stopped at a limit (not
+        processed) counts as rejected, so that every event is accepted or
+        rejected."""
+        self._stats.accepted += result.accepted
+        self._stats.raised += result.raised
+        self._stats.rejected += len(result.rejected) + (result.stopped is not None)
+
+    def _deliver(self, result: FeedResult, returned: bool = True,
+                 failures: Optional[list[tuple[Detection, BaseException]]] = None) -> Detections:
         """The detections of ``result`` (rows), each passed to its callbacks; if
         they are not ``returned``, those that no callback took are queued
-        for :meth:`detections` (the oldest dropped past ``max_queued``)."""
+        for :meth:`detections` (the oldest dropped past ``max_queued``).
+        A callback that raises does not stop the delivery: its errors go to
+        ``failures``, or, if that is not given, raise :class:`CallbackError`
+        once all are delivered (what would have been returned then waits in
+        the pull queue)."""
         if result.rows is not None:
             found = Detections(map(Detection.from_row, result.rows))
         else:
             found = parse_rows(result.detection_lines)
         self._stats.detections += len(found)
         unseen: list[Detection] = []
+        failed: list[tuple[Detection, BaseException]] = []
         if not self._callbacks:  # nothing to call: all of them wait, or none
             unseen = [] if returned else found
         else:
@@ -647,12 +683,26 @@ class Engine:
             for d in found:
                 callbacks = self._callbacks.get(d.event, []) + everything
                 for cb in callbacks:
-                    cb(d)
+                    try:
+                        cb(d)
+                    except Exception as e:
+                        failed.append((d, e))
                 if not callbacks and not returned:
                     unseen.append(d)
         if unseen:
             self._queue_up(unseen)
+        if failures is not None:
+            failures.extend(failed)
+        elif failed:
+            self._callbacks_failed(failed, found if returned else [])
         return found if returned else Detections()
+
+    def _callbacks_failed(self, failed: list[tuple[Detection, BaseException]], kept: Sequence[Detection]) -> None:
+        """Raise :class:`CallbackError` for the callbacks' ``failed`` calls;
+        the detections a call would have returned (``kept``) that no
+        callback took wait in the pull queue."""
+        self._queue_up([d for d in kept if not self._claimed(d)])
+        raise CallbackError(failed) from failed[0][1]
 
     def _claimed(self, d: Detection) -> bool:
         """Some callback takes ``d``."""
@@ -672,6 +722,7 @@ class Engine:
             self._stats.dropped += overflow
         self._queue.extend(unseen)
 
+    @_one_at_a_time
     def flush(self, timers: bool = True) -> Detections:
         """At the end of a stream, process the events that a lateness still
         holds back, then fire the timers still pending (original ETALIS's
@@ -685,6 +736,7 @@ class Engine:
             warnings.warn(EtalisWarning(f"at the end of the stream: {w.reason}"), stacklevel=2)
         return self._deliver(FeedResult(0, [], warned, body))
 
+    @_one_at_a_time
     def flush_lines(self, warned: Optional[list[Rejection]] = None, timers: bool = True) -> str:
         """As :meth:`flush`, with the detections as JSON lines (``etalis run``);
         the warnings go to ``warned`` (their line is 0)."""
@@ -692,6 +744,7 @@ class Engine:
         self._stats.detections += body.count("\n")
         return body
 
+    @_one_at_a_time
     def advance_to(self, t: Any) -> Detections:
         """Move the engine's time on to ``t`` (seconds, or a datetime) with
         no event, as the machine's clock moves on while a live stream is
@@ -705,6 +758,7 @@ class Engine:
             warnings.warn(EtalisWarning(w.reason), stacklevel=2)
         return self._deliver(result)
 
+    @_one_at_a_time
     def advance_lines(self, t: Any) -> FeedResult:
         """As :meth:`advance_to`, with the detections as JSON lines and the
         counts (``etalis run --clock wall``); the warnings' line is 0."""
@@ -741,6 +795,7 @@ class Engine:
 
     # -- detections out -----------------------------------------------------
 
+    @_one_at_a_time
     def on(self, name: Optional[str], callback: Callback) -> None:
         """Call ``callback(detection)`` for each detection of event ``name``
         (every reported event if ``name`` is None), as it is detected.
@@ -769,6 +824,7 @@ class Engine:
         source, text = self._source
         return findings(RuleFile.read(source, text, self._static), self._max_age)
 
+    @_one_at_a_time
     def off(self, name: Optional[str], callback: Optional[Callback] = None) -> None:
         """Stop calling ``callback`` (every callback if None) for event
         ``name`` (None: the callbacks registered with ``on(None, ...)``).
@@ -784,6 +840,7 @@ class Engine:
             what = "no callback" if callback is None else f"callback {callback!r} is not"
             raise ValueError(f"{what} registered for {'every event' if name is None else repr(name)}")
 
+    @_one_at_a_time
     def detections(self) -> Detections:
         """Take the detections that wait in the pull queue, in the order
         they were made (a list with ``to_frame()`` for pandas).  Only
@@ -797,6 +854,7 @@ class Engine:
 
     # -- live rule changes -----------------------------------------------------
 
+    @_one_at_a_time
     def add_rules(self, text: str, source: str = "<added>") -> None:
         """Add rules (and static rules) while events flow.  Goals identical
         to those of the rules already loaded are shared, so their pending
@@ -812,6 +870,7 @@ class Engine:
         if info.get("ontologies"):
             self._load_declared(info["ontologies"])
 
+    @_one_at_a_time
     def remove_rule(self, label: str) -> None:
         """Remove the rule labelled ``label``, with the goals (and pending
         goals) that no other rule uses."""
@@ -822,6 +881,7 @@ class Engine:
 
     # -- progress ---------------------------------------------------------------
 
+    @_one_at_a_time
     def pending(self, rule: str) -> list[PendingPart]:
         """How much of a rule's pattern is fulfilled: each occurrence that
         matched a part of it and waits for the rest, with its interval and
@@ -836,6 +896,7 @@ class Engine:
 
     # -- state ----------------------------------------------------------------
 
+    @_one_at_a_time
     def stats(self) -> EngineStats:
         """Counters, and the live pending goals per binary goal."""
         self._check_open()
@@ -847,6 +908,7 @@ class Engine:
         self._stats.queued = len(self._queue)
         return EngineStats(**vars(self._stats))
 
+    @_one_at_a_time
     def reset(self) -> None:
         """Forget all pending goals and the time of the last event: the
         engine starts afresh with the same rules (and background knowledge)."""
@@ -855,6 +917,7 @@ class Engine:
 
     # -- snapshots ---------------------------------------------------------------
 
+    @_one_at_a_time
     def snapshot(self) -> bytes:
         """The engine's state as bytes, for :meth:`restore` in an engine of
         the same rules and options, in this process or another: everything
@@ -868,6 +931,7 @@ class Engine:
         _, data = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
         return data
 
+    @_one_at_a_time
     def restore(self, data: bytes) -> None:
         """Replace the engine's whole state by that of the :meth:`snapshot`
         ``data``, without compiling its rules again (unless the snapshot's
@@ -899,6 +963,7 @@ class Engine:
 
     # -- background knowledge ---------------------------------------------------
 
+    @_one_at_a_time
     def load_ontology(
         self, source: Union["OntologySource", Sequence["OntologySource"]], entailment: str = "rdfs"
     ) -> "KnowledgeStats":
@@ -964,6 +1029,7 @@ class Engine:
                      "or trust the rule file (--trusted, trusted=True)",
             )
 
+    @_one_at_a_time
     def close(self) -> None:
         """Free the engine's rules and pending goals."""
         if not self._closed:
@@ -982,6 +1048,22 @@ class Engine:
 
     def __repr__(self) -> str:
         return f"<Engine {self._name}: {self.rule_count} rules, policy {self.policy}>"
+
+
+def _event_line(name: str, args: tuple[Any, ...], at: Any, start: Any, end: Any) -> str:
+    """The input line of :meth:`Engine.emit`'s event, or EventError."""
+    if at is not None:
+        if start is not None or end is not None:
+            raise EventError("give either at= or start= and end=, not both")
+        t1 = t2 = to_time(at)
+    elif start is not None and end is not None:
+        t1, t2 = to_time(start), to_time(end)
+    else:
+        raise EventError(f"event {name!r} needs a time: at=T, or start=T1 and end=T2")
+    try:
+        return Event(name, args, t1, t2).to_prolog()
+    except (ValueError, RecursionError) as e:  # InvalidEvent among them; an int of too many digits
+        raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
 
 
 def _feed_result(header: dict[str, Any], body: str) -> FeedResult:

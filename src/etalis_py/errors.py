@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:   # events.py raises EventError of this module
+    from .events import Rejection
 
 
 class EtalisError(Exception):
@@ -22,7 +25,7 @@ class EtalisError(Exception):
             )
         if kind == "file":
             return RuleFileNotFound(str(error["message"]))
-        if kind == "limit":
+        if kind in ("limit", "memory"):
             return InferenceLimitError.from_reply(error)
         if kind == "snapshot":
             return SnapshotError(str(error["message"]))
@@ -71,6 +74,24 @@ class SnapshotError(EtalisError, ValueError):
     holding a stream)."""
 
 
+class CallbackError(EtalisError):
+    """Callbacks (``Engine.on``) raised while a call delivered its
+    detections.  Every detection was still delivered to every callback, the
+    counts were kept, and the detections the call would have returned wait
+    in the pull queue (``Engine.detections()``).  ``errors`` holds each
+    (detection, exception) in order; the first is also the cause."""
+
+    def __init__(self, errors: list[tuple[Any, BaseException]]) -> None:
+        self.errors = errors
+        detection, first = errors[0]
+        more = f"; {len(errors) - 1} more callback calls raised too" if len(errors) > 1 else ""
+        super().__init__(
+            f"a callback raised {type(first).__name__}: {first} on {detection}{more}\n"
+            "  hint: every detection was delivered to the callbacks, and those the call would have returned "
+            "wait in engine.detections(); catch errors in the callback to keep them apart"
+        )
+
+
 class EtalisWarning(UserWarning):
     """A use of the API that cannot work as meant, e.g. a callback for an
     event that no rule reports."""
@@ -86,7 +107,10 @@ class InferenceLimitError(EtalisError):
     ``emit_many``), ``event`` the event as a Prolog term, ``where`` the
     ``where`` condition that was running when the limit was reached (if one
     was).  The detections made before it were delivered; the goals it
-    stored before it was stopped stay in the engine."""
+    stored before it was stopped stay in the engine.  From
+    :meth:`Engine.emit_many`, ``rejected`` holds the items before it
+    that were rejected (with their reasons) and ``warnings`` the warnings
+    of the items it read."""
 
     def __init__(self, *, line: int, event: str, limit: int, where: Optional[str] = None,
                  seconds: Optional[float] = None) -> None:
@@ -95,6 +119,8 @@ class InferenceLimitError(EtalisError):
         self.limit = limit
         self.where = where
         self.seconds = seconds
+        self.rejected: list[Rejection] = []
+        self.warnings: list[Rejection] = []
         self.hint = (
             "check the rules that use this event: a where condition must end, and under the unrestricted "
             "policy a pattern such as `b <- b seq a` doubles its detections with each event (use a window "
@@ -111,11 +137,45 @@ class InferenceLimitError(EtalisError):
 
     @staticmethod
     def from_reply(error: dict[str, Any]) -> "InferenceLimitError":
+        """The error of a reply's ``stopped`` (or ``error``): of ``kind``
+        ``limit``, or ``memory`` (a :class:`MemoryLimitError`)."""
+        if error.get("kind") == "memory":
+            return MemoryLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]))
         where = error.get("where")
         seconds = error.get("seconds")
         return InferenceLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]),
                                    where=None if where is None else str(where),
                                    seconds=None if seconds is None else float(seconds))
+
+
+class MemoryLimitError(InferenceLimitError):
+    """An event that ran out of memory: the engine's pending goals (and
+    the event's own work) filled the Prolog stacks up to their limit
+    (``limit``, in bytes: see docs/python-api.md, "Memory").  It is an
+    :class:`InferenceLimitError` too, as every event stopped at a limit of
+    the engine is: the detections made before it were delivered, and the
+    goals stored before it stay in the engine (which has no room for more)."""
+
+    def __init__(self, *, line: int, event: str, limit: int) -> None:
+        self.line = line
+        self.event = event
+        self.limit = limit
+        self.where = None
+        self.seconds = None
+        self.hint = (
+            "the pending goals fill the memory: bound them with a window (within), :- max_age(D). or "
+            "--max-age D, or a consuming policy; or raise the limit (ETALIS_STACK_LIMIT=bytes, e.g. 16g)"
+        )
+        EtalisError.__init__(
+            self,
+            f"event {event} (line {line}) ran out of memory: the engine's stacks reached their limit of "
+            f"{_size(limit)}\n  hint: {self.hint}"
+        )
+
+
+def _size(size: int) -> str:
+    """A number of bytes for people: GiB, else MiB."""
+    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
 
 
 def utf8_text(what: str, path: Path) -> str:

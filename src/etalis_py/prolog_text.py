@@ -18,13 +18,24 @@ import re
 from collections.abc import Iterable
 from typing import Optional, Union
 
+from .errors import EventError
+
 _PLAIN_ATOM = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 _SPECIAL = re.compile("[\\\\'\"\x00-\x1f\x7f]")
 
 
+MAX_TEXT = 10_000_000
+"""The most characters of a text in an input event (a name, an argument):
+a longer one is a bad row, as a longer line of an events file is (and as
+the engine refuses to make a longer text, see guard.pl)."""
+
+
 def quote_atom(text: str) -> str:
-    """``text`` as a Prolog atom, quoted where needed."""
+    """``text`` as a Prolog atom, quoted where needed; EventError (a bad
+    row) if it is longer than :data:`MAX_TEXT`."""
+    if len(text) > MAX_TEXT:
+        raise EventError(f"a text of {len(text):,} characters is longer than the {MAX_TEXT:,} a row may hold")
     if _PLAIN_ATOM.match(text):
         return text
     return _quoted(text, "'")

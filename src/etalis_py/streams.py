@@ -36,6 +36,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, TypedDict, Unpack
 
+from .prolog_text import MAX_TEXT
 from .columns import Packed
 from .events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
                      read_number, to_time, zone)
@@ -705,6 +706,9 @@ def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterat
         text = line.strip()
         if bad and number in bad:
             yield number + 1, "\n", Rejection(number, bad[number])
+        elif len(text) > MAX_TEXT:
+            yield number + 1, "\n", Rejection(number, f"the line holds {len(text):,} characters, more than the "
+                                                       f"{MAX_TEXT:,} a row may hold")
         elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
             yield number + 1, "\n", Rejection(number, f"nested deeper than {MAX_NESTING} levels")
         elif len(text) > MAX_DIGITS and (digits := _longest_number(text)) > MAX_DIGITS:

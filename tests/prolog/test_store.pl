@@ -153,4 +153,40 @@ test(without_a_window_nothing_is_swept, Count == 5000) :-
            etalis_store:store_append(S, T, e(p, T, T), none)),
     store_count(S, Count).
 
+%   The table is kept in shape a few buckets a new key: no store_append
+%   of 200,000 new keys (a dozen sweeps and moves) takes a thousand
+%   inferences, and every entry is still there.
+
+test(no_new_key_pays_for_the_growth_of_the_table, [Max, Count, Es] == [true, 200000, [e(p, 123456, 123456)]]) :-
+    store_new(S0), nb_setval(sw3, S0), nb_getval(sw3, S),
+    nb_setval(sw3_max, 0),
+    forall(between(1, 200000, T),
+           ( statistics(inferences, I0),
+             etalis_store:store_append(S, T, e(p, T, T), none),
+             statistics(inferences, I1),
+             D is I1 - I0,
+             nb_getval(sw3_max, M0),
+             (   D > M0 -> nb_setval(sw3_max, D) ; true )
+           )),
+    nb_getval(sw3_max, MaxInferences),
+    ( MaxInferences < 1000 -> Max = true ; Max = MaxInferences ),
+    store_count(S, Count),
+    entries(S, 123456, Es).
+
+%   A step of a move that stopped half-way (memory ran out) and is done
+%   again links no key twice.
+
+test(a_move_step_done_twice_links_each_key_once, [Count, Es] == [170, [e(p, 77, 77)]]) :-
+    store_new(S0), nb_setval(sw4, S0), nb_getval(sw4, S),
+    forall(between(1, 170, T), etalis_store:store_append(S, T, e(p, T, T), none)),
+    arg(5, S, Pass),
+    assertion(Pass = move(_, _, _, _)),
+    Pass = move(_, Old, I, _),
+    etalis_store:move_bucket(S, Old, I, none),
+    etalis_store:move_bucket(S, Old, I, none),
+    forall(between(1, 1000, _), etalis_store:pass_steps(1, S, none)),
+    assertion(arg(5, S, idle)),
+    store_count(S, Count),
+    entries(S, 77, Es).
+
 :- end_tests(sweep).
