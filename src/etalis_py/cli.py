@@ -1,9 +1,10 @@
-"""The ``etalis`` command: run | replay | check | compile | table | plot | import-etalis | serve."""
+"""The ``etalis`` command: run | replay | stream | check | compile | table | plot | import-etalis | serve."""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import signal
 import sys
@@ -258,6 +259,7 @@ def parser() -> argparse.ArgumentParser:
     add_mapping_options(run)
 
     add_replay_parser(sub)
+    add_stream_parser(sub)
 
     check = sub.add_parser("check", help="report problems in a rule file (docs/language.md, Checking rules)")
     check.add_argument("rules", type=Path, help="the .etl rule file")
@@ -387,6 +389,8 @@ def _command(ns: argparse.Namespace) -> int:
             return check(ns, sys.stdout, sys.stderr)
         if ns.command == "replay":
             return replay(ns, sys.stdout, sys.stderr)
+        if ns.command == "stream":
+            return stream(ns, sys.stdout, sys.stderr)
         if ns.command == "compile":
             sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy, trusted=ns.trusted,
                                              static=ns.static))
@@ -855,6 +859,9 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--partitions", type=_count, metavar="N", help="partitions of keyed stages (default: 4 per core)")
     rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
+    rp.add_argument("--save-state", metavar="DIR",
+                    help="write every key's final engine state here (Parquet): etalis stream --initial-state DIR "
+                    "goes on from it")
     add_quiet_option(rp, progress=True)
     add_trust_options(rp)
     add_static_option(rp)
@@ -909,7 +916,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
-                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static)
+                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static,
+                           save_state=ns.save_state is not None)
+        if ns.save_state is not None:
+            result.save_states(ns.save_state)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":
@@ -933,6 +943,175 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILURE
     err.write(replace(result, warnings=result.warnings + warnings).summary(errors))
     return EXIT_OK
+
+
+def add_stream_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis stream``: replay's rules, mapping and plan, live on Spark
+    Structured Streaming (docs/spark.md, Streaming)."""
+    sp = sub.add_parser("stream", help="detect live on Spark Structured Streaming, as files land in a folder")
+    sp.add_argument("rules", type=Path, help="the .etl rule file")
+    sp.add_argument("--source", required=True, metavar="DIR|URL",
+                    help="a folder whose new files are read as they land (CSV, JSON lines or Parquet), "
+                    "socket://HOST:PORT or kafka://HOST:PORT/TOPIC (CSV lines, named by --columns)")
+    sp.add_argument("--input-format", choices=("csv", "jsonl", "json", "parquet"),
+                    help="the files' format (default: from their names)")
+    sp.add_argument("--partition-by", metavar="COL",
+                    help="the key column: rules whose events all carry the key run with a state per key")
+    sp.add_argument("--checkpoint", required=True, metavar="DIR",
+                    help="the stream's progress and its engines' state: start again with the same DIR to go on")
+    sp.add_argument("--out", required=True, metavar="DIR",
+                    help="the detections, rejected rows and counts, each micro-batch written exactly once")
+    sp.add_argument("--format", choices=("parquet", "jsonl", "csv", "json"), default="parquet",
+                    help="the format of --out (jsonl: the lines of etalis run)")
+    when = sp.add_mutually_exclusive_group()
+    when.add_argument("--available-now", action="store_true",
+                      help="process every file there is, then stop (tests, catching up)")
+    when.add_argument("--trigger", type=float, metavar="SECONDS",
+                      help="start a micro-batch at most every SECONDS (default: as soon as the last one ends)")
+    sp.add_argument("--max-files-per-trigger", type=int, metavar="N", help="read at most N new files a micro-batch")
+    sp.add_argument("--initial-state", metavar="DIR",
+                    help="start from the keys' states that etalis replay --save-state DIR wrote (same rules and options)")
+    sp.add_argument("--lateness", type=float, metavar="SECONDS",
+                    help="accept a key's rows up to this late and match them as if in time order; "
+                    "later ones are rejected rows")
+    sp.add_argument("--print", dest="print_as", choices=("jsonl", "lines"),
+                    help="print the detections as each micro-batch commits them: the lines of etalis run, "
+                    "or a sentence each (etalis table --lines: --names, --tz)")
+    add_engine_options(sp)
+    sp.add_argument("--tz", metavar="ZONE", help="with --print lines: the time zone (default: UTC, or each "
+                    "station's of a --names file with a tz column)")
+    sp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
+    sp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
+    sp.add_argument("--plan", action="store_true",
+                    help="print the plan (which rules run in which stage, keyed by what) and stop")
+    add_quiet_option(sp)
+    add_trust_options(sp)
+    add_static_option(sp)
+    add_mapping_options(sp)
+
+
+def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``etalis stream``: see :func:`etalis_py.spark.detect_stream`."""
+    from . import spark as sp
+    from .spark import stream as live
+
+    try:
+        mapping = mapping_from(ns)
+        mapping.check()
+        readable = readable_of(ns) if ns.print_as == "lines" else None
+    except (ValueError, OSError) as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    if ns.plan:
+        problem = unreadable("rule file", ns.rules)
+        if problem:
+            raise RuleFileNotFound(problem)
+        text = ns.rules.read_text(encoding="utf-8")
+        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
+        printed = list(engine.printed)
+        engine.close()
+        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        return EXIT_OK
+    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
+    conf = {}
+    for item in ns.conf:
+        k, sep, v = item.partition("=")
+        if not sep:
+            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
+            return EXIT_FAILURE
+        conf[k.strip()] = v.strip()
+    stopping = _Stop()
+    with stopping:
+        spark = live.stream_session(ns.master, conf)
+        rows = live.read_stream(spark, ns.source, mapping, ns.input_format, ns.max_files_per_trigger)
+        found = sp.detect_stream(rows, ns.rules, event=ns.event, event_col=ns.event_col, args=ns.args, time=ns.time,
+                                 time_format=ns.time_format, time_zone=ns.time_zone, columns=ns.columns,
+                                 graph_col=ns.graph_col, partition_by=ns.partition_by, policy=ns.policy,
+                                 max_age=ns.max_age, lateness=ns.lateness, ontology=ns.ontology,
+                                 entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static,
+                                 initial_state=ns.initial_state)
+        query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
+        printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
+        failure: Optional[BaseException] = None
+        try:
+            while not query.awaitTermination(1):
+                printer.show()
+                if stopping.requested:
+                    query.stop()
+                    break
+        except Exception as e:      # the query failed (StreamingQueryException): said below in one line
+            failure = e
+        finally:
+            printer.show()
+        if failure is not None and not stopping.requested:
+            text = getattr(failure, "desc", None) or str(failure)
+            print(f"etalis: the stream failed (what it committed stays; start again with the same --checkpoint): "
+                  f"{text.strip().splitlines()[0] if text.strip() else type(failure).__name__}", file=err)
+            return EXIT_FAILURE
+    table = live.read_output(spark, ns.out, ns.format) if Path(ns.out, "_spark_metadata").is_dir() else None
+    counted = live.stream_totals(table, ns.format) if table is not None else live.totals([], 0)
+    print(f"rows: {counted['rows']}, events: {counted['events']}, rejected: {counted['rejected']}, "
+          f"detections: {counted['detections']}, {f'errors: {errors}, ' if errors else ''}"
+          f"warnings: {counted['warnings'] + warnings}"
+          + (" (stopped: start again with the same --checkpoint to go on)" if stopping.requested else ""), file=err)
+    return EXIT_INTERRUPTED if stopping.requested else EXIT_OK
+
+
+class _Stop:
+    """Ctrl-C and SIGTERM during ``etalis stream``: the query is stopped
+    between looks at its progress; what it committed stays, and a start
+    with the same checkpoint goes on from there."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        self.requested = True
+
+    def __enter__(self) -> "_Stop":
+        for s in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous[s] = signal.signal(s, self._handle)
+            except ValueError:          # not the main thread
+                pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, previous in self._previous.items():
+            signal.signal(s, signal.SIG_DFL if previous is None else previous)
+
+
+class _LivePrinter:
+    """Prints the detections of each micro-batch the sink commits."""
+
+    def __init__(self, out: TextIO, where: str, format: str, how: Optional[str], readable: Optional["Readable"]) -> None:
+        self.out = out
+        self.where = where
+        self.format = format
+        self.how = how
+        self.readable = readable
+        self.seen: set[str] = set()
+
+    def show(self) -> None:
+        from .spark.stream import committed_files, detection_lines
+
+        if self.how is None:
+            return
+        lines: list[str] = []
+        for f in committed_files(self.where, "detections", self.seen):
+            lines += detection_lines(f, self.format)
+        if not lines:
+            return
+        # a micro-batch's detections come from many tasks: in the order of their end, then start
+        lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
+        if self.readable is not None:
+            from .report import read_detections
+
+            self.out.write(self.readable.lines(read_detections(lines)))
+        else:
+            self.out.write("".join(line + "\n" for line in lines))
+        self.out.flush()
 
 
 def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
