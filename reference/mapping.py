@@ -8,7 +8,7 @@ from typing import Callable, Sequence
 
 from etalis_py.events import InvalidEvent
 from etalis_py.prolog_text import compound_text, input_line, quote_atom
-from etalis_py.streams import Mapping, missing_column, parse_time
+from etalis_py.mapping import Mapping, missing_column, parse_time
 
 
 def row_reader(mapping: Mapping, header: Sequence[str]) -> Callable[[Sequence[str]], str]:

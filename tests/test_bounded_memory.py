@@ -12,7 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etalis_py.streams import Mapping, read_batches
+from etalis_py.mapping import Mapping
+from etalis_py.streams import read_batches
 
 MAPPING = Mapping(event_col="name", args=("k",), time="t")
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from etalis_py import cli
-from etalis_py.streams import Mapping, read_live
+from etalis_py.mapping import Mapping
+from etalis_py.streams import read_live
 
 # the forms of an event line, in the reason of a .events line that does not read
 FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "

@@ -502,7 +502,7 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
 def test_a_table_column_of_graphs_is_a_stream_of_graph_events(tmp_path: Path) -> None:
     import csv
 
-    from etalis_py.streams import Mapping
+    from etalis_py.mapping import Mapping
 
     cells = [
         ("2004-08-08T06:05:00Z", json.dumps({"@context": {"sosa": "http://www.w3.org/ns/sosa/"}, "@id": "http://ex.org/o1",

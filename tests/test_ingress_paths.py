@@ -19,7 +19,8 @@ import pytest
 
 from etalis_py import Engine, cli
 from etalis_py._prolog import bridge
-from etalis_py.streams import Mapping, read_batches
+from etalis_py.mapping import Mapping
+from etalis_py.streams import read_batches
 from reference.mapping import row_reader
 
 

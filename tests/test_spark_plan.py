@@ -18,7 +18,7 @@ from etalis_py.events import InvalidEvent
 from etalis_py.spark.mapping import MapSpec, _map_rows
 from etalis_py.spark.names import KIND, LINE, REASON, ROW
 from etalis_py.spark.planning import InputEvents, plan
-from etalis_py.streams import Mapping, parse_value
+from etalis_py.mapping import Mapping, parse_value
 from etalis_py.tables import column_terms, parse_cell
 
 ROOT = Path(__file__).resolve().parents[1]

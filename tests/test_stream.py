@@ -28,7 +28,7 @@ from etalis_py import cli
 from etalis_py.engine import Engine
 from etalis_py.spark import live
 from etalis_py.spark.stream import KAFKA_PACKAGE, read_stream, stream_session
-from etalis_py.streams import Mapping
+from etalis_py.mapping import Mapping
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 

@@ -25,9 +25,12 @@ from .findings import Finding
 from .checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
 from .output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
 from .progress import ProgressLine, wanted
-from .streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, header_of,
-                      line_chunks, read_live, resumed_batches, stream_kind, ticking_chunks, times_are_dates)
-from .tables import parquet_batches
+from .batch import BATCH_LINES, Batch
+from .delimited import csv_header
+from .lines import LineOffsets, line_chunks, ticking_chunks
+from .mapping import Mapping
+from .registry import by_name, names
+from .streams import header_of, input_format, read_live, resumed_batches, times_are_dates
 
 if TYPE_CHECKING:
     from .events import Detection
@@ -105,13 +108,30 @@ def mapping_from(ns: argparse.Namespace, stream: Optional[str] = None) -> Mappin
                       time_zone=ns.time_zone, columns=ns.columns, graph_col=ns.graph_col, stream=stream)
 
 
+def input_format_option(text: str) -> str:
+    """``--input-format``: the name of a format of the registry (see :mod:`etalis_py.registry`)."""
+    try:
+        return by_name(text).name
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def spark_format_option(text: str) -> str:
+    """``--input-format`` of replay and stream: a format that Spark reads."""
+    name = input_format_option(text)
+    if by_name(name).spark is None:
+        spark = [n for n in names() if by_name(n).spark is not None]
+        raise argparse.ArgumentTypeError(f"Spark does not read {name}: use one of {', '.join(spark)}")
+    return name
+
+
 def add_input_options(p: argparse.ArgumentParser) -> None:
     """Where ``run`` reads its events: a file, standard input, a growing file."""
     p.add_argument("events_file", type=Path, nargs="?", metavar="EVENTS", help="the stream file, as --events gives it")
     p.add_argument("--events", type=Path, metavar="FILE",
                    help="stream file: .jsonl, .csv, .parquet, .pl, .events, or graphs: .nq, .trig, .jsonld; "
                    "- reads standard input")
-    p.add_argument("--input-format", choices=STREAM_KINDS,
+    p.add_argument("--input-format", type=input_format_option, metavar="FORMAT",
                    help="the stream's format (default: by the file's extension; for - csv when --time is given, "
                    "else jsonl when the first line starts with {, else events)")
     p.add_argument("--follow", action="store_true",
@@ -456,8 +476,8 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
     batches while a live source has nothing."""
     mapping = mapping_from(ns)
     if ns.stream is not None:
-        kind = ns.input_format or (None if str(ns.events) == "-" else stream_kind(ns.events))
-        if ns.graph_col is None and kind is not None and kind not in GRAPH_KINDS:
+        kind = ns.input_format or (None if str(ns.events) == "-" else input_format(ns.events).name)
+        if ns.graph_col is None and kind is not None and not by_name(kind).graphs:
             raise ValueError(f"--stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); "
                              f"{ns.events} is read as {kind}, whose events are not graphs")
         mapping = replace(mapping, stream=ns.stream)
@@ -473,12 +493,7 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
     if wall and not ns.follow:
         raise ValueError("--clock wall is for a live stream: --follow a growing file, or standard input (-); "
                          "a file's events carry their own times")
-    kind = ns.input_format or stream_kind(ns.events)
-    if kind == "parquet":
-        if ns.follow:
-            raise ValueError("a Parquet file is read as a whole file: not from standard input or with --follow")
-        return _Input(parquet_batches(ns.events, mapping, batch_lines, packed, at.line), None)
-    batches, offsets = resumed_batches(ns.events, mapping, kind, packed and not ns.follow, at.line, at.offset or 0,
+    batches, offsets = resumed_batches(ns.events, mapping, ns.input_format, packed, at.line, at.offset or 0,
                                        ns.follow, ns.follow_timeout, wall, batch_lines)
     return _Input(batches, offsets)
 
@@ -508,7 +523,7 @@ class _Checkpoints:
     def __init__(self, ns: argparse.Namespace) -> None:
         self.directory: Path = ns.checkpoint
         self.events: Optional[Path] = None if str(ns.events) == "-" else ns.events
-        self.kind = ns.input_format or (stream_kind(ns.events) if self.events is not None else
+        self.kind = ns.input_format or (input_format(self.events).name if self.events is not None else
                                         "csv" if ns.time is not None else None)
         self.run = {"rules": str(ns.rules), "rules_sha256": rules_hash([*ns.static, ns.rules]),
                     "events": str(ns.events), "out": None if ns.out is None else str(ns.out),
@@ -583,7 +598,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         # as one more argument, and engine.printed counts it
         arity = max_arity(engine.printed) - (1 if ns.explain else 0)
         dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
-            ns.events, ns.input_format or stream_kind(ns.events), mapping_from(ns)))
+            ns.events, input_format(ns.events, ns.input_format).name, mapping_from(ns)))
         sink = open_writer(ns.format, ns.out, whole_lines(out) if ns.out is None else out, time_style(ns), arity,
                            ns.explain, readable, dates, append=resumed is not None)
     except (ValueError, OSError) as e:
@@ -848,8 +863,8 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("rules", type=Path, help="the .etl rule file")
     rp.add_argument("--events", required=True, metavar="PATH",
                     help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI)")
-    rp.add_argument("--input-format", choices=("csv", "parquet", "json"),
-                    help="the data's format (default: from the file name)")
+    rp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
+                    help="the data's format: csv, parquet or jsonl (default: from the file name)")
     rp.add_argument("--stream", type=_stream_iri, metavar="IRI",
                     help="the graphs of --graph-col are on the stream IRI, asked with graph_stream(G, S)")
     rp.add_argument("--partition-by", metavar="COL",
@@ -959,8 +974,8 @@ def add_stream_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     sp.add_argument("--source", required=True, metavar="DIR|URL",
                     help="a folder whose new files are read as they land (CSV, JSON lines or Parquet), "
                     "socket://HOST:PORT or kafka://HOST:PORT/TOPIC (CSV lines, named by --columns)")
-    sp.add_argument("--input-format", choices=("csv", "jsonl", "json", "parquet"),
-                    help="the files' format (default: from their names)")
+    sp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
+                    help="the files' format: csv, jsonl, parquet or events (default: from their names)")
     sp.add_argument("--partition-by", metavar="COL",
                     help="the key column: rules whose events all carry the key run with a state per key")
     sp.add_argument("--checkpoint", required=True, metavar="DIR",
@@ -1221,7 +1236,7 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
 
     if mapping.event is None:
         return 0
-    if events is not None and mapping.event in header_of(events, kind or stream_kind(events), mapping) \
+    if events is not None and mapping.event in header_of(events, input_format(events, kind).name, mapping) \
             and mapping.event not in (mapping.time, *mapping.args):
         print(f"etalis: warning: --event {mapping.event} makes every row the event {mapping.event}, but "
               f"{mapping.event} is a column of {events}: did you mean --event-col {mapping.event}?", file=err)

@@ -20,7 +20,7 @@ from .errors import EtalisWarning
 from .columns import Packed, head_text, number_cells, text_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
-from .streams import missing_column
+from .mapping import missing_column
 
 if TYPE_CHECKING:
     import numpy as np

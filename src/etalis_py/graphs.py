@@ -36,7 +36,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
 
 from rdflib import Dataset, Graph, URIRef
 from rdflib.term import Node
@@ -47,10 +48,16 @@ from .events import InvalidEvent, Rejection, Time, to_time
 from .knowledge import REMOTE_CONTEXT, node_text, remote_context
 from .nquads import (GENERATED_AT, IS_PART_OF, QUAD, graph_key, graph_time, iri_text, nquads_batches, quad_reason,
                      quad_terms, shown, term_text)
-from .streams import GRAPH_KINDS, Batch, Item, Lines, _batched
+from .batch import Batch, Item, batched
+from .lines import Lines
 
-__all__ = ["GENERATED_AT", "IS_PART_OF", "GraphStreamError", "graph_batches", "graph_cell", "graph_line",
-           "graph_term", "graph_time", "jsonld_line", "rdflib_graph_line", "whole_graphs"]
+if TYPE_CHECKING:
+    from .mapping import Mapping
+    from .registry import Reading
+
+__all__ = ["GENERATED_AT", "IS_PART_OF", "GraphStreamError", "graph_cell", "graph_line",
+           "graph_term", "graph_time", "jsonld_line", "rdflib_graph_line", "read_jsonld", "read_nquads",
+           "read_trig", "read_trig_file", "whole_graphs"]
 
 
 class GraphStreamError(EtalisError):
@@ -301,20 +308,32 @@ def _trig_items(source: Lines, name: str, stream: Optional[str] = None) -> Itera
         yield number + 1, line, None
 
 
-# -- batches -----------------------------------------------------------------------------
+# -- readers (see etalis_py.registry) --------------------------------------------------
 
 
-def graph_batches(chunks: Iterable[bytes], kind: str, batch_lines: int, name: str = "<stream>",
-                  stream: Optional[str] = None, first_graph: int = 1) -> Iterator[Batch]:
-    """Batches of a graph stream of ``kind`` (nquads, trig or jsonld), its
-    graphs on ``stream`` (an IRI) unless the stream names their own.  A
-    TriG file is read whole and its graphs numbered: ``first_graph`` is
-    the first one given (a resumed run's)."""
-    if kind == "nquads":
-        return nquads_batches(chunks, batch_lines, stream)
-    if kind == "jsonld":
-        return _batched(_jsonld_items(Lines(chunks), stream), 1, batch_lines)
-    if kind == "trig":
-        graphs = (item for item in _trig_items(Lines(chunks), name, stream) if item[0] > first_graph)
-        return _batched(graphs, first_graph, batch_lines)
-    raise ValueError(f"unknown graph stream kind {kind!r}: use one of {', '.join(GRAPH_KINDS)}")
+def read_nquads(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Reading) -> Iterator[Batch]:
+    """Graph batches of an N-Quads stream (see :mod:`etalis_py.nquads`)."""
+    return nquads_batches(chunks, reading.batch_lines, _stream(mapping))
+
+
+def read_jsonld(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Reading) -> Iterator[Batch]:
+    """Batches of a stream of JSON-LD lines, a graph each."""
+    return batched(_jsonld_items(Lines(chunks), _stream(mapping)), 1, reading.batch_lines)
+
+
+def read_trig(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Reading) -> Iterator[Batch]:
+    """Batches of the graphs of a TriG text, numbered from 1 in time order."""
+    return batched(_trig_items(Lines(chunks), reading.name, _stream(mapping)), 1, reading.batch_lines)
+
+
+def read_trig_file(path: Path, mapping: Optional[Mapping], reading: Reading, first_graph: int = 1) -> Iterator[Batch]:
+    """Batches of the graphs of the TriG file at ``path``, read whole, from
+    its graph ``first_graph`` on (a resumed run's)."""
+    with path.open("rb") as f:
+        whole = f.read()
+    graphs = (item for item in _trig_items(Lines([whole]), str(path), _stream(mapping)) if item[0] > first_graph)
+    return batched(graphs, first_graph, reading.batch_lines)
+
+
+def _stream(mapping: Optional[Mapping]) -> Optional[str]:
+    return mapping.stream if mapping is not None else None

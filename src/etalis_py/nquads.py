@@ -35,7 +35,8 @@ from rdflib.term import Node
 from .events import InvalidEvent, Rejection, Time, read_number, to_time
 from .knowledge import literal_text
 from .prolog_text import prolog_string, quote_atom
-from .streams import Batch, decode_lines
+from .batch import Batch
+from .lines import decode_lines
 
 GENERATED_AT = URIRef("http://www.w3.org/ns/prov#generatedAtTime")
 IS_PART_OF = URIRef("http://purl.org/dc/terms/isPartOf")

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from .events import Detection, InvalidEvent, Time
 from .report import Readable
-from .streams import csv_rows, missing_column, parse_time, parse_value
+from .delimited import csv_rows
+from .mapping import missing_column, parse_time, parse_value
 
 if TYPE_CHECKING:  # matplotlib is imported when a picture is drawn
     from matplotlib.axes import Axes

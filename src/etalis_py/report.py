@@ -16,7 +16,8 @@ from typing import Any
 
 from .errors import utf8_text
 from .events import Detection, Detections, Time, format_duration, to_datetime, zone
-from .streams import csv_rows, not_text
+from .delimited import csv_rows
+from .lines import not_text
 
 DAY = "%d %b %Y"
 

@@ -1,13 +1,11 @@
 """Tables as ``etalis run``'s input, converted a column at a time.
 
-A Parquet file is read in record batches with pyarrow, a buffer of
-:data:`~etalis_py.streams.CHUNK_BYTES` at a time (memory does not grow
-with the file nor with its row groups), and its rows become
-events exactly as the rows of the same table written as CSV would (and as
+The rows of a Parquet file (:mod:`etalis_py.parquet`) become events
+exactly as the rows of the same table written as CSV would (and as
 ``etalis replay`` maps them): each value is taken as the text a CSV field
-would hold, a number if it reads as one, else an atom; the same checks give
-the same reasons.  Row numbers (from 1) stand for line numbers.  The rows of
-a CSV file are converted the same way (:func:`column_terms`).  The work is
+would hold, a number if it reads as one, else an atom; the same checks
+give the same reasons.  The rows of a CSV file are converted the same way
+(:func:`column_terms`).  The work is
 done per column rather than per row: a column of integers or floats is
 converted in one pass, any other column once per distinct value.
 """
@@ -27,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from .columns import Packed, head_text, number_cells, value_cells
 from .prolog_text import input_term, quote_atom
 from .events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
-from .streams import CHUNK_BYTES, Batch, Mapping, missing_column, parse_time, parse_value
+from .mapping import Mapping, parse_time, parse_value
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,41 +34,6 @@ if TYPE_CHECKING:
 # A column's texts (Prolog text of each row's value) and reasons (why a
 # row's value cannot be taken, None where it can).
 Column = tuple[list[str], list[Optional[str]]]
-
-
-def parquet_batches(path: Path, mapping: Mapping, batch_rows: int, packed: bool = False,
-                    first_row: int = 1) -> Iterator[Batch]:
-    """Batch lists of the rows of the Parquet file at ``path`` (if
-    ``packed``, batches of packed columns, see :mod:`etalis_py.columns`),
-    from its row ``first_row`` on (1-based: a resumed run's)."""
-    import pyarrow.parquet as pq
-
-    mapping.check()
-    try:
-        # a page at a time: pre-buffering reads every row group at once,
-        # which made memory grow with the file
-        source = pq.ParquetFile(path, pre_buffer=False, buffer_size=CHUNK_BYTES)
-    except Exception as e:  # pyarrow raises ArrowInvalid (a ValueError) or OSError
-        raise ValueError(f"{path}: not a Parquet file ({e})") from None
-    header = list(source.schema_arrow.names)
-    error = missing_column((mapping.event_col, mapping.time, *mapping.args), header, "the Parquet file")
-    if error is not None:
-        raise error
-    first = 1
-    for records in source.iter_batches(batch_size=batch_rows):
-        if first < first_row:
-            skipped = min(records.num_rows, first_row - first)
-            first += skipped
-            records = records.slice(skipped)
-            if not records.num_rows:
-                continue
-        if packed:
-            batch, rejected = batch_packed(records, mapping)
-            yield Batch("", first, [Rejection(first + i, r) for i, r in rejected], len(batch), batch)
-        else:
-            terms, rejected = batch_terms(records, mapping)
-            yield Batch(batch_list(terms), first, [Rejection(first + i, r) for i, r in rejected], len(terms))
-        first += records.num_rows
 
 
 def batch_terms(records: "pa.RecordBatch", mapping: Mapping) -> tuple[list[str], list[tuple[int, str]]]:
@@ -377,7 +340,7 @@ def value_text(value: Any) -> str:
 
 
 def parse_cell(text: str, col: str) -> Any:
-    """:func:`~etalis_py.streams.parse_value` of a stripped, non-empty
+    """:func:`~etalis_py.mapping.parse_value` of a stripped, non-empty
     text, with two exact shortcuts: a text that starts with a letter
     other than i or n (inf, nan) is no numeral; one with a dot or an e is
     no int."""

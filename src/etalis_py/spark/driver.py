@@ -22,7 +22,8 @@ from ..errors import RuleFileNotFound, unreadable, utf8_text
 from ..knowledge import OntologyNotFound
 from ..output import TimeStyle, csv_table, formatted, max_arity
 from ..progress import ProgressLine
-from ..streams import Mapping, MappingOptions, missing_column
+from ..mapping import Mapping, MappingOptions, missing_column
+from ..registry import by_name
 from .mapping import MapSpec, _map_rows
 from .names import (
     CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
@@ -30,7 +31,7 @@ from .names import (
 )
 from .partition import StageSpec, _load_knowledge, _map_and_run, _run_stage
 from .planning import Plan, Stage, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
-from .reading import _format_of, read_input
+from .reading import format_of, read_input
 from .session import session
 from .writing import _OutputDir, _table_spec, _typed
 
@@ -247,7 +248,7 @@ def replay(
     ``data`` is a DataFrame or the path of a CSV, Parquet or JSON-lines
     table; ``rules`` the path of an ``.etl`` file or rule text.  Rows map to
     events as in ``etalis run``, by the keywords of
-    :class:`~etalis_py.streams.MappingOptions`: ``event`` names every row's event (or
+    :class:`~etalis_py.mapping.MappingOptions`: ``event`` names every row's event (or
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
     ``time_format`` or ISO 8601; a date without a zone is in ``time_zone``,
@@ -323,7 +324,7 @@ def replay(
         raw_later = any(the_plan.input.is_input(s) for st in the_plan.stages[1:] for s in st.consumes)
         raw_slot = {p: i for i, p in enumerate(later)}
         json_lines = isinstance(data, (str, os.PathLike)) and (
-            input_format or _format_of(os.fspath(data))).lower() in ("json", "jsonl")
+            by_name(input_format) if input_format else format_of(os.fspath(data))).spark == "json"
         mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
                         first_keys, raw_later, later, json_lines)
         mapped = numbered.mapInArrow(_map_rows(mspec),

@@ -15,7 +15,9 @@ import pyarrow.compute as pc
 
 from ..columns import Packed
 from ..events import InvalidEvent
-from ..streams import Mapping, csv_rows, json_line_reason
+from ..delimited import csv_rows
+from ..jsonl import json_line_reason
+from ..mapping import Mapping
 from ..tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
 from .names import (
     CORRUPT, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT,

@@ -36,7 +36,7 @@ from ..prolog_text import quote_atom
 from ..analysis import RuleInfo, Sig, read_rules
 from ..rules import Var
 from ..errors import RuleError
-from ..streams import Mapping
+from ..mapping import Mapping
 from .names import TRANSFER
 
 

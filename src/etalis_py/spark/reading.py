@@ -1,11 +1,14 @@
-"""Reading the input table of a replay: CSV, Parquet or JSON lines."""
+"""Reading the input of a replay or a stream on Spark, by the Spark data source of its input format."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..streams import Lines, Mapping, csv_rows, line_chunks
+from ..delimited import csv_rows
+from ..lines import Lines, line_chunks
+from ..mapping import Mapping
+from ..registry import InputFormat, by_name, formats, of_path
 from .names import CORRUPT
 
 if TYPE_CHECKING:
@@ -13,12 +16,14 @@ if TYPE_CHECKING:
 
 
 def read_input(spark: "SparkSession", path: str, mapping: Mapping, input_format: Optional[str] = None) -> "DataFrame":
-    """The table at ``path`` (a file or a directory of files): CSV (every
-    column read as text, as ``etalis run`` reads it; rows with the wrong
-    number of fields keep their line in ``_corrupt_record``), Parquet or
-    JSON lines."""
-    fmt = (input_format or _format_of(path)).lower()
-    if fmt == "csv":
+    """The table at ``path`` (a file or a directory of files), read by the
+    Spark data source that its input format names (see
+    :mod:`etalis_py.registry`): CSV (every column read as text, as
+    ``etalis run`` reads it; rows with the wrong number of fields keep
+    their line in ``_corrupt_record``), Parquet, JSON lines, or event
+    lines as text (a ``value`` column)."""
+    fmt = by_name(input_format) if input_format else format_of(path)
+    if fmt.spark == "csv":
         from pyspark.sql.types import StringType, StructField, StructType
 
         names = list(mapping.columns) if mapping.columns else _csv_header(spark, path)
@@ -31,25 +36,31 @@ def read_input(spark: "SparkSession", path: str, mapping: Mapping, input_format:
                 .option("mode", "PERMISSIVE")
                 .option("columnNameOfCorruptRecord", CORRUPT)
                 .csv(path))
-    if fmt == "parquet":
+    if fmt.spark == "parquet":
         return spark.read.parquet(path)
-    if fmt in ("json", "jsonl"):
+    if fmt.spark == "json":
         # NaN and Infinity are no JSON: such a line is rejected, as by etalis run
         return spark.read.option("allowNonNumericNumbers", False).json(path)
-    raise ValueError(f"unknown input format {fmt!r}: use csv, parquet or json")
+    if fmt.spark == "text":
+        return spark.read.text(path)
+    spark_formats = [f.name for f in formats() if f.spark is not None]
+    raise ValueError(f"Spark does not read {fmt.name}: use one of {', '.join(spark_formats)}")
 
 
-def _format_of(path: str) -> str:
+def format_of(path: str) -> InputFormat:
+    """The input format of the file at ``path``, or of the files in the
+    directory ``path`` (all of one suffix), by their suffix."""
     p = Path(path.split("://", 1)[-1])
     if p.is_dir():
         suffixes = {f.suffix.lower() for f in p.iterdir() if f.is_file() and not f.name.startswith((".", "_"))}
         if len(suffixes) == 1:
-            return suffixes.pop().lstrip(".")
+            return of_path(Path("x" + suffixes.pop()))
         raise ValueError(f"cannot tell the format of the files in {path}: give --input-format")
-    suffix = p.suffix.lower().lstrip(".")
-    if suffix in ("csv", "parquet", "json", "jsonl"):
-        return suffix
-    raise ValueError(f"cannot tell the format of {path} from its name: give --input-format csv, parquet or json")
+    try:
+        return of_path(p)
+    except ValueError:
+        raise ValueError(f"cannot tell the format of {path} from its name: give --input-format csv, parquet or jsonl") \
+            from None
 
 
 def _csv_header(spark: "SparkSession", path: str) -> list[str]:

@@ -25,14 +25,15 @@ import pyarrow as pa
 from ..analysis import Sig
 from ..engine import check_policy
 from ..errors import RuleError
-from ..streams import Mapping, MappingOptions, missing_column
+from ..mapping import Mapping, MappingOptions, missing_column
+from ..registry import InputFormat, by_name
 from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
 from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
 from .mapping import MapSpec
 from .names import CORRUPT, TRANSFER
 from .partition import StageSpec
 from .planning import Plan, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
-from .reading import read_input
+from .reading import format_of, read_input
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -138,34 +139,31 @@ def read_stream(spark: "SparkSession", source: str, mapping: Mapping, input_form
         parsed = F.from_csv(value, schema.simpleString(), {"escape": '"', "mode": "PERMISSIVE"})
         return lines.select(parsed.alias("r")).select("r.*")
     path = source[len("file://"):] if source.startswith("file://") else source
-    fmt = (input_format or _dir_format(path)).lower()
-    if fmt == "jsonl":
-        fmt = "json"
+    fmt = by_name(input_format) if input_format else _dir_format(path)
     # the schema of a stream is fixed at its start: that of the files there
     # are (every column as text for CSV, as replay reads it)
-    table = read_input(spark, path, mapping, fmt)
+    table = read_input(spark, path, mapping, fmt.name)
     reader = spark.readStream.schema(table.schema)
     if max_files is not None:
         reader = reader.option("maxFilesPerTrigger", max_files)
-    if fmt == "csv":
+    if fmt.spark == "csv":
         return (reader.option("header", mapping.columns is None).option("escape", '"').option("mode", "PERMISSIVE")
                 .option("columnNameOfCorruptRecord", CORRUPT).csv(path))
-    if fmt == "parquet":
+    if fmt.spark == "parquet":
         return reader.parquet(path)
+    if fmt.spark == "text":
+        return reader.text(path)
     return reader.option("allowNonNumericNumbers", False).option("columnNameOfCorruptRecord", CORRUPT).json(path)
 
 
-def _dir_format(path: str) -> str:
+def _dir_format(path: str) -> InputFormat:
     p = Path(path)
     if not p.is_dir():
         raise ValueError(f"{path} is no directory: a stream reads the files that land in a directory")
-    suffixes = {f.suffix.lower().lstrip(".") for f in p.iterdir() if f.is_file() and not f.name.startswith((".", "_"))}
-    if len(suffixes) == 1:
-        return suffixes.pop()
-    if not suffixes:
+    if not any(f.is_file() and not f.name.startswith((".", "_")) for f in p.iterdir()):
         raise ValueError(f"{path} is empty: give --input-format (and for CSV --columns or a first file with "
                          "its header), the stream's schema is taken from the files there")
-    raise ValueError(f"cannot tell the format of the files in {path}: give --input-format")
+    return format_of(path)
 
 
 def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":

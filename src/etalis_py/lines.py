@@ -1,0 +1,231 @@
+"""Bytes into numbered lines of text, from a file, standard input or a
+growing file.
+
+Input is bytes, decoded a chunk of whole lines at a time: a chunk that is
+all UTF-8 (the common case) is decoded at once; in one that is not, each
+line that is not UTF-8 is known by its number with the first bad byte and
+its column, so that the readers reject it and read the lines around it.  A
+byte order mark at the start is dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import os
+import re
+import select
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import BinaryIO, Optional
+
+CHUNK_BYTES = 1 << 20
+# Graph streams are read in chunks below glibc's fixed mmap threshold
+# (see _prolog.fixed_mmap_threshold): a chunk of 1 MiB and its copies are
+# each a mapping of their own, page-faulted in and unmapped again (N-Quads
+# graph batches join the chunks of a segment anyway).
+GRAPH_CHUNK_BYTES = 1 << 17
+BOM = b"\xef\xbb\xbf"
+_NOT_UTF8 = re.compile("[\udc80-\udcff]")
+
+
+def decode_lines(data: bytes) -> tuple[str, dict[int, str]]:
+    """``data`` (whole lines) as text, and for each line that is not text,
+    by its index in ``data``, why: it is not UTF-8, holds a NUL (a binary
+    file, or UTF-16 text), or starts with a byte order mark (files joined
+    with cat: the mark of the whole input's start is dropped before).  Such
+    a line keeps its place: bad bytes become lone surrogates.  A chunk
+    that is all UTF-8, with no NUL or mark, is decoded at once; only one
+    that is not is gone through line by line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", "surrogateescape")
+    else:
+        if "\x00" not in text and "\ufeff" not in text:
+            return text, {}
+    bad = {}
+    for i, line in enumerate(text.split("\n")):
+        reason = not_text(line)
+        if reason:
+            bad[i] = reason
+    return text, bad
+
+
+def not_text(line: str) -> Optional[str]:
+    """Why ``line`` is no line of text (see :func:`decode_lines`), or None."""
+    m = _NOT_UTF8.search(line)
+    if m:
+        return f"line is not UTF-8: byte 0x{ord(m.group()) - 0xDC00:02x} at column {m.start() + 1}"
+    nul = line.find("\x00")
+    if nul >= 0:
+        return f"line holds a NUL byte at column {nul + 1}: no text does (a binary file, or text in UTF-16?)"
+    if line.startswith("\ufeff"):
+        return ("line starts with a byte order mark (U+FEFF), as a file does: were two files joined "
+                "(cat a b)? remove the mark")
+    return None
+
+
+class Lines:
+    """The lines of a stream of bytes that arrives in chunks of whole lines
+    (the last one may lack its newline), numbered from 1: without their
+    newline, or with it if ``keepends``.  A byte order mark at the start is
+    dropped.  ``bad`` gives, by line number, why a line already read is
+    not UTF-8 (see :func:`decode_lines`); the readers reject those lines."""
+
+    def __init__(self, chunks: Iterable[bytes], keepends: bool = False) -> None:
+        self._chunks = chunks
+        self._keepends = keepends
+        self.bad: dict[int, str] = {}
+
+    def __iter__(self) -> Iterator[str]:
+        return itertools.chain.from_iterable(self._decoded())
+
+    def _decoded(self) -> Iterator[Iterable[str]]:
+        number = 0
+        start = True
+        for data in self._chunks:
+            if not data:
+                continue
+            text, bad = decode_lines(data.removeprefix(BOM) if start else data)
+            start = False
+            for i, reason in bad.items():
+                self.bad[number + i + 1] = reason
+            if self._keepends:
+                number += text.count("\n") + (not text.endswith("\n"))
+                yield io.StringIO(text, newline="\n")
+            else:
+                lines = text.split("\n")
+                if text.endswith("\n"):
+                    lines.pop()
+                number += len(lines)
+                yield lines
+
+
+# -- live sources: standard input and a growing file ----------------------------------
+
+
+def line_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """Whole lines of ``stream`` (a file, or standard input as it arrives):
+    each chunk is what one read gave, up to its last newline."""
+    pending = b""
+    read = getattr(stream, "read1", stream.read)
+    while True:
+        data = read(size)
+        if not data:
+            if pending:
+                yield pending
+            return
+        whole, pending = whole_lines(pending + data)
+        if whole:
+            yield whole
+
+
+def whole_lines(data: bytes) -> tuple[bytes, bytes]:
+    """``data`` cut after its last newline: its whole lines, and the rest."""
+    cut = data.rfind(b"\n") + 1
+    return data[:cut], data[cut:]
+
+
+def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1,
+                  sleep: Callable[[float], None] = time.sleep,
+                  clock: Callable[[], float] = time.monotonic, start: int = 0, ticks: bool = False) -> Iterator[bytes]:
+    """Whole lines of the file at ``path`` as it grows (``tail -f``): what
+    is there from byte ``start`` on, then what is appended, polled every
+    ``poll`` seconds; until Ctrl-C or, with ``timeout``, until the file
+    has not grown for that many seconds.  A last line without its newline
+    is given at the end.  With ``ticks``, an empty chunk at each poll that
+    found nothing new (for the wall clock of ``etalis run --clock wall``)."""
+    pending = b""
+    with path.open("rb") as f:
+        if start:
+            f.seek(start)
+        idle_since = clock()
+        try:
+            while True:
+                data = f.read(1 << 20)
+                if data:
+                    idle_since = clock()
+                    whole, pending = whole_lines(pending + data)
+                    if whole:
+                        yield whole
+                    continue
+                if timeout is not None and clock() - idle_since >= timeout:
+                    break
+                if ticks:
+                    yield b""
+                sleep(poll)
+        except KeyboardInterrupt:
+            pass
+    if pending:
+        yield pending
+
+
+def ticking_chunks(fd: int, tick: float, size: int = 1 << 16) -> Iterator[bytes]:
+    """Whole lines of the file descriptor ``fd`` (standard input) as they
+    arrive, as :func:`line_chunks` gives them, and an empty chunk whenever
+    nothing came for ``tick`` seconds (for ``etalis run --clock wall``)."""
+    pending = b""
+    while True:
+        ready, _, _ = select.select([fd], [], [], tick)
+        if not ready:
+            yield b""
+            continue
+        data = os.read(fd, size)
+        if not data:
+            if pending:
+                yield pending
+            return
+        whole, pending = whole_lines(pending + data)
+        if whole:
+            yield whole
+
+
+class LineOffsets:
+    """Chunks of whole lines passed on as they are, remembering where each
+    line starts in bytes (from line ``first_line`` at byte ``start``), so
+    that a checkpoint can give the byte offset of the line after a batch
+    (:meth:`offset`).  Only the chunks from the last line asked for on are
+    kept."""
+
+    def __init__(self, chunks: Iterable[bytes], first_line: int = 1, start: int = 0) -> None:
+        self._chunks = chunks
+        self._kept: list[tuple[int, int, bytes]] = []   # (first line, first byte, data)
+        self._cursor = (first_line, 0)      # a line of the first kept chunk, and where it starts in it
+        self._line = first_line
+        self._offset = start
+        self.head: Optional[bytes] = None
+        """The first line of the stream, if it was read from its start."""
+
+    def __iter__(self) -> Iterator[bytes]:
+        for data in self._chunks:
+            if data:
+                if self.head is None and self._line == 1:
+                    self.head = data[:data.find(b"\n") + 1 or len(data)].removeprefix(BOM)
+                self._kept.append((self._line, self._offset, data))
+                self._line += data.count(b"\n")
+                self._offset += len(data)
+            yield data
+
+    def offset(self, line: int) -> int:
+        """The byte offset where line ``line`` starts (the end of what was
+        read for a line past it); the chunks before it are forgotten.  The
+        lines are asked for in order: each chunk is searched on from the
+        line asked for last."""
+        while len(self._kept) > 1 and line >= self._kept[1][0]:
+            self._kept.pop(0)
+            self._cursor = (self._kept[0][0], 0)
+        if not self._kept:
+            return self._offset
+        first, start, data = self._kept[0]
+        at, pos = self._cursor if self._cursor[0] <= line else (first, 0)
+        if line > at:
+            rest = data[pos:]
+            parts = rest.split(b"\n", line - at)     # at C speed, where a loop of find() is not
+            if len(parts) <= line - at:
+                return start + len(data)
+            pos += len(rest) - len(parts[-1])
+            self._cursor = (line, pos)
+        return start + pos
+
