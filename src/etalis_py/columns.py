@@ -330,7 +330,7 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     import numpy as np
 
     if not skip and _uniform(items):
-        packed = _plain_packed(items, names, first, rejected)
+        packed = _plain_packed(items, names, first, rejected, reason)
         if packed is not None:
             return packed
     n = len(items)
@@ -395,8 +395,8 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     return Packed(np.array(codes, dtype=np.int32), head_texts, columns, points=np.array(flags, dtype=np.uint8))
 
 
-def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int,
-                  rejected: list[Rejection]) -> Optional[Packed]:
+def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejected: list[Rejection],
+                  reason: Callable[[Exception], str] = first_clause) -> Optional[Packed]:
     """:func:`items_packed` of tuples ``(name, args, time)`` that all have
     a non-empty str name, args of one length and a time that is an int or
     a finite float, column by column; None for other items."""
@@ -427,7 +427,7 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int,
         heads.append(head_text(functor, arity))
     codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=len(name_col))
     bad: dict[int, str] = {}
-    columns = [value_cells(list(map(itemgetter(k), args_col)), prolog_value, bad) for k in range(arity)]
+    columns = [value_cells(list(map(itemgetter(k), args_col)), prolog_value, bad, reason) for k in range(arity)]
     columns.append(value_cells(times, number_text))
     for i in sorted(bad):
         codes[i] = -1

@@ -18,7 +18,10 @@ import select
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO, Optional
+from typing import TYPE_CHECKING, Any, BinaryIO, Optional
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CHUNK_BYTES = 1 << 20
 # Graph streams are read in chunks below glibc's fixed mmap threshold
@@ -72,11 +75,14 @@ class Lines:
     (the last one may lack its newline), numbered from 1: without their
     newline, or with it if ``keepends``.  A byte order mark at the start is
     dropped.  ``bad`` gives, by line number, why a line already read is
-    not UTF-8 (see :func:`decode_lines`); the readers reject those lines."""
+    not UTF-8 (see :func:`decode_lines`); the readers reject those lines.
+    ``at_start`` False: the chunks are the rest of a stream (a mark at
+    their start is a line's)."""
 
-    def __init__(self, chunks: Iterable[bytes], keepends: bool = False) -> None:
+    def __init__(self, chunks: Iterable[bytes], keepends: bool = False, at_start: bool = True) -> None:
         self._chunks = chunks
         self._keepends = keepends
+        self._at_start = at_start
         self.bad: dict[int, str] = {}
 
     def __iter__(self) -> Iterator[str]:
@@ -84,7 +90,7 @@ class Lines:
 
     def _decoded(self) -> Iterator[Iterable[str]]:
         number = 0
-        start = True
+        start = self._at_start
         for data in self._chunks:
             if not data:
                 continue
@@ -102,6 +108,43 @@ class Lines:
                 number += len(lines)
                 yield lines
 
+
+
+def line_blocks(chunks: Iterable[bytes], lines: int) -> Iterator[tuple[int, bytes]]:
+    """The chunks of whole lines cut again into blocks of ``lines`` lines
+    (the last one fewer), each with the number of its first line; a byte
+    order mark at the start is dropped."""
+    import numpy as np
+
+    pending = b""
+    first = 1
+    start = True
+    for data in chunks:
+        if start and data:
+            data, start = data.removeprefix(BOM), False
+        pending += data
+        newlines = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == _NEWLINE)
+        cut = 0
+        for at in range(lines, len(newlines) + 1, lines):
+            end = int(newlines[at - 1]) + 1
+            yield first, pending[cut:end]
+            cut, first = end, first + lines
+        pending = pending[cut:]
+    if pending:
+        yield first, pending
+
+
+def line_starts(data: bytes) -> "np.ndarray[Any, Any]":
+    """Where each line of ``data`` starts, and its end (the byte after it)."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE) + 1
+    if not len(starts) or starts[-1] != len(data):
+        starts = np.append(starts, len(data))
+    return np.concatenate(([0], starts))
+
+
+_NEWLINE = ord("\n")
 
 # -- live sources: standard input and a growing file ----------------------------------
 
