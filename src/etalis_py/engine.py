@@ -13,13 +13,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Optional, ParamSpec, TypeVar, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Optional, ParamSpec, TypeVar, Union, Unpack
 
 from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
 from .prolog_text import number_text, quote_atom
 from .errors import CallbackError, EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
 from .events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
+from .batch import BATCH_LINES, Batch
 from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
+from .mapping import Mapping, MappingOptions
+from .streams import read_batches
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from .findings import Finding
@@ -483,10 +486,28 @@ class Engine:
             return self._feed_all(terms.batches(batch_size), rejected, batch_size, collect)
         return self._feed_all(terms, rejected, batch_size, collect)
 
-    def _feed_all(self, terms: Iterable[Union[str, Packed, list[str]]], rejected: list[Rejection],
+    @_one_at_a_time
+    def emit_file(self, path: Union[str, "os.PathLike[str]"], *, input_format: Optional[str] = None,
+                  batch_size: int = BATCH_LINES, collect: bool = True,
+                  **mapping: Unpack[MappingOptions]) -> BatchResult:
+        """Process the events of a stream file as ``etalis run`` reads it:
+        its format (``input_format``, else by its suffix) is one of the
+        registry's (:mod:`etalis_py.registry`: events, jsonl, csv,
+        parquet, nquads, trig, jsonld, and those other packages register);
+        a table's rows are mapped by the options of ``etalis run``
+        (``event`` or ``event_col``, ``args``, ``time``, ``time_format``,
+        ``time_zone``, ``columns``, ``graph_col``, ``stream``).  A bad line
+        is rejected with its line number and reason, and every line is
+        accepted or rejected; the result is :meth:`emit_many`'s."""
+        options = Mapping.of(**mapping) if mapping else None
+        batches = read_batches(Path(path), options, batch_size, input_format, packed=self._columns())
+        return self._feed_all(batches, [], batch_size, collect)
+
+    def _feed_all(self, terms: Iterable[Union[str, Packed, list[str], Batch]], rejected: list[Rejection],
                   batch_size: int, collect: bool) -> BatchResult:
         """Feed input terms (see :func:`batch_list`) ``batch_size`` at a
-        time, or batches already made (packed columns, or lists of terms);
+        time, or batches already made (packed columns, lists of terms, or
+        a reader's batches, with their own line numbers and rejections);
         ``rejected`` holds (or gets, as ``terms`` is consumed) the items
         Python rejected (and counted), whose terms are NOTHING so that the
         engine's line numbers are positions."""
@@ -501,9 +522,13 @@ class Engine:
             head = next(items, None)
             if head is None:
                 break
-            batch: Union[Packed, list[str]]
+            batch: Union[Packed, list[str], Batch]
             if isinstance(head, str):
                 batch = [head, *islice(items, max(1, batch_size) - 1)]  # type: ignore[list-item]
+            elif isinstance(head, Batch):
+                batch, first = head, head.first_line
+                rejected.extend(head.rejected)
+                self._stats.rejected += len(head.rejected)
             else:
                 batch = head
             try:
@@ -513,7 +538,7 @@ class Engine:
                 e.rejected = sorted((r for r in rejected + by_engine if r.line < e.line), key=lambda r: r.line)
                 e.warnings = list(warnings)
                 raise
-            first += len(batch)
+            first = batch.end_line if isinstance(batch, Batch) else first + len(batch)
         if failures:
             self._callbacks_failed(failures, detections)
         rejected = sorted(rejected + by_engine, key=lambda r: r.line)
@@ -521,7 +546,7 @@ class Engine:
 
     def _feed_batch(
         self,
-        batch: Union[Packed, list[str]],
+        batch: Union[Packed, list[str], Batch],
         first: int,
         rejected: list[Rejection],
         warnings: list[Rejection],
@@ -531,6 +556,9 @@ class Engine:
     ) -> int:
         if isinstance(batch, Packed):
             result = self._feed_packed(batch, first)
+        elif isinstance(batch, Batch):
+            result = (self._feed_packed(batch.packed, first) if batch.packed is not None
+                      else self._feed_lines(batch.text, first, batch.terms, rows=True))
         else:
             result = self._feed_lines(batch_list(batch), first, len(batch), rows=True)
         rejected.extend(result.rejected)
