@@ -469,3 +469,35 @@ def test_a_socket_stream_stops_cleanly_on_ctrl_c_with_what_it_committed(spark: S
     assert sorted(out.getvalue().splitlines()) == expected
     assert err.getvalue() == ("rows: 4, events: 4, rejected: 0, detections: 2, warnings: 0 "
                               "(stopped: start again with the same --checkpoint to go on)\n")
+
+
+def test_a_stream_of_event_lines_detects_as_etalis_run_on_the_files_one_after_the_other(
+        spark: SparkSession, tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(K) <- a(K) seq b(K) within 100.\n")
+    src = tmp_path / "in"
+    src.mkdir()
+    files = ["% readings\nevent(a(x), 10).\nevent(a(y), 11).\n\n",
+             "event(b(y), 12).\nb(x).\nevent(a(x), [20, 40]).\nevent(b(x), 50).\n"]
+    now = time.time()
+    for i, text in enumerate(files):
+        hidden = src / f".{i}.events"
+        hidden.write_text(text)
+        os.utime(hidden, (now + i, now + i))
+        os.replace(hidden, src / f"{i}.events")
+    out, err = StringIO(), StringIO()
+    ns = cli.parse(["stream", str(rules), "--source", str(src), "--checkpoint", str(tmp_path / "ck"),
+                    "--out", str(tmp_path / "out"), "--format", "jsonl", "--available-now",
+                    "--max-files-per-trigger", "1", "--input-format", "events", "--quiet"])
+    assert cli.stream(ns, out, err) == 0, err.getvalue()
+    assert err.getvalue() == "rows: 6, events: 5, rejected: 1, detections: 3, warnings: 0\n"
+    expected = ['{"event": "c", "args": ["x"], "start": 10, "end": 50}',
+                '{"event": "c", "args": ["x"], "start": 20, "end": 50}',
+                '{"event": "c", "args": ["y"], "start": 11, "end": 12}']
+    assert sorted(output_lines(tmp_path / "out", "detections")) == expected
+    assert output_lines(tmp_path / "out", "rejected") == [
+        '{"value": "b(x).", "reason": "a stream reads lines event(Term, Time) with a number of seconds as the time '
+        '(or an interval [T1, T2] of them)"}']
+    whole = tmp_path / "all.events"
+    whole.write_text("".join(files).replace("b(x).\n", ""))
+    assert sorted(run_lines(rules, whole, [])) == expected

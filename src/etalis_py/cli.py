@@ -1018,14 +1018,17 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         mapping = mapping_from(ns)
-        mapping.check()
+        fmt = live.source_format(ns.source, ns.input_format)
+        lines = fmt is not None and fmt.spark == "text"
+        if not lines:
+            mapping.check()
         readable = readable_of(ns) if ns.print_as == "lines" else None
     except (ValueError, OSError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.plan:
         text, printed = _plan_rules(ns)
-        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by, lines).explain(printed))
         return EXIT_OK
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     conf = {}
@@ -1038,13 +1041,14 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stopping = _Stop()
     with stopping:
         spark = live.stream_session(ns.master, conf)
-        rows = live.read_stream(spark, ns.source, mapping, ns.input_format, ns.max_files_per_trigger)
+        rows = live.read_stream(spark, ns.source, mapping, fmt.name if fmt is not None else None,
+                                ns.max_files_per_trigger)
         found = sp.detect_stream(rows, ns.rules, event=ns.event, event_col=ns.event_col, args=ns.args, time=ns.time,
                                  time_format=ns.time_format, time_zone=ns.time_zone, columns=ns.columns,
                                  graph_col=ns.graph_col, partition_by=ns.partition_by, policy=ns.policy,
                                  max_age=ns.max_age, lateness=ns.lateness, ontology=ns.ontology,
                                  entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static,
-                                 initial_state=ns.initial_state)
+                                 initial_state=ns.initial_state, event_lines=lines)
         query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
         printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
         failure: Optional[BaseException] = None

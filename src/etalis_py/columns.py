@@ -412,19 +412,11 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejec
     except OverflowError:  # an int beyond a float
         return None
     arity = arities.pop()
-    code_of: dict[str, int] = {}
-    heads: list[str] = []
-    for name in dict.fromkeys(name_col):
-        functor = names.get(name)
-        if functor is None:
-            try:
-                functor = names[name] = text_atom(name) if name else ""
-            except ValueError:
-                return None
-        if not functor:
-            return None
-        code_of[name] = len(heads)
-        heads.append(head_text(functor, arity))
+    distinct = list(dict.fromkeys(name_col))
+    heads = name_heads(distinct, arity, names)
+    if heads is None:
+        return None
+    code_of = dict(zip(distinct, range(len(distinct))))
     codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=len(name_col))
     bad: dict[int, str] = {}
     columns = [value_cells(list(map(itemgetter(k), args_col)), prolog_value, bad, reason) for k in range(arity)]
@@ -433,6 +425,23 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejec
         codes[i] = -1
         rejected.append(Rejection(first + i, bad[i]))
     return Packed(codes, heads, columns)
+
+
+def name_heads(distinct: Sequence[str], arity: int, names: dict[str, str]) -> Optional[list[str]]:
+    """The heads ``Name/Arity`` of event names (texts, each once; their
+    quoted atoms kept in ``names``), or None if one is empty or no atom."""
+    heads: list[str] = []
+    for name in distinct:
+        functor = names.get(name)
+        if functor is None:
+            try:
+                functor = names[name] = text_atom(name) if name else ""
+            except ValueError:
+                return None
+        if not functor:
+            return None
+        heads.append(head_text(functor, arity))
+    return heads
 
 
 def unpacked_rows(layout: dict[str, Any], count: int) -> list[list[Any]]:

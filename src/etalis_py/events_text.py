@@ -47,21 +47,47 @@ def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
 def _term_items(lines: Iterable[str], first: int, bad: dict[int, str]) -> Iterator[Item]:
     for number, line in enumerate(lines, start=first):
         text = line.strip()
-        if bad and number in bad:
-            yield number + 1, "\n", Rejection(number, bad[number])
-        elif len(text) > MAX_TEXT:
-            yield number + 1, "\n", Rejection(number, f"the line holds {len(text):,} characters, more than the "
-                                                       f"{MAX_TEXT:,} a row may hold")
-        elif len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
-            yield number + 1, "\n", Rejection(number, f"nested deeper than {MAX_NESTING} levels")
-        elif len(text) > MAX_DIGITS and (digits := _longest_number(text)) > MAX_DIGITS:
-            yield number + 1, "\n", Rejection(number, f"an integer of {digits:,} digits: more than {MAX_DIGITS:,} "
-                                                       "(as in JSON; reading one takes time that grows with the "
-                                                       "square of its digits)")
+        reason = bad.get(number) if bad else None
+        if reason is None:
+            reason = too_costly(text)
+        if reason is not None:
+            yield number + 1, "\n", Rejection(number, reason)
         elif text and not text.startswith("%") and not text.endswith("."):
             yield number + 1, line.rstrip() + ".\n", None   # the leading blanks kept: columns count them
         else:
             yield number + 1, line.rstrip() + "\n", None
+
+
+def too_costly(text: str) -> Optional[str]:
+    """Why the engine's reader is not given the stripped line ``text``
+    (too long, brackets nested too deep, an integer of too many digits), or None."""
+    if len(text) > MAX_TEXT:
+        return f"the line holds {len(text):,} characters, more than the {MAX_TEXT:,} a row may hold"
+    if len(text) > _SHALLOW and _bracket_depth(text) > _MAX_BRACKETS:
+        return f"nested deeper than {MAX_NESTING} levels"
+    if len(text) > MAX_DIGITS and (digits := _longest_number(text)) > MAX_DIGITS:
+        return (f"an integer of {digits:,} digits: more than {MAX_DIGITS:,} (as in JSON; reading one takes time "
+                "that grows with the square of its digits)")
+    return None
+
+
+# The time of an event line event(Term, Time). or event(Term, [T1, T2]).: a
+# number, or the end of an interval of numbers
+_EVENT_TIME = re.compile(r"event\(.*,\s*(?:\[\s*[-+0-9.eE]+\s*,\s*([-+0-9.eE]+)\s*\]|([-+0-9.eE]+))\s*\)\s*\.?",
+                         re.DOTALL)
+
+
+def event_time(text: str) -> Optional[float]:
+    """The (end) time of the stripped event line ``text``, if it is
+    ``event(Term, Time).`` with a number of seconds, or an interval of
+    numbers, as its time; else None."""
+    m = _EVENT_TIME.fullmatch(text)
+    if m is None:
+        return None
+    try:
+        return float(m[1] or m[2])
+    except ValueError:
+        return None
 
 
 # Prolog's reader recurses on brackets, and deep enough (some 10,000 levels)

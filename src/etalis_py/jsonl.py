@@ -25,8 +25,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pa_json
 
 from .batch import Batch, Item, batched
-from .columns import Cells, Packed, head_text, items_packed, number_cells, value_cells
-from .events import MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, plain_element, prolog_value, text_atom
+from .columns import Cells, Packed, items_packed, name_heads, number_cells, value_cells
+from .events import MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, plain_element, prolog_value
 from .registry import Reading
 from .lines import Lines, decode_lines, line_blocks, line_starts, not_text
 from .mapping import Mapping, is_date
@@ -136,17 +136,9 @@ def _columns_packed(event: pa.Array, args: Optional[pa.Array], time: pa.Array, p
                 len(item[1]) != arity for item in patched.values()):
             return None
     encoded = pc.dictionary_encode(event)
-    heads: list[str] = []
-    for name in encoded.dictionary.to_pylist():
-        functor = names.get(name)
-        if functor is None:
-            try:
-                functor = names[name] = text_atom(name) if name else ""
-            except ValueError:
-                return None
-        if not functor:
-            return None
-        heads.append(head_text(functor, arity))
+    heads = name_heads(encoded.dictionary.to_pylist(), arity, names)
+    if heads is None:
+        return None
     codes = _mask(encoded.indices, np.int32).copy()
     bad: dict[int, str] = {}
     columns: list[Cells] = []

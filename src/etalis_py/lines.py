@@ -152,17 +152,23 @@ _NEWLINE = ord("\n")
 def line_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
     """Whole lines of ``stream`` (a file, or standard input as it arrives):
     each chunk is what one read gave, up to its last newline."""
-    pending = b""
     read = getattr(stream, "read1", stream.read)
-    while True:
-        data = read(size)
+    return _whole_chunks(iter(lambda: read(size), b""))
+
+
+def _whole_chunks(reads: Iterable[bytes]) -> Iterator[bytes]:
+    """The reads again, each cut after its last newline (the rest waits
+    for the next read, or the end); an empty read is passed on."""
+    pending = b""
+    for data in reads:
         if not data:
-            if pending:
-                yield pending
-            return
+            yield b""
+            continue
         whole, pending = whole_lines(pending + data)
         if whole:
             yield whole
+    if pending:
+        yield pending
 
 
 def whole_lines(data: bytes) -> tuple[bytes, bytes]:
@@ -209,20 +215,19 @@ def ticking_chunks(fd: int, tick: float, size: int = 1 << 16) -> Iterator[bytes]
     """Whole lines of the file descriptor ``fd`` (standard input) as they
     arrive, as :func:`line_chunks` gives them, and an empty chunk whenever
     nothing came for ``tick`` seconds (for ``etalis run --clock wall``)."""
-    pending = b""
-    while True:
-        ready, _, _ = select.select([fd], [], [], tick)
-        if not ready:
-            yield b""
-            continue
-        data = os.read(fd, size)
-        if not data:
-            if pending:
-                yield pending
-            return
-        whole, pending = whole_lines(pending + data)
-        if whole:
-            yield whole
+
+    def reads() -> Iterator[bytes]:
+        while True:
+            ready, _, _ = select.select([fd], [], [], tick)
+            if not ready:
+                yield b""
+                continue
+            data = os.read(fd, size)
+            if not data:
+                return
+            yield data
+
+    return _whole_chunks(reads())
 
 
 class LineOffsets:

@@ -16,12 +16,14 @@ import pyarrow.compute as pc
 from ..columns import Packed
 from ..events import InvalidEvent
 from ..delimited import csv_rows
+from ..events_text import event_time, too_costly
 from ..jsonl import json_line_reason
+from ..lines import not_text
 from ..mapping import Mapping
 from ..tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
 from .names import (
-    CORRUPT, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT,
-    T_OTHER, T_TEXT,
+    CORRUPT, EVENT_LINE, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT,
+    T_INT, T_OTHER, T_TEXT,
 )
 
 
@@ -37,6 +39,7 @@ class MapSpec:
     raw_later: bool = False            # later stages consume input events: write SIG and KEYS
     later: tuple[int, ...] = ()        # the arguments that key them there
     json_lines: bool = False           # _corrupt_record holds JSON lines (else CSV rows)
+    event_lines: bool = False          # the rows are event lines (their one column, value), not mapped
 
 
 def _key_text(value: Any) -> str:
@@ -87,6 +90,9 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
     comes the :class:`~etalis_py.columns.Packed` of its input rows, and an
     event's ``PACKED`` is its row's index among the input rows of all the
     batches so far."""
+    if spec.event_lines:
+        yield from _event_lines(spec, batches, packed)
+        return
     m = spec.mapping
     arity = len(m.args)
     first = dict(spec.first)
@@ -177,6 +183,42 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                  pa.nulls(k, pa.float64()), pa.array([reasons[i] for i in bad], pa.string()),
                  pa.nulls(k, pa.int32()), *extra],
                 names=names), None
+
+
+def _event_lines(spec: MapSpec, batches: Iterator[pa.RecordBatch],
+                 packed: bool) -> Iterator[tuple[pa.RecordBatch, Optional[Packed]]]:
+    """The mapping pass of event lines (``.events`` files, read as text):
+    each ``event(Term, Time)`` line is the engine's input line as it is, of
+    the one global key at its time; a line the engine's reader is not
+    given (see :func:`~etalis_py.events_text.too_costly`), or whose time
+    is not a number (the stream orders a micro-batch's events by time),
+    is rejected."""
+    names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([PACKED] if packed else [])
+    for batch in batches:
+        n = batch.num_rows
+        if n == 0:
+            continue
+        kinds: list[str] = []
+        lines: list[Optional[str]] = []
+        times: list[Optional[float]] = []
+        reasons: list[Optional[str]] = []
+        for value in _values(batch.column(EVENT_LINE)):
+            text = (value or "").strip()
+            reason = not_text(text) or too_costly(text)
+            t = event_time(text) if reason is None else None
+            if reason is None and t is None:
+                reason = ("a stream reads lines event(Term, Time) with a number of seconds as the time (or an "
+                          "interval [T1, T2] of them)")
+            kinds.append("r" if reason else "e")
+            lines.append(None if reason else text.removesuffix(".").rstrip() + ".\n")
+            times.append(t)
+            reasons.append(reason)
+        yield pa.RecordBatch.from_arrays(
+            [*(batch.column(c) for c in spec.original), batch.column(ROW), pa.array(kinds, pa.string()),
+             pa.repeat("", n), pa.array(lines, pa.string()), pa.array(times, pa.float64()),
+             pa.array(reasons, pa.string()), pa.repeat(pa.scalar(TK_NUMBER, pa.int32()), n),
+             *([pa.nulls(n, pa.int64())] if packed else [])],
+            names=names), None
 
 
 def _reserved_names(names: Sequence[Any], column: Column) -> None:

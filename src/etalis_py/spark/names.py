@@ -18,6 +18,7 @@ KEY1 = "__etalis_key1"
 REASON = "__etalis_reason"
 TKIND = "__etalis_tkind"
 CORRUPT = "_corrupt_record"
+EVENT_LINE = "value"    # the one column of event lines read as text (Spark's text source)
 PACKED = "__etalis_packed"          # an event's row in the packed columns of its task (stage 1 in the mapping's task)
 
 # type codes of values, OR-ed to find a column's type

@@ -50,18 +50,19 @@ class InputEvents:
     """Which events the input rows become.
 
     ``name`` is the event name of every row, or None when a column holds
-    it (then any event with ``arity`` arguments may come from the input).
+    it (then any event with ``arity`` arguments may come from the input;
+    any event at all if ``arity`` is None: event lines).
     ``key`` is the argument position of the partition key, if the key
     column is one of the argument columns; ``key_name`` names the column.
     """
 
     name: Optional[str]
-    arity: int
+    arity: Optional[int]
     key: Optional[int] = None
     key_name: Optional[str] = None
 
     def is_input(self, sig: Sig) -> bool:
-        return sig.arity == self.arity and (self.name is None or sig.name == self.name)
+        return (self.arity is None or sig.arity == self.arity) and (self.name is None or sig.name == self.name)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,8 @@ class Plan:
     def explain(self, printed: Iterable[str] = ()) -> str:
         """The plan as text: which rules run in which stage, partitioned by what."""
         inp = self.input
-        source = f"{inp.name}/{inp.arity}" if inp.name is not None else f"any event with {inp.arity} arguments"
+        source = (f"{inp.name}/{inp.arity}" if inp.name is not None else "any event" if inp.arity is None
+                  else f"any event with {inp.arity} arguments")
         lines = [f"input: {source}"
                  + (f", partition key {inp.key_name} (argument {inp.key + 1})" if inp.key is not None
                     else (f"; the partition key {inp.key_name} is not an argument of the input events"
@@ -323,9 +325,13 @@ def _justified(r: RuleInfo, p: int, kv: Optional[frozenset[str]]) -> bool:
     return kv is None or arg.name in kv
 
 
-def replay_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
-    """The stages a replay with this mapping runs (``etalis replay --plan``)."""
+def replay_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str],
+                lines: bool = False) -> Plan:
+    """The stages a replay with this mapping runs (``etalis replay --plan``);
+    with ``lines``, the input is event lines, of any event."""
     infos, _ = read_rules(rules_text, source)
+    if lines:
+        return plan(infos, InputEvents(None, None))
     key = mapping.args.index(partition_by) if partition_by is not None and partition_by in mapping.args else None
     return plan(infos, InputEvents(mapping.event, len(mapping.args), key, partition_by))
 

@@ -30,7 +30,7 @@ from ..registry import InputFormat, by_name
 from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
 from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
 from .mapping import MapSpec
-from .names import CORRUPT, TRANSFER
+from .names import CORRUPT, EVENT_LINE, TRANSFER
 from .partition import StageSpec
 from .planning import Plan, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import format_of, read_input
@@ -156,6 +156,16 @@ def read_stream(spark: "SparkSession", source: str, mapping: Mapping, input_form
     return reader.option("allowNonNumericNumbers", False).option("columnNameOfCorruptRecord", CORRUPT).json(path)
 
 
+def source_format(source: str, input_format: Optional[str] = None) -> Optional[InputFormat]:
+    """The input format of a stream's source: ``input_format``, or that of
+    the files in the directory; None for a socket or Kafka (CSV lines)."""
+    if source.startswith(("socket://", "kafka://")):
+        return None
+    if input_format:
+        return by_name(input_format)
+    return _dir_format(source[len("file://"):] if source.startswith("file://") else source)
+
+
 def _dir_format(path: str) -> InputFormat:
     p = Path(path)
     if not p.is_dir():
@@ -181,11 +191,12 @@ def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":
             .option("subscribe", topic).option("startingOffsets", "earliest").load())
 
 
-def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
+def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str],
+              event_lines: bool = False) -> Plan:
     """The stages of a stream: replay's plan, with what a stream cannot run
     refused at its rule (timers without a watermark, unbound arguments
     passed on, input events that a later stage consumes)."""
-    the_plan = replay_plan(rules_text, source, mapping, partition_by)
+    the_plan = replay_plan(rules_text, source, mapping, partition_by, event_lines)
     if mapping.time is None or mapping.time_format is not None:
         # the watermark fires the timers of idle keys (see _event_time)
         refuse_timers(the_plan, source)
@@ -218,6 +229,7 @@ def detect_stream(
     explain: bool = False,
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
     initial_state: Optional[Union[str, "os.PathLike[str]"]] = None,
+    event_lines: bool = False,
     **mapping_options: Unpack[MappingOptions],
 ) -> LiveDetection:
     """Run ``rules`` over the streaming DataFrame ``data`` (see
@@ -231,7 +243,11 @@ def detect_stream(
     order (later ones are rejected rows, with the reason).
     ``initial_state`` is a directory of ``replay --save-state``: the
     stream's first micro-batch starts from its keys' states (those of a
-    replay of the same rules and options).
+    replay of the same rules and options).  With ``event_lines``, the
+    rows are event lines (``.events`` files, as :func:`read_stream` reads
+    them: a text column ``value``), each ``event(Term, Time)`` line an
+    event as ``etalis run`` reads it, all of one global key (no mapping
+    options, no ``partition_by``); blank and comment lines are nothing.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with errors
     or rules a stream cannot run, ValueError for a mapping that does not
@@ -246,13 +262,18 @@ def detect_stream(
                          f"{ROCKSDB} (etalis_py.spark.stream_session() sets it)")
     text, source = _rule_text(rules)
     mapping = Mapping.of(**mapping_options)
-    mapping.check()
+    if event_lines:
+        if partition_by is not None or mapping != Mapping():
+            raise ValueError("event lines are events as they are: give no mapping options and no --partition-by")
+        data = data.filter(~F.col(EVENT_LINE).rlike(r"^\s*(%.*)?$"))
+    else:
+        mapping.check()
     if policy is not None:
         check_policy(policy)
     knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
                                                 ontology=ontology, static=static, entailment=entailment,
                                                 lateness=lateness)
-    the_plan = live_plan(text, source, mapping, partition_by)
+    the_plan = live_plan(text, source, mapping, partition_by, event_lines)
     needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
     error = missing_column(needed + ([partition_by] if partition_by else []),
                            [c for c in data.columns if c != CORRUPT], "the data")
@@ -272,7 +293,7 @@ def detect_stream(
     first_keys = tuple((str(s), -1 if first.key is None else first.key_position(s))
                        for s in first.consumes if the_plan.input.is_input(s))
     mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
-                    first_keys, False, (), "json" in _source_format(data))
+                    first_keys, False, (), "json" in _source_format(data), event_lines)
     clock = _event_time(data, mapping)
     # without a lateness or a timer an engine never waits for time to move on
     idle = clock is not None and (bool(lateness) or any(r.timer for r in the_plan.rules))
