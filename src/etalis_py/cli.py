@@ -117,11 +117,19 @@ def input_format_option(text: str) -> str:
 
 
 def spark_format_option(text: str) -> str:
-    """``--input-format`` of replay and stream: a format that Spark reads."""
+    """``--input-format`` of stream: a format that Spark reads."""
     name = input_format_option(text)
     if by_name(name).spark is None:
         spark = [n for n in names() if by_name(n).spark is not None]
         raise argparse.ArgumentTypeError(f"Spark does not read {name}: use one of {', '.join(spark)}")
+    return name
+
+
+def table_format_option(text: str) -> str:
+    """``--input-format`` of replay: a table that Spark reads."""
+    name = spark_format_option(text)
+    if by_name(name).spark == "text":
+        raise argparse.ArgumentTypeError(f"replay reads tables, not {name} (etalis stream reads them)")
     return name
 
 
@@ -863,7 +871,7 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("rules", type=Path, help="the .etl rule file")
     rp.add_argument("--events", required=True, metavar="PATH",
                     help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI)")
-    rp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
+    rp.add_argument("--input-format", type=table_format_option, metavar="FORMAT",
                     help="the data's format: csv, parquet or jsonl (default: from the file name)")
     rp.add_argument("--stream", type=_stream_iri, metavar="IRI",
                     help="the graphs of --graph-col are on the stream IRI, asked with graph_stream(G, S)")
