@@ -2,7 +2,8 @@
 (benchmarks/throughput.py) of --events events, each step timed on its own
 in one process (CPU seconds, best of --repeat), as microseconds per event:
 first the packed columns that emit_many hands over (see
-src/etalis_py/columns.py), then the text batch lists of the same stream.
+src/etalis_py/columns.py), then the text batch lists of the same stream,
+then reading the stream's file as etalis run reads it, in each format.
 
     .venv/bin/python benchmarks/ingress_profile.py [--events 100000] [--repeat 3]
 """
@@ -16,13 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from throughput import HERE, KEYS, RULES, STEP, stream
+from throughput import HERE, KEYS, RULES, STEP, stream, write_csv, write_events, write_jsonl, write_parquet
 
 from etalis_py import Detection, Engine
 from etalis_py.columns import Packed, items_packed, unpacked_rows
 from etalis_py._prolog import bridge
 from etalis_py.engine import parse_rows
 from etalis_py.events import batch_list, event_element
+from etalis_py.mapping import Mapping
+from etalis_py.streams import read_batches
 
 BATCH = 10_000
 
@@ -109,6 +112,17 @@ def main() -> None:
     rows.append(("text: feed_list, the benchmark's rule (all of Prolog's side)", t))
     t, found = best(ns.repeat, lambda: None, lambda _: [parse_rows(b) for b in bodies])
     rows.append((f"text: Python, decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
+    with tempfile.TemporaryDirectory() as tmp:
+        for suffix, write, way in ((".csv", write_csv, "CSV in bulk, pyarrow's CSV reader"),
+                                   (".jsonl", write_jsonl, "JSON lines in bulk, pyarrow's JSON reader"),
+                                   (".parquet", write_parquet, "Parquet by record batches"),
+                                   (".events", write_events, "event lines as batch lists (text)")):
+            path = Path(tmp) / f"stream{suffix}"
+            options = write(path, n)
+            mapping = Mapping(event_col="name", args=("k",), time="t") if options else None
+            t, _ = best(ns.repeat, lambda: None, lambda _: sum(b.end_line - b.first_line for b in read_batches(
+                path, mapping, packed=suffix != ".events")))
+            rows.append((f"reading a {suffix} file into batches: {way} (etalis run's reader)", t))
     print(f"{n:,} events, best of {ns.repeat} (CPU seconds)\n")
     print("| step | CPU s | µs per event |")
     print("|---|---:|---:|")
