@@ -20,12 +20,12 @@ from typing import Any
 from throughput import HERE, KEYS, RULES, STEP, stream, write_csv, write_events, write_jsonl, write_parquet
 
 from etalis_py import Detection, Engine
-from etalis_py.columns import Packed, items_packed, unpacked_rows
-from etalis_py._prolog import bridge
-from etalis_py.engine import parse_rows
+from etalis_py.bridge.columns import Packed, items_packed, unpacked_rows
+from etalis_py.bridge._prolog import bridge
+from etalis_py.bridge.engine import parse_rows
 from etalis_py.events import batch_list, event_element
-from etalis_py.mapping import Mapping
-from etalis_py.streams import read_batches
+from etalis_py.inputs.mapping import Mapping
+from etalis_py.inputs.streams import read_batches
 
 BATCH = 10_000
 

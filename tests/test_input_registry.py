@@ -1,4 +1,4 @@
-"""The input formats are one table (etalis_py.registry): a new format is a
+"""The input formats are one table (etalis_py.inputs.registry): a new format is a
 module with its reader and one entry.  The toy format here, tab-separated
 lines ``name<TAB>argument<TAB>time``, is registered from outside the
 package (an entry point of the group etalis_py.inputs, as an installed
@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Engine, cli
-from etalis_py.registry import BUILT_IN, by_name, formats, names, of_path
+from etalis_py.inputs.registry import BUILT_IN, by_name, formats, names, of_path
 
 TOY = '''
-from etalis_py.batch import batched
+from etalis_py.inputs.batch import batched
 from etalis_py.events import NOTHING, Rejection
-from etalis_py.lines import Lines
-from etalis_py.registry import InputFormat
+from etalis_py.inputs.lines import Lines
+from etalis_py.inputs.registry import InputFormat
 
 
 def read_tsv(chunks, mapping, reading):

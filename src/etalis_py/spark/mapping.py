@@ -13,14 +13,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import Packed
+from ..bridge.columns import Packed
 from ..events import InvalidEvent
-from ..delimited import csv_rows
-from ..events_text import event_time, too_costly
-from ..jsonl import json_line_reason
-from ..lines import not_text
-from ..mapping import Mapping
-from ..tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
+from ..inputs.delimited import csv_rows
+from ..inputs.events_text import event_time, too_costly
+from ..inputs.jsonl import json_line_reason
+from ..inputs.lines import not_text
+from ..inputs.mapping import Mapping
+from ..inputs.tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
 from .names import (
     CORRUPT, EVENT_LINE, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT,
     T_INT, T_OTHER, T_TEXT,
@@ -76,7 +76,7 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
 def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                    packed: bool) -> Iterator[tuple[pa.RecordBatch, Optional[Packed]]]:
     """The mapping pass: rows to engine input lines, made by the mapper of
-    ``etalis run`` for tables (:func:`~etalis_py.tables.row_columns`, a
+    ``etalis run`` for tables (:func:`~etalis_py.inputs.tables.row_columns`, a
     column at a time, so the same lines and the same reasons), or to
     rejections.  Replay adds what only it knows: rows that Spark could not
     read, and an empty row is rejected rather than skipped (every row is
@@ -86,8 +86,8 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
 
     If ``packed``, the events are not lines (``LINE`` is null) but packed
     columns, as ``etalis run`` packs a table's rows
-    (:func:`~etalis_py.tables.joined_packed`): with each batch of events
-    comes the :class:`~etalis_py.columns.Packed` of its input rows, and an
+    (:func:`~etalis_py.inputs.tables.joined_packed`): with each batch of events
+    comes the :class:`~etalis_py.bridge.columns.Packed` of its input rows, and an
     event's ``PACKED`` is its row's index among the input rows of all the
     batches so far."""
     if spec.event_lines:
@@ -190,7 +190,7 @@ def _event_lines(spec: MapSpec, batches: Iterator[pa.RecordBatch],
     """The mapping pass of event lines (``.events`` files, read as text):
     each ``event(Term, Time)`` line is the engine's input line as it is, of
     the one global key at its time; a line the engine's reader is not
-    given (see :func:`~etalis_py.events_text.too_costly`), or whose time
+    given (see :func:`~etalis_py.inputs.events_text.too_costly`), or whose time
     is not a number (the stream orders a micro-batch's events by time),
     is rejected."""
     names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([PACKED] if packed else [])

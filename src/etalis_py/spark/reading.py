@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..delimited import csv_rows
-from ..lines import Lines, line_chunks
-from ..mapping import Mapping
-from ..registry import InputFormat, by_name, formats, of_path
+from ..inputs.delimited import csv_rows
+from ..inputs.lines import Lines, line_chunks
+from ..inputs.mapping import Mapping
+from ..inputs.registry import InputFormat, by_name, formats, of_path
 from .names import CORRUPT
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def read_input(spark: "SparkSession", path: str, mapping: Mapping, input_format: Optional[str] = None) -> "DataFrame":
     """The table at ``path`` (a file or a directory of files), read by the
     Spark data source that its input format names (see
-    :mod:`etalis_py.registry`): CSV (every column read as text, as
+    :mod:`etalis_py.inputs.registry`): CSV (every column read as text, as
     ``etalis run`` reads it; rows with the wrong number of fields keep
     their line in ``_corrupt_record``), Parquet, JSON lines, or event
     lines as text (a ``value`` column)."""

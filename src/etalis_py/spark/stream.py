@@ -22,11 +22,11 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
-from ..analysis import Sig
-from ..engine import check_policy
+from ..rules.analysis import Sig
+from ..bridge.engine import check_policy
 from ..errors import RuleError
-from ..mapping import Mapping, MappingOptions, missing_column
-from ..registry import InputFormat, by_name
+from ..inputs.mapping import Mapping, MappingOptions, missing_column
+from ..inputs.registry import InputFormat, by_name
 from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
 from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
 from .mapping import MapSpec
