@@ -3,9 +3,10 @@
 
 The rows that are not rejected on their own (not UTF-8, a wrong number of
 fields) are converted a column at a time (:mod:`etalis_py.inputs.tables`), as the
-reference's row mapper (``reference/mapping.py``) converts a row.  A
-chunk of lines without a quote is read in bulk by pyarrow's CSV reader
-(:func:`bulk_rows`); a chunk with quotes (a field may span lines) goes
+reference's row mapper (``reference/mapping.py``) converts a row.  The
+lines are read in bulk by pyarrow's CSV reader (:func:`_bulk_block`), a
+batch's lines at a time, up to the first chunk with a quote (a field may
+span lines), a carriage return or a line that is not text; from there on
 row by row with Python's csv module, which numbers each row's lines.
 """
 
@@ -50,7 +51,7 @@ def read_csv(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Readi
         if line == 1 and not pending:
             data = data.removeprefix(BOM)
         if not _plain(data):
-            rest = Lines(itertools.chain([pending + data], chunks), keepends=True, at_start=line == 1 and not pending)
+            rest = Lines(itertools.chain([pending + data], chunks), keepends=True, at_start=False)
             named = mapping if header is None else replace(mapping, columns=tuple(header))
             batches = _csv_batches(rest, named, batch_lines, reading.packed)
             yield from (b.shifted(line - 1) for b in batches)
