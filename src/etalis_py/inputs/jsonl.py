@@ -2,12 +2,13 @@
 "time": 5}`` (or ``start`` and ``end``, as :meth:`Event.coerce` reads an
 event).
 
-A chunk of lines is read in bulk when it can be (:func:`bulk_packed`):
-pyarrow's JSON reader makes columns of the whole chunk, which cross as
-packed columns without a Python object per line.  A chunk that pyarrow
-cannot read in one piece (a line that is not JSON, arguments of more than
-one kind of value, a field other than the event's) goes line by line, so
-that each bad line is rejected with its number and reason, and counted.
+A block of a batch's lines is read in bulk when it can be
+(:func:`_bulk_block`): pyarrow's JSON reader makes columns of the whole
+block, which cross as packed columns without a Python object per line.  A
+block that pyarrow cannot read in one piece (a line that is not JSON,
+arguments of more than one kind of value, a field other than the event's)
+goes line by line, so that each bad line is rejected with its number and
+reason, and counted.
 """
 
 from __future__ import annotations
