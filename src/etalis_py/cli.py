@@ -1026,7 +1026,9 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         mapping = mapping_from(ns)
-        fmt = live.source_format(ns.source, ns.input_format)
+        # a plan is made without looking at the files
+        fmt = (live.source_format(ns.source, ns.input_format) if not ns.plan
+               else by_name(ns.input_format) if ns.input_format else None)
         lines = fmt is not None and fmt.spark == "text"
         if not lines:
             mapping.check()
