@@ -97,8 +97,10 @@ Requests:
     its Info.
   - snapshot(Engine, Counters): the state of the engine as bytes (see
     etalis_snapshot), with Counters (a list of integers: Python's
-    counters of the engine) among it; the body is the bytes, each a
-    character of code 0..255.
+    counters of the engine) among it, in the parts of
+    etalis_snapshot:snapshot_parts/4: the header's `snapshot_head` is
+    its Head, the body its Payload, each byte a character of code
+    0..255; the caller puts the Payload's SHA-256 between them.
   - restore(Engine): payload is the bytes of a snapshot of an engine of
     the same rules; the engine takes up its state, with the rules of the
     snapshot's engine: the changes of the rules made while it ran are
@@ -214,13 +216,12 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
-serve(snapshot(M, Counters), _, _{snapshot: Length}, Bytes) :-
+serve(snapshot(M, Counters), _, _{snapshot_head: Head}, Payload) :-
     engine_compiled(M, _),
     must_be(list(integer), Counters),
     engine_identity(M, Rules),
     engine_state_get(M, State),
-    snapshot_bytes(Rules, snapshot{state: State, counters: Counters}, Bytes),
-    string_length(Bytes, Length).
+    snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
 serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}, "") :-
     engine_compiled(M, _),
     engine_identity(M, Rules),

@@ -278,15 +278,18 @@ class PrologBridge:
         head, _, rest = text.partition("\n")
         return self._header(head), rest
 
-    def request_bytes(self, request: str, payload: bytes = b"") -> tuple[dict[str, Any], bytes]:
+    def request_bytes(self, request: str, payload: bytes = b"") -> tuple[dict[str, Any], memoryview]:
         """As :meth:`request` for a payload and a reply body of bytes: each
-        byte crosses as one character of code 0..255 (a snapshot's)."""
+        byte crosses as one character of code 0..255 (a snapshot's).  The
+        body is a view of the reply, not a copy (it can be megabytes)."""
         with self.held():
             reply, wide = self._on_thread(lambda: self._request_here(request, payload, 0))  # REP_ISO_LATIN_1
         if wide:
             raise EtalisError(f"engine reply to {request} is not bytes")
-        head, _, rest = reply.partition(b"\n")
-        return self._header(head.decode("ascii")), rest
+        end = reply.find(b"\n")
+        if end < 0:
+            end = len(reply)
+        return self._header(reply[:end].decode("ascii")), memoryview(reply)[end + 1:]
 
     @staticmethod
     def _header(head: str) -> dict[str, Any]:
