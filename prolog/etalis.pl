@@ -27,7 +27,8 @@
 /** <module> etalis-py: the engine's face towards Python
 
 Python talks to the engine through etalis_api/3 only: a request term as
-text, a payload (rule text or event lines) and a reply as text.  The
+text, a payload (rule text or event lines) and a reply as text (or,
+for a snapshot, reply(Header, Bytes), see api_reply/3).  The
 reply starts with one line of JSON, the header; for `feed` the
 detections follow, one JSON object a line.  An error is a header
 `{"error": {...}}` with the file, line and column where it applies.
@@ -127,11 +128,21 @@ etalis_api(RequestText, Payload, Reply) :-
           error_reply(Error, Header, Body)),
     !,
     with_output_to(string(H), json_write_dict(current_output, Header, [width(0)])),
-    string_concat(H, "\n", H1),
-    string_concat(H1, Body, Reply).
+    api_reply(H, Body, Reply).
 etalis_api(RequestText, _, Reply) :-
     format(string(Reply), "{\"error\": {\"kind\": \"internal\", \"message\": \"request failed: ~w\"}}\n",
            [RequestText]).
+
+%   api_reply(+Header, +Body, -Reply): Reply is the Header line and the
+%   Body; a Body bytes(Bytes) (the megabytes of a snapshot) is not
+%   copied behind the header: the reply is reply(Header, Bytes), which
+%   Python reads in two parts.
+
+api_reply(H, bytes(Bytes), reply(H, Bytes)) :-
+    !.
+api_reply(H, Body, Reply) :-
+    string_concat(H, "\n", H1),
+    string_concat(H1, Body, Reply).
 
 serve(create(Source, Options), Payload, Header, "") :-
     load_engine(source(Source, Payload), Options, M, Compiled),
@@ -216,7 +227,7 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
-serve(snapshot(M, Counters), _, _{snapshot_head: Head}, Payload) :-
+serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
     engine_compiled(M, _),
     must_be(list(integer), Counters),
     engine_identity(M, Rules),
