@@ -1,6 +1,8 @@
 # make demo: install what is missing, then run the examples on real data: high wind
 #   areas over 384 stations (Spark replay), as a table and a timeline PNG, and the
 #   JFK blizzard.
+# make live: the wind area rules live on Spark Structured Streaming, as slices of
+#   the observations land in a folder (Ctrl-C stops it).
 # make test: install what is missing, then run the whole test suite.
 
 VENV    ?= .venv
@@ -10,11 +12,11 @@ OUT     ?= out/demo
 SUDO    := $(shell [ "$$(id -u)" -eq 0 ] || echo sudo)
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: all setup swipl java venv native demo test fuzz bench typecheck clean
+.PHONY: all setup swipl java chromium venv native demo live test fuzz bench typecheck clean
 
 all: test
 
-setup: swipl java venv native
+setup: swipl java chromium venv native
 
 # The columnar hand-over of events (prolog/etalis/etalis_columns.c), built
 # beside its source when a C compiler is there; without one, the package
@@ -36,6 +38,15 @@ java:
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq default-jre-headless >/dev/null; }
 
+# The test of etalis serve's live page drives Debian's Chromium (headless,
+# through Playwright's Python package: no browser download); the test of
+# docs/service.md runs its curl examples.
+chromium:
+	@command -v chromium >/dev/null 2>&1 && command -v curl >/dev/null 2>&1 || { \
+	  echo "== installing Chromium and curl"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium curl >/dev/null; }
+
 swipl:
 	@command -v swipl >/dev/null 2>&1 || { \
 	  echo "== installing SWI-Prolog (swi-prolog-nox)"; \
@@ -56,6 +67,11 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	@PYTHONWARNINGS=ignore::FutureWarning ETALIS=$(VENV)/bin/etalis DATA=$(DATA) OUT=$(OUT) \
 	  sh examples/wind_area/demo.sh
+
+# examples/wind_area/live.sh holds the commands (tests/test_stream.py runs it too)
+live: setup
+	@PYTHONWARNINGS=ignore::FutureWarning ETALIS=$(VENV)/bin/etalis PYTHON=$(VENV)/bin/python DATA=$(DATA) \
+	  OUT=out/live sh examples/wind_area/live.sh
 
 test: setup
 	$(VENV)/bin/pytest -q

@@ -194,6 +194,8 @@ serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, 
     engine_advance(M, Time, Format, N, Fired, Detections),
     engine_warnings(M, Ws1),
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
+serve(due(M), _, _{due: Due}, "") :-
+    engine_due(M, Due).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
     engine_buffered(M, Buffered),
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
@@ -228,13 +230,13 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
 serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
-    engine_compiled(M, _),
+    engine_exists(M),
     must_be(list(integer), Counters),
     engine_identity(M, Rules),
     engine_state_get(M, State),
     snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
-serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}, "") :-
-    engine_compiled(M, _),
+serve(restore(M), Payload, Header, "") :-
+    engine_exists(M),
     engine_identity(M, Rules),
     snapshot_content(Rules, Payload, Content),
     (   is_dict(Content, snapshot),
@@ -261,12 +263,17 @@ serve(restore(M), Payload, _{rules: N, goals: G, printed: Printed, prefixes: Pre
     ),
     forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
     engine_state_put(M, State),
-    engine_compiled(M, Compiled),
-    compiled_size(Compiled, N, G),
-    Compiled = compiled(_, _, _, Settings),
-    reported_strings(Settings, Printed),
     findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
-    dict_pairs(Prefixes, _, PrefixPairs).
+    dict_pairs(Prefixes, _, PrefixPairs),
+    (   From == now,
+        New == []
+    ->  Header = _{counters: Counters, prefixes: Prefixes}     % the same rules: their sizes are the engine's
+    ;   engine_compiled(M, Compiled),
+        compiled_size(Compiled, N, G),
+        Compiled = compiled(_, _, _, Settings),
+        reported_strings(Settings, Printed),
+        Header = _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}
+    ).
 serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
     engine_compiled(M, _),
     knowledge_update(M, Action, Payload, N),
@@ -542,6 +549,15 @@ keep_new_prefix(P-NS, Pairs0, Pairs) :-
     (   memberchk(P-_, Pairs0)
     ->  Pairs = Pairs0
     ;   Pairs = [P-NS|Pairs0]
+    ).
+
+%   engine_exists(+Engine): Engine is an engine (without copying its
+%   compiled rules, as engine_compiled/2 does).
+
+engine_exists(M) :-
+    (   current_predicate(M:'$compiled'/1)
+    ->  true
+    ;   existence_error(etalis_engine, M)
     ).
 
 engine_compiled(M, C) :-

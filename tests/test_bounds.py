@@ -166,3 +166,34 @@ def test_a_stack_limit_that_is_no_size_is_refused() -> None:
     assert r.returncode == 1
     assert r.stderr.splitlines()[-1] == ("etalis_py.errors.EtalisError: ETALIS_STACK_LIMIT='lots' is not a size of at "
                                          "least 16m (bytes, or a number with k, m or g)")
+
+
+def test_when_the_stacks_are_full_the_last_checkpoint_stays_and_a_larger_limit_resumes_from_it(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(K) <- a(K) seq b(K).\n")
+    events = tmp_path / "s.events"
+    events.write_text("".join(f"event(a({i}), {2 * i + 1}).\n" + (f"event(b({i}), {2 * i + 2}).\n" if i % 1000 == 0 else "")
+                              for i in range(120_000)))
+    whole, out = tmp_path / "whole.jsonl", tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events), "--quiet"]
+    run = subprocess.run([*command, "--out", str(whole)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and len(whole.read_text().splitlines()) == 120
+    resumable = [*command, "--out", str(out), "--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "1000"]
+    small = subprocess.run(resumable, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, ETALIS_STACK_LIMIT="32m"))
+    assert small.returncode == 3
+    lines = small.stderr.splitlines()
+    # the stacks fill up at an event, or while the state is written at a checkpoint: either way the
+    # run stops with its summary, and the checkpoint before it is whole
+    assert re.fullmatch(rf"{re.escape(str(events))}:\d+: error: (event a\(\d+\) \(line \d+\) ran out of memory: the "
+                        r"engine's stacks reached their limit of 32 MiB|the checkpoint could not be taken, the last "
+                        rf"one in {re.escape(str(tmp_path / 'ck'))} stays: the engine ran out of memory in its "
+                        r"request snapshot: its stacks reached their limit of 32 MiB)", lines[0]), lines[0]
+    assert lines[1].startswith("  hint: ") and "ETALIS_STACK_LIMIT=bytes" in lines[1]
+    assert lines[2].startswith("events read: ")
+    assert 0 < len(out.read_text().splitlines()) < 120
+    resumed = subprocess.run(resumable, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert out.read_bytes() == whole.read_bytes()
+    assert re.fullmatch(r"events read: 120120, accepted: 120120, rejected: 0, detections: 120, warnings: 0, "
+                        r"seconds: [0-9.]+, pending: 120000, cpu seconds: [0-9.]+", resumed.stderr.splitlines()[-1])

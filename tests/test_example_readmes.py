@@ -96,7 +96,8 @@ def test_the_readme_shows_what_its_commands_print(
 
 
 # examples whose commands cannot run here as they are shown, and where they are tested
-ELSEWHERE = {"socket_feed": "its commands need a server beside them: tests/test_cli_io.py runs them"}
+ELSEWHERE = {"socket_feed": "its commands need a server beside them: tests/test_cli_io.py runs them",
+             "service": "a server, a producer and a subscriber at once: tests/test_service_example.py runs them"}
 
 
 def test_every_example_readme_has_a_command_with_its_output() -> None:

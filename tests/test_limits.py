@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Engine, InferenceLimitError, RuleError
+from etalis_py.events import Rejection
 from etalis_py.cli import main
 
 LOOP = "c(X) <- a(X) where loop(X).\nloop(X) :- loop(X).\nd(X) <- b(X).\n"
@@ -37,6 +38,18 @@ def test_a_where_condition_that_loops_stops_at_its_event_naming_the_condition() 
                           f"in the where condition loop(1)\n  hint: {HINT}")
         assert found(engine) == [("d", (1,), 1, 1)]          # the detections before it are delivered
         assert [(d.event, d.args, d.start, d.end) for d in engine.emit("b", 3, at=4)] == [("d", (3,), 4, 4)]
+
+
+@pytest.mark.parametrize("batch_size", [1, 10_000])
+def test_the_items_rejected_before_the_stop_keep_their_reasons(batch_size: int) -> None:
+    with Engine.from_string(LOOP, inference_limit=100_000) as engine:
+        with pytest.raises(InferenceLimitError) as info:
+            engine.emit_many([("b", (1,), 2), ("b", "x", 3), ("b", (2,), 1), ("a", (1,), 4), ("", (), 5)],
+                             batch_size=batch_size)
+        assert info.value.line == 4
+        assert info.value.rejected == [
+            Rejection(2, "args 'x' is not a list"),
+            Rejection(3, "time 1 is earlier than the last accepted time 2 (events must arrive in time order)")]
 
 
 def test_emit_of_an_event_over_the_limit_raises() -> None:

@@ -93,6 +93,19 @@ def test_advance_to_releases_the_events_a_lateness_holds_back_up_to_its_time() -
         assert engine.stats().buffered == 0
 
 
+def test_next_due_is_the_first_held_back_event_or_pending_timer_and_none_when_nothing_waits() -> None:
+    with Engine.from_string(SILENT, lateness=10) as engine:
+        assert engine.next_due() is None
+        engine.emit("reading", "a", at=0)
+        engine.emit("reading", "b", at=5)
+        assert engine.next_due() == 0.0         # a's reading, held back
+        assert engine.advance_to(6) == []
+        assert engine.next_due() == 7200.0      # a's deadline; b's reading is released too
+        assert engine.advance_to(7300) == [Detection("silent", ("a",), 0, 7200),
+                                           Detection("silent", ("b",), 5, 7205)]
+        assert engine.next_due() is None
+
+
 def test_flush_without_timers_leaves_them_pending_in_the_snapshot() -> None:
     with Engine.from_string(SILENT) as engine:
         engine.emit("reading", "a", at=0)

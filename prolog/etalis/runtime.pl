@@ -8,6 +8,7 @@
             engine_flush/6,             % +Engine, +Format, +Timers, -Released, -Fired, -Detections
             engine_advance/6,           % +Engine, +Time, +Format, -Released, -Fired, -Detections
             engine_buffered/2,          % +Engine, -Count
+            engine_due/2,               % +Engine, -Due
             engine_store/3,             % +Engine, +Index, -Store
             store_global/3,             % +Engine, +Index, -Name
             position_global/2,          % +Engine, -Name
@@ -489,6 +490,32 @@ engine_buffered(M, Count) :-
     ->  heap_size(H, Count)
     ;   Count = 0
     ).
+
+%!  engine_due(+Engine, -Due) is det.
+%
+%   Due is the earliest time to which moving Engine's time on
+%   (engine_advance/6) does something: the time of the first event its
+%   reorder buffer holds back or the due time of its first pending
+%   timer, whichever is earlier; `none` if it has neither.
+
+engine_due(M, Due) :-
+    engine_state(M, State),
+    (   arg(2, State, reorder(_, _, _, H)),
+        min_of_heap(H, Held-_, _)
+    ->  true
+    ;   Held = none
+    ),
+    timers_global(M, G),
+    (   nb_current(G, timers(_, TH)),
+        min_of_heap(TH, Timer-_, _)
+    ->  true
+    ;   Timer = none
+    ),
+    earlier(Held, Timer, Due).
+
+earlier(none, T, T) :- !.
+earlier(T, none, T) :- !.
+earlier(T0, T1, T) :- T is min(T0, T1).
 
 new_store(M, I) :-
     store_global(M, I, Name),

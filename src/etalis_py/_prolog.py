@@ -252,7 +252,7 @@ class PrologBridge:
             )
             try:
                 if not lib.PL_next_solution(qid):
-                    raise EtalisError(f"engine request failed: {request}")
+                    raise self._failure(request, lib.PL_exception(qid))
                 size = ctypes.c_size_t()
                 ptr = ctypes.c_char_p()
                 # A reply can be megabytes: read a Latin-1 string's own
@@ -277,6 +277,25 @@ class PrologBridge:
                 lib.PL_cut_query(qid)
         finally:
             lib.PL_discard_foreign_frame(fid)
+
+    def _failure(self, request: str, exception: int) -> EtalisError:
+        """The error of a request that raised past etalis_api/3, which
+        answers every other error itself: the stacks were too full to
+        make its reply."""
+        size, ptr = ctypes.c_size_t(), ctypes.c_char_p()
+        core = self._core
+        text = ""
+        if exception and self._lib.PL_get_nchars(exception, ctypes.byref(size), ctypes.byref(ptr),
+                                                 core.CVT_WRITEQ | core.BUF_DISCARDABLE | core.REP_UTF8):
+            text = ctypes.string_at(ptr, size.value).decode("utf-8", "replace")
+        name = request.partition("(")[0]
+        if text.startswith("error(resource_error("):
+            return EtalisError(
+                f"the engine ran out of memory in its request {name}: its stacks reached their limit of "
+                f"{stack_limit() // 2**20} MiB\n  hint: bound the pending goals with a window (within), "
+                ":- max_age(D). or --max-age D, or a consuming policy; or raise the limit "
+                "(ETALIS_STACK_LIMIT=bytes, e.g. 16g)")
+        return EtalisError(f"engine request failed: {name}{f': {text}' if text else ''}")
 
     def request(self, request: str, payload: str = "") -> tuple[dict[str, Any], str]:
         """Send one request; return the JSON header and the rest of the reply.

@@ -1,9 +1,10 @@
-"""The ``etalis`` command: run | replay | check | compile | table | plot | import-etalis."""
+"""The ``etalis`` command: run | replay | stream | check | compile | table | plot | import-etalis | serve."""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import signal
 import sys
@@ -258,6 +259,7 @@ def parser() -> argparse.ArgumentParser:
     add_mapping_options(run)
 
     add_replay_parser(sub)
+    add_stream_parser(sub)
 
     check = sub.add_parser("check", help="report problems in a rule file (docs/language.md, Checking rules)")
     check.add_argument("rules", type=Path, help="the .etl rule file")
@@ -277,7 +279,58 @@ def parser() -> argparse.ArgumentParser:
     add_trust_options(comp)
     add_readable_parsers(sub)
     add_import_parser(sub)
+    add_serve_parser(sub)
     return p
+
+
+def _size(text: str) -> int:
+    """A number of bytes: ``1048576``, ``512K``, ``8M``."""
+    scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(text[-1:].upper(), 1)
+    try:
+        value = int(text[:-1] if scale > 1 else text) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size in bytes: {text!r} (e.g. 8M)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a size must be at least 1 byte, not {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+    return value
+
+
+def add_serve_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis serve``: rule sets over HTTP (docs/service.md)."""
+    srv = sub.add_parser("serve", help="serve rule sets over HTTP: events in, detections out (docs/service.md)")
+    srv.add_argument("rules", type=Path, nargs="*", metavar="RULES",
+                     help=".etl files registered at start under their file names (sandboxed)")
+    srv.add_argument("--host", default="127.0.0.1",
+                     help="the address to listen on (default 127.0.0.1; other than loopback only with --token-file)")
+    srv.add_argument("--port", type=_port, default=8080, help="the port (default 8080; 0: any free port, printed)")
+    srv.add_argument("--token-file", type=Path, metavar="FILE",
+                     help="a file holding the bearer token that every write (POST, DELETE) must give")
+    srv.add_argument("--checkpoint", type=Path, metavar="DIR",
+                     help="keep rule sets, engine state and detections here: they survive a restart")
+    srv.add_argument("--max-body", type=_size, default=8 * 1024 * 1024, metavar="BYTES",
+                     help="the largest request body, e.g. 8M (default); a larger one gets 413")
+    srv.add_argument("--buffer", type=_whole, default=10_000, metavar="N",
+                     help="the detections each rule set keeps for subscribers that reconnect (default 10000)")
 
 
 def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -336,6 +389,8 @@ def _command(ns: argparse.Namespace) -> int:
             return check(ns, sys.stdout, sys.stderr)
         if ns.command == "replay":
             return replay(ns, sys.stdout, sys.stderr)
+        if ns.command == "stream":
+            return stream(ns, sys.stdout, sys.stderr)
         if ns.command == "compile":
             sys.stdout.write(compile_listing("", path=str(ns.rules), policy=ns.policy, trusted=ns.trusted,
                                              static=ns.static))
@@ -344,6 +399,11 @@ def _command(ns: argparse.Namespace) -> int:
             return readable_output(ns, sys.stdout, sys.stderr)
         if ns.command == "import-etalis":
             return import_etalis(ns, sys.stdout, sys.stderr)
+        if ns.command == "serve":
+            from .service import ServeOptions, serve   # the HTTP stack, loaded by this command only
+
+            return serve(ServeOptions(ns.rules, ns.host, ns.port, ns.token_file, ns.checkpoint, ns.max_body,
+                                      ns.buffer), sys.stderr)
     except RuleFileNotFound as e:
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_RULES
@@ -557,9 +617,18 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             for w in ws:
                 print(f"{source}: warning: {where}: {w.reason}", file=err)
 
-    def checkpoint() -> None:
+    def checkpoint() -> bool:
+        """Take a checkpoint; whether it was taken (when the engine has no
+        room to write its state, the last one stays as it was)."""
         if checkpoints is not None:
-            checkpoints.save(engine, counts, sink, source_input.offsets)
+            try:
+                checkpoints.save(engine, counts, sink, source_input.offsets)
+            except EtalisError as e:
+                progress.clear()
+                print(f"{source}:{counts.line}: error: the checkpoint could not be taken, the last one in "
+                      f"{checkpoints.directory} stays: {e}", file=err)
+                return False
+        return True
 
     stopped = unwritten = False
     interrupt = _Interrupt()
@@ -609,11 +678,12 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if checkpoints is not None:
                     counts.line = batch.end_line
                     counts.since += len(bad) + result.accepted
-                    if counts.since >= ns.checkpoint_every:
-                        checkpoint()
+                    if counts.since >= ns.checkpoint_every and not checkpoint():
+                        stopped = True
+                        break
                 progress.show(status)
-            if not stopped:
-                checkpoint()    # before the end: a resumed run goes on from here
+            if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
+                stopped = True
             raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
@@ -789,6 +859,9 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp.add_argument("--partitions", type=_count, metavar="N", help="partitions of keyed stages (default: 4 per core)")
     rp.add_argument("--plan", action="store_true",
                     help="print the plan (which rules run in which stage, partitioned by what) and stop")
+    rp.add_argument("--save-state", metavar="DIR",
+                    help="write every key's final engine state here (Parquet): etalis stream --initial-state DIR "
+                    "goes on from it")
     add_quiet_option(rp, progress=True)
     add_trust_options(rp)
     add_static_option(rp)
@@ -843,7 +916,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            partition_by=ns.partition_by, policy=ns.policy,
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
-                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static)
+                           progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static,
+                           save_state=ns.save_state is not None)
+        if ns.save_state is not None:
+            result.save_states(ns.save_state)
         if ns.out:
             result.write(ns.out, ns.format, ns.overwrite, style, ns.single_file)
         elif ns.format == "table":
@@ -867,6 +943,175 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILURE
     err.write(replace(result, warnings=result.warnings + warnings).summary(errors))
     return EXIT_OK
+
+
+def add_stream_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis stream``: replay's rules, mapping and plan, live on Spark
+    Structured Streaming (docs/spark.md, Streaming)."""
+    sp = sub.add_parser("stream", help="detect live on Spark Structured Streaming, as files land in a folder")
+    sp.add_argument("rules", type=Path, help="the .etl rule file")
+    sp.add_argument("--source", required=True, metavar="DIR|URL",
+                    help="a folder whose new files are read as they land (CSV, JSON lines or Parquet), "
+                    "socket://HOST:PORT or kafka://HOST:PORT/TOPIC (CSV lines, named by --columns)")
+    sp.add_argument("--input-format", choices=("csv", "jsonl", "json", "parquet"),
+                    help="the files' format (default: from their names)")
+    sp.add_argument("--partition-by", metavar="COL",
+                    help="the key column: rules whose events all carry the key run with a state per key")
+    sp.add_argument("--checkpoint", required=True, metavar="DIR",
+                    help="the stream's progress and its engines' state: start again with the same DIR to go on")
+    sp.add_argument("--out", required=True, metavar="DIR",
+                    help="the detections, rejected rows and counts, each micro-batch written exactly once")
+    sp.add_argument("--format", choices=("parquet", "jsonl", "csv", "json"), default="parquet",
+                    help="the format of --out (jsonl: the lines of etalis run)")
+    when = sp.add_mutually_exclusive_group()
+    when.add_argument("--available-now", action="store_true",
+                      help="process every file there is, then stop (tests, catching up)")
+    when.add_argument("--trigger", type=float, metavar="SECONDS",
+                      help="start a micro-batch at most every SECONDS (default: as soon as the last one ends)")
+    sp.add_argument("--max-files-per-trigger", type=int, metavar="N", help="read at most N new files a micro-batch")
+    sp.add_argument("--initial-state", metavar="DIR",
+                    help="start from the keys' states that etalis replay --save-state DIR wrote (same rules and options)")
+    sp.add_argument("--lateness", type=float, metavar="SECONDS",
+                    help="accept a key's rows up to this late and match them as if in time order; "
+                    "later ones are rejected rows")
+    sp.add_argument("--print", dest="print_as", choices=("jsonl", "lines"),
+                    help="print the detections as each micro-batch commits them: the lines of etalis run, "
+                    "or a sentence each (etalis table --lines: --names, --tz)")
+    add_engine_options(sp)
+    sp.add_argument("--tz", metavar="ZONE", help="with --print lines: the time zone (default: UTC, or each "
+                    "station's of a --names file with a tz column)")
+    sp.add_argument("--master", help="Spark master URL (default local[*,4]: local mode on all cores)")
+    sp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting; may be repeated")
+    sp.add_argument("--plan", action="store_true",
+                    help="print the plan (which rules run in which stage, keyed by what) and stop")
+    add_quiet_option(sp)
+    add_trust_options(sp)
+    add_static_option(sp)
+    add_mapping_options(sp)
+
+
+def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``etalis stream``: see :func:`etalis_py.spark.detect_stream`."""
+    from . import spark as sp
+    from .spark import stream as live
+
+    try:
+        mapping = mapping_from(ns)
+        mapping.check()
+        readable = readable_of(ns) if ns.print_as == "lines" else None
+    except (ValueError, OSError) as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    if ns.plan:
+        problem = unreadable("rule file", ns.rules)
+        if problem:
+            raise RuleFileNotFound(problem)
+        text = ns.rules.read_text(encoding="utf-8")
+        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
+        printed = list(engine.printed)
+        engine.close()
+        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        return EXIT_OK
+    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
+    conf = {}
+    for item in ns.conf:
+        k, sep, v = item.partition("=")
+        if not sep:
+            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
+            return EXIT_FAILURE
+        conf[k.strip()] = v.strip()
+    stopping = _Stop()
+    with stopping:
+        spark = live.stream_session(ns.master, conf)
+        rows = live.read_stream(spark, ns.source, mapping, ns.input_format, ns.max_files_per_trigger)
+        found = sp.detect_stream(rows, ns.rules, event=ns.event, event_col=ns.event_col, args=ns.args, time=ns.time,
+                                 time_format=ns.time_format, time_zone=ns.time_zone, columns=ns.columns,
+                                 graph_col=ns.graph_col, partition_by=ns.partition_by, policy=ns.policy,
+                                 max_age=ns.max_age, lateness=ns.lateness, ontology=ns.ontology,
+                                 entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static,
+                                 initial_state=ns.initial_state)
+        query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
+        printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
+        failure: Optional[BaseException] = None
+        try:
+            while not query.awaitTermination(1):
+                printer.show()
+                if stopping.requested:
+                    query.stop()
+                    break
+        except Exception as e:      # the query failed (StreamingQueryException): said below in one line
+            failure = e
+        finally:
+            printer.show()
+        if failure is not None and not stopping.requested:
+            text = getattr(failure, "desc", None) or str(failure)
+            print(f"etalis: the stream failed (what it committed stays; start again with the same --checkpoint): "
+                  f"{text.strip().splitlines()[0] if text.strip() else type(failure).__name__}", file=err)
+            return EXIT_FAILURE
+    table = live.read_output(spark, ns.out, ns.format) if Path(ns.out, "_spark_metadata").is_dir() else None
+    counted = live.stream_totals(table, ns.format) if table is not None else live.totals([], 0)
+    print(f"rows: {counted['rows']}, events: {counted['events']}, rejected: {counted['rejected']}, "
+          f"detections: {counted['detections']}, {f'errors: {errors}, ' if errors else ''}"
+          f"warnings: {counted['warnings'] + warnings}"
+          + (" (stopped: start again with the same --checkpoint to go on)" if stopping.requested else ""), file=err)
+    return EXIT_INTERRUPTED if stopping.requested else EXIT_OK
+
+
+class _Stop:
+    """Ctrl-C and SIGTERM during ``etalis stream``: the query is stopped
+    between looks at its progress; what it committed stays, and a start
+    with the same checkpoint goes on from there."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        self.requested = True
+
+    def __enter__(self) -> "_Stop":
+        for s in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous[s] = signal.signal(s, self._handle)
+            except ValueError:          # not the main thread
+                pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, previous in self._previous.items():
+            signal.signal(s, signal.SIG_DFL if previous is None else previous)
+
+
+class _LivePrinter:
+    """Prints the detections of each micro-batch the sink commits."""
+
+    def __init__(self, out: TextIO, where: str, format: str, how: Optional[str], readable: Optional["Readable"]) -> None:
+        self.out = out
+        self.where = where
+        self.format = format
+        self.how = how
+        self.readable = readable
+        self.seen: set[str] = set()
+
+    def show(self) -> None:
+        from .spark.stream import committed_files, detection_lines
+
+        if self.how is None:
+            return
+        lines: list[str] = []
+        for f in committed_files(self.where, "detections", self.seen):
+            lines += detection_lines(f, self.format)
+        if not lines:
+            return
+        # a micro-batch's detections come from many tasks: in the order of their end, then start
+        lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
+        if self.readable is not None:
+            from .report import read_detections
+
+            self.out.write(self.readable.lines(read_detections(lines)))
+        else:
+            self.out.write("".join(line + "\n" for line in lines))
+        self.out.flush()
 
 
 def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -507,7 +507,13 @@ class Engine:
                 batch = [head, *islice(items, max(1, batch_size) - 1)]  # type: ignore[list-item]
             else:
                 batch = head
-            accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect, failures)
+            try:
+                accepted += self._feed_batch(batch, first, by_engine, warnings, detections, collect, failures)
+            except InferenceLimitError as e:
+                # the items before the stop keep their reasons; those after it were not read
+                e.rejected = sorted((r for r in rejected + by_engine if r.line < e.line), key=lambda r: r.line)
+                e.warnings = list(warnings)
+                raise
             first += len(batch)
         if failures:
             self._callbacks_failed(failures, detections)
@@ -761,6 +767,15 @@ class Engine:
         self._stats.detections += result.detection_lines.count("\n")
         return result
 
+    def next_due(self) -> Optional[float]:
+        """The earliest time to which :meth:`advance_to` would do something
+        (the time of the first event the lateness holds back, or the due
+        time of the first pending timer), or None when nothing waits."""
+        self._check_open()
+        header, _ = self._prolog.request(f"due({self._name})")
+        due = header.get("due")
+        return None if due in (None, "none") else float(due)
+
     def _advanced(self, t: Any, rows: bool = False) -> FeedResult:
         self._check_open()
         header, body = self._prolog.request(f"advance({self._name}, {number_text(to_time(t))}, "
@@ -940,8 +955,9 @@ class Engine:
         counters = list(info["counters"]) + [0] * len(SNAPSHOT_COUNTERS)
         for name, value in zip(SNAPSHOT_COUNTERS, counters):
             setattr(self._stats, name, int(value))
-        self.rule_count, self.goal_count = info["rules"], info["goals"]
-        self.printed = list(info["printed"])
+        if "rules" in info:         # the snapshot changed the rules
+            self.rule_count, self.goal_count = info["rules"], info["goals"]
+            self.printed = list(info["printed"])
         self.prefixes = dict(info["prefixes"])
 
     def __reduce__(self) -> NoReturn:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
+
+if TYPE_CHECKING:   # events.py raises EventError of this module
+    from .events import Rejection
 
 
 class EtalisError(Exception):
@@ -104,7 +107,10 @@ class InferenceLimitError(EtalisError):
     ``emit_many``), ``event`` the event as a Prolog term, ``where`` the
     ``where`` condition that was running when the limit was reached (if one
     was).  The detections made before it were delivered; the goals it
-    stored before it was stopped stay in the engine."""
+    stored before it was stopped stay in the engine.  From
+    :meth:`Engine.emit_many`, ``rejected`` holds the items before it
+    that were rejected (with their reasons) and ``warnings`` the warnings
+    of the items it read."""
 
     def __init__(self, *, line: int, event: str, limit: int, where: Optional[str] = None,
                  seconds: Optional[float] = None) -> None:
@@ -113,6 +119,8 @@ class InferenceLimitError(EtalisError):
         self.limit = limit
         self.where = where
         self.seconds = seconds
+        self.rejected: list[Rejection] = []
+        self.warnings: list[Rejection] = []
         self.hint = (
             "check the rules that use this event: a where condition must end, and under the unrestricted "
             "policy a pattern such as `b <- b seq a` doubles its detections with each event (use a window "

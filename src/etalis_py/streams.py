@@ -472,15 +472,19 @@ def line_chunks(stream: BinaryIO, size: int = CHUNK_BYTES) -> Iterator[bytes]:
     read = getattr(stream, "read1", stream.read)
     while True:
         data = read(size)
-        pending += data
         if not data:
             if pending:
                 yield pending
             return
-        cut = pending.rfind(b"\n") + 1
-        if cut:
-            yield pending[:cut]
-            pending = pending[cut:]
+        whole, pending = whole_lines(pending + data)
+        if whole:
+            yield whole
+
+
+def whole_lines(data: bytes) -> tuple[bytes, bytes]:
+    """``data`` cut after its last newline: its whole lines, and the rest."""
+    cut = data.rfind(b"\n") + 1
+    return data[:cut], data[cut:]
 
 
 def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1,
@@ -502,11 +506,9 @@ def follow_chunks(path: Path, timeout: Optional[float] = None, poll: float = 0.1
                 data = f.read(1 << 20)
                 if data:
                     idle_since = clock()
-                    pending += data
-                    cut = pending.rfind(b"\n") + 1
-                    if cut:
-                        yield pending[:cut]
-                        pending = pending[cut:]
+                    whole, pending = whole_lines(pending + data)
+                    if whole:
+                        yield whole
                     continue
                 if timeout is not None and clock() - idle_since >= timeout:
                     break
@@ -530,15 +532,13 @@ def ticking_chunks(fd: int, tick: float, size: int = 1 << 16) -> Iterator[bytes]
             yield b""
             continue
         data = os.read(fd, size)
-        pending += data
         if not data:
             if pending:
                 yield pending
             return
-        cut = pending.rfind(b"\n") + 1
-        if cut:
-            yield pending[:cut]
-            pending = pending[cut:]
+        whole, pending = whole_lines(pending + data)
+        if whole:
+            yield whole
 
 
 class LineOffsets:

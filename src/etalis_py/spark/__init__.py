@@ -40,5 +40,7 @@ from .driver import ReplayResult, StageReport, replay
 from .planning import replay_plan
 from .reading import read_input
 from .session import session
+from .stream import LiveDetection, detect_stream, read_stream, stream_session
 
-__all__ = ["ReplayResult", "StageReport", "read_input", "replay", "replay_plan", "session"]
+__all__ = ["LiveDetection", "ReplayResult", "StageReport", "detect_stream", "read_input", "read_stream", "replay",
+           "replay_plan", "session", "stream_session"]

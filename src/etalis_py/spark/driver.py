@@ -86,6 +86,15 @@ class ReplayResult:
     lines: "DataFrame" = field(repr=False)            # the detections' JSON lines, ordered
     _cached: tuple["DataFrame", ...] = field(default=(), repr=False)
     explain: bool = False                             # the detections carry their provenance
+    states: Optional["DataFrame"] = field(default=None, repr=False)   # save_state: stage, key, snapshot
+
+    def save_states(self, out: str | os.PathLike[str]) -> None:
+        """Write every key's final engine state (``replay(..., save_state=True)``)
+        into the directory ``out`` as Parquet (``stage``, ``key``, ``snapshot``):
+        ``etalis stream --initial-state`` starts from it."""
+        if self.states is None:
+            raise ValueError("the replay kept no states: give save_state=True (--save-state)")
+        self.states.write.parquet(os.fspath(out))
 
     def detection_lines(self) -> Iterator[str]:
         """The detections as JSON lines, exactly as ``etalis run`` prints
@@ -204,6 +213,7 @@ def replay(
     trusted: bool = False,
     explain: bool = False,
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
+    save_state: bool = False,
     **mapping_options: Unpack[MappingOptions],
 ) -> ReplayResult:
     """Replay ``data`` through ``rules`` on Spark.
@@ -231,7 +241,8 @@ def replay(
     its detection lines, and as a ``provenance`` column of JSON.
     ``static`` names files of static knowledge (UTF-8 Prolog facts and
     rules), as for ``etalis run --static``: read here and shipped to the
-    workers.
+    workers.  ``save_state`` keeps each key's final engine state, for
+    :meth:`ReplayResult.save_states` (a stream goes on from it).
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
     errors, ValueError for a mapping that does not fit the data or a
@@ -331,7 +342,7 @@ def replay(
                 + ((f"{TRANSFER}/4",) if st.exports else ()),
                 policy, max_age, st.by_input_key, st.number == 1,
                 _arrow_schema(spark, numbered, original) if st.number == 1 else None,
-                knowledge, entailment, trusted, explain, statics)
+                knowledge, entailment, trusted, explain, statics, save_state=save_state)
             schema = _stage_schema(numbered if st.number == 1 else None, original)
             if st.number == 1 and not raw_later:
                 # the input rows cross into Python once: shuffled by a coarse key,
@@ -419,9 +430,15 @@ def replay(
         detections = (ordered.select(F.col(S_LINE).alias("line"), F.col(S_KEY).alias("key"))
                       .mapInArrow(_typed(table), table.ddl()))
         detection_count = sum(r.detections for r in reports)
+        states = None
+        if save_state:
+            for st, out in zip(the_plan.stages, outputs):
+                k = out.filter(F.col(S_KIND) == "k").select(F.lit(st.number).alias("stage"), F.col(S_KEY).alias("key"),
+                                                            F.unbase64(F.col(S_LINE)).alias("snapshot"))
+                states = k if states is None else states.unionByName(k)
         return ReplayResult(detections, rejected.orderBy(row_name), rows, events, rejected_rows, detection_count,
                             totals["warnings"], tuple(sample), tuple(reports), the_plan, printed,
-                            perf_counter() - started, ordered.select(S_LINE), tuple(cached), explain)
+                            perf_counter() - started, ordered.select(S_LINE), tuple(cached), explain, states)
     except BaseException:
         for c in cached:
             c.unpersist()

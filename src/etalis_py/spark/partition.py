@@ -4,12 +4,14 @@ process and reset for each key."""
 
 from __future__ import annotations
 
+import base64
 import bisect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -43,10 +45,12 @@ class StageSpec:
     trusted: bool = False                           # the rules may run any Prolog (no sandbox)
     explain: bool = False                           # detections (and passed on events) carry provenance
     static: tuple[tuple[str, str], ...] = ()        # static knowledge files (--static): (name, text)
+    lateness: Optional[float] = None                # a key's events may come this late (streaming)
+    save_state: bool = False                        # give each key's final state (replay --save-state)
 
     def engine_key(self) -> tuple[Any, ...]:
         return (self.rules_text, self.source, self.only_rules, self.report, self.policy, self.max_age,
-                self.knowledge, self.entailment, self.trusted, self.explain, self.static)
+                self.knowledge, self.entailment, self.trusted, self.explain, self.static, self.lateness)
 
 
 # Compiled engines of this Python worker process, by what they were compiled
@@ -67,7 +71,7 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
         return engine, False
     engine = Engine.from_string(spec.rules_text, policy=spec.policy, source=spec.source, trusted=spec.trusted,
                                 max_age=spec.max_age, only_rules=spec.only_rules, report=spec.report,
-                                explain=spec.explain, static_texts=spec.static)
+                                explain=spec.explain, static_texts=spec.static, lateness=spec.lateness)
     if spec.knowledge or spec.entailment:
         _load_knowledge(engine, spec.knowledge, spec.entailment)
     while len(_ENGINES) >= MAX_ENGINES:     # a long-lived worker that ran many replays: free the oldest
@@ -200,17 +204,24 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
 
 
 def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterator[pa.RecordBatch],
-                packed: Optional[Packed] = None) -> Iterator[pa.RecordBatch]:
+                packed: Optional[Packed] = None, reset_first: bool = True,
+                switch: Optional[Callable[[Any, Any, int], None]] = None) -> Iterator[pa.RecordBatch]:
     """The rows of :func:`_run_stage`'s task, by ``engine`` (``compiled``
     for it).  With ``packed``, the events are its rows (an event's row in
-    its column ``PACKED``), not lines."""
+    its column ``PACKED``), not lines.  Unless ``reset_first``, the first
+    key goes on from the state the engine holds.  With ``switch``, no key
+    is reset: ``switch(old, new, accepted)`` is called between two keys
+    (None before the first and after the last), once the old key's events
+    are fed (``accepted`` of them), to put the new key's state in the
+    engine (a stream restores each key's state before its rows)."""
     out = _StageOutput()
     stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0,
                              "mapping_rejected": 0, "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled,
                              "sample": []}
     masks: list[int] = stats["masks"]
     sample: list[str] = stats["sample"]
-    current: Any = object()                 # the key being fed (no key yet)
+    nothing = current = object()            # the key being fed (no key yet)
+    switched = [0]                          # events accepted before the key being fed
     originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
 
     def feed(events: Union[list[str], Packed], ts: list[float], rows: pa.Array, paths: pa.Array,
@@ -219,10 +230,14 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
         the rows of packed columns), each of one key and distinct times,
         so that each detection is attributed to the event that completed
         it (the one at its end time)."""
+        if not segments:
+            return
         resets = [reset for _, _, reset, _ in segments]
         counts = [b - a for a, b, _, _ in segments]
         if isinstance(events, Packed):
-            results = engine.feed_packed_segments(events, resets, counts)
+            lo, hi = segments[0][0], segments[-1][1]
+            part = events if (lo, hi) == (0, len(events)) else events.rows(np.arange(lo, hi))
+            results = engine.feed_packed_segments(part, resets, counts)
         else:
             # each line less its full stop and newline: a batch list, read at once
             results = engine.feed_segments([batch_list([line[:-2] for line in events[a:b]])
@@ -265,6 +280,10 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 masks[p] |= _type_code(v)
             if key is not None:
                 stats["kmask"] |= _type_code(json.loads(key))
+
+    def save(key_text: Any) -> None:
+        """The state of the key just fed, as a snapshot (``replay --save-state``)."""
+        out.add("k", line=base64.b64encode(engine.snapshot()).decode("ascii"), key=key_text)
 
     def emit(extra: Optional[pa.RecordBatch] = None) -> Iterator[pa.RecordBatch]:
         if len(out):
@@ -311,13 +330,25 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 if k != current:
                     if i > a:
                         segments.append((a, i, reset, current))
-                    current, a, reset = k, i, True
+                    if (spec.save_state or switch is not None) and current is not nothing:
+                        feed(events, ts, rows, paths, segments)     # the key's final state, before the next
+                        segments = []
+                        if spec.save_state:
+                            save(current)
+                    if switch is not None:
+                        switch(None if current is nothing else current, k, stats["accepted"] - switched[0])
+                        switched[0] = stats["accepted"]
+                    current, a, reset = k, i, switch is None and (reset_first or current is not nothing)
                 elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
                     segments.append((a, i, reset, current))
                     a, reset = i, False
             segments.append((a, n, reset, current))
             feed(events, ts, rows, paths, segments)
         yield from emit(passed)
+    if spec.save_state and current is not nothing:
+        save(current)
+    if switch is not None and current is not nothing:
+        switch(current, None, stats["accepted"] - switched[0])
     out.add("s", line=json.dumps(stats))
     yield from emit()
 

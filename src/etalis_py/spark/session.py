@@ -192,7 +192,20 @@ def _start_jvm(master: str, settings: dict[str, str], archive: Optional[ClassArc
     SparkContext(conf=conf, gateway=gateway)
 
 
+_DROPPED = (
+    b"WARNING: Using incubator modules",
+    # PySpark's driver-side worker of transformWithStateInPandas prints each of
+    # its steps (each with a blank line after it) to the JVM's output
+    b"Starting Streaming TransformWithStateInPandas Python worker",
+    b"Streaming TransformWithStateInPandas Python worker",
+)
+
+
 def _forward_stderr(stream: IO[bytes]) -> None:
+    dropped = False
     for line in iter(stream.readline, b""):
-        if not line.startswith(b"WARNING: Using incubator modules"):
-            os.write(2, line)
+        if line.startswith(_DROPPED) or (dropped and not line.strip()):
+            dropped = True
+            continue
+        dropped = False
+        os.write(2, line)

@@ -1,0 +1,48 @@
+"""schemathesis against etalis serve's OpenAPI document: requests made
+from the document (valid and not) get no 500 from a real server."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from etalis_py.service.openapi import document
+
+from service_helpers import Server, start_server
+
+TOKEN = "schema-token"
+MAX_BODY = 64 * 1024
+
+# Left out: webhook URLs (a generated one could name any host, and the
+# tests send traffic to loopback only) and the detection stream (it does
+# not end; test_service.py reads it).
+schema = schemathesis.openapi.from_dict(document(MAX_BODY)) \
+    .exclude(method="POST", path="/rulesets/{id}/subscriptions") \
+    .exclude(path="/rulesets/{id}/detections")
+
+schemathesis.serializer.alias("application/x-ndjson", "text/plain")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    folder = tmp_path_factory.mktemp("schema")
+    (folder / "token").write_text(TOKEN)
+    (folder / "pair.etl").write_text("c(X) <- a(X) seq b(X).\n")
+    running = start_server("pair.etl", "--token-file", "token", "--max-body", str(MAX_BODY), cwd=folder)
+    yield running
+    running.stop()
+
+
+@schema.parametrize()
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_no_request_of_the_document_gets_a_500(case: schemathesis.Case, served: Server) -> None:
+    response = case.call(base_url=served.url, headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
+    assert response.status_code < 500, (case.method, case.path, response.status_code, response.text[:500])
+
+
+def test_the_document_is_the_one_served(served: Server) -> None:
+    assert httpx.get(f"{served.url}/openapi.json").json() == document(MAX_BODY)
