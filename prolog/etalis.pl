@@ -119,13 +119,19 @@ rules, for Python to load (it owns RDF parsing and reasoning).
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
 %
-%   Serve one request from Python; never raises.
+%   Serve one request from Python; never raises, but for a snapshot
+%   that fills the stacks, whose error the bridge words (as for any
+%   request whose reply does not fit).
 
 etalis_api(RequestText, Payload, Reply) :-
     catch(( term_string(Request, RequestText),
             serve(Request, Payload, Header, Body) ),
           Error,
-          error_reply(Error, Header, Body)),
+          (   Error = error(resource_error(_), _),
+              string_concat("snapshot(", _, RequestText)   % catch/3 undid the binding of Request
+          ->  throw(Error)
+          ;   error_reply(Error, Header, Body)
+          )),
     !,
     with_output_to(string(H), json_write_dict(current_output, Header, [width(0)])),
     api_reply(H, Body, Reply).
