@@ -739,6 +739,18 @@ _LATE = re.compile(r"time (\S+) is earlier than the last accepted time (\S+) \(e
 _TOO_LATE = re.compile(r"time (\S+) is more than the lateness \((\S+) s\) before the latest time (\S+)")
 
 
+def _plan_rules(ns: argparse.Namespace) -> tuple[str, list[str]]:
+    """The text of ``--plan``'s rule file and the events its rules print."""
+    problem = unreadable("rule file", ns.rules)
+    if problem:
+        raise RuleFileNotFound(problem)
+    engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
+    try:
+        return ns.rules.read_text(encoding="utf-8"), list(engine.printed)
+    finally:
+        engine.close()
+
+
 def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:
     """A rejection of an event out of time order, with its times as the
     input writes them (dates in ``--time-format`` or ISO 8601, in
@@ -884,13 +896,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.plan:
-        problem = unreadable("rule file", ns.rules)
-        if problem:
-            raise RuleFileNotFound(problem)
-        text = ns.rules.read_text(encoding="utf-8")
-        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
-        printed = list(engine.printed)
-        engine.close()
+        text, printed = _plan_rules(ns)
         the_plan = sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by)
         out.write(the_plan.explain(printed))
         # what replay refuses after planning, the plan refuses too (exit 2)
@@ -1003,13 +1009,7 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.plan:
-        problem = unreadable("rule file", ns.rules)
-        if problem:
-            raise RuleFileNotFound(problem)
-        text = ns.rules.read_text(encoding="utf-8")
-        engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
-        printed = list(engine.printed)
-        engine.close()
+        text, printed = _plan_rules(ns)
         out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
         return EXIT_OK
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)

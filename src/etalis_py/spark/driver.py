@@ -197,6 +197,32 @@ class ReplayResult:
             df.unpersist()
 
 
+def checked_rules(text: str, source: str, *, policy: Optional[str], max_age: Optional[float], trusted: bool,
+                  ontology: Sequence[Union[str, os.PathLike[str]]], static: Sequence[Union[str, os.PathLike[str]]],
+                  entailment: Optional[str], lateness: Optional[float] = None,
+                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
+    """The rules compiled once on the driver, so that a bad rule, ontology
+    or static file is refused before Spark starts (a file missing or not
+    UTF-8 is named): the ontologies and static files as (name, text) for
+    the workers, and the events the rules print."""
+    for o in ontology:
+        if problem := unreadable("ontology file", Path(o)):
+            raise OntologyNotFound(problem, file=str(o))
+    for f in static:
+        if problem := unreadable("static file", Path(f)):
+            raise RuleFileNotFound(problem)
+    knowledge = tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology)
+    statics = tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static)
+    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
+                                 static_texts=statics, lateness=lateness)
+    try:
+        if knowledge or entailment:
+            _load_knowledge(checked, knowledge, entailment)
+        return knowledge, statics, tuple(checked.printed)
+    finally:
+        checked.close()
+
+
 def replay(
     data: Union["DataFrame", str, "os.PathLike[str]"],
     rules: Union[str, "os.PathLike[str]"],
@@ -260,22 +286,8 @@ def replay(
     elif data.isStreaming:
         raise ValueError("replay reads a table (spark.read), not a stream (spark.readStream): write the stream's "
                          "rows to files and replay those, or feed a live stream to Engine.emit or etalis run --events -")
-    for o in ontology:
-        if problem := unreadable("ontology file", Path(o)):
-            raise OntologyNotFound(problem, file=str(o))
-    for f in static:
-        if problem := unreadable("static file", Path(f)):
-            raise RuleFileNotFound(problem)
-    knowledge = tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology)
-    statics = tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static)
-    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
-                                 static_texts=statics)
-    try:
-        if knowledge or entailment:
-            _load_knowledge(checked, knowledge, entailment)
-        printed = tuple(checked.printed)
-    finally:
-        checked.close()
+    knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
+                                                ontology=ontology, static=static, entailment=entailment)
     the_plan = replay_plan(text, source, mapping, partition_by)
     refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)

@@ -23,14 +23,14 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 
 from ..analysis import Sig
-from ..engine import Engine, check_policy
+from ..engine import check_policy
 from ..errors import RuleError
 from ..streams import Mapping, MappingOptions, missing_column
-from .driver import _arrow_schema, _coarse_key, _rule_text
+from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
 from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
 from .mapping import MapSpec
 from .names import CORRUPT, TRANSFER
-from .partition import StageSpec, _load_knowledge
+from .partition import StageSpec
 from .planning import Plan, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import read_input
 
@@ -251,16 +251,9 @@ def detect_stream(
     mapping.check()
     if policy is not None:
         check_policy(policy)
-    knowledge = tuple((Path(o).name, Path(o).read_text(encoding="utf-8")) for o in ontology)
-    statics = tuple((str(Path(f)), Path(f).read_text(encoding="utf-8")) for f in static)
-    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
-                                 static_texts=statics, lateness=lateness)
-    try:
-        if knowledge or entailment:
-            _load_knowledge(checked, knowledge, entailment)
-        printed = tuple(checked.printed)
-    finally:
-        checked.close()
+    knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
+                                                ontology=ontology, static=static, entailment=entailment,
+                                                lateness=lateness)
     the_plan = live_plan(text, source, mapping, partition_by)
     needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
     error = missing_column(needed + ([partition_by] if partition_by else []),
