@@ -1,6 +1,5 @@
 :- module(etalis_snapshot,
-          [ snapshot_bytes/3,           % +Rules, +Content, -Bytes
-            snapshot_parts/4,           % +Rules, +Content, -Head, -Payload
+          [ snapshot_parts/4,           % +Rules, +Content, -Head, -Payload
             snapshot_content/3,         % +Rules, +Bytes, -Content
             rules_identity/2,           % +Compiled, -Rules
             snapshot_format/1           % -Version
@@ -40,19 +39,6 @@ checksum matches the bytes: fast_term_serialized/2 trusts its input.
 snapshot_format(1).
 
 magic("etalis-py snapshot\n").
-
-%!  snapshot_bytes(+Rules, +Content, -Bytes) is det.
-%
-%   Bytes (a string of codes 0..255) is the snapshot of Content, a term,
-%   for the rules of identity Rules: the parts of snapshot_parts/4 with
-%   the checksum between them.
-%
-%   @error etalis_snapshot_error(Message) as snapshot_parts/4.
-
-snapshot_bytes(Rules, Content, Bytes) :-
-    snapshot_parts(Rules, Content, Head, Payload),
-    crypto_data_hash(Payload, Sum, [algorithm(sha256), encoding(octet)]),
-    atomics_to_string([Head, '\'', Sum, '\').\n', Payload], Bytes).
 
 %!  snapshot_parts(+Rules, +Content, -Head, -Payload) is det.
 %
