@@ -4,10 +4,15 @@
     .events file (event i is a(K) for even i and b(K) for odd i, K drawn
     from 10,000 keys by a fixed linear congruential generator, at time
     i * 0.01 s), without checkpoints and with `--checkpoint DIR
-    --checkpoint-every 10000` (each checkpoint: the output flushed and
-    synced, the engine's snapshot written, synced and renamed). The figure
-    is the CPU seconds that `etalis run` reports for its processing (the
-    machine may be shared), best of --repeat, each run in a fresh process.
+    --checkpoint-every 10000` (each checkpoint: the engine's snapshot and
+    the positions taken between two batches, then, on a writer thread
+    while the engine goes on, the output synced, the checkpoint written,
+    synced and renamed). The figures are the CPU seconds (of all threads)
+    and the seconds that `etalis run` reports for its processing, best of
+    --repeat, each run in a fresh process, the two runs of a pair one
+    after the other; the cost is given of the best times and as the
+    median of the pairs' ratios (a shared machine's load changes less
+    within a pair).
 (b) kills: the same command with a checkpoint, SIGKILLed at --kills random
     moments of an uninterrupted run's duration (seeded), started again
     each time, then run to its end: its --out must equal the uninterrupted
@@ -23,6 +28,7 @@ import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,7 +76,10 @@ def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
         cpu, wall = min(c for c, _, _ in runs), min(w for _, w, _ in runs)
         print(f"| {name} | {cpu:.3f} | {n / cpu:,.0f} | {(cpu / cpu0 - 1) * 100:+.1f}% | {wall:.3f} | "
               f"{(wall / wall0 - 1) * 100:+.1f}% |")
-    print(f"(last checkpoint: {size:,} bytes)")
+    cpu_ratio = statistics.median(c / p for (c, _, _), (p, _, _) in zip(checked, plain))
+    wall_ratio = statistics.median(c / p for (_, c, _), (_, p, _) in zip(checked, plain))
+    print(f"(median of the {repeat} pairs' ratios: CPU {(cpu_ratio - 1) * 100:+.1f}%, "
+          f"seconds {(wall_ratio - 1) * 100:+.1f}%; last checkpoint: {size:,} bytes)")
 
 
 def kills(rules: Path, events: Path, work: Path, n: int, count: int, seed: int) -> None:
