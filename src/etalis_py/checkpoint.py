@@ -129,8 +129,8 @@ class Checkpoint:
 class CheckpointWriter:
     """Makes checkpoints durable on a thread of its own, one at a time:
     the engine goes on while the output is synced and the checkpoint file
-    written, synced and renamed.  A checkpoint that waits for this one,
-    and the end of the run, call :meth:`wait` first."""
+    written, synced and renamed.  The next checkpoint, and the end of the
+    run, wait for it (:meth:`wait`)."""
 
     def __init__(self) -> None:
         self._thread: Optional[threading.Thread] = None

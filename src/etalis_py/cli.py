@@ -643,6 +643,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return checkpoints is None or said_failure(checkpoints.writer.wait)
 
     def said_failure(step: Callable[[], None]) -> bool:
+        """Run ``step`` of a checkpoint; whether it did not fail (else the
+        error is said, with the line of the checkpoint that failed)."""
         assert checkpoints is not None
         try:
             step()
