@@ -15,7 +15,8 @@ Every pattern is split into goals of at most two inputs, each producing
 an intermediate event `'$ieN'(Vars...)` that carries the variables of
 its sub-pattern.  A rule `H <- P` becomes the goals of P plus a link
 from P's event to H.  Identical sub-patterns (equal up to variable
-renaming, with the same window and policy) become one shared goal.
+renaming, with the same window and policy) become one shared goal,
+except a temporal goal under a policy that consumes (see consuming/2).
 
 A program is program(Nodes, Links):
 
