@@ -62,6 +62,9 @@ def test_skip_to_next_keeps_one_match_per_first_reading(tmp_path: Path) -> None:
     found = detections(rules)
     assert len(found) == 75 and of_3206(found) == STN_3206
     assert detections(EXAMPLE / "hot.etl", "--policy", "stn") == found
+    # nxt: one match per last reading, with the earliest readings
+    found = detections(EXAMPLE / "hot.etl", "--policy", "nxt")
+    assert len(found) == 75 and of_3206(found) == [("02:15", end) for _, end in STN_3206]
 
 
 @pytest.mark.parametrize("policy", ["stn", "nxt"])
