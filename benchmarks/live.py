@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from etalis_py import Engine, cli
-from etalis_py.checkpoint import CheckpointWriter
+from etalis_py.bridge.checkpoint import CheckpointWriter
 
 RULES = "c(X) <- a(X) seq b(X) within 100.\n"
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]

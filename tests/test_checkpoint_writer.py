@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from etalis_py.checkpoint import Checkpoint, CheckpointWriter
+from etalis_py.bridge.checkpoint import Checkpoint, CheckpointWriter
 from etalis_py.cli import EXIT_LIMIT, main
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
