@@ -32,7 +32,7 @@ from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, 
 from .mapping import MapSpec
 from .names import CORRUPT, EVENT_LINE, TRANSFER
 from .partition import StageSpec
-from .planning import Plan, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
+from .planning import Plan, _transfer_rules, refuse_strict, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import format_of, read_input
 
 if TYPE_CHECKING:
@@ -192,15 +192,17 @@ def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":
 
 
 def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str],
-              event_lines: bool = False) -> Plan:
+              policy: Optional[str] = None, event_lines: bool = False) -> Plan:
     """The stages of a stream: replay's plan, with what a stream cannot run
     refused at its rule (timers without a watermark, unbound arguments
-    passed on, input events that a later stage consumes)."""
+    passed on, `strict` where replay refuses it, input events that a later
+    stage consumes); with ``event_lines``, its input is event lines."""
     the_plan = replay_plan(rules_text, source, mapping, partition_by, event_lines)
     if mapping.time is None or mapping.time_format is not None:
         # the watermark fires the timers of idle keys (see _event_time)
         refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)
+    refuse_strict(the_plan, source, policy)
     for st in the_plan.stages[1:]:
         for r in st.rules:
             rule = the_plan.rule(r)
@@ -273,7 +275,7 @@ def detect_stream(
     knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
                                                 ontology=ontology, static=static, entailment=entailment,
                                                 lateness=lateness)
-    the_plan = live_plan(text, source, mapping, partition_by, event_lines)
+    the_plan = live_plan(text, source, mapping, partition_by, policy, event_lines)
     needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
     error = missing_column(needed + ([partition_by] if partition_by else []),
                            [c for c in data.columns if c != CORRUPT], "the data")
