@@ -38,8 +38,9 @@ from typing import Any, BinaryIO, Optional, TypedDict, Unpack
 
 from ..bridge.prolog_text import MAX_TEXT
 from ..bridge.columns import Packed
-from ..events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
-                     read_number, to_time, zone)
+from ..events import (MAX_NESTING, NOTHING, Event, InvalidEvent, batch_list, plain_element, prolog_value, read_number,
+                      to_time, zone)
+from ..errors import Rejection
 
 BATCH_LINES = 20_000
 

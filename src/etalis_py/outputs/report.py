@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import utf8_text
-from ..events import Detection, Detections, Time, format_duration, to_datetime, zone
+from ..events import Detection, Time, format_duration, to_datetime, zone
 from ..inputs.streams import csv_rows, not_text
 
 DAY = "%d %b %Y"
@@ -52,12 +52,12 @@ def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
     return rows
 
 
-def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
+def read_detections(lines: Iterable[str], source: str = "<detections>") -> list[Detection]:
     """The detections of JSON lines as ``etalis run`` prints them (with
     their provenance, from ``--explain``); blank lines are skipped, a line
     that is not a detection is an error naming it (a line that is not
     UTF-8 too, when ``lines`` were decoded with surrogateescape)."""
-    found = Detections()
+    found: list[Detection] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue

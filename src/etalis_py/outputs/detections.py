@@ -1,0 +1,76 @@
+"""Detections as a collection: a list, a pandas DataFrame, a text table,
+a timeline picture and an HTML table for Jupyter."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ..events import Detection, Zone, html_table, zone
+from .plot import Signal, Timeline
+from .report import Readable
+
+if TYPE_CHECKING:  # pandas and matplotlib are imported only when a frame or a picture is made
+    import os
+
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+
+class Detections(list[Detection]):
+    """Detections in the order they were made: a list, and a table for
+    pandas (:meth:`to_frame`) and Jupyter (an HTML table)."""
+
+    def to_frame(self, tz: Zone = None, args: Sequence[str] = ()) -> "pd.DataFrame":
+        """A DataFrame with a row per detection: ``event``, one column per
+        argument (named by ``args``, else ``arg1``, ``arg2``, ..., as the
+        CSV and Parquet files of ``etalis run`` and ``replay`` name them;
+        empty where a detection has fewer), ``start`` and ``end`` as
+        datetimes in ``tz`` (default UTC) and ``duration`` as a timedelta."""
+        import pandas as pd
+
+        width = max(max((len(d.args) for d in self), default=0), len(args))
+        names = [*args, *(f"arg{i}" for i in range(len(args) + 1, width + 1))]
+        clash = [n for n in names if n in ("event", "start", "end", "duration")] or \
+            [n for i, n in enumerate(names) if n in names[:i]]
+        if clash:
+            raise ValueError(f"argument column {clash[0]!r} would be there twice: name the arguments otherwise")
+        columns: dict[str, Any] = {"event": pd.Series([d.event for d in self], dtype=object)}
+        for i, name in enumerate(names):
+            columns[name] = pd.Series([d.args[i] if i < len(d.args) else None for d in self], dtype=object)
+        for end in ("start", "end"):
+            seconds = pd.Series([getattr(d, end) for d in self], dtype="float64")
+            columns[end] = pd.to_datetime(seconds, unit="s", utc=True).dt.tz_convert(zone(tz))
+        columns["duration"] = columns["end"] - columns["start"]
+        return pd.DataFrame(columns)
+
+    def table(self, tz: Optional[str] = None, names: Optional[Mapping[str, str]] = None,
+              zones: Optional[Mapping[str, str]] = None) -> str:
+        """A text table, a row per detection: the event, its arguments
+        (``names`` maps values, as text, to names), start and end in ``tz``
+        (an IANA name; default UTC) and duration (``etalis table``);
+        ``zones`` (values, as text, to IANA zones: a station's own) shows
+        each row in the zone of its first argument that has one, with a
+        ``zone`` column (``etalis table`` with a names file's tz column)."""
+        return Readable(tz or "UTC", names or {}, zones=zones or {}).table(self)
+
+    def plot(self, path: Union[str, "os.PathLike[str]", None] = None, *, tz: Optional[str] = None,
+             names: Optional[Mapping[str, str]] = None, title: Optional[str] = None,
+             signals: Sequence["Signal"] = (), quantity: str = "value",
+             zones: Optional[Mapping[str, str]] = None) -> "Figure":
+        """A timeline: a bar per detection over its interval, one lane per
+        event and arguments, and ``signals`` as lines above; written as a
+        PNG to ``path`` when given (``etalis plot``).  Returns the matplotlib
+        Figure, whose last axes hold the bars.  ``zones`` as for
+        :meth:`table`: the time axis is in the zone of every detection if
+        they share one, else in ``tz`` with each lane's zone beside it and
+        each bar's local start on it."""
+        timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}, zones=zones or {}), title, quantity)
+        return timeline.save(path) if path is not None else timeline.figure()
+
+    def compact(self, prefixes: Mapping[str, str]) -> "Detections":
+        """Each detection with its IRIs as prefixed names (see :meth:`Detection.compact`)."""
+        return Detections(d.compact(prefixes) for d in self)
+
+    def _repr_html_(self) -> str:
+        return html_table(self)
