@@ -908,15 +908,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         refuse_unbound_transfers(the_plan, str(ns.rules))
         return EXIT_OK
     # the summary counts the rule file's errors and warnings printed here
-    errors, warnings = report_findings(RuleFile.read(str(ns.rules), static=[str(s) for s in ns.static]), err,
-                                       ns.max_age) if not ns.quiet else (0, 0)
-    conf = {}
-    for item in ns.conf:
-        k, sep, v = item.partition("=")
-        if not sep:
-            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
-            return EXIT_FAILURE
-        conf[k.strip()] = v.strip()
+    started = spark_start(ns, err)
+    if started is None:
+        return EXIT_FAILURE
+    errors, warnings, conf = started
     progress = wanted(ns.progress, err, ns.quiet)
     try:
         style = time_style(ns)
@@ -1017,15 +1012,10 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text, printed = _plan_rules(ns)
         out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
         return EXIT_OK
-    errors, warnings = report_findings(RuleFile.read(str(ns.rules), static=[str(s) for s in ns.static]), err,
-                                       ns.max_age) if not ns.quiet else (0, 0)
-    conf = {}
-    for item in ns.conf:
-        k, sep, v = item.partition("=")
-        if not sep:
-            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
-            return EXIT_FAILURE
-        conf[k.strip()] = v.strip()
+    started = spark_start(ns, err)
+    if started is None:
+        return EXIT_FAILURE
+    errors, warnings, conf = started
     stopping = _Stop()
     with stopping:
         spark = live.stream_session(ns.master, conf)
@@ -1112,7 +1102,7 @@ class _LivePrinter:
         # a micro-batch's detections come from many tasks: in the order of their end, then start
         lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
         if self.readable is not None:
-            from .outputs.report import read_detections
+            from .outputs.detections import read_detections
 
             self.out.write(self.readable.lines(read_detections(lines)))
         else:
@@ -1155,7 +1145,7 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis table`` and ``etalis plot``."""
-    from .outputs.report import read_detections
+    from .outputs.detections import read_detections
 
     try:
         readable = readable_of(ns)
@@ -1198,6 +1188,22 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
     print(f"{ns.output}: {bars} bar{'s' * (bars != 1)} in {lanes} lane{'s' * (lanes != 1)}, "
           f"{len(signals)} signal{'s' * (len(signals) != 1)}, {width:.0f} x {height:.0f} pixels", file=err)
     return EXIT_OK
+
+
+def spark_start(ns: argparse.Namespace, err: TextIO) -> Optional[tuple[int, int, dict[str, str]]]:
+    """Before ``replay`` or ``stream`` starts Spark: the rule file's errors
+    and warnings printed (none under ``--quiet``), and the ``--conf``
+    settings; None (said on ``err``) for a setting that is not KEY=VALUE."""
+    errors, warnings = report_findings(RuleFile.read(str(ns.rules), static=[str(s) for s in ns.static]), err,
+                                       ns.max_age) if not ns.quiet else (0, 0)
+    conf = {}
+    for item in ns.conf:
+        k, sep, v = item.partition("=")
+        if not sep:
+            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
+            return None
+        conf[k.strip()] = v.strip()
+    return errors, warnings, conf
 
 
 def report_findings(rule_file: RuleFile, err: TextIO, max_age: Optional[float] = None) -> tuple[int, int]:

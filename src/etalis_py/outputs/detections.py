@@ -3,10 +3,14 @@ a timeline picture and an HTML table for Jupyter."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..events import Detection, Zone, html_table, zone
+from ..events import Detection, Time, Zone, html_table, zone
+from ..inputs.streams import not_text
 from .plot import Signal, Timeline
 from .report import Readable
 
@@ -74,3 +78,47 @@ class Detections(list[Detection]):
 
     def _repr_html_(self) -> str:
         return html_table(self)
+
+
+def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
+    """The detections of JSON lines as ``etalis run`` prints them (with
+    their provenance, from ``--explain``); blank lines are skipped, a line
+    that is not a detection is an error naming it (a line that is not
+    UTF-8 too, when ``lines`` were decoded with surrogateescape)."""
+    found = Detections()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if bad := not_text(line):
+            raise ValueError(f"{source}:{number}: not a detection ({bad})")
+        item: Any = None
+        try:
+            item = json.loads(line)
+            found.append(_detection(item))
+        except (ValueError, KeyError, TypeError) as e:
+            reason = f"missing {e}" if isinstance(e, KeyError) else str(e)
+            if isinstance(e, KeyError) and isinstance(item, dict) and "time" in item:
+                reason += "; it is an input event: give the detections that etalis run writes"
+            raise ValueError(f"{source}:{number}: not a detection ({reason}): {line.strip()[:80]}") from None
+    return found
+
+
+def _detection(d: dict[str, Any]) -> Detection:
+    provenance = tuple(map(_detection, d.get("provenance") or ()))
+    return Detection(d["event"], tuple(d["args"]), _seconds(d["start"]), _seconds(d["end"]), provenance)
+
+
+def _seconds(value: Any) -> Time:
+    """Seconds of a detection's time: a number, or an ISO 8601 date with its
+    offset as ``--iso`` writes it (a date without one could be in any zone)."""
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            when = None
+        if when is not None and when.tzinfo is not None:
+            return when.timestamp()
+    elif not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value):
+        return value
+    raise ValueError(f"time {value!r} is not a number of seconds or an ISO 8601 date with its offset (as --iso "
+                     "writes it)")
