@@ -15,7 +15,7 @@ from rdflib import Graph, Literal, Namespace
 
 from etalis_py import Detection, Engine, EventError
 from etalis_py.bridge.engine import parse_detections
-from etalis_py.errors import Rejection
+from etalis_py.events import Rejection
 from etalis_py.inputs.streams import Mapping, read_batches
 
 ROOT = Path(__file__).resolve().parents[1]

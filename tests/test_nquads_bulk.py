@@ -15,7 +15,7 @@ from etalis_py import Detection, Engine
 from etalis_py.inputs import nquads
 from etalis_py.bridge._prolog import bridge
 from etalis_py.bridge.engine import parse_detections
-from etalis_py.errors import Rejection
+from etalis_py.events import Rejection
 from etalis_py.inputs.streams import line_chunks
 
 XSD = "http://www.w3.org/2001/XMLSchema#"

@@ -24,7 +24,8 @@ from typing import Any, Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .bridge.prolog_text import compound_text, input_term, interval_text, number_text, quote_atom
-from .errors import EventError, Rejection
+from .errors import EventError
+from .errors import Rejection as Rejection  # defined with the errors, which carry rejections; read here by every input
 
 Time = Union[int, float]
 Zone = Union[str, tzinfo, None]

@@ -16,10 +16,10 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..errors import EtalisWarning, Rejection
+from ..errors import EtalisWarning
 from ..bridge.columns import Packed, head_text, number_cells, text_cells
 from ..bridge.prolog_text import input_term, quote_atom
-from ..events import NOTHING, InvalidEvent, Zone, prolog_value, to_time, zone
+from ..events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
 from .streams import missing_column
 
 if TYPE_CHECKING:

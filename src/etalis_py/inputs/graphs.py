@@ -42,8 +42,8 @@ from rdflib import Dataset, Graph, URIRef
 from rdflib.term import Node
 
 from ..bridge.prolog_text import compound_text, input_line, quote_atom
-from ..errors import EtalisError, Rejection
-from ..events import InvalidEvent, Time, to_time
+from ..errors import EtalisError
+from ..events import InvalidEvent, Rejection, Time, to_time
 from ..rdf.knowledge import REMOTE_CONTEXT, node_text, remote_context
 from .nquads import (GENERATED_AT, IS_PART_OF, QUAD, graph_key, graph_time, iri_text, nquads_batches, quad_reason,
                      quad_terms, shown, term_text)

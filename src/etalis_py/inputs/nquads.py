@@ -32,9 +32,7 @@ from rdflib import Dataset, Literal, URIRef
 from rdflib.namespace import XSD
 from rdflib.term import Node
 
-from ..events import InvalidEvent, Time, read_number, to_time
-
-from ..errors import Rejection
+from ..events import InvalidEvent, Rejection, Time, read_number, to_time
 from ..rdf.knowledge import literal_text
 from ..bridge.prolog_text import prolog_string, quote_atom
 from .streams import Batch, decode_lines

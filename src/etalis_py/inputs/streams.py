@@ -38,9 +38,8 @@ from typing import Any, BinaryIO, Optional, TypedDict, Unpack
 
 from ..bridge.prolog_text import MAX_TEXT
 from ..bridge.columns import Packed
-from ..events import (MAX_NESTING, NOTHING, Event, InvalidEvent, batch_list, plain_element, prolog_value, read_number,
-                      to_time, zone)
-from ..errors import Rejection
+from ..events import (MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, batch_list, plain_element, prolog_value,
+                     read_number, to_time, zone)
 
 BATCH_LINES = 20_000
 

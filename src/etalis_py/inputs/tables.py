@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..bridge.columns import Packed, head_text, number_cells, value_cells
 from ..bridge.prolog_text import input_term, quote_atom
-from ..events import NOTHING, NUMERAL, InvalidEvent, batch_list, prolog_value, read_number, to_time
-from ..errors import Rejection
+from ..events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
 from .streams import CHUNK_BYTES, Batch, Mapping, missing_column, parse_time, parse_value
 
 if TYPE_CHECKING:
