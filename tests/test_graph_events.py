@@ -21,7 +21,7 @@ from rdflib.namespace import RDF, RDFS, XSD
 
 from etalis_py import Detection, Engine, EventError, RuleError
 from etalis_py.bridge.engine import parse_detections
-from etalis_py.errors import Rejection
+from etalis_py.events import Rejection
 from etalis_py.rdf.knowledge import Closure, close
 from etalis_py.inputs.streams import read_batches
 

@@ -283,8 +283,8 @@ def fed(rules: str, batches: Any) -> tuple[list[str], list[tuple[int, str]]]:
 def row_by_row(path: Path, mapping: Mapping) -> list[tuple[str, int, None, list[Any]]]:
     """The file as etalis run read it before the column reader: each row's
     line from reference.mapping.row_reader, an empty line for a rejected row."""
-
-    from etalis_py.errors import EventError, Rejection
+    from etalis_py.events import Rejection
+    from etalis_py.errors import EventError
 
     with path.open(newline="", encoding="utf-8") as f:
         reader = csv.reader(f)

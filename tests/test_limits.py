@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Engine, InferenceLimitError, RuleError
-from etalis_py.errors import Rejection
+from etalis_py.events import Rejection
 from etalis_py.cli import main
 
 LOOP = "c(X) <- a(X) where loop(X).\nloop(X) :- loop(X).\nd(X) <- b(X).\n"

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from etalis_py import Engine, Event, cli
-from etalis_py.errors import EventError, Rejection
-
+from etalis_py.errors import EventError
+from etalis_py.events import Rejection
 
 CORPUS = Path(__file__).parent / "rows_bad"
 MANIFEST = json.loads((CORPUS / "expected.json").read_text())

@@ -17,8 +17,8 @@ import pytest
 from etalis_py import Detection
 from etalis_py.cli import main
 from etalis_py.bridge.client import Client, ServiceError
-from etalis_py.errors import EventError, Rejection, RuleError
-
+from etalis_py.errors import EventError, RuleError
+from etalis_py.events import Rejection
 
 from service_helpers import Receiver, Server, events, start_server, stream_messages
 
