@@ -1,41 +1,14 @@
-"""The layout has no circles: no module of ``src/etalis_py`` imports,
-directly or through others, a module that imports it (counting imports
-inside functions and under ``TYPE_CHECKING``, which would only hide one),
-and no Prolog file of ``prolog/`` loads, through its ``use_module`` and
-``reexport`` directives, a file that loads it."""
+"""The layout has no circles: no Prolog file of ``prolog/`` loads,
+through its ``use_module`` and ``reexport`` directives, a file that
+loads it."""
 from __future__ import annotations
 
-import ast
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGE = ROOT / "src" / "etalis_py"
 PROLOG = ROOT / "prolog"
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def python_imports() -> dict[str, set[str]]:
-    """Each module of the package and the modules of the package it imports."""
-    paths = {module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
-    for name, path in paths.items():
-        package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        used: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom):
-                base = package[:len(package) - node.level + 1] if node.level else []
-                target = ".".join(base + ([node.module] if node.module else []))
-                used.update(t for t in [target, *(f"{target}.{a.name}" for a in node.names)] if t in paths)
-            elif isinstance(node, ast.Import):
-                used.update(a.name for a in node.names if a.name in paths)
-        graph[name] = used - {name}
-    return graph
 
 
 USE = re.compile(r"^:-\s*(?:use_module|reexport)\(\s*('(?:[^'\\]|\\.)*'|[a-z][\w/]*)", re.M)
