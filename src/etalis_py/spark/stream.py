@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union, Unpack
 from urllib.parse import unquote, urlparse
-
-import pyarrow as pa
 
 from ..analysis import Sig
 from ..engine import check_policy
 from ..errors import RuleError
 from ..streams import Mapping, MappingOptions, missing_column
 from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
-from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
+from .live import (
+    BUCKETS, FILE, GKEY, GROUP, PACKED_DDL, PASS, PASS_GROUPS, ROWS_DDL, LiveProcessor, LiveStage, packed_groups,
+)
 from .mapping import MapSpec
 from .names import CORRUPT, TRANSFER
 from .partition import StageSpec
@@ -239,8 +239,6 @@ def detect_stream(
     or rules a stream cannot run, ValueError for a mapping that does not
     fit the data."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType, StructField, StructType
-
     spark = data.sparkSession
     provider = spark.conf.get(STATE_PROVIDER, "")
     if provider != ROCKSDB:
@@ -265,7 +263,6 @@ def detect_stream(
 
     original = tuple(data.columns)
     numbered = data.withColumn(FILE, F.input_file_name())
-    numbered = numbered.mapInArrow(_positions, StructType([*numbered.schema.fields, StructField(POS, LongType())]))
     transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
     stage_text = text + "\n" + _transfer_rules(transfer_sigs)
     n_rules = len(the_plan.rules)
@@ -306,7 +303,10 @@ def detect_stream(
         if initial_state is not None:
             initial = _initial(spark.read.parquet(os.fspath(initial_state)), st.number, st.key is None, data,
                                partition_by)
-        table = (table.withColumn(GROUP, group).groupBy(GROUP)
+        table = table.withColumn(GROUP, group)
+        if st.number == 1:
+            table = table.mapInArrow(packed_groups, PACKED_DDL)
+        table = (table.groupBy(GROUP)
                  .transformWithStateInPandas(LiveProcessor(stage), ROWS_DDL, "Append",
                                              "EventTime" if idle else "None", initial))
     kind = F.col("kind")
@@ -406,21 +406,6 @@ def _source_format(data: "DataFrame") -> str:
     except Exception:       # not a JVM DataFrame (Spark Connect): CSV's reading of rows
         return ""
     return "json" if "json" in text else ""
-
-
-def _positions(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Each row's position in its file, as this task reads it (a stream's
-    files are small: one task reads a file)."""
-    seen: dict[str, int] = {}
-    for batch in batches:
-        files = batch.column(FILE).to_pylist()
-        pos = []
-        for f in files:
-            i = seen.get(f, 0)
-            pos.append(i)
-            seen[f] = i + 1
-        yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(pos, pa.int64())],
-                                         names=[*batch.schema.names, POS])
 
 
 def stream_session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None) -> "SparkSession":
