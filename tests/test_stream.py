@@ -311,7 +311,7 @@ def test_the_live_demo_prints_the_wind_warnings_and_areas_of_make_demo(tmp_path:
         csv.writer(f, lineterminator="\n").writerows(rows)
     out = tmp_path / "out"
     env = {**os.environ, "ETALIS": f"{sys.executable} -m etalis_py.cli", "PYTHON": sys.executable,
-           "DATA": str(tmp_path / "data"), "OUT": str(out), "AVAILABLE_NOW": "1",
+           "DATA": str(tmp_path / "data"), "OUT": str(out), "AVAILABLE_NOW": "1", "PER_TRIGGER": "36",
            "PYTHONWARNINGS": "ignore::FutureWarning"}
     run = subprocess.run(["sh", "examples/wind_area/live.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=900)
@@ -360,9 +360,9 @@ def test_a_driver_killed_three_times_and_restarted_on_its_checkpoint_writes_each
     src = tmp_path / "in"
     src.mkdir()
     by_slice: dict[str, list[list[str]]] = {}
-    for row in rows:        # 45-minute slices, in time order
+    for row in rows:        # 90-minute slices, in time order
         minutes = int(row[0][11:13]) * 60 + int(row[0][14:16])
-        by_slice.setdefault(f"{minutes // 45:02d}", []).append(row)
+        by_slice.setdefault(f"{minutes // 90:02d}", []).append(row)
     now = time.time()
     for n, name in enumerate(sorted(by_slice)):
         write_csv(src / f"obs-{name}.csv", by_slice[name], now + n)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,7 @@ from .live import (
     BUCKETS, FILE, GKEY, GROUP, PACKED_DDL, PASS, PASS_GROUPS, ROWS_DDL, LiveProcessor, LiveStage, packed_groups,
 )
 from .mapping import MapSpec
-from .names import CORRUPT, TRANSFER
+from .names import CORRUPT, DEFAULT_MASTER, TRANSFER
 from .partition import StageSpec
 from .planning import Plan, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import read_input
@@ -413,13 +414,27 @@ def stream_session(master: Optional[str] = None, conf: Optional[dict[str, str]] 
     from .session import session
 
     # UTC: the watermark reads dates without a zone as the engines do (see _event_time)
-    settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.session.timeZone": "UTC", "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled":
-                "true"}
+    settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.session.timeZone": "UTC",
+                "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true"}
+    cores = _local_cores(master or DEFAULT_MASTER)
+    if cores is not None:
+        # each partition of a stage is a task and a state store at every
+        # micro-batch: on one machine, more of them than cores only cost time
+        settings["spark.sql.shuffle.partitions"] = str(cores)
     settings.update(conf or {})
     spark = session(master, settings)
     if spark.conf.get(STATE_PROVIDER, "") != ROCKSDB:
         spark.conf.set(STATE_PROVIDER, ROCKSDB)
     return spark
+
+
+def _local_cores(master: str) -> Optional[int]:
+    """The cores of a local master (``local``, ``local[N]``, ``local[*,M]``), or None."""
+    found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", master)
+    if found is None:
+        return None
+    n = found.group(1)
+    return 1 if n is None else os.cpu_count() or 1 if n == "*" else max(1, int(n))
 
 
 def read_output(spark: "SparkSession", out: Union[str, "os.PathLike[str]"], format: str = "parquet") -> "DataFrame":
