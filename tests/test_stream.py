@@ -360,9 +360,9 @@ def test_a_driver_killed_three_times_and_restarted_on_its_checkpoint_writes_each
     src = tmp_path / "in"
     src.mkdir()
     by_slice: dict[str, list[list[str]]] = {}
-    for row in rows:        # 90-minute slices, in time order
+    for row in rows:        # 45-minute slices, in time order
         minutes = int(row[0][11:13]) * 60 + int(row[0][14:16])
-        by_slice.setdefault(f"{minutes // 90:02d}", []).append(row)
+        by_slice.setdefault(f"{minutes // 45:02d}", []).append(row)
     now = time.time()
     for n, name in enumerate(sorted(by_slice)):
         write_csv(src / f"obs-{name}.csv", by_slice[name], now + n)
