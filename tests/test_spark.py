@@ -590,7 +590,7 @@ def test_replay_on_a_standalone_spark_cluster_matches_local_mode(spark: SparkSes
 def test_replay_csv_is_etalis_runs_csv_and_pandas_reads_it_back(spark: SparkSession, tmp_path: Path) -> None:
     import pandas as pd
 
-    from etalis_py.output import TimeStyle
+    from etalis_py.outputs.output import TimeStyle
 
     data = tmp_path / "obs.csv"
     data.write_text(BAD_ROWS)
@@ -623,7 +623,7 @@ def test_replay_csv_is_etalis_runs_csv_and_pandas_reads_it_back(spark: SparkSess
 def test_replay_single_file_parquet_with_timestamps(spark: SparkSession, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from etalis_py.output import TimeStyle
+    from etalis_py.outputs.output import TimeStyle
 
     data = area_data(tmp_path / "area.csv", 400)
     rules = tmp_path / "area.etl"
@@ -792,6 +792,29 @@ def test_replay_under_selection_strategies_gives_the_lines_of_etalis_run(spark: 
         result.unpersist()
 
 
+HOT_SPELLS = ROOT / "examples" / "hot_spells"
+HOT_MAPPING = ["--columns", CHARLEY_COLUMNS, "--event", "obs", "--args", "STATIONID,AIRTEMPERATURE",
+               "--time", "SAMPLINGTIME", "--time-format", "%Y-%m-%d %H:%M:%S.%f+0:00"]
+
+
+@pytest.mark.parametrize(("rules", "policy", "count"), [
+    ("episodes.etl", None, 27),                 # skip_past_last_event
+    ("hot.etl", "strict(partition)", 73),
+    ("cooling.etl", None, 10),                  # a correlated Kleene+ under stn, with skip_past_last_event
+])
+def test_replay_by_station_with_skip_strategies_and_partition_contiguity_gives_the_lines_of_etalis_run(
+        spark: SparkSession, rules: str, policy: str | None, count: int) -> None:
+    # their key is the station: no match of one station discards or breaks one of another
+    options = ["--policy", policy] if policy else []
+    expected, summary = etalis_run(HOT_SPELLS / rules, CHARLEY_OBS, [*HOT_MAPPING, *options])
+    assert len(expected) == count
+    assert summary.startswith(f"events read: 10030, accepted: 10002, rejected: 28, detections: {count}, ")
+    result = replay(CHARLEY_OBS, HOT_SPELLS / rules, spark=spark, partition_by="STATIONID", policy=policy,
+                    **kwargs(HOT_MAPPING))
+    assert list(result.detection_lines()) == expected
+    result.unpersist()
+
+
 GRAPH_CELLS = [
     ("2004-08-08T06:05:00Z", json.dumps({"@context": {"sosa": "http://www.w3.org/ns/sosa/"}, "@id": "http://ex.org/g1",
                                          "@graph": [{"@id": "http://ex.org/o1", "sosa:hasSimpleResult": 17}]})),
@@ -851,7 +874,7 @@ def _graph_table(stream: Path, table: Path) -> int:
     """Write the graphs of the N-Quads file ``stream`` as a table of
     (time, graph) rows, a graph's quads as N-Quads lines, in the file's
     order; return the number of graphs."""
-    from etalis_py.nquads import QUAD, nquads_time, quad_terms
+    from etalis_py.inputs.nquads import QUAD, nquads_time, quad_terms
 
     times: dict[str, float] = {}
     cells: dict[str, list[str]] = {}
