@@ -9,6 +9,7 @@ from typing import Callable, Sequence
 from etalis_py.events import InvalidEvent
 from etalis_py.bridge.prolog_text import compound_text, input_line, quote_atom
 from etalis_py.inputs.mapping import Mapping, missing_column, parse_time
+from etalis_py.inputs.tables import arg_reader
 
 
 def row_reader(mapping: Mapping, header: Sequence[str]) -> Callable[[Sequence[str]], str]:
@@ -18,7 +19,7 @@ def row_reader(mapping: Mapping, header: Sequence[str]) -> Callable[[Sequence[st
     if error is not None:
         raise error
     index = {c: i for i, c in enumerate(header)}
-    arg_cols = [(index[c], c, mapping.arg_reader(c)) for c in mapping.args]
+    arg_cols = [(index[c], c, arg_reader(mapping, c)) for c in mapping.args]
     time_col = index[mapping.time or ""]
     fixed_name = quote_atom(mapping.event) if mapping.event is not None else None
     name_col = index[mapping.event_col] if mapping.event_col is not None else -1

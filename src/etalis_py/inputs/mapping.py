@@ -8,12 +8,12 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional, TypedDict, Unpack
 
-from ..events import InvalidEvent, prolog_value, read_number, to_time, zone
+from ..events import InvalidEvent, read_number, to_time, zone
 
 _GRAPH_ROWS_ALONE = "--graph-col makes each row the event graph(G) by itself: give no --event, --event-col or --args"
 
@@ -98,14 +98,6 @@ class Mapping:
             raise ValueError(_GRAPH_ROWS_ALONE)
         zone(self.time_zone)  # ValueError naming an unknown zone
 
-    def arg_reader(self, col: str) -> Callable[[str], str]:
-        """A function from a non-empty cell of argument column ``col`` to
-        its Prolog text; it raises InvalidEvent with the reason."""
-        if col == self.graph_col:
-            from .graphs import graph_cell  # rdflib, which graphs loads, only for a run with graphs
-
-            return lambda text: graph_cell(text, self.stream)
-        return lambda text: prolog_value(parse_value(text, col))
 
 
 def missing_column(wanted: Iterable[Optional[str]], header: Sequence[str], where: str) -> Optional[ValueError]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from ..bridge.columns import Packed, head_text, number_cells, value_cells
 from ..bridge.prolog_text import input_term, quote_atom
 from ..events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
+from .graphs import graph_cell
 from .mapping import Mapping, parse_time, parse_value
 
 if TYPE_CHECKING:
@@ -131,7 +132,7 @@ def row_columns(values: Callable[[str], tuple[Sequence[Any], bool]], mapping: Ma
         columns.append(_column(values(mapping.event_col)[0], False, mapping.event_col, _name_text, False))
     for a in mapping.args:
         if a == mapping.graph_col:  # an RDF graph: the term of graph(G)
-            columns.append(_column(values(a)[0], False, a, _cell_reader(mapping.arg_reader(a)), False))
+            columns.append(_column(values(a)[0], False, a, _cell_reader(arg_reader(mapping, a)), False))
         else:
             columns.append(array(a) or _column(*values(a), a, arg_text, True, typed))
     time_col = mapping.time or ""
@@ -227,6 +228,15 @@ def _reasons(columns: Sequence[Column], blank: Callable[[int], bool]) -> tuple[l
                     rejected.append((i, reason))
     rejected.sort()
     return list(nothing), rejected
+
+
+def arg_reader(mapping: Mapping, col: str) -> Callable[[str], str]:
+    """A function from a non-empty cell of argument column ``col`` to its
+    Prolog text (an RDF graph's, for the mapping's graph column); it
+    raises InvalidEvent with the reason."""
+    if col == mapping.graph_col:
+        return lambda text: graph_cell(text, mapping.stream)
+    return lambda text: prolog_value(parse_value(text, col))
 
 
 def _cell_reader(read: Callable[[str], str]) -> Callable[[str, str], str]:
