@@ -221,3 +221,17 @@ def test_skip_to_next_state_goes_through_a_snapshot() -> None:
         assert second.stats().skip_kept == kept == 6
         after = [(d.start, d.end) for d in second.emit_many(turns(21, 40)).detections]
     assert before + after == expected == [(t - 2, t) for t in range(2, 40)]
+
+
+@pytest.mark.parametrize(("skip", "expected"), [
+    ("no_skip", [(1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (3, 4, 5, 6)]),
+    ("skip_to_next", [(1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (3, 4, 5, 6)]),
+    ("skip_past_last_event", [(1, 2, 3, 4, 5, 6)]),
+])
+def test_flink_abc_bc_c_plus_d_with_kinds_compared_as_atoms(skip: str, expected: list[tuple[int, ...]]) -> None:
+    rules = (f":- skip({skip}).\n"
+             "m <- (e(K1) where K1 \\== d) seq (e(K2) where (K2 == b ; K2 == c)) seq ((e(K3) where K3 == c)+) "
+             "seq (e(K4) where K4 == d).")
+    stream = [("e", [kind], t) for t, kind in enumerate(["a", "b", "c", "c", "c", "d"], 1)]
+    assert times(rules, "strict", stream) == expected
+    assert reference_times(rules, "strict", stream, skip) == expected
