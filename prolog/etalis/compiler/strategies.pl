@@ -185,7 +185,7 @@ kept_of_key(M, G, Label, Key-Matches, Kept) :-
     ->  true
     ;   Cell0 = none
     ),
-    cell_state(Cell0, Matches, State0),
+    cell_state(Cell0, State0),
     include(admitted(State0), Matches, Admitted),
     chosen(M, Label, S, Admitted, Selected0),
     msort_matches(Selected0, Selected),
@@ -198,24 +198,14 @@ kept_of_key(M, G, Label, Key-Matches, Kept) :-
         nb_setval(G, States)
     ).
 
-%   cell_state(+Cell, +Matches, -State): State is what the cell of a key
-%   holds: none, past(Last) or starts(Starts) (see skip_global/2).  A
-%   state of a snapshot of an earlier etalis-py is bare, and its
-%   starts are positions alone: each is given the time of Matches,
-%   later than all its events, so that it is forgotten in time.
+%   cell_state(+Cell, -State): State is what the cell of a key holds:
+%   none, past(Last) or starts(Starts) (see skip_global/2).  A snapshot
+%   of an earlier etalis-py holds past(Last) bare (one of a rule under
+%   skip_to_next has other rules, and is refused).
 
-cell_state(none, _, none).
-cell_state(skip(State), _, State).
-cell_state(past(Last), _, past(Last)).
-cell_state(starts(Starts0), Matches, starts(Starts)) :-
-    (   Starts0 = [First|_], integer(First)
-    ->  (   aggregate_all(max(T), member(o(_, _, _, _-T), Matches), Now)
-        ->  true
-        ;   Now = inf
-        ),
-        findall(F-Now, member(F, Starts0), Starts)
-    ;   Starts = Starts0
-    ).
+cell_state(none, none).
+cell_state(skip(State), State).
+cell_state(past(Last), past(Last)).
 
 %   chosen(+M, +Label, +Selector, +Matches, -Selected): the Matches of
 %   the rule Label that Selector selects; partition contiguity asks the
@@ -364,7 +354,7 @@ skip_kept(M, Count) :-
     ).
 
 cell_kept(Cell, N0, N) :-
-    cell_state(Cell, [], State),
+    cell_state(Cell, State),
     (   State = starts(Starts)
     ->  length(Starts, K)
     ;   State = past(_)
