@@ -1,6 +1,6 @@
 :- module(etalis,
           [ etalis_api/3,               % +Request, +Payload, -Reply
-            load_engine/4,              % +Source, +Options, -Engine, -Compiled
+            load_engine/5,              % +Source, +Options, -Engine, -Items, -Compiled
             feed_events/4               % +Engine, +Text, -Summary, -Detections
           ]).
 :- use_module(library(error)).
@@ -12,6 +12,7 @@
 :- use_module(etalis/reader/syntax).
 :- use_module(etalis/compiler/compile).
 :- use_module(etalis/compiler/strategies, [skip_kept/2]).
+:- use_module(etalis/compiler/hidden_names, [no_hidden_names/1, numbered_items/4]).
 :- use_module(etalis/runtime/load).
 :- use_module(etalis/runtime/runtime).
 :- use_module(etalis/rdf/knowledge).
@@ -39,7 +40,9 @@ Requests:
   - create(Source, Options): payload is rule text (Source is `file(Path)`
     to read Path instead, or `text(Name)`; `with_static(Files, Source)`
     adds the static knowledge of the files Files before the rules of
-    Source, as consulting them first would); Options as compile_items/3.
+    Source, as consulting them first would); Options as compile_items/3,
+    and analysis(true): the reply's `analysis` is then the `rules` reply
+    of Source, made from the same reading.
   - feed_list(Engine, FirstLine, Count): as feed, with the payload a
     Prolog list of Count event terms, one a line (see engine_feed_list/6):
     Python's batches, read at once.
@@ -152,7 +155,7 @@ api_reply(H, Body, Reply) :-
     string_concat(H1, Body, Reply).
 
 serve(create(Source, Options), Payload, Header, "") :-
-    load_engine(source(Source, Payload), Options, M, Compiled),
+    load_engine(source(Source, Payload), Options, M, Items, Compiled),
     Compiled = compiled(program(Nodes, _), _, _, Settings),
     _{policy: Policy, rules: NRules} :< Settings,
     length(Nodes, NNodes),
@@ -161,8 +164,14 @@ serve(create(Source, Options), Payload, Header, "") :-
     event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
     source_decoded(Source, Decoded),
-    Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
-               ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded}.
+    Header0 = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
+                ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded},
+    (   memberchk(analysis(true), Options)
+    ->  analysis_settings(Items, Options, Settings, FileSettings),
+        rules_header(Source, Items, FileSettings, Analysis),
+        Header = Header0.put(analysis, Analysis)
+    ;   Header = Header0
+    ).
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
     serve(feed(M, FirstLine, object), Payload, Header, Detections).
 serve(feed(M, FirstLine, Format), Payload, Header, Detections) :-
@@ -217,15 +226,15 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
 serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
                                        printed: Printed}, "") :-
     engine_compiled(M, _),
-    engine_names(M, ( source_items(source(Source, Payload), Items),
-                      add_items(M, Items, C) )),
+    source_items(source(Source, Payload), Items),
+    add_items(M, Items, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     reported_strings(Settings, Printed).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
-    engine_names(M, remove_label(M, Label, C)),
+    remove_label(M, Label, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     reported_strings(Settings, Printed).
@@ -269,7 +278,7 @@ serve(restore(M), Payload, Header, "") :-
     ->  initial_rules(M)
     ;   true
     ),
-    forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
+    forall(member(Change, New), make_rule_change(M, Change)),
     engine_state_put(M, State),
     findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
     dict_pairs(Prefixes, _, PrefixPairs),
@@ -315,6 +324,43 @@ serve(feed_segments_columns(M, Resets, Counts, Spec), _, _{segments: Results}, D
 serve(rules(Source), Payload, Header, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
+    rules_header(Source, Items, Settings, Header).
+serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
+    (   catch(term_string(P, Name), _, fail),
+        ground(P),
+        etalis_policies:policy(P)
+    ->  Known = true
+    ;   Known = false
+    ),
+    etalis_policies:policy_hint(Hint).
+serve(solve(M), Payload, _{solutions: Solutions}, "") :-
+    term_string(Goal, Payload, [variable_names(VN)]),
+    findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
+serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
+    source_items(source(Source, Payload), Items),
+    untrusted_check(Options, Items),
+    compile_items(Items, Options, Compiled),
+    with_output_to(string(Text), compiled_listing(Compiled)).
+
+%   analysis_settings(+Items, +Options, +Settings, -FileSettings): the
+%   settings of the rule file's own, as the `rules` request compiles
+%   Items: an engine's Settings unless Options change them.
+
+analysis_settings(Items, Options, Settings, FileSettings) :-
+    (   member(Option, Options),
+        functor(Option, Name, 1),
+        memberchk(Name, [policy, report, max_age, only_rules, explain])
+    ->  compile_items(Items, [recursion(unchecked)], compiled(_, _, _, FileSettings))
+    ;   FileSettings = Settings
+    ).
+
+%   rules_header(+Source, +Items0, +Settings, -Header): the `rules`
+%   reply of the rule file Source, its items Items0 as read and
+%   compiled with Settings.
+
+rules_header(Source, Items0, Settings, Header) :-
+    no_hidden_names(Zero),
+    numbered_items(Items0, Zero, Items, _),     % as the compiler numbered them
     _{policy: Policy, overrides: Overrides, printed: Printed, printed_explicit: Explicit,
       max_age: MaxAge, directives: Directives} :< Settings,
     findall(R, ( member(rule(L, H, P, Where, VN), Items),
@@ -363,22 +409,6 @@ serve(rules(Source), Payload, Header, "") :-
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
                raises: Raises, print_events: Named, undefined: Undefined,
                vocabulary: Uses, ontologies: Ontologies, prefixes: Prefixes}.
-serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
-    (   catch(term_string(P, Name), _, fail),
-        ground(P),
-        etalis_policies:policy(P)
-    ->  Known = true
-    ;   Known = false
-    ),
-    etalis_policies:policy_hint(Hint).
-serve(solve(M), Payload, _{solutions: Solutions}, "") :-
-    term_string(Goal, Payload, [variable_names(VN)]),
-    findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
-serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
-    source_items(source(Source, Payload), Items),
-    untrusted_check(Options, Items),
-    compile_items(Items, Options, Compiled),
-    with_output_to(string(Text), compiled_listing(Compiled)).
 
 %   raises_events(+Items): a rule or static clause of Items may raise an
 %   event (ETALIS's event/1) or add a rule (ins_event_rule/1) when it
@@ -594,22 +624,19 @@ compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
     length(Links, N),
     length(Nodes, G).
 
-%!  load_engine(+Source, +Options, -Engine, -Compiled) is det.
+%!  load_engine(+Source, +Options, -Engine, -Items, -Compiled) is det.
 %
-%   Compile the rules of Source into a new engine.  Options are those of
+%   Compile the rules of Source, read as Items, into a new engine.  Options are those of
 %   compile_items/3 and trusted(true): without it, the rules are
 %   untrusted, and refused (before anything of them is loaded) unless
 %   sandbox_check/2 proves them safe.
 
-load_engine(Source, Options, M, Compiled) :-
-    hidden_names(Counts0, _),
-    set_hidden_names(Counts0),
+load_engine(Source, Options, M, Items, Compiled) :-
     source_items(Source, Items),
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
-    hidden_names(_, Counts),
     engine_create(M),
-    assertz(M:'$hidden_names'(Counts)),
+    compiled_names(M, Compiled),
     catch(( knowledge_init(M),
             (   memberchk(trusted(true), Options)
             ->  true
@@ -702,6 +729,7 @@ add_items(M, Items, C) :-
     ;   true
     ),
     compile_more(Items, C0, C),
+    compiled_names(M, C),
     load_statics(M, C, Refs),
     forall(member(Ref, Refs), assertz(M:'$added_static'(Ref))),
     reload_compiled(M, C0, C),
@@ -763,7 +791,7 @@ remove_label(M, Label, C) :-
 
 etalis_runtime:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
-           catch(engine_names(M, make_rule_update(M, Update)), E, rule_update_warning(M, Update, E))).
+           catch(make_rule_update(M, Update), E, rule_update_warning(M, Update, E))).
 
 %   make_rule_change(+Engine, +Change): make again a change of the rules
 %   that an engine of the same rules made (see add_items/3 and
@@ -785,21 +813,16 @@ make_rule_change(M, remove(Label)) :-
 changes_possible(_, now, [], now) :- !.
 changes_possible(M, From, Changes, C) :-
     (   From == initial
-    ->  M:'$initial'(C0, Counts, Sandbox)
+    ->  M:'$initial'(C0, _, Sandbox)
     ;   engine_compiled(M, C0),
-        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
-        M:'$hidden_names'(Counts)
+        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted )
     ),
-    setup_call_cleanup(
-        hidden_names(_, Saved),
-        catch(( set_hidden_names(Counts),
-                foldl(change_compiled, Changes, C0-Sandbox, C-_) ),
-              E,
-              ( message_text(E, Why),
-                format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
-                                     here: ~w", [Why]),
-                throw(error(etalis_snapshot_error(Msg), _)) )),
-        set_hidden_names(Saved)).
+    catch(foldl(change_compiled, Changes, C0-Sandbox, C-_),
+          E,
+          ( message_text(E, Why),
+            format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
+                                 here: ~w", [Why]),
+            throw(error(etalis_snapshot_error(Msg), _)) )).
 
 %   initial_rules(+Engine): Engine's rules become again those it was
 %   made with: the rules and static clauses added while it ran are
@@ -835,33 +858,14 @@ change_compiled(remove(Label), C0-Sandbox, C-Sandbox) :-
         throw(error(etalis_engine_error(Msg), _))
     ).
 
-%   engine_names(+Engine, :Goal): run Goal, which reads or compiles
-%   rules for Engine, numbering the hidden events it makes ('$plusN' of
-%   the reader, '$chainN' and '$stnN' of the compiler) on from the
-%   numbers Engine used last: an engine's names depend on its own rules
-%   only, so that the same rules, read in another process, make the same
-%   names (which its snapshots hold, see etalis_snapshot).
+%   compiled_names(+Engine, +Compiled): Engine's hidden events are
+%   numbered on from those of its rule set Compiled (see
+%   etalis_hidden_names), which its snapshots hold.
 
-:- meta_predicate engine_names(+, 0).
-
-engine_names(M, Goal) :-
-    M:'$hidden_names'(Counts0),
-    set_hidden_names(Counts0),
-    call(Goal),
-    hidden_names(_, Counts),
+compiled_names(M, compiled(_, _, _, Settings)) :-
+    get_dict(hidden_names, Settings, Names),
     retractall(M:'$hidden_names'(_)),
-    assertz(M:'$hidden_names'(Counts)).
-
-%   hidden_names(-Zero, -Counts): the flags that number hidden events,
-%   Zero with each at 0 and Counts with each at its value now.
-
-hidden_names(Zero, Counts) :-
-    Flags = [etalis_kleene, etalis_chain, etalis_stn_run],
-    findall(F-0, member(F, Flags), Zero),
-    findall(F-N, ( member(F, Flags), flag(F, N, N) ), Counts).
-
-set_hidden_names(Counts) :-
-    forall(member(F-N, Counts), flag(F, _, N)).
+    assertz(M:'$hidden_names'(Names)).
 
 make_rule_update(M, ins(Rule)) :-
     update_items(Rule, ins_event_rule, Items),

@@ -111,8 +111,10 @@ class _Map:
     def __init__(self) -> None:
         self.entries: dict[Any, Any] = {}
         self.writes = 0
+        self.reads = 0
 
     def getValue(self, key: Any) -> Any:
+        self.reads += 1
         return self.entries.get(key)
 
     def updateValue(self, key: Any, value: Any) -> None:
@@ -151,7 +153,11 @@ def first_stage(rules: str, mapping: Mapping, partition_by: str, columns: Sequen
 
 
 def feed(processor: live.LiveProcessor, group: str, rows: Sequence[Sequence[str]], name: str) -> pd.DataFrame:
-    frame = pd.DataFrame([[*r, name, i, group] for i, r in enumerate(rows)])
+    import pyarrow as pa
+
+    columns = processor.stage.mapping.original if processor.stage.mapping is not None else ()
+    batch = pa.RecordBatch.from_pylist([{**dict(zip(columns, r)), live.FILE: name, live.GROUP: group} for r in rows])
+    frame = next(live.packed_groups(iter([batch]))).to_pandas()
     out = list(processor.handleInputRows((group,), iter([frame]), None))
     return pd.concat(out) if out else pd.DataFrame(columns=live.ROW_NAMES)
 
@@ -178,6 +184,7 @@ def test_a_key_goes_on_from_its_state_in_the_next_micro_batch_and_it_is_written_
         "time 4 is earlier than the last accepted time 5 (events must arrive in time order)"]
     assert json.loads(late[late.kind == "r"].record.iloc[0]) == {"e": "b", "k": "x", "t": "4"}
     assert (handles["x"].state.writes, handles["x"].map.writes) == (2, 2)
+    assert handles["x"].map.reads == 1      # the worker kept x's state of the version it wrote
     token, seq = handles["x"].state.value
     assert (seq, list(handles["x"].map.entries)) == (2, [('"x"',)])      # the key's canonical text
 
@@ -304,7 +311,7 @@ def test_the_live_demo_prints_the_wind_warnings_and_areas_of_make_demo(tmp_path:
         csv.writer(f, lineterminator="\n").writerows(rows)
     out = tmp_path / "out"
     env = {**os.environ, "ETALIS": f"{sys.executable} -m etalis_py.cli", "PYTHON": sys.executable,
-           "DATA": str(tmp_path / "data"), "OUT": str(out), "AVAILABLE_NOW": "1",
+           "DATA": str(tmp_path / "data"), "OUT": str(out), "AVAILABLE_NOW": "1", "PER_TRIGGER": "36",
            "PYTHONWARNINGS": "ignore::FutureWarning"}
     run = subprocess.run(["sh", "examples/wind_area/live.sh"], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=900)

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, Optional, TextIO, cas
 
 from . import __version__
 from .bridge.engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
-from .errors import EtalisError, EtalisWarning, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
+from .errors import EtalisError, EtalisWarning, InferenceLimitError, Rejection, RuleError, RuleFileNotFound, unreadable
 from .inputs.etalis_import import add_import_parser, import_etalis
-from .events import Rejection, format_time
-from .rules.findings import Finding
+from .events import format_time
+from .rules.analysis import RuleFile, Sig
+from .rules.findings import Finding, counts, dot, findings
 from .bridge.checkpoint import Checkpoint, CheckpointWriter, Counters, Position, check_input, resume_output, rules_hash, seen_hash
 from .outputs.output import OUT_FORMATS, TableWriter, TimeStyle, flushed, formatted, max_arity, open_writer, out_format, whole_lines
 from .outputs.progress import ProgressLine, wanted
@@ -574,9 +575,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     resumed = checkpoints.resumed if checkpoints is not None else None
+    # the rule file is read once: the engine keeps what the checks below need
     engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain,
-                              inference_limit=ns.inference_limit)
+                              inference_limit=ns.inference_limit, analysis=not ns.quiet)
     try:
         if ns.ontology or ns.entailment:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
@@ -606,9 +608,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return EXIT_FAILURE
     # the summary counts what was printed: the rule file's errors and
     # warnings (none under --quiet, which leaves the checks out), then the run's
-    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
+    errors, warnings = (0, 0)
     if not ns.quiet:
-        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static,
+        rule_file = engine.rule_file()
+        errors, warnings = report_findings(rule_file, err, ns.max_age)
+        warnings += report_unused_event(rule_file, mapping_from(ns), err,
                                         None if str(ns.events) == "-" else ns.events, ns.input_format)
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -937,14 +941,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         refuse_strict(the_plan, str(ns.rules), ns.policy)
         return EXIT_OK
     # the summary counts the rule file's errors and warnings printed here
-    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
-    conf = {}
-    for item in ns.conf:
-        k, sep, v = item.partition("=")
-        if not sep:
-            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
-            return EXIT_FAILURE
-        conf[k.strip()] = v.strip()
+    started = spark_start(ns, err)
+    if started is None:
+        return EXIT_FAILURE
+    errors, warnings, conf = started
     progress = wanted(ns.progress, err, ns.quiet)
     try:
         style = time_style(ns)
@@ -1045,14 +1045,10 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text, printed = _plan_rules(ns)
         out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by, ns.policy).explain(printed))
         return EXIT_OK
-    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
-    conf = {}
-    for item in ns.conf:
-        k, sep, v = item.partition("=")
-        if not sep:
-            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
-            return EXIT_FAILURE
-        conf[k.strip()] = v.strip()
+    started = spark_start(ns, err)
+    if started is None:
+        return EXIT_FAILURE
+    errors, warnings, conf = started
     stopping = _Stop()
     with stopping:
         spark = live.stream_session(ns.master, conf)
@@ -1139,7 +1135,7 @@ class _LivePrinter:
         # a micro-batch's detections come from many tasks: in the order of their end, then start
         lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
         if self.readable is not None:
-            from .outputs.report import read_detections
+            from .outputs.detections import read_detections
 
             self.out.write(self.readable.lines(read_detections(lines)))
         else:
@@ -1182,7 +1178,7 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis table`` and ``etalis plot``."""
-    from .outputs.report import read_detections
+    from .outputs.detections import read_detections
 
     try:
         readable = readable_of(ns)
@@ -1227,21 +1223,34 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
     return EXIT_OK
 
 
-def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None,
-                    static: Sequence[Path] = ()) -> tuple[int, int]:
+def spark_start(ns: argparse.Namespace, err: TextIO) -> Optional[tuple[int, int, dict[str, str]]]:
+    """Before ``replay`` or ``stream`` starts Spark: the rule file's errors
+    and warnings printed (none under ``--quiet``), and the ``--conf``
+    settings; None (said on ``err``) for a setting that is not KEY=VALUE."""
+    errors, warnings = report_findings(RuleFile.read(str(ns.rules), static=[str(s) for s in ns.static]), err,
+                                       ns.max_age) if not ns.quiet else (0, 0)
+    conf = {}
+    for item in ns.conf:
+        k, sep, v = item.partition("=")
+        if not sep:
+            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
+            return None
+        conf[k.strip()] = v.strip()
+    return errors, warnings, conf
+
+
+def report_findings(rule_file: RuleFile, err: TextIO, max_age: Optional[float] = None) -> tuple[int, int]:
     """Print the errors and warnings of the rule file (not the notes) on
     ``err``, before ``run`` or ``replay`` processes events; return how
     many errors and warnings were printed."""
-    from .rules.findings import check_file
-
-    shown = [f for f in check_file(str(rules), max_age, [str(s) for s in static]) if f.severity != "info"]
+    shown = [f for f in findings(rule_file, max_age) if f.severity != "info"]
     for f in shown:
         print(f.text(), file=err)
     errors = sum(f.severity == "error" for f in shown)
     return errors, len(shown) - errors
 
 
-def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = (),
+def report_unused_event(rule_file: RuleFile, mapping: Mapping, err: TextIO,
                         events: Optional[Path] = None, kind: Optional[str] = None) -> int:
     """Warn when the event that ``--event`` makes of every row is the name
     of a column of the ``events`` file (``--event-col`` was meant), or one
@@ -1250,8 +1259,6 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
     Return the number of warnings printed (0 or 1)."""
     import difflib
 
-    from .rules.analysis import RuleFile, Sig
-
     if mapping.event is None:
         return 0
     if events is not None and mapping.event in header_of(events, kind or stream_kind(events), mapping) \
@@ -1259,7 +1266,7 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
         print(f"etalis: warning: --event {mapping.event} makes every row the event {mapping.event}, but "
               f"{mapping.event} is a column of {events}: did you mean --event-col {mapping.event}?", file=err)
         return 1
-    rules_read = RuleFile.read(str(rules), static=[str(s) for s in static]).rules
+    rules_read = rule_file.rules
     inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
     sig = Sig(mapping.event, len(mapping.args))
     if not inputs or sig in inputs:
@@ -1279,9 +1286,6 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     warnings under ``--strict``), 1 with warnings under ``--strict``, 2
     with errors."""
     import json
-
-    from .rules.analysis import RuleFile
-    from .rules.findings import counts, dot, findings
 
     rules: Path = ns.rules
     as_json = ns.format == "json"

@@ -200,7 +200,7 @@ class TableWriter:
         self.lines += lines.splitlines()
 
     def close(self) -> None:
-        from .report import read_detections
+        from .detections import read_detections
 
         self.out.write(self.readable.table(read_detections(self.lines)))
         self.out.flush()
