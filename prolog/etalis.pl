@@ -11,6 +11,7 @@
 :- use_module(library(http/json)).
 :- use_module(etalis/reader/syntax).
 :- use_module(etalis/compiler/compile).
+:- use_module(etalis/compiler/strategies, [skip_kept/2]).
 :- use_module(etalis/compiler/hidden_names, [no_hidden_names/1, numbered_items/4]).
 :- use_module(etalis/runtime/load).
 :- use_module(etalis/runtime/runtime).
@@ -211,8 +212,9 @@ serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, 
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(due(M), _, _{due: Due}, "") :-
     engine_due(M, Due).
-serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
+serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered, skip_kept: Kept}, "") :-
     engine_buffered(M, Buffered),
+    skip_kept(M, Kept),
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
     findall(_{goal: Id, side: Side, pending: C}, ( member(Id-Side-C, Counts), C > 0 ), Stores),
     aggregate_all(sum(C), member(_-_-C, Counts), Total),

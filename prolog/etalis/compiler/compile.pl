@@ -931,10 +931,11 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
     ;   Selector0 = Policy0
     ),
     (   Skip == no_skip
-    ->  true
-    ;   rule_key(P0, PlusRules, _, SkipKey)
+    ->  Skipping = Skip
+    ;   rule_key(P0, PlusRules, _, SkipKey),
+        skipping(Skip, P0, MaxAge, Skipping)
     ),
-    strategy_rule(Policy0, Selector0, Skip-SkipKey, L, W, H0-P0, H-P1),
+    strategy_rule(Policy0, Selector0, Skipping-SkipKey, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
@@ -984,6 +985,15 @@ rule_skip(skips(Default, Overrides), L, H, Skip) :-
     ->  Skip = Skip0
     ;   Skip = Default
     ).
+
+%   skipping(+Skip, +Pattern, +MaxAge, -Skipping): how the selector of
+%   a rule with Pattern applies Skip: `skip_to_next(Window)`, Window the
+%   narrowest window around the whole (or MaxAge), after which a kept
+%   first position can discard no later match and is forgotten.
+
+skipping(skip_to_next, P, MaxAge, skip_to_next(W)) :- !,
+    pattern_window(P, MaxAge, W).
+skipping(Skip, _, _, Skip).
 
 %   skip_policy(+Skip, +Policy, +Where): a skip strategy is defined
 %   where a rule's matches do not depend on one another, so that leaving

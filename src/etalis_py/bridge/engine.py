@@ -149,6 +149,7 @@ class EngineStats:
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
     pending_by_rule: dict[str, int] = field(default_factory=dict)
     buffered: int = 0
+    skip_kept: int = 0
     queued: int = 0
     dropped: int = 0
 
@@ -949,6 +950,7 @@ class Engine:
         self._stats.pending_by_goal = list(header["stores"])
         self._stats.pending_by_rule = {r["rule"]: r["pending"] for r in header["rules"]}
         self._stats.buffered = header["buffered"]
+        self._stats.skip_kept = header["skip_kept"]
         self._stats.queued = len(self._queue)
         return EngineStats(**vars(self._stats))
 
