@@ -10,6 +10,8 @@
 :- use_module(library(pairs)).
 :- use_module(library(http/json)).
 :- use_module(etalis/syntax).
+:- use_module(etalis/errors, [etalis_error/3]).
+:- use_module(etalis/decode, [etl_file_encoding/3]).
 :- use_module(etalis/compile).
 :- use_module(etalis/load).
 :- use_module(etalis/runtime).

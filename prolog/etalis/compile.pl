@@ -14,7 +14,9 @@
 :- use_module(library(assoc)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
-:- use_module(syntax).
+:- use_module(syntax, [pattern_text/2]).
+:- use_module(errors, [etalis_error/3]).
+:- use_module(kleene, [kleene_event/1]).
 :- use_module(binarize).
 :- use_module(operators).
 :- use_module(optable, [construct_parts/3, map_sub_patterns/3]).

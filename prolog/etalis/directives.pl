@@ -11,7 +11,8 @@
 :- use_module(library(pairs)).
 :- use_module(library(aggregate)).
 :- use_module(library(error)).
-:- use_module(syntax, [etalis_error/3, duration_seconds/3]).
+:- use_module(errors, [etalis_error/3]).
+:- use_module(terms, [duration_seconds/3]).
 :- use_module(policies, [policy/1, policy_hint/1]).
 :- use_module(knowledge, [prefix_declaration/4, ontology_declaration/3]).
 :- use_module(sandbox, [sandboxed_true/3, changed_predicates/2]).

@@ -17,7 +17,9 @@
 :- use_module(library(lists)).
 :- use_module(library(error)).
 :- use_module(library(http/json), [json_write/3]).
-:- use_module(syntax, [pattern_text/2, finite_number/1, run_event/2]).
+:- use_module(syntax, [pattern_text/2]).
+:- use_module(terms, [finite_number/1]).
+:- use_module(runs, [run_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
 :- use_module(rule_facts, [event_steps/2, where_unbound/2, where_never/2, numeric_head_args/3, head_unbound/3,
                           source_pattern/2,

@@ -45,7 +45,8 @@
 :- use_module(aggregates).
 :- use_module(strategies, [selection/2, skip_global/2, partition_global/2, partition_input/4]).
 :- use_module(library(assoc), [empty_assoc/1]).
-:- use_module(syntax, [syntax_message/2, finite_number/1]).
+:- use_module(errors, [syntax_message/2]).
+:- use_module(terms, [finite_number/1]).
 :- use_module(driver, [datime_time/2]).
 :- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
 :- use_module(graph_batch, [graph_batch_terms/3]).

@@ -4,7 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module(syntax, [kleene_event/1, correlated_conditions/2]).
+:- use_module(kleene, [kleene_event/1, correlated_conditions/2]).
 
 /** <module> Kleene+ under SASE's skip-till-next-match (`stn`)
 
