@@ -18,12 +18,14 @@ event_rule_property/3 facts, and directives that declare dynamic
 predicates and assert facts (etalis_declarations/2).
 */
 
-%   rule_property(+Where, +Property, -Window): a property of an original
-%   ETALIS rule label, as the window it puts on the rule (none for one
-%   that changes only when memory is freed).  `event_rule_window` and
-%   `window` both keep the occurrences whose interval lasts at most
-%   that many seconds (as `within`); `window_step` is how often ETALIS
-%   sweeps expired goals, which etalis-py does as events arrive.
+%!  rule_property(+Where, +Property, -Window) is det.
+%
+%   A property of an original ETALIS rule label, as the window it puts
+%   on the rule (none for one that changes only when memory is freed).
+%   `event_rule_window` and `window` both keep the occurrences whose
+%   interval lasts at most that many seconds (as `within`);
+%   `window_step` is how often ETALIS sweeps expired goals, which
+%   etalis-py does as events arrive.
 
 rule_property(W, Property, Window) :-
     (   Property = property(Name, Value), atom(Name)
@@ -43,8 +45,9 @@ rule_property(Name, _, W, _) :-
     format(string(M), "unknown rule property ~q", [Name]),
     etalis_error(M, "etalis-py knows event_rule_window and window (both as `within`) and window_step (no effect: expired goals are dropped as events arrive); for out-of-order events use the lateness option", W).
 
-%   rule_properties(+Windows, +Pattern0, -Pattern): Pattern0 within
-%   each window of the rule's properties.
+%!  rule_properties(+Windows, +Pattern0, -Pattern) is det.
+%
+%   Pattern is Pattern0 within each window of the rule's properties.
 
 rule_properties(Windows, Pattern0, Pattern) :-
     foldl(rule_window, Windows, Pattern0, Pattern).
@@ -57,9 +60,12 @@ windowed(where(P0, G), S, where(P, G)) :- !,
     windowed(P0, S, P).
 windowed(P, S, within(P, S)).
 
-%   rule_action(+Action, +Pattern0, -Pattern): original ETALIS runs the
-%   action of `Head do Action <- Pattern` as a condition after the
-%   pattern, before the head is derived (its `do` is its `where`).
+%!  rule_action(+Action, +Pattern0, -Pattern) is det.
+%
+%   Pattern is Pattern0 with the action Action of a rule: original
+%   ETALIS runs the action of `Head do Action <- Pattern` as a
+%   condition after the pattern, before the head is derived (its `do` is
+%   its `where`).
 
 rule_action(true, P, P) :- !.
 rule_action(Action, P, where(P, Action)).
@@ -84,8 +90,10 @@ rule_action(Action, P, where(P, Action)).
 %   by a rule with a body (a condition evaluated as ETALIS runs) is
 %   refused with the etalis-py equivalent.
 
-%   etalis_declarations(+Items0, -Items): Items are Items0 with the ETALIS
-%   declaration facts turned into what they mean.
+%!  etalis_declarations(+Items0, -Items) is det.
+%
+%   Items are Items0 with the ETALIS declaration facts turned into what
+%   they mean.
 %
 %   @error etalis_error(Message, Hint) at a declaration that cannot be
 %   taken over.

@@ -20,9 +20,14 @@ ETALIS on SWI-Prolog and XSB read source files.  A rule file or text
 is read whole, and so is bounded in size.
 */
 
-%   rule_text_bound(+Size, +Source, +Unit): a rule file or text is read
-%   whole, so it may hold at most 10,000,000 Units (bytes of a file,
-%   characters of a text), whatever room the stacks have.
+%!  rule_text_bound(+Size, +Source, +Unit) is det.
+%
+%   A rule file or text is read whole, so it may hold at most 10,000,000
+%   Units (bytes of a file, characters of a text), whatever room the
+%   stacks have.
+%
+%   @error etalis_error(Message, Hint) at the start of Source if it
+%   holds more.
 
 rule_text_bound(Size, Source, Unit) :-
     (   Size =< 10_000_000
@@ -34,8 +39,10 @@ rule_text_bound(Size, Source, Unit) :-
                      pos(Source, 1, 1))
     ).
 
-%   too_large(+Source, +Size, +Unit): reading the rule file or text
-%   Source, of Size Units, ran out of stack.
+%!  too_large(+Source, +Size, +Unit) is det.
+%
+%   Throw the error that reading the rule file or text Source, of Size
+%   Units, ran out of stack.
 
 too_large(Source, Size, Unit) :-
     current_prolog_flag(stack_limit, Limit),
@@ -44,8 +51,10 @@ too_large(Source, Size, Unit) :-
                      (each is read on its own)",
                  pos(Source, 1, 1)).
 
-%   encoding_hint(+File, +Hint0, -Hint): an error in a file read as
-%   Windows-1252 says so, since a character read wrongly may be its cause.
+%!  encoding_hint(+File, +Hint0, -Hint) is det.
+%
+%   An error in a file read as Windows-1252 says so, since a character
+%   read wrongly may be its cause.
 
 encoding_hint(File, H0, H) :-
     (   etl_file_encoding(File, Encoding, pos(_, Line, Column))
@@ -58,8 +67,12 @@ encoding_hint(File, H0, H) :-
     ;   H = H0
     ).
 
-%   decode_bytes(+Bytes, +File, -Codes): the characters of a rule file,
-%   or an error at the first byte that is not part of one.
+%!  decode_bytes(+Bytes, +File, -Codes) is det.
+%
+%   Codes are the characters of the bytes Bytes of the rule file File.
+%
+%   @error etalis_error(Message, Hint) at the first byte that is not part
+%   of one.
 
 decode_bytes([0xFF, 0xFE|Bytes], File, Codes) :- !,
     decode_all(utf16(le), Bytes, File, Codes).

@@ -19,6 +19,11 @@ error_words/3 say the reader's syntax errors, and Prolog's errors met
 while reading, in words.
 */
 
+%!  error_words(+Error, -Words, -Hint) is det.
+%
+%   Words say what the Prolog error Error, met while reading a clause,
+%   means, and Hint what to do about it.
+
 error_words(error(domain_error(compound_non_zero_arity, _), _), "an empty argument list ()",
             "write an atom without parentheses, e.g. a instead of a()") :- !.
 error_words(error(resource_error(_), _), "it is too large or nested too deeply",

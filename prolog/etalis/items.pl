@@ -19,7 +19,14 @@ event rule, a static clause or a directive, or, for a rule that needs
 hidden rules (a nested rule, a `P+`, an ETALIS run), several.
 */
 
-%   Classify one clause of the file.
+%!  item(+Term, +Pos, +VarNames, +Src, -Item) is det.
+%
+%   Item is the clause Term of the file, read at Pos with the variable
+%   names VarNames: rule(Label, Head, Pattern, Where, VarNames),
+%   static(Clause, Where), directive(Directive, Where), or items(Items)
+%   for a rule that needs hidden rules too.
+%
+%   @error etalis_error(Message, Hint) for a clause that cannot be one.
 
 item(Term, Pos, _, Src, _) :-
     var(Term),

@@ -26,7 +26,7 @@ kleene_event(E) :-
     functor(E, Name, _),
     sub_atom(Name, 0, _, _, '$plus').
 
-%   kleene_rules(+Kleene, +Pattern0, -Pattern, +VarNames)
+%!  kleene_rules(+Kleene, +Pattern0, -Pattern, +VarNames) is det.
 %
 %   Each kleene(E, P, Where) stands for `P+` in Pattern0, the event E in
 %   its place.  P+ is one or more occurrences of P in sequence.  The

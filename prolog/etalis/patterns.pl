@@ -23,6 +23,13 @@ are handed to the rule being read through the global variables
 `etalis_nested_rules` and `etalis_kleene` (see etalis_items:item/5).
 */
 
+%!  rule_head(+Head0, +Pos, +Src, -Head) is det.
+%
+%   Head is the head Head0 of an event rule: an event, or one of
+%   original ETALIS's timers as '$timer'(Event, When) (see timer/4).
+%
+%   @error etalis_error(Message, Hint) where Head0 is no event.
+
 rule_head(Head0, Pos, Src, Head) :-
     pos_where(Pos, Src, Where),
     (   var(Head0)
@@ -97,9 +104,11 @@ timer_when(exceptionAlarmAbsoluteDatime, at(T), Where, at(S)) :-
         etalis_error(M, "write e.g. exceptionAlarmAbsoluteDatime(c(X), T) <- a(X) where (end(E), T is E + 60).", Where)
     ).
 
-%   pattern(+Term, +Pos, +Src, -Pattern)
+%!  pattern(+Term, +Pos, +Src, -Pattern) is det.
 %
 %   Validate an event pattern and normalise it.
+%
+%   @error etalis_error(Message, Hint) where Term is no pattern.
 
 pattern(Term, Pos, Src, _) :-
     var(Term),

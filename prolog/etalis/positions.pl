@@ -16,17 +16,19 @@ holds the text with the offsets where its lines start, so that an
 offset becomes a line and column by a binary search.
 */
 
-%   source_text(+Source, +Text, -Src): Src holds Text with the offsets
-%   of its lines, so that an offset becomes a line and column quickly.
+%!  source_text(+Source, +Text, -Src) is det.
+%
+%   Src holds Text with the offsets of its lines, so that an offset
+%   becomes a line and column quickly.
 
 source_text(Source, Text, src(Source, Text, Lines)) :-
     findall(Start, ( sub_string(Text, Before, 1, _, "\n"), Start is Before + 1 ), Starts),
     compound_name_arguments(Lines, lines, [0|Starts]).
 
-%   Positions
-
-%   pos_args(+Pos, +N, -Args): the positions of the N arguments of the
-%   term at Pos; the term's own position where the reader gave none.
+%!  pos_args(+Pos, +N, -Args) is det.
+%
+%   Args are the positions of the N arguments of the term at Pos; the term's own
+%   position where the reader gave none.
 
 pos_args(parentheses_term_position(_, _, Inner), N, Args) :-
     !,
@@ -47,12 +49,18 @@ pos_from(Pos, From) :-
 pos_from(From-_, From) :- !.
 pos_from(_, 0).
 
+%!  pos_where(+Pos, +Src, -Where) is det.
+%
+%   Where is pos(Source, Line, Column) of the start of the term at Pos.
+
 pos_where(Pos, Src, Where) :-
     pos_from(Pos, Offset),
     offset_where(Offset, Src, Where).
 
-%   operator_where(+Pos, +Src, -Where): where the operator (or functor)
-%   of the term at Pos is written.
+%!  operator_where(+Pos, +Src, -Where) is det.
+%
+%   Where is where the operator (or functor) of the term at Pos is
+%   written.
 
 operator_where(parentheses_term_position(_, _, Inner), Src, Where) :- !,
     operator_where(Inner, Src, Where).
@@ -61,9 +69,10 @@ operator_where(term_position(_, _, From, _, _), Src, Where) :- !,
 operator_where(Pos, Src, Where) :-
     pos_where(Pos, Src, Where).
 
-%   offset_where(+Offset, +Src, -Where): Where is pos(Source, Line,
-%   Column) of the character at Offset.  A carriage return before a line
-%   end is not a column.
+%!  offset_where(+Offset, +Src, -Where) is det.
+%
+%   Where is pos(Source, Line, Column) of the character at Offset.  A
+%   carriage return before a line end is not a column.
 
 offset_where(Offset0, src(Source, Text, Lines), pos(Source, Line, Column)) :-
     string_length(Text, Len),

@@ -16,16 +16,17 @@ reads it as a plain atom.  This module writes them unquoted before the
 text is read, in as many characters, so that positions stay.
 */
 
-%   etalis_quoted_operators(+Text, -Read): Text with every quoted
-%   operator of original ETALIS between two operands (`a 'seq' b`,
-%   `a 'SEQ' b`, `r1 'rule:' h <- a`), or after one for a postfix
-%   operator (`b 'star_times'`), written unquoted, in as many
-%   characters, so that positions stay.  ETALIS ran on Prologs where a
-%   quoted atom is an operator as the unquoted one is; SWI-Prolog 7
-%   reads it as a plain atom (and `'a' 'seq' 'b'` as a syntax error).
-%   The capitalised aliases (`'SEQ'`, `'Seq'`) become the operator
-%   they stand for, and `'rule:'` the label operator `:`.  A quoted
-%   atom anywhere else (`f('seq')`, `'seq'(a, b)`) is left alone.
+%!  etalis_quoted_operators(+Text, -Read) is det.
+%
+%   Read is Text with every quoted operator of original ETALIS between
+%   two operands (`a 'seq' b`, `a 'SEQ' b`, `r1 'rule:' h <- a`), or after
+%   one for a postfix operator (`b 'star_times'`), written unquoted, in
+%   as many characters, so that positions stay.  ETALIS ran on Prologs
+%   where a quoted atom is an operator as the unquoted one is;
+%   SWI-Prolog 7 reads it as a plain atom (and `'a' 'seq' 'b'` as a
+%   syntax error).  The capitalised aliases (`'SEQ'`, `'Seq'`) become the
+%   operator they stand for, and `'rule:'` the label operator `:`.  A
+%   quoted atom anywhere else (`f('seq')`, `'seq'(a, b)`) is left alone.
 
 etalis_quoted_operators(Text, Read) :-
     string_codes(Text, Codes),
@@ -107,11 +108,12 @@ operand_follows(Codes, O) :-
         memberchk(C, `([{`)
     ).
 
-%   etalis_operator_alias(+Quoted, -Operator, -Kind): Quoted is written
-%   for the infix or postfix (Kind) operator Operator in original
-%   ETALIS: the operator itself, or
-%   one of ETALIS's capitalised aliases (SEQ, Seq, FORALL_SEQ,
-%   Forall_Seq, Event_multiply, ...), or `rule:` for a rule label.
+%!  etalis_operator_alias(+Quoted, -Operator, -Kind) is semidet.
+%
+%   Quoted is written for the infix or postfix (Kind) operator Operator
+%   in original ETALIS: the operator itself, or one of ETALIS's
+%   capitalised aliases (SEQ, Seq, FORALL_SEQ, Forall_Seq,
+%   Event_multiply, ...), or `rule:` for a rule label.
 
 etalis_operator_alias('rule:', :, infix) :- !.
 etalis_operator_alias(Quoted, Op, Kind) :-

@@ -16,7 +16,7 @@ Original ETALIS's runs, `S seq aggregate(F, P, R)` and `S seq P
 star_times`, as rules around a hidden event (running_aggregate/5).
 */
 
-%   running_aggregate(+Body, +Pos, +Src, +Rule, -Items)
+%!  running_aggregate(+Body, +Pos, +Src, +Rule, -Items) is semidet.
 %
 %   ETALIS's runs, in the one place its compiler takes them: the whole
 %   body `S seq Run`, Run one of

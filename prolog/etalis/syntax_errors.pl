@@ -20,6 +20,12 @@ closed, an operator misspelt, or one of ETALIS's capitalised operators
 (`SEQ`) that unquoted is a variable.
 */
 
+%!  read_error(+Error, +Start, +Src) is det.
+%
+%   Reading the clause that starts at the offset Start of the text of
+%   Src raised Error: throw it as an etalis_error/3 at the place to
+%   look, with a hint.
+
 read_error(error(syntax_error(What), Context), Start, Src) :- !,
     syntax_error(What, Context, Start, Src).
 read_error(Error, Start, Src) :-
@@ -29,8 +35,11 @@ read_error(Error, Start, Src) :-
     layout_end(Codes, Start, At),
     clause_error(Error, At-At, Src).
 
-%   clause_error(+Error, +Pos, +Src): an error of ours passes; any other
-%   is said in words at the clause's position, never as a Prolog term.
+%!  clause_error(+Error, +Pos, +Src) is det.
+%
+%   Throw Error, met while reading the clause at Pos: an error of ours
+%   as it is, any other said in words at the clause's position, never as
+%   a Prolog term.
 
 clause_error(error(etalis_error(M, H), Where), _, _) :- !,
     etalis_error(M, H, Where).

@@ -24,8 +24,10 @@ where condition, a duration; and a term in words, for a message, with
 the variable names the rule file gave.
 */
 
-%   not_an_event(+Term, -What): Term is callable but cannot be an event
-%   (nor a fact or the head of a rule); What says what it is.
+%!  not_an_event(+Term, -What) is semidet.
+%
+%   Term is callable but cannot be an event (nor a fact or the head of a
+%   rule); What says what it is.
 
 not_an_event(Term, What) :-
     control_construct(Term, Name),
@@ -35,6 +37,14 @@ not_an_event([], "the empty list []") :- !.
 not_an_event([_|_], "a list") :- !.
 not_an_event({_}, "a term in braces {...}") :- !.
 not_an_event(_:_, "a module-qualified term (M:G)").
+
+%!  static_clause(+Clause, +Where) is det.
+%
+%   Clause, at Where, can be a static clause of a rule file: a fact or a
+%   Prolog rule with a head that is an atom or a compound term, not an
+%   event pattern without its head.
+%
+%   @error etalis_error(Message, Hint) at Where otherwise.
 
 static_clause(Clause, Where) :-
     (   var(Clause)
@@ -81,8 +91,10 @@ leftmost_comparison(Pattern, Op) :-
         leftmost_comparison(Left, Op)
     ).
 
-%   term_words(+Term, -Text): Term as the rule file wrote it, with its
-%   variable names, and at most a few levels deep.
+%!  term_words(+Term, -Text) is det.
+%
+%   Term as the rule file wrote it, with its variable names, and at most
+%   a few levels deep.
 
 term_words(Term, Text) :-
     (   nb_current(etalis_var_names, VarNames)
@@ -116,6 +128,10 @@ pattern_functor(Term) :-
     ),
     !.
 
+%!  type_arity(?Type, ?Arity) is nondet.
+%
+%   An operator of the op/3 type Type takes Arity operands.
+
 type_arity(Type, 2) :- infix(Type).
 type_arity(Type, 1) :- memberchk(Type, [xf, yf, fx, fy]).
 
@@ -123,16 +139,28 @@ infix(xfx).
 infix(xfy).
 infix(yfx).
 
+%!  reserved_name(+Term) is semidet.
+%
+%   The name of Term starts with `$`, which the reader keeps for hidden
+%   events.
+
 reserved_name(Term) :-
     functor(Term, Name, _),
     sub_atom(Name, 0, _, _, $).
+
+%!  control_construct(@Term, -Name) is semidet.
+%
+%   Term is Prolog control (`!`, `,`, `;`, `->`, `*->`, `\+`, `|`) of
+%   the name Name.
 
 control_construct(Term, Name) :-
     callable(Term),
     functor(Term, Name, Arity),
     memberchk(Name/Arity, [!/0, (',')/2, (;)/2, (->)/2, (*->)/2, (\+)/1, ('|')/2]).
 
-%   where_goal(+Goal, +Pos, +Src): Goal can be a where condition.
+%!  where_goal(+Goal, +Pos, +Src) is det.
+%
+%   Goal can be a where condition.
 
 where_goal(Goal, GP, Src) :-
     pos_where(GP, Src, Where),

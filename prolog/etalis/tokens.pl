@@ -19,8 +19,13 @@ the reader can follow, and its tokens as far as brackets, comments and
 quotes go (token/5).
 */
 
+%!  no_control_character(+Src) is det.
+%
 %   A rule file is text: a control character other than a tab, a line
 %   or a page break means binary data (or UTF-16 read as UTF-8).
+%
+%   @error etalis_error(Message, Hint) at the first such character, or
+%   at a byte order mark after the start.
 
 no_control_character(Src) :-
     Src = src(_, Text, _),
@@ -36,6 +41,13 @@ no_control_character(Src) :-
         )
     ;   true
     ).
+
+%!  not_too_deep(+Src) is det.
+%
+%   The brackets of the text of Src are nested at most max_nesting/1
+%   deep, as far as SWI-Prolog's reader can follow them.
+%
+%   @error etalis_error(Message, Hint) at the first bracket too deep.
 
 not_too_deep(Src) :-
     Src = src(_, Text, _),
@@ -74,10 +86,11 @@ too_deep(Codes, O, Depth, At) :-
 
 max_nesting(1000).
 
-%   token(+Codes, +Offset, -Token, -Rest, -RestOffset): the first token
-%   of Codes as far as brackets, comments and quotes go: a comment, a
-%   name, a quoted text, an unclosed(Kind, At) comment or quote, or
-%   char(C).  Fails on the end of the text.
+%!  token(+Codes, +Offset, -Token, -Rest, -RestOffset) is semidet.
+%
+%   The first token of Codes as far as brackets, comments and quotes go:
+%   a comment, a name, a quoted text, an unclosed(Kind, At) comment or
+%   quote, or char(C).  Fails on the end of the text.
 
 token([0'%|Cs], O, comment, Rest, O2) :- !,
     O1 is O + 1,
@@ -110,8 +123,12 @@ token([C|Cs], O, name, Rest, O4) :-
 token([C|Cs], O, char(C), Cs, O1) :-
     O1 is O + 1.
 
-%   Each of these takes codes and the offset of the first, and gives
-%   what follows the construct and its offset.
+%!  name_chars(+Codes, +Offset, -Rest, -RestOffset, -Name) is det.
+%
+%   Name are the letters, digits and underscores that Codes (at Offset)
+%   start with; Rest, at RestOffset, what follows them.  Like the
+%   predicates after it, it takes codes and the offset of the first, and
+%   gives what follows the construct and its offset.
 
 name_chars([C|Cs], O, Rest, O2, [C|Name]) :-
     code_type(C, csym), !,
@@ -135,8 +152,10 @@ comment_end([_|Cs], O, Rest, O2) :-
     O1 is O + 1,
     comment_end(Cs, O1, Rest, O2).
 
-%   layout_end(+Codes, +Offset, -At): At is the offset of the first
-%   code after the layout and comments that Codes start with.
+%!  layout_end(+Codes, +Offset, -At) is det.
+%
+%   At is the offset of the first code after the layout and comments
+%   that Codes start with.
 
 layout_end([C|Cs], O, At) :-
     code_type(C, space), !,
