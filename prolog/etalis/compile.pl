@@ -925,7 +925,7 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
 
 %   run_policy(+Policy0, +Default, -Policy): the policy of a rule;
 %   `'$run'` is that of the step of an ETALIS run (see
-%   etalis_syntax:running_aggregate/5), after the file's Default: every
+%   etalis_runs:running_aggregate/5), after the file's Default: every
 %   pending run goes on with each P under `unrestricted` (the policy
 %   `continuous`: one run per start, as ETALIS's compiler keeps them),
 %   the oldest under `chronological`, the newest (a newer start starts

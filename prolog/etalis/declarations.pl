@@ -255,7 +255,7 @@ print_directive(Triggers, Items0, Items) :-
         include(ground, Specs, Named),
         findall(N/A, ( member(rule(_, Head, _, _, _), Items0),
                        functor(Head, N, A),
-                       \+ sub_atom(N, 0, _, _, $),       % hidden, see running_aggregate/5
+                       \+ sub_atom(N, 0, _, _, $),       % hidden, see etalis_runs:running_aggregate/5
                        member(Spec, Specs),
                        \+ ground(Spec),
                        printed_by(Spec, N/A)

@@ -18,7 +18,7 @@ binds is moved to where that is bound (correlated_conditions/2).
 
 %!  kleene_event(+E) is semidet.
 %
-%   E is the hidden event of a `P+` (see kleene_rules/3), whose first
+%   E is the hidden event of a `P+` (see kleene_rules/4), whose first
 %   argument is the list of the positions of its events.
 
 kleene_event(E) :-

@@ -85,7 +85,7 @@ limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Li
 %   (from Overrides, else Default), the steps of its events, the
 %   unbound variables of its `where` conditions and of its head, and
 %   the kind of ETALIS run whose hidden event it derives, if any (see
-%   etalis_syntax:run_event/2).
+%   etalis_runs:run_event/2).
 
 rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
     reported_head(Head0, Head),                 % a timer's event

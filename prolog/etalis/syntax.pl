@@ -102,7 +102,7 @@ argument_priorities(xfy, P, A, P) :- A is P - 1.
 %   text in that encoding: no control characters but tab, line and page
 %   ends, none of the five bytes Windows-1252 leaves undefined, and no
 %   valid UTF-8 character beyond ASCII, which would make it damaged UTF-8
-%   (etl_file_encoding/3 says where, for a warning).  Anything else is
+%   (etalis_decode:etl_file_encoding/3 says where, for a warning).  Anything else is
 %   refused at the first byte that is not UTF-8.
 %
 %   @error existence_error(source_sink, File) if File does not exist.

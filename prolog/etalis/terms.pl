@@ -179,7 +179,7 @@ where_goal(Goal, GP, Src) :-
 %   rule_update_goal(+Goal, -Update): Goal calls, through Prolog
 %   control, original ETALIS's del_static_rule/1, which etalis-py does
 %   not take over (ins_event_rule/1, del_event_rule/1 and
-%   ins_static_rule/1 are the engine's, see rule_update_builtins/1).
+%   ins_static_rule/1 are the engine's, see etalis_runtime:rule_update_builtins/1).
 
 rule_update_goal(Goal, Update) :-
     callable(Goal),
