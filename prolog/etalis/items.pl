@@ -8,7 +8,7 @@
 :- use_module(positions, [pos_where/3, pos_args/3]).
 :- use_module(terms, [static_clause/2, where_goal/3]).
 :- use_module(patterns, [pattern/4, rule_head/4]).
-:- use_module(kleene, [kleene_rules/4, correlated_conditions/2]).
+:- use_module(kleene, [kleene_rules/5, correlated_conditions/2]).
 :- use_module(runs, [running_aggregate/5]).
 :- use_module(declarations, [rule_property/3, rule_properties/3, rule_action/3]).
 
@@ -66,9 +66,9 @@ item('<-'(Left, Body), Pos, VarNames, Src, Item) :-
         rule_properties(Properties, Pattern1, Pattern2),
         b_getval(etalis_kleene, Kleene),
         reverse(Kleene, InnerFirst),
-        kleene_rules(InnerFirst, Pattern2, Pattern3, VarNames),
+        kleene_rules(InnerFirst, Pattern2, Pattern3, VarNames, PlusRules),
         correlated_conditions(Pattern3, Pattern),
-        Items0 = [rule(Label, Head, Pattern, Where, VarNames)]
+        append(PlusRules, [rule(Label, Head, Pattern, Where, VarNames)], Items0)
     ),
     b_getval(etalis_nested_rules, Nested),
     reverse(Nested, Inner),

@@ -1,6 +1,6 @@
 :- module(etalis_kleene,
           [ kleene_event/1,             % +Event
-            kleene_rules/4,             % +Kleene, +Pattern0, -Pattern, +VarNames
+            kleene_rules/5,             % +Kleene, +Pattern0, -Pattern, +VarNames, -Rules
             correlated_conditions/2     % +Pattern0, -Pattern
           ]).
 :- use_module(library(lists)).
@@ -12,13 +12,13 @@
 
 `P+` (one or more occurrences of P in sequence) is read as a hidden
 event `'$plusN'` derived by two hidden rules, added beside the rule
-that uses it (kleene_rules/4); a condition that reads what a `P+`
+that uses it (kleene_rules/5); a condition that reads what a `P+`
 binds is moved to where that is bound (correlated_conditions/2).
 */
 
 %!  kleene_event(+E) is semidet.
 %
-%   E is the hidden event of a `P+` (see kleene_rules/4), whose first
+%   E is the hidden event of a `P+` (see kleene_rules/5), whose first
 %   argument is the list of the positions of its events.
 
 kleene_event(E) :-
@@ -26,7 +26,7 @@ kleene_event(E) :-
     functor(E, Name, _),
     sub_atom(Name, 0, _, _, '$plus').
 
-%!  kleene_rules(+Kleene, +Pattern0, -Pattern, +VarNames) is det.
+%!  kleene_rules(+Kleene, +Pattern0, -Pattern, +VarNames, -Rules) is det.
 %
 %   Each kleene(E, P, Where) stands for `P+` in Pattern0, the event E in
 %   its place.  P+ is one or more occurrences of P in sequence.  The
@@ -34,7 +34,8 @@ kleene_event(E) :-
 %   `+`) keep their value in every occurrence; each other variable X of
 %   P is bound afresh by each occurrence, and outside the `+` X is the
 %   list of its values, oldest first.  E becomes '$plusN'(Ps, Outer...,
-%   Lists...), derived by two hidden rules (added as nested rules):
+%   Lists...), derived by two hidden rules (two of Rules, in the order
+%   of Kleene, each a rule(Label, Head, Pattern, Where, VarNames)):
 %
 %       '$plusN'(Ps, O, [X]) <- P.
 %       '$plusN'(Ps, O, L1) <- ('$plusN'(Ps0, O, L0) seq P') where append(L0, [X'], L1).
@@ -51,15 +52,15 @@ kleene_event(E) :-
 %   variables of L too, the first rule is `'$plusN'(Ps, O, [X]) <- L seq
 %   P` and `L seq P+` becomes E in Pattern.
 
-kleene_rules([], Pattern, Pattern, _).
-kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames) :-
+kleene_rules([], Pattern, Pattern, _, []).
+kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames, [R1, R2|Rules]) :-
     findall(Other, ( member(kleene(_, Other, _), Ks) ), Others),
     pattern_events([Pattern0|Others], Events),
     term_variables(P, PVs),
     term_variables(Events, EVs),
     partition(shared_with(EVs), PVs, Outer0, Own),
     (   correlated(P, EVs, Read)
-    ->  run_start(Pattern0, E, Read, Where, Start),
+    ->  run_start(Pattern0, E, Read, VarNames, Where, Start),
         Start = op(seq, L, _),
         term_variables(L, LVs),
         exclude(shared_with(LVs), Outer0, Outer1),
@@ -103,11 +104,9 @@ kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames) :-
     ),
     call(Windowed, FirstPattern, FirstBody),
     call(Windowed, NextPattern, NextBody),
-    b_getval(etalis_nested_rules, Nested),
     copy_term(rule('', First, FirstBody, Where, VarNames), R1),
     copy_term(rule('', Next, NextBody, Where, VarNames), R2),
-    b_setval(etalis_nested_rules, [R2, R1|Nested]),
-    kleene_rules(Ks, Pattern1, Pattern, VarNames).
+    kleene_rules(Ks, Pattern1, Pattern, VarNames, Rules).
 
 %   correlated(+P, +EVs, -Read): a condition in P reads the variables
 %   Read, which no event of P binds and events of EVs do.
@@ -120,10 +119,11 @@ correlated(P, EVs, Read) :-
     include(shared_with(EVs), Unbound, Read),
     Read \== [].
 
-%   run_start(+Pattern, +E, +Read, +Where, -Start): Start is `L seq E`
-%   in Pattern, what a correlated `+` (the event E) starts its runs with.
+%   run_start(+Pattern, +E, +Read, +VarNames, +Where, -Start): Start is
+%   `L seq E` in Pattern, what a correlated `+` (the event E) starts its
+%   runs with.
 
-run_start(Pattern, E, Read, Where, Start) :-
+run_start(Pattern, E, Read, VarNames, Where, Start) :-
     (   sub_term(Start, Pattern),
         compound(Start),
         Start = op(seq, L, R),
@@ -132,8 +132,7 @@ run_start(Pattern, E, Read, Where, Start) :-
         term_variables(LEvents, LVs),
         forall(member(V, Read), shared_with(LVs, V))
     ->  true
-    ;   b_getval(etalis_var_names, VarNames),
-        variable_words(Read, VarNames, Words),
+    ;   variable_words(Read, VarNames, Words),
         format(string(M), "a condition inside P+ reads ~w, which only another event binds, and P+ does not follow that event in a sequence", [Words]),
         etalis_error(M, "write the event that binds it before the +, as in a(X) seq (b(Y) where Y > X)+", Where)
     ).
@@ -176,7 +175,7 @@ correlated_conditions(P0, P) :-
 %   correlated_conditions(+Which, +Pattern0, -Pattern): as
 %   correlated_conditions/2 for a variable that a hidden event of a
 %   `P+` binds on the left (Which `hidden`), or any event (`any`: the
-%   rules of a correlated `P+`, see kleene_rules/4).
+%   rules of a correlated `P+`, see kleene_rules/5).
 
 correlated_conditions(_, event(E), event(E)) :- !.
 correlated_conditions(Which, op(seq, A0, B0), P) :- !,

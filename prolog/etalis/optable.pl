@@ -92,7 +92,7 @@ op/3 takes it).  Meaning is one of
   - `rule`: the rule arrow `<-`.
   - `kleene`: `P+`, one or more occurrences of P in sequence (Kleene
     plus), which the reader turns into hidden rules (see
-    etalis_kleene:kleene_rules/4).
+    etalis_kleene:kleene_rules/5).
 
 The table is multifile: a file that adds facts to
 etalis_optable:operator/3 before a rule file is read adds operators

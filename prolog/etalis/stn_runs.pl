@@ -12,7 +12,7 @@ Under `stn` a run that has bound an iteration of `P+` continues in two
 ways: with the first later event that fits the next element, and with
 the first later event that fits another iteration of P (strategies.md).
 The reader expands `P+` into hidden rules for its runs on their own
-('$plusN', see etalis_kleene:kleene_rules/4), which under `stn` (run as
+('$plusN', see etalis_kleene:kleene_rules/5), which under `stn` (run as
 `continuous`) would let the first iteration's event consume the events
 before it, so that no run could both iterate and go on.  Here a run
 holds what came before the `+` too: for a sequence rule under `stn`
