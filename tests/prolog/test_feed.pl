@@ -1,6 +1,6 @@
 :- module(test_feed, []).
 :- use_module(library(plunit)).
-:- use_module('../../prolog/etalis/runtime').
+:- use_module('../../prolog/etalis/runtime/runtime').
 
 %   An engine without rules that reports every event it accepts, so that
 %   the detections are the accepted events.
