@@ -1,6 +1,6 @@
 :- module(etalis,
           [ etalis_api/3,               % +Request, +Payload, -Reply
-            load_engine/4,              % +Source, +Options, -Engine, -Compiled
+            load_engine/5,              % +Source, +Options, -Engine, -Items, -Compiled
             feed_events/4               % +Engine, +Text, -Summary, -Detections
           ]).
 :- use_module(library(error)).
@@ -13,6 +13,8 @@
 :- use_module(etalis/errors, [etalis_error/3]).
 :- use_module(etalis/reader/decode, [etl_file_encoding/3]).
 :- use_module(etalis/compiler/compile).
+:- use_module(etalis/compiler/strategies, [skip_kept/2]).
+:- use_module(etalis/compiler/hidden_names, [no_hidden_names/1, numbered_items/4]).
 :- use_module(etalis/runtime/load).
 :- use_module(etalis/runtime/runtime).
 :- use_module(etalis/rdf/knowledge).
@@ -29,7 +31,8 @@
 /** <module> etalis-py: the engine's face towards Python
 
 Python talks to the engine through etalis_api/3 only: a request term as
-text, a payload (rule text or event lines) and a reply as text.  The
+text, a payload (rule text or event lines) and a reply as text (or,
+for a snapshot, reply(Header, Bytes), see api_reply/3).  The
 reply starts with one line of JSON, the header; for `feed` the
 detections follow, one JSON object a line.  An error is a header
 `{"error": {...}}` with the file, line and column where it applies.
@@ -39,7 +42,9 @@ Requests:
   - create(Source, Options): payload is rule text (Source is `file(Path)`
     to read Path instead, or `text(Name)`; `with_static(Files, Source)`
     adds the static knowledge of the files Files before the rules of
-    Source, as consulting them first would); Options as compile_items/3.
+    Source, as consulting them first would); Options as compile_items/3,
+    and analysis(true): the reply's `analysis` is then the `rules` reply
+    of Source, made from the same reading.
   - feed_list(Engine, FirstLine, Count): as feed, with the payload a
     Prolog list of Count event terms, one a line (see engine_feed_list/6):
     Python's batches, read at once.
@@ -99,8 +104,10 @@ Requests:
     its Info.
   - snapshot(Engine, Counters): the state of the engine as bytes (see
     etalis_snapshot), with Counters (a list of integers: Python's
-    counters of the engine) among it; the body is the bytes, each a
-    character of code 0..255.
+    counters of the engine) among it, in the parts of
+    etalis_snapshot:snapshot_parts/4: the header's `snapshot_head` is
+    its Head, the body its Payload, each byte a character of code
+    0..255; the caller puts the Payload's SHA-256 between them.
   - restore(Engine): payload is the bytes of a snapshot of an engine of
     the same rules; the engine takes up its state, with the rules of the
     snapshot's engine: the changes of the rules made while it ran are
@@ -118,23 +125,39 @@ rules, for Python to load (it owns RDF parsing and reasoning).
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
 %
-%   Serve one request from Python; never raises.
+%   Serve one request from Python; never raises, but for a snapshot
+%   that fills the stacks, whose error the bridge words (as for any
+%   request whose reply does not fit).
 
 etalis_api(RequestText, Payload, Reply) :-
     catch(( term_string(Request, RequestText),
             serve(Request, Payload, Header, Body) ),
           Error,
-          error_reply(Error, Header, Body)),
+          (   Error = error(resource_error(_), _),
+              string_concat("snapshot(", _, RequestText)   % catch/3 undid the binding of Request
+          ->  throw(Error)
+          ;   error_reply(Error, Header, Body)
+          )),
     !,
     with_output_to(string(H), json_write_dict(current_output, Header, [width(0)])),
-    string_concat(H, "\n", H1),
-    string_concat(H1, Body, Reply).
+    api_reply(H, Body, Reply).
 etalis_api(RequestText, _, Reply) :-
     format(string(Reply), "{\"error\": {\"kind\": \"internal\", \"message\": \"request failed: ~w\"}}\n",
            [RequestText]).
 
+%   api_reply(+Header, +Body, -Reply): Reply is the Header line and the
+%   Body; a Body bytes(Bytes) (the megabytes of a snapshot) is not
+%   copied behind the header: the reply is reply(Header, Bytes), which
+%   Python reads in two parts.
+
+api_reply(H, bytes(Bytes), reply(H, Bytes)) :-
+    !.
+api_reply(H, Body, Reply) :-
+    string_concat(H, "\n", H1),
+    string_concat(H1, Body, Reply).
+
 serve(create(Source, Options), Payload, Header, "") :-
-    load_engine(source(Source, Payload), Options, M, Compiled),
+    load_engine(source(Source, Payload), Options, M, Items, Compiled),
     Compiled = compiled(program(Nodes, _), _, _, Settings),
     _{policy: Policy, rules: NRules} :< Settings,
     length(Nodes, NNodes),
@@ -143,8 +166,14 @@ serve(create(Source, Options), Payload, Header, "") :-
     event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
     source_decoded(Source, Decoded),
-    Header = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
-               ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded}.
+    Header0 = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
+                ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded},
+    (   memberchk(analysis(true), Options)
+    ->  analysis_settings(Items, Options, Settings, FileSettings),
+        rules_header(Source, Items, FileSettings, Analysis),
+        Header = Header0.put(analysis, Analysis)
+    ;   Header = Header0
+    ).
 serve(feed(M, FirstLine), Payload, Header, Detections) :-
     serve(feed(M, FirstLine, object), Payload, Header, Detections).
 serve(feed(M, FirstLine, Format), Payload, Header, Detections) :-
@@ -185,8 +214,9 @@ serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, 
     maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(due(M), _, _{due: Due}, "") :-
     engine_due(M, Due).
-serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered}, "") :-
+serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered, skip_kept: Kept}, "") :-
     engine_buffered(M, Buffered),
+    skip_kept(M, Kept),
     findall(Id-Side-C, ( engine_pending(M, I, C), store_index(Id, Side, I) ), Counts),
     findall(_{goal: Id, side: Side, pending: C}, ( member(Id-Side-C, Counts), C > 0 ), Stores),
     aggregate_all(sum(C), member(_-_-C, Counts), Total),
@@ -198,15 +228,15 @@ serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buf
 serve(add_rules(M, Source), Payload, _{rules: N, goals: G, ontologies: Ontologies, prefixes: Prefixes,
                                        printed: Printed}, "") :-
     engine_compiled(M, _),
-    engine_names(M, ( source_items(source(Source, Payload), Items),
-                      add_items(M, Items, C) )),
+    source_items(source(Source, Payload), Items),
+    add_items(M, Items, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     declared_ontologies(Settings, Ontologies),
     event_prefixes(M, Settings, Prefixes),
     reported_strings(Settings, Printed).
 serve(remove_rule(M, Label), _, _{rules: N, goals: G, printed: Printed}, "") :-
-    engine_names(M, remove_label(M, Label, C)),
+    remove_label(M, Label, C),
     compiled_size(C, N, G),
     C = compiled(_, _, _, Settings),
     reported_strings(Settings, Printed).
@@ -218,13 +248,12 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
-serve(snapshot(M, Counters), _, _{snapshot: Length}, Bytes) :-
+serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
     engine_exists(M),
     must_be(list(integer), Counters),
     engine_identity(M, Rules),
     engine_state_get(M, State),
-    snapshot_bytes(Rules, snapshot{state: State, counters: Counters}, Bytes),
-    string_length(Bytes, Length).
+    snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
 serve(restore(M), Payload, Header, "") :-
     engine_exists(M),
     engine_identity(M, Rules),
@@ -251,7 +280,7 @@ serve(restore(M), Payload, Header, "") :-
     ->  initial_rules(M)
     ;   true
     ),
-    forall(member(Change, New), engine_names(M, make_rule_change(M, Change))),
+    forall(member(Change, New), make_rule_change(M, Change)),
     engine_state_put(M, State),
     findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
     dict_pairs(Prefixes, _, PrefixPairs),
@@ -297,6 +326,43 @@ serve(feed_segments_columns(M, Resets, Counts, Spec), _, _{segments: Results}, D
 serve(rules(Source), Payload, Header, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
+    rules_header(Source, Items, Settings, Header).
+serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
+    (   catch(term_string(P, Name), _, fail),
+        ground(P),
+        etalis_policies:policy(P)
+    ->  Known = true
+    ;   Known = false
+    ),
+    etalis_policies:policy_hint(Hint).
+serve(solve(M), Payload, _{solutions: Solutions}, "") :-
+    term_string(Goal, Payload, [variable_names(VN)]),
+    findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
+serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
+    source_items(source(Source, Payload), Items),
+    untrusted_check(Options, Items),
+    compile_items(Items, Options, Compiled),
+    with_output_to(string(Text), compiled_listing(Compiled)).
+
+%   analysis_settings(+Items, +Options, +Settings, -FileSettings): the
+%   settings of the rule file's own, as the `rules` request compiles
+%   Items: an engine's Settings unless Options change them.
+
+analysis_settings(Items, Options, Settings, FileSettings) :-
+    (   member(Option, Options),
+        functor(Option, Name, 1),
+        memberchk(Name, [policy, report, max_age, only_rules, explain])
+    ->  compile_items(Items, [recursion(unchecked)], compiled(_, _, _, FileSettings))
+    ;   FileSettings = Settings
+    ).
+
+%   rules_header(+Source, +Items0, +Settings, -Header): the `rules`
+%   reply of the rule file Source, its items Items0 as read and
+%   compiled with Settings.
+
+rules_header(Source, Items0, Settings, Header) :-
+    no_hidden_names(Zero),
+    numbered_items(Items0, Zero, Items, _),     % as the compiler numbered them
     _{policy: Policy, overrides: Overrides, printed: Printed, printed_explicit: Explicit,
       max_age: MaxAge, directives: Directives} :< Settings,
     findall(R, ( member(rule(L, H, P, Where, VN), Items),
@@ -345,22 +411,6 @@ serve(rules(Source), Payload, Header, "") :-
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
                raises: Raises, print_events: Named, undefined: Undefined,
                vocabulary: Uses, ontologies: Ontologies, prefixes: Prefixes}.
-serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
-    (   catch(term_string(P, Name), _, fail),
-        ground(P),
-        etalis_policies:policy(P)
-    ->  Known = true
-    ;   Known = false
-    ),
-    etalis_policies:policy_hint(Hint).
-serve(solve(M), Payload, _{solutions: Solutions}, "") :-
-    term_string(Goal, Payload, [variable_names(VN)]),
-    findall(S, ( M:Goal, bindings_json(VN, S) ), Solutions).
-serve(listing(Source, Options), Payload, _{ok: true}, Text) :-
-    source_items(source(Source, Payload), Items),
-    untrusted_check(Options, Items),
-    compile_items(Items, Options, Compiled),
-    with_output_to(string(Text), compiled_listing(Compiled)).
 
 %   raises_events(+Items): a rule or static clause of Items may raise an
 %   event (ETALIS's event/1) or add a rule (ins_event_rule/1) when it
@@ -576,22 +626,19 @@ compiled_size(compiled(program(Nodes, Links), _, _, _), N, G) :-
     length(Links, N),
     length(Nodes, G).
 
-%!  load_engine(+Source, +Options, -Engine, -Compiled) is det.
+%!  load_engine(+Source, +Options, -Engine, -Items, -Compiled) is det.
 %
-%   Compile the rules of Source into a new engine.  Options are those of
+%   Compile the rules of Source, read as Items, into a new engine.  Options are those of
 %   compile_items/3 and trusted(true): without it, the rules are
 %   untrusted, and refused (before anything of them is loaded) unless
 %   sandbox_check/2 proves them safe.
 
-load_engine(Source, Options, M, Compiled) :-
-    hidden_names(Counts0, _),
-    set_hidden_names(Counts0),
+load_engine(Source, Options, M, Items, Compiled) :-
     source_items(Source, Items),
     untrusted_check(Options, Items),
     compile_items(Items, Options, Compiled),
-    hidden_names(_, Counts),
     engine_create(M),
-    assertz(M:'$hidden_names'(Counts)),
+    compiled_names(M, Compiled),
     catch(( knowledge_init(M),
             (   memberchk(trusted(true), Options)
             ->  true
@@ -684,6 +731,7 @@ add_items(M, Items, C) :-
     ;   true
     ),
     compile_more(Items, C0, C),
+    compiled_names(M, C),
     load_statics(M, C, Refs),
     forall(member(Ref, Refs), assertz(M:'$added_static'(Ref))),
     reload_compiled(M, C0, C),
@@ -745,7 +793,7 @@ remove_label(M, Label, C) :-
 
 etalis_runtime:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
-           catch(engine_names(M, make_rule_update(M, Update)), E, rule_update_warning(M, Update, E))).
+           catch(make_rule_update(M, Update), E, rule_update_warning(M, Update, E))).
 
 %   make_rule_change(+Engine, +Change): make again a change of the rules
 %   that an engine of the same rules made (see add_items/3 and
@@ -767,21 +815,16 @@ make_rule_change(M, remove(Label)) :-
 changes_possible(_, now, [], now) :- !.
 changes_possible(M, From, Changes, C) :-
     (   From == initial
-    ->  M:'$initial'(C0, Counts, Sandbox)
+    ->  M:'$initial'(C0, _, Sandbox)
     ;   engine_compiled(M, C0),
-        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted ),
-        M:'$hidden_names'(Counts)
+        (   M:'$sandboxed'(Statics0) -> Sandbox = Statics0 ; Sandbox = trusted )
     ),
-    setup_call_cleanup(
-        hidden_names(_, Saved),
-        catch(( set_hidden_names(Counts),
-                foldl(change_compiled, Changes, C0-Sandbox, C-_) ),
-              E,
-              ( message_text(E, Why),
-                format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
-                                     here: ~w", [Why]),
-                throw(error(etalis_snapshot_error(Msg), _)) )),
-        set_hidden_names(Saved)).
+    catch(foldl(change_compiled, Changes, C0-Sandbox, C-_),
+          E,
+          ( message_text(E, Why),
+            format(string(Msg), "cannot restore the snapshot: a change of the rules it holds cannot be made \c
+                                 here: ~w", [Why]),
+            throw(error(etalis_snapshot_error(Msg), _)) )).
 
 %   initial_rules(+Engine): Engine's rules become again those it was
 %   made with: the rules and static clauses added while it ran are
@@ -817,33 +860,14 @@ change_compiled(remove(Label), C0-Sandbox, C-Sandbox) :-
         throw(error(etalis_engine_error(Msg), _))
     ).
 
-%   engine_names(+Engine, :Goal): run Goal, which reads or compiles
-%   rules for Engine, numbering the hidden events it makes ('$plusN' of
-%   the reader, '$chainN' and '$stnN' of the compiler) on from the
-%   numbers Engine used last: an engine's names depend on its own rules
-%   only, so that the same rules, read in another process, make the same
-%   names (which its snapshots hold, see etalis_snapshot).
+%   compiled_names(+Engine, +Compiled): Engine's hidden events are
+%   numbered on from those of its rule set Compiled (see
+%   etalis_hidden_names), which its snapshots hold.
 
-:- meta_predicate engine_names(+, 0).
-
-engine_names(M, Goal) :-
-    M:'$hidden_names'(Counts0),
-    set_hidden_names(Counts0),
-    call(Goal),
-    hidden_names(_, Counts),
+compiled_names(M, compiled(_, _, _, Settings)) :-
+    get_dict(hidden_names, Settings, Names),
     retractall(M:'$hidden_names'(_)),
-    assertz(M:'$hidden_names'(Counts)).
-
-%   hidden_names(-Zero, -Counts): the flags that number hidden events,
-%   Zero with each at 0 and Counts with each at its value now.
-
-hidden_names(Zero, Counts) :-
-    Flags = [etalis_kleene, etalis_chain, etalis_stn_run],
-    findall(F-0, member(F, Flags), Zero),
-    findall(F-N, ( member(F, Flags), flag(F, N, N) ), Counts).
-
-set_hidden_names(Counts) :-
-    forall(member(F-N, Counts), flag(F, _, N)).
+    assertz(M:'$hidden_names'(Names)).
 
 make_rule_update(M, ins(Rule)) :-
     update_items(Rule, ins_event_rule, Items),

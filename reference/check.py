@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from etalis_py.bridge.engine import Engine
-from etalis_py.errors import InferenceLimitError
-from etalis_py.events import Event, Rejection
+from etalis_py.errors import InferenceLimitError, Rejection
+from etalis_py.events import Event
 from etalis_py.rules.rules import Aggregate, Binary, Pattern, Rule, Term, Where, Within, event_key
 from .evaluate import Fact, LARGE_MODEL, Model, TooLarge, evaluate
 from .terms import NEGATIONS, RuleSet, aggregate_dependent, has_negation

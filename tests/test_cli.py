@@ -197,3 +197,35 @@ def test_compile_prints_binary_goals_and_clauses(paper: Path) -> None:
     assert r.returncode == 0
     assert "1: '$ie1' <- a seq b    % window inf, unrestricted" in r.stdout
     assert "'$on'(b, A, B, C) :-" in r.stdout
+
+
+def test_run_reads_and_compiles_its_rule_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # the engine's create reply carries what the findings and the unused-event report need
+    from etalis_py import cli
+    from etalis_py.bridge._prolog import PrologBridge
+
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X) <- a(X) seq b(X).\n")
+    events = tmp_path / "s.csv"
+    events.write_text("t,x\n1,1\n2,1\n")
+    asked: list[str] = []
+    request = PrologBridge.request
+
+    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, object], str]:
+        asked.append(text.partition("(")[0])
+        return request(self, text, payload)
+
+    monkeypatch.setattr(PrologBridge, "request", recorded)
+    assert cli.main(["run", str(rules), str(events), "--event", "z", "--args", "x", "--time", "t"]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines()[:3] == [
+        f"{rules}:1:1: warning: no window bounds this rule's pending goals: every `a(X)` waits for `b(X)` "
+        "(one pending goal per occurrence, forever) [unbounded-memory]",
+        "  hint: add a window to the pattern, e.g. (...) within hours(1), or :- max_age(D). to the file "
+        "(--max-age D when running)",
+        "etalis: warning: no rule uses z/1, the event --event makes of every row (the rules' input events: a/1, b/1); "
+        "did you mean --event b with 1 --args?"]
+    assert err.splitlines()[3].startswith("events read: 2, accepted: 2, rejected: 0, detections: 0, warnings: 2,")
+    assert asked.count("create") == 1 and "rules" not in asked and "listing" not in asked

@@ -7,7 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from etalis_py.outputs.report import Readable, read_detections
+from etalis_py.outputs.detections import read_detections
+from etalis_py.outputs.report import Readable
 
 ROOT = Path(__file__).parents[1]
 DATA = ROOT / "data"

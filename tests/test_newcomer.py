@@ -184,7 +184,8 @@ def test_run_format_table_shows_the_zones_of_a_names_file_as_etalis_table_does(
 
 def test_plot_shows_times_in_the_zones_the_table_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from etalis_py.outputs.plot import Timeline
-    from etalis_py.outputs.report import Readable, read_detections
+    from etalis_py.outputs.detections import read_detections
+    from etalis_py.outputs.report import Readable
 
     rules, events, zones = storm_files(tmp_path)
     code, out, err = run(capsys, rules, "--events", events)

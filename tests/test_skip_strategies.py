@@ -183,3 +183,55 @@ def test_a_skip_strategy_under_stn_with_a_correlated_plus_and_an_event_after_it(
         rules = f":- skip({skip}).\n{rule}"
         assert times(rules, "stn", stream) == expected
         assert reference_times(rules, "stn", stream, skip) == expected
+
+
+# two stations taking turns, a reading a second; a pair of readings of one station within 5
+PAIRS = ":- skip(skip_to_next).\npair(S) <- (temp(S, A) seq temp(S, B)) within 5."
+
+
+def turns(start: int, end: int) -> list[tuple[str, list[Any], int]]:
+    return [("temp", ["s1" if t % 2 == 0 else "s2", t], t) for t in range(start, end)]
+
+
+def test_skip_to_next_keeps_only_the_first_positions_its_window_can_still_use() -> None:
+    # each reading ends a match with each earlier reading of its station within 5 (two of them);
+    # the one that starts two seconds before is kept, the other started where a kept one did
+    n = 20_000
+    with Engine.from_string(PAIRS) as engine:
+        found = engine.emit_many(turns(0, n))
+        kept = engine.stats().skip_kept
+    assert found.rejected == [] and found.warnings == []
+    assert [(d.event, d.args, d.start, d.end) for d in found.detections] == [
+        ("pair", ("s1" if t % 2 == 0 else "s2",), t - 2, t) for t in range(2, n)]
+    # a first position is kept while a match ending now could still hold its event: the match
+    # kept at t holds the reading at t - 2, forgotten once now is after t + 5; per station, the
+    # first positions of the matches kept at its last three readings
+    assert kept == 6
+
+
+def test_skip_to_next_state_goes_through_a_snapshot() -> None:
+    with Engine.from_string(PAIRS) as whole:
+        expected = [(d.start, d.end) for d in whole.emit_many(turns(0, 40)).detections]
+    with Engine.from_string(PAIRS) as first:
+        before = [(d.start, d.end) for d in first.emit_many(turns(0, 21)).detections]
+        data = first.snapshot()
+        kept = first.stats().skip_kept
+    with Engine.from_string(PAIRS) as second:
+        second.restore(data)
+        assert second.stats().skip_kept == kept == 6
+        after = [(d.start, d.end) for d in second.emit_many(turns(21, 40)).detections]
+    assert before + after == expected == [(t - 2, t) for t in range(2, 40)]
+
+
+@pytest.mark.parametrize(("skip", "expected"), [
+    ("no_skip", [(1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (3, 4, 5, 6)]),
+    ("skip_to_next", [(1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (3, 4, 5, 6)]),
+    ("skip_past_last_event", [(1, 2, 3, 4, 5, 6)]),
+])
+def test_flink_abc_bc_c_plus_d_with_kinds_compared_as_atoms(skip: str, expected: list[tuple[int, ...]]) -> None:
+    rules = (f":- skip({skip}).\n"
+             "m <- (e(K1) where K1 \\== d) seq (e(K2) where (K2 == b ; K2 == c)) seq ((e(K3) where K3 == c)+) "
+             "seq (e(K4) where K4 == d).")
+    stream = [("e", [kind], t) for t, kind in enumerate(["a", "b", "c", "c", "c", "d"], 1)]
+    assert times(rules, "strict", stream) == expected
+    assert reference_times(rules, "strict", stream, skip) == expected

@@ -10,6 +10,7 @@
 #   DATA           the folder of the data (default: data, in the repository)
 #   OUT            where the files go (default: out/live); it starts afresh
 #   AVAILABLE_NOW  1: drop every slice first, process them all and stop
+#   PER_TRIGGER    the slices a micro-batch reads at most (default: 6)
 set -eu
 ETALIS=${ETALIS:-etalis}
 PYTHON=${PYTHON:-python3}
@@ -32,4 +33,4 @@ echo "== High wind at 384 US weather stations, live: 10-minute slices of 8 Augus
 $ETALIS stream "$HERE/wind_area.etl" --source "$OUT/incoming" --input-format csv --columns "$COLUMNS" \
     --time SAMPLINGTIME --time-format '%Y-%m-%d %H:%M:%S.%f+0:00' --event obs --args STATIONID,WINDSPEED \
     --partition-by STATIONID --checkpoint "$OUT/checkpoint" --out "$OUT/detections" --format jsonl \
-    --max-files-per-trigger 6 $WHEN --print lines --names "$HERE/stations.csv"
+    --max-files-per-trigger "${PER_TRIGGER:-6}" $WHEN --print lines --names "$HERE/stations.csv"

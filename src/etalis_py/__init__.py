@@ -11,9 +11,10 @@
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from .bridge.engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
-from .errors import (CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, RuleError,
+from .errors import (CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, Rejection, RuleError,
                      RuleFileNotFound, SnapshotError)
-from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
+from .events import Detection, Event, InvalidEvent, format_time, to_time
+from .outputs.detections import Detections
 from .rdf.knowledge import KnowledgeStats, OntologyError
 
 try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import signal
 import sys
@@ -18,12 +19,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, Optional, TextIO, cas
 
 from . import __version__
 from .bridge.engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
-from .errors import EtalisError, EtalisWarning, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
+from .errors import EtalisError, EtalisWarning, InferenceLimitError, Rejection, RuleError, RuleFileNotFound, unreadable
 from .inputs.etalis_import import add_import_parser, import_etalis
-from .events import Rejection, format_time
-from .rules.findings import Finding
-from .bridge.checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
-from .outputs.output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
+from .events import format_time
+from .rules.analysis import RuleFile, Sig
+from .rules.findings import Finding, counts, dot, findings
+from .bridge.checkpoint import Checkpoint, CheckpointWriter, Counters, Position, check_input, resume_output, rules_hash, seen_hash
+from .outputs.output import OUT_FORMATS, TableWriter, TimeStyle, flushed, formatted, max_arity, open_writer, out_format, whole_lines
 from .outputs.progress import ProgressLine, wanted
 from .inputs.streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, header_of,
                       line_chunks, read_live, resumed_batches, stream_kind, ticking_chunks, times_are_dates)
@@ -503,7 +505,10 @@ class _Run:
 
 class _Checkpoints:
     """``run --checkpoint DIR``: the checkpoint to resume from, and taking
-    new ones (the output committed first, then the checkpoint replaced)."""
+    new ones: the engine's snapshot and the positions are taken between
+    two batches, then, on the writer's thread while the engine goes on,
+    the output is synced up to (at least) the size it had and the
+    checkpoint replaced."""
 
     def __init__(self, ns: argparse.Namespace) -> None:
         self.directory: Path = ns.checkpoint
@@ -525,26 +530,36 @@ class _Checkpoints:
                 check_input(self.events, self.resumed.input)
             if self.header is None:
                 self.header = self.resumed.header
+        self.writer = CheckpointWriter()
+        self.line = 0
+        """The input line of the checkpoint taken last (what a failure names)."""
 
     def save(self, engine: Engine, counts: _Run, sink: "DetectionWriter", offsets: Optional[LineOffsets]) -> None:
-        out = committed(sink)
-        if out is None:
-            out = counts.detections
+        """Take a checkpoint and hand it to the writer, once the one before
+        it is durable (a failure of either is raised)."""
+        self.writer.wait()
+        self.line = counts.line
         if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
             self.header = csv_header(offsets.head)
-        at = _position(counts.line, offsets, self.events)
-        Checkpoint(self.run, at, out, Counters(counts.accepted, counts.rejected, counts.detections,
-                                                      counts.warnings, counts.raised),
-                   engine.snapshot(), self.header).save(self.directory)
+        at = Position(counts.line, None if offsets is None or self.events is None else offsets.offset(counts.line))
+        state = engine.snapshot()
+        out = flushed(sink)
+        size, fd = out if out is not None else (counts.detections, None)
+        taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.detections,
+                                                        counts.warnings, counts.raised), state, self.header)
+        events, directory = self.events, self.directory
+
+        def durable() -> None:
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
+            replace(taken, input=replace(at, seen=seen)).save(directory)
+
+        self.writer.submit(durable)
         counts.since = 0
-
-
-def _position(line: int, offsets: Optional[LineOffsets], events: Optional[Path]) -> Position:
-    """The position of ``line`` of the input (see :class:`Position`)."""
-    if offsets is None or events is None:
-        return Position(line)
-    offset = offsets.offset(line)
-    return Position(line, offset, seen_hash(events, offset))
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None,
@@ -560,9 +575,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     resumed = checkpoints.resumed if checkpoints is not None else None
+    # the rule file is read once: the engine keeps what the checks below need
     engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain,
-                              inference_limit=ns.inference_limit)
+                              inference_limit=ns.inference_limit, analysis=not ns.quiet)
     try:
         if ns.ontology or ns.entailment:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
@@ -592,9 +608,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return EXIT_FAILURE
     # the summary counts what was printed: the rule file's errors and
     # warnings (none under --quiet, which leaves the checks out), then the run's
-    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
+    errors, warnings = (0, 0)
     if not ns.quiet:
-        warnings += report_unused_event(ns.rules, mapping_from(ns), err, ns.static,
+        rule_file = engine.rule_file()
+        errors, warnings = report_findings(rule_file, err, ns.max_age)
+        warnings += report_unused_event(rule_file, mapping_from(ns), err,
                                         None if str(ns.events) == "-" else ns.events, ns.input_format)
     started = time.perf_counter()
     cpu_started = time.process_time()
@@ -618,16 +636,27 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 print(f"{source}: warning: {where}: {w.reason}", file=err)
 
     def checkpoint() -> bool:
-        """Take a checkpoint; whether it was taken (when the engine has no
-        room to write its state, the last one stays as it was)."""
-        if checkpoints is not None:
-            try:
-                checkpoints.save(engine, counts, sink, source_input.offsets)
-            except EtalisError as e:
-                progress.clear()
-                print(f"{source}:{counts.line}: error: the checkpoint could not be taken, the last one in "
-                      f"{checkpoints.directory} stays: {e}", file=err)
-                return False
+        """Take a checkpoint; whether it and the one before it were taken
+        (when the engine has no room to write its state, or a file cannot
+        be written, the one before stays as it was)."""
+        return checkpoints is None or said_failure(lambda: checkpoints.save(engine, counts, sink,
+                                                                          source_input.offsets))
+
+    def written() -> bool:
+        """Wait until the checkpoint taken last is durable; whether it is."""
+        return checkpoints is None or said_failure(checkpoints.writer.wait)
+
+    def said_failure(step: Callable[[], None]) -> bool:
+        """Run ``step`` of a checkpoint; whether it did not fail (else the
+        error is said, with the line of the checkpoint that failed)."""
+        assert checkpoints is not None
+        try:
+            step()
+        except (EtalisError, OSError) as e:
+            progress.clear()
+            print(f"{source}:{checkpoints.line}: error: the checkpoint could not be taken, the last one in "
+                  f"{checkpoints.directory} stays: {said(e)}", file=err)
+            return False
         return True
 
     stopped = unwritten = False
@@ -684,6 +713,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 progress.show(status)
             if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
                 stopped = True
+            if not written():
+                stopped = True
             raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
@@ -706,6 +737,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return EXIT_FAILURE
     finally:
         progress.clear()
+        if checkpoints is not None:
+            try:     # a run that failed still ends the checkpoint being written, before the output is closed
+                checkpoints.writer.wait()
+            except (EtalisError, OSError):
+                pass    # the one before it stays, and the run says why it failed
         try:
             sink.close()
         except (ValueError, OverflowError) as e:    # a table or Parquet file of times that are no dates
@@ -905,14 +941,10 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         refuse_strict(the_plan, str(ns.rules), ns.policy)
         return EXIT_OK
     # the summary counts the rule file's errors and warnings printed here
-    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
-    conf = {}
-    for item in ns.conf:
-        k, sep, v = item.partition("=")
-        if not sep:
-            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
-            return EXIT_FAILURE
-        conf[k.strip()] = v.strip()
+    started = spark_start(ns, err)
+    if started is None:
+        return EXIT_FAILURE
+    errors, warnings, conf = started
     progress = wanted(ns.progress, err, ns.quiet)
     try:
         style = time_style(ns)
@@ -1013,14 +1045,10 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         text, printed = _plan_rules(ns)
         out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by, ns.policy).explain(printed))
         return EXIT_OK
-    errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
-    conf = {}
-    for item in ns.conf:
-        k, sep, v = item.partition("=")
-        if not sep:
-            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
-            return EXIT_FAILURE
-        conf[k.strip()] = v.strip()
+    started = spark_start(ns, err)
+    if started is None:
+        return EXIT_FAILURE
+    errors, warnings, conf = started
     stopping = _Stop()
     with stopping:
         spark = live.stream_session(ns.master, conf)
@@ -1107,7 +1135,7 @@ class _LivePrinter:
         # a micro-batch's detections come from many tasks: in the order of their end, then start
         lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
         if self.readable is not None:
-            from .outputs.report import read_detections
+            from .outputs.detections import read_detections
 
             self.out.write(self.readable.lines(read_detections(lines)))
         else:
@@ -1150,7 +1178,7 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis table`` and ``etalis plot``."""
-    from .outputs.report import read_detections
+    from .outputs.detections import read_detections
 
     try:
         readable = readable_of(ns)
@@ -1195,21 +1223,34 @@ def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "R
     return EXIT_OK
 
 
-def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None,
-                    static: Sequence[Path] = ()) -> tuple[int, int]:
+def spark_start(ns: argparse.Namespace, err: TextIO) -> Optional[tuple[int, int, dict[str, str]]]:
+    """Before ``replay`` or ``stream`` starts Spark: the rule file's errors
+    and warnings printed (none under ``--quiet``), and the ``--conf``
+    settings; None (said on ``err``) for a setting that is not KEY=VALUE."""
+    errors, warnings = report_findings(RuleFile.read(str(ns.rules), static=[str(s) for s in ns.static]), err,
+                                       ns.max_age) if not ns.quiet else (0, 0)
+    conf = {}
+    for item in ns.conf:
+        k, sep, v = item.partition("=")
+        if not sep:
+            print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
+            return None
+        conf[k.strip()] = v.strip()
+    return errors, warnings, conf
+
+
+def report_findings(rule_file: RuleFile, err: TextIO, max_age: Optional[float] = None) -> tuple[int, int]:
     """Print the errors and warnings of the rule file (not the notes) on
     ``err``, before ``run`` or ``replay`` processes events; return how
     many errors and warnings were printed."""
-    from .rules.findings import check_file
-
-    shown = [f for f in check_file(str(rules), max_age, [str(s) for s in static]) if f.severity != "info"]
+    shown = [f for f in findings(rule_file, max_age) if f.severity != "info"]
     for f in shown:
         print(f.text(), file=err)
     errors = sum(f.severity == "error" for f in shown)
     return errors, len(shown) - errors
 
 
-def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequence[Path] = (),
+def report_unused_event(rule_file: RuleFile, mapping: Mapping, err: TextIO,
                         events: Optional[Path] = None, kind: Optional[str] = None) -> int:
     """Warn when the event that ``--event`` makes of every row is the name
     of a column of the ``events`` file (``--event-col`` was meant), or one
@@ -1218,8 +1259,6 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
     Return the number of warnings printed (0 or 1)."""
     import difflib
 
-    from .rules.analysis import RuleFile, Sig
-
     if mapping.event is None:
         return 0
     if events is not None and mapping.event in header_of(events, kind or stream_kind(events), mapping) \
@@ -1227,7 +1266,7 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
         print(f"etalis: warning: --event {mapping.event} makes every row the event {mapping.event}, but "
               f"{mapping.event} is a column of {events}: did you mean --event-col {mapping.event}?", file=err)
         return 1
-    rules_read = RuleFile.read(str(rules), static=[str(s) for s in static]).rules
+    rules_read = rule_file.rules
     inputs = {s for r in rules_read for s in r.body_sigs()} - {r.head.sig for r in rules_read}
     sig = Sig(mapping.event, len(mapping.args))
     if not inputs or sig in inputs:
@@ -1247,9 +1286,6 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     warnings under ``--strict``), 1 with warnings under ``--strict``, 2
     with errors."""
     import json
-
-    from .rules.analysis import RuleFile
-    from .rules.findings import counts, dot, findings
 
     rules: Path = ns.rules
     as_json = ns.format == "json"

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
-if TYPE_CHECKING:   # events.py raises EventError of this module
-    from .events import Rejection
+@dataclass(frozen=True)
+class Rejection:
+    """An input item that was not processed, and why.
+
+    ``line`` is the line number in a file, or the 1-based position in an
+    iterable given to :meth:`Engine.emit_many`.
+    """
+
+    line: int
+    reason: str
 
 
 class EtalisError(Exception):

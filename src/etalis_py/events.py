@@ -20,19 +20,12 @@ import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .bridge.prolog_text import compound_text, input_term, interval_text, number_text, quote_atom
 from .errors import EventError
-
-if TYPE_CHECKING:  # pandas and matplotlib are imported only when a frame or a picture is made
-    import os
-
-    import pandas as pd
-    from matplotlib.figure import Figure
-
-    from .outputs.plot import Signal
+from .errors import Rejection as Rejection  # defined with the errors, which carry rejections; read here by every input
 
 Time = Union[int, float]
 Zone = Union[str, tzinfo, None]
@@ -417,7 +410,7 @@ class Detection:
         return f"{self.term()} {first} → {last} {where} ({format_duration(self.end - self.start)})"
 
     def _repr_html_(self) -> str:
-        return Detections([self])._repr_html_()
+        return html_table([self])
 
     def compact(self, prefixes: Mapping[str, str]) -> "Detection":
         """This detection with each argument that is an IRI in one of the
@@ -474,75 +467,16 @@ def _readable(start: datetime, end: datetime) -> tuple[str, str]:
 HTML_ROWS = 50
 
 
-class Detections(list[Detection]):
-    """Detections in the order they were made: a list, and a table for
-    pandas (:meth:`to_frame`) and Jupyter (an HTML table)."""
-
-    def to_frame(self, tz: Zone = None, args: Sequence[str] = ()) -> "pd.DataFrame":
-        """A DataFrame with a row per detection: ``event``, one column per
-        argument (named by ``args``, else ``arg1``, ``arg2``, ..., as the
-        CSV and Parquet files of ``etalis run`` and ``replay`` name them;
-        empty where a detection has fewer), ``start`` and ``end`` as
-        datetimes in ``tz`` (default UTC) and ``duration`` as a timedelta."""
-        import pandas as pd
-
-        width = max(max((len(d.args) for d in self), default=0), len(args))
-        names = [*args, *(f"arg{i}" for i in range(len(args) + 1, width + 1))]
-        clash = [n for n in names if n in ("event", "start", "end", "duration")] or \
-            [n for i, n in enumerate(names) if n in names[:i]]
-        if clash:
-            raise ValueError(f"argument column {clash[0]!r} would be there twice: name the arguments otherwise")
-        columns: dict[str, Any] = {"event": pd.Series([d.event for d in self], dtype=object)}
-        for i, name in enumerate(names):
-            columns[name] = pd.Series([d.args[i] if i < len(d.args) else None for d in self], dtype=object)
-        for end in ("start", "end"):
-            seconds = pd.Series([getattr(d, end) for d in self], dtype="float64")
-            columns[end] = pd.to_datetime(seconds, unit="s", utc=True).dt.tz_convert(zone(tz))
-        columns["duration"] = columns["end"] - columns["start"]
-        return pd.DataFrame(columns)
-
-    def table(self, tz: Optional[str] = None, names: Optional[Mapping[str, str]] = None,
-              zones: Optional[Mapping[str, str]] = None) -> str:
-        """A text table, a row per detection: the event, its arguments
-        (``names`` maps values, as text, to names), start and end in ``tz``
-        (an IANA name; default UTC) and duration (``etalis table``);
-        ``zones`` (values, as text, to IANA zones: a station's own) shows
-        each row in the zone of its first argument that has one, with a
-        ``zone`` column (``etalis table`` with a names file's tz column)."""
-        from .outputs.report import Readable
-
-        return Readable(tz or "UTC", names or {}, zones=zones or {}).table(self)
-
-    def plot(self, path: Union[str, "os.PathLike[str]", None] = None, *, tz: Optional[str] = None,
-             names: Optional[Mapping[str, str]] = None, title: Optional[str] = None,
-             signals: Sequence["Signal"] = (), quantity: str = "value",
-             zones: Optional[Mapping[str, str]] = None) -> "Figure":
-        """A timeline: a bar per detection over its interval, one lane per
-        event and arguments, and ``signals`` as lines above; written as a
-        PNG to ``path`` when given (``etalis plot``).  Returns the matplotlib
-        Figure, whose last axes hold the bars.  ``zones`` as for
-        :meth:`table`: the time axis is in the zone of every detection if
-        they share one, else in ``tz`` with each lane's zone beside it and
-        each bar's local start on it."""
-        from .outputs.plot import Timeline
-        from .outputs.report import Readable
-
-        timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}, zones=zones or {}), title, quantity)
-        return timeline.save(path) if path is not None else timeline.figure()
-
-    def compact(self, prefixes: Mapping[str, str]) -> "Detections":
-        """Each detection with its IRIs as prefixed names (see :meth:`Detection.compact`)."""
-        return Detections(d.compact(prefixes) for d in self)
-
-    def _repr_html_(self) -> str:
-        rows = [
-            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in _cells(d)) + "</tr>"
-            for d in self[:HTML_ROWS]
-        ]
-        if len(self) > HTML_ROWS:
-            rows.append(f'<tr><td colspan="5">… {len(self) - HTML_ROWS} more</td></tr>')
-        head = "".join(f"<th>{h}</th>" for h in ("event", "args", "start", "end", "duration"))
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+def html_table(detections: Sequence[Detection]) -> str:
+    """Detections as an HTML table (Jupyter shows it), the first :data:`HTML_ROWS` of them."""
+    rows = [
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in _cells(d)) + "</tr>"
+        for d in detections[:HTML_ROWS]
+    ]
+    if len(detections) > HTML_ROWS:
+        rows.append(f'<tr><td colspan="5">… {len(detections) - HTML_ROWS} more</td></tr>')
+    head = "".join(f"<th>{h}</th>" for h in ("event", "args", "start", "end", "duration"))
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 
 def _cells(d: Detection) -> tuple[str, str, str, str, str]:
@@ -551,15 +485,3 @@ def _cells(d: Detection) -> tuple[str, str, str, str, str]:
         return d.event, args, format_time(d.start), format_time(d.end), format_duration(d.end - d.start)
     except (OverflowError, ValueError, OSError):
         return d.event, args, repr(d.start), repr(d.end), repr(d.end - d.start)
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """An input item that was not processed, and why.
-
-    ``line`` is the line number in a file, or the 1-based position in an
-    iterable given to :meth:`Engine.emit_many`.
-    """
-
-    line: int
-    reason: str

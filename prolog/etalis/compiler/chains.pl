@@ -1,5 +1,5 @@
 :- module(etalis_chains,
-          [ chain_rule/6,               % +Selector, +Explain, +MaxAge, +Rule0, -Rule, -Chain
+          [ chain_rule/7,               % +Selector, +Explain, +MaxAge, +N, +Rule0, -Rule, -Chain
             chain_event/1,              % +Event
             chain_node/3,               % +Chain, +Id, -Node
             chain_clauses/3,            % +Module, +Node, -PhasedClauses
@@ -53,7 +53,7 @@ event on average) and oldest first for `nxt` (a queue that the window
 expires from its front).
 */
 
-%!  chain_rule(+Selector, +Explain, +MaxAge, +Rule0, -Rule, -Chain) is semidet.
+%!  chain_rule(+Selector, +Explain, +MaxAge, +N, +Rule0, -Rule, -Chain) is semidet.
 %
 %   Rule0, rule(Label, Head, Pattern, Where, VarNames) under Selector
 %   (`strict`, `nxt` or `last`), is a sequence that this module
@@ -63,13 +63,12 @@ expires from its front).
 %   whether events carry their provenance.  MaxAge (a number or `inf`)
 %   bounds the window.  Fails for any other rule.
 
-chain_rule(Selector, Explain, MaxAge, rule(L, H, P0, Where, V), rule(L, H, event(E0), Where, V),
+chain_rule(Selector, Explain, MaxAge, N, rule(L, H, P0, Where, V), rule(L, H, event(E0), Where, V),
            chain(Selector, spec(Pattern, Elements, Whole1, Window, Out))) :-
     memberchk(Selector, [strict, nxt, last]),
     sequence_parts(P0, none, none, Goal, W0, Body),
     sequence_elements(Body, Elements0),
     own_goals_local(Elements0, H, Goal),
-    flag(etalis_chain, N, N + 1),
     format(atom(Name), '$chain~d', [N]),
     term_variables(H, HVs),
     E0 =.. [Name, _|HVs],

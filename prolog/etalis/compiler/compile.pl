@@ -22,8 +22,9 @@
 :- use_module(optable, [construct_parts/3, map_sub_patterns/3]).
 :- use_module(policies, [filtering_policy/1]).
 :- use_module(strategies, [selector/1, node_policy/2, selected_head/4, reported_head/2]).
-:- use_module(chains, [chain_rule/6, chain_event/1, chain_node/3, chain_clauses/3, chain_pattern/2]).
-:- use_module(stn_runs, [stn_runs/3, stn_run_event/1]).
+:- use_module(chains, [chain_rule/7, chain_event/1, chain_node/3, chain_clauses/3, chain_pattern/2]).
+:- use_module(stn_runs, [stn_runs/5, stn_run_event/1]).
+:- use_module(hidden_names, [no_hidden_names/1, hidden_count/3, hidden_names_count/4, numbered_items/4]).
 :- use_module('../reader/directives', [file_directives/2, option_policy/2, unique_labels/1, check_overrides/2,
                            triggered_events/5, default_inference_limit/1]).
 :- use_module(recursion, [check_recursion/2, repeating_events/2]).
@@ -40,8 +41,10 @@ into compiled(Program, Clauses, Statics, Settings):
     `overrides` (Label-Policy-Where for labelled rules), `printed`
     (Name/Arity of the reported events), `rules` (how many),
     `rule_goals` (Name-GoalIds: the binary goals each rule uses; Name
-    is the rule's label, or `line N`) and `directives` (the file's
-    directives, checked and normalised, most recent first).
+    is the rule's label, or `line N`), `directives` (the file's
+    directives, checked and normalised, most recent first) and
+    `hidden_names` (the numbers of the hidden events so far, see
+    etalis_hidden_names).
 
 
 The directives of a rule file are checked in etalis_directives, the
@@ -59,7 +62,9 @@ compiled rules into an engine.
 %   lists them); report(Specs), report exactly the events Specs
 %   (Name/Arity), overriding `:- print_events(...)`;
 %   inference_limit(N), the most inferences one event may take (a
-%   positive integer or `inf`; default default_inference_limit/1).
+%   positive integer or `inf`; default default_inference_limit/1);
+%   hidden_names(Names), the numbers the hidden events of Items start
+%   from (default none made yet, see etalis_hidden_names).
 %
 %   @error etalis_error(Message, Hint) with the position of the problem.
 
@@ -122,7 +127,14 @@ existing_labels(program(_, Links), Labels) :-
 %   compiled with: those of the file, over Defaults (the settings of
 %   the engine being extended, or none).
 
-rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
+rules_and_settings(Items0, Options, Defaults, Rules, Statics, Settings) :-
+    (   memberchk(hidden_names(Names0), Options)
+    ->  true
+    ;   get_dict(hidden_names, Defaults, Names0)
+    ->  true
+    ;   no_hidden_names(Names0)
+    ),
+    numbered_items(Items0, Names0, Items, Names1),
     include(is_rule, Items, Rules0),
     include(is_static, Items, Statics),
     file_directives(Items, Directives),
@@ -180,8 +192,12 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
     ->  true
     ;   Explain = false
     ),
-    stn_runs(stn_rule(Policy, Overrides), Rules1, RulesS),
-    maplist(chained_rule(Policy, Overrides, Skips, MaxAge, Explain), RulesS, RulesC, Chains0),
+    hidden_count(Names1, etalis_stn_run, S0),
+    stn_runs(stn_rule(Policy, Overrides), Rules1, RulesS, S0, S),
+    hidden_count(Names1, etalis_chain, C0),
+    foldl(chained_rule(Policy, Overrides, Skips, MaxAge, Explain), RulesS, RulesC, Chains0, C0, C),
+    hidden_names_count(Names1, etalis_stn_run, S, Names2),
+    hidden_names_count(Names2, etalis_chain, C, Names),
     exclude(==(none), Chains0, Chains),
     (   Explain == true
     ->  maplist(explained_rule, RulesC, Rules2)
@@ -220,30 +236,34 @@ rules_and_settings(Items, Options, Defaults, Rules, Statics, Settings) :-
                  inference_limit: Limit, repeating: Repeating,
                  rule_items: RuleItems, printed: Printed, asked: Asked,
                  printed_explicit: Explicit, overrides: Overrides,
-                 directives: Directives, chains: Chains}.
+                 directives: Directives, chains: Chains, hidden_names: Names}.
 
-%   chained_rule(+Default, +Overrides, +Skips, +MaxAge, +Explain, +Rule0, -Rule, -Chain)
+%   chained_rule(+Default, +Overrides, +Skips, +MaxAge, +Explain, +Rule0, -Rule, -Chain, +N0, -N)
 %
 %   A sequence rule under `strict`, `nxt` or `last` is evaluated by a
 %   goal of its own (see etalis_chains): Rule derives its head from the
-%   event of Chain; other rules stay as they are, with Chain `none`.  A
-%   rule with a skip strategy offers its matches to be skipped (see
-%   strategy_rule/6), so it has no chain.
+%   event of Chain, '$chainN0', and N is N0 + 1; other rules stay as
+%   they are, with Chain `none` and N = N0.  A rule with a skip strategy
+%   offers its matches to be skipped (see strategy_rule/6), so it has no
+%   chain.
 
-chained_rule(Default, Overrides, Skips, MaxAge, Explain, Rule0, Rule, Chain) :-
+chained_rule(Default, Overrides, Skips, MaxAge, Explain, Rule0, Rule, Chain, N0, N) :-
     Rule0 = rule(L, H, P0, Where, V),
     rule_policy_name(Default, Overrides, L, H, Policy),
     rule_skip(Skips, L, H, Skip),
     (   Skip == no_skip,
-        chain_rule(Policy, Explain, MaxAge, Rule0, Rule1, Chain1)
+        chain_rule(Policy, Explain, MaxAge, N0, Rule0, Rule1, Chain1)
     ->  Rule = Rule1,
-        Chain = Chain1
+        Chain = Chain1,
+        N is N0 + 1
     ;   node_policy(Policy, NodePolicy),
         memberchk(NodePolicy, [continuous, cumulative])
     ->  sunk_conditions(P0, P),
         Rule = rule(L, H, P, Where, V),
-        Chain = none
-    ;   Rule = Rule0,
+        Chain = none,
+        N = N0
+    ;   N = N0,
+        Rule = Rule0,
         Chain = none
     ).
 
@@ -913,10 +933,11 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
     ;   Selector0 = Policy0
     ),
     (   Skip == no_skip
-    ->  true
-    ;   rule_key(P0, PlusRules, _, SkipKey)
+    ->  Skipping = Skip
+    ;   rule_key(P0, PlusRules, _, SkipKey),
+        skipping(Skip, P0, MaxAge, Skipping)
     ),
-    strategy_rule(Policy0, Selector0, Skip-SkipKey, L, W, H0-P0, H-P1),
+    strategy_rule(Policy0, Selector0, Skipping-SkipKey, L, W, H0-P0, H-P1),
     node_policy(Policy0, Policy),
     (   MaxAge == inf
     ->  P = P1
@@ -966,6 +987,15 @@ rule_skip(skips(Default, Overrides), L, H, Skip) :-
     ->  Skip = Skip0
     ;   Skip = Default
     ).
+
+%   skipping(+Skip, +Pattern, +MaxAge, -Skipping): how the selector of
+%   a rule with Pattern applies Skip: `skip_to_next(Window)`, Window the
+%   narrowest window around the whole (or MaxAge), after which a kept
+%   first position can discard no later match and is forgotten.
+
+skipping(skip_to_next, P, MaxAge, skip_to_next(W)) :- !,
+    pattern_window(P, MaxAge, W).
+skipping(Skip, _, _, Skip).
 
 %   skip_policy(+Skip, +Policy, +Where): a skip strategy is defined
 %   where a rule's matches do not depend on one another, so that leaving

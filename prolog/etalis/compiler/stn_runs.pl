@@ -1,5 +1,5 @@
 :- module(etalis_stn_runs,
-          [ stn_runs/3,                 % :IsStn, +Rules0, -Rules
+          [ stn_runs/5,                 % :IsStn, +Rules0, -Rules, +N0, -N
             stn_run_event/1             % +Event
           ]).
 :- use_module(library(apply)).
@@ -37,27 +37,30 @@ element (the rule), which is the definition.  A trailing `P+` makes
 every iteration a match.
 */
 
-%!  stn_runs(:IsStn, +Rules0, -Rules) is det.
+%!  stn_runs(:IsStn, +Rules0, -Rules, +N0, -N) is det.
 %
 %   Rules is Rules0 with each sequence rule for which call(IsStn, Rule)
 %   succeeds and that has a `P+` rewritten as above, its hidden rules
 %   replaced.  Other rules are left as they are (a `P+` elsewhere than
-%   in a sequence of events stays refused under `stn`).
+%   in a sequence of events stays refused under `stn`).  The runs are
+%   numbered from N0 ('$stnN0' first); N is the next number.
 
-:- meta_predicate stn_runs(1, +, -).
+:- meta_predicate stn_runs(1, +, -, +, -).
 
-stn_runs(IsStn, Rules0, Rules) :-
+stn_runs(IsStn, Rules0, Rules, N0, N) :-
     (   nth1(I, Rules0, Rule),
         Rule = rule(_, H, _, _, _),
         \+ hidden_head(H),
         call(IsStn, Rule),
-        run_rewrite(Rule, Rules0, NewRule, Hidden, Used)
+        run_rewrite(Rule, Rules0, N0, NewRule, Hidden, Used)
     ->  nth1(I, Rules0, _, Rest0),
         nth1(I, Rules1, NewRule, Rest0),
         exclude(used_rule(Used), Rules1, Rules2),
         append(Hidden, Rules2, Rules3),
-        stn_runs(IsStn, Rules3, Rules)
-    ;   Rules = Rules0
+        N1 is N0 + 1,
+        stn_runs(IsStn, Rules3, Rules, N1, N)
+    ;   Rules = Rules0,
+        N = N0
     ).
 
 hidden_head(H) :-
@@ -80,10 +83,10 @@ stn_run_event(E) :-
     functor(E, Name, _),
     sub_atom(Name, 0, _, _, '$stn').
 
-%   run_rewrite(+Rule, +Rules, -NewRule, -Hidden, -Used): Rule's first
+%   run_rewrite(+Rule, +Rules, +N, -NewRule, -Hidden, -Used): Rule's first
 %   `P+` (its hidden rules among Rules, named Used) made into runs.
 
-run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], [Name]) :-
+run_rewrite(rule(L, H, P0, Where, V), Rules, N, rule(L, H, P, Where, V), [S1, S2], [Name]) :-
     wrapped(P0, Wrap, Seq),
     elements(Seq, Elements),
     append(Pre, [event(E)|Post], Elements),
@@ -91,7 +94,6 @@ run_rewrite(rule(L, H, P0, Where, V), Rules, rule(L, H, P, Where, V), [S1, S2], 
     !,
     functor(E, Name, Arity),
     plus_rules(Name, Arity, Rules, R1, R2),
-    flag(etalis_stn_run, N, N + 1),
     format(atom(RunName), '$stn~d', [N]),
     term_variables(Pre, PreVs),
     E =.. [_, Ps|EArgs],

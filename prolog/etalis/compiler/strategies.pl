@@ -10,9 +10,11 @@
             select_matches/3,           % +Selector, +Matches, -Selected
             skip_strategy/1,            % ?Skip
             skip_global/2,              % +Engine, -Name
+            skip_kept/2,                % +Engine, -Count
             partition_global/2,         % +Engine, -Name
             partition_input/4           % +Engine, +Event, +Position, +Time
           ]).
+:- use_module(library(aggregate)).
 :- use_module(library(assoc)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -163,27 +165,47 @@ kept_matches(M, Label-Matches, Kept) :-
         keysort(Keyed, ByKey),
         group_pairs_by_key(ByKey, Groups),
         skip_global(M, G),
-        nb_getval(G, States0),
-        foldl(kept_of_key(M, Label), Groups, Kept0, States0, States),
-        nb_setval(G, States),
+        maplist(kept_of_key(M, G, Label), Groups, Kept0),
         append(Kept0, Kept)
     ;   chosen(M, Label, Selector, Matches, Kept)
     ).
 
-%   kept_of_key(+M, +Label, +Key-Matches, -Kept, +States0, -States): the
-%   Matches of the rule Label with the key values Key that its selector
-%   selects and its skip strategy keeps, after what the matches kept
-%   before with that key leave (States0); States holds what they leave
-%   now.
+%   kept_of_key(+M, +G, +Label, +Key-Matches, -Kept): the Matches of the
+%   rule Label with the key values Key that its selector selects and
+%   its skip strategy keeps, after what the matches kept before with
+%   that key leave, which the global variable G holds.  A key seen
+%   before has its cell skip(State) changed in place (nb_setarg/3
+%   copies only the new State), so that a match costs the state of its
+%   own key, not that of all of them.
 
-kept_of_key(M, Label, Key-Matches, Kept, States0, States) :-
+kept_of_key(M, G, Label, Key-Matches, Kept) :-
     Matches = [o(skip(S, Skip, _), _, _, _)|_],
-    (   get_assoc(Label-Key, States0, State0) -> true ; State0 = none ),
+    nb_getval(G, States0),
+    (   get_assoc(Label-Key, States0, Cell0)
+    ->  true
+    ;   Cell0 = none
+    ),
+    cell_state(Cell0, State0),
     include(admitted(State0), Matches, Admitted),
     chosen(M, Label, S, Admitted, Selected0),
     msort_matches(Selected0, Selected),
     skipped(Skip, Selected, State0, State, Kept),
-    put_assoc(Label-Key, States0, State, States).
+    (   Cell0 = skip(_)
+    ->  nb_setarg(1, Cell0, State)
+    ;   State == none
+    ->  true
+    ;   put_assoc(Label-Key, States0, skip(State), States),
+        nb_setval(G, States)
+    ).
+
+%   cell_state(+Cell, -State): State is what the cell of a key holds:
+%   none, past(Last) or starts(Starts) (see skip_global/2).  A snapshot
+%   of an earlier etalis-py holds past(Last) bare (one of a rule under
+%   skip_to_next has other rules, and is refused).
+
+cell_state(none, none).
+cell_state(skip(State), State).
+cell_state(past(Last), past(Last)).
 
 %   chosen(+M, +Label, +Selector, +Matches, -Selected): the Matches of
 %   the rule Label that Selector selects; partition contiguity asks the
@@ -307,11 +329,39 @@ skip_strategy(skip_past_last_event).
 %
 %   Name is the global variable that holds Engine's skip state: an
 %   assoc from Label-Key (a rule's label or position, and its key
-%   values) to what its kept matches leave, `past(Last)` (the last position of the latest) or
-%   `starts(Set)` (the first positions of all of them).
+%   values) to skip(State), State what its kept matches leave that can
+%   still discard a later match: `past(Last)` (the last position of the
+%   latest) or `starts(Starts)`, the ordered set of First-Time of the
+%   first positions of those kept within the rule's window (Time the
+%   end of the match, which no event of it is after).
 
 skip_global(M, Name) :-
     atom_concat(M, '/skip', Name).
+
+%!  skip_kept(+Engine, -Count) is det.
+%
+%   Count is how many positions the skip strategies of Engine keep: a
+%   last position per key under `skip_past_last_event`, the first
+%   positions of the matches kept within the window under
+%   `skip_to_next`.
+
+skip_kept(M, Count) :-
+    skip_global(M, G),
+    (   nb_current(G, States)
+    ->  assoc_to_values(States, Cells),
+        foldl(cell_kept, Cells, 0, Count)
+    ;   Count = 0
+    ).
+
+cell_kept(Cell, N0, N) :-
+    cell_state(Cell, State),
+    (   State = starts(Starts)
+    ->  length(Starts, K)
+    ;   State = past(_)
+    ->  K = 1
+    ;   K = 0
+    ),
+    N is N0 + K.
 
 %   admitted(+State, +Match): Match is not discarded by the matches kept
 %   before, which State tells: it starts after the last position of the
@@ -322,7 +372,7 @@ admitted(none, _).
 admitted(past(Last), o(_, [First|_], _, _)) :-
     First > Last.
 admitted(starts(Starts), o(_, [First|_], _, _)) :-
-    \+ ord_memberchk(First, Starts).
+    \+ memberchk(First-_, Starts).
 
 %   skipped(+Skip, +Matches, +State0, -State, -Kept): Kept are the
 %   Matches (admitted and selected, all ending at the same position, in
@@ -341,20 +391,36 @@ skipped(skip_past_last_event, Matches, State0, State, Kept) :-
     ;   Kept = [],
         State = State0
     ).
-skipped(skip_to_next, Matches, State0, State, Kept) :-
+skipped(skip_to_next(W), Matches, State0, State, Kept) :-
     (   State0 = starts(Starts0) -> true ; Starts0 = [] ),
-    foldl(kept_start, Matches, Kept0-Starts0, []-Starts),
+    foldl(kept_start, Matches, Kept0-Starts0, []-Starts1),
     Kept = Kept0,
-    State = starts(Starts).
+    (   Matches == []
+    ->  Starts = Starts1
+    ;   aggregate_all(min(T), member(o(_, _, _, _-T), Matches), Now),
+        exclude(forgotten_start(W, Now), Starts1, Starts)
+    ),
+    (   Starts == []
+    ->  State = none
+    ;   State = starts(Starts)
+    ).
 
 kept_start(M, Kept0-Starts0, Kept-Starts) :-
-    M = o(_, [First|_], _, _),
-    (   ord_memberchk(First, Starts0)
+    M = o(_, [First|_], _, _-T),
+    (   memberchk(First-_, Starts0)
     ->  Kept0 = Kept,
         Starts = Starts0
     ;   Kept0 = [M|Kept],
-        ord_add_element(Starts0, First, Starts)
+        ord_add_element(Starts0, First-T, Starts)
     ).
+
+%   forgotten_start(+Window, +Now, +First-Time): no match ending at Now
+%   or later can start at First any more: it would hold the event at
+%   First, which ends at Time or before, and last more than Window.
+
+forgotten_start(W, Now, _-T) :-
+    W \== inf,
+    T + W < Now.
 
 %!  select_matches(+Selector, +Matches, -Selected) is det.
 %

@@ -30,6 +30,10 @@ kleene_event(E) :-
 %
 %   Each kleene(E, P, Where) stands for `P+` in Pattern0, the event E in
 %   its place.  P+ is one or more occurrences of P in sequence.  The
+%   hidden event of a `P+` at line L, column C is named '$plus_L_C_I'
+%   (I counts the rule's `+`), which the compiler numbers '$plusN'
+%   through the rule set (see etalis_hidden_names), so that reading a
+%   text always gives the same items.  The
 %   variables of P that events elsewhere in the rule share (outside the
 %   `+`) keep their value in every occurrence; each other variable X of
 %   P is bound afresh by each occurrence, and outside the `+` X is the
@@ -52,8 +56,11 @@ kleene_event(E) :-
 %   variables of L too, the first rule is `'$plusN'(Ps, O, [X]) <- L seq
 %   P` and `L seq P+` becomes E in Pattern.
 
-kleene_rules([], Pattern, Pattern, _, []).
-kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames, [R1, R2|Rules]) :-
+kleene_rules(Kleene, Pattern0, Pattern, VarNames, Rules) :-
+    kleene_rules(Kleene, 0, Pattern0, Pattern, VarNames, Rules).
+
+kleene_rules([], _, Pattern, Pattern, _, []).
+kleene_rules([kleene(E, P, Where)|Ks], N, Pattern0, Pattern, VarNames, [R1, R2|Rules]) :-
     findall(Other, ( member(kleene(_, Other, _), Ks) ), Others),
     pattern_events([Pattern0|Others], Events),
     term_variables(P, PVs),
@@ -70,8 +77,7 @@ kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames, [R1, R2|Rule
         Outer = Outer0,
         Pattern1 = Pattern0
     ),
-    flag(etalis_kleene, N, N + 1),
-    format(atom(Name), '$plus~d', [N]),
+    kleene_name(Where, N, Name),
     append(Outer, Own, Args),
     E =.. [Name, _|Args],
     maplist([X, [X]]>>true, Own, Singles),
@@ -106,7 +112,14 @@ kleene_rules([kleene(E, P, Where)|Ks], Pattern0, Pattern, VarNames, [R1, R2|Rule
     call(Windowed, NextPattern, NextBody),
     copy_term(rule('', First, FirstBody, Where, VarNames), R1),
     copy_term(rule('', Next, NextBody, Where, VarNames), R2),
-    kleene_rules(Ks, Pattern1, Pattern, VarNames, Rules).
+    N1 is N + 1,
+    kleene_rules(Ks, N1, Pattern1, Pattern, VarNames, Rules).
+
+kleene_name(Where, N, Name) :-
+    (   Where = pos(_, Line, Column)
+    ->  format(atom(Name), '$plus_~w_~w_~d', [Line, Column, N])
+    ;   format(atom(Name), '$plus__~d', [N])
+    ).
 
 %   correlated(+P, +EVs, -Read): a condition in P reads the variables
 %   Read, which no event of P binds and events of EVs do.

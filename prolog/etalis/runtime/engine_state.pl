@@ -45,7 +45,7 @@ written out and put back into an engine compiled from the same rules
     etalis:add_items/3), in order, which the state holds but does not
     put back: they are made again by the caller; and `hidden_names`,
     how far the engine has numbered its hidden events (see
-    etalis:engine_names/2), so that rules added later are named as
+    etalis_hidden_names), so that rules added later are named as
     they would have been.
 */
 

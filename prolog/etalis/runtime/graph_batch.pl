@@ -4,7 +4,6 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module(columns, [columns_loaded/0]).
 
 /** <module> Graph batches: graph events handed over as numbers
 
@@ -72,9 +71,11 @@ graph_batch_terms(Text, Count, Terms) :-
 %   batch_terms(+N, +AtomText, +OtherText, +Graphs, +Triples, +Count, -Terms):
 %   decoded by the foreign library of etalis_columns if it is loaded
 %   (and ETALIS_TEXT_PATH does not ask for the text path), else here.
+%   The library registers its predicates in etalis_columns itself, so
+%   asking for one does not load columns.pl, which loads the runtime.
 
 batch_terms(N, AtomText, OtherText, Graphs, Triples, Count, Terms) :-
-    (   columns_loaded,
+    (   current_predicate(etalis_columns:etalis_graph_terms/7),
         \+ text_path_forced
     ->  term_string(Others, OtherText),
         catch(etalis_columns:etalis_graph_terms(AtomText, N, Others, Graphs, Triples, Count, Terms),

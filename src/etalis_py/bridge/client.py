@@ -20,8 +20,9 @@ from typing import Any, Optional
 import httpx
 
 from .engine import BatchResult
-from ..errors import EtalisError, EventError, RuleError
-from ..events import Detection, Detections, Event, InvalidEvent, Rejection, to_time
+from ..errors import EtalisError, EventError, Rejection, RuleError
+from ..events import Detection, Event, InvalidEvent, to_time
+from ..outputs.detections import Detections
 
 Callback = Callable[[Detection], Any]
 

@@ -28,8 +28,8 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..errors import EtalisWarning
-from ..events import Event, Rejection, event_element, prolog_value, text_atom
+from ..errors import EtalisWarning, Rejection
+from ..events import Event, event_element, prolog_value, text_atom
 from .prolog_text import number_text
 
 if TYPE_CHECKING:

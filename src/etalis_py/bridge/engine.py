@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import os
 import sys
@@ -17,9 +18,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, Optional, ParamSpec, TypeVar, U
 
 from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
 from .prolog_text import number_text, quote_atom
-from ..errors import CallbackError, EtalisError, EtalisWarning, EventError, InferenceLimitError, RuleError
-from ..events import NOTHING, Detection, Detections, Event, Rejection, Zone, batch_list, event_element, to_time
+from ..errors import CallbackError, EtalisError, EtalisWarning, EventError, InferenceLimitError, Rejection, RuleError
+from ..events import NOTHING, Detection, Event, Zone, batch_list, event_element, to_time
 from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
+from ..outputs.detections import Detections
+from ..rules.analysis import Decoded, RuleFile
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from ..rules.findings import Finding
@@ -143,6 +146,7 @@ class EngineStats:
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
     pending_by_rule: dict[str, int] = field(default_factory=dict)
     buffered: int = 0
+    skip_kept: int = 0
     queued: int = 0
     dropped: int = 0
 
@@ -188,6 +192,7 @@ class Engine:
         self._knowledge: Optional["KnowledgeBase"] = None
         # the rules' file, or their source name and text, for findings()
         self._source: tuple[str, Optional[str]] = ("", "")
+        self._analysis: Optional[dict[str, Any]] = None
         self._max_age: Optional[float] = None
         self._trusted = False
         self._explain = False
@@ -210,6 +215,7 @@ class Engine:
         max_queued: Optional[int] = MAX_QUEUED,
         inference_limit: Optional[int] = None,
         state: Optional[bytes] = None,
+        analysis: bool = False,
     ) -> "Engine":
         """Compile the rules of an ``.etl`` file.
 
@@ -242,11 +248,16 @@ class Engine:
         :class:`InferenceLimitError` instead of hanging.
         ``state`` is a :meth:`snapshot` of an engine of the same rules and
         options, whose state the new engine takes up (:meth:`restore`).
+        ``analysis=True`` has the engine keep, from the same reading of the
+        file, what :meth:`rule_file` and :meth:`findings` tell, which then
+        read the file no more.
         Raises :class:`RuleError` with the file, line and column of a problem.
         """
         extra = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
         extra.extend(_limit_options(inference_limit))
+        if analysis:
+            extra.append("analysis(true)")
         engine = cls._create(rules_source(path, static), "", policy, max_age, lateness, extra, max_queued)
         engine._source = (str(Path(path)), None)
         engine._static = tuple(str(Path(f)) for f in static)
@@ -329,9 +340,8 @@ class Engine:
         prolog = bridge()
         info, _ = prolog.request(f"create({source}, [{', '.join(options)}])", text)
         engine = cls(info["engine"], info, prolog, max_queued)
+        engine._analysis = info.get("analysis")
         if info["decoded"]:
-            from ..rules.analysis import Decoded
-
             for d in map(Decoded.from_json, info["decoded"]):
                 warnings.warn(f"{d.file}:{d.line}:{d.column}: {d.message}", EtalisWarning, stacklevel=_outside_level())
         engine._max_age = max_age
@@ -818,11 +828,18 @@ class Engine:
         made from (not those added later), with its ``max_age``: mistakes
         such as an unknown event, unbounded memory or a negation race, each
         with its position and a hint (docs/language.md, Checking rules)."""
-        from ..rules.analysis import RuleFile
-        from ..rules.findings import findings
+        from ..rules.findings import findings  # its checks import rdflib, which an engine without them never needs
 
+        return findings(self.rule_file(), self._max_age)
+
+    def rule_file(self) -> RuleFile:
+        """What ``etalis check`` knows of the rules the engine was made
+        from (not those added later): read again, unless the engine was
+        made with ``analysis=True``."""
         source, text = self._source
-        return findings(RuleFile.read(source, text, self._static), self._max_age)
+        if self._analysis is not None:
+            return RuleFile.from_header(source, self._analysis)
+        return RuleFile.read(source, text, self._static)
 
     @_one_at_a_time
     def off(self, name: Optional[str], callback: Optional[Callback] = None) -> None:
@@ -905,6 +922,7 @@ class Engine:
         self._stats.pending_by_goal = list(header["stores"])
         self._stats.pending_by_rule = {r["rule"]: r["pending"] for r in header["rules"]}
         self._stats.buffered = header["buffered"]
+        self._stats.skip_kept = header["skip_kept"]
         self._stats.queued = len(self._queue)
         return EngineStats(**vars(self._stats))
 
@@ -928,8 +946,11 @@ class Engine:
         Not kept: the background knowledge, callbacks and the pull queue."""
         self._check_open()
         counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
-        _, data = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
-        return data
+        info, payload = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
+        # The engine leaves the content's checksum to this side: hashlib
+        # hashes the bytes as they are, and the parts are joined once.
+        checksum = hashlib.sha256(payload).hexdigest().encode("ascii")
+        return b"".join((info["snapshot_head"].encode("latin-1"), b"'", checksum, b"').\n", payload))
 
     @_one_at_a_time
     def restore(self, data: bytes) -> None:

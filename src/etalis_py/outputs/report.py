@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import io
 import json
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from ..errors import utf8_text
-from ..events import Detection, Detections, Time, format_duration, to_datetime, zone
-from ..inputs.streams import csv_rows, not_text
+from ..events import Detection, Time, format_duration, to_datetime, zone
+from ..inputs.streams import csv_rows
 
 DAY = "%d %b %Y"
 
@@ -52,56 +51,12 @@ def _names_rows(path: str | Path) -> list[tuple[str, str, str]]:
     return rows
 
 
-def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detections:
-    """The detections of JSON lines as ``etalis run`` prints them (with
-    their provenance, from ``--explain``); blank lines are skipped, a line
-    that is not a detection is an error naming it (a line that is not
-    UTF-8 too, when ``lines`` were decoded with surrogateescape)."""
-    found = Detections()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if bad := not_text(line):
-            raise ValueError(f"{source}:{number}: not a detection ({bad})")
-        item: Any = None
-        try:
-            item = json.loads(line)
-            found.append(_detection(item))
-        except (ValueError, KeyError, TypeError) as e:
-            reason = f"missing {e}" if isinstance(e, KeyError) else str(e)
-            if isinstance(e, KeyError) and isinstance(item, dict) and "time" in item:
-                reason += "; it is an input event: give the detections that etalis run writes"
-            raise ValueError(f"{source}:{number}: not a detection ({reason}): {line.strip()[:80]}") from None
-    return found
-
-
-def _detection(d: dict[str, Any]) -> Detection:
-    provenance = tuple(map(_detection, d.get("provenance") or ()))
-    return Detection(d["event"], tuple(d["args"]), _seconds(d["start"]), _seconds(d["end"]), provenance)
-
-
 def value_text(value: Any) -> str:
     """An argument as text: a string as it is, an unbound argument (JSON
     null) as ``_``, anything else as JSON."""
     if value is None:
         return "_"
     return value if isinstance(value, str) else json.dumps(value)
-
-
-def _seconds(value: Any) -> Time:
-    """Seconds of a detection's time: a number, or an ISO 8601 date with its
-    offset as ``--iso`` writes it (a date without one could be in any zone)."""
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value)
-        except ValueError:
-            when = None
-        if when is not None and when.tzinfo is not None:
-            return when.timestamp()
-    elif not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value):
-        return value
-    raise ValueError(f"time {value!r} is not a number of seconds or an ISO 8601 date with its offset (as --iso "
-                     "writes it)")
 
 
 @dataclass(frozen=True)

@@ -278,6 +278,13 @@ class RuleFile:
         engine does."""
         request = f"rules({rules_source(source, static)})" if text is None else f"rules(text({quote_atom(source)}))"
         header, _ = bridge().request(request, text or "")
+        return cls.from_header(source, header)
+
+    @classmethod
+    def from_header(cls, source: str, header: Mapping[str, Any]) -> "RuleFile":
+        """The rule file ``source`` as the engine's ``rules`` reply
+        ``header`` describes it (or the ``analysis`` of a ``create``
+        reply, made from the same reading as the engine)."""
         return cls(
             source,
             tuple(rule_infos(header)),

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..events import Rejection
+from ..errors import Rejection
 
 LINES_TYPES = ("application/x-ndjson", "application/jsonl", "application/json-lines", "application/jsonlines")
 """The media types of JSON lines (any other body is read as one JSON value, or as lines if it is not one)."""

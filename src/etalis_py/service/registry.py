@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, TypeVar
 
 from ..bridge.engine import Engine
-from ..errors import EtalisError, InferenceLimitError, RuleError
-from ..events import Detection, Rejection
+from ..errors import EtalisError, InferenceLimitError, Rejection, RuleError
+from ..events import Detection
 from ..rules.findings import Finding
 from .intake import Intake
 from .log import DetectionLog, Numbered

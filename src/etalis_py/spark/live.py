@@ -39,6 +39,8 @@ FILE = "__etalis_file"              # the file a row came from (input_file_name)
 POS = "__etalis_pos"                # a row's position in its file, as its task read it
 COUNTS = ("fed", "accepted", "rejected", "warnings", "unused", "mapping_rejected")   # a stage's counts, added up
 GROUP = "__etalis_group"            # the column a stage's rows are grouped by
+ROWS = "__etalis_rows"              # stage 1: a group's rows of one input batch, as an Arrow stream
+PACKED_DDL = f"{GROUP} string, {ROWS} binary"
 PASS = "~"                          # groups whose rows a stage passes on without feeding them
 PASS_GROUPS = 8                     # groups of passed-on rows, spread over as many tasks
 
@@ -73,14 +75,23 @@ class LiveStage:
     idle: bool = False                      # the watermark moves idle keys' time on (event-time timers)
 
 
+KEPT_BYTES = 256 << 20              # at most this many bytes of snapshots kept in a worker, a stage
+
+
 @dataclass
 class _Held:
     """A worker's engine of a stage, the snapshot of its fresh state, and
-    whose state it holds now: (group, key, token, seq)."""
+    whose state it holds now: (group, key, token, seq).  ``kept`` has the
+    snapshots this worker last read or wrote of each group's keys, with the
+    group's version (token, seq) they are part of (None while a micro-batch
+    changes them), so that a key of an unchanged group is not read from
+    Spark's state store again."""
 
     engine: Engine
     blank: bytes
     holds: Optional[tuple[str, str, str, int]] = None
+    kept: dict[str, tuple[Optional[tuple[str, int]], dict[str, bytes]]] = field(default_factory=dict)
+    kept_bytes: int = 0
 
 
 # The engines of this Python worker process, by stage (see partition._ENGINES,
@@ -104,12 +115,22 @@ class _Bucket:
     """A group's keys' states in Spark's state store: the snapshots (a map
     state, an entry a key) and the version (a value state)."""
 
-    def __init__(self, engines: Any, version: Any, dues: Any = None) -> None:
+    def __init__(self, engines: Any, version: Any, dues: Any = None, held: Optional[_Held] = None,
+                 group: str = "") -> None:
         self.engines = engines
         self.version = version
         value = version.get() if version.exists() else None
         self.token, self.seq = (uuid.uuid4().hex, 0) if value is None else (str(value[0]), int(value[1]))
         self.changed = False
+        self.held, self.group = held, group
+        self.kept: dict[str, bytes] = {}
+        if held is not None:        # the worker's snapshots of this version of the group, if it has them
+            at, kept = held.kept.pop(group, (None, {}))
+            if at == (self.token, self.seq):
+                self.kept = kept
+            else:
+                held.kept_bytes -= sum(len(v) for v in kept.values())
+            held.kept[group] = (None, self.kept)
         self.dues_state = dues
         found = dues.get() if dues is not None and dues.exists() else None
         self.dues: dict[str, float] = {} if found is None else json.loads(str(found[0]))
@@ -147,12 +168,30 @@ class _Bucket:
             handle.registerTimer(ms)
 
     def snapshot(self, key: str) -> Optional[bytes]:
+        found = self.kept.get(key)
+        if found is not None:
+            return found
         value = self.engines.getValue((key,))
-        return None if value is None else bytes(value[0])
+        if value is None:
+            return None
+        self._keep(key, bytes(value[0]))
+        return bytes(value[0])
 
     def put(self, key: str, snapshot: bytes) -> None:
         self.engines.updateValue((key,), (snapshot,))
         self.changed = True
+        self._keep(key, snapshot)
+
+    def _keep(self, key: str, snapshot: bytes) -> None:
+        """Keep ``key``'s snapshot in the worker, if there is room."""
+        held = self.held
+        if held is None:
+            return
+        old = self.kept.pop(key, None)
+        held.kept_bytes -= 0 if old is None else len(old)
+        if held.kept_bytes + len(snapshot) <= KEPT_BYTES:
+            self.kept[key] = snapshot
+            held.kept_bytes += len(snapshot)
 
     def save(self) -> None:
         """A new version, when a key's state changed."""
@@ -160,6 +199,8 @@ class _Bucket:
             self.seq += 1
             self.version.update((self.token, self.seq))
             self.changed = False
+        if self.held is not None:
+            self.held.kept[self.group] = ((self.token, self.seq), self.kept)
 
 
 def _enter(held: _Held, group: str, key: str, bucket: _Bucket) -> None:
@@ -264,8 +305,8 @@ class LiveProcessor(StatefulProcessor):
         self.version = handle.getValueState("version", VERSION_DDL)
         self.dues = handle.getValueState("dues", DUES_DDL) if self.stage.idle else None
 
-    def _bucket(self) -> _Bucket:
-        return _Bucket(self.engines, self.version, self.dues)
+    def _bucket(self, held: Optional[_Held] = None, group: str = "") -> _Bucket:
+        return _Bucket(self.engines, self.version, self.dues, held, group)
 
     def handleInputRows(self, key: Any, rows: Iterator["pd.DataFrame"], timerValues: Any) -> Iterator["pd.DataFrame"]:
         import pandas as pd
@@ -311,17 +352,19 @@ class LiveProcessor(StatefulProcessor):
             return
         now = timerValues.getCurrentWatermarkInMs() / 1000
         spec = self.stage.spec
-        bucket = self._bucket()
+        held, _ = _held_for(spec)
+        bucket = self._bucket(held, group)
         due = sorted(k for k, t in bucket.dues.items() if t <= now)
         out = _Out()
         if due:
-            held, _ = _held_for(spec)
             for k in due:
                 _enter(held, group, k, bucket)
                 result = held.engine.advance_lines(now)
                 _advanced_rows(out, spec, k, result.detection_lines, len(result.warnings))
                 _leave(held, group, k, bucket, 1)
             _keep(held, group, bucket)
+        else:
+            bucket.save()
         bucket.dues_changed = True      # the timer that fired is gone: set the next one
         bucket.alarm(self.handle)
         if out.cols["kind"] or out.counts:
@@ -334,7 +377,7 @@ class LiveProcessor(StatefulProcessor):
         """The columns of the stage's input rows, in their order."""
         if self.stage.mapping is None:
             return [*ROW_NAMES, GKEY, GROUP]
-        return [*self.stage.mapping.original, FILE, POS, GROUP]
+        return [GROUP, ROWS]
 
     def _pass_on(self, data: "pd.DataFrame", out: _Out) -> None:
         later = set(self.stage.passes)
@@ -343,22 +386,27 @@ class LiveProcessor(StatefulProcessor):
                 out.add(**{n: (list(v) if n == "keys" and v is not None else _na(v)) for n, v in zip(ROW_NAMES, r)})
 
     def _first(self, group: str, data: "pd.DataFrame", out: _Out) -> None:
-        """Stage 1: the group's input rows, in file order, mapped to events
-        as replay maps them, fed key by key in time order."""
+        """Stage 1: the group's input rows (Arrow streams, see
+        :func:`packed_groups`), in file order, mapped to events as replay
+        maps them, fed key by key in time order."""
         stage = self.stage
         mspec = stage.mapping
         assert mspec is not None
         spec = stage.spec
-        data = data.sort_values([FILE, POS], kind="stable", ignore_index=True)
-        files = data[FILE].tolist()
-        positions = data[POS].tolist()
+        read = pa.concat_tables([pa.ipc.open_stream(b).read_all() for b in data[ROWS].tolist()])
+        read = read.sort_by([(FILE, "ascending"), (POS, "ascending")])
+        files = read.column(FILE).to_pylist()
+        positions = read.column(POS).to_pylist()
         originals = list(spec.originals) if spec.originals is not None else []
         schema = pa.schema(originals)
-        table = pa.Table.from_pandas(data[[f.name for f in originals]], schema=schema, preserve_index=False)
+        table = read.select(schema.names)
+        if table.schema != schema:
+            table = table.cast(schema)
         n = table.num_rows
         batch = pa.RecordBatch.from_arrays([*(c.combine_chunks() for c in table.columns),
                                             pa.array(np.arange(n, dtype=np.int64))], names=[*schema.names, ROW])
         held, compiled = _held_for(spec)
+        bucket = self._bucket(held, group)
         packed = held.engine.columnar()
         mapped: list[pa.RecordBatch] = []
         parts: list[Packed] = []
@@ -376,7 +424,6 @@ class LiveProcessor(StatefulProcessor):
              *(every.column(f.name) for f in originals), *([every.column(PACKED)] if packed else [])],
             names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE, S_KIND, S_REASON, S_TKIND, *schema.names,
                    *([PACKED] if packed else [])])
-        bucket = self._bucket()
         kinds = staged.column(S_KIND)
         others = staged.filter(pc.not_equal(kinds, "e"))
         if others.num_rows:         # rejected and unused rows: counted, passed on, no engine state
@@ -409,12 +456,43 @@ class LiveProcessor(StatefulProcessor):
              pa.array(data["line"].tolist(), pa.string())],
             names=[S_KEY, S_T, S_ROW, S_PATH, S_LINE])
         held, compiled = _held_for(spec)
-        bucket = self._bucket()
+        bucket = self._bucket(held, group)
         if n:
             for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), switch=_switcher(held, group, bucket)):
                 out.take(ob, spec.number)
         _keep(held, group, bucket)
         bucket.alarm(self.handle)
+
+
+def packed_groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Stage 1's input (``mapInArrow``, in the task that reads the files):
+    each row with its position in its file (a stream's files are small:
+    one task reads a file), and each batch's rows of a group as one row
+    (``PACKED_DDL``), an Arrow stream of them.  The processor thus gets a
+    few rows a group, not one a reading, which Spark would turn into
+    pandas row by row."""
+    seen: dict[str, int] = {}
+    for batch in batches:
+        pos = []
+        for f in batch.column(FILE).to_pylist():
+            i = seen.get(f, 0)
+            pos.append(i)
+            seen[f] = i + 1
+        groups = batch.column(GROUP)
+        rows = pa.RecordBatch.from_arrays(
+            [c for name, c in zip(batch.schema.names, batch.columns) if name != GROUP] + [pa.array(pos, pa.int64())],
+            names=[name for name in batch.schema.names if name != GROUP] + [POS])
+        names: list[str] = []
+        blobs: list[bytes] = []
+        for g in pc.unique(groups).to_pylist():
+            sink = pa.BufferOutputStream()
+            part = rows.filter(pc.equal(groups, g))
+            with pa.ipc.new_stream(sink, part.schema) as writer:
+                writer.write_batch(part)
+            names.append(g)
+            blobs.append(sink.getvalue().to_pybytes())
+        yield pa.RecordBatch.from_arrays([pa.array(names, pa.string()), pa.array(blobs, pa.binary())],
+                                         names=[GROUP, ROWS])
 
 
 def _switcher(held: _Held, group: str, bucket: _Bucket) -> Callable[[Any, Any, int], None]:

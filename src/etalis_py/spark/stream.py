@@ -14,22 +14,23 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union, Unpack
 from urllib.parse import unquote, urlparse
 
-import pyarrow as pa
-
-from ..rules.analysis import Sig
 from ..bridge.engine import check_policy
 from ..errors import RuleError
 from ..inputs.streams import Mapping, MappingOptions, missing_column
+from ..rules.analysis import Sig
 from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
-from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
+from .live import (
+    BUCKETS, FILE, GKEY, GROUP, PACKED_DDL, PASS, PASS_GROUPS, ROWS_DDL, LiveProcessor, LiveStage, packed_groups,
+)
 from .mapping import MapSpec
-from .names import CORRUPT, TRANSFER
+from .names import CORRUPT, DEFAULT_MASTER, TRANSFER
 from .partition import StageSpec
 from .planning import Plan, _transfer_rules, refuse_strict, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import read_input
@@ -242,8 +243,6 @@ def detect_stream(
     or rules a stream cannot run, ValueError for a mapping that does not
     fit the data."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import LongType, StructField, StructType
-
     spark = data.sparkSession
     provider = spark.conf.get(STATE_PROVIDER, "")
     if provider != ROCKSDB:
@@ -268,7 +267,6 @@ def detect_stream(
 
     original = tuple(data.columns)
     numbered = data.withColumn(FILE, F.input_file_name())
-    numbered = numbered.mapInArrow(_positions, StructType([*numbered.schema.fields, StructField(POS, LongType())]))
     transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
     stage_text = text + "\n" + _transfer_rules(transfer_sigs)
     n_rules = len(the_plan.rules)
@@ -309,7 +307,10 @@ def detect_stream(
         if initial_state is not None:
             initial = _initial(spark.read.parquet(os.fspath(initial_state)), st.number, st.key is None, data,
                                partition_by)
-        table = (table.withColumn(GROUP, group).groupBy(GROUP)
+        table = table.withColumn(GROUP, group)
+        if st.number == 1:
+            table = table.mapInArrow(packed_groups, PACKED_DDL)
+        table = (table.groupBy(GROUP)
                  .transformWithStateInPandas(LiveProcessor(stage), ROWS_DDL, "Append",
                                              "EventTime" if idle else "None", initial))
     kind = F.col("kind")
@@ -411,33 +412,32 @@ def _source_format(data: "DataFrame") -> str:
     return "json" if "json" in text else ""
 
 
-def _positions(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Each row's position in its file, as this task reads it (a stream's
-    files are small: one task reads a file)."""
-    seen: dict[str, int] = {}
-    for batch in batches:
-        files = batch.column(FILE).to_pylist()
-        pos = []
-        for f in files:
-            i = seen.get(f, 0)
-            pos.append(i)
-            seen[f] = i + 1
-        yield pa.RecordBatch.from_arrays([*batch.columns, pa.array(pos, pa.int64())],
-                                         names=[*batch.schema.names, POS])
-
-
 def stream_session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None) -> "SparkSession":
     """A SparkSession for streams: replay's, with the RocksDB state store."""
     from .session import session
 
     # UTC: the watermark reads dates without a zone as the engines do (see _event_time)
-    settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.session.timeZone": "UTC", "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled":
-                "true"}
+    settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.session.timeZone": "UTC",
+                "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true"}
+    cores = _local_cores(master or DEFAULT_MASTER)
+    if cores is not None:
+        # each partition of a stage is a task and a state store at every
+        # micro-batch: on one machine, more of them than cores only cost time
+        settings["spark.sql.shuffle.partitions"] = str(cores)
     settings.update(conf or {})
     spark = session(master, settings)
     if spark.conf.get(STATE_PROVIDER, "") != ROCKSDB:
         spark.conf.set(STATE_PROVIDER, ROCKSDB)
     return spark
+
+
+def _local_cores(master: str) -> Optional[int]:
+    """The cores of a local master (``local``, ``local[N]``, ``local[*,M]``), or None."""
+    found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", master)
+    if found is None:
+        return None
+    n = found.group(1)
+    return 1 if n is None else os.cpu_count() or 1 if n == "*" else max(1, int(n))
 
 
 def read_output(spark: "SparkSession", out: Union[str, "os.PathLike[str]"], format: str = "parquet") -> "DataFrame":
