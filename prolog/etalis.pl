@@ -10,6 +10,8 @@
 :- use_module(library(pairs)).
 :- use_module(library(http/json)).
 :- use_module(etalis/reader/syntax).
+:- use_module(etalis/errors, [etalis_error/3]).
+:- use_module(etalis/reader/decode, [etl_file_encoding/3]).
 :- use_module(etalis/compiler/compile).
 :- use_module(etalis/compiler/strategies, [skip_kept/2]).
 :- use_module(etalis/compiler/hidden_names, [no_hidden_names/1, numbered_items/4]).

@@ -6,7 +6,7 @@
 :- use_module(library(lists)).
 :- use_module(library(ordsets)).
 :- use_module(library(assoc)).
-:- use_module('../reader/syntax', [etalis_error/3]).
+:- use_module('../errors', [etalis_error/3]).
 :- use_module(optable, [operator_policy/2]).
 
 /** <module> Binarization: patterns into binary goals

@@ -14,7 +14,9 @@
 :- use_module(library(assoc)).
 :- use_module(library(error)).
 :- use_module(library(listing), [portray_clause/3]).
-:- use_module('../reader/syntax').
+:- use_module('../reader/syntax', [pattern_text/2]).
+:- use_module('../errors', [etalis_error/3]).
+:- use_module('../reader/kleene', [kleene_event/1]).
 :- use_module(binarize).
 :- use_module(operators).
 :- use_module(optable, [construct_parts/3, map_sub_patterns/3]).
@@ -944,7 +946,7 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
 
 %   run_policy(+Policy0, +Default, -Policy): the policy of a rule;
 %   `'$run'` is that of the step of an ETALIS run (see
-%   etalis_syntax:running_aggregate/5), after the file's Default: every
+%   etalis_runs:running_aggregate/5), after the file's Default: every
 %   pending run goes on with each P under `unrestricted` (the policy
 %   `continuous`: one run per start, as ETALIS's compiler keeps them),
 %   the oldest under `chronological`, the newest (a newer start starts

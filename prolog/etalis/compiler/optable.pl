@@ -88,11 +88,11 @@ op/3 takes it).  Meaning is one of
   - `unrolled`: a shorthand written as a term (functor(Arity)) that the
     reader writes out with the other operators: iteration(P, N), P N
     times in sequence, and any(N, Es), N distinct events of Es in any
-    order (see etalis_syntax:pattern/4).
+    order (see etalis_patterns:pattern/4).
   - `rule`: the rule arrow `<-`.
   - `kleene`: `P+`, one or more occurrences of P in sequence (Kleene
     plus), which the reader turns into hidden rules (see
-    etalis_syntax:kleene_rules/3).
+    etalis_kleene:kleene_rules/5).
 
 The table is multifile: a file that adds facts to
 etalis_optable:operator/3 before a rule file is read adds operators

@@ -10,7 +10,7 @@
 :- use_module(library(pairs)).
 :- use_module(library(assoc)).
 :- use_module(library(ordsets)).
-:- use_module('../reader/syntax', [etalis_error/3]).
+:- use_module('../errors', [etalis_error/3]).
 :- use_module(optable, [waiting_side/2, temporal_spec/6, end_point_instance/4, completing_part/3]).
 
 /** <module> Rules that derive an event from itself

@@ -12,7 +12,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(error)).
-:- use_module('../reader/syntax', [pattern_functor/1]).
+:- use_module('../reader/terms', [pattern_functor/1]).
 :- use_module(recursion, [immediate_event/3, aggregated_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1, construct_parts/3,
                          guarded_part/3, end_point_instance/4]).

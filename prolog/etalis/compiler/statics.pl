@@ -4,7 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(error)).
-:- use_module('../reader/syntax', [etalis_error/3]).
+:- use_module('../errors', [etalis_error/3]).
 
 /** <module> The static clauses of a rule file in a module
 

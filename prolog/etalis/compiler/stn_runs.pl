@@ -4,7 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module('../reader/syntax', [kleene_event/1, correlated_conditions/2]).
+:- use_module('../reader/kleene', [kleene_event/1, correlated_conditions/2]).
 
 /** <module> Kleene+ under SASE's skip-till-next-match (`stn`)
 
@@ -12,7 +12,7 @@ Under `stn` a run that has bound an iteration of `P+` continues in two
 ways: with the first later event that fits the next element, and with
 the first later event that fits another iteration of P (strategies.md).
 The reader expands `P+` into hidden rules for its runs on their own
-('$plusN', see etalis_syntax:kleene_rules/3), which under `stn` (run as
+('$plusN', see etalis_kleene:kleene_rules/5), which under `stn` (run as
 `continuous`) would let the first iteration's event consume the events
 before it, so that no run could both iterate and go on.  Here a run
 holds what came before the `+` too: for a sequence rule under `stn`

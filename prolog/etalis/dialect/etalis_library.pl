@@ -4,6 +4,7 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module('../errors', [etalis_error/3]).
 
 /** <module> The utility predicates of original ETALIS
 
@@ -61,7 +62,7 @@ etalis_library_items(Items0, Items) :-
              \+ memberchk(PI, Defined),
              first_use(StaticMentions, PI, Where)
            ),
-           throw(error(etalis_error(Message, Hint), Where))),
+           etalis_error(Message, Hint, Where)),
     findall(PI-Where,
             ( library_predicate(PI, _),
               \+ memberchk(PI, Defined),

@@ -12,7 +12,7 @@
 :- use_module(library(apply)).
 :- use_module(library(option)).
 :- use_module(library(terms), [mapsubterms/3]).
-:- use_module('../reader/syntax', [etalis_error/3]).
+:- use_module('../errors', [etalis_error/3]).
 :- use_module(graph_events, [graph_events_init/1, graph_predicate/1, graph_schema_update/1]).
 
 /** <module> Background knowledge: triples, classes, prefixes

@@ -11,7 +11,8 @@
 :- use_module(library(pairs)).
 :- use_module(library(aggregate)).
 :- use_module(library(error)).
-:- use_module(syntax, [etalis_error/3, duration_seconds/3]).
+:- use_module('../errors', [etalis_error/3]).
+:- use_module(terms, [duration_seconds/3]).
 :- use_module('../compiler/policies', [policy/1, policy_hint/1]).
 :- use_module('../rdf/knowledge', [prefix_declaration/4, ontology_declaration/3]).
 :- use_module('../safety/sandbox', [sandboxed_true/3, changed_predicates/2]).
@@ -171,7 +172,7 @@ directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     ->  true
     ;   etalis_error("print_events takes a list of Name/Arity", "write e.g. :- print_events([alarm/1]).", Where)
     ).
-directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etalis_syntax:trigger_rules/3
+directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etalis_declarations:trigger_rules/3
 directive_('$print_trigger_facts', _, Ds, Ds).  % the print_events above made of print_trigger/1 facts: for etalis check
 directive_('$run_policy'(Label), Where, Ds, [rule_policy(Label, '$run', Where)|Ds]).  % see etalis_compile:run_policy/3
 directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-

@@ -17,7 +17,9 @@
 :- use_module(library(lists)).
 :- use_module(library(error)).
 :- use_module(library(http/json), [json_write/3]).
-:- use_module('../reader/syntax', [pattern_text/2, finite_number/1, run_event/2]).
+:- use_module('../reader/syntax', [pattern_text/2]).
+:- use_module('../reader/terms', [finite_number/1]).
+:- use_module('../reader/runs', [run_event/2]).
 :- use_module('../compiler/optable', [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
 :- use_module('../compiler/rule_facts', [event_steps/2, where_unbound/2, where_never/2, numeric_head_args/3, head_unbound/3,
                           source_pattern/2,
@@ -83,7 +85,7 @@ limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Li
 %   (from Overrides, else Default; `own_policy` tells which), the steps
 %   of its events, the unbound variables of its `where` conditions and
 %   of its head, and the kind of ETALIS run whose hidden event it
-%   derives, if any (see etalis_syntax:run_event/2).
+%   derives, if any (see etalis_runs:run_event/2).
 
 rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
     reported_head(Head0, Head),                 % a timer's event

@@ -45,7 +45,8 @@
 :- use_module(aggregates).
 :- use_module('../compiler/strategies', [selection/2, skip_global/2, partition_global/2, partition_input/4]).
 :- use_module(library(assoc), [empty_assoc/1]).
-:- use_module('../reader/syntax', [syntax_message/2, finite_number/1]).
+:- use_module('../errors', [syntax_message/2]).
+:- use_module('../reader/terms', [finite_number/1]).
 :- use_module('../dialect/driver', [datime_time/2]).
 :- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
 :- use_module(graph_batch, [graph_batch_terms/3]).
@@ -188,7 +189,7 @@ timers_global(M, Name) :-
 %!  timer_set(+Engine, +Event, +When, +T1, +T2) is det.
 %
 %   A rule whose head is one of original ETALIS's timers (see
-%   etalis_syntax:rule_head/4) detected its pattern over [T1,T2]: Event
+%   etalis_patterns:rule_head/4) detected its pattern over [T1,T2]: Event
 %   occurs over [T1,Due], as in ETALIS, where Due is T2 + Seconds for
 %   When = after(Seconds), or the time Time stands for (a number of
 %   seconds or an ETALIS datime, see etalis_driver:datime_time/2) for

@@ -9,7 +9,7 @@
 :- use_module(library(lists)).
 :- use_module(library(pairs)).
 :- use_module(library(sandbox), [safe_goal/1]).
-:- use_module('../reader/syntax', [etalis_error/3]).
+:- use_module('../errors', [etalis_error/3]).
 :- use_module('../compiler/operators', [interval_goal/4]).
 :- use_module('../compiler/optable', [pattern_parts/3, sub_pattern/3]).
 :- use_module('../rdf/knowledge', [knowledge_init/1]).
