@@ -51,14 +51,16 @@ def main() -> None:
     def feed(engine: Engine, texts: list[str]) -> list[str]:
         bodies = []
         for i, text in enumerate(texts):
-            _, body = engine._prolog.request(f"feed_list({engine._name}, {i * BATCH + 1}, {BATCH}, row)", text)
+            _, body = engine._prolog.request(f"feed({engine._name}, list({BATCH}), [first({i * BATCH + 1}), format(row)])",
+                                             text)
             bodies.append(body)
         return bodies
 
     def feed_packed(engine: Engine, batches: list[Packed]) -> list[list[list[Any]]]:
         found = []
         for i, batch in enumerate(batches):
-            request = f"feed_columns({engine._name}, {i * BATCH + 1}, {len(batch)}, packed, {batch.spec()})"
+            request = (f"feed({engine._name}, columns({len(batch)}, {batch.spec()}), "
+                       f"[first({i * BATCH + 1}), format(packed)])")
             header, body = engine._prolog.request(request)
             found.append(unpacked_rows(header["packed"], len(body)))
         return found

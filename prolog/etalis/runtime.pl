@@ -3,10 +3,6 @@
             engine_destroy/1,           % +Engine
             engine_start/4,             % +Engine, +StoreIndexes, +Lateness, +Limit
             engine_reset/1,             % +Engine
-            engine_flush/4,             % +Engine, -Released, -Fired, -Detections
-            engine_flush/5,             % +Engine, +Format, -Released, -Fired, -Detections
-            engine_flush/6,             % +Engine, +Format, +Timers, -Released, -Fired, -Detections
-            engine_advance/6,           % +Engine, +Time, +Format, -Released, -Fired, -Detections
             engine_buffered/2,          % +Engine, -Count
             engine_due/2,               % +Engine, -Due
             engine_store/3,             % +Engine, +Index, -Store
@@ -14,13 +10,8 @@
             position_global/2,          % +Engine, -Name
             timers_global/2,            % +Engine, -Name
             engine_restores/3,          % +Engine, +OldIndexes, +NewIndexes
-            engine_feed/5,              % +Engine, +Text, +FirstLine, -Summary, -Detections
-            engine_feed/6,              % +Engine, +Text, +FirstLine, +Format, -Summary, -Detections
-            engine_feed_list/6,         % +Engine, +Text, +FirstLine, +Count, -Summary, -Detections
-            engine_feed_list/7,         % +Engine, +Text, +FirstLine, +Count, +Format, -Summary, -Detections
-            engine_feed_terms/6,        % +Engine, +Terms, +FirstLine, +Checked, -Summary, -Detections
+            engine_feed/5,              % +Engine, +Batch, +Options, -Summary, -Detections
             engine_prefixes/2,          % +Engine, +Prefixes
-            engine_process/5,           % +Engine, +Event, +T1, +T2, -Detections
             engine_pending/3,           % +Engine, ?Index, -Count
             goal_error/3,               % +Engine, +Error, +Goal
             first_derivation/4,         % +Engine, +Event, +T1, +T2
@@ -47,8 +38,8 @@
 :- use_module(library(assoc), [empty_assoc/1]).
 :- use_module(syntax, [syntax_message/2, finite_number/1]).
 :- use_module(driver, [datime_time/2]).
-:- use_module(protocol, [write_detection/1, write_detection/2, detection_format/1, message_text/2, bounded_text/2]).
-:- use_module(graph_batch, [graph_batch_terms/3]).
+:- use_module(library(option)).
+:- use_module(protocol, [write_detection/2, write_detection/3, detection_format/1, message_text/2, bounded_text/2]).
 :- use_module(etalis_library, [etalis_flags/1]).
 
 /** <module> The runtime of a compiled rule set
@@ -96,11 +87,11 @@ engine_create(M) :-
                       O = det(E, T1, T2)
                   ;   '$on'(E, T1, T2, O)
                   ))),
-    assertz(M:('$run'(E, T1, T2) :-             % an input event, the plain way (event_goal/6)
+    assertz(M:('$run'(E, T1, T2, Format) :-     % an input event, the plain way (event_goal/6)
                   '$on'(E, T1, T2, O),
-                  etalis_protocol:write_detection(O),
+                  etalis_protocol:write_detection(Format, O),
                   fail)),
-    assertz(M:'$run'(_, _, _)),
+    assertz(M:'$run'(_, _, _, _)),
     rule_update_builtins(M).
 
 %!  rule_update_builtins(+Module) is det.
@@ -144,20 +135,23 @@ raise_event(M, E) :-
         feed_warning(M, W)
     ).
 
-%   raised_events(+M, +T, +Line): feed the events that the input event of
+%   raised_events(+S, +T, +Line): feed the events that the input event of
 %   line Line at time T raised with event/1, after it and in the order
-%   raised, each at time T and within the inference limit; what they
-%   raise follows them.  At most max_raised/1 events per input event:
-%   a rule that raises the event it reacts to would never end; the rest
-%   are dropped with a warning.
+%   raised, each at time T and within the inference limit of the batch
+%   settings S (see batch_settings/4); what they raise follows them.  At
+%   most max_raised/1 events per input event: a rule that raises the
+%   event it reacts to would never end; the rest are dropped with a
+%   warning.
 
-raised_events(M, T, Line) :-
+raised_events(S, T, Line) :-
+    arg(1, S, M),
     (   M:'$raised'(_)
-    ->  raise_queue([], M, T, Line, 0)
+    ->  raise_queue([], S, T, Line, 0)
     ;   true
     ).
 
-raise_queue(Queue0, M, T, Line, N0) :-
+raise_queue(Queue0, S, T, Line, N0) :-
+    arg(1, S, M),
     findall(E, retract(M:'$raised'(E)), New),
     append(Queue0, New, Queue),
     (   Queue = [E|Queue1]
@@ -167,8 +161,8 @@ raise_queue(Queue0, M, T, Line, N0) :-
             feed_warning(M, W)
         ;   N is N0 + 1,
             count_raised(M),
-            run_one(M, E, T, T, Line),
-            raise_queue(Queue1, M, T, Line, N)
+            run_one(S, E, T, T, Line),
+            raise_queue(Queue1, S, T, Line, N)
         )
     ;   true
     ).
@@ -241,21 +235,22 @@ finite_time(datime(Y, Mo, D, H, Mi, S), Time) :- !,
 finite_time(T, Time) :-
     catch(datime_time(T, Time), error(type_error(_, _), _), fail).
 
-%   due_timers(+M, +T, +Line, -Last): derive, in the order of their due
-%   times (of setting, for the same due time), the timers of M due at T
-%   or before, and what they raise, as events of line Line.  Last is the
-%   due time of the last one, or `none`.  At the end of a stream (T is
-%   inf) at most max_flushed_timers/1 fire after those pending: timers
-%   that set timers could go on for ever.
+%   due_timers(+S, +T, +Line, -Last): derive, in the order of their due
+%   times (of setting, for the same due time), the timers due at T or
+%   before of the engine of the batch settings S, and what they raise,
+%   as events of line Line.  Last is the due time of the last one, or
+%   `none`.  At the end of a stream (T is inf) at most
+%   max_flushed_timers/1 fire after those pending: timers that set
+%   timers could go on for ever.
 
-due_timers(M, T, Line, Last) :-
-    b_getval(etalis_run, run(_, _, G)),
+due_timers(S, T, Line, Last) :-
+    arg(6, S, G),
     (   G == none
     ->  Last = none
-    ;   due_timers(M, G, T, Line, Last)
+    ;   due_timers(S, G, T, Line, Last)
     ).
 
-due_timers(M, G, T, Line, Last) :-
+due_timers(S, G, T, Line, Last) :-
     nb_getval(G, timers(_, H)),
     (   T == inf
     ->  heap_size(H, N),
@@ -263,13 +258,14 @@ due_timers(M, G, T, Line, Last) :-
         Budget is N + Max
     ;   Budget = inf
     ),
-    due_timers(M, G, T, Line, Budget, none, Last).
+    due_timers(S, G, T, Line, Budget, none, Last).
 
-due_timers(M, G, T, Line, Budget, Last0, Last) :-
+due_timers(S, G, T, Line, Budget, Last0, Last) :-
     nb_getval(G, timers(Seq, H0)),
     (   min_of_heap(H0, Key-_, _),
         Key =< T
-    ->  (   Budget == 0
+    ->  arg(1, S, M),
+        (   Budget == 0
         ->  heap_size(H0, N),
             max_flushed_timers(Max),
             format(string(W), "timers set timers for ever? after ~D more fired, ~D still pending are not fired", [Max, N]),
@@ -278,10 +274,10 @@ due_timers(M, G, T, Line, Budget, Last0, Last) :-
         ;   get_from_heap(H0, _, ev(E, T1, Due), H),
             nb_setval(G, timers(Seq, H)),
             count_raised(M),
-            run_one(M, '$fire'(E), T1, Due, Line),
-            raised_events(M, Due, Line),
+            run_one(S, '$fire'(E), T1, Due, Line),
+            raised_events(S, Due, Line),
             (   Budget == inf -> Budget1 = inf ; Budget1 is Budget - 1 ),
-            due_timers(M, G, T, Line, Budget1, Due, Last)
+            due_timers(S, G, T, Line, Budget1, Due, Last)
         )
     ;   Last = Last0
     ).
@@ -325,10 +321,12 @@ max_rule_updates(1000).
 
 :- multifile apply_rule_updates/2.
 
-%   rule_updates(+M): make the changes of the rules that the last input
-%   event's rules recorded.
+%   rule_updates(+S): make the changes of the rules that the last input
+%   event's rules recorded, in the engine of the batch settings S, which
+%   then follow the new rules (see settings_refresh/1).
 
-rule_updates(M) :-
+rule_updates(S) :-
+    arg(1, S, M),
     (   M:'$rule_update'(_)
     ->  findall(U, retract(M:'$rule_update'(U)), Updates0),
         (   selectchk('$dropped', Updates0, Updates)
@@ -338,9 +336,7 @@ rule_updates(M) :-
         ;   Updates = Updates0
         ),
         apply_rule_updates(M, Updates),
-        engine_state(M, State),
-        explaining(M),                  % the new rules may select (a P+ carries positions)
-        limiting(M, State)
+        settings_refresh(S)             % the new rules may select (a P+ carries positions)
     ;   true
     ).
 
@@ -365,10 +361,11 @@ count_raised(M) :-
     nb_setval(G, R).
 
 %   feed_global(+M, +Kind, -Name): the global variable that holds what
-%   the feed (or flush) of engine M gathers: its `warnings` (most recent
-%   first), where it `stopped` (`none`, or stopped(Hit, Kept), see
-%   stop/6), how many events were `raised` and the `limit_goal`, the
-%   `where` condition that ran out of inferences (see goal_error/3).
+%   the feed (or flush) of engine M gathers, from the rules' code that
+%   the feed does not call itself: its `warnings` (most recent first),
+%   how many events were `raised` and the `limit_goal`, the `where`
+%   condition that ran out of inferences (see goal_error/3).  (The
+%   watchdog's look, `watch`, is kept apart, see watched/3.)
 %   Each engine has its own, so that what one engine gathers never
 %   shows in another's reply.
 
@@ -384,7 +381,6 @@ feed_start(M) :-
            )).
 
 feed_initial(warnings, []).
-feed_initial(stopped, none).
 feed_initial(raised, 0).
 feed_initial(limit_goal, none).
 
@@ -419,7 +415,8 @@ engine_destroy(M) :-
     skip_global(M, Skip),
     partition_global(M, Partition),
     timers_global(M, Timers),
-    findall(F, ( feed_initial(Kind, _), feed_global(M, Kind, F) ), Feed),
+    findall(Kind, feed_initial(Kind, _), Kinds),
+    findall(F, ( member(Kind, [watch|Kinds]), feed_global(M, Kind, F) ), Feed),
     forall(( member(G, [P, Skip, Partition, Timers|Feed]), nb_current(G, _) ), nb_delete(G)),
     '$destroy_module'(M).
 
@@ -561,179 +558,151 @@ engine_pending(M, I, Count) :-
     engine_store(M, I, Store),
     store_count(Store, Count).
 
-%!  engine_feed(+Engine, +Text, +FirstLine, -Summary, -Detections) is det.
+%!  engine_feed(+Engine, +Batch, +Options, -Summary, -Detections) is det.
 %
-%   Process the events in Text, whose first line is line FirstLine of
-%   its source.  Detections is a string with one JSON object a line for
-%   each reported detection; Summary is
-%   summary(Accepted, Raised, Rejected, Warnings, Stopped), Raised the
-%   number of events that rules raised with event/1 (see
-%   raise_event/2), Rejected a list of rejected(Line, Reason) and
-%   Warnings of warning(Line, Message).
+%   Feed Engine one batch.  Detections is a string with a line for each
+%   reported detection, in the format that the option format(Format)
+%   gives (see etalis_protocol:detection_format/1; `object` if not
+%   given).  Batch is one of:
 %
-%   Each event may take at most the engine's inference limit (see
-%   engine_start/4).  Stopped is `none`, or limit(Line, Event, Limit, In)
-%   if the event of line Line took more (In is where(Goal) if the limit
-%   was reached in the `where` condition Goal, else `none`), or
-%   memory(Line, Event, Bytes) if it ran out of the stacks (their limit,
-%   the flag stack_limit, is Bytes): the feed stops there, with the
-%   detections made before that event (its own are dropped; the goals it
-%   stored before it was stopped stay).
-
-engine_feed(M, Text, FirstLine, Summary, Detections) :-
-    engine_feed(M, Text, FirstLine, object, Summary, Detections).
-
-%!  engine_feed(+Engine, +Text, +FirstLine, +Format, -Summary, -Detections) is det.
+%     - lines(Text): event lines, one Prolog term a line (see the module
+%       header), the first of which is line First of its source, for the
+%       option first(First) (1 if not given);
+%     - terms(Terms, Checked): a list of terms, element I the term of
+%       line First+I-1 (as a line of lines(Text) would hold it, without
+%       its full stop), or `[]` for a line that holds nothing (a row
+%       rejected before it came).  Checked is `checked` if every other
+%       element is known to be a valid input event event(E, T) or
+%       event(E, [T1, T2]) (a ground E of a name that is not reserved,
+%       finite numbers T1 =< T2, as etalis_columns:column_terms/3 finds
+%       it), which is then not checked again an event at a time; else
+%       `plain`;
+%     - flush(Timers): at the end of a stream, process the events that
+%       wait in the reorder buffer of an engine with a lateness, then (if
+%       Timers is `true`) fire the timers still pending (see
+%       timer_set/5), in time order; with Timers `false` the timers stay
+%       pending: the end of a finite input is not the end of time, and a
+%       later run resumed from a snapshot fires them when due;
+%     - advance(Time): Engine's time moves on to Time with no event: no
+%       event earlier than Time may come any more, so the events of the
+%       reorder buffer up to Time are processed and the timers due at Time
+%       or earlier fire, in time order.  A Time before the last event's
+%       changes nothing.
 %
-%   As engine_feed/5, with the detections written as Format: `object`
-%   (a JSON object a line, as engine_feed/5) or `row` (a JSON array a
-%   line: `["c", [1], 1, 2]`, with the provenance's rows as a fifth
-%   element in an engine with explain(true)).
+%   For events, Summary is summary(Accepted, Raised, Rejected, Warnings,
+%   Stopped): Raised the number of events that rules raised with event/1
+%   (see raise_event/2) or timers fired, Rejected a list of
+%   rejected(Line, Reason) and Warnings of warning(Line, Message).  Each
+%   event may take at most the engine's inference limit (see
+%   engine_start/4).  Stopped is `none`, or the limit an event reached
+%   (see limited/6): the feed stops there, with the detections made
+%   before that event (its own are dropped; the goals it stored before it
+%   was stopped stay).  For flush and advance, Summary is
+%   released(Released, Fired, Warnings): Released events of the reorder
+%   buffer were processed and Fired timers fired (with what they raised).
+%
+%   @error etalis_limit(Hit) if an event of flush or advance reaches a
+%   limit (see limited/6).
 
-engine_feed(M, Text, FirstLine, Format, Summary, Detections) :-
+engine_feed(M, Batch, Options, Summary, Detections) :-
     must_be(atom, M),
-    must_be(string, Text),
-    must_be(integer, FirstLine),
+    must_be(list, Options),
+    option(first(First), Options, 1),
+    must_be(integer, First),
+    option(format(Format), Options, object),
     detection_format(Format),
-    Offset is FirstLine - 1,
-    feeding(M, text_events(Text, M, Offset), Summary, Detections).
-
-text_events(Text, M, Offset, Order0, Order, Accepted, Rejected) :-
-    setup_call_cleanup(
-        open_string(Text, In),
-        feed_loop(In, Text, M, Offset, 0, Order0, Order, 0, Accepted, Rejected, []),
-        close(In)).
-
-%!  engine_feed_list(+Engine, +Text, +FirstLine, +Count, -Summary, -Detections) is det.
-%
-%   As engine_feed/5, for Text that is one Prolog list of Count elements
-%   with one element a line (a comma ends each line but the last):
-%   element I is the term of line FirstLine+I-1 (as a line of
-%   engine_feed/5 would hold it, without its full stop), or `[]` for a
-%   line that holds nothing (a row that Python rejected).  The whole
-%   batch is read at once, which costs a fraction of reading it a term at
-%   a time.  Should Text not read as a list of Count elements, it is fed
-%   line by line as by engine_feed/5, so that each bad line gets its own
-%   rejection.
-%
-%   The atoms that the elements share can be written once, at the head
-%   of the batch: Text is then `Vars = Atoms, List`, with Vars a list of
-%   distinct variables, Atoms a list of as many atoms and List the batch
-%   list, whose elements write each of these atoms as its variable (the
-%   IRIs of a batch of graph events, see graphs.py: an IRI is read once
-%   a batch, not once a triple).  The head is the first line of Text:
-%   should the batch not read, its list is fed line by line without it
-%   (so a line that names an atom by its variable is rejected).
-%
-%   Text may also be a graph batch (see graph_batch_terms/3), whose
-%   terms cross as numbers; it always decodes.
-
-engine_feed_list(M, Text, FirstLine, Count, Summary, Detections) :-
-    engine_feed_list(M, Text, FirstLine, Count, object, Summary, Detections).
-
-%!  engine_feed_list(+Engine, +Text, +FirstLine, +Count, +Format, -Summary, -Detections) is det.
-%
-%   As engine_feed_list/6, with the detections written as Format (see
-%   engine_feed/6).
-
-engine_feed_list(M, Text, FirstLine, Count, Format, Summary, Detections) :-
-    must_be(atom, M),
-    must_be(string, Text),
-    must_be(integer, FirstLine),
-    must_be(nonneg, Count),
-    detection_format(Format),
-    (   (   graph_batch_terms(Text, Count, Terms)
-        ->  true
-        ;   catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
-            batch_terms(Batch, Terms),
-            is_list(Terms),
-            length(Terms, Count)
-        )
-    ->  feeding(M, list_events(Terms, FirstLine, M, plain), Summary, Detections)
-    ;   headless(Text, List),
-        list_lines(List, Lines),
-        engine_feed(M, Lines, FirstLine, Format, Summary, Detections)
-    ).
-
-%!  engine_feed_terms(+Engine, +Terms, +FirstLine, +Checked, -Summary, -Detections) is det.
-%
-%   As engine_feed_list/7 for a batch already made into its list of
-%   terms (see etalis_columns:column_terms/3), with the detections in
-%   the format that detection_format/1 set: element I of Terms is the
-%   term of line FirstLine+I-1, `[]` for nothing.  Checked is `checked`
-%   if every other element is known to be a valid input event
-%   event(E, T) or event(E, [T1, T2]) (a ground E of a name that is not
-%   reserved, finite numbers T1 =< T2, as column_terms/3 finds it),
-%   which is then not checked again an event at a time; else `plain`.
-
-engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections) :-
-    must_be(atom, M),
-    must_be(list, Terms),
-    must_be(integer, FirstLine),
-    must_be(oneof([checked, plain]), Checked),
-    feeding(M, list_events(Terms, FirstLine, M, Checked), Summary, Detections).
-
-%   batch_terms(+Batch, -Terms): the list of terms of a batch list read
-%   as Batch, with its atoms in place of its variables if it has a head
-%   `Vars = Atoms` (see engine_feed_list/6).
-
-batch_terms((Vars = Atoms, Terms), Terms) :- !,
-    is_list(Vars),
-    is_list(Atoms),
-    maplist(atom, Atoms),
-    Vars = Atoms.
-batch_terms(Terms, Terms).
-
-%   headless(+Text, -List): the batch list of Text, without the line of
-%   its head if it has one (see engine_feed_list/6).
-
-headless(Text, List) :-
-    (   sub_string(Text, 0, 2, _, "[_"),
-        sub_string(Text, Before, 1, _, "\n")
-    ->  Start is Before + 1,
-        sub_string(Text, Start, _, 0, List)
-    ;   List = Text
-    ).
-
-%   list_lines(+Text, -Lines): the lines of engine_feed/5 that the list
-%   Text stands for.
-
-list_lines(Text, Lines) :-
-    (   sub_string(Text, 0, 1, _, "[")
-    ->  sub_string(Text, 1, _, 0, Text1)
-    ;   Text1 = Text
-    ),
-    split_string(Text1, "\n", "", Parts),
-    maplist(list_line, Parts, Lines0),
-    atomics_to_string(Lines0, Lines).
-
-list_line(Part0, Line) :-
-    (   ( string_concat(Part, ",", Part0) ; string_concat(Part, "]", Part0) )
-    ->  true
-    ;   Part = Part0
-    ),
-    (   Part == "[]"
-    ->  Line = "\n"
-    ;   string_concat(Part, ".\n", Line)
-    ).
-
-list_events(Terms, FirstLine, M, Checked, Order0, Order, Accepted, Rejected) :-
-    batch_loop(Terms, FirstLine, M, Checked, Order0, Order, 0, Accepted, Rejected).
-
-%   feeding(+M, :Loop, -Summary, -Detections): feed M the events of Loop,
-%   called as call(Loop, Order0, Order, Accepted, Rejected), see
-%   engine_feed/5.
-
-feeding(M, Loop, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detections) :-
     engine_state(M, State),
-    arg(2, State, Order0),
-    explaining(M),
-    prefixing(M),
-    limiting(M, State),
+    batch_settings(M, State, Format, S),
     feed_start(M),
+    feed_batch(Batch, First, S, State, Summary, Detections).
+
+feed_batch(lines(Text), First, S, State, Summary, Detections) :- !,
+    must_be(string, Text),
+    Offset is First - 1,
+    text_items(Text, Offset, Items),
+    fed(items(Items), S, State, Summary, Detections).
+feed_batch(terms(Terms, Checked), First, S, State, Summary, Detections) :- !,
+    must_be(list, Terms),
+    must_be(oneof([checked, plain]), Checked),
+    fed(terms(Terms, First, Checked), S, State, Summary, Detections).
+feed_batch(flush(Timers), _, S, State, Summary, Detections) :- !,
+    must_be(boolean, Timers),
+    ordered(flush_order(Timers), S, State, Summary, Detections).
+feed_batch(advance(Time), _, S, State, Summary, Detections) :- !,
+    must_be(number, Time),
+    (   finite_number(Time)
+    ->  true
+    ;   domain_error(finite_number, Time)
+    ),
+    ordered(advance_order(Time), S, State, Summary, Detections).
+feed_batch(Batch, _, _, _, _, _) :-
+    domain_error(etalis_batch, Batch).
+
+%   batch_settings(+M, +State, +Format, -S): the settings of a batch of
+%   engine M, whose state is State, with its detections written as
+%   Format: batch(M, Limit, Mode, Explain, Selecting, Timers, Prefixes,
+%   Format).  Limit is the inference limit of an event (see
+%   engine_start/4); Mode is the way events are run (see event_goal/6):
+%   `plain` for an engine without provenance (Explain `false`) and
+%   without selection strategies (Selecting `false`), else `general`;
+%   Timers is the global variable of the engine's timers (see
+%   due_timers/4), or `none` if no rule sets a timer and none is set (so
+%   that an event need not look); Prefixes is `true` if events' names
+%   are expanded (see prefixed_event/3).  A change of the rules while the
+%   batch runs makes the settings anew (settings_refresh/1).
+
+batch_settings(M, State, Format, S) :-
     arg(3, State, Limit),
-    watched(M, Limit, output_text(call(Loop, Order0, Order, Accepted, Rejected), Detections0)),
-    feed_value(M, stopped, Stopped0),
+    (   M:'$prefix'(_, _)
+    ->  Prefixes = true
+    ;   Prefixes = false
+    ),
+    S = batch(M, Limit, Mode, Explain, Selecting, Timers, Prefixes, Format),
+    rule_settings(M, Mode, Explain, Selecting, Timers).
+
+%   settings_refresh(+S): after a change of the rules, the batch settings
+%   S follow them (the same term, changed in place: the events of the
+%   batch after the change run under the new rules).
+
+settings_refresh(S) :-
+    arg(1, S, M),
+    rule_settings(M, Mode, Explain, Selecting, Timers),
+    nb_setarg(3, S, Mode),
+    nb_setarg(4, S, Explain),
+    nb_setarg(5, S, Selecting),
+    nb_setarg(6, S, Timers).
+
+rule_settings(M, Mode, Explain, Selecting, Timers) :-
+    (   catch(M:'$explain', _, fail)
+    ->  Explain = true
+    ;   Explain = false
+    ),
+    (   catch(M:'$selecting', _, fail)
+    ->  Selecting = true
+    ;   Selecting = false
+    ),
+    (   Explain == false,
+        Selecting == false
+    ->  Mode = plain
+    ;   Mode = general
+    ),
+    timers_global(M, G),
+    (   (   catch(clause(M:'$on'('$timer'(_, _), _, _, _), _), _, fail)
+        ;   nb_getval(G, timers(_, H)),
+            \+ empty_heap(H)
+        )
+    ->  Timers = G
+    ;   Timers = none
+    ).
+
+%   fed(+Source, +S, +State, -Summary, -Detections): feed the events of
+%   Source (see next_item/4) under the batch settings S.
+
+fed(Source, S, State, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detections) :-
+    arg(2, State, Order0),
+    S = batch(M, Limit, _, _, _, _, _, _),
+    watched(M, Limit, output_text(feed_loop(Source, S, Order0, Order, 0, Accepted, Rejected, Stopped0),
+                                  Detections0)),
     (   Stopped0 = stopped(Stopped, Kept)
     ->  sub_string(Detections0, 0, Kept, _, Detections)
     ;   Stopped = none,
@@ -772,109 +741,60 @@ engine_state(M, State) :-
     ;   existence_error(etalis_engine, M)
     ).
 
-%!  engine_flush(+Engine, -Released, -Fired, -Detections) is det.
-%
-%   At the end of a stream, process the events that wait in the reorder
-%   buffer of an engine with a lateness (Released of them), then fire
-%   the timers still pending (Fired of them, with what they raise; see
-%   timer_set/5), in time order.
-%
-%   @error etalis_limit(limit(Line, Event, Limit, In)) if an event takes
-%   more inferences than the engine's limit (see engine_feed/5).
+%   ordered(:Step, +S, +State, -Summary, -Detections): move the engine
+%   of the batch settings S on as Step says (flush_order/5 or
+%   advance_order/5), see engine_feed/5.
 
-engine_flush(M, Released, Fired, Detections) :-
-    engine_flush(M, object, Released, Fired, Detections).
+:- meta_predicate ordered(4, +, +, -, -).
 
-%!  engine_flush(+Engine, +Format, -Released, -Fired, -Detections) is det.
-%
-%   As engine_flush/4, with the detections written as Format (see
-%   engine_feed/6).
-
-engine_flush(M, Format, Released, Fired, Detections) :-
-    engine_flush(M, Format, true, Released, Fired, Detections).
-
-%!  engine_flush(+Engine, +Format, +Timers, -Released, -Fired, -Detections) is det.
-%
-%   As engine_flush/5; with Timers `false` the timers due after the last
-%   event stay pending: the end of a finite input is not the end of
-%   time, and a later run resumed from a snapshot fires them when due.
-
-engine_flush(M, Format, Timers, Released, Fired, Detections) :-
-    must_be(boolean, Timers),
-    engine_ordered(M, Format, flush_order(M, Timers), Released, Fired, Detections).
-
-%!  engine_advance(+Engine, +Time, +Format, -Released, -Fired, -Detections) is det.
-%
-%   Engine's time moves on to Time with no event: no event earlier than
-%   Time may come any more, so the events of the reorder buffer up to
-%   Time are processed (Released of them) and the timers due at Time or
-%   earlier fire (Fired of them, with what they raise), in time order.
-%   A Time before the last event's changes nothing.
-
-engine_advance(M, Time, Format, Released, Fired, Detections) :-
-    must_be(number, Time),
-    (   finite_number(Time)
-    ->  true
-    ;   domain_error(finite_number, Time)
-    ),
-    engine_ordered(M, Format, advance_order(M, Time), Released, Fired, Detections).
-
-:- meta_predicate engine_ordered(+, +, 3, -, -, -).
-
-engine_ordered(M, Format, Step, Released, Fired, Detections) :-
-    detection_format(Format),
-    engine_state(M, State),
-    explaining(M),
-    limiting(M, State),
+ordered(Step, S, State, released(Released, Fired, Warnings), Detections) :-
     arg(2, State, Order0),
-    feed_start(M),
-    arg(3, State, Limit),
-    catch(watched(M, Limit, output_text(call(Step, Order0, Order, Released), Detections)),
-          etalis_limit(Hit),
-          throw(error(etalis_limit(Hit), _))),
+    S = batch(M, Limit, _, _, _, _, _, _),
+    watched(M, Limit, output_text(call(Step, S, Order0, Order, Released), Detections)),
     nb_setarg(2, State, Order),
-    feed_value(M, raised, Fired).
+    feed_value(M, raised, Fired),
+    engine_warnings(M, Warnings).
 
-%   flush_order(+M, +Timers, +Order0, -Order, -Released): process the
+%   flush_order(+Timers, +S, +Order0, -Order, -Released): process the
 %   Released events of the reorder buffer, then (if Timers is true) the
 %   timers still pending, in time order; no later event may come before
 %   the last of them.
 
-flush_order(M, Timers, Order0, Order, Released) :-
+flush_order(Timers, S, Order0, Order, Released) :-
     (   Order0 = reorder(L, Max0, Seq, H0)
     ->  heap_size(H0, Released),
-        release(M, inf, H0, H),
-        flushed_timers(Timers, M, Last),
+        release(S, inf, H0, H),
+        flushed_timers(Timers, S, Last),
         later(Max0, Last, Max),
         Order = reorder(L, Max, Seq, H)
     ;   Order0 = in_order(Last0),
         Released = 0,
-        flushed_timers(Timers, M, Last),
+        flushed_timers(Timers, S, Last),
         later(Last0, Last, Last1),
         Order = in_order(Last1)
     ).
 
-flushed_timers(true, M, Last) :-
-    due_timers(M, inf, 0, Last).
+flushed_timers(true, S, Last) :-
+    due_timers(S, inf, 0, Last).
 flushed_timers(false, _, none).
 
-%   advance_order(+M, +Time, +Order0, -Order, -Released): the events of
+%   advance_order(+Time, +S, +Order0, -Order, -Released): the events of
 %   the reorder buffer up to Time, then the timers due by Time; later
 %   events may not be earlier than Time.
 
-advance_order(M, Time, Order0, Order, Released) :-
+advance_order(Time, S, Order0, Order, Released) :-
     (   Order0 = reorder(L, Max0, Seq, H0)
-    ->  release(M, Time, H0, H),
+    ->  release(S, Time, H0, H),
         heap_size(H0, N0),
         heap_size(H, N),
         Released is N0 - N,
-        due_timers(M, Time, 0, _),
+        due_timers(S, Time, 0, _),
         Mark is Time + L,
         later(Max0, Mark, Max),
         Order = reorder(L, Max, Seq, H)
     ;   Order0 = in_order(Last0),
         Released = 0,
-        due_timers(M, Time, 0, _),
+        due_timers(S, Time, 0, _),
         later(Last0, Time, Last),
         Order = in_order(Last)
     ).
@@ -883,73 +803,83 @@ later(T, none, T) :- !.
 later(none, T, T) :- !.
 later(T0, T1, T) :- T is max(T0, T1).
 
-%   feed_loop(+In, +Text, +M, +Offset, +C0, +Order0, -Order, +A0, -A, -Rejected, ?Tail)
+%   feed_loop(+Source, +S, +Order0, -Order, +A0, -A, -Rejected, -Stopped)
 %
-%   Read and process the terms of In, a stream over Text now at
-%   character C0, one term a line.  A term (or a syntax error) that the
-%   reader took from more than one line, such as an unterminated quote,
-%   would swallow the lines after it: from where it starts, the rest of
-%   Text is read line by line (feed_lines/9), so that only its line is
-%   rejected.  Testing that a term lies on one line costs little as long
-%   as each term's line follows the previous one's.  An event over the
-%   inference limit ends the loop (see stop/5).
+%   Process the items of Source (see next_item/4) under the batch
+%   settings S, the engine's order Order0 before them and Order after;
+%   A - A0 events were accepted, Rejected are the rejected(Line, Reason)
+%   of the others.  The quick way (quick_loop/14) takes a list of terms
+%   while the settings and the order allow it, the general way
+%   (feed_term/5) one item at a time otherwise.  Stopped is `none`, or
+%   stopped(Hit, Kept) for an event that reached a limit (Hit, see
+%   limited/6), which ends the loop with the state before it, Kept the
+%   characters of the detections written before it.
 
 :- set_prolog_flag(optimise, true).           % the loop's arithmetic inline
-feed_loop(In, Text, M, Offset, C0, Order0, Order, A0, A, Rejected, Tail) :-
-    catch(read_term(In, Term, []),
-          error(syntax_error(What), Context),
-          syntax_error_term(Text, What, Context, Term)),
-    character_count(In, C1),
-    line_position(In, P1),
-    (   Term == end_of_file,
-        \+ full_stop_read(Text, C0, C1)
-    ->  Order = Order0, A = A0, Rejected = Tail
-    ;   C1 - P1 > C0 + 1,
-        LineStart is C1 - P1,
-        starts_before(Text, C0, LineStart)
-    ->  term_start(Text, C0, Start),
-        sub_string(Text, Start, _, 0, After),
-        split_string(After, "\n", "", Lines),
-        start_line(Text, Start, In, Offset, First),
-        feed_lines(Lines, First, M, Order0, Order, A0, A, Rejected, Tail)
-    ;   line_count(In, L),
-        Line is L + Offset,
-        (   C1 - C0 > 10_000_000                % row_chars/1
-        ->  row_chars(Max),
-            Chars is C1 - C0,
-            format(string(Reason), "the line holds ~D characters, more than the ~D a row may hold",
-                   [Chars, Max]),
-            Outcome = rejected(Reason)
-        ;   feed_term(Term, Line, M, Order0, Outcome)
+feed_loop(Source0, S, Order0, Order, A0, A, Rejected, Stopped) :-
+    (   Source0 = terms(Terms0, Line0, Checked),
+        Order0 = in_order(Last0),
+        S = batch(M, Limit, plain, _, _, none, false, Format)
+    ->  quick_loop(Terms0, Line0, Checked, M, Limit, Format, S, Last0, Terms, Line1, Last, A0, A1, Stop),
+        Order1 = in_order(Last),
+        Source1 = terms(Terms, Line1, Checked)
+    ;   Source1 = Source0,
+        Order1 = Order0,
+        A1 = A0,
+        Stop = none
+    ),
+    (   Stop \== none
+    ->  Order = Order1, A = A1, Rejected = [], Stopped = Stop
+    ;   next_item(Source1, Line, Item, Source)
+    ->  (   Item = term(Term)
+        ->  feed_term(Term, Line, S, Order1, Outcome)
+        ;   Outcome = Item
         ),
-        (   Outcome = admitted(Order1)
-        ->  A1 is A0 + 1,
-            feed_loop(In, Text, M, Offset, C1, Order1, Order, A1, A, Rejected, Tail)
-        ;   Outcome = stopped(Hit, Kept)
-        ->  stop(M, Hit, Kept, Order0-Order, A0-A, Rejected-Tail)
-        ;   Outcome = rejected(Reason),
-            Rejected = [rejected(Line, Reason)|Rest],
-            feed_loop(In, Text, M, Offset, C1, Order0, Order, A0, A, Rest, Tail)
+        (   Outcome = admitted(Order2)
+        ->  A2 is A1 + 1,
+            feed_loop(Source, S, Order2, Order, A2, A, Rejected, Stopped)
+        ;   Outcome = rejected(Reason)
+        ->  Rejected = [rejected(Line, Reason)|Rest],
+            feed_loop(Source, S, Order1, Order, A1, A, Rest, Stopped)
+        ;   Outcome == nothing
+        ->  feed_loop(Source, S, Order1, Order, A1, A, Rejected, Stopped)
+        ;   Order = Order1, A = A1, Rejected = [], Stopped = Outcome
         )
+    ;   Order = Order1, A = A1, Rejected = [], Stopped = none
     ).
 
-%   feed_term(+Term, +Line, +M, +Order0, -Outcome): process Term, read
-%   from line Line, in engine M.  Outcome is admitted(Order) (an event,
-%   processed), stopped(Hit, Kept) (an event over the inference limit;
-%   Kept is the output written before it, see stop/5) or
+%   next_item(+Source, -Line, -Item, -Rest) is semidet: Item is the first
+%   item of Source, of line Line; Rest the source after it.  Source is
+%   terms(Terms, Line, Checked), a list of terms from line Line on (`[]`
+%   for a line with nothing), or items(Items), a list of Line-Item read
+%   from text (see text_items/3).  Item is term(Term), rejected(Reason)
+%   or `nothing`.
+
+next_item(terms([Term|Terms], Line, Checked), Line, Item, terms(Terms, Next, Checked)) :-
+    Next is Line + 1,
+    (   Term == []
+    ->  Item = nothing
+    ;   Item = term(Term)
+    ).
+next_item(items([Line-Item|Items]), Line, Item, items(Items)).
+
+%   feed_term(+Term, +Line, +S, +Order0, -Outcome): process Term, of
+%   line Line, under the batch settings S.  Outcome is admitted(Order)
+%   (an event, processed), stopped(Hit, Kept) (an event that reached a
+%   limit; Kept is the output written before it, see feed_loop/8) or
 %   rejected(Reason).
 
-feed_term(Term, Line, M, Order0, Outcome) :-
+feed_term(Term, Line, S, Order0, Outcome) :-
     (   (   plain_input(Term, E0, T1)
         ->  T2 = T1
         ;   nonvar(Term),
             input_event(Term, Line, E0, T1, T2, Reason),
             var(Reason)
         ),
-        prefixed_event(M, E0, E),
+        prefixed_event(S, E0, E),
         character_count(current_output, Kept),
-        catch(admit(Order0, M, ev(E, T1, T2, Line), Order1),
-              etalis_limit(Hit),
+        catch(admit(Order0, S, ev(E, T1, T2, Line), Order1),
+              error(etalis_limit(Hit), _),
               true)
     ->  (   var(Hit)
         ->  Outcome = admitted(Order1)
@@ -959,64 +889,50 @@ feed_term(Term, Line, M, Order0, Outcome) :-
         Outcome = rejected(Reason)
     ).
 
-%   batch_loop(+Terms, +Line, +M, +Checked, +Order0, -Order, +A0, -A, -Rejected)
+%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
+%              -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
-%   Process Terms, the first of which is the event of line Line, the
-%   quick way (quick_loop/10) while the engine's state allows it: events
-%   in time order, the plain way (see event_goal/6), no timers, no
-%   prefixes; else the general way (list_loop/8).
+%   Process Terms, the first of which is the event of line Line, as
+%   run/5 does for batch settings S that feed_loop/8 found to allow it
+%   (events the plain way, see event_goal/6, no timers, no prefixes),
+%   without the steps that do nothing there: the events in time order
+%   from the last accepted time Last0 on.  It ends at the first term
+%   that is not a valid event in time order (Rest the terms from it on,
+%   RestLine its line; the general way takes it), after an event that
+%   changes the rules or raises events (the settings may have changed),
+%   or at an event that reaches a limit (Stop is then stopped(Hit, Kept),
+%   else `none`).  Last is the time of the last event processed.
 
-batch_loop(Terms, Line, M, Checked, Order0, Order, A0, A, Rejected) :-
-    (   Order0 = in_order(Last0),
-        b_getval(etalis_run, run(Limit, plain, none)),
-        b_getval(etalis_prefixes, false)
-    ->  quick_loop(Terms, Line, M, Checked, Limit, Last0, Order, A0, A, Rejected)
-    ;   list_loop(Terms, Line, M, Order0, Order, A0, A, Rejected)
-    ).
-
-%   quick_loop(+Terms, +Line, +M, +Checked, +Limit, +Last0, -Order, +A0, -A, -Rejected)
-%
-%   As list_loop/8 for an engine whose state batch_loop/9 found to
-%   allow it, the last accepted time Last0: what run/5 does, without
-%   the steps that do nothing there.  A term that is not a valid event
-%   in time order (and an event that changes the rules or raises
-%   events) goes the general way, and batch_loop/9 takes the rest.
-
-quick_loop([], _, _, _, _, Last, in_order(Last), A, A, []).
-quick_loop([Term|Terms], Line, M, Checked, Limit, Last0, Order, A0, A, Rejected) :-
+quick_loop([], Line, _, _, _, _, _, Last, [], Line, Last, A, A, none).
+quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
     Next is Line + 1,
     (   quick_event(Checked, Term, E, T1, T2),
         T2 >= Last0
     ->  b_setval(etalis_line, Line),
         character_count(current_output, Kept),
-        limited(Limit, M:'$run'(E, T1, T2), M, E, Line, Hit),
+        limited(Limit, M:'$run'(E, T1, T2, Format), M, E, Line, Hit),
         A1 is A0 + 1,
         (   Hit \== none
-        ->  stop(M, Hit, Kept, in_order(Last0)-Order, A0-A, Rejected-[])
+        ->  Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
         ;   \+ M:'$rule_update'(_),
             \+ M:'$raised'(_)
-        ->  quick_loop(Terms, Next, M, Checked, Limit, T2, Order, A1, A, Rejected)
-        ;   catch(( rule_updates(M),
-                    raised_events(M, T2, Line)
-                  ), etalis_limit(Raised), true),
+        ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, T2, Rest, RestLine, Last, A1, A, Stop)
+        ;   catch(( rule_updates(S),
+                    raised_events(S, T2, Line)
+                  ), error(etalis_limit(Raised), _), true),
             (   var(Raised)
-            ->  batch_loop(Terms, Next, M, Checked, in_order(T2), Order, A1, A, Rejected)
-            ;   stop(M, Raised, Kept, in_order(Last0)-Order, A0-A, Rejected-[])
+            ->  Rest = Terms, RestLine = Next, Last = T2, A = A1, Stop = none
+            ;   Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Raised, Kept)
             )
         )
     ;   Term == []
-    ->  quick_loop(Terms, Next, M, Checked, Limit, Last0, Order, A0, A, Rejected)
-    ;   list_loop([Term], Line, M, in_order(Last0), Order1, A0, A1, Rejected1),
-        (   feed_value(M, stopped, none)
-        ->  append(Rejected1, Rest, Rejected),
-            batch_loop(Terms, Next, M, Checked, Order1, Order, A1, A, Rest)
-        ;   Order = Order1, A = A1, Rejected = Rejected1
-        )
+    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop)
+    ;   Rest = [Term|Terms], RestLine = Line, Last = Last0, A = A0, Stop = none
     ).
 
 %   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid
 %   input event E over [T1,T2] (as plain_input/3 finds it, or known to
-%   be one if Checked is `checked`, see engine_feed_terms/6).
+%   be one if Checked is `checked`, see engine_feed/5).
 
 quick_event(plain, Term, E, T, T) :-
     plain_input(Term, E, T).
@@ -1028,29 +944,70 @@ quick_event(checked, event(E, Time), E, T1, T2) :-
     T1 >= -253_402_300_799,                     % time_horizon/1
     T2 =< 253_402_300_799.
 
-%   list_loop(+Terms, +Line, +M, +Order0, -Order, +A0, -A, -Rejected)
-%
-%   Process Terms, the first of which is the event of line Line (`[]`
-%   for a line with nothing to process).
+:- set_prolog_flag(optimise, false).
 
-list_loop([], _, _, Order, Order, A, A, []).
-list_loop([Term|Terms], Line, M, Order0, Order, A0, A, Rejected) :-
-    Next is Line + 1,
-    (   Term == []
-    ->  list_loop(Terms, Next, M, Order0, Order, A0, A, Rejected)
-    ;   feed_term(Term, Line, M, Order0, Outcome),
-        (   Outcome = admitted(Order1)
-        ->  A1 is A0 + 1,
-            list_loop(Terms, Next, M, Order1, Order, A1, A, Rejected)
-        ;   Outcome = stopped(Hit, Kept)
-        ->  stop(M, Hit, Kept, Order0-Order, A0-A, Rejected-[])
-        ;   Outcome = rejected(Reason),
-            Rejected = [rejected(Line, Reason)|Rest],
-            list_loop(Terms, Next, M, Order0, Order, A0, A, Rest)
-        )
+%   text_items(+Text, +Offset, -Items): the items of the event lines of
+%   Text, whose first line is line Offset+1 of its source: a list of
+%   Line-Item, Item term(Term) or rejected(Reason) (see next_item/4).
+%   A term (or a syntax error) that the reader took from more than one
+%   line, such as an unterminated quote, would swallow the lines after
+%   it: from where it starts, the rest of Text is read line by line, so
+%   that only its line is rejected.  Testing that a term lies on one line
+%   costs little as long as each term's line follows the previous one's.
+
+text_items(Text, Offset, Items) :-
+    setup_call_cleanup(
+        open_string(Text, In),
+        read_items(In, Text, Offset, 0, Items, []),
+        close(In)).
+
+read_items(In, Text, Offset, C0, Items, Tail) :-
+    catch(( read_term(In, Term, []),
+            Item0 = term(Term)
+          ),
+          error(syntax_error(What), Context),
+          ( syntax_error_reason(Text, What, Context, Reason),
+            Item0 = rejected(Reason)
+          )),
+    character_count(In, C1),
+    line_position(In, P1),
+    (   Item0 == term(end_of_file),
+        \+ full_stop_read(Text, C0, C1)
+    ->  Items = Tail
+    ;   C1 - P1 > C0 + 1,
+        LineStart is C1 - P1,
+        starts_before(Text, C0, LineStart)
+    ->  term_start(Text, C0, Start),
+        sub_string(Text, Start, _, 0, After),
+        split_string(After, "\n", "", Lines),
+        start_line(Text, Start, In, Offset, First),
+        line_items(Lines, First, Items, Tail)
+    ;   line_count(In, L),
+        Line is L + Offset,
+        (   C1 - C0 > 10_000_000                % row_chars/1
+        ->  row_chars(Max),
+            Chars is C1 - C0,
+            format(string(Reason), "the line holds ~D characters, more than the ~D a row may hold",
+                   [Chars, Max]),
+            Item = rejected(Reason)
+        ;   Item = Item0
+        ),
+        Items = [Line-Item|Items1],
+        read_items(In, Text, Offset, C1, Items1, Tail)
     ).
 
-:- set_prolog_flag(optimise, false).
+%   line_items(+Lines, +Line, -Items, ?Tail): the items of Lines, the
+%   first of which is line Line, each read on its own.
+
+line_items([], _, Tail, Tail).
+line_items([Text|Lines], Line, Items, Tail) :-
+    Offset is Line - 1,
+    setup_call_cleanup(
+        open_string(Text, In),
+        read_items(In, Text, Offset, 0, Items, Items1),
+        close(In)),
+    Next is Line + 1,
+    line_items(Lines, Next, Items1, Tail).
 
 %   full_stop_read(+Text, +C0, +C1): the reader read from character C0
 %   to C1 of Text up to a full stop: the end_of_file it read is that term
@@ -1100,34 +1057,7 @@ start_line(Text, Start, In, Offset, First) :-
     length(Parts, N),
     First is L - N + 1 + Offset.
 
-%   feed_lines(+Lines, +Line, +M, +Order0, -Order, +A0, -A, -Rejected, ?Tail)
-%
-%   Process Lines, the first of which is line Line, each read on its own.
-
-feed_lines([], _, _, Order, Order, A, A, Tail, Tail).
-feed_lines([_|_], _, M, Order0, Order, A0, A, Rejected, Tail) :-
-    \+ feed_value(M, stopped, none),
-    !,
-    Order = Order0, A = A0, Rejected = Tail.
-feed_lines([Text|Lines], Line, M, Order0, Order, A0, A, Rejected, Tail) :-
-    Offset is Line - 1,
-    setup_call_cleanup(
-        open_string(Text, In),
-        feed_loop(In, Text, M, Offset, 0, Order0, Order1, A0, A1, Rejected, Rest),
-        close(In)),
-    Next is Line + 1,
-    feed_lines(Lines, Next, M, Order1, Order, A1, A, Rest, Tail).
-
-%   stop(+M, +Hit, +Kept, ?Order0-Order, ?A0-A, ?Rejected-Tail): an
-%   event took more than the inference limit (Hit, see engine_feed/5):
-%   the feed of engine M ends with the state before it, and the first
-%   Kept characters of the detections (those of the events before it).
-
-stop(M, Hit, Kept, Order-Order, A-A, Tail-Tail) :-
-    feed_global(M, stopped, G),
-    nb_setval(G, stopped(Hit, Kept)).
-
-%   admit(+Order0, +M, +Event, -Order) is semidet.
+%   admit(+Order0, +S, +Event, -Order) is semidet.
 %
 %   Process Event now (in_order(LastTime)), or hold it in the reorder
 %   buffer of an engine with a lateness (reorder(Lateness, MaxTime, Seq,
@@ -1135,10 +1065,10 @@ stop(M, Hit, Kept, Order-Order, A-A, Tail-Tail) :-
 %   preceded by a later arrival, oldest first.  Fails for an event that
 %   comes too late.
 
-admit(in_order(Last), M, ev(E, T1, T2, Line), in_order(T2)) :-
+admit(in_order(Last), S, ev(E, T1, T2, Line), in_order(T2)) :-
     T2 >= Last,
-    run(M, E, T1, T2, Line).
-admit(reorder(L, Max0, Seq0, H0), M, Ev, reorder(L, Max, Seq, H)) :-
+    run(S, E, T1, T2, Line).
+admit(reorder(L, Max0, Seq0, H0), S, Ev, reorder(L, Max, Seq, H)) :-
     Ev = ev(_, _, T2, _),
     (   Max0 == none
     ->  Max = T2
@@ -1149,43 +1079,53 @@ admit(reorder(L, Max0, Seq0, H0), M, Ev, reorder(L, Max, Seq, H)) :-
     Key is float(T2),           % the standard order puts 5.0 before 5
     add_to_heap(H0, Key-Seq0, Ev, H1),
     Mark is Max - L,
-    release(M, Mark, H1, H).
+    release(S, Mark, H1, H).
 
-release(M, Mark, H0, H) :-
+release(S, Mark, H0, H) :-
     (   min_of_heap(H0, Key-_, _),
         Key =< Mark
     ->  get_from_heap(H0, _, ev(E, T1, T2, Line), H1),
-        run(M, E, T1, T2, Line),
-        release(M, Mark, H1, H)
+        run(S, E, T1, T2, Line),
+        release(S, Mark, H1, H)
     ;   H = H0
     ).
 
-%   run(+M, +E, +T1, +T2, +Line): process one event within the inference
-%   limit of the batch (see limiting/1), or throw etalis_limit(Hit).
+%   run(+S, +E, +T1, +T2, +Line): process one event under the batch
+%   settings S, within the inference limit, or throw
+%   error(etalis_limit(Hit), _) (see limited/6).
 
-run(M, E, T1, T2, Line) :-
-    due_timers(M, T2, Line, _),
-    run_one(M, E, T1, T2, Line),
-    raised_events(M, T2, Line).
+run(S, E, T1, T2, Line) :-
+    due_timers(S, T2, Line, _),
+    run_one(S, E, T1, T2, Line),
+    raised_events(S, T2, Line).
 
-run_one(M, E, T1, T2, Line) :-
+run_one(S, E, T1, T2, Line) :-
     b_setval(etalis_line, Line),
-    b_getval(etalis_run, run(Limit, Mode, _)),
-    event_goal(Mode, M, E, T1, T2, Goal),
+    S = batch(M, Limit, Mode, _, _, _, _, _),
+    event_goal(Mode, S, E, T1, T2, Goal),
     limited(Limit, Goal, M, E, Line, Hit),
     (   Hit == none
-    ->  rule_updates(M)
-    ;   throw(etalis_limit(Hit))
+    ->  rule_updates(S)
+    ;   throw(error(etalis_limit(Hit), _))
     ).
 
 %   limited(+Limit, :Goal, +M, +E, +Line, -Hit): run Goal, the processing
-%   of the event E of line Line in engine M, within Limit inferences and
-%   the thread's stacks.  Hit is `none`, limit(Line, E, Limit, In) if it
-%   took more inferences (see engine_feed/5), or memory(Line, E, Bytes)
-%   if the stacks ran out, Bytes being their limit (the flag
-%   stack_limit): then the rule updates and raised events it recorded
-%   are dropped.  What the event stored before it stays (the goal stores
-%   are changed in steps that each leave them whole, see store.pl).
+%   of the event E of line Line in engine M, within Limit inferences, the
+%   time they allow (see watched/3) and the thread's stacks.  Hit is
+%   `none`, or the limit the event reached, one term per kind:
+%
+%     - limit(Line, E, Limit, In): it took more than Limit
+%       inferences;
+%     - time(Line, E, Seconds, Limit, In): it ran for more than Seconds,
+%       the time that Limit inferences allow;
+%     - memory(Line, E, Bytes): it ran out of the stacks, whose limit
+%       (the flag stack_limit) is Bytes.
+%
+%   In is where(Goal) if the limit was reached in the `where` condition
+%   Goal, else `none`.  With a Hit, the rule updates and raised events
+%   it recorded are dropped.  What the event stored before it stays (the
+%   goal stores are changed in steps that each leave them whole, see
+%   store.pl).
 
 limited(Limit, Goal, M, E, Line, Hit) :-
     catch(limited_(Limit, Goal, M, E, Line, Hit),
@@ -1205,15 +1145,14 @@ limited_(Limit, Goal, M, E, Line, Hit) :-
     ->  feed_global(M, limit_goal, G),
         (   nb_current(G, Goal0), Goal0 \== none
         ->  nb_setval(G, none),
-            In0 = where(Goal0)
-        ;   In0 = none
+            In = where(Goal0)
+        ;   In = none
         ),
         feed_global(M, watch, W),
         (   nb_current(W, timed_out(Seconds))
-        ->  In = seconds(Seconds, In0)
-        ;   In = In0
-        ),
-        Hit = limit(Line, E, Limit, In)
+        ->  Hit = time(Line, E, Seconds, Limit, In)
+        ;   Hit = limit(Line, E, Limit, In)
+        )
     ;   Hit = none
     ).
 
@@ -1284,33 +1223,37 @@ watchdog(W, S) :-
     ;   true
     ).
 
-%   event_goal(+Mode, +M, +E, +T1, +T2, -Goal): Goal processes E over
-%   [T1,T2] in M, writing its detections.  Mode (see limiting/2) is
-%   `plain` for an engine without provenance or selection strategies,
-%   whose input events go straight to their clauses (M's '$run'/3, see
-%   engine_create/1), else `general`; a timer's event ('$fire'(E)) takes
-%   the general way in either.
+%   event_goal(+Mode, +S, +E, +T1, +T2, -Goal): Goal processes E over
+%   [T1,T2] under the batch settings S, writing its detections.  Mode
+%   (see batch_settings/4) is `plain` for an engine without provenance
+%   or selection strategies, whose input events go straight to their
+%   clauses (the engine's '$run'/4, see engine_create/1), else
+%   `general`; a timer's event ('$fire'(E)) takes the general way in
+%   either.
 
-event_goal(plain, M, E0, T1, T2, M:'$run'(E, T1, T2)) :-
+event_goal(plain, S, E0, T1, T2, M:'$run'(E, T1, T2, Format)) :-
     E0 \= '$fire'(_),
     !,
+    S = batch(M, _, _, _, _, _, _, Format),
     (   E0 = '$provenance'(E, _)
     ->  true
     ;   E = E0
     ).
-event_goal(Mode, M, E, T1, T2, etalis_runtime:run_event(Mode, M, E, T1, T2)).
+event_goal(_, S, E, T1, T2, etalis_runtime:run_event(S, E, T1, T2)).
 
-%   run_event(+Mode, +M, +E, +T1, +T2): process E over [T1,T2] in M the
-%   general way (see event_goal/6), writing its detections.
+%   run_event(+S, +E, +T1, +T2): process E over [T1,T2] under the batch
+%   settings S the general way (see event_goal/6), writing its
+%   detections.
 
-run_event(_, M, E0, T1, T2) :-
-    advance_position(M),
+run_event(S, E0, T1, T2) :-
+    S = batch(M, _, _, Explain, Selecting, _, _, Format),
+    advance_position(Selecting, M),
     (   E0 = '$fire'(E1)                % a timer's event: derived
     ->  How = derived
     ;   How = input,
         E1 = E0
     ),
-    (   b_getval(etalis_explain, true)
+    (   Explain == true
     ->  (   E1 = '$provenance'(E, Prov)
         ->  true
         ;   E = E1,
@@ -1319,76 +1262,39 @@ run_event(_, M, E0, T1, T2) :-
         E =.. List0,
         append(List0, [Prov], List),
         E2 =.. List,
-        partitioned(How, M, E2, T2),
-        process_explained(How, M, E2, T1, T2)
+        partitioned(How, Selecting, M, E2, T2),
+        process_explained(How, Selecting, Format, M, E2, T1, T2)
     ;   E1 = '$provenance'(E, _)
-    ->  partitioned(How, M, E, T2),
-        process(How, M, E, T1, T2)
-    ;   partitioned(How, M, E1, T2),
-        process(How, M, E1, T1, T2)
+    ->  partitioned(How, Selecting, M, E, T2),
+        process(How, Selecting, Format, M, E, T1, T2)
+    ;   partitioned(How, Selecting, M, E1, T2),
+        process(How, Selecting, Format, M, E1, T1, T2)
     ).
 
-%   partitioned(+How, +M, +E, +T2): an input event E (as the rules see
-%   it) is noted in the partitions of the rules under
+%   partitioned(+How, +Selecting, +M, +E, +T2): an input event E (as the
+%   rules see it) is noted in the partitions of the rules under
 %   `strict(partition)` (see etalis_strategies:partition_input/4).
 
-partitioned(input, M, E, T2) :-
-    b_getval(etalis_selecting, true),
-    !,
+partitioned(input, true, M, E, T2) :- !,
     b_getval(etalis_position, P),
     partition_input(M, E, P, T2).
-partitioned(_, _, _, _).
+partitioned(_, _, _, _, _).
 
-%   advance_position(+M): with rules under a selection strategy, count
-%   the input event about to be processed (see position_global/2), and
-%   drop the matches an event stopped at the inference limit offered.
+%   advance_position(+Selecting, +M): with rules under a selection
+%   strategy, count the input event about to be processed (see
+%   position_global/2), and drop the matches an event stopped at the
+%   inference limit offered.  The position of the event being processed
+%   is the global variable etalis_position, which the rules' code reads
+%   (etalis_strategies:position/1).
 
-advance_position(M) :-
-    (   b_getval(etalis_selecting, true)
-    ->  retractall(M:'$offer'(_, _, _, _, _)),
-        position_global(M, G),
-        nb_getval(G, P0),
-        P is P0 + 1,
-        nb_setval(G, P),
-        b_setval(etalis_position, P)
-    ;   true
-    ).
-
-%   limiting(+M, +State): set up for a batch of engine M the inference
-%   limit per event, the way events are run (see run_event/5), after
-%   explaining/1, and the global variable of its timers (see
-%   due_timers/4), or `none` if no rule sets a timer and none is set
-%   (so that an event need not look; rule_updates/1 sets it up again
-%   after a change of the rules).
-
-limiting(M, State) :-
-    arg(3, State, Limit),
-    (   b_getval(etalis_explain, false),
-        b_getval(etalis_selecting, false)
-    ->  Mode = plain
-    ;   Mode = general
-    ),
-    timers_global(M, G),
-    (   (   catch(clause(M:'$on'('$timer'(_, _), _, _, _), _), _, fail)
-        ;   nb_getval(G, timers(_, H)),
-            \+ empty_heap(H)
-        )
-    ->  Timers = G
-    ;   Timers = none
-    ),
-    b_setval(etalis_run, run(Limit, Mode, Timers)).
-
-%   explaining(+M): set up for a batch whether events carry provenance.
-
-explaining(M) :-
-    (   catch(M:'$explain', _, fail)
-    ->  b_setval(etalis_explain, true)
-    ;   b_setval(etalis_explain, false)
-    ),
-    (   catch(M:'$selecting', _, fail)
-    ->  b_setval(etalis_selecting, true)
-    ;   b_setval(etalis_selecting, false)
-    ).
+advance_position(true, M) :- !,
+    retractall(M:'$offer'(_, _, _, _, _)),
+    position_global(M, G),
+    nb_getval(G, P0),
+    P is P0 + 1,
+    nb_setval(G, P),
+    b_setval(etalis_position, P).
+advance_position(false, _).
 
 %!  engine_prefixes(+Engine, +Prefixes) is det.
 %
@@ -1401,23 +1307,15 @@ engine_prefixes(M, Prefixes) :-
     retractall(M:'$prefix'(_, _)),
     forall(member(P-NS, Prefixes), assertz(M:'$prefix'(P, NS))).
 
-%   prefixing(+M): set up for a batch whether events' names are expanded.
+%   prefixed_event(+S, +E0, -E): E0 with each argument that is a
+%   prefixed name of a known prefix of the engine of the batch settings S
+%   replaced by its IRI (E0 itself, not a copy, when none is).
 
-prefixing(M) :-
-    (   M:'$prefix'(_, _)
-    ->  b_setval(etalis_prefixes, true)
-    ;   b_setval(etalis_prefixes, false)
-    ).
-
-%   prefixed_event(+M, +E0, -E): E0 with each argument that is a
-%   prefixed name of a known prefix replaced by its IRI (E0 itself, not
-%   a copy, when none is).
-
-prefixed_event(M, '$provenance'(E0, Prov), '$provenance'(E, Prov)) :- !,
-    prefixed_event(M, E0, E).
-prefixed_event(M, E0, E) :-
+prefixed_event(S, '$provenance'(E0, Prov), '$provenance'(E, Prov)) :- !,
+    prefixed_event(S, E0, E).
+prefixed_event(S, E0, E) :-
     (   compound(E0),
-        b_getval(etalis_prefixes, true),
+        S = batch(M, _, _, _, _, _, true, _),
         arg(_, E0, A),
         expanded(M, A, _)
     ->  compound_name_arguments(E0, Name, Args0),
@@ -1466,27 +1364,27 @@ rejection(Term, Line, Order, Reason) :-
                [T2, L, Max])
     ).
 
-process(How, M, E, T1, T2) :-
-    forall(outcome(How, M, E, T1, T2, Out), write_detection(Out)).
+process(How, Selecting, Format, M, E, T1, T2) :-
+    forall(outcome(How, Selecting, M, E, T1, T2, Out), write_detection(Format, Out)).
 
-process_explained(How, M, E, T1, T2) :-
-    forall(outcome(How, M, E, T1, T2, det(D, S, End)),
+process_explained(How, Selecting, Format, M, E, T1, T2) :-
+    forall(outcome(How, Selecting, M, E, T1, T2, det(D, S, End)),
            (   D =.. List0,
                append(List, [Prov0], List0),
                D1 =.. List,
                flatten(Prov0, Prov),    % nested by the cumulative context
-               write_detection(det(D1, S, End), Prov)
+               write_detection(Format, det(D1, S, End), Prov)
            )).
 
-%   outcome(+How, +M, +E, +T1, +T2, -Out) is nondet: Out is each
-%   detection that the occurrence of E over [T1,T2] leads to, E an
+%   outcome(+How, +Selecting, +M, +E, +T1, +T2, -Out) is nondet: Out is
+%   each detection that the occurrence of E over [T1,T2] leads to, E an
 %   `input` event or one `derived` by a timer (reported as a rule's
-%   head is); with rules under a selection strategy, those of the
-%   matches it selects come last.
+%   head is); with rules under a selection strategy (Selecting is
+%   `true`), those of the matches it selects come last.
 
-outcome(How, M, E, T1, T2, Out) :-
+outcome(How, Selecting, M, E, T1, T2, Out) :-
     (   occurrence(How, M, E, T1, T2, Out)
-    ;   b_getval(etalis_selecting, true),
+    ;   Selecting == true,
         selection(M, Out)
     ).
 
@@ -1494,16 +1392,6 @@ occurrence(input, M, E, T1, T2, Out) :-
     M:'$on'(E, T1, T2, Out).
 occurrence(derived, M, E, T1, T2, Out) :-
     M:'$derived'(E, T1, T2, Out).
-
-%!  engine_process(+Engine, +Event, +T1, +T2, -Detections) is det.
-%
-%   Process one event that is known to be valid and in time order, and
-%   collect the reported detections as det(E, T1, T2) terms.
-
-engine_process(M, E, T1, T2, Detections) :-
-    explaining(M),
-    advance_position(M),
-    findall(Out, outcome(input, M, E, T1, T2, Out), Detections).
 
 %   plain_input(@Term, -E, -T) is semidet.
 %
@@ -1554,8 +1442,6 @@ event_name(Name) :-
 input_event(Term, _, E, T, T, _) :-
     plain_input(Term, E, T),
     !.
-input_event('$syntax_error'(What, At), _, _, _, _, Reason) :- !,
-    event_syntax_message(What, At, Reason).
 input_event(event(E0, Time, Prov), Line, '$provenance'(E, Prov), T1, T2, Reason) :- !,
     input_event(event(E0, Time), Line, E, T1, T2, Reason),
     (   var(Reason),
@@ -1583,16 +1469,16 @@ input_event((E, Time), _, _, _, _, Reason) :- !,
 input_event(E, Line, E, Line, Line, Reason) :-
     event_term(E, Reason).
 
-%   syntax_error_term(+Text, +What, +Context, -Term) is det.
+%   syntax_error_reason(+Text, +What, +Context, -Reason) is det.
 %
-%   Term stands for the reader's syntax_error(What) in Context, reading
-%   Text: '$syntax_error'(What, column(C)), C the column (from 1, a tab
-%   one column) of the token where the reader stopped, or
-%   '$syntax_error'(What, none).  Context is stream(S, Line, LinePos,
-%   Char): LinePos is that token's column as the stream counts it (a
-%   tab to the next multiple of 8), and Char lies on its line.
+%   Reason says why the reader refused a line of Text with
+%   syntax_error(What) in Context (see event_syntax_message/3), at the
+%   column (from 1, a tab one column) of the token where it stopped.
+%   Context is stream(S, Line, LinePos, Char): LinePos is that token's
+%   column as the stream counts it (a tab to the next multiple of 8), and
+%   Char lies on its line.
 
-syntax_error_term(Text, What, Context, '$syntax_error'(What, At)) :-
+syntax_error_reason(Text, What, Context, Reason) :-
     (   Context = stream(_, _, LinePos, Char),
         integer(LinePos),
         integer(Char)
@@ -1604,7 +1490,8 @@ syntax_error_term(Text, What, Context, '$syntax_error'(What, At)) :-
         visual_column(Codes, 0, LinePos, 1, Column),
         At = column(Column)
     ;   At = none
-    ).
+    ),
+    event_syntax_message(What, At, Reason).
 
 line_start(_, 0, 0) :- !.
 line_start(Text, I, Start) :-
