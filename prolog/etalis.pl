@@ -14,6 +14,9 @@
 :- use_module(etalis/compile).
 :- use_module(etalis/load).
 :- use_module(etalis/runtime).
+:- use_module(etalis/feed).
+:- use_module(etalis/feed_state, [feed_warning/2]).
+:- use_module(etalis/prefixes, [engine_prefixes/2]).
 :- use_module(etalis/knowledge).
 :- use_module(etalis/sandbox, [sandbox_check/2, item_goal/3, undefined_predicates/2]).
 :- use_module(etalis/guard, [guard_engine/1]).
@@ -52,7 +55,7 @@ Requests:
     with no event, as the machine's clock on an idle live stream: the
     events held back up to Time are processed and the timers due by then
     fire; no later event may be earlier than Time); see
-    etalis_batches and etalis_runtime:engine_feed/5.  Options:
+    etalis_batches and etalis_feed:engine_feed/5.  Options:
     first(Line), the line of the batch's first event in its source (1);
     format(Format), the detections as `object` (a JSON object a line,
     as `etalis run` prints them), `row` (a JSON array a line,
@@ -670,7 +673,7 @@ remove_label(M, Label, C) :-
 %   remove_rule would make it, and one that cannot be made is a warning
 %   of that event's line.
 
-etalis_runtime:apply_rule_updates(M, Updates) :-
+etalis_rule_changes:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
            catch(engine_names(M, make_rule_update(M, Update)), E, rule_update_warning(M, Update, E))).
 
@@ -814,7 +817,7 @@ rule_update_warning(M, Update, E) :-
 
 %!  feed_events(+Engine, +Text, -Summary, -Detections) is det.
 %
-%   Process the event lines of Text (see etalis_runtime:engine_feed/5).
+%   Process the event lines of Text (see etalis_feed:engine_feed/5).
 
 feed_events(M, Text, Summary, Detections) :-
     engine_feed(M, lines(Text), [], Summary, Detections).

@@ -10,7 +10,7 @@
 /** <module> The batches of a feed request, as the runtime takes them
 
 A feed request (see etalis.pl) names its batch as it crosses from
-Python, with the request's payload; etalis_runtime:engine_feed/5 takes
+Python, with the request's payload; etalis_feed:engine_feed/5 takes
 it as event lines, lines(Text), or as a list of terms, terms(Terms,
 Checked).  The forms of a request's batch:
 

@@ -36,7 +36,7 @@ and the error replies.
 %!  feed_header(+Summary, -Header) is det.
 %
 %   Header is the reply header of a feed with Summary (see
-%   etalis_runtime:engine_feed/5): the counts, the rejected lines and
+%   etalis_feed:engine_feed/5): the counts, the rejected lines and
 %   the warnings as [Line, Text], and where the feed stopped, if it did;
 %   for a flush or advance, the events released from the reorder buffer,
 %   the events raised and the warnings.
@@ -56,7 +56,7 @@ feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
 %!  stopped_json(+Hit, -Json) is det.
 %
 %   Json is where a feed stopped, the limit an event reached (see
-%   etalis_runtime:engine_feed/5): limit(Line, Event, Limit, In) (see
+%   etalis_feed:engine_feed/5): limit(Line, Event, Limit, In) (see
 %   limit_json/5), time(Line, Event, Seconds, Limit, In), an event that
 %   ran for longer than the Seconds that Limit inferences allow, or
 %   memory(Line, Event, Bytes), an event that ran out of the stacks,

@@ -1,6 +1,8 @@
 :- module(test_feed, []).
 :- use_module(library(plunit)).
 :- use_module('../../prolog/etalis/runtime').
+:- use_module('../../prolog/etalis/feed').
+:- use_module('../../prolog/etalis/feed_state', [feed_warning/2]).
 :- use_module('../../prolog/etalis/batches').
 :- use_module('../../prolog/etalis/protocol', [feed_header/2]).
 
@@ -136,10 +138,10 @@ test(two_engines_keep_their_warnings_apart, [WA, WB] == [[warning(1, "from a")],
     engine_start(A, [], none, inf),
     engine_create(B),
     engine_start(B, [], none, inf),
-    assertz(B:('$on'(y, _, _, _) :- etalis_runtime:feed_warning(B, "from b"), fail)),
+    assertz(B:('$on'(y, _, _, _) :- etalis_feed_state:feed_warning(B, "from b"), fail)),
     assertz(A:('$on'(x, _, _, _) :-
-                  etalis_runtime:feed_warning(A, "from a"),
-                  etalis_runtime:engine_feed(B, lines("event(y, 1).\n"), [], summary(_, _, _, WB0, _), _),
+                  etalis_feed_state:feed_warning(A, "from a"),
+                  etalis_feed:engine_feed(B, lines("event(y, 1).\n"), [], summary(_, _, _, WB0, _), _),
                   nb_setval(test_feed_warnings_b, WB0),
                   fail)),
     engine_feed(A, lines("event(x, 1).\n"), [], summary(_, _, _, WA, _), _),
