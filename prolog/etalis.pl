@@ -1,7 +1,6 @@
 :- module(etalis,
           [ etalis_api/3,               % +Request, +Payload, -Reply
-            load_engine/4,              % +Source, +Options, -Engine, -Compiled
-            feed_events/4               % +Engine, +Text, -Summary, -Detections
+            load_engine/4               % +Source, +Options, -Engine, -Compiled
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
@@ -814,13 +813,6 @@ rule_update_warning(M, Update, E) :-
     pattern_text(X, Text),
     format(string(Warning), "~w(~s) failed: ~w", [Name, Text, Msg]),
     feed_warning(M, Warning).
-
-%!  feed_events(+Engine, +Text, -Summary, -Detections) is det.
-%
-%   Process the event lines of Text (see etalis_feed:engine_feed/5).
-
-feed_events(M, Text, Summary, Detections) :-
-    engine_feed(M, lines(Text), [], Summary, Detections).
 
 %   clause_indicator(+Clause, -Text): Name/Arity of Clause's head.
 
