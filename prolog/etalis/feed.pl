@@ -32,8 +32,8 @@ the detections as text.
 %   gives (see etalis_protocol:detection_format/1; `object` if not
 %   given).  Batch is one of:
 %
-%     - lines(Text): event lines, one Prolog term a line (see the module
-%       header), the first of which is line First of its source, for the
+%     - lines(Text): event lines, one Prolog term a line (see
+%       etalis_input_events), the first of which is line First of its source, for the
 %       option first(First) (1 if not given);
 %     - terms(Terms, Checked): a list of terms, element I the term of
 %       line First+I-1 (as a line of lines(Text) would hold it, without
@@ -47,7 +47,7 @@ the detections as text.
 %     - flush(Timers): at the end of a stream, process the events that
 %       wait in the reorder buffer of an engine with a lateness, then (if
 %       Timers is `true`) fire the timers still pending (see
-%       timer_set/5), in time order; with Timers `false` the timers stay
+%       etalis_timers:timer_set/5), in time order; with Timers `false` the timers stay
 %       pending: the end of a finite input is not the end of time, and a
 %       later run resumed from a snapshot fires them when due;
 %     - advance(Time): Engine's time moves on to Time with no event: no
@@ -58,13 +58,13 @@ the detections as text.
 %
 %   For events, Summary is summary(Accepted, Raised, Rejected, Warnings,
 %   Stopped): Raised the number of events that rules raised with event/1
-%   (see etalis_rule_changes:raise_event/2) or timers fired, Rejected a list of
-%   rejected(Line, Reason) and Warnings of warning(Line, Message).  Each
-%   event may take at most the engine's inference limit (see
-%   etalis_runtime:engine_start/4).  Stopped is `none`, or the limit an
-%   event reached (see etalis_limits:limited/6): the feed stops there, with the detections made
-%   before that event (its own are dropped; the goals it stored before it
-%   was stopped stay).  For flush and advance, Summary is
+%   (see etalis_rule_changes:raise_event/2) or timers fired, Rejected a
+%   list of rejected(Line, Reason) and Warnings of warning(Line,
+%   Message).  Each event may take at most the engine's inference limit
+%   (see etalis_runtime:engine_start/4).  Stopped is `none`, or the limit
+%   an event reached (see etalis_limits:limited/6): the feed stops there,
+%   with the detections made before that event (its own are dropped; the
+%   goals it stored before it was stopped stay).  For flush and advance, Summary is
 %   released(Released, Fired, Warnings): Released events of the reorder
 %   buffer were processed and Fired timers fired (with what they raised).
 %
