@@ -18,16 +18,16 @@ all: test
 
 setup: swipl java chromium venv native
 
-# The columnar hand-over of events (prolog/etalis/etalis_columns.c), built
+# The columnar hand-over of events (prolog/etalis/runtime/etalis_columns.c), built
 # beside its source when a C compiler is there; without one, the package
 # builds it at first use into ~/.cache/etalis-py, or events cross as text.
-NATIVE  := prolog/etalis/etalis_columns.so
+NATIVE  := prolog/etalis/runtime/etalis_columns.so
 native:
 	@if command -v $${CC:-cc} >/dev/null 2>&1; then \
 	  $(MAKE) --no-print-directory $(NATIVE); \
 	else echo "== no C compiler: events will cross into Prolog as text"; fi
 
-$(NATIVE): prolog/etalis/etalis_columns.c
+$(NATIVE): prolog/etalis/runtime/etalis_columns.c
 	@echo "== building $@"
 	@$${CC:-cc} -O2 -shared -fPIC -I"$$(swipl --dump-runtime-variables | sed -n 's/^PLBASE="\(.*\)";/\1/p')/include" $< -o $@
 

@@ -48,9 +48,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from etalis_py.prolog_text import quote_atom
+from etalis_py.bridge.prolog_text import quote_atom
 from etalis_py.errors import EtalisError
-from etalis_py.etalis_import import DriverStream, read_driver
+from etalis_py.inputs.etalis_import import DriverStream, read_driver
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

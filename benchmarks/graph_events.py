@@ -102,7 +102,7 @@ def child_rdflib(stream: str) -> dict[str, Any]:
 
 def child_engine(background: str, stream: str, graphs: int) -> dict[str, Any]:
     from etalis_py import Engine
-    from etalis_py.streams import read_batches
+    from etalis_py.inputs.streams import read_batches
 
     engine = Engine.from_string(RULE)
     columnar = engine.columnar()  # as etalis run does: graph batches decoded by the foreign library if it is there

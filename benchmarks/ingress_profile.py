@@ -19,9 +19,9 @@ from typing import Any
 from throughput import HERE, KEYS, RULES, STEP, stream
 
 from etalis_py import Detection, Engine
-from etalis_py.columns import Packed, items_packed, unpacked_rows
-from etalis_py._prolog import bridge
-from etalis_py.engine import parse_rows
+from etalis_py.bridge.columns import Packed, items_packed, unpacked_rows
+from etalis_py.bridge._prolog import bridge
+from etalis_py.bridge.engine import parse_rows
 from etalis_py.events import batch_list, event_element
 
 BATCH = 10_000

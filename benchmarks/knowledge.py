@@ -98,7 +98,7 @@ def best_run(engine: Any, stream: list[tuple[str, list[str], int]]) -> tuple[flo
 
 
 def child_load(path: str, instances: int, events: int) -> dict[str, Any]:
-    import etalis_py.knowledge  # noqa: F401  (imported as the parse's rdflib is: not timed)
+    import etalis_py.rdf.knowledge  # noqa: F401  (imported as the parse's rdflib is: not timed)
     from etalis_py import Engine
 
     engine = Engine.from_string(RULE)

@@ -63,7 +63,7 @@ def state_bytes(checkpoint: Path) -> int:
 
 
 def key_snapshot(rules: Path) -> int:
-    from etalis_py.engine import Engine
+    from etalis_py.bridge.engine import Engine
 
     with Engine.from_file(rules) as engine:
         for i in range(20):

@@ -64,7 +64,7 @@ def child_a(n: int, data: Path | None = None) -> dict[str, Any]:
 
     from etalis_py import Engine
 
-    from etalis_py._prolog import bridge
+    from etalis_py.bridge._prolog import bridge
 
     engine = Engine.from_string(RULES)
     Prolog.consult(str(HERE / "throughput.pl"))

@@ -9,24 +9,24 @@
 :- use_module(library(assoc)).
 :- use_module(library(pairs)).
 :- use_module(library(http/json)).
-:- use_module(etalis/syntax).
-:- use_module(etalis/compile).
-:- use_module(etalis/load).
-:- use_module(etalis/runtime).
-:- use_module(etalis/feed).
-:- use_module(etalis/feed_state, [feed_warning/2]).
-:- use_module(etalis/prefixes, [engine_prefixes/2]).
-:- use_module(etalis/knowledge).
-:- use_module(etalis/sandbox, [sandbox_check/2, item_goal/3, undefined_predicates/2]).
-:- use_module(etalis/guard, [guard_engine/1]).
-:- use_module(etalis/operators, [store_index/3, stored_input/5]).
-:- use_module(etalis/protocol).
-:- use_module(etalis/columns).
-:- use_module(etalis/batches).
-:- use_module(etalis/rule_facts).
-:- use_module(etalis/driver, [etalis_driver/4]).
-:- use_module(etalis/engine_state).
-:- use_module(etalis/snapshot).
+:- use_module(etalis/reader/syntax).
+:- use_module(etalis/compiler/compile).
+:- use_module(etalis/runtime/load).
+:- use_module(etalis/runtime/runtime).
+:- use_module(etalis/runtime/feed).
+:- use_module(etalis/runtime/feed_state, [feed_warning/2]).
+:- use_module(etalis/runtime/prefixes, [engine_prefixes/2]).
+:- use_module(etalis/rdf/knowledge).
+:- use_module(etalis/safety/sandbox, [sandbox_check/2, item_goal/3, undefined_predicates/2]).
+:- use_module(etalis/safety/guard, [guard_engine/1]).
+:- use_module(etalis/compiler/operators, [store_index/3, stored_input/5]).
+:- use_module(etalis/runtime/protocol).
+:- use_module(etalis/runtime/columns).
+:- use_module(etalis/runtime/batches).
+:- use_module(etalis/compiler/rule_facts).
+:- use_module(etalis/dialect/driver, [etalis_driver/4]).
+:- use_module(etalis/runtime/engine_state).
+:- use_module(etalis/runtime/snapshot).
 
 /** <module> etalis-py: the engine's face towards Python
 

@@ -19,10 +19,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
-from etalis_py.engine import Engine
+from etalis_py.bridge.engine import Engine
 from etalis_py.errors import InferenceLimitError
 from etalis_py.events import Event, Rejection
-from etalis_py.rules import Aggregate, Binary, Pattern, Rule, Term, Where, Within, event_key
+from etalis_py.rules.rules import Aggregate, Binary, Pattern, Rule, Term, Where, Within, event_key
 from .evaluate import Fact, LARGE_MODEL, Model, TooLarge, evaluate
 from .terms import NEGATIONS, RuleSet, aggregate_dependent, has_negation
 

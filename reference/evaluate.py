@@ -71,10 +71,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, TypeVar, Union
 
-from etalis_py._prolog import bridge
-from etalis_py.engine import Engine
+from etalis_py.bridge._prolog import bridge
+from etalis_py.bridge.engine import Engine
 from etalis_py.events import Detection, Event, Time
-from etalis_py.rules import (
+from etalis_py.rules.rules import (
     Aggregate, Binary, Compound, EventP, Ground, Opaque, PString, Pattern, Real, Rule, Struct, Term, Where,
     event_key, ground_text, pattern_text, term_vars)
 from .terms import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Protocol
 
 from etalis_py.events import Event, Time
-from etalis_py.rules import (
+from etalis_py.rules.rules import (
     Aggregate, Binary, Const, EventP, Pattern, Rule, Struct, Term, Var,
     Where, Within, event_key, term_text, term_vars)
 from .check import Case, STATIC_RULES

@@ -1,5 +1,5 @@
 """A table's row as the engine's input line, one row at a time: the
-definition that the shipped column mapper (:mod:`etalis_py.tables`, used
+definition that the shipped column mapper (:mod:`etalis_py.inputs.tables`, used
 by ``etalis run`` and Spark replay) is held to by the tests."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from etalis_py.events import InvalidEvent
-from etalis_py.prolog_text import compound_text, input_line, quote_atom
-from etalis_py.streams import Mapping, missing_column, parse_time
+from etalis_py.bridge.prolog_text import compound_text, input_line, quote_atom
+from etalis_py.inputs.streams import Mapping, missing_column, parse_time
 
 
 def row_reader(mapping: Mapping, header: Sequence[str]) -> Callable[[Sequence[str]], str]:

@@ -35,9 +35,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from etalis_py.engine import Engine
+from etalis_py.bridge.engine import Engine
 from etalis_py.events import Event, Time
-from etalis_py.rules import (
+from etalis_py.rules.rules import (
     Binary, Compound, Const, EventP, Ground, Pattern, Rule, Struct, Term, Var, Where, Within, term_vars)
 from .evaluate import Fact, GoalSolver, PrologGoals, reported_value
 from .generate import Choices

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from etalis_py.errors import EtalisError
-from etalis_py.rules import Aggregate, Binary, Pattern, Where, Within
+from etalis_py.rules.rules import Aggregate, Binary, Pattern, Where, Within
 from .check import Case, check_case
 from .evaluate import Uncheckable
 

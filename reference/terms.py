@@ -2,7 +2,7 @@
 
 The rules are read by the engine's own reader (``RuleSet.from_text`` asks
 Prolog for the rules as JSON) into the shipped rule tree
-(:mod:`etalis_py.rules`); here are the rule sets, unification of terms with
+(:mod:`etalis_py.rules.rules`); here are the rule sets, unification of terms with
 ground values, and the variables and events of patterns.
 """
 
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from etalis_py._prolog import bridge
-from etalis_py.prolog_text import quote_atom
-from etalis_py.rules import (
+from etalis_py.bridge._prolog import bridge
+from etalis_py.bridge.prolog_text import quote_atom
+from etalis_py.rules.rules import (
     Aggregate, Binary, Compound, Const, EventP, Ground, Pattern, Real, Rule, Term, Var, Where,
     event_key, pattern_from_json, term_from_json, term_vars)
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Optional, TextIO
 
 from etalis_py.errors import EtalisError
-from etalis_py.engine import STRATEGIES
+from etalis_py.bridge.engine import STRATEGIES
 from reference.check import Case, Outcome, check_case, snapshot_mismatch
 from reference.evaluate import Uncheckable
 from reference.generate import RandomChoices, random_case, random_policy, random_timer_rule

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 import httpx
 
-from etalis_py.client import Streamed, read_stream
+from etalis_py.bridge.client import Streamed, read_stream
 
 LISTENING = re.compile(r"listening on (http://\S+)/")
 

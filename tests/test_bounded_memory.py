@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from etalis_py.streams import Mapping, read_batches
+from etalis_py.inputs.streams import Mapping, read_batches
 
 MAPPING = Mapping(event_col="name", args=("k",), time="t")
 
@@ -59,7 +59,7 @@ def test_reading_a_parquet_file_takes_memory_that_does_not_grow_with_the_file(tm
 _THRESHOLD_CHECK = """
 import ctypes
 from etalis_py import Engine
-from etalis_py._prolog import MMAP_THRESHOLD
+from etalis_py.bridge._prolog import MMAP_THRESHOLD
 
 
 class MallInfo2(ctypes.Structure):

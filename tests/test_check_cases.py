@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from etalis_py import Engine, RuleError
-from etalis_py.findings import check_text
+from etalis_py.rules.findings import check_text
 
 NEVER_HINT = ("give a window greater than 0; for events at the same time use `and` or `equals`, which allow it")
 NEGATION_HINT = ("negation is an operator: (A seq B) cnot X for no X between A and B, P fnot X for no X while "

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import cli
-from etalis_py.streams import Mapping, read_live
+from etalis_py.inputs.streams import Mapping, read_live
 
 # the forms of an event line, in the reason of a .events line that does not read
 FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
@@ -322,7 +322,7 @@ class Clock:
 
 
 def test_progress_line_waits_a_second_then_redraws_in_place_and_is_wiped() -> None:
-    from etalis_py.progress import WIDTH, ProgressLine
+    from etalis_py.outputs.progress import WIDTH, ProgressLine
 
     term, clock = Terminal(), Clock(0.0)
     line = ProgressLine(term, True, clock=clock)
@@ -335,7 +335,7 @@ def test_progress_line_waits_a_second_then_redraws_in_place_and_is_wiped() -> No
 
 
 def test_progress_line_off_a_terminal_only_when_asked_and_then_every_15_seconds() -> None:
-    from etalis_py.progress import ProgressLine, wanted
+    from etalis_py.outputs.progress import ProgressLine, wanted
 
     plain = io.StringIO()
     assert (wanted(None, plain, False), wanted(None, Terminal(), False), wanted(None, Terminal(), True),

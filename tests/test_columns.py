@@ -1,5 +1,5 @@
-"""The columnar hand-over of events (etalis_py.columns and the foreign
-library prolog/etalis/etalis_columns.c): the same events, rejections and
+"""The columnar hand-over of events (etalis_py.bridge.columns and the foreign
+library prolog/etalis/runtime/etalis_columns.c): the same events, rejections and
 detections as the text way, on values at the edges of each column type;
 and the library built at first use, or the text way with one notice."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from etalis_py import Engine
-from etalis_py._prolog import bridge, prolog_dir
-from etalis_py.columns import build, find_or_build, items_packed
+from etalis_py.bridge._prolog import bridge, prolog_dir
+from etalis_py.bridge.columns import build, find_or_build, items_packed
 from etalis_py.errors import EtalisWarning
 from etalis_py.events import Event
 
@@ -92,8 +92,8 @@ def test_a_batch_of_plain_tuples_is_packed_column_by_column() -> None:
 
 def test_the_library_is_built_into_the_cache_at_first_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     prolog = tmp_path / "prolog"
-    (prolog / "etalis").mkdir(parents=True)
-    (prolog / "etalis" / "etalis_columns.c").write_bytes((prolog_dir() / "etalis" / "etalis_columns.c").read_bytes())
+    (prolog / "etalis" / "runtime").mkdir(parents=True)
+    (prolog / "etalis" / "runtime" / "etalis_columns.c").write_bytes((prolog_dir() / "etalis" / "runtime" / "etalis_columns.c").read_bytes())
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     home = str(bridge().request("prolog_home")[0]["home"])
     path, why = find_or_build(prolog, home)
@@ -106,13 +106,12 @@ def test_the_library_is_built_into_the_cache_at_first_use(tmp_path: Path, monkey
 def test_without_a_compiler_the_reason_is_given(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CC", raising=False)
-    assert build(prolog_dir() / "etalis" / "etalis_columns.c", tmp_path / "x.so", "/usr") == \
+    assert build(prolog_dir() / "etalis" / "runtime" / "etalis_columns.c", tmp_path / "x.so", "/usr") == \
         "no C compiler (cc or gcc) on PATH"
 
 
 def test_without_the_library_events_cross_as_text_after_one_notice(monkeypatch: pytest.MonkeyPatch) -> None:
-    from etalis_py import _prolog
-
+    from etalis_py.bridge import _prolog
     b = bridge()
     monkeypatch.setattr(b, "_columns", None)
     monkeypatch.setattr(_prolog, "prolog_dir", lambda: Path("/nonexistent"))
@@ -123,7 +122,7 @@ def test_without_the_library_events_cross_as_text_after_one_notice(monkeypatch: 
             engine.emit_many([("a", (3,), 3)])
     notices = [str(w.message) for w in caught if issubclass(w.category, EtalisWarning)]
     assert notices == ["etalis-py: events cross into Prolog as text, the slower way "
-                       "(the columnar hand-over is not available: no /nonexistent/etalis/etalis_columns.c)"]
+                       "(the columnar hand-over is not available: no /nonexistent/etalis/runtime/etalis_columns.c)"]
     assert [(d.event, d.args) for d in result.detections] == [("got", (1,)), ("got", (2,))]
     assert b._columns is False
 
@@ -207,7 +206,7 @@ def test_a_column_of_plain_numerals_is_read_as_numbers_as_python_reads_them() ->
     import numpy as np
     import pyarrow as pa
 
-    from etalis_py.tables import number_array
+    from etalis_py.inputs.tables import number_array
 
     floats = number_array(pa.array(["0.1", "-0.0", "12.50", "0.1000000000000000055511151231257827",
                                     "9" * 300 + ".5", "007.25"]))
@@ -230,7 +229,7 @@ def test_packed_batches_joined_and_taken_by_rows_give_their_events() -> None:
     and rows() takes rows in any order with the texts they use."""
     import numpy as np
 
-    from etalis_py.columns import Packed
+    from etalis_py.bridge.columns import Packed
 
     engine = Engine.from_string("got2(X, Y) <- b(X, Y).\nhit(X, Y) <- d(X, Y).\n")
     assert engine.columnar()

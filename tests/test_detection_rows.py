@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from etalis_py import Detection, Engine
-from etalis_py.engine import parse_rows
+from etalis_py.bridge.engine import parse_rows
 
 RULES = "c(X, Y) <- a(X) seq b(Y).\n"
 

@@ -35,13 +35,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine
-from etalis_py.engine import STRATEGIES
+from etalis_py.bridge.engine import STRATEGIES
 from etalis_py.errors import EtalisError
 from etalis_py.events import Event, Time
 from reference.check import Case, snapshot_mismatch
 from reference.evaluate import Fact, Model, OrderDependent, TooLarge, evaluate
 from reference.generate import Choices, random_case, random_policy, random_timer_rule
-from etalis_py.rules import Within
+from etalis_py.rules.rules import Within
 from reference.terms import RuleSet, has_aggregate
 
 BUDGET = 300_000

@@ -14,7 +14,7 @@ import pytest
 from etalis_py import Detection, Engine
 from etalis_py.cli import main
 from etalis_py.errors import EtalisWarning, RuleError
-from etalis_py.findings import check_file, check_text
+from etalis_py.rules.findings import check_file, check_text
 
 HERE = Path(__file__).parent / "etalis_compat"
 

@@ -16,7 +16,7 @@ import pytest
 from etalis_py import Engine
 from etalis_py.cli import main
 from etalis_py.errors import EtalisError
-from etalis_py.etalis_import import Skipped, read_driver
+from etalis_py.inputs.etalis_import import Skipped, read_driver
 
 SCRIPT = """\
 % swipl -g "event(commented_out), halt."

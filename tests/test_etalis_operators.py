@@ -9,8 +9,8 @@ import pytest
 
 from conftest import detect
 from etalis_py import Engine, RuleError
-from etalis_py.engine import check_policy, compile_listing
-from etalis_py.findings import check_text
+from etalis_py.bridge.engine import check_policy, compile_listing
+from etalis_py.rules.findings import check_text
 from reference.evaluate import Fact, evaluate
 from reference.terms import RuleSet
 

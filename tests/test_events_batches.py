@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from etalis_py import Engine
-from etalis_py.streams import read_batches
+from etalis_py.inputs.streams import read_batches
 
 RULES = "c(X) <- a(X).\n"
 LINES = ("event(a(X), 1).\nevent(b(X, X), 2).\nevent(c(_), 3).\nevent(a(wt:o1), 4).\nevent(a(1 + 2), 5).\n"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from etalis_py.report import Readable, read_detections
+from etalis_py.outputs.report import Readable, read_detections
 
 ROOT = Path(__file__).parents[1]
 DATA = ROOT / "data"

@@ -15,7 +15,7 @@ import pytest
 
 from etalis_py import Detection, Engine, RuleError
 from etalis_py.errors import EtalisWarning
-from etalis_py.findings import Finding, check_file, check_text
+from etalis_py.rules.findings import Finding, check_file, check_text
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
 ROOT = Path(__file__).resolve().parents[1]

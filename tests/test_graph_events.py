@@ -20,10 +20,10 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import RDF, RDFS, XSD
 
 from etalis_py import Detection, Engine, EventError, RuleError
-from etalis_py.engine import parse_detections
+from etalis_py.bridge.engine import parse_detections
 from etalis_py.events import Rejection
-from etalis_py.knowledge import Closure, close
-from etalis_py.streams import read_batches
+from etalis_py.rdf.knowledge import Closure, close
+from etalis_py.inputs.streams import read_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 WEATHER = ROOT / "ontologies" / "weather.ttl"
@@ -502,7 +502,7 @@ def test_the_spaseq_queries_detect_on_the_charley_graphs() -> None:
 def test_a_table_column_of_graphs_is_a_stream_of_graph_events(tmp_path: Path) -> None:
     import csv
 
-    from etalis_py.streams import Mapping
+    from etalis_py.inputs.streams import Mapping
 
     cells = [
         ("2004-08-08T06:05:00Z", json.dumps({"@context": {"sosa": "http://www.w3.org/ns/sosa/"}, "@id": "http://ex.org/o1",
@@ -553,7 +553,7 @@ def run_stream_with(rules: str, path: Path, mapping: Any) -> tuple[list[Detectio
 
 
 def test_a_live_nquads_stream_gives_whole_graphs_however_its_lines_arrive(tmp_path: Path) -> None:
-    from etalis_py.streams import read_live
+    from etalis_py.inputs.streams import read_live
 
     lines = (EXAMPLE / "observations.nq").read_bytes().splitlines(keepends=True)
     lines.insert(100, b"not a quad\n")

@@ -14,9 +14,9 @@ import pytest
 from rdflib import Graph, Literal, Namespace
 
 from etalis_py import Detection, Engine, EventError
-from etalis_py.engine import parse_detections
+from etalis_py.bridge.engine import parse_detections
 from etalis_py.events import Rejection
-from etalis_py.streams import Mapping, read_batches
+from etalis_py.inputs.streams import Mapping, read_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 EX = Namespace("http://ex.org/")

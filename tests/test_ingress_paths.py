@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from etalis_py import Engine, cli
-from etalis_py._prolog import bridge
-from etalis_py.streams import Mapping, read_batches
+from etalis_py.bridge._prolog import bridge
+from etalis_py.inputs.streams import Mapping, read_batches
 from reference.mapping import row_reader
 
 

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from etalis_py import Engine, cli
-from etalis_py.engine import BatchResult
+from etalis_py.bridge.engine import BatchResult
 from etalis_py.events import Event
 from reference.check import Case
 from reference.generate import RandomChoices, random_case, random_policy

@@ -10,8 +10,8 @@ from rdflib import Graph, Namespace
 from rdflib.namespace import RDF, RDFS
 
 from etalis_py import Detection, Engine, RuleError, cli
-from etalis_py._prolog import bridge
-from etalis_py.knowledge import KnowledgeStats, OntologyError, OntologyNotFound
+from etalis_py.bridge._prolog import bridge
+from etalis_py.rdf.knowledge import KnowledgeStats, OntologyError, OntologyNotFound
 
 ROOT = Path(__file__).parents[1]
 WEATHER = ROOT / "ontologies" / "weather.ttl"

@@ -15,8 +15,8 @@ from rdflib.namespace import RDF, RDFS
 from rdflib.term import Node
 
 from etalis_py import Engine
-from etalis_py._prolog import bridge
-from etalis_py.knowledge import close, node_text
+from etalis_py.bridge._prolog import bridge
+from etalis_py.rdf.knowledge import close, node_text
 
 ROOT = Path(__file__).parents[1]
 EX = Namespace("http://example.org/closure#")

@@ -183,8 +183,8 @@ def test_run_format_table_shows_the_zones_of_a_names_file_as_etalis_table_does(
 
 
 def test_plot_shows_times_in_the_zones_the_table_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from etalis_py.plot import Timeline
-    from etalis_py.report import Readable, read_detections
+    from etalis_py.outputs.plot import Timeline
+    from etalis_py.outputs.report import Readable, read_detections
 
     rules, events, zones = storm_files(tmp_path)
     code, out, err = run(capsys, rules, "--events", events)
@@ -247,7 +247,7 @@ def test_a_directory_is_named_as_such_and_a_device_or_pipe_is_read(tmp_path: Pat
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     # a directory was "does not exist", and so was /dev/null or a pipe (<(zcat events.gz)), which can be read
     from etalis_py import Engine, RuleFileNotFound
-    from etalis_py.knowledge import OntologyNotFound
+    from etalis_py.rdf.knowledge import OntologyNotFound
 
     rules, events, _ = storm_files(tmp_path)
     folder = tmp_path / "folder.etl"

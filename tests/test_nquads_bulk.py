@@ -12,11 +12,11 @@ from typing import Optional
 import pytest
 
 from etalis_py import Detection, Engine
-from etalis_py import nquads
-from etalis_py._prolog import bridge
-from etalis_py.engine import parse_detections
+from etalis_py.inputs import nquads
+from etalis_py.bridge._prolog import bridge
+from etalis_py.bridge.engine import parse_detections
 from etalis_py.events import Rejection
-from etalis_py.streams import line_chunks
+from etalis_py.inputs.streams import line_chunks
 
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PROV_AT = "<http://www.w3.org/ns/prov#generatedAtTime>"

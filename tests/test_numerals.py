@@ -16,8 +16,8 @@ import pytest
 
 from etalis_py import Engine, cli
 from etalis_py.events import read_number
-from etalis_py.streams import parse_formatted_time
-from etalis_py.tables import parse_cell
+from etalis_py.inputs.streams import parse_formatted_time
+from etalis_py.inputs.tables import parse_cell
 from etalis_py.errors import EventError
 
 RULES = "h(N, V) <- a(N, V).\n"

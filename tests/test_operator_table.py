@@ -20,8 +20,8 @@ SCRIPT = """
 import json, sys
 from pyswip import Prolog
 from etalis_py import Engine
-from etalis_py._prolog import bridge
-from etalis_py.findings import check_text
+from etalis_py.bridge._prolog import bridge
+from etalis_py.rules.findings import check_text
 bridge()
 Prolog.consult(sys.argv[1])
 rules = "h(X) <- a(X) soon b(X)."
@@ -48,8 +48,8 @@ CONSTRUCT_SCRIPT = """
 import json, sys
 from pyswip import Prolog
 from etalis_py import Engine
-from etalis_py._prolog import bridge
-from etalis_py.findings import check_text
+from etalis_py.bridge._prolog import bridge
+from etalis_py.rules.findings import check_text
 bridge()
 Prolog.consult(sys.argv[1])
 rules = "h(X) <- (a(X) seq c(X)) unless b(X)."

@@ -1,5 +1,5 @@
-"""The one Prolog-text writer (etalis_py.prolog_text) and the rule tree
-(etalis_py.rules): exact texts, and texts that Prolog reads back as the
+"""The one Prolog-text writer (etalis_py.bridge.prolog_text) and the rule tree
+(etalis_py.rules.rules): exact texts, and texts that Prolog reads back as the
 values they were written from."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from etalis_py import Engine
-from etalis_py.analysis import read_rules
-from etalis_py.prolog_text import (
+from etalis_py.rules.analysis import read_rules
+from etalis_py.bridge.prolog_text import (
     compound_text,
     input_line,
     input_term,
@@ -17,7 +17,7 @@ from etalis_py.prolog_text import (
     prolog_string,
     quote_atom,
 )
-from etalis_py.rules import Binary, Const, EventP, PString, Real, Struct, Var, Where, pattern_text, term_text
+from etalis_py.rules.rules import Binary, Const, EventP, PString, Real, Struct, Var, Where, pattern_text, term_text
 
 TRICKY = ["abc", "Abc", "it's", 'say "hi"', "a\\b", "line\nbreak", "tab\there", "cr\rhere", "bell\x07", "del\x7f",
           "", "é ü", "_x", "[]"]

@@ -87,7 +87,7 @@ def test_emit_takes_iso_texts_datetimes_and_timestamps() -> None:
 
 
 def test_jsonl_time_start_and_end_may_be_iso_texts(tmp_path: Any) -> None:
-    from etalis_py.streams import read_batches
+    from etalis_py.inputs.streams import read_batches
 
     stream = tmp_path / "s.jsonl"
     stream.write_text(

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Detection, cli
-from etalis_py.plot import Signal, Timeline
+from etalis_py.outputs.plot import Signal, Timeline
 from etalis_py.events import format_duration
-from etalis_py.report import Readable, read_detections, read_names
+from etalis_py.outputs.report import Readable, read_detections, read_names
 
 # 26 December 2010, 20:51 to 23:51 UTC, and two events at stations 7 and 9
 BLIZZARD = Detection("blizzard", (1293396660.0, 1293407460.0), 1293396660.0, 1293407460.0)

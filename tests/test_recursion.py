@@ -72,7 +72,7 @@ def test_an_added_rule_that_closes_a_cycle_is_refused() -> None:
 
 
 def test_closed_engines_free_their_module() -> None:
-    from etalis_py._prolog import bridge
+    from etalis_py.bridge._prolog import bridge
 
     engine = Engine.from_string("c <- a seq b.")
     name = engine._name

@@ -27,7 +27,7 @@ BOM = b"\xef\xbb\xbf"
 @pytest.fixture(autouse=True, params=["columns", "text"])
 def hand_over(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Every test runs with events crossing into Prolog as packed columns
-    (see etalis_py.columns) and as text: the same rejections both ways."""
+    (see etalis_py.bridge.columns) and as text: the same rejections both ways."""
     if request.param == "text":
         monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
     else:

@@ -13,10 +13,10 @@ from typing import Any, Callable
 import pytest
 
 from etalis_py import Detection, Engine, RuleError, cli
-from etalis_py.knowledge import OntologyError
+from etalis_py.rdf.knowledge import OntologyError
 from etalis_py import spark as sp
 from etalis_py.spark import partition
-from etalis_py._prolog import bridge
+from etalis_py.bridge._prolog import bridge
 
 CALL = "sandbox: {} may not be called by rules from an untrusted source"
 VIA = CALL + " (it calls {})"

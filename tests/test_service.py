@@ -16,7 +16,7 @@ import pytest
 
 from etalis_py import Detection
 from etalis_py.cli import main
-from etalis_py.client import Client, ServiceError
+from etalis_py.bridge.client import Client, ServiceError
 from etalis_py.errors import EventError, RuleError
 from etalis_py.events import Rejection
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from etalis_py import Detection
-from etalis_py.client import Streamed, read_stream
+from etalis_py.bridge.client import Streamed, read_stream
 from etalis_py.service.log import DetectionLog, Missed
 
 from service_helpers import Server, start_server

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from etalis_py import Detection, Engine, EngineStats, EtalisError, SnapshotError
-from etalis_py.engine import STRATEGIES
+from etalis_py.bridge.engine import STRATEGIES
 
 Stream = list[tuple[str, list[Any], Any]]
 

@@ -590,7 +590,7 @@ def test_replay_on_a_standalone_spark_cluster_matches_local_mode(spark: SparkSes
 def test_replay_csv_is_etalis_runs_csv_and_pandas_reads_it_back(spark: SparkSession, tmp_path: Path) -> None:
     import pandas as pd
 
-    from etalis_py.output import TimeStyle
+    from etalis_py.outputs.output import TimeStyle
 
     data = tmp_path / "obs.csv"
     data.write_text(BAD_ROWS)
@@ -623,7 +623,7 @@ def test_replay_csv_is_etalis_runs_csv_and_pandas_reads_it_back(spark: SparkSess
 def test_replay_single_file_parquet_with_timestamps(spark: SparkSession, tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
-    from etalis_py.output import TimeStyle
+    from etalis_py.outputs.output import TimeStyle
 
     data = area_data(tmp_path / "area.csv", 400)
     rules = tmp_path / "area.etl"
@@ -851,7 +851,7 @@ def _graph_table(stream: Path, table: Path) -> int:
     """Write the graphs of the N-Quads file ``stream`` as a table of
     (time, graph) rows, a graph's quads as N-Quads lines, in the file's
     order; return the number of graphs."""
-    from etalis_py.nquads import QUAD, nquads_time, quad_terms
+    from etalis_py.inputs.nquads import QUAD, nquads_time, quad_terms
 
     times: dict[str, float] = {}
     cells: dict[str, list[str]] = {}

@@ -12,14 +12,14 @@ import pyarrow as pa
 import pytest
 
 from etalis_py import Engine
-from etalis_py.analysis import Sig, read_rules
+from etalis_py.rules.analysis import Sig, read_rules
 from etalis_py.cli import main, parser, replay
 from etalis_py.events import InvalidEvent
 from etalis_py.spark.mapping import MapSpec, _map_rows
 from etalis_py.spark.names import KIND, LINE, REASON, ROW
 from etalis_py.spark.planning import InputEvents, plan
-from etalis_py.streams import Mapping, parse_value
-from etalis_py.tables import column_terms, parse_cell
+from etalis_py.inputs.streams import Mapping, parse_value
+from etalis_py.inputs.tables import column_terms, parse_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 CHARLEY = ROOT / "examples" / "charley" / "charley.etl"

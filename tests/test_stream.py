@@ -25,10 +25,10 @@ import pytest
 from pyspark.sql import SparkSession
 
 from etalis_py import cli
-from etalis_py.engine import Engine
+from etalis_py.bridge.engine import Engine
 from etalis_py.spark import live
 from etalis_py.spark.stream import KAFKA_PACKAGE, read_stream, stream_session
-from etalis_py.streams import Mapping
+from etalis_py.inputs.streams import Mapping
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning")
 

@@ -123,7 +123,7 @@ def test_a_fork_while_another_thread_is_inside_an_engine_call_waits_for_it_and_t
 def test_code_run_on_the_bridges_thread_sees_the_engines_and_may_call_them() -> None:
     from pyswip import Prolog
 
-    from etalis_py._prolog import bridge
+    from etalis_py.bridge._prolog import bridge
 
     with Engine.from_string("c(K) <- a(K) seq b(K).") as engine:
         engine.emit("a", 1, at=1)

@@ -15,7 +15,7 @@ import pytest
 from etalis_py import cli
 from etalis_py.spark.mapping import MapSpec, _map_rows
 from etalis_py.spark.names import ROW, TIME
-from etalis_py.streams import Mapping, parse_time
+from etalis_py.inputs.streams import Mapping, parse_time
 from reference.mapping import row_reader
 
 # New York: 15:00 on a winter day is 20:00 UTC (EST, -5), on a summer day

@@ -12,7 +12,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from etalis_py.client import Client
+from etalis_py.bridge.client import Client
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "weather" / "noaa-jfk-hourly-2010-2018.csv"
 JFK = timezone(timedelta(hours=-5))  # NOAA's local standard time, the whole year

@@ -9,8 +9,8 @@ import sys
 import threading
 
 from etalis_py import Detection
-from etalis_py.client import Client
-from etalis_py.report import Readable
+from etalis_py.bridge.client import Client
+from etalis_py.outputs.report import Readable
 
 
 def main() -> int:

@@ -10,11 +10,11 @@
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from .engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
+from .bridge.engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
 from .errors import (CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, RuleError,
                      RuleFileNotFound, SnapshotError)
 from .events import Detection, Detections, Event, InvalidEvent, Rejection, format_time, to_time
-from .knowledge import KnowledgeStats, OntologyError
+from .rdf.knowledge import KnowledgeStats, OntologyError
 
 try:
     __version__ = _version("etalis-py")

@@ -17,22 +17,22 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO, NoReturn, Optional, TextIO, cast
 
 from . import __version__
-from .engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
+from .bridge.engine import POLICIES, STRATEGIES, Engine, check_policy, compile_listing
 from .errors import EtalisError, EtalisWarning, InferenceLimitError, RuleError, RuleFileNotFound, unreadable
-from .etalis_import import add_import_parser, import_etalis
+from .inputs.etalis_import import add_import_parser, import_etalis
 from .events import Rejection, format_time
-from .findings import Finding
-from .checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
-from .output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
-from .progress import ProgressLine, wanted
-from .streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, header_of,
+from .rules.findings import Finding
+from .bridge.checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
+from .outputs.output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
+from .outputs.progress import ProgressLine, wanted
+from .inputs.streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, header_of,
                       line_chunks, read_live, resumed_batches, stream_kind, ticking_chunks, times_are_dates)
-from .tables import parquet_batches
+from .inputs.tables import parquet_batches
 
 if TYPE_CHECKING:
     from .events import Detection
-    from .output import DetectionWriter
-    from .report import Readable
+    from .outputs.output import DetectionWriter
+    from .outputs.report import Readable
 
 # the exit statuses, as README.md's table gives them
 EXIT_OK = 0
@@ -194,7 +194,7 @@ def readable_of(ns: argparse.Namespace) -> "Readable":
     """How ``table``, ``plot`` and ``--format table`` show detections: in
     ``--tz`` (default UTC), or, without it, each in the zone of its first
     argument that has one in a ``--names`` file with a tz column."""
-    from .report import Readable, read_names, read_zones
+    from .outputs.report import Readable, read_names, read_zones
 
     return Readable(tz=ns.tz or "UTC", names=read_names(ns.names) if ns.names else {},
                     args=getattr(ns, "show_args", True), zones=read_zones(ns.names) if ns.names and ns.tz is None else {})
@@ -432,7 +432,7 @@ def _command(ns: argparse.Namespace) -> int:
 
 
 def _ontology_error() -> type[Exception]:
-    from .knowledge import OntologyError
+    from .rdf.knowledge import OntologyError
 
     return OntologyError
 
@@ -1106,7 +1106,7 @@ class _LivePrinter:
         # a micro-batch's detections come from many tasks: in the order of their end, then start
         lines.sort(key=lambda line: (json.loads(line)["end"], json.loads(line)["start"]))
         if self.readable is not None:
-            from .report import read_detections
+            from .outputs.report import read_detections
 
             self.out.write(self.readable.lines(read_detections(lines)))
         else:
@@ -1149,7 +1149,7 @@ def add_readable_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParse
 
 def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis table`` and ``etalis plot``."""
-    from .report import read_detections
+    from .outputs.report import read_detections
 
     try:
         readable = readable_of(ns)
@@ -1170,8 +1170,8 @@ def readable_output(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def plot(ns: argparse.Namespace, detections: Sequence["Detection"], readable: "Readable", err: TextIO) -> int:
-    from .plot import Signal, SignalFile, Timeline
-    from .report import value_text
+    from .outputs.plot import Signal, SignalFile, Timeline
+    from .outputs.report import value_text
 
     signals: list[Signal] = []
     quantity = "value"
@@ -1199,7 +1199,7 @@ def report_findings(rules: Path, err: TextIO, max_age: Optional[float] = None,
     """Print the errors and warnings of the rule file (not the notes) on
     ``err``, before ``run`` or ``replay`` processes events; return how
     many errors and warnings were printed."""
-    from .findings import check_file
+    from .rules.findings import check_file
 
     shown = [f for f in check_file(str(rules), max_age, [str(s) for s in static]) if f.severity != "info"]
     for f in shown:
@@ -1217,7 +1217,7 @@ def report_unused_event(rules: Path, mapping: Mapping, err: TextIO, static: Sequ
     Return the number of warnings printed (0 or 1)."""
     import difflib
 
-    from .analysis import RuleFile, Sig
+    from .rules.analysis import RuleFile, Sig
 
     if mapping.event is None:
         return 0
@@ -1247,8 +1247,8 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with errors."""
     import json
 
-    from .analysis import RuleFile
-    from .findings import counts, dot, findings
+    from .rules.analysis import RuleFile
+    from .rules.findings import counts, dot, findings
 
     rules: Path = ns.rules
     as_json = ns.format == "json"

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Any, Optional, Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .prolog_text import compound_text, input_term, interval_text, number_text, quote_atom
+from .bridge.prolog_text import compound_text, input_term, interval_text, number_text, quote_atom
 from .errors import EventError
 
 if TYPE_CHECKING:  # pandas and matplotlib are imported only when a frame or a picture is made
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pandas and matplotlib are imported only when a frame or a p
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from .plot import Signal
+    from .outputs.plot import Signal
 
 Time = Union[int, float]
 Zone = Union[str, tzinfo, None]
@@ -509,7 +509,7 @@ class Detections(list[Detection]):
         ``zones`` (values, as text, to IANA zones: a station's own) shows
         each row in the zone of its first argument that has one, with a
         ``zone`` column (``etalis table`` with a names file's tz column)."""
-        from .report import Readable
+        from .outputs.report import Readable
 
         return Readable(tz or "UTC", names or {}, zones=zones or {}).table(self)
 
@@ -524,8 +524,8 @@ class Detections(list[Detection]):
         :meth:`table`: the time axis is in the zone of every detection if
         they share one, else in ``tz`` with each lane's zone beside it and
         each bar's local start on it."""
-        from .plot import Timeline
-        from .report import Readable
+        from .outputs.plot import Timeline
+        from .outputs.report import Readable
 
         timeline = Timeline(self, signals, Readable(tz or "UTC", names or {}, zones=zones or {}), title, quantity)
         return timeline.save(path) if path is not None else timeline.figure()

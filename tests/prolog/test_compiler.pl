@@ -1,9 +1,9 @@
 :- module(test_compiler, []).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
-:- use_module('../../prolog/etalis/syntax').
-:- use_module('../../prolog/etalis/binarize').
-:- use_module('../../prolog/etalis/operators').
+:- use_module('../../prolog/etalis/reader/syntax').
+:- use_module('../../prolog/etalis/compiler/binarize').
+:- use_module('../../prolog/etalis/compiler/operators').
 
 pattern_of(Text, Pattern) :-
     read_etl_string(Text, t, [rule(_, _, Pattern, _, _)]).

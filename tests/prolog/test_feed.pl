@@ -1,10 +1,10 @@
 :- module(test_feed, []).
 :- use_module(library(plunit)).
-:- use_module('../../prolog/etalis/runtime').
-:- use_module('../../prolog/etalis/feed').
-:- use_module('../../prolog/etalis/feed_state', [feed_warning/2]).
-:- use_module('../../prolog/etalis/batches').
-:- use_module('../../prolog/etalis/protocol', [feed_header/2]).
+:- use_module('../../prolog/etalis/runtime/runtime').
+:- use_module('../../prolog/etalis/runtime/feed').
+:- use_module('../../prolog/etalis/runtime/feed_state', [feed_warning/2]).
+:- use_module('../../prolog/etalis/runtime/batches').
+:- use_module('../../prolog/etalis/runtime/protocol', [feed_header/2]).
 
 %   An engine without rules that reports every event it accepts, so that
 %   the detections are the accepted events.

@@ -2,8 +2,8 @@
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module('../../prolog/etalis/syntax').
-:- use_module('../../prolog/etalis/knowledge').
+:- use_module('../../prolog/etalis/reader/syntax').
+:- use_module('../../prolog/etalis/rdf/knowledge').
 
 items(Text, Items) :-
     read_etl_string(Text, t, Items0),

@@ -3,9 +3,9 @@
 :- use_module(library(lists)).
 :- use_module(library(http/json)).
 :- use_module('../../prolog/etalis').
-:- use_module('../../prolog/etalis/syntax').
-:- use_module('../../prolog/etalis/optable', [pattern_parts/3]).
-:- use_module('../../prolog/etalis/rule_facts', [source_pattern/2]).
+:- use_module('../../prolog/etalis/reader/syntax').
+:- use_module('../../prolog/etalis/compiler/optable', [pattern_parts/3]).
+:- use_module('../../prolog/etalis/compiler/rule_facts', [source_pattern/2]).
 :- ensure_loaded('toy/soon').
 :- ensure_loaded('toy/unless').
 

@@ -2,7 +2,7 @@
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module('../../prolog/etalis/syntax').
+:- use_module('../../prolog/etalis/reader/syntax').
 
 %   The error of reading Text: its line, column and message.
 

@@ -1,9 +1,9 @@
 :- module(test_rule_facts, []).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
-:- use_module('../../prolog/etalis/syntax').
-:- use_module('../../prolog/etalis/compile').
-:- use_module('../../prolog/etalis/rule_facts').
+:- use_module('../../prolog/etalis/reader/syntax').
+:- use_module('../../prolog/etalis/compiler/compile').
+:- use_module('../../prolog/etalis/compiler/rule_facts').
 
 pattern_of(Text, Pattern) :-
     read_etl_string(Text, t, [rule(_, _, Pattern, _, _)]).

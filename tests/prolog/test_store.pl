@@ -1,6 +1,6 @@
 :- module(test_store, []).
 :- use_module(library(plunit)).
-:- use_module('../../prolog/etalis/store').
+:- use_module('../../prolog/etalis/runtime/store').
 
 %   A store must live in a global variable to be updated in place.
 

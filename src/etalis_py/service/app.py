@@ -28,9 +28,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from ..engine import check_unicode
+from ..bridge.engine import check_unicode
 from ..errors import EtalisError, RuleError
-from ..findings import Finding
+from ..rules.findings import Finding
 from .checkpoint import Checkpoints, Saved
 from .intake import BodyError, place, read_events
 from .log import DetectionLog, Numbered

@@ -14,10 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Optional, TypeVar
 
-from ..engine import Engine
+from ..bridge.engine import Engine
 from ..errors import EtalisError, InferenceLimitError, RuleError
 from ..events import Detection, Rejection
-from ..findings import Finding
+from ..rules.findings import Finding
 from .intake import Intake
 from .log import DetectionLog, Numbered
 from .webhooks import Webhook

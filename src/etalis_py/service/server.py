@@ -14,7 +14,7 @@ from typing import Optional, TextIO
 
 import uvicorn
 
-from .._prolog import bridge
+from ..bridge._prolog import bridge
 from ..errors import EtalisError, RuleError, unreadable
 from .app import BUFFER, MAX_BODY, Service, ServiceConfig, make_app
 from .checkpoint import CheckpointError

@@ -16,13 +16,13 @@ from typing import IO, TYPE_CHECKING, Any, Optional, Union, Unpack
 
 import pyarrow as pa
 
-from ..analysis import Sig
-from ..engine import Engine, check_policy
+from ..rules.analysis import Sig
+from ..bridge.engine import Engine, check_policy
 from ..errors import RuleFileNotFound, unreadable, utf8_text
-from ..knowledge import OntologyNotFound
-from ..output import TimeStyle, csv_table, formatted, max_arity
-from ..progress import ProgressLine
-from ..streams import Mapping, MappingOptions, missing_column
+from ..rdf.knowledge import OntologyNotFound
+from ..outputs.output import TimeStyle, csv_table, formatted, max_arity
+from ..outputs.progress import ProgressLine
+from ..inputs.streams import Mapping, MappingOptions, missing_column
 from .mapping import MapSpec, _map_rows
 from .names import (
     CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
@@ -247,7 +247,7 @@ def replay(
     ``data`` is a DataFrame or the path of a CSV, Parquet or JSON-lines
     table; ``rules`` the path of an ``.etl`` file or rule text.  Rows map to
     events as in ``etalis run``, by the keywords of
-    :class:`~etalis_py.streams.MappingOptions`: ``event`` names every row's event (or
+    :class:`~etalis_py.inputs.streams.MappingOptions`: ``event`` names every row's event (or
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
     ``time_format`` or ISO 8601; a date without a zone is in ``time_zone``,
@@ -602,7 +602,7 @@ def _stage_input(the_plan: Plan, st: Stage, mapped: "DataFrame", outputs: list["
 
 
 class _Progress:
-    """The progress line of a replay (:class:`~etalis_py.progress.ProgressLine`),
+    """The progress line of a replay (:class:`~etalis_py.outputs.progress.ProgressLine`),
     from Spark's status tracker, polled by a thread."""
 
     def __init__(self, spark: "SparkSession", enabled: bool, out: IO[str] = sys.stderr) -> None:

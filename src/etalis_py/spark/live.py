@@ -17,8 +17,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import Packed
-from ..engine import Engine
+from ..bridge.columns import Packed
+from ..bridge.engine import Engine
 from .mapping import MapSpec, mapped_batches
 from .mapping import _key_text
 from .names import (

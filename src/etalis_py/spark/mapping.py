@@ -13,10 +13,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import Packed
+from ..bridge.columns import Packed
 from ..events import InvalidEvent
-from ..streams import Mapping, csv_rows, json_line_reason
-from ..tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
+from ..inputs.streams import Mapping, csv_rows, json_line_reason
+from ..inputs.tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
 from .names import (
     CORRUPT, KEY1, KEYS, KIND, LINE, PACKED, REASON, ROW, SIG, TIME, TKIND, TK_DATE, TK_NUMBER, T_FLOAT, T_INT,
     T_OTHER, T_TEXT,
@@ -71,7 +71,7 @@ def _map_rows(spec: MapSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa
 def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
                    packed: bool) -> Iterator[tuple[pa.RecordBatch, Optional[Packed]]]:
     """The mapping pass: rows to engine input lines, made by the mapper of
-    ``etalis run`` for tables (:func:`~etalis_py.tables.row_columns`, a
+    ``etalis run`` for tables (:func:`~etalis_py.inputs.tables.row_columns`, a
     column at a time, so the same lines and the same reasons), or to
     rejections.  Replay adds what only it knows: rows that Spark could not
     read, and an empty row is rejected rather than skipped (every row is
@@ -81,8 +81,8 @@ def mapped_batches(spec: MapSpec, batches: Iterator[pa.RecordBatch],
 
     If ``packed``, the events are not lines (``LINE`` is null) but packed
     columns, as ``etalis run`` packs a table's rows
-    (:func:`~etalis_py.tables.joined_packed`): with each batch of events
-    comes the :class:`~etalis_py.columns.Packed` of its input rows, and an
+    (:func:`~etalis_py.inputs.tables.joined_packed`): with each batch of events
+    comes the :class:`~etalis_py.bridge.columns.Packed` of its input rows, and an
     event's ``PACKED`` is its row's index among the input rows of all the
     batches so far."""
     m = spec.mapping

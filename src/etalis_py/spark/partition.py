@@ -15,10 +15,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..columns import Packed
-from ..engine import Engine
+from ..bridge.columns import Packed
+from ..bridge.engine import Engine
 from ..events import batch_list, event_term
-from ..prolog_text import compound_text, input_line, interval_text, number_text
+from ..bridge.prolog_text import compound_text, input_line, interval_text, number_text
 from .mapping import MapSpec, _key_text, _type_code, mapped_batches
 from .names import (
     BATCH_ROWS, FEED_LINES, KEY1, KIND, LINE, MAX_ENGINES, PACKED, REASON, ROW, S_KEY, S_KEYS, S_KIND, S_LINE, S_N,

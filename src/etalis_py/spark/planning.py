@@ -32,11 +32,11 @@ from typing import Optional
 
 import networkx as nx
 
-from ..prolog_text import quote_atom
-from ..analysis import RuleInfo, Sig, read_rules
-from ..rules import Var
+from ..bridge.prolog_text import quote_atom
+from ..rules.analysis import RuleInfo, Sig, read_rules
+from ..rules.rules import Var
 from ..errors import RuleError
-from ..streams import Mapping
+from ..inputs.streams import Mapping
 from .names import TRANSFER
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from ..streams import Lines, Mapping, csv_rows, line_chunks
+from ..inputs.streams import Lines, Mapping, csv_rows, line_chunks
 from .names import CORRUPT
 
 if TYPE_CHECKING:

@@ -136,7 +136,7 @@ def class_archive() -> Optional[ClassArchive]:
     or None if ``ETALIS_SPARK_CDS=0`` or there is no place for it."""
     import pyspark
 
-    from ..columns import cache_dir
+    from ..bridge.columns import cache_dir
 
     if os.environ.get("ETALIS_SPARK_CDS", "") == "0":
         return None

@@ -22,10 +22,10 @@ from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 
-from ..analysis import Sig
-from ..engine import check_policy
+from ..rules.analysis import Sig
+from ..bridge.engine import check_policy
 from ..errors import RuleError
-from ..streams import Mapping, MappingOptions, missing_column
+from ..inputs.streams import Mapping, MappingOptions, missing_column
 from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
 from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, LiveProcessor, LiveStage
 from .mapping import MapSpec

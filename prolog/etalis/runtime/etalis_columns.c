@@ -1,0 +1,691 @@
+/*  etalis_columns: batches of events handed over as packed columns.
+
+    Python (numpy/pyarrow) packs a batch of N events as columns and passes
+    their addresses in the request; pyswip runs SWI-Prolog inside the
+    Python process, so the addresses are valid here.  This library builds
+    the batch list of event terms from them, the list that reading the
+    batch's text would give (see prolog/etalis/runtime/columns.pl for the layout).
+*/
+
+#include <SWI-Prolog.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TAG_INT = 0, TAG_FLOAT = 1, TAG_TABLE = 2 };
+
+typedef struct
+{ const uint8_t *tags;          /* a tag a row, or NULL: every row is tag */
+  int tag;
+  const int64_t *vals;          /* 8 bytes a row: int64, float64 or a table index */
+  term_t table;                 /* first of table_size consecutive term refs */
+  size_t table_size;
+  int table_ground;             /* every element of the table is ground */
+} column;
+
+static functor_t FUNCTOR_event2;
+static functor_t FUNCTOR_columns4;
+static functor_t FUNCTOR_col3;
+static functor_t FUNCTOR_all1;
+static functor_t FUNCTOR_heads2;
+static functor_t FUNCTOR_slash2;
+static atom_t ATOM_interval;
+static atom_t ATOM_point;
+
+static int
+type_error(const char *expected, term_t culprit)
+{ return PL_type_error(expected, culprit);
+}
+
+static int
+get_address(term_t t, const void **p)
+{ int64_t a;
+
+  if ( !PL_get_int64_ex(t, &a) )
+    return FALSE;
+  if ( a == 0 )
+    return PL_domain_error("address", t);
+  *p = (const void *)(intptr_t)a;
+  return TRUE;
+}
+
+/* The elements of the proper list List into Size fresh consecutive term refs. */
+static int
+get_table(term_t list, term_t *refs, size_t *size)
+{ size_t n = 0;
+  term_t head = PL_new_term_ref(), tail = PL_copy_term_ref(list);
+
+  if ( PL_skip_list(list, 0, &n) != PL_LIST )
+    return type_error("list", list);
+  *refs = n ? PL_new_term_refs((int)n) : 0;
+  *size = n;
+  for ( size_t i = 0; PL_get_list(tail, head, tail); i++ )
+  { if ( !PL_put_term(*refs + i, head) )
+      return FALSE;
+  }
+  return TRUE;
+}
+
+static int
+get_column(term_t spec, column *c)
+{ term_t a = PL_new_term_ref();
+
+  if ( !PL_is_functor(spec, FUNCTOR_col3) )
+    return type_error("col(Tags, Values, Table)", spec);
+  _PL_get_arg(1, spec, a);
+  if ( PL_is_functor(a, FUNCTOR_all1) )
+  { term_t k = PL_new_term_ref();
+    _PL_get_arg(1, a, k);
+    c->tags = NULL;
+    if ( !PL_get_integer_ex(k, &c->tag) )
+      return FALSE;
+  } else if ( !get_address(a, (const void **)&c->tags) )
+    return FALSE;
+  _PL_get_arg(2, spec, a);
+  if ( !get_address(a, (const void **)&c->vals) )
+    return FALSE;
+  _PL_get_arg(3, spec, a);
+  if ( !get_table(a, &c->table, &c->table_size) )
+    return FALSE;
+  c->table_ground = TRUE;
+  for ( size_t i = 0; i < c->table_size && c->table_ground; i++ )
+    c->table_ground = PL_is_ground(c->table + i);
+  return TRUE;
+}
+
+/* The tag of row's cell in column c. */
+static int
+cell_tag(const column *c, size_t row)
+{ return c->tags ? c->tags[row] : c->tag;
+}
+
+/* The cell of row in column c is a ground argument: a number, or a
+   ground element of the table. */
+static int
+ground_cell(const column *c, size_t row)
+{ int tag = cell_tag(c, row);
+  return tag == TAG_INT || tag == TAG_FLOAT || (tag == TAG_TABLE && c->table_ground);
+}
+
+/* The cell of row in column c is a finite number: an int64 (*is_int) or
+   a finite float64 (*d). */
+static int
+finite_cell(const column *c, size_t row, int *is_int, int64_t *i, double *d)
+{ int tag = cell_tag(c, row);
+  *i = c->vals[row];
+  if ( tag == TAG_INT )
+  { *is_int = TRUE;
+    return TRUE;
+  }
+  if ( tag == TAG_FLOAT )
+  { memcpy(d, i, sizeof *d);
+    *is_int = FALSE;
+    return isfinite(*d);
+  }
+  return FALSE;
+}
+
+/* The time of row (the cell of column tc, or with an interval the cells
+   of tc and tc+1) is a valid time: finite numbers, the start not after
+   the end.  An interval of an int64 and a float64 is left to Prolog. */
+static int
+valid_time(const column *tc, int interval, size_t row)
+{ int int1, int2;
+  int64_t i1, i2;
+  double d1, d2;
+
+  if ( !finite_cell(tc, row, &int1, &i1, &d1) )
+    return FALSE;
+  if ( !interval )
+    return TRUE;
+  if ( !finite_cell(tc + 1, row, &int2, &i2, &d2) || int1 != int2 )
+    return FALSE;
+  return int1 ? i1 <= i2 : d1 <= d2;
+}
+
+static int
+put_cell(term_t t, const column *c, size_t row)
+{ int tag = cell_tag(c, row);
+  int64_t v = c->vals[row];
+
+  switch ( tag )
+  { case TAG_INT:
+      return PL_put_int64(t, v);
+    case TAG_FLOAT:
+    { double d;
+      memcpy(&d, &v, sizeof d);
+      return PL_put_float(t, d);
+    }
+    case TAG_TABLE:
+      if ( v < 0 || (size_t)v >= c->table_size )
+        return PL_representation_error("column_table_index");
+      return PL_put_term(t, c->table + v);
+    default:
+      return PL_representation_error("column_tag");
+  }
+}
+
+/* etalis_column_terms(+Spec, -Terms, -Checked)
+
+   Spec is columns(N, heads(CodesAddress, Heads), Columns, When): row I's
+   event is Name(A1, ..., Ak) for the element Name/k of Heads that its
+   int32 code names (a code of -1: the row is [], nothing to process),
+   Ai the cell of row I of the I-th element of Columns, and its time the
+   cell of the column after the arguments (When = point) or the list of
+   the cells of the last two columns (When = interval); When may also be
+   the address of N uint8 flags, 1 for a row of the last two columns'
+   interval, 0 for a row at the point of the second last.  A column is
+   col(Tags, Values, Table): Values the address of N 8-byte cells, Tags
+   the address of N uint8 tags or all(Tag); tag 0 an int64, 1 a float64,
+   2 the Table element of that index.
+
+   Checked is `true` if every row's event has ground arguments (numbers,
+   or ground elements of their tables) and a valid time (finite numbers,
+   a start not after its end), else `false`.
+*/
+static foreign_t
+column_terms(term_t spec, term_t terms, term_t checked)
+{ term_t a = PL_new_term_ref();
+  int valid = TRUE;
+  int64_t n64;
+  const int32_t *codes = NULL;
+  term_t heads;
+  size_t nheads, ncols;
+  int interval;
+  const uint8_t *points = NULL;        /* per row: 1 an interval, 0 a point */
+  atom_t when;
+
+  if ( !PL_is_functor(spec, FUNCTOR_columns4) )
+    return type_error("columns(N, Heads, Columns, When)", spec);
+  _PL_get_arg(1, spec, a);
+  if ( !PL_get_int64_ex(a, &n64) )
+    return FALSE;
+  if ( n64 < 0 )
+    return PL_domain_error("not_less_than_zero", a);
+  size_t n = (size_t)n64;
+
+  _PL_get_arg(2, spec, a);
+  if ( !PL_is_functor(a, FUNCTOR_heads2) )
+    return type_error("heads(Codes, Table)", a);
+  { term_t h = PL_new_term_ref();
+    _PL_get_arg(1, a, h);
+    if ( n && !get_address(h, (const void **)&codes) )
+      return FALSE;
+    _PL_get_arg(2, a, h);
+    if ( !get_table(h, &heads, &nheads) )
+      return FALSE;
+  }
+  functor_t *functors = nheads ? PL_malloc(nheads * sizeof(functor_t)) : NULL;
+  int *arities = nheads ? PL_malloc(nheads * sizeof(int)) : NULL;
+  column *cols = NULL;
+  int rc = FALSE;
+
+  for ( size_t i = 0; i < nheads; i++ )
+  { term_t name = PL_new_term_ref(), arity = PL_new_term_ref();
+    atom_t na;
+    if ( !PL_is_functor(heads + i, FUNCTOR_slash2) )
+    { type_error("Name/Arity", heads + i);
+      goto out;
+    }
+    _PL_get_arg(1, heads + i, name);
+    _PL_get_arg(2, heads + i, arity);
+    if ( !PL_get_atom_ex(name, &na) || !PL_get_integer_ex(arity, &arities[i]) )
+      goto out;
+    if ( arities[i] < 0 )
+    { PL_domain_error("not_less_than_zero", arity);
+      goto out;
+    }
+    functors[i] = arities[i] ? PL_new_functor(na, arities[i]) : (functor_t)na;
+  }
+
+  _PL_get_arg(3, spec, a);
+  if ( PL_skip_list(a, 0, &ncols) != PL_LIST )
+  { type_error("list", a);
+    goto out;
+  }
+  cols = ncols ? PL_malloc(ncols * sizeof(column)) : NULL;
+  { term_t tail = PL_copy_term_ref(a), head = PL_new_term_ref();
+    for ( size_t j = 0; PL_get_list(tail, head, tail); j++ )
+    { if ( !get_column(head, &cols[j]) )
+        goto out;
+    }
+  }
+
+  _PL_get_arg(4, spec, a);
+  if ( PL_is_integer(a) )
+  { if ( !get_address(a, (const void **)&points) )
+      goto out;
+    interval = 1;
+  } else if ( !PL_get_atom_ex(a, &when) )
+  { goto out;
+  } else if ( when == ATOM_point )
+  { interval = 0;
+  } else if ( when == ATOM_interval )
+  { interval = 1;
+  } else
+  { PL_domain_error("point_or_interval", a);
+    goto out;
+  }
+  size_t nargs = ncols - (interval ? 2 : 1);
+  if ( ncols < (size_t)(interval ? 2 : 1) )
+  { PL_domain_error("time_columns", a);
+    goto out;
+  }
+  for ( size_t i = 0; i < nheads; i++ )
+  { if ( (size_t)arities[i] > nargs )
+    { PL_domain_error("arity_within_columns", heads + i);
+      goto out;
+    }
+  }
+
+  { term_t list = PL_new_term_ref();
+    term_t elem = PL_new_term_ref();
+    term_t ev = PL_new_term_ref();
+    term_t t = PL_new_term_ref();
+    term_t t2 = PL_new_term_ref();
+    term_t args = nargs ? PL_new_term_refs((int)nargs) : 0;
+    const column *tc = &cols[nargs];
+
+    PL_put_nil(list);
+    for ( size_t r = n; r-- > 0; )
+    { int32_t code = codes[r];
+      if ( code < 0 )
+      { PL_put_nil(elem);
+      } else
+      { if ( (size_t)code >= nheads )
+        { PL_representation_error("column_head_code");
+          goto out;
+        }
+        int k = arities[code];
+        if ( valid )
+        { valid = valid_time(tc, interval && (!points || points[r]), r);
+          for ( int j = 0; j < k && valid; j++ )
+            valid = ground_cell(&cols[j], r);
+        }
+        if ( k == 0 )
+        { if ( !PL_put_atom(ev, (atom_t)functors[code]) )
+            goto out;
+        } else
+        { for ( int j = 0; j < k; j++ )
+            if ( !put_cell(args + j, &cols[j], r) )
+              goto out;
+          if ( !PL_cons_functor_v(ev, functors[code], args) )
+            goto out;
+        }
+        if ( interval && (!points || points[r]) )
+        { if ( !put_cell(t2, tc + 1, r) || !put_cell(t, tc, r) )
+            goto out;
+          term_t nil = elem;            /* elem is free until the end */
+          if ( !PL_put_nil(nil) || !PL_cons_list(t2, t2, nil) || !PL_cons_list(t, t, t2) )
+            goto out;
+        } else if ( !put_cell(t, tc, r) )
+          goto out;
+        if ( !PL_cons_functor(elem, FUNCTOR_event2, ev, t) )
+          goto out;
+      }
+      if ( !PL_cons_list(list, elem, list) )
+        goto out;
+    }
+    rc = PL_unify(terms, list) && PL_unify_bool(checked, valid);
+  }
+
+out:
+  if ( functors ) PL_free(functors);
+  if ( arities ) PL_free(arities);
+  if ( cols ) PL_free(cols);
+  return rc;
+}
+
+/*  Detections packed for Python, the other way: etalis_pack_detection/3
+    appends det(E, T1, T2) to buffers that etalis_packed_detections/2
+    describes after the feed.  Each detection is its name (an index into
+    the table of atoms) and arity, then a cell a argument and one for each
+    time: tag 0 an int64, 1 a float64, 2 an atom (an index into the table
+    of atoms), 3 a JSON text (an index into the texts) for any other value,
+    as the JSON writer writes it.  Process-wide, for the feed that Python
+    is running (one at a time, under the bridge's lock).
+*/
+
+typedef struct
+{ void *data;
+  size_t size;                  /* elements used */
+  size_t cap;                   /* elements allocated */
+} growing;
+
+static growing d_heads, d_arities, d_tags, d_vals, d_atoms, d_texts;
+static atom_t *atom_keys;       /* open addressing: atom -> index + 1 */
+static int32_t *atom_slots;
+static size_t atom_cap;
+static predicate_t json_text_pred;
+
+static int
+grow(growing *g, size_t esize, size_t more)
+{ if ( g->size + more > g->cap )
+  { size_t cap = g->cap ? g->cap * 2 : 1024;
+    while ( cap < g->size + more )
+      cap *= 2;
+    void *data = realloc(g->data, cap * esize);
+    if ( !data )
+      return PL_resource_error("memory");
+    g->data = data;
+    g->cap = cap;
+  }
+  return TRUE;
+}
+
+static int
+atom_index(atom_t a, int32_t *index)
+{ if ( d_atoms.size * 2 >= atom_cap )
+  { size_t cap = atom_cap ? atom_cap * 2 : 256;
+    atom_t *keys = calloc(cap, sizeof(atom_t));
+    int32_t *slots = calloc(cap, sizeof(int32_t));
+    if ( !keys || !slots )
+    { free(keys); free(slots);
+      return PL_resource_error("memory");
+    }
+    for ( size_t i = 0; i < d_atoms.size; i++ )
+    { atom_t k = ((atom_t *)d_atoms.data)[i];
+      size_t h = (k * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+      while ( slots[h] )
+        h = (h + 1) & (cap - 1);
+      keys[h] = k;
+      slots[h] = (int32_t)i + 1;
+    }
+    free(atom_keys); free(atom_slots);
+    atom_keys = keys; atom_slots = slots; atom_cap = cap;
+  }
+  size_t h = (a * 0x9E3779B97F4A7C15ULL) & (atom_cap - 1);
+  while ( atom_slots[h] )
+  { if ( atom_keys[h] == a )
+    { *index = atom_slots[h] - 1;
+      return TRUE;
+    }
+    h = (h + 1) & (atom_cap - 1);
+  }
+  if ( !grow(&d_atoms, sizeof(atom_t), 1) )
+    return FALSE;
+  PL_register_atom(a);
+  ((atom_t *)d_atoms.data)[d_atoms.size] = a;
+  *index = (int32_t)d_atoms.size++;
+  atom_keys[h] = a;
+  atom_slots[h] = *index + 1;
+  return TRUE;
+}
+
+static int
+push_cell(uint8_t tag, int64_t v)
+{ if ( !grow(&d_tags, 1, 1) || !grow(&d_vals, sizeof(int64_t), 1) )
+    return FALSE;
+  ((uint8_t *)d_tags.data)[d_tags.size++] = tag;
+  ((int64_t *)d_vals.data)[d_vals.size++] = v;
+  return TRUE;
+}
+
+static int
+push_json(term_t t)
+{ fid_t fid = PL_open_foreign_frame();
+  term_t av = PL_new_term_refs(2);
+  char *s;
+  size_t len;
+  int rc = FALSE;
+
+  if ( !fid )
+    return FALSE;
+  if ( PL_put_term(av, t) &&
+       PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, json_text_pred, av) &&
+       PL_get_nchars(av + 1, &len, &s, CVT_STRING|CVT_ATOM|REP_UTF8|CVT_EXCEPTION) &&
+       grow(&d_texts, sizeof(char *), 1) )
+  { char *copy = malloc(len + 1);
+    if ( copy )
+    { memcpy(copy, s, len + 1);
+      ((char **)d_texts.data)[d_texts.size] = copy;
+      rc = push_cell(3, (int64_t)d_texts.size++);
+    } else
+      rc = PL_resource_error("memory");
+  }
+  PL_close_foreign_frame(fid);
+  return rc;
+}
+
+static int
+push_value(term_t t)
+{ int64_t i;
+  double d;
+  atom_t a;
+
+  switch ( PL_term_type(t) )
+  { case PL_INTEGER:
+      if ( PL_get_int64(t, &i) )
+        return push_cell(0, i);
+      return push_json(t);
+    case PL_FLOAT:
+      if ( PL_get_float(t, &d) && isfinite(d) )
+      { memcpy(&i, &d, sizeof i);
+        return push_cell(1, i);
+      }
+      return push_json(t);
+    case PL_ATOM:
+    { int32_t index;
+      if ( PL_get_atom(t, &a) && atom_index(a, &index) )
+        return push_cell(2, index);
+      return FALSE;
+    }
+    default:
+      return push_json(t);
+  }
+}
+
+static void
+clear_detections(void)
+{ for ( size_t i = 0; i < d_atoms.size; i++ )
+    PL_unregister_atom(((atom_t *)d_atoms.data)[i]);
+  for ( size_t i = 0; i < d_texts.size; i++ )
+    free(((char **)d_texts.data)[i]);
+  d_heads.size = d_arities.size = d_tags.size = d_vals.size = d_atoms.size = d_texts.size = 0;
+  if ( atom_cap )
+  { memset(atom_slots, 0, atom_cap * sizeof(int32_t));
+  }
+}
+
+/* etalis_pack_detection(+Event, +T1, +T2) */
+static foreign_t
+pack_detection(term_t e, term_t t1, term_t t2)
+{ atom_t name;
+  size_t arity;
+  int32_t index;
+  term_t a = PL_new_term_ref();
+
+  if ( !PL_get_name_arity(e, &name, &arity) )
+    return type_error("callable", e);
+  if ( !atom_index(name, &index) ||
+       !grow(&d_heads, sizeof(int32_t), 1) || !grow(&d_arities, sizeof(int32_t), 1) )
+    return FALSE;
+  ((int32_t *)d_heads.data)[d_heads.size++] = index;
+  ((int32_t *)d_arities.data)[d_arities.size++] = (int32_t)arity;
+  for ( size_t i = 1; i <= arity; i++ )
+  { _PL_get_arg(i, e, a);
+    if ( !push_value(a) )
+      return FALSE;
+  }
+  return push_value(t1) && push_value(t2);
+}
+
+/* etalis_packed_reset: forget the detections packed so far */
+static foreign_t
+packed_reset(void)
+{ clear_detections();
+  return TRUE;
+}
+
+/* etalis_packed_detections(-Layout, -Atoms, -Texts):
+   Layout = packed(N, Heads, Arities, Cells, Tags, Values) with the
+   addresses of the buffers (N detections, Cells cells); Atoms and Texts
+   the lists of the atoms and JSON texts the indexes name.  The buffers
+   stay until the next reset. */
+static foreign_t
+packed_detections(term_t layout, term_t atoms, term_t texts)
+{ term_t list = PL_new_term_ref(), h = PL_new_term_ref();
+  functor_t f = PL_new_functor(PL_new_atom("packed"), 6);
+
+  if ( !PL_unify_term(layout, PL_FUNCTOR, f,
+                      PL_INT64, (int64_t)d_heads.size,
+                      PL_INT64, (int64_t)(intptr_t)d_heads.data,
+                      PL_INT64, (int64_t)(intptr_t)d_arities.data,
+                      PL_INT64, (int64_t)d_tags.size,
+                      PL_INT64, (int64_t)(intptr_t)d_tags.data,
+                      PL_INT64, (int64_t)(intptr_t)d_vals.data) )
+    return FALSE;
+  PL_put_nil(list);
+  for ( size_t i = d_atoms.size; i-- > 0; )
+  { if ( !PL_put_atom(h, ((atom_t *)d_atoms.data)[i]) || !PL_cons_list(list, h, list) )
+      return FALSE;
+  }
+  if ( !PL_unify(atoms, list) )
+    return FALSE;
+  PL_put_nil(list);
+  for ( size_t i = d_texts.size; i-- > 0; )
+  { if ( !PL_put_chars(h, PL_STRING|REP_UTF8, (size_t)-1, ((char **)d_texts.data)[i]) ||
+         !PL_cons_list(list, h, list) )
+      return FALSE;
+  }
+  return PL_unify(texts, list);
+}
+
+/* Graph batches (see prolog/etalis/runtime/graph_batch.pl): the batch list of a
+   batch of graph events from the parts of its text.  A code of the
+   graphs' and triples' texts is a number that skips the surrogates,
+   0xD800 to 0xDFFF: a position of the table from 1, or a count plus 1. */
+
+static functor_t FUNCTOR_graph1;
+static functor_t FUNCTOR_rdf_graph2;
+static functor_t FUNCTOR_rdf_graph3;
+static functor_t FUNCTOR_t3;
+
+static size_t
+code_number(pl_wchar_t c)
+{ return c < 0xD800 ? (size_t)c : (size_t)c - 0x800;
+}
+
+static int
+wide_text(term_t t, size_t *len, pl_wchar_t **s)
+{ return PL_get_wchars(t, len, s, CVT_STRING|CVT_EXCEPTION|BUF_MALLOC);
+}
+
+/* etalis_graph_terms(+Atoms, +NAtoms, +Others, +Graphs, +Triples, +Count, -Terms):
+   Atoms the batch's NAtoms atoms separated by newlines, Others the list
+   of its other terms, Graphs five codes a graph (gap, name, time, stream,
+   triples), Triples three codes a triple; Terms the batch list of Count
+   elements.  A code outside the table or the texts is a domain error. */
+static foreign_t
+graph_terms(term_t atoms, term_t natoms, term_t others, term_t graphs, term_t triples,
+            term_t count, term_t terms)
+{ size_t alen = 0, glen = 0, tlen = 0, n_atoms, n_others = 0, lines;
+  char *a = NULL;
+  pl_wchar_t *g = NULL, *tr = NULL;
+  term_t table = 0;
+  int rc = FALSE;
+
+  if ( !PL_get_size_ex(natoms, &n_atoms) || !PL_get_size_ex(count, &lines) )
+    return FALSE;
+  if ( PL_skip_list(others, 0, &n_others) != PL_LIST )
+    return type_error("list", others);
+  if ( !PL_get_nchars(atoms, &alen, &a, CVT_STRING|CVT_EXCEPTION|REP_UTF8|BUF_MALLOC) || !wide_text(graphs, &glen, &g) || !wide_text(triples, &tlen, &tr) )
+    goto out;
+  size_t n = n_atoms + n_others;
+  table = n ? PL_new_term_refs((int)n) : 0;
+  /* the atoms */
+  size_t k = 0, start = 0;
+  for ( size_t i = 0; n_atoms && i <= alen; i++ )
+  { if ( i == alen || a[i] == '\n' )
+    { if ( k == n_atoms || !PL_unify_chars(table + k, PL_ATOM|REP_UTF8, i - start, a + start) )
+        goto bad;
+      k++;
+      start = i + 1;
+    }
+  }
+  if ( k != n_atoms )
+    goto bad;
+  /* the other terms */
+  { term_t head = PL_new_term_ref(), tail = PL_copy_term_ref(others);
+    for ( size_t i = n_atoms; PL_get_list(tail, head, tail); i++ )
+    { if ( !PL_put_term(table + i, head) )
+        goto out;
+    }
+  }
+  /* the list */
+  { term_t tail = PL_copy_term_ref(terms), head = PL_new_term_ref();
+    term_t list = PL_new_term_ref(), triple = PL_new_term_ref(), graph = PL_new_term_ref();
+    term_t event = PL_new_term_ref();
+    size_t line = 0, t = 0;
+
+    if ( glen % 5 != 0 )
+      goto bad;
+    for ( size_t i = 0; i < glen; i += 5 )
+    { size_t gap = code_number(g[i]) - 1, name = code_number(g[i+1]), time = code_number(g[i+2]);
+      size_t stream = code_number(g[i+3]) - 1, size = code_number(g[i+4]) - 1;
+
+      if ( g[i] == 0 || g[i+3] == 0 || g[i+4] == 0 || name < 1 || name > n || time < 1 || time > n ||
+           stream > n || line + gap + 1 > lines || t + 3 * size > tlen )
+        goto bad;
+      for ( size_t j = 0; j < gap; j++ )
+      { if ( !PL_unify_list(tail, head, tail) || !PL_unify_nil(head) )
+          goto out;
+      }
+      line += gap + 1;
+      PL_put_nil(list);
+      for ( size_t j = t + 3 * size; j > t; j -= 3 )
+      { size_t s = code_number(tr[j-3]), p = code_number(tr[j-2]), o = code_number(tr[j-1]);
+        if ( s < 1 || s > n || p < 1 || p > n || o < 1 || o > n )
+          goto bad;
+        if ( !PL_cons_functor(triple, FUNCTOR_t3, table + s - 1, table + p - 1, table + o - 1) ||
+             !PL_cons_list(list, triple, list) )
+          goto out;
+      }
+      t += 3 * size;
+      if ( !(stream == 0 ? PL_cons_functor(graph, FUNCTOR_rdf_graph2, table + name - 1, list)
+                         : PL_cons_functor(graph, FUNCTOR_rdf_graph3, table + name - 1, list, table + stream - 1)) ||
+           !PL_cons_functor(graph, FUNCTOR_graph1, graph) ||
+           !PL_cons_functor(event, FUNCTOR_event2, graph, table + time - 1) ||
+           !PL_unify_list(tail, head, tail) || !PL_unify(head, event) )
+        goto out;
+    }
+    if ( t != tlen )
+      goto bad;
+    for ( ; line < lines; line++ )
+    { if ( !PL_unify_list(tail, head, tail) || !PL_unify_nil(head) )
+        goto out;
+    }
+    rc = PL_unify_nil(tail);
+    goto out;
+  }
+bad:
+  rc = PL_domain_error("graph_batch", graphs);
+out:
+  if ( a ) PL_free(a);
+  if ( g ) PL_free(g);
+  if ( tr ) PL_free(tr);
+  return rc;
+}
+
+install_t
+install_etalis_columns(void)
+{ FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
+  FUNCTOR_columns4 = PL_new_functor(PL_new_atom("columns"), 4);
+  FUNCTOR_col3 = PL_new_functor(PL_new_atom("col"), 3);
+  FUNCTOR_all1 = PL_new_functor(PL_new_atom("all"), 1);
+  FUNCTOR_heads2 = PL_new_functor(PL_new_atom("heads"), 2);
+  FUNCTOR_slash2 = PL_new_functor(PL_new_atom("/"), 2);
+  ATOM_interval = PL_new_atom("interval");
+  ATOM_point = PL_new_atom("point");
+  PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 3, column_terms, 0);
+  json_text_pred = PL_predicate("json_arg_text", 2, "etalis_protocol");
+  PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_packed_reset", 0, packed_reset, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_packed_detections", 3, packed_detections, 0);
+  FUNCTOR_graph1 = PL_new_functor(PL_new_atom("graph"), 1);
+  FUNCTOR_rdf_graph2 = PL_new_functor(PL_new_atom("rdf_graph"), 2);
+  FUNCTOR_rdf_graph3 = PL_new_functor(PL_new_atom("rdf_graph"), 3);
+  FUNCTOR_t3 = PL_new_functor(PL_new_atom("t"), 3);
+  PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
+}

@@ -1,0 +1,181 @@
+"""Checkpoints of ``etalis run --checkpoint DIR``: where a run resumes.
+
+A checkpoint is one file, ``DIR/checkpoint``: a first line
+``etalis-checkpoint 1``, a line of JSON (what run it belongs to, the
+input and output positions, the run's counters, the length and SHA-256
+of the state), then the engine's snapshot (:meth:`Engine.snapshot`) as
+it is.  It is replaced atomically: written to ``DIR/checkpoint.new``,
+synced, renamed over the old one, and the directory synced, so that a
+run killed at any moment leaves the previous checkpoint or the new one,
+whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import EtalisError
+
+MAGIC = b"etalis-checkpoint 1\n"
+NAME = "checkpoint"
+# How many bytes before the input position a checkpoint keeps the hash
+# of: a file replaced by another (not appended to) is told from the one
+# the checkpoint was taken of.
+_SEEN = 4096
+
+
+class CheckpointError(EtalisError):
+    """A checkpoint that cannot be used: damaged, of another run, or of
+    an input or output that changed since (the message says which)."""
+
+
+@dataclass(frozen=True)
+class Counters:
+    """What ``etalis run``'s summary counts, up to a checkpoint."""
+
+    accepted: int = 0
+    rejected: int = 0
+    detections: int = 0
+    warnings: int = 0
+    raised: int = 0
+
+
+@dataclass(frozen=True)
+class Position:
+    """Where the input resumes: ``line``, the number of the first line (or
+    row of a Parquet file) not consumed yet, and ``offset``, the byte
+    where it starts (None for standard input and Parquet, which are
+    resumed by their count of lines or rows); ``seen`` is the SHA-256 of
+    the bytes just before ``offset`` (see :func:`seen_hash`)."""
+
+    line: int = 1
+    offset: Optional[int] = None
+    seen: str = ""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A run's checkpoint: ``run`` names the run (rules and their hash,
+    events, output), ``input`` where the input resumes, ``output`` the
+    bytes of ``--out`` committed (on standard output: the lines written),
+    ``header`` the columns of a CSV stream, ``counters`` the summary's,
+    ``state`` the engine's snapshot."""
+
+    run: dict[str, Any]
+    input: Position
+    output: int
+    counters: Counters
+    state: bytes
+    header: Optional[list[str]] = None
+
+    def save(self, directory: Path) -> None:
+        """Replace ``directory``'s checkpoint with this one, atomically."""
+        meta = {"run": self.run, "input": asdict(self.input), "output": self.output,
+                "counters": asdict(self.counters), "header": self.header,
+                "state_bytes": len(self.state), "state_sha256": hashlib.sha256(self.state).hexdigest()}
+        new = directory / (NAME + ".new")
+        with new.open("wb") as f:
+            f.write(MAGIC + json.dumps(meta).encode("utf-8") + b"\n")
+            f.write(self.state)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(new, directory / NAME)
+        sync_directory(directory)
+
+    @staticmethod
+    def load(directory: Path) -> Optional["Checkpoint"]:
+        """The checkpoint of ``directory``, or None if it has none yet."""
+        path = directory / NAME
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise CheckpointError(f"{path}: cannot be read: {e.strerror or e}") from None
+        damaged = f"{path}: not a whole checkpoint of etalis run (damaged?): remove it to start afresh"
+        if not data.startswith(MAGIC):
+            raise CheckpointError(damaged)
+        end = data.find(b"\n", len(MAGIC))
+        try:
+            meta = json.loads(data[len(MAGIC):end])
+            state = data[end + 1:]
+            if end < 0 or len(state) != meta["state_bytes"] or \
+                    hashlib.sha256(state).hexdigest() != meta["state_sha256"]:
+                raise ValueError(damaged)
+            return Checkpoint(dict(meta["run"]), Position(**meta["input"]), int(meta["output"]),
+                              Counters(**meta["counters"]), state, meta.get("header"))
+        except (ValueError, KeyError, TypeError):
+            raise CheckpointError(damaged) from None
+
+    def check_run(self, run: dict[str, Any], directory: Path) -> None:
+        """Refuse to resume a checkpoint of another run than ``run``."""
+        for key, value in run.items():
+            if self.run.get(key) != value:
+                what = "the rule file's text" if key == "rules_sha256" else key
+                raise CheckpointError(
+                    f"{directory / NAME}: a checkpoint of another run ({what}: {self.run.get(key)!r}, now "
+                    f"{value!r}): give another --checkpoint DIR, or remove this one to start afresh")
+
+
+def sync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def seen_hash(path: Path, offset: int) -> str:
+    """The SHA-256 of the (at most 4,096) bytes of ``path`` before ``offset``."""
+    start = max(0, offset - _SEEN)
+    with path.open("rb") as f:
+        f.seek(start)
+        return hashlib.sha256(f.read(offset - start)).hexdigest()
+
+
+def check_input(path: Path, at: Position) -> None:
+    """Refuse to resume reading ``path`` at ``at`` if it is now shorter
+    than the position, or its bytes before it are not those read."""
+    if at.offset is None:
+        return
+    size = path.stat().st_size
+    if size < at.offset:
+        raise CheckpointError(f"{path}: {size:,} bytes, fewer than the {at.offset:,} that the checkpoint had "
+                              "read: the file was replaced or cut; remove the checkpoint to start afresh")
+    if seen_hash(path, at.offset) != at.seen:
+        raise CheckpointError(f"{path}: the bytes before the checkpoint's position ({at.offset:,}) are not "
+                              "those read: the file was replaced, not appended to; remove the checkpoint "
+                              "to start afresh")
+
+
+def resume_output(path: Path, committed: int) -> None:
+    """Cut ``path`` back to the ``committed`` bytes of the checkpoint: what
+    a killed run wrote after it is written again."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        size = -1
+    if size < committed:
+        raise CheckpointError(f"{path}: {'missing' if size < 0 else f'{size:,} bytes'}, where the checkpoint "
+                              f"had committed {committed:,}: the output was moved or cut; remove the "
+                              "checkpoint to start afresh")
+    try:
+        os.truncate(path, committed)
+    except OSError as e:
+        raise CheckpointError(f"{path}: cannot be cut back to the checkpoint's {committed:,} bytes: "
+                              f"{e.strerror or e}") from None
+
+
+def rules_hash(paths: list[Path]) -> str:
+    """The SHA-256 of the rule file and its static files, in order."""
+    digest = hashlib.sha256()
+    for p in paths:
+        digest.update(p.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
