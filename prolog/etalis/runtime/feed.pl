@@ -68,8 +68,8 @@ the detections as text.
 %   released(Released, Fired, Warnings): Released events of the reorder
 %   buffer were processed and Fired timers fired (with what they raised).
 %
-%   @error etalis_limit(Hit) if an event of flush or advance reaches a
-%   limit (see etalis_limits:limited/6).
+%   @error error(etalis_limit(Hit), _) if an event of flush or advance
+%   reaches a limit (see etalis_limits:limited/6).
 
 engine_feed(M, Batch, Options, Summary, Detections) :-
     must_be(atom, M),
@@ -216,8 +216,8 @@ later(T0, T1, T) :- T is max(T0, T1).
 %   while the settings and the order allow it, the general way
 %   (feed_term/5) one item at a time otherwise.  Stopped is `none`, or
 %   stopped(Hit, Kept) for an event that reached a limit (Hit, see
-%   etalis_limits:limited/6), which ends the loop with the state before it, Kept the
-%   characters of the detections written before it.
+%   etalis_limits:limited/6), which ends the loop with the state before
+%   it, Kept the characters of the detections written before it.
 
 :- set_prolog_flag(optimise, true).           % the loop's arithmetic inline
 feed_loop(Source0, S, Order0, Order, A0, A, Rejected, Stopped) :-
