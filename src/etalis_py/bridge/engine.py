@@ -93,9 +93,9 @@ class BatchResult:
 class FeedResult:
     """A batch of event lines as the engine answered it: the counts and the
     detections as JSON lines, exactly as ``etalis run`` prints them.
-    ``stopped`` is set if an event took more inferences than the engine's
-    limit: the batch stopped before it (the counts and detections are
-    those of the lines before). ``raised`` counts the events that rules
+    ``stopped`` is set if an event reached a limit of the engine (its
+    inferences, the time they allow, its memory): the batch stopped before
+    it (the counts and detections are those of the lines before). ``raised`` counts the events that rules
     raised with ETALIS's ``event/1`` (fed after the event that raised
     them, not counted in ``accepted``)."""
 
