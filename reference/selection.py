@@ -755,12 +755,14 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     overlapping), for ``strategy`` (drawn when None).  Under `unrestricted`,
     the selectors and `stn`, now and then one event is `P+`, maybe with a
     condition of its own that correlates its fresh variable with a
-    variable of an earlier event, and maybe a later event with a
-    condition over the list of its values.  A condition of the whole is
+    variable of an earlier event (the event after it now and then of the
+    same name), and maybe a later event with a condition over the list of
+    its values.  A condition of the whole is
     never drawn over the list of a `P+`, and under `cumulative` only over
     the variables of the first two events (those of later ones are lists
     by then).  Under the strategies that define it (:data:`SKIPPING`),
-    now and then the rule has a skip strategy (``:- skip(S).``)."""
+    now and then the rule has a skip strategy, the file's (``:- skip(S).``)
+    or, labelled, its own (``:- skip(r, S).``)."""
     if strategy is None:
         strategy = STRATEGIES[ch.integer(0, len(STRATEGIES) - 1)]
     names = ("X", "Y", "Z")
@@ -772,8 +774,12 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     plus_at: Optional[int] = None
     if strategy not in ("continuous", "cumulative") + POLICIES and ch.integer(0, 2) == 0:
         plus_at = ch.integer(0, count - 1)
+    kinds: list[str] = []
     for i in range(count):
         name = "abc"[ch.integer(0, 2)]
+        if plus_at is not None and i == plus_at + 1 and ch.integer(0, 1) == 0:
+            name = kinds[plus_at]   # the + and what follows it take the same events (`a b+ b`)
+        kinds.append(name)
         var: Optional[str] = None
         condition = False
         if _ARITY[name] == 0:
@@ -847,8 +853,12 @@ def random_chain_case(ch: Choices, strategy: Optional[str] = None) -> ChainCase:
     if pattern.endswith("+"):
         pattern += " "          # `+.` would read as one symbol
     skip = SKIPS[ch.integer(1, 2)] if strategy in SKIPPING and ch.integer(0, 3) == 0 else "no_skip"
-    directive = f":- skip({skip}).\n" if skip != "no_skip" else ""
-    return ChainCase(strategy, f"{directive}{head} <- {pattern}.", tuple(stream), skip)
+    directive, label = "", ""
+    if skip != "no_skip":           # the file's or the labelled rule's
+        labelled = ch.integer(0, 1) == 0
+        directive = f":- skip(r, {skip}).\n" if labelled else f":- skip({skip}).\n"
+        label = "r : " if labelled else ""
+    return ChainCase(strategy, f"{directive}{label}{head} <- {pattern}.", tuple(stream), skip)
 
 
 def check_chain_case(case: ChainCase) -> tuple[Counter[Match], Counter[Match]]:

@@ -96,3 +96,15 @@ def test_unknown_policy_is_refused() -> None:
 
     with pytest.raises(ValueError, match="unknown policy 'fast'"):
         Engine.from_string("c <- a seq b.", policy="fast")
+
+
+def test_rules_with_one_sub_pattern_consume_each_for_itself() -> None:
+    # the two rules share `a(X) seq b(Y)` but not its condition: under a policy that consumes, b(0), which
+    # completes h2, must not take the a(1) that h1 waits for (each rule detects what it detects alone)
+    rules = "h1(X, Y) <- (a(X) seq b(Y)) where Y > X.\nh2(X, Y) <- (a(X) seq b(Y)) where Y < X.\n"
+    stream = [("a", [1], 1), ("b", [0], 2), ("b", [2], 3)]
+    for policy in ("chronological", "continuous", "stn", "recent"):
+        with Engine.from_string(rules, policy=policy) as engine:
+            found = engine.emit_many(stream)
+        assert [(d.event, d.args, d.start, d.end) for d in found.detections] == [
+            ("h2", (1, 0), 1, 2), ("h1", (1, 2), 1, 3)], policy

@@ -3,7 +3,8 @@ match skips after it, Flink's ``AfterMatchSkipStrategy``.
 
 Examples with exact detections (each with the times of its events), the
 examples of Flink's CEP documentation for each strategy (``b+ c`` on b1
-b2 b3 c, ``a b+`` on a b1 b2 b3) as rule files of this language, and the
+b2 b3 c, ``(a | b | c) (b | c) c+ d`` on a b c1 c2 c3 d, ``a b+`` on a b1
+b2 b3) as rule files of this language, and the
 reference definition (reference.selection.skipped) on the same streams.
 """
 
@@ -97,6 +98,25 @@ def test_flink_a_b_plus(policy: str, skip: str, expected: list[tuple[int, ...]])
     assert reference_times(rules, policy, A_B1_B2_B3, skip) == expected
 
 
+# and the pattern (a | b | c) (b | c) c+.greedy d on the stream a b c1 c2 c3 d, each event e(Kind) with the
+# kinds a, b, c, d as 1, 2, 3, 4 (Flink's documentation gives NO_SKIP, and SKIP_TO_FIRST, which is not offered
+# here; SKIP_TO_NEXT and SKIP_PAST_LAST_EVENT follow from its definitions)
+ABC_BC_C_PLUS_D = ("m <- (e(K1) where K1 < 4) seq (e(K2) where (K2 > 1, K2 < 4)) seq ((e(K3) where K3 =:= 3)+) "
+                   "seq (e(K4) where K4 =:= 4).")
+A_B_C1_C2_C3_D = [("e", [1], 1), ("e", [2], 2), ("e", [3], 3), ("e", [3], 4), ("e", [3], 5), ("e", [4], 6)]
+
+
+@pytest.mark.parametrize(("skip", "expected"), [
+    ("no_skip", [(1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (3, 4, 5, 6)]),
+    ("skip_to_next", [(1, 2, 3, 4, 5, 6), (2, 3, 4, 5, 6), (3, 4, 5, 6)]),
+    ("skip_past_last_event", [(1, 2, 3, 4, 5, 6)]),
+])
+def test_flink_abc_bc_c_plus_d(skip: str, expected: list[tuple[int, ...]]) -> None:
+    rules = f":- skip({skip}).\n{ABC_BC_C_PLUS_D}"
+    assert times(rules, "strict", A_B_C1_C2_C3_D) == expected
+    assert reference_times(rules, "strict", A_B_C1_C2_C3_D, skip) == expected
+
+
 def test_a_labelled_rule_has_its_own_skip_strategy() -> None:
     rules = (":- skip(episode, skip_past_last_event).\n"
              "episode : hot3(S) <- temp(S, _) seq temp(S, _) seq temp(S, _).\n"
@@ -150,3 +170,16 @@ def test_a_skip_strategy_keeps_apart_the_matches_of_each_key() -> None:
               ("temp", ["s1", 33], 5), ("temp", ["s2", 33], 6), ("temp", ["s1", 34], 7)]
     assert times(rules, "unrestricted", stream) == [(1, 3, 5), (2, 4, 6)]
     assert reference_times(rules, "unrestricted", stream, "skip_past_last_event") == [(1, 3, 5), (2, 4, 6)]
+
+
+def test_a_skip_strategy_under_stn_with_a_correlated_plus_and_an_event_after_it() -> None:
+    # the runs of the + (each reading within 1 of the first) and the rule (a reading after them) take the
+    # same later events: each takes them for itself, so the matches offered to the skip strategy are stn's
+    rule = "c(S, T0, T1) <- (obs(S, T0) seq ((obs(S, T) where T >= T0 - 1)+) seq obs(S, T1)) where T1 =< 87."
+    stream = [("obs", [1, 90], 1), ("obs", [1, 90], 2), ("obs", [1, 89], 3), ("obs", [1, 88], 4), ("obs", [1, 87], 5)]
+    assert sorted(times(rule, "stn", stream)) == [(1, 2, 3, 5), (1, 2, 5), (2, 3, 5), (3, 4, 5)]
+    for skip, expected in (("skip_to_next", [(1, 2, 3, 5), (2, 3, 5), (3, 4, 5)]),
+                           ("skip_past_last_event", [(1, 2, 3, 5)])):
+        rules = f":- skip({skip}).\n{rule}"
+        assert times(rules, "stn", stream) == expected
+        assert reference_times(rules, "stn", stream, skip) == expected

@@ -792,6 +792,29 @@ def test_replay_under_selection_strategies_gives_the_lines_of_etalis_run(spark: 
         result.unpersist()
 
 
+HOT_SPELLS = ROOT / "examples" / "hot_spells"
+HOT_MAPPING = ["--columns", CHARLEY_COLUMNS, "--event", "obs", "--args", "STATIONID,AIRTEMPERATURE",
+               "--time", "SAMPLINGTIME", "--time-format", "%Y-%m-%d %H:%M:%S.%f+0:00"]
+
+
+@pytest.mark.parametrize(("rules", "policy", "count"), [
+    ("episodes.etl", None, 27),                 # skip_past_last_event
+    ("hot.etl", "strict(partition)", 73),
+    ("cooling.etl", None, 10),                  # a correlated Kleene+ under stn, with skip_past_last_event
+])
+def test_replay_by_station_with_skip_strategies_and_partition_contiguity_gives_the_lines_of_etalis_run(
+        spark: SparkSession, rules: str, policy: str | None, count: int) -> None:
+    # their key is the station: no match of one station discards or breaks one of another
+    options = ["--policy", policy] if policy else []
+    expected, summary = etalis_run(HOT_SPELLS / rules, CHARLEY_OBS, [*HOT_MAPPING, *options])
+    assert len(expected) == count
+    assert summary.startswith(f"events read: 10030, accepted: 10002, rejected: 28, detections: {count}, ")
+    result = replay(CHARLEY_OBS, HOT_SPELLS / rules, spark=spark, partition_by="STATIONID", policy=policy,
+                    **kwargs(HOT_MAPPING))
+    assert list(result.detection_lines()) == expected
+    result.unpersist()
+
+
 GRAPH_CELLS = [
     ("2004-08-08T06:05:00Z", json.dumps({"@context": {"sosa": "http://www.w3.org/ns/sosa/"}, "@id": "http://ex.org/g1",
                                          "@graph": [{"@id": "http://ex.org/o1", "sosa:hasSimpleResult": 17}]})),

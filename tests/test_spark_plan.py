@@ -202,3 +202,39 @@ def test_replay_plan_refuses_what_replay_refuses(tmp_path: Path, capsys: pytest.
         "timers could fire\n"
         "  hint: run the rule file with etalis run (or Engine.emit_many and Engine.flush), which fires the pending "
         "timers at the end of the stream\n")
+
+
+STRICT_REFUSED = (
+    "error: h/1 is derived under the policy strict, whose events are adjacent in the whole input stream, and replay "
+    "feeds an engine only part of it (a partitioned stage the events of one key, every stage only the events its "
+    "rules consume)\n"
+    "  hint: use the policy strict(partition) (adjacent among the events of the rule's key, as next() on a keyed "
+    "stream in Flink), or run the rule file with etalis run\n")
+
+
+def test_replay_refuses_strict_where_an_engine_sees_part_of_the_input(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`strict` counts every input event (a c between a and b breaks a seq b under etalis run): replay takes it
+    only in one global stage of one input event name; strict(partition) asks only for the events of a key."""
+    rules = tmp_path / "ab.etl"
+    rules.write_text("h(X) <- a(X) seq b(X).\n")
+    by_name = ["replay", str(rules), "--events", "unused.csv", "--event-col", "kind", "--args", "x", "--time", "t",
+               "--plan"]
+    # the events of each name from a column: a stage consumes a and b, not c
+    assert main([*by_name, "--policy", "strict"]) == 2
+    assert capsys.readouterr().err == f"{rules}:1:1: {STRICT_REFUSED}"
+    # partitioned by the key of a and b: a file's own policy, and a labelled rule's
+    rules.write_text(":- policy(strict).\nh(X) <- a(X) seq a(X).\n")
+    one_name = ["replay", str(rules), "--events", "unused.csv", "--event", "a", "--args", "x", "--time", "t", "--plan"]
+    assert main([*one_name, "--partition-by", "x"]) == 2
+    assert capsys.readouterr().err == f"{rules}:2:1: {STRICT_REFUSED}"
+    rules.write_text(":- policy(p, strict).\np : h(X) <- a(X) seq a(X).\n")
+    assert main([*one_name, "--partition-by", "x", "--policy", "unrestricted"]) == 2
+    assert capsys.readouterr().err == f"{rules}:2:1: {STRICT_REFUSED}"
+    # one global stage of every input event: the counts are those of etalis run
+    assert main(one_name) == 0
+    rules.write_text("h(X) <- a(X) seq a(X).\n")
+    assert main([*one_name, "--policy", "strict"]) == 0
+    for policy in ("strict(partition)", "nxt", "unrestricted"):
+        assert main([*one_name, "--partition-by", "x", "--policy", policy]) == 0
+    capsys.readouterr()

@@ -884,7 +884,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis replay``: see :func:`etalis_py.spark.replay`."""
     from . import spark as sp
     from .spark.failures import spark_failure
-    from .spark.planning import refuse_timers, refuse_unbound_transfers
+    from .spark.planning import refuse_strict, refuse_timers, refuse_unbound_transfers
 
     try:
         mapping = mapping_from(ns, ns.stream)
@@ -902,6 +902,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         # what replay refuses after planning, the plan refuses too (exit 2)
         refuse_timers(the_plan, str(ns.rules))
         refuse_unbound_transfers(the_plan, str(ns.rules))
+        refuse_strict(the_plan, str(ns.rules), ns.policy)
         return EXIT_OK
     # the summary counts the rule file's errors and warnings printed here
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
@@ -1010,7 +1011,7 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILURE
     if ns.plan:
         text, printed = _plan_rules(ns)
-        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by).explain(printed))
+        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by, ns.policy).explain(printed))
         return EXIT_OK
     errors, warnings = report_findings(ns.rules, err, ns.max_age, ns.static) if not ns.quiet else (0, 0)
     conf = {}

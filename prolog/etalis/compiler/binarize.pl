@@ -15,7 +15,8 @@ Every pattern is split into goals of at most two inputs, each producing
 an intermediate event `'$ieN'(Vars...)` that carries the variables of
 its sub-pattern.  A rule `H <- P` becomes the goals of P plus a link
 from P's event to H.  Identical sub-patterns (equal up to variable
-renaming, with the same window and policy) become one shared goal.
+renaming, with the same window and policy) become one shared goal,
+except a temporal goal under a policy that consumes (see consuming/2).
 
 A program is program(Nodes, Links):
 
@@ -258,7 +259,8 @@ or_variables(OP, OQ, Outside, ctx(_, _, Where, VarNames), Vs) :-
 node(Op, Inputs, Vars, ctx(Policy, W, _, _), Out, nodes(N0, Nodes, Index), S) :-
     Key = key(Op, Inputs, Vars, W, Policy),
     node_key(Key, Hash),
-    (   get_assoc(Hash, Index, Bucket),
+    (   \+ consuming(Op, Policy),
+        get_assoc(Hash, Index, Bucket),
         member(node(_, Op1, In1, Out1, W1, P1), Bucket),
         Out1 =.. [_|Vars1],
         key(Op1, In1, Vars1, W1, P1) =@= Key
@@ -271,3 +273,17 @@ node(Op, Inputs, Vars, ctx(Policy, W, _, _), Out, nodes(N0, Nodes, Index), S) :-
         index_node(Node, Index, Index1),
         S = nodes(N, [Node|Nodes], Index1)
     ).
+
+%   consuming(+Op, +Policy): a goal of Op under Policy consumes the
+%   occurrences it combines, so it is not shared: two rules with the same
+%   sub-pattern but different conditions after it consume for themselves
+%   (one rule's terminator that fails the other's condition leaves the
+%   other's initiators), as they would if each rule were alone.
+
+consuming(temporal(_), Policy) :-
+    consuming_policy(Policy).
+
+consuming_policy(chronological).
+consuming_policy(chronological(_)).
+consuming_policy(continuous).
+consuming_policy(cumulative).

@@ -258,20 +258,28 @@ partition_input(M, E, P, T) :-
     (   Found == []
     ->  true
     ;   partition_global(M, G),
-        nb_getval(G, Parts0),
-        foldl(partition_note(P, T), Found, Parts0, Parts),
-        nb_setval(G, Parts)
+        forall(member(Found1, Found), partition_note(G, P, T, Found1))
     ).
 
-partition_note(P, T, Label-Key-W, Parts0, Parts) :-
-    (   get_assoc(Label-Key, Parts0, part(Last, Prevs0))
-    ->  true
-    ;   Last = -1,
-        empty_assoc(Prevs0)
-    ),
-    put_assoc(P, Prevs0, Last-T, Prevs1),
-    forgotten(Prevs1, T, W, Prevs),
-    put_assoc(Label-Key, Parts0, part(P, Prevs), Parts).
+%   partition_note(+G, +P, +T, +Label-Key-W): note the event at P, ending
+%   at T, in the partition Label-Key of the global variable G.  A
+%   partition seen before is changed in place (nb_getval/2 does not copy
+%   and nb_setarg/3 copies only its new value), so that an event costs
+%   the size of its own partition, not that of all of them.
+
+partition_note(G, P, T, Label-Key-W) :-
+    nb_getval(G, Parts0),
+    (   get_assoc(Label-Key, Parts0, Part)
+    ->  Part = part(Last, Prevs0),
+        put_assoc(P, Prevs0, Last-T, Prevs1),
+        forgotten(Prevs1, T, W, Prevs),
+        nb_setarg(2, Part, Prevs),
+        nb_setarg(1, Part, P)
+    ;   empty_assoc(Prevs0),
+        put_assoc(P, Prevs0, -1-T, Prevs),
+        put_assoc(Label-Key, Parts0, part(P, Prevs), Parts),
+        nb_setval(G, Parts)
+    ).
 
 forgotten(Prevs0, T, W, Prevs) :-
     (   W \== inf,

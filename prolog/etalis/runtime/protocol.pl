@@ -86,10 +86,10 @@ limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Li
 %
 %   Json is the parsed rule, for `etalis check` and tools such as the
 %   reference evaluator: its label, head, pattern, position and policy
-%   (from Overrides, else Default), the steps of its events, the
-%   unbound variables of its `where` conditions and of its head, and
-%   the kind of ETALIS run whose hidden event it derives, if any (see
-%   etalis_syntax:run_event/2).
+%   (from Overrides, else Default; `own_policy` tells which), the steps
+%   of its events, the unbound variables of its `where` conditions and
+%   of its head, and the kind of ETALIS run whose hidden event it
+%   derives, if any (see etalis_syntax:run_event/2).
 
 rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Default, Json) :-
     reported_head(Head0, Head),                 % a timer's event
@@ -110,7 +110,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
     timer_steps(Head0, P, Steps, Timer),
     (   run_event(Head0, Run) -> true ; Run = null ),
-    (   Label \== '', memberchk(Label-Pol-_, Overrides) -> true ; Pol = Default ),
+    (   Label \== '', memberchk(Label-Pol-_, Overrides) -> Own = true ; Pol = Default, Own = false ),
     term_json(H, HJ),
     bounded_pattern_json(P, PJ),
     term_string(Pol, PolS),
@@ -118,7 +118,7 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     maplist(unbound_json, Unbound, UnboundJ),
     maplist(never_json, Never, NeverJ),
     maplist([V, N]>>(V = '$VAR'(N)), HeadUnbound, HeadUnboundJ),
-    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS,
+    Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS, own_policy: Own,
              steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
              run: Run, singletons: Singletons}.
 

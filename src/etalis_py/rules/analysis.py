@@ -106,6 +106,9 @@ class RuleInfo:
     # the named variables (not starting with _) that occur once in the
     # rule, in an event of its pattern
     singletons: tuple[str, ...] = ()
+    # True if ``policy`` is the rule's own (``:- policy(Label, P).``), not
+    # the file's, which a policy given when running replaces
+    own_policy: bool = False
 
     @property
     def name(self) -> str:
@@ -148,7 +151,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ())),
                             rule.get("run") or None,
                             numeric=tuple(int(i) for i in rule.get("numeric", ())),
-                            singletons=tuple(map(str, rule.get("singletons", ())))))
+                            singletons=tuple(map(str, rule.get("singletons", ()))),
+                            own_policy=bool(rule.get("own_policy", False))))
     return out
 
 

@@ -29,7 +29,8 @@ from .names import (
     S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TRANSFER,
 )
 from .partition import StageSpec, _load_knowledge, _map_and_run, _run_stage
-from .planning import Plan, Stage, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
+from .planning import (Plan, Stage, _transfer_rules, refuse_strict, refuse_timers, refuse_unbound_transfers,
+                       replay_plan)
 from .reading import _format_of, read_input
 from .session import session
 from .writing import _OutputDir, _table_spec, _typed
@@ -291,6 +292,7 @@ def replay(
     the_plan = replay_plan(text, source, mapping, partition_by)
     refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)
+    refuse_strict(the_plan, source, policy)
 
     from pyspark import StorageLevel
     from pyspark.sql import functions as F

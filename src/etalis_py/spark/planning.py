@@ -358,6 +358,28 @@ def refuse_timers(the_plan: Plan, source: str) -> None:
 
 
 
+def refuse_strict(the_plan: Plan, source: str, policy: Optional[str]) -> None:
+    """Under `strict` a match's events are adjacent among all the input
+    events, which `etalis run` counts; an engine of a replay counts those
+    it is fed, the events of one key in a partitioned stage and only those
+    its rules consume in any stage.  The counts agree only in one global
+    stage of input events of one name: elsewhere replay refuses `strict`
+    (``policy`` is the one given to replay, which replaces the file's)."""
+    whole = (len(the_plan.stages) == 1 and the_plan.stages[0].key is None
+             and the_plan.input.name is not None)
+    if whole:
+        return
+    for rule in the_plan.rules:
+        effective = rule.policy if rule.own_policy or policy is None else policy
+        if effective == "strict":
+            raise RuleError(f"{rule.head.sig} is derived under the policy strict, whose events are adjacent in the "
+                            "whole input stream, and replay feeds an engine only part of it (a partitioned stage the "
+                            "events of one key, every stage only the events its rules consume)",
+                            file=source, line=rule.line, column=rule.column,
+                            hint="use the policy strict(partition) (adjacent among the events of the rule's key, "
+                                 "as next() on a keyed stream in Flink), or run the rule file with etalis run")
+
+
 def refuse_unbound_transfers(the_plan: Plan, source: str) -> None:
     """An event derived with an unbound argument (a head variable its
     pattern does not bind) cannot pass between stages, whose input lines

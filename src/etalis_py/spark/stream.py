@@ -31,7 +31,7 @@ from .live import BUCKETS, FILE, GKEY, GROUP, PASS, PASS_GROUPS, POS, ROWS_DDL, 
 from .mapping import MapSpec
 from .names import CORRUPT, TRANSFER
 from .partition import StageSpec
-from .planning import Plan, _transfer_rules, refuse_timers, refuse_unbound_transfers, replay_plan
+from .planning import Plan, _transfer_rules, refuse_strict, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import read_input
 
 if TYPE_CHECKING:
@@ -183,15 +183,18 @@ def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":
             .option("subscribe", topic).option("startingOffsets", "earliest").load())
 
 
-def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str]) -> Plan:
+def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str],
+              policy: Optional[str] = None) -> Plan:
     """The stages of a stream: replay's plan, with what a stream cannot run
     refused at its rule (timers without a watermark, unbound arguments
-    passed on, input events that a later stage consumes)."""
+    passed on, `strict` where replay refuses it, input events that a later
+    stage consumes)."""
     the_plan = replay_plan(rules_text, source, mapping, partition_by)
     if mapping.time is None or mapping.time_format is not None:
         # the watermark fires the timers of idle keys (see _event_time)
         refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)
+    refuse_strict(the_plan, source, policy)
     for st in the_plan.stages[1:]:
         for r in st.rules:
             rule = the_plan.rule(r)
@@ -254,7 +257,7 @@ def detect_stream(
     knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
                                                 ontology=ontology, static=static, entailment=entailment,
                                                 lateness=lateness)
-    the_plan = live_plan(text, source, mapping, partition_by)
+    the_plan = live_plan(text, source, mapping, partition_by, policy)
     needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
     error = missing_column(needed + ([partition_by] if partition_by else []),
                            [c for c in data.columns if c != CORRUPT], "the data")
