@@ -4,30 +4,48 @@
     .events file (event i is a(K) for even i and b(K) for odd i, K drawn
     from 10,000 keys by a fixed linear congruential generator, at time
     i * 0.01 s), without checkpoints and with `--checkpoint DIR
-    --checkpoint-every 10000` (each checkpoint: the output flushed and
-    synced, the engine's snapshot written, synced and renamed). The figure
-    is the CPU seconds that `etalis run` reports for its processing (the
-    machine may be shared), best of --repeat, each run in a fresh process.
+    --checkpoint-every 10000` (each checkpoint: the engine's snapshot and
+    the positions taken between two batches, then, on a writer thread
+    while the engine goes on, the output synced, the checkpoint written,
+    synced and renamed). The figures are the CPU seconds (of all threads)
+    and the seconds that `etalis run` reports for its processing, best of
+    --repeat, each run in a fresh process, the two runs of a pair one
+    after the other; the cost is given of the best times and as the
+    median of the pairs' ratios (a shared machine's load changes less
+    within a pair).
+    With --parts, where a checkpoint's CPU time goes, in one run in this
+    process: the engine's snapshot, the rest of taking it on the run's
+    thread (positions, flushing the output, handing it over), and the
+    writer's thread (syncing the output, hashing, writing, syncing and
+    renaming the file).
 (b) kills: the same command with a checkpoint, SIGKILLed at --kills random
     moments of an uninterrupted run's duration (seeded), started again
     each time, then run to its end: its --out must equal the uninterrupted
     run's byte for byte, and its summary's counts too.
 
-    .venv/bin/python benchmarks/live.py [--events 1000000] [--repeat 3] [--kills 5] [--seed 1]
+    .venv/bin/python benchmarks/live.py [--events 1000000] [--repeat 3] [--kills 5] [--seed 1] [--parts]
     (--repeat 0: the kills only; --kills 0: the cost only)
 """
 from __future__ import annotations
 
 import argparse
+import io
 import random
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from etalis_py import Engine, cli
+from etalis_py.bridge.checkpoint import CheckpointWriter
 
 RULES = "c(X) <- a(X) seq b(X) within 100.\n"
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
@@ -70,7 +88,65 @@ def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
         cpu, wall = min(c for c, _, _ in runs), min(w for _, w, _ in runs)
         print(f"| {name} | {cpu:.3f} | {n / cpu:,.0f} | {(cpu / cpu0 - 1) * 100:+.1f}% | {wall:.3f} | "
               f"{(wall / wall0 - 1) * 100:+.1f}% |")
-    print(f"(last checkpoint: {size:,} bytes)")
+    cpu_ratio = statistics.median(c / p for (c, _, _), (p, _, _) in zip(checked, plain))
+    wall_ratio = statistics.median(c / p for (_, c, _), (_, p, _) in zip(checked, plain))
+    print(f"(median of the {repeat} pairs' ratios: CPU {(cpu_ratio - 1) * 100:+.1f}%, "
+          f"seconds {(wall_ratio - 1) * 100:+.1f}%; last checkpoint: {size:,} bytes)")
+
+
+def parts(rules: Path, events: Path, work: Path, n: int) -> None:
+    spent = {"snapshot": 0.0, "taking": 0.0, "writer": 0.0}
+    lock = threading.Lock()
+    snapshot, save, submit = Engine.snapshot, cli._Checkpoints.save, CheckpointWriter.submit
+
+    def timed_snapshot(engine: Engine) -> bytes:
+        started = time.process_time()   # the engine works on its own thread while this one waits
+        try:
+            return snapshot(engine)
+        finally:
+            spent["snapshot"] += time.process_time() - started
+
+    def timed_save(self: cli._Checkpoints, *args: Any) -> None:
+        self.writer.wait()              # the writer's time is counted on its thread
+        started = time.process_time()
+        try:
+            save(self, *args)
+        finally:
+            spent["taking"] += time.process_time() - started
+
+    def timed_submit(self: CheckpointWriter, job: Callable[[], None]) -> None:
+        def timed_job() -> None:
+            started = time.thread_time()
+            try:
+                job()
+            finally:
+                with lock:
+                    spent["writer"] += time.thread_time() - started
+        submit(self, timed_job)
+
+    setattr(Engine, "snapshot", timed_snapshot)
+    setattr(cli._Checkpoints, "save", timed_save)
+    setattr(CheckpointWriter, "submit", timed_submit)
+    shutil.rmtree(work / "parts-ck", ignore_errors=True)
+    err = io.StringIO()
+    try:
+        cli.run(cli.parse(["run", str(rules), str(events), "--out", str(work / "parts.jsonl"), "--quiet",
+                           "--checkpoint", str(work / "parts-ck"), "--checkpoint-every", "10000"]),
+                io.StringIO(), err)
+    finally:
+        setattr(Engine, "snapshot", snapshot)
+        setattr(cli._Checkpoints, "save", save)
+        setattr(CheckpointWriter, "submit", submit)
+    total = float(err.getvalue().strip().splitlines()[-1].split("cpu seconds: ")[1])
+    count = n // 10_000 + 1
+    print(f"(c) where the CPU time of {count} checkpoints goes, one run of {total:.3f} CPU s:")
+    print("| part | CPU s | per checkpoint (ms) | of the run's CPU |")
+    print("| --- | ---: | ---: | ---: |")
+    rows = [("the engine's snapshot", spent["snapshot"]),
+            ("the rest of taking it (positions, flush, hand-over)", spent["taking"] - spent["snapshot"]),
+            ("the writer's thread (sync, hash, write, rename)", spent["writer"])]
+    for name, seconds in rows:
+        print(f"| {name} | {seconds:.3f} | {seconds / count * 1000:.2f} | {seconds / total * 100:.1f}% |")
 
 
 def kills(rules: Path, events: Path, work: Path, n: int, count: int, seed: int) -> None:
@@ -110,6 +186,7 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--kills", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--parts", action="store_true", help="also where a checkpoint's CPU time goes")
     ns = p.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -119,6 +196,8 @@ def main() -> None:
         write_stream(events, ns.events)
         if ns.repeat:
             cost(rules, events, work, ns.events, ns.repeat)
+        if ns.parts:
+            parts(rules, events, work, ns.events)
         if ns.kills:
             kills(rules, events, work, ns.events, ns.kills, ns.seed)
 

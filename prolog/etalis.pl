@@ -31,7 +31,8 @@
 /** <module> etalis-py: the engine's face towards Python
 
 Python talks to the engine through etalis_api/3 only: a request term as
-text, a payload (rule text or event lines) and a reply as text.  The
+text, a payload (rule text or event lines) and a reply as text (or,
+for a snapshot, reply(Header, Bytes), see api_reply/3).  The
 reply starts with one line of JSON, the header; for `feed` the
 detections follow, one JSON object a line.  An error is a header
 `{"error": {...}}` with the file, line and column where it applies.
@@ -96,8 +97,10 @@ Requests:
     its Info.
   - snapshot(Engine, Counters): the state of the engine as bytes (see
     etalis_snapshot), with Counters (a list of integers: Python's
-    counters of the engine) among it; the body is the bytes, each a
-    character of code 0..255.
+    counters of the engine) among it, in the parts of
+    etalis_snapshot:snapshot_parts/4: the header's `snapshot_head` is
+    its Head, the body its Payload, each byte a character of code
+    0..255; the caller puts the Payload's SHA-256 between them.
   - restore(Engine): payload is the bytes of a snapshot of an engine of
     the same rules; the engine takes up its state, with the rules of the
     snapshot's engine: the changes of the rules made while it ran are
@@ -115,20 +118,36 @@ rules, for Python to load (it owns RDF parsing and reasoning).
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
 %
-%   Serve one request from Python; never raises.
+%   Serve one request from Python; never raises, but for a snapshot
+%   that fills the stacks, whose error the bridge words (as for any
+%   request whose reply does not fit).
 
 etalis_api(RequestText, Payload, Reply) :-
     catch(( term_string(Request, RequestText),
             serve(Request, Payload, Header, Body) ),
           Error,
-          error_reply(Error, Header, Body)),
+          (   Error = error(resource_error(_), _),
+              string_concat("snapshot(", _, RequestText)   % catch/3 undid the binding of Request
+          ->  throw(Error)
+          ;   error_reply(Error, Header, Body)
+          )),
     !,
     with_output_to(string(H), json_write_dict(current_output, Header, [width(0)])),
-    string_concat(H, "\n", H1),
-    string_concat(H1, Body, Reply).
+    api_reply(H, Body, Reply).
 etalis_api(RequestText, _, Reply) :-
     format(string(Reply), "{\"error\": {\"kind\": \"internal\", \"message\": \"request failed: ~w\"}}\n",
            [RequestText]).
+
+%   api_reply(+Header, +Body, -Reply): Reply is the Header line and the
+%   Body; a Body bytes(Bytes) (the megabytes of a snapshot) is not
+%   copied behind the header: the reply is reply(Header, Bytes), which
+%   Python reads in two parts.
+
+api_reply(H, bytes(Bytes), reply(H, Bytes)) :-
+    !.
+api_reply(H, Body, Reply) :-
+    string_concat(H, "\n", H1),
+    string_concat(H1, Body, Reply).
 
 serve(create(Source, Options), Payload, Header, "") :-
     load_engine(source(Source, Payload), Options, M, Compiled),
@@ -201,13 +220,12 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).
-serve(snapshot(M, Counters), _, _{snapshot: Length}, Bytes) :-
+serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
     engine_exists(M),
     must_be(list(integer), Counters),
     engine_identity(M, Rules),
     engine_state_get(M, State),
-    snapshot_bytes(Rules, snapshot{state: State, counters: Counters}, Bytes),
-    string_length(Bytes, Length).
+    snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
 serve(restore(M), Payload, Header, "") :-
     engine_exists(M),
     engine_identity(M, Rules),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import signal
 import sys
@@ -22,8 +23,8 @@ from .errors import EtalisError, EtalisWarning, InferenceLimitError, RuleError, 
 from .inputs.etalis_import import add_import_parser, import_etalis
 from .events import Rejection, format_time
 from .rules.findings import Finding
-from .bridge.checkpoint import Checkpoint, Counters, Position, check_input, resume_output, rules_hash, seen_hash
-from .outputs.output import OUT_FORMATS, TableWriter, TimeStyle, committed, formatted, max_arity, open_writer, out_format, whole_lines
+from .bridge.checkpoint import Checkpoint, CheckpointWriter, Counters, Position, check_input, resume_output, rules_hash, seen_hash
+from .outputs.output import OUT_FORMATS, TableWriter, TimeStyle, flushed, formatted, max_arity, open_writer, out_format, whole_lines
 from .outputs.progress import ProgressLine, wanted
 from .inputs.streams import (BATCH_LINES, GRAPH_KINDS, STREAM_KINDS, Batch, LineOffsets, Mapping, csv_header, header_of,
                       line_chunks, read_live, resumed_batches, stream_kind, ticking_chunks, times_are_dates)
@@ -503,7 +504,10 @@ class _Run:
 
 class _Checkpoints:
     """``run --checkpoint DIR``: the checkpoint to resume from, and taking
-    new ones (the output committed first, then the checkpoint replaced)."""
+    new ones: the engine's snapshot and the positions are taken between
+    two batches, then, on the writer's thread while the engine goes on,
+    the output is synced up to (at least) the size it had and the
+    checkpoint replaced."""
 
     def __init__(self, ns: argparse.Namespace) -> None:
         self.directory: Path = ns.checkpoint
@@ -525,26 +529,36 @@ class _Checkpoints:
                 check_input(self.events, self.resumed.input)
             if self.header is None:
                 self.header = self.resumed.header
+        self.writer = CheckpointWriter()
+        self.line = 0
+        """The input line of the checkpoint taken last (what a failure names)."""
 
     def save(self, engine: Engine, counts: _Run, sink: "DetectionWriter", offsets: Optional[LineOffsets]) -> None:
-        out = committed(sink)
-        if out is None:
-            out = counts.detections
+        """Take a checkpoint and hand it to the writer, once the one before
+        it is durable (a failure of either is raised)."""
+        self.writer.wait()
+        self.line = counts.line
         if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
             self.header = csv_header(offsets.head)
-        at = _position(counts.line, offsets, self.events)
-        Checkpoint(self.run, at, out, Counters(counts.accepted, counts.rejected, counts.detections,
-                                                      counts.warnings, counts.raised),
-                   engine.snapshot(), self.header).save(self.directory)
+        at = Position(counts.line, None if offsets is None or self.events is None else offsets.offset(counts.line))
+        state = engine.snapshot()
+        out = flushed(sink)
+        size, fd = out if out is not None else (counts.detections, None)
+        taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.detections,
+                                                        counts.warnings, counts.raised), state, self.header)
+        events, directory = self.events, self.directory
+
+        def durable() -> None:
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
+            replace(taken, input=replace(at, seen=seen)).save(directory)
+
+        self.writer.submit(durable)
         counts.since = 0
-
-
-def _position(line: int, offsets: Optional[LineOffsets], events: Optional[Path]) -> Position:
-    """The position of ``line`` of the input (see :class:`Position`)."""
-    if offsets is None or events is None:
-        return Position(line)
-    offset = offsets.offset(line)
-    return Position(line, offset, seen_hash(events, offset))
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None,
@@ -618,16 +632,27 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 print(f"{source}: warning: {where}: {w.reason}", file=err)
 
     def checkpoint() -> bool:
-        """Take a checkpoint; whether it was taken (when the engine has no
-        room to write its state, the last one stays as it was)."""
-        if checkpoints is not None:
-            try:
-                checkpoints.save(engine, counts, sink, source_input.offsets)
-            except EtalisError as e:
-                progress.clear()
-                print(f"{source}:{counts.line}: error: the checkpoint could not be taken, the last one in "
-                      f"{checkpoints.directory} stays: {e}", file=err)
-                return False
+        """Take a checkpoint; whether it and the one before it were taken
+        (when the engine has no room to write its state, or a file cannot
+        be written, the one before stays as it was)."""
+        return checkpoints is None or said_failure(lambda: checkpoints.save(engine, counts, sink,
+                                                                          source_input.offsets))
+
+    def written() -> bool:
+        """Wait until the checkpoint taken last is durable; whether it is."""
+        return checkpoints is None or said_failure(checkpoints.writer.wait)
+
+    def said_failure(step: Callable[[], None]) -> bool:
+        """Run ``step`` of a checkpoint; whether it did not fail (else the
+        error is said, with the line of the checkpoint that failed)."""
+        assert checkpoints is not None
+        try:
+            step()
+        except (EtalisError, OSError) as e:
+            progress.clear()
+            print(f"{source}:{checkpoints.line}: error: the checkpoint could not be taken, the last one in "
+                  f"{checkpoints.directory} stays: {said(e)}", file=err)
+            return False
         return True
 
     stopped = unwritten = False
@@ -684,6 +709,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 progress.show(status)
             if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
                 stopped = True
+            if not written():
+                stopped = True
             raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
@@ -706,6 +733,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         return EXIT_FAILURE
     finally:
         progress.clear()
+        if checkpoints is not None:
+            try:     # a run that failed still ends the checkpoint being written, before the output is closed
+                checkpoints.writer.wait()
+            except (EtalisError, OSError):
+                pass    # the one before it stays, and the run says why it failed
         try:
             sink.close()
         except (ValueError, OverflowError) as e:    # a table or Parquet file of times that are no dates

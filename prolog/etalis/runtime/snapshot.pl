@@ -1,5 +1,5 @@
 :- module(etalis_snapshot,
-          [ snapshot_bytes/3,           % +Rules, +Content, -Bytes
+          [ snapshot_parts/4,           % +Rules, +Content, -Head, -Payload
             snapshot_content/3,         % +Rules, +Bytes, -Content
             rules_identity/2,           % +Compiled, -Rules
             snapshot_format/1           % -Version
@@ -40,15 +40,20 @@ snapshot_format(1).
 
 magic("etalis-py snapshot\n").
 
-%!  snapshot_bytes(+Rules, +Content, -Bytes) is det.
+%!  snapshot_parts(+Rules, +Content, -Head, -Payload) is det.
 %
-%   Bytes (a string of codes 0..255) is the snapshot of Content, a term,
-%   for the rules of identity Rules.
+%   The snapshot of Content for the rules of identity Rules is Head, the
+%   SHA-256 of Payload in lowercase hex between single quotes, the text
+%   `).` and a newline, then Payload: Head is the first line and the
+%   header up to its checksum, Payload the content's bytes (a string of
+%   codes 0..255).  The checksum is left to the caller, which may hash
+%   the bytes faster where they go (Python's hashlib, without converting
+%   a Prolog string) and joins the parts once.
 %
 %   @error etalis_snapshot_error(Message) if Content holds a blob (a
 %   stream, a clause reference), which has no bytes.
 
-snapshot_bytes(Rules, Content, Bytes) :-
+snapshot_parts(Rules, Content, Head, Payload) :-
     must_be(atom, Rules),
     catch(fast_term_serialized(Content, Payload),
           error(permission_error(fast_serialize, blob, Blob), _),
@@ -57,12 +62,12 @@ snapshot_bytes(Rules, Content, Bytes) :-
               throw(error(etalis_snapshot_error(Msg), _))
           )),
     string_length(Payload, Length),
-    crypto_data_hash(Payload, Sum, [algorithm(sha256), encoding(octet)]),
     snapshot_format(Format),
     swi_version(Swi),
     magic(Magic),
-    format(string(Header), "~q.~n", [snapshot(Format, Swi, Rules, Length, Sum)]),
-    atomics_to_string([Magic, Header, Payload], Bytes).
+    format(string(Header), "~q", [snapshot(Format, Swi, Rules, Length)]),
+    sub_string(Header, 0, _, 1, Open),          % without its closing parenthesis
+    atomics_to_string([Magic, Open, ','], Head).
 
 swi_version(V) :-
     current_prolog_flag(version_data, swi(Major, Minor, Patch, _)),

@@ -29,7 +29,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional, TypeVar, Union
 
 from ..errors import EtalisError
 from .prolog_text import prolog_string, quote_atom
@@ -232,10 +232,12 @@ class PrologBridge:
         finally:
             lib.PL_discard_foreign_frame(fid)
 
-    def _request_here(self, request: str, body: bytes, rep: int) -> tuple[bytes, bool]:
+    def _request_here(self, request: str, body: bytes, rep: int) -> tuple[Union[bytes, bytearray], bool]:
         """The reply to a request whose payload ``body`` is in the
         representation ``rep``, on the bridge's thread; and whether it came
-        as wide text (UTF-8)."""
+        as wide text (UTF-8).  A reply of two parts, reply(Header, Body)
+        (a snapshot's megabytes, which the engine does not copy behind the
+        header), is joined here, copying the body once."""
         core, lib = self._core, self._lib
         flags = core.CVT_STRING | core.REP_UTF8 | core.CVT_EXCEPTION
         self._follow_cwd()
@@ -258,6 +260,16 @@ class PrologBridge:
                 # grow by each reply); only wide text is converted.
                 if lib.PL_get_string(args + 2, ctypes.byref(ptr), ctypes.byref(size)):
                     return ctypes.string_at(ptr, size.value), False
+                part = lib.PL_new_term_ref()
+                if lib.PL_get_arg(1, args + 2, part) and lib.PL_get_string(part, ctypes.byref(ptr), ctypes.byref(size)):
+                    joined = bytearray(ctypes.string_at(ptr, size.value))
+                    joined += b"\n"
+                    if lib.PL_get_arg(2, args + 2, part) and \
+                            lib.PL_get_string(part, ctypes.byref(ptr), ctypes.byref(size)):
+                        address = ctypes.cast(ptr, ctypes.c_void_p).value
+                        if size.value:
+                            joined += (ctypes.c_char * size.value).from_address(address or 0)
+                        return joined, False
                 if lib.PL_get_nchars(args + 2, ctypes.byref(size), ctypes.byref(ptr), flags):
                     return ctypes.string_at(ptr, size.value), True
                 raise EtalisError("engine reply is not text")
@@ -297,15 +309,18 @@ class PrologBridge:
         head, _, rest = text.partition("\n")
         return self._header(head), rest
 
-    def request_bytes(self, request: str, payload: bytes = b"") -> tuple[dict[str, Any], bytes]:
+    def request_bytes(self, request: str, payload: bytes = b"") -> tuple[dict[str, Any], memoryview]:
         """As :meth:`request` for a payload and a reply body of bytes: each
-        byte crosses as one character of code 0..255 (a snapshot's)."""
+        byte crosses as one character of code 0..255 (a snapshot's).  The
+        body is a view of the reply, not a copy (it can be megabytes)."""
         with self.held():
             reply, wide = self._on_thread(lambda: self._request_here(request, payload, 0))  # REP_ISO_LATIN_1
         if wide:
             raise EtalisError(f"engine reply to {request} is not bytes")
-        head, _, rest = reply.partition(b"\n")
-        return self._header(head.decode("ascii")), rest
+        end = reply.find(b"\n")
+        if end < 0:
+            end = len(reply)
+        return self._header(reply[:end].decode("ascii")), memoryview(reply)[end + 1:]
 
     @staticmethod
     def _header(head: str) -> dict[str, Any]:

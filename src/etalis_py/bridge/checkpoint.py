@@ -7,7 +7,8 @@ of the state), then the engine's snapshot (:meth:`Engine.snapshot`) as
 it is.  It is replaced atomically: written to ``DIR/checkpoint.new``,
 synced, renamed over the old one, and the directory synced, so that a
 run killed at any moment leaves the previous checkpoint or the new one,
-whole.
+whole.  That durable part runs on a thread of its own
+(:class:`CheckpointWriter`) while the engine goes on.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
+import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -120,6 +124,41 @@ class Checkpoint:
                 raise CheckpointError(
                     f"{directory / NAME}: a checkpoint of another run ({what}: {self.run.get(key)!r}, now "
                     f"{value!r}): give another --checkpoint DIR, or remove this one to start afresh")
+
+
+class CheckpointWriter:
+    """Makes checkpoints durable on a thread of its own, one at a time:
+    the engine goes on while the output is synced and the checkpoint file
+    written, synced and renamed.  The next checkpoint, and the end of the
+    run, wait for it (:meth:`wait`)."""
+
+    def __init__(self) -> None:
+        self._thread: Optional[threading.Thread] = None
+        self._failed: Optional[BaseException] = None
+
+    def submit(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on the writer's thread, once the job before it has
+        ended (whose failure this raises, as :meth:`wait`)."""
+        self.wait()
+        self._thread = threading.Thread(target=self._run, args=(job,), name="etalis-checkpoint")
+        self._thread.start()
+
+    def _run(self, job: Callable[[], None]) -> None:
+        # Ctrl-C and SIGTERM are the main thread's to take, between batches
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            job()
+        except BaseException as e:  # raised in the main thread, by wait()
+            self._failed = e
+
+    def wait(self) -> None:
+        """Wait until the job submitted last has ended; raise what it raised."""
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        failed, self._failed = self._failed, None
+        if failed is not None:
+            raise failed
 
 
 def sync_directory(directory: Path) -> None:

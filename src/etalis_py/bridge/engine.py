@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import sys
@@ -879,8 +880,11 @@ class Engine:
         Not kept: the background knowledge, callbacks and the pull queue."""
         self._check_open()
         counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
-        _, data = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
-        return data
+        info, payload = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
+        # The engine leaves the content's checksum to this side: hashlib
+        # hashes the bytes as they are, and the parts are joined once.
+        checksum = hashlib.sha256(payload).hexdigest().encode("ascii")
+        return b"".join((info["snapshot_head"].encode("latin-1"), b"'", checksum, b"').\n", payload))
 
     @_one_at_a_time
     def restore(self, data: bytes) -> None:

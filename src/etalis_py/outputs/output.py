@@ -302,11 +302,12 @@ class _Closing:
     def write(self, lines: str) -> None:
         self.inner.write(lines)
 
-    def commit(self) -> int:
-        """Flush and sync the file; return its size in bytes."""
+    def flushed(self) -> tuple[int, int]:
+        """Flush the file to the system; return its size in bytes and a new
+        descriptor of it (which the caller closes), to sync it with."""
         self.stream.flush()
-        os.fsync(self.stream.fileno())
-        return os.fstat(self.stream.fileno()).st_size
+        fd = self.stream.fileno()
+        return os.fstat(fd).st_size, os.dup(fd)
 
     def close(self) -> None:
         try:
@@ -315,10 +316,12 @@ class _Closing:
             self.stream.close()
 
 
-def committed(writer: DetectionWriter) -> Optional[int]:
-    """The bytes written to the file of ``writer``, flushed and synced (see
-    ``etalis run --checkpoint``), or None if it writes no file of its own."""
-    return writer.commit() if isinstance(writer, _Closing) else None
+def flushed(writer: DetectionWriter) -> Optional[tuple[int, int]]:
+    """The bytes written to the file of ``writer``, flushed to the system
+    but not synced yet, and a new descriptor of the file to sync them
+    with (see ``etalis run --checkpoint``); None if it writes no file of
+    its own."""
+    return writer.flushed() if isinstance(writer, _Closing) else None
 
 
 class WholeLines(io.TextIOBase):
