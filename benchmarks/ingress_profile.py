@@ -54,14 +54,16 @@ def main() -> None:
     def feed(engine: Engine, texts: list[str]) -> list[str]:
         bodies = []
         for i, text in enumerate(texts):
-            _, body = engine._prolog.request(f"feed_list({engine._name}, {i * BATCH + 1}, {BATCH}, row)", text)
+            request = f"feed({engine._name}, list({BATCH}), [first({i * BATCH + 1}), format(row)])"
+            _, body = engine._prolog.request(request, text)
             bodies.append(body)
         return bodies
 
     def feed_packed(engine: Engine, batches: list[Packed]) -> list[list[list[Any]]]:
         found = []
         for i, batch in enumerate(batches):
-            request = f"feed_columns({engine._name}, {i * BATCH + 1}, {len(batch)}, packed, {batch.spec()})"
+            request = (f"feed({engine._name}, columns({len(batch)}, {batch.spec()}), "
+                       f"[first({i * BATCH + 1}), format(packed)])")
             header, body = engine._prolog.request(request)
             found.append(unpacked_rows(header["packed"], len(body)))
         return found
@@ -84,10 +86,11 @@ def main() -> None:
         f"forall(member(S, Specs), etalis_columns:column_terms(S, _, checked)), statistics(cputime, T1), T is T1 - T0")))
     rows.append(("Prolog: building the event terms from the columns (C)", float(answer["T"])))
     t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed_packed(e, packed))
-    rows.append(("feed_columns, rules that no event matches (building, the feed loop, the limit)", t))
+    rows.append(("a feed of packed columns, rules that no event matches (building, the feed loop, the limit)", t))
     t, found_rows = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: feed_packed(e, packed))
     detections = sum(map(len, found_rows))
-    rows.append(("feed_columns, the benchmark's rule (all of Prolog's side, reading the packed detections)", t))
+    rows.append(("a feed of packed columns, the benchmark's rule (all of Prolog's side, reading the packed detections)",
+                 t))
     t, _ = best(ns.repeat, lambda: None, lambda _: [list(map(Detection.from_row, r)) for r in found_rows])
     rows.append((f"Python: making the {detections:,} Detection objects", t))
     t, _ = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: e.emit_many(events, collect=False))
@@ -107,9 +110,9 @@ def main() -> None:
             f"forall(between(1, {len(texts)}, _), term_string(_, S)), statistics(cputime, T1), T is T1 - T0")))
         rows.append(("text: Prolog, reading the batch lists (term_string/2)", float(answer["T"])))
     t, _ = best(ns.repeat, lambda: Engine.from_string("z <- y.\n"), lambda e: feed(e, texts))
-    rows.append(("text: feed_list, rules that no event matches (crossing, reading, checks, the limit)", t))
+    rows.append(("text: a feed of batch lists, rules that no event matches (crossing, reading, checks, the limit)", t))
     t, bodies = best(ns.repeat, lambda: Engine.from_string(RULES), lambda e: feed(e, texts))
-    rows.append(("text: feed_list, the benchmark's rule (all of Prolog's side)", t))
+    rows.append(("text: a feed of batch lists, the benchmark's rule (all of Prolog's side)", t))
     t, found = best(ns.repeat, lambda: None, lambda _: [parse_rows(b) for b in bodies])
     rows.append((f"text: Python, decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
     with tempfile.TemporaryDirectory() as tmp:

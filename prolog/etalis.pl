@@ -1,11 +1,11 @@
 :- module(etalis,
           [ etalis_api/3,               % +Request, +Payload, -Reply
-            load_engine/5,              % +Source, +Options, -Engine, -Items, -Compiled
-            feed_events/4               % +Engine, +Text, -Summary, -Detections
+            load_engine/5               % +Source, +Options, -Engine, -Items, -Compiled
           ]).
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
+:- use_module(library(option)).
 :- use_module(library(assoc)).
 :- use_module(library(pairs)).
 :- use_module(library(http/json)).
@@ -17,12 +17,16 @@
 :- use_module(etalis/compiler/hidden_names, [no_hidden_names/1, numbered_items/4]).
 :- use_module(etalis/runtime/load).
 :- use_module(etalis/runtime/runtime).
+:- use_module(etalis/runtime/feed).
+:- use_module(etalis/runtime/feed_state, [feed_warning/2]).
+:- use_module(etalis/runtime/prefixes, [engine_prefixes/2]).
 :- use_module(etalis/rdf/knowledge).
 :- use_module(etalis/safety/sandbox, [sandbox_check/2, item_goal/3, undefined_predicates/2]).
 :- use_module(etalis/safety/guard, [guard_engine/1]).
 :- use_module(etalis/compiler/operators, [store_index/3, stored_input/5]).
 :- use_module(etalis/runtime/protocol).
 :- use_module(etalis/runtime/columns).
+:- use_module(etalis/runtime/batches).
 :- use_module(etalis/compiler/rule_facts).
 :- use_module(etalis/dialect/driver, [etalis_driver/4]).
 :- use_module(etalis/runtime/engine_state).
@@ -45,47 +49,42 @@ Requests:
     Source, as consulting them first would); Options as compile_items/3,
     and analysis(true): the reply's `analysis` is then the `rules` reply
     of Source, made from the same reading.
-  - feed_list(Engine, FirstLine, Count): as feed, with the payload a
-    Prolog list of Count event terms, one a line (see engine_feed_list/6):
-    Python's batches, read at once.
-  - feed_columns(Engine, FirstLine, Count, Format, Spec): as
-    feed_list(Engine, FirstLine, Count, Format), with the batch packed as
-    columns whose addresses Spec gives (see etalis_columns:column_terms/3);
-    Format may also be `packed`: the detections packed in buffers that
-    the header's `packed` describes (see etalis_columns:packed_detections/1),
-    the body a newline for each.
-  - columns_library(File): load the foreign library of feed_columns;
-    prolog_home: SWI-Prolog's home directory (to build it).
-  - feed(Engine, FirstLine): payload is event lines.  If an event takes
+  - feed(Engine, Batch, Options): one batch of events, or the engine's
+    time moved on.  Batch is `lines` (the payload is event lines),
+    list(Count) (the payload is one Prolog list of Count event terms,
+    one a line: Python's batches, read at once), columns(Count, Spec)
+    (the batch packed as columns whose addresses Spec gives, see
+    etalis_columns:column_terms/3; no payload), flush(Timers) (process
+    the events held back by a lateness, then, if Timers is `true`, fire
+    the timers still pending: the end of a finite input need not be the
+    end of time) or advance(Time) (the engine's time moves on to Time
+    with no event, as the machine's clock on an idle live stream: the
+    events held back up to Time are processed and the timers due by then
+    fire; no later event may be earlier than Time); see
+    etalis_batches and etalis_feed:engine_feed/5.  Options:
+    first(Line), the line of the batch's first event in its source (1);
+    format(Format), the detections as `object` (a JSON object a line,
+    as `etalis run` prints them), `row` (a JSON array a line,
+    `["c", [1], 1, 2]`, which Python decodes faster) or `packed` (packed
+    in buffers that the header's `packed` describes, see
+    etalis_columns:packed_detections/1, the body a newline for each);
+    segments(Resets): the batch is segments (many keys' events in one
+    crossing), each fed on its own after a reset of the engine if its
+    element of Resets is 1: the payload's segments are separated by the
+    character 0x1D (never part of an event line), and Count is a list of
+    counts, one a segment; the reply has one header per segment and the
+    detections of the segments separated by 0x1D.  If an event takes
     more inferences than the engine's limit, the feed stops before it and
     the header has `stopped: {kind: limit, line, event, limit, where}`
-    (where: the `where` condition that was running, or null).
+    (where: the `where` condition that was running, or null); `kind` is
+    `time` (with `seconds`) for an event that ran longer than its limit
+    allows and `memory` for one that ran out of memory.  A flush or
+    advance that reaches a limit is an error of the same fields.
+  - columns_library(File): load the foreign library of packed columns;
+    prolog_home: SWI-Prolog's home directory (to build it).
+  - due(Engine): the earliest time to which advance does something.
   - stats(Engine), destroy(Engine).
   - reset(Engine): fresh state (no pending goals, no last time), same rules.
-  - feed_segments(Engine, Resets): payload is segments of event lines
-    separated by the character 0x1D (never part of an event line); each
-    is fed as by feed(Engine, 1), after a reset if its element of Resets
-    is 1.  The reply has one header per segment and the detections of the
-    segments separated by 0x1D (many keys' events in one crossing).
-  - feed_segments(Engine, Resets, Counts): as feed_segments(Engine,
-    Resets), with each segment a batch list of as many terms as its
-    element of Counts says (see feed_list).
-  - feed_segments_columns(Engine, Resets, Counts, Spec): as
-    feed_segments(Engine, Resets, Counts), with the segments' events one
-    batch packed as columns (see feed_columns), split into segments of
-    Counts terms; no payload.
-  - flush(Engine): process the events held back by a lateness, then
-    fire the timers still pending; flush(Engine, Format, false) leaves
-    the timers pending (the end of a finite input is not the end of
-    time).
-  - advance(Engine, Time, Format): the engine's time moves on to Time
-    with no event (the machine's clock on an idle live stream): the
-    events held back up to Time are processed and the timers due by
-    then fire; no later event may be earlier than Time.
-  - feed(Engine, FirstLine, Format), feed_list(Engine, FirstLine, Count,
-    Format), flush(Engine, Format): as above, with the detections as
-    Format: `object` (as above) or `row`, a JSON array a line
-    (`["c", [1], 1, 2]`, see engine_feed/6), which Python decodes faster.
   - add_rules(Engine, Source): payload is rule text to add while running.
   - remove_rule(Engine, Label).
   - pending(Engine, Name): the matched parts of a rule's pattern that wait
@@ -174,44 +173,30 @@ serve(create(Source, Options), Payload, Header, "") :-
         Header = Header0.put(analysis, Analysis)
     ;   Header = Header0
     ).
-serve(feed(M, FirstLine), Payload, Header, Detections) :-
-    serve(feed(M, FirstLine, object), Payload, Header, Detections).
-serve(feed(M, FirstLine, Format), Payload, Header, Detections) :-
-    engine_feed(M, Payload, FirstLine, Format, Summary, Detections),
-    feed_header(Summary, Header).
-serve(feed_list(M, FirstLine, Count), Payload, Header, Detections) :-
-    serve(feed_list(M, FirstLine, Count, object), Payload, Header, Detections).
-serve(feed_list(M, FirstLine, Count, Format), Payload, Header, Detections) :-
-    engine_feed_list(M, Payload, FirstLine, Count, Format, Summary, Detections),
-    feed_header(Summary, Header).
-serve(feed_columns(M, FirstLine, Count, Format, Spec), _, Header, Detections) :-
-    detection_format(Format),
-    spec_terms(Spec, Count, Terms, Checked),
-    (   Format == packed
-    ->  packed_reset,
-        engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections),
-        packed_detections(Packed),
-        feed_header(Summary, Header0),
-        Header = Header0.put(packed, Packed)
-    ;   engine_feed_terms(M, Terms, FirstLine, Checked, Summary, Detections),
-        feed_header(Summary, Header)
+serve(feed(M, Batch, Options0), Payload, Header, Detections) :-
+    must_be(list, Options0),
+    (   selectchk(segments(Resets), Options0, Options)
+    ->  must_be(list(oneof([0, 1])), Resets),
+        engine_compiled(M, _),
+        request_batches(Batch, Payload, true, Batches),
+        maplist(feed_segment(M, Options), Resets, Batches, Results, Outs),
+        Header = _{segments: Results},
+        segments_text(Outs, Detections)
+    ;   request_batches(Batch, Payload, false, [Runtime]),
+        (   option(format(packed), Options0)
+        ->  packed_reset,
+            engine_feed(M, Runtime, Options0, Summary, Detections),
+            packed_detections(Packed),
+            feed_header(Summary, Header0),
+            Header = Header0.put(packed, Packed)
+        ;   engine_feed(M, Runtime, Options0, Summary, Detections),
+            feed_header(Summary, Header)
+        )
     ).
 serve(columns_library(File), _, _{loaded: File}, "") :-
     columns_library(File).
 serve(prolog_home, _, _{home: Home}, "") :-
     current_prolog_flag(home, Home).
-serve(flush(M), Payload, Header, Detections) :-
-    serve(flush(M, object), Payload, Header, Detections).
-serve(flush(M, Format), Payload, Header, Detections) :-
-    serve(flush(M, Format, true), Payload, Header, Detections).
-serve(flush(M, Format, Timers), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
-    engine_flush(M, Format, Timers, N, Fired, Detections),
-    engine_warnings(M, Ws1),
-    maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
-serve(advance(M, Time, Format), _, _{released: N, raised: Fired, warnings: Ws}, Detections) :-
-    engine_advance(M, Time, Format, N, Fired, Detections),
-    engine_warnings(M, Ws1),
-    maplist([warning(L, W), [L, W]]>>true, Ws1, Ws).
 serve(due(M), _, _{due: Due}, "") :-
     engine_due(M, Due).
 serve(stats(M), _, _{pending: Total, stores: Stores, rules: Rules, buffered: Buffered, skip_kept: Kept}, "") :-
@@ -305,24 +290,6 @@ serve(destroy(M), _, _{destroyed: M}, "") :-
 serve(reset(M), _, _{reset: M}, "") :-
     engine_compiled(M, _),
     engine_reset(M).
-serve(feed_segments(M, Resets), Payload, Header, Detections) :-
-    length(Resets, N),
-    length(Counts, N),
-    serve(feed_segments(M, Resets, Counts), Payload, Header, Detections).
-serve(feed_segments(M, Resets, Counts), Payload, _{segments: Results}, Detections) :-
-    engine_compiled(M, _),
-    split_string(Payload, "\x1d\", "", Texts),
-    maplist(feed_segment(M), Resets, Counts, Texts, Results, Outs),
-    segments_text(Outs, Detections).
-serve(feed_segments_columns(M, Resets, Counts, Spec), _, _{segments: Results}, Detections) :-
-    engine_compiled(M, _),
-    must_be(list(nonneg), Counts),
-    sum_list(Counts, Count),
-    spec_terms(Spec, Count, Terms, Checked),
-    detection_format(object),
-    segment_terms(Counts, Terms, Segments),
-    maplist(feed_segment_terms(M, Checked), Resets, Segments, Results, Outs),
-    segments_text(Outs, Detections).
 serve(rules(Source), Payload, Header, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
@@ -446,53 +413,17 @@ goal_count(ByGoal, Id, P0, P) :-
     ;   P = P0
     ).
 
-%   feed_segment(+M, +Reset, ?Count, +Text, -Header, -Detections): one
-%   segment of feed_segments: event lines if Count is unbound, else a
-%   batch list of Count terms.
+%   feed_segment(+M, +Options, +Reset, +Batch, -Header, -Detections): one
+%   segment of a feed of segments: Batch fed with Options, after a reset
+%   of the engine if Reset is 1.
 
-feed_segment(M, Reset, Count, Text, Header, Detections) :-
+feed_segment(M, Options, Reset, Batch, Header, Detections) :-
     (   Reset == 1
     ->  engine_reset(M)
     ;   true
     ),
-    (   var(Count)
-    ->  serve(feed(M, 1), Text, Header, Detections)
-    ;   serve(feed_list(M, 1, Count), Text, Header, Detections)
-    ).
-
-%   feed_segment_terms(+M, +Checked, +Reset, +Terms, -Header, -Detections):
-%   one segment of feed_segments_columns, its list of event terms (Checked
-%   as for engine_feed_terms/6).
-
-feed_segment_terms(M, Checked, Reset, Terms, Header, Detections) :-
-    (   Reset == 1
-    ->  engine_reset(M)
-    ;   true
-    ),
-    engine_feed_terms(M, Terms, 1, Checked, Summary, Detections),
+    engine_feed(M, Batch, Options, Summary, Detections),
     feed_header(Summary, Header).
-
-%   spec_terms(+Spec, +Count, -Terms, -Checked): the Count event terms of
-%   the packed columns Spec, and whether they are known valid (see
-%   etalis_columns:column_terms/3).
-
-spec_terms(Spec, Count, Terms, Checked) :-
-    (   ground(Spec)
-    ->  true
-    ;   domain_error(ground_columns, Spec)
-    ),
-    column_terms(Spec, Terms, Checked),
-    must_be(list, Terms),
-    length(Terms, Count).
-
-%   segment_terms(+Counts, +Terms, -Segments): Terms cut into lists of
-%   Counts elements each.
-
-segment_terms([], [], []).
-segment_terms([N|Ns], Terms, [Segment|Segments]) :-
-    length(Segment, N),
-    append(Segment, Rest, Terms),
-    segment_terms(Ns, Rest, Segments).
 
 %   segments_text(+Outs, -Text): the detections of the segments, in
 %   order, separated by the character 0x1D.
@@ -791,7 +722,7 @@ remove_label(M, Label, C) :-
 %   remove_rule would make it, and one that cannot be made is a warning
 %   of that event's line.
 
-etalis_runtime:apply_rule_updates(M, Updates) :-
+etalis_rule_changes:apply_rule_updates(M, Updates) :-
     forall(member(Update, Updates),
            catch(make_rule_update(M, Update), E, rule_update_warning(M, Update, E))).
 
@@ -908,13 +839,6 @@ rule_update_warning(M, Update, E) :-
     pattern_text(X, Text),
     format(string(Warning), "~w(~s) failed: ~w", [Name, Text, Msg]),
     feed_warning(M, Warning).
-
-%!  feed_events(+Engine, +Text, -Summary, -Detections) is det.
-%
-%   Process the event lines of Text (see engine_feed/5).
-
-feed_events(M, Text, Summary, Detections) :-
-    engine_feed(M, Text, 1, Summary, Detections).
 
 %   clause_indicator(+Clause, -Text): Name/Arity of Clause's head.
 

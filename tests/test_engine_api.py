@@ -243,3 +243,26 @@ def test_emit_frame_with_an_event_named_as_a_column_asks_whether_event_col_was_m
     with Engine.from_string("c(X) <- a(X) seq b(X).") as engine:
         assert engine.emit_frame(frame, event_col="ev", args=["x"], time="t").detections == [
             Detection("c", (1,), 1, 2)]
+
+
+def test_every_way_in_counts_what_it_did_once() -> None:
+    """emit, emit_many, feed_text, feed_segments, advance_to and flush each
+    count the events accepted and rejected and the detections once."""
+    with Engine.from_string("c(X) <- a(X).\n", lateness=1) as engine:
+        assert engine.emit("a", 1, at=1) == []                        # held back by the lateness
+        result = engine.emit_many([("a", (2,), 3), ("a", "x", 4)])    # releases a(1); "x" is no args list
+        assert ([(d.event, d.args) for d in result.detections], result.rejected) == (
+            [("c", (1,))], [Rejection(2, "args 'x' is not a list")])
+        fed = engine.feed_text("event(a(3), 5).\nevent(a(4), 1).\n")  # releases a(2); a(4) is too late
+        assert (fed.accepted, fed.detection_lines, fed.rejected) == (
+            1, '{"event": "c", "args": [2], "start": 3, "end": 3}\n',
+            [Rejection(2, "time 1 is more than the lateness (1 s) before the latest time 5")])
+        assert [(d.event, d.args) for d in engine.advance_to(10)] == [("c", (3,))]
+        assert engine.flush() == []
+        stats = engine.stats()
+        assert (stats.accepted, stats.rejected, stats.detections, stats.raised) == (3, 2, 3, 0)
+    with Engine.from_string("c(X) <- a(X).\n") as engine:
+        results = engine.feed_segments(["event(a(1), 1).\n", "event(a(2), 2).\nevent(a(3), 0).\n"], [True, False])
+        assert [(r.accepted, r.detection_lines.count("\n"), len(r.rejected)) for r in results] == [(1, 1, 0), (1, 1, 1)]
+        stats = engine.stats()
+        assert (stats.accepted, stats.rejected, stats.detections) == (2, 1, 2)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from etalis_py import Engine, InferenceLimitError, RuleError
+from etalis_py import EtalisError, Engine, InferenceLimitError, MemoryLimitError, RuleError
 from etalis_py.events import Rejection
 from etalis_py.cli import main
 
@@ -410,3 +410,19 @@ def test_the_detections_an_event_wrote_before_its_limit_are_cut_by_characters_af
     out, err = capsys.readouterr()
     assert out == '{"event": "d", "args": ["é"], "start": 1, "end": 1}\n'
     assert err.startswith(f"{events}:2: error: event a(ü日) (line 2) took more than 100,000 inferences")
+
+
+def test_each_kind_of_limit_in_a_reply_is_its_own_error() -> None:
+    """The engine replies with one kind per limit: inferences (`limit`),
+    the time they allow (`time`) and memory; none is taken for another."""
+    inferences = EtalisError.from_reply({"kind": "limit", "line": 2, "event": "a(1)", "limit": 1000, "where": "loop(1)"})
+    time = EtalisError.from_reply({"kind": "time", "line": 3, "event": "b", "limit": 2_000_000, "where": None,
+                                   "seconds": 2})
+    memory = EtalisError.from_reply({"kind": "memory", "line": 4, "event": "c(x)", "limit": 2**30})
+    assert [type(e) for e in (inferences, time, memory)] == [InferenceLimitError, InferenceLimitError, MemoryLimitError]
+    assert str(inferences) == ("event a(1) (line 2) took more than 1,000 inferences, the limit per event, "
+                               f"in the where condition loop(1)\n  hint: {HINT}")
+    assert str(time) == ("event b (line 3) ran for more than 2 seconds, the time that the limit of 2,000,000 "
+                         f"inferences per event allows\n  hint: {HINT}")
+    assert str(memory).split("\n")[0] == ("event c(x) (line 4) ran out of memory: the engine's stacks reached their "
+                                          "limit of 1.0 GiB")

@@ -23,8 +23,8 @@ from etalis_py import Detection, Engine, RuleError
         ("c(N) <- aggregate(count, a where shell(ls), count(2), N).", 1, "shell/1"),
         ("c <- (a seq b) fnot (x where shell(ls)).", 1, "shell/1"),
         # the engine's own event/1 and ins_event_rule/1, called for another engine's module
-        ("c <- a where etalis_runtime:raise_event(etalis_engine_0, x).", 1, "raise_event/2"),
-        ("c <- a where etalis_runtime:rule_update(etalis_engine_0, ins(x <- y)).", 1, "rule_update/2"),
+        ("c <- a where etalis_rule_changes:raise_event(etalis_engine_0, x).", 1, "raise_event/2"),
+        ("c <- a where etalis_rule_changes:rule_update(etalis_engine_0, ins(x <- y)).", 1, "rule_update/2"),
     ],
 )
 def test_sandbox_refuses_unsafe_goals_with_their_position(rules: str, line: int, culprit: str) -> None:

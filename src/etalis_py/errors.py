@@ -34,7 +34,7 @@ class EtalisError(Exception):
             )
         if kind == "file":
             return RuleFileNotFound(str(error["message"]))
-        if kind in ("limit", "memory"):
+        if kind in ("limit", "time", "memory"):
             return InferenceLimitError.from_reply(error)
         if kind == "snapshot":
             return SnapshotError(str(error["message"]))
@@ -147,14 +147,14 @@ class InferenceLimitError(EtalisError):
     @staticmethod
     def from_reply(error: dict[str, Any]) -> "InferenceLimitError":
         """The error of a reply's ``stopped`` (or ``error``): of ``kind``
-        ``limit``, or ``memory`` (a :class:`MemoryLimitError`)."""
+        ``limit`` (inferences), ``time`` (with its ``seconds``), or
+        ``memory`` (a :class:`MemoryLimitError`)."""
         if error.get("kind") == "memory":
             return MemoryLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]))
         where = error.get("where")
-        seconds = error.get("seconds")
         return InferenceLimitError(line=int(error["line"]), event=str(error["event"]), limit=int(error["limit"]),
                                    where=None if where is None else str(where),
-                                   seconds=None if seconds is None else float(seconds))
+                                   seconds=float(error["seconds"]) if error.get("kind") == "time" else None)
 
 
 class MemoryLimitError(InferenceLimitError):

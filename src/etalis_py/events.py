@@ -201,8 +201,8 @@ NOTHING = "[]"
 
 
 def batch_list(terms: Sequence[str]) -> str:
-    """The text of a batch of input terms as the engine's ``feed_list``
-    request takes it: one Prolog list, an element a line.  Each term is
+    """The text of a batch of input terms as the engine's ``feed`` request
+    of a ``list`` takes it: one Prolog list, an element a line.  Each term is
     the text of an event term (``event(a(1), 5)``, no full stop) or
     NOTHING, and holds no newline."""
     return "[" + ",\n".join(terms) + "]"

@@ -1,6 +1,10 @@
 :- module(test_feed, []).
 :- use_module(library(plunit)).
 :- use_module('../../prolog/etalis/runtime/runtime').
+:- use_module('../../prolog/etalis/runtime/feed').
+:- use_module('../../prolog/etalis/runtime/feed_state', [feed_warning/2]).
+:- use_module('../../prolog/etalis/runtime/batches').
+:- use_module('../../prolog/etalis/runtime/protocol', [feed_header/2]).
 
 %   An engine without rules that reports every event it accepts, so that
 %   the detections are the accepted events.
@@ -26,9 +30,10 @@ echo_feed(How, Accepted, Rejected, Events) :-
     echo_engine(M),
     Summary = summary(Accepted, _, Rejected, _, none),
     (   How = feed(Text, Format)
-    ->  engine_feed(M, Text, 1, Format, Summary, Detections)
+    ->  engine_feed(M, lines(Text), [format(Format)], Summary, Detections)
     ;   How = feed_list(Text, Count),
-        engine_feed_list(M, Text, 1, Count, Summary, Detections)
+        request_batches(list(Count), Text, false, [Batch]),
+        engine_feed(M, Batch, [], Summary, Detections)
     ),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
@@ -43,10 +48,26 @@ looping_feed(Text, Accepted, Rejected, Stopped, Events) :-
     assertz(M:(spin :- spin)),
     assertz(M:('$on'(loop, _, _, _) :- spin)),
     assertz(M:('$on'(E, T1, T2, det(E, T1, T2)) :- E \== loop)),
-    engine_feed(M, Text, 1, summary(Accepted, _, Rejected, _, Stopped), Detections),
+    engine_feed(M, lines(Text), [], summary(Accepted, _, Rejected, _, Stopped), Detections),
     split_string(Detections, "\n", "", Lines0),
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
+
+%   An echo engine whose event `slow` runs for minutes within few
+%   inferences (each msort/2 of a long list is one), limited to
+%   1,000,000 inferences per event: a second.
+
+slow_feed(Text, Accepted, Stopped) :-
+    engine_create(M),
+    engine_start(M, [], none, 1_000_000),
+    assertz(M:('$on'(slow, _, _, _) :- numlist(1, 100000, L), forall(between(1, 20000, _), msort(L, _)))),
+    assertz(M:('$on'(E, T1, T2, det(E, T1, T2)) :- E \== slow)),
+    engine_feed(M, lines(Text), [], summary(Accepted, _, _, _, Stopped), _),
+    engine_destroy(M).
+
+stopped_header(Stopped, Pairs) :-
+    feed_header(summary(0, 0, [], [], Stopped), Header),
+    dict_pairs(Header.stopped, _, Pairs).
 
 :- begin_tests(feed).
 
@@ -117,16 +138,39 @@ test(two_engines_keep_their_warnings_apart, [WA, WB] == [[warning(1, "from a")],
     engine_start(A, [], none, inf),
     engine_create(B),
     engine_start(B, [], none, inf),
-    assertz(B:('$on'(y, _, _, _) :- etalis_runtime:feed_warning(B, "from b"), fail)),
+    assertz(B:('$on'(y, _, _, _) :- etalis_feed_state:feed_warning(B, "from b"), fail)),
     assertz(A:('$on'(x, _, _, _) :-
-                  etalis_runtime:feed_warning(A, "from a"),
-                  etalis_runtime:engine_feed(B, "event(y, 1).\n", 1, summary(_, _, _, WB0, _), _),
+                  etalis_feed_state:feed_warning(A, "from a"),
+                  etalis_feed:engine_feed(B, lines("event(y, 1).\n"), [], summary(_, _, _, WB0, _), _),
                   nb_setval(test_feed_warnings_b, WB0),
                   fail)),
-    engine_feed(A, "event(x, 1).\n", 1, summary(_, _, _, WA, _), _),
+    engine_feed(A, lines("event(x, 1).\n"), [], summary(_, _, _, WA, _), _),
     nb_getval(test_feed_warnings_b, WB),
     nb_delete(test_feed_warnings_b),
     engine_destroy(A),
     engine_destroy(B).
+
+test(an_event_that_runs_longer_than_its_limit_allows_stops_at_a_time_limit, [A, S] ==
+     [1, time(2, slow, 1, 1_000_000, none)]) :-
+    slow_feed("event(a(1), 1).\nevent(slow, 2).\nevent(b(1), 3).\n", A, S0),
+    S0 = time(Line, E, Seconds0, Limit, In),
+    Seconds is integer(Seconds0),               % max(1, Limit / 10^6): 1 or 1.0
+    S = time(Line, E, Seconds, Limit, In).
+
+test(each_kind_of_limit_is_its_own_stopped_reply, [L, T, M] ==
+     [[event-"a(1)", kind-limit, limit-1000, line-2, where-"loop(1)"],
+      [event-"b", kind-time, limit-2000000, line-3, seconds-2, where-null],
+      [event-"c(x)", kind-memory, limit-1073741824, line-4]]) :-
+    stopped_header(limit(2, a(1), 1000, where(loop(1))), L),
+    stopped_header(time(3, b, 2, 2_000_000, none), T),
+    stopped_header(memory(4, c(x), 1_073_741_824), M).
+
+test(a_flush_that_reaches_a_limit_raises_it_inside_error, error(etalis_limit(limit(1, loop, 1000, none)))) :-
+    engine_create(M),
+    engine_start(M, [], 10, 1000),
+    assertz(M:(spin :- spin)),
+    assertz(M:('$on'(loop, _, _, _) :- spin)),
+    engine_feed(M, lines("event(loop, 1).\n"), [], summary(1, _, [], _, none), ""),
+    engine_feed(M, flush(true), [], _, _).
 
 :- end_tests(feed).

@@ -25,7 +25,7 @@ request(Request, Payload, Header, Body) :-
 detections(Rules, Events, Lines) :-
     request(create(text(toy), []), Rules, Created, _),
     atom_string(M, Created.engine),
-    request(feed(M, 1), Events, _, Text),
+    request(feed(M, lines, []), Events, _, Text),
     request(destroy(M), "", _, _),
     split_string(Text, "\n", "", Lines0),
     exclude(==(""), Lines0, Lines).

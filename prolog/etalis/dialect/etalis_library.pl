@@ -22,7 +22,7 @@ time, as end/1 (see etalis_operators:interval_goal/4): a rule sees the
 time of its events.  Called by a static rule, which has no detection's
 time, it is refused where the file does not define it.  ETALIS's
 event/1, raising an event from Prolog, is the engine's own (see
-etalis_runtime:raise_event/2), and so are its named flags (set_flag/2,
+etalis_rule_changes:raise_event/2), and so are its named flags (set_flag/2,
 get_flag/2: etalis_flags/1).
 */
 

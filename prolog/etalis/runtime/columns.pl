@@ -9,7 +9,7 @@
 :- use_module(library(shlib)).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module(runtime, [event_name/1]).
+:- use_module(input_events, [event_name/1]).
 
 /** <module> Batches of events as packed columns
 
@@ -17,7 +17,7 @@ Python packs a batch of events as columns of 8-byte cells (int64,
 float64, or an index into a table of terms sent with the batch) and
 passes their addresses; the foreign library built from
 `etalis_columns.c` (beside this file) makes the batch list of event terms from them,
-the same list that reading the batch's text (engine_feed_list/7) gives,
+the same list that reading the batch's text (see etalis_batches) gives,
 without the text.  pyswip runs SWI-Prolog in the Python process, so the
 addresses of numpy's arrays are valid here for the time of the request.
 
@@ -64,7 +64,7 @@ columns_loaded :-
 %   documentation).  Checked is `checked` if every event of Terms is a
 %   valid input event (its name not reserved, its arguments ground, its
 %   time finite numbers, a start not after its end), as
-%   etalis_runtime:engine_feed_terms/6 takes it, else `plain`.
+%   etalis_feed:engine_feed/5 takes it, else `plain`.
 %
 %   @error existence_error(foreign_library, etalis_columns) if the
 %   library is not loaded.

@@ -41,7 +41,7 @@ text path; else here, in Prolog, to the same list.
 
 %!  graph_batch_terms(+Text, +Count, -Terms) is semidet.
 %
-%   Terms is the batch list of Count elements (see engine_feed_list/6)
+%   Terms is the batch list of Count elements (see etalis_batches)
 %   of the graph batch Text: `event(graph(rdf_graph(Name, Triples)),
 %   Time)`, or `rdf_graph(Name, Triples, Stream)` for a graph on a
 %   stream, at the line of each graph, `[]` at the other lines.  Fails

@@ -8,8 +8,8 @@
             bounded_text/2,                % +Term, -Text
             shallow/1,                  % @Term
             calling_message/1,          % @Message
-            write_detection/1,          % +Detection
-            write_detection/2,          % +Detection, +Provenance
+            write_detection/2,          % +Format, +Detection
+            write_detection/3,          % +Format, +Detection, +Provenance
             detection_format/1,         % +Format
             json_arg_text/2             % +Value, -Text
           ]).
@@ -29,7 +29,7 @@
 /** <module> The JSON of the replies to Python
 
 What the engine says to Python, as JSON (see etalis:etalis_api/3): the
-detections, one line each (write_detection/1), the header of a feed (counts, rejected lines, warnings, where it stopped),
+detections, one line each (write_detection/2), the header of a feed (counts, rejected lines, warnings, where it stopped),
 the parsed rules of the `rules` request (each pattern a tree whose
 nodes have the keys of the operator table), the bindings of a query,
 and the error replies.
@@ -38,9 +38,13 @@ and the error replies.
 %!  feed_header(+Summary, -Header) is det.
 %
 %   Header is the reply header of a feed with Summary (see
-%   etalis_runtime:engine_feed/5): the counts, the rejected lines and
-%   the warnings as [Line, Text], and where the feed stopped, if it did.
+%   etalis_feed:engine_feed/5): the counts, the rejected lines and
+%   the warnings as [Line, Text], and where the feed stopped, if it did;
+%   for a flush or advance, the events released from the reorder buffer,
+%   the events raised and the warnings.
 
+feed_header(released(Released, Raised, Warnings), _{released: Released, raised: Raised, warnings: Ws}) :- !,
+    maplist([warning(L, W), [L, W]]>>true, Warnings, Ws).
 feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
     maplist([rejected(L, R), [L, R]]>>true, Rejected, Rs),
     maplist([warning(L, W), [L, W]]>>true, Warnings, Ws),
@@ -53,24 +57,26 @@ feed_header(summary(Accepted, Raised, Rejected, Warnings, Stopped), Header) :-
 
 %!  stopped_json(+Hit, -Json) is det.
 %
-%   Json is where a feed stopped: limit(Line, Event, Limit, In) (see
-%   limit_json/5) or memory(Line, Event, Bytes), an event that ran out of
-%   the stacks, whose limit is Bytes.
+%   Json is where a feed stopped, the limit an event reached (see
+%   etalis_feed:engine_feed/5): limit(Line, Event, Limit, In) (see
+%   limit_json/5), time(Line, Event, Seconds, Limit, In), an event that
+%   ran for longer than the Seconds that Limit inferences allow, or
+%   memory(Line, Event, Bytes), an event that ran out of the stacks,
+%   whose limit is Bytes.
 
 stopped_json(limit(Line, E, Limit, In), Json) :-
     limit_json(Line, E, Limit, In, Json).
+stopped_json(time(Line, E, Seconds, Limit, In), Json) :-
+    limit_json(Line, E, Limit, In, Json0),
+    Json = Json0.put(_{kind: time, seconds: Seconds}).
 stopped_json(memory(Line, E, Bytes), _{kind: memory, line: Line, event: Text, limit: Bytes}) :-
     bounded_text(E, Text).
 
 %!  limit_json(+Line, +Event, +Limit, +In, -Json) is det.
 %
 %   Json is an event that took more than Limit inferences (in the `where` condition G if In is
-%   where(G)), or ran for longer than the Seconds they allow (In is seconds(Seconds, In0), In0
-%   as In), as the `stopped` of a feed reply or an error.
+%   where(G)), as the `stopped` of a feed reply or an error.
 
-limit_json(Line, E, Limit, seconds(Seconds, In), Json) :- !,
-    limit_json(Line, E, Limit, In, Json0),
-    Json = Json0.put(seconds, Seconds).
 limit_json(Line, E, Limit, In, _{kind: limit, line: Line, event: Text, limit: Limit, where: Where}) :-
     bounded_text(E, Text),
     (   In = where(G)
@@ -409,18 +415,14 @@ message_lines_text(Error, Text) :-
     with_output_to(string(Printed), print_message_lines(current_output, '', Lines)),
     split_string(Printed, "", "\n", [Text]).
 
-%!  write_detection(+Detection) is det.
+%!  write_detection(+Format, +Detection) is det.
 %
-%   Write det(E, T1, T2) as one line of JSON in the format of the feed
-%   (see detection_format/1): an object
+%   Write det(E, T1, T2) as one line of JSON in Format (see
+%   detection_format/1): an object
 %   `{"event": "c", "args": [1], "start": 1, "end": 2}` or a row
-%   `["c", [1], 1, 2]`.
+%   `["c", [1], 1, 2]`; or pack it (`packed`).
 
-write_detection(det(E, T1, T2)) :-
-    (   nb_current(etalis_detections, Format)
-    ->  true
-    ;   Format = object
-    ),
+write_detection(Format, det(E, T1, T2)) :-
     (   Format == packed
     ->  etalis_columns:etalis_pack_detection(E, T1, T2),
         put_char('\n')                          % counts as the text of a detection
@@ -435,7 +437,7 @@ write_text_detection(Format, E, T1, T2) :-
 
 %!  detection_format(+Format) is det.
 %
-%   The detections of this feed are written as JSON objects (`object`,
+%   Format is a format of detections: JSON objects (`object`,
 %   the lines of `etalis run`) or as JSON arrays (`row`: event, args,
 %   start, end and, with provenance, the rows of the input occurrences;
 %   shorter to write and to decode), or packed into the buffers of the
@@ -445,8 +447,7 @@ write_text_detection(Format, E, T1, T2) :-
 %   @error domain_error(oneof([object, row, packed]), Format) for another Format.
 
 detection_format(Format) :-
-    must_be(oneof([object, row, packed]), Format),
-    b_setval(etalis_detections, Format).
+    must_be(oneof([object, row, packed]), Format).
 
 closing(Format, Close) :-
     separators(Format, _, _, _, _, Close).
@@ -470,11 +471,15 @@ plain_text(Text) :-
     atom_codes(Text, Codes),
     plain_codes(Codes).
 
-%   write_detection(+Detection, +Provenance): with the input occurrences
-%   it was built from.
+%!  write_detection(+Format, +Detection, +Provenance) is det.
+%
+%   As write_detection/2, with the input occurrences Provenance that
+%   Detection was built from.
+%
+%   @error domain_error(detection_format_without_provenance, packed) for
+%   the Format `packed`.
 
-write_detection(det(E, T1, T2), Prov) :-
-    b_getval(etalis_detections, Format),
+write_detection(Format, det(E, T1, T2), Prov) :-
     (   Format == packed
     ->  domain_error(detection_format_without_provenance, Format)
     ;   true
@@ -528,7 +533,7 @@ json_values([H|T]) -->
 %!  json_arg_text(+Value, -Text) is det.
 %
 %   Text is Value as the JSON of a detection's argument (see
-%   write_detection/1).
+%   write_detection/2).
 
 json_arg_text(X, Text) :-
     phrase(json_value(X), Parts),

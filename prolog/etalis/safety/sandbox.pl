@@ -14,7 +14,7 @@
 :- use_module('../compiler/optable', [pattern_parts/3, sub_pattern/3]).
 :- use_module('../rdf/knowledge', [knowledge_init/1]).
 :- use_module('../compiler/statics', [static_clause/3, define_statics/4]).
-:- use_module('../runtime/runtime', [rule_update_builtins/1]).
+:- use_module('../runtime/rule_changes', [rule_update_builtins/1]).
 :- use_module(guard, [guard_engine/1, change_goal/2]).
 :- use_module('../runtime/protocol', [calling_message/1]).
 
@@ -355,16 +355,16 @@ sandbox:safe_primitive(system:tab(N)) :-     % bounded: see unbounded_output/2
 
 %   ETALIS's ins_event_rule/1, del_event_rule/1 and ins_static_rule/1
 %   change only the engine's own rules, and what they add is checked
-%   like rules added from Python (see etalis_runtime:rule_update/2).
+%   like rules added from Python (see etalis_rule_changes:rule_update/2).
 %   ETALIS's event/1 raises an event in the engine that runs the rule,
-%   fed as its input events are (see etalis_runtime:raise_event/2).
+%   fed as its input events are (see etalis_rule_changes:raise_event/2).
 %   Both are safe as the module's own predicates call them, for the
 %   module itself (the scratch module of the proof): a rule that names
 %   another engine's module is refused.
 
-sandbox:safe_primitive(etalis_runtime:rule_update(M, _)) :-
+sandbox:safe_primitive(etalis_rule_changes:rule_update(M, _)) :-
     scratch_module(M).
-sandbox:safe_primitive(etalis_runtime:raise_event(M, _)) :-
+sandbox:safe_primitive(etalis_rule_changes:raise_event(M, _)) :-
     scratch_module(M).
 
 scratch_module(M) :-

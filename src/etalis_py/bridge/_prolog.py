@@ -193,7 +193,7 @@ class PrologBridge:
                 yield
 
     def columns(self) -> bool:
-        """Whether batches can cross as packed columns (``feed_columns``):
+        """Whether batches can cross as packed columns (a ``feed`` request of ``columns``):
         the foreign library is built (see :mod:`etalis_py.bridge.columns`) and
         loaded on the first call, with one notice if it cannot be."""
         if self._columns is None:

@@ -1,7 +1,7 @@
 """Batches of events handed to Prolog as packed columns, not text.
 
 A batch crosses as columns of 8-byte cells (numpy arrays) whose addresses
-the ``feed_columns`` request passes: an int64 or a finite float64 stands
+a ``feed`` request of ``columns`` passes: an int64 or a finite float64 stands
 for itself, any other value for the element of the column's table (the
 Prolog text of each distinct value, read once a batch).  The foreign
 library ``prolog/etalis/runtime/etalis_columns.c`` builds from them the list of

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import json
@@ -100,9 +99,9 @@ class BatchResult:
 class FeedResult:
     """A batch of event lines as the engine answered it: the counts and the
     detections as JSON lines, exactly as ``etalis run`` prints them.
-    ``stopped`` is set if an event took more inferences than the engine's
-    limit: the batch stopped before it (the counts and detections are
-    those of the lines before). ``raised`` counts the events that rules
+    ``stopped`` is set if an event reached a limit of the engine (its
+    inferences, the time they allow, its memory): the batch stopped before
+    it (the counts and detections are those of the lines before). ``raised`` counts the events that rules
     raised with ETALIS's ``event/1`` (fed after the event that raised
     them, not counted in ``accepted``)."""
 
@@ -396,7 +395,7 @@ class Engine:
     def _emit_line(self, line: str, what: str) -> Detections:
         """Process one event's input line; raise EventError if the engine
         rejects it."""
-        result = self._feed_lines(line, 1, rows=True)
+        result = self._feed("lines", line, form="row")[0]
         if result.stopped:
             raise result.stopped
         if result.rejected:
@@ -565,12 +564,13 @@ class Engine:
         failures: list[tuple[Detection, BaseException]],
     ) -> int:
         if isinstance(batch, Packed):
-            result = self._feed_packed(batch, first)
+            result = self._feed_columns(batch, first)
         elif isinstance(batch, Batch):
-            result = (self._feed_packed(batch.packed, first) if batch.packed is not None
-                      else self._feed_lines(batch.text, first, batch.terms, rows=True))
+            result = (self._feed_columns(batch.packed, first) if batch.packed is not None
+                      else self._feed("lines" if batch.terms is None else f"list({batch.terms})", batch.text,
+                                      first=first, form="row")[0])
         else:
-            result = self._feed_lines(batch_list(batch), first, len(batch), rows=True)
+            result = self._feed(f"list({len(batch)})", batch_list(batch), first=first, form="row")[0]
         rejected.extend(result.rejected)
         warnings.extend(result.warnings)
         found = self._deliver(result, collect, failures)
@@ -580,22 +580,6 @@ class Engine:
             raise result.stopped
         detections.extend(found)
         return result.accepted
-
-    def _feed_packed(self, batch: Packed, first: int, rows: bool = True) -> FeedResult:
-        """Feed a batch of packed columns (see :mod:`etalis_py.bridge.columns`);
-        detections as JSON lines, or as rows (packed too, but with
-        provenance)."""
-        self._check_open()
-        form = "object" if not rows else "row" if self._explain else "packed"
-        request = f"feed_columns({self._name}, {int(first)}, {len(batch)}, {form}, {batch.spec()})"
-        with self._prolog.held():
-            header, body = self._prolog.request(request)
-            unpacked = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
-        result = _feed_result(header, body)
-        if unpacked is not None:
-            result = dataclasses.replace(result, rows=unpacked)
-        self._count(result)
-        return result
 
     @_one_at_a_time
     def feed_text(self, text: str, first_line: int = 1, terms: Optional[int] = None) -> FeedResult:
@@ -610,18 +594,14 @@ class Engine:
         stops the batch: see ``FeedResult.stopped``.
         """
         _must_be_text(text, "feed_text() takes event lines, which")
-        result = self._feed_lines(text, first_line, terms)
-        self._stats.detections += result.detection_lines.count("\n")
-        return result
+        return self._feed("lines" if terms is None else f"list({int(terms)})", text, first=first_line)[0]
 
     @_one_at_a_time
     def feed_packed(self, batch: Packed, first_line: int = 1) -> FeedResult:
         """As :meth:`feed_text` for a batch of packed columns (see
         :mod:`etalis_py.bridge.columns`; :meth:`columnar` says whether they can
         cross), row i standing for line ``first_line + i``."""
-        result = self._feed_packed(batch, first_line, rows=False)
-        self._stats.detections += result.detection_lines.count("\n")
-        return result
+        return self._feed(f"columns({len(batch)}, {batch.spec()})", first=first_line)[0]
 
     def columnar(self) -> bool:
         """Batches can cross as packed columns: the foreign library is
@@ -641,11 +621,8 @@ class Engine:
             raise ValueError("give one reset flag (and one count of terms) per segment")
         if not segments:
             return []
-        flags = ",".join("1" if r else "0" for r in resets)
-        request = f"feed_segments({self._name}, [{flags}])" if terms is None else \
-            f"feed_segments({self._name}, [{flags}], [{','.join(str(int(n)) for n in terms)}])"
-        header, body = self._prolog.request(request, "\x1d".join(segments))
-        return self._segment_results(header, body)
+        batch = "lines" if terms is None else f"list([{','.join(str(int(n)) for n in terms)}])"
+        return self._feed(batch, "\x1d".join(segments), resets=resets)
 
     @_one_at_a_time
     def feed_packed_segments(self, batch: Packed, resets: Sequence[bool], counts: Sequence[int]) -> list[FeedResult]:
@@ -657,46 +634,47 @@ class Engine:
             raise ValueError("give one reset flag and one count per segment, the counts adding up to the batch")
         if not counts:
             return []
-        flags = ",".join("1" if r else "0" for r in resets)
-        request = (f"feed_segments_columns({self._name}, [{flags}], [{','.join(str(int(n)) for n in counts)}], "
-                   f"{batch.spec()})")
-        header, body = self._prolog.request(request)
-        return self._segment_results(header, body)
+        return self._feed(f"columns([{','.join(str(int(n)) for n in counts)}], {batch.spec()})", resets=resets)
 
-    def _segment_results(self, header: dict[str, Any], body: str) -> list[FeedResult]:
-        """The results of the segments of a ``feed_segments`` reply, counted."""
+    def _feed(self, batch: str, payload: str = "", *, first: int = 1, form: str = "object",
+              resets: Optional[Sequence[bool]] = None) -> list[FeedResult]:
+        """Send the engine one feed request (see prolog/etalis.pl): ``batch``
+        (``lines``, ``list(N)``, ``columns(N, Spec)``, ``flush(Timers)`` or
+        ``advance(T)``) with ``payload``, its first event at line ``first``,
+        the detections as ``form`` (``object``: JSON lines; ``row``: rows
+        for :meth:`_deliver`; ``packed``: rows read from the packed
+        hand-over).  With ``resets``, the batch is segments, each fed after
+        a :meth:`reset` where ``resets`` says so.  The results, one a
+        segment, are counted here and only here: the event stopped at a
+        limit (not processed) counts as rejected, so that every event is
+        accepted or rejected.  A stopped segment raises, once counted."""
+        self._check_open()
+        options = [f"first({int(first)})", f"format({form})"]
+        if resets is not None:
+            options.append(f"segments([{','.join('1' if r else '0' for r in resets)}])")
+        request = f"feed({self._name}, {batch}, [{', '.join(options)}])"
+        with self._prolog.held():       # the packed detections are read before another request
+            header, body = self._prolog.request(request, payload)
+            rows = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
+        replies = [(header, body)] if resets is None else list(zip(header["segments"], body.split("\x1d")))
         results = []
-        for h, detections in zip(header["segments"], body.split("\x1d")):
-            result = _feed_result(h, detections)
-            self._count(result)
+        for h, detections in replies:
+            result = _feed_result(h, detections, rows)
+            self._stats.accepted += result.accepted
+            self._stats.raised += result.raised
+            self._stats.rejected += len(result.rejected) + (result.stopped is not None)
             self._stats.detections += detections.count("\n")
-            if result.stopped:
+            if result.stopped and resets is not None:
                 raise result.stopped
             results.append(result)
         return results
 
-    def _feed_lines(self, text: str, first_line: int, terms: Optional[int] = None, rows: bool = False) -> FeedResult:
-        """Feed event lines (or a batch list of ``terms`` terms); the
-        detections come back as JSON lines, or as rows (see
-        :func:`parse_rows`) for :meth:`_deliver`."""
-        self._check_open()
-        form = "row" if rows else "object"
-        if terms is None:
-            request = f"feed({self._name}, {int(first_line)}, {form})"
-        else:
-            request = f"feed_list({self._name}, {int(first_line)}, {int(terms)}, {form})"
-        header, body = self._prolog.request(request, text)
-        result = _feed_result(header, body)
-        self._count(result)
-        return result
-
-    def _count(self, result: FeedResult) -> None:
-        """Count what a feed did: the event stopped at a limit (not
-        processed) counts as rejected, so that every event is accepted or
-        rejected."""
-        self._stats.accepted += result.accepted
-        self._stats.raised += result.raised
-        self._stats.rejected += len(result.rejected) + (result.stopped is not None)
+    def _feed_columns(self, batch: Packed, first: int) -> FeedResult:
+        """Feed packed columns, the detections as rows for :meth:`_deliver`:
+        packed ones carry no provenance, so with explain(true) they come
+        back as rows."""
+        return self._feed(f"columns({len(batch)}, {batch.spec()})", first=first,
+                          form="row" if self._explain else "packed")[0]
 
     def _deliver(self, result: FeedResult, returned: bool = True,
                  failures: Optional[list[tuple[Detection, BaseException]]] = None) -> Detections:
@@ -711,7 +689,6 @@ class Engine:
             found = Detections(map(Detection.from_row, result.rows))
         else:
             found = parse_rows(result.detection_lines)
-        self._stats.detections += len(found)
         unseen: list[Detection] = []
         failed: list[tuple[Detection, BaseException]] = []
         if not self._callbacks:  # nothing to call: all of them wait, or none
@@ -768,19 +745,19 @@ class Engine:
         A later event must not be earlier than the last of them.  With
         ``timers=False`` the timers stay pending (and in a snapshot): the
         end of a finite input need not be the end of time."""
-        warned: list[Rejection] = []
-        body = self._flushed(warned, rows=True, timers=timers)
-        for w in warned:
+        result = self._feed(f"flush({'true' if timers else 'false'})", form="row")[0]
+        for w in result.warnings:
             warnings.warn(EtalisWarning(f"at the end of the stream: {w.reason}"), stacklevel=2)
-        return self._deliver(FeedResult(0, [], warned, body))
+        return self._deliver(result)
 
     @_one_at_a_time
     def flush_lines(self, warned: Optional[list[Rejection]] = None, timers: bool = True) -> str:
         """As :meth:`flush`, with the detections as JSON lines (``etalis run``);
         the warnings go to ``warned`` (their line is 0)."""
-        body = self._flushed(warned if warned is not None else [], timers=timers)
-        self._stats.detections += body.count("\n")
-        return body
+        result = self._feed(f"flush({'true' if timers else 'false'})")[0]
+        if warned is not None:
+            warned.extend(result.warnings)
+        return result.detection_lines
 
     @_one_at_a_time
     def advance_to(self, t: Any) -> Detections:
@@ -791,7 +768,7 @@ class Engine:
         are reported when they are due, not at the next event), in time
         order; return what they led to.  A later event must not be
         earlier than ``t``; a ``t`` before the last event changes nothing."""
-        result = self._advanced(t, rows=True)
+        result = self._feed(f"advance({number_text(to_time(t))})", form="row")[0]
         for w in result.warnings:
             warnings.warn(EtalisWarning(w.reason), stacklevel=2)
         return self._deliver(result)
@@ -800,9 +777,7 @@ class Engine:
     def advance_lines(self, t: Any) -> FeedResult:
         """As :meth:`advance_to`, with the detections as JSON lines and the
         counts (``etalis run --clock wall``); the warnings' line is 0."""
-        result = self._advanced(t)
-        self._stats.detections += result.detection_lines.count("\n")
-        return result
+        return self._feed(f"advance({number_text(to_time(t))})")[0]
 
     def next_due(self) -> Optional[float]:
         """The earliest time to which :meth:`advance_to` would do something
@@ -812,24 +787,6 @@ class Engine:
         header, _ = self._prolog.request(f"due({self._name})")
         due = header.get("due")
         return None if due in (None, "none") else float(due)
-
-    def _advanced(self, t: Any, rows: bool = False) -> FeedResult:
-        self._check_open()
-        header, body = self._prolog.request(f"advance({self._name}, {number_text(to_time(t))}, "
-                                            f"{'row' if rows else 'object'})")
-        raised = int(header.get("raised", 0))
-        self._stats.raised += raised
-        warned = [Rejection(int(line), str(msg)) for line, msg in header.get("warnings", [])]
-        return FeedResult(0, [], warned, body, raised=raised)
-
-    def _flushed(self, warned: list[Rejection], rows: bool = False, timers: bool = True) -> str:
-        """The detections of a flush as JSON lines, or as rows (for :meth:`_deliver`)."""
-        self._check_open()
-        header, body = self._prolog.request(f"flush({self._name}, {'row' if rows else 'object'}, "
-                                            f"{'true' if timers else 'false'})")
-        self._stats.raised += int(header.get("raised", 0))
-        warned.extend(Rejection(int(line), str(msg)) for line, msg in header.get("warnings", []))
-        return body
 
     # -- detections out -----------------------------------------------------
 
@@ -1115,12 +1072,13 @@ def _event_line(name: str, args: tuple[Any, ...], at: Any, start: Any, end: Any)
         raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
 
 
-def _feed_result(header: dict[str, Any], body: str) -> FeedResult:
-    """The FeedResult of a feed reply's header and detection lines."""
-    rejected = [Rejection(int(line), str(reason)) for line, reason in header["rejected"]]
+def _feed_result(header: dict[str, Any], body: str, rows: Optional[list[list[Any]]] = None) -> FeedResult:
+    """The FeedResult of a feed reply's header and detection lines (a
+    flush or advance accepts and rejects nothing)."""
+    rejected = [Rejection(int(line), str(reason)) for line, reason in header.get("rejected", [])]
     warnings = [Rejection(int(line), str(msg)) for line, msg in header["warnings"]]
     stopped = InferenceLimitError.from_reply(header["stopped"]) if "stopped" in header else None
-    return FeedResult(header["accepted"], rejected, warnings, body, stopped, int(header.get("raised", 0)))
+    return FeedResult(header.get("accepted", 0), rejected, warnings, body, stopped, int(header.get("raised", 0)), rows)
 
 
 def _limit_options(inference_limit: Optional[int]) -> list[str]:

@@ -1,0 +1,351 @@
+:- module(etalis_feed,
+          [ engine_feed/5               % +Engine, +Batch, +Options, -Summary, -Detections
+          ]).
+:- use_module(library(error)).
+:- use_module(library(option)).
+:- use_module(library(heaps)).
+:- use_module(library(memfile)).
+:- use_module(runtime, [engine_state/2]).
+:- use_module(batch_settings, [batch_settings/4]).
+:- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
+:- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
+:- use_module(prefixes, [prefixed_event/3]).
+:- use_module(limits, [limited/6, watched/3]).
+:- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2]).
+:- use_module(protocol, [detection_format/1]).
+:- use_module('../reader/terms', [finite_number/1]).
+
+/** <module> Feeding an engine: one batch, one loop
+
+engine_feed/5 takes a batch of events (event lines or a list of terms)
+or a move of the engine's time (a flush, an advance), makes the batch's
+settings once (see etalis_batch_settings) and runs one loop over its
+events, with a quick path for the plain events of a list; it answers
+with the counts, the rejected lines, the warnings, where it stopped and
+the detections as text.
+*/
+
+%!  engine_feed(+Engine, +Batch, +Options, -Summary, -Detections) is det.
+%
+%   Feed Engine one batch.  Detections is a string with a line for each
+%   reported detection, in the format that the option format(Format)
+%   gives (see etalis_protocol:detection_format/1; `object` if not
+%   given).  Batch is one of:
+%
+%     - lines(Text): event lines, one Prolog term a line (see
+%       etalis_input_events), the first of which is line First of its source, for the
+%       option first(First) (1 if not given);
+%     - terms(Terms, Checked): a list of terms, element I the term of
+%       line First+I-1 (as a line of lines(Text) would hold it, without
+%       its full stop), or `[]` for a line that holds nothing (a row
+%       rejected before it came).  Checked is `checked` if every other
+%       element is known to be a valid input event event(E, T) or
+%       event(E, [T1, T2]) (a ground E of a name that is not reserved,
+%       finite numbers T1 =< T2, as etalis_columns:column_terms/3 finds
+%       it), which is then not checked again an event at a time; else
+%       `plain`;
+%     - flush(Timers): at the end of a stream, process the events that
+%       wait in the reorder buffer of an engine with a lateness, then (if
+%       Timers is `true`) fire the timers still pending (see
+%       etalis_timers:timer_set/5), in time order; with Timers `false` the timers stay
+%       pending: the end of a finite input is not the end of time, and a
+%       later run resumed from a snapshot fires them when due;
+%     - advance(Time): Engine's time moves on to Time with no event: no
+%       event earlier than Time may come any more, so the events of the
+%       reorder buffer up to Time are processed and the timers due at Time
+%       or earlier fire, in time order.  A Time before the last event's
+%       changes nothing.
+%
+%   For events, Summary is summary(Accepted, Raised, Rejected, Warnings,
+%   Stopped): Raised the number of events that rules raised with event/1
+%   (see etalis_rule_changes:raise_event/2) or timers fired, Rejected a
+%   list of rejected(Line, Reason) and Warnings of warning(Line,
+%   Message).  Each event may take at most the engine's inference limit
+%   (see etalis_runtime:engine_start/4).  Stopped is `none`, or the limit
+%   an event reached (see etalis_limits:limited/6): the feed stops there,
+%   with the detections made before that event (its own are dropped; the
+%   goals it stored before it was stopped stay).  For flush and advance, Summary is
+%   released(Released, Fired, Warnings): Released events of the reorder
+%   buffer were processed and Fired timers fired (with what they raised).
+%
+%   @error error(etalis_limit(Hit), _) if an event of flush or advance
+%   reaches a limit (see etalis_limits:limited/6).
+
+engine_feed(M, Batch, Options, Summary, Detections) :-
+    must_be(atom, M),
+    must_be(list, Options),
+    option(first(First), Options, 1),
+    must_be(integer, First),
+    option(format(Format), Options, object),
+    detection_format(Format),
+    engine_state(M, State),
+    batch_settings(M, State, Format, S),
+    feed_start(M),
+    feed_batch(Batch, First, S, State, Summary, Detections).
+
+feed_batch(lines(Text), First, S, State, Summary, Detections) :- !,
+    must_be(string, Text),
+    Offset is First - 1,
+    text_items(Text, Offset, Items),
+    fed(items(Items), S, State, Summary, Detections).
+feed_batch(terms(Terms, Checked), First, S, State, Summary, Detections) :- !,
+    must_be(list, Terms),
+    must_be(oneof([checked, plain]), Checked),
+    fed(terms(Terms, First, Checked), S, State, Summary, Detections).
+feed_batch(flush(Timers), _, S, State, Summary, Detections) :- !,
+    must_be(boolean, Timers),
+    ordered(flush_order(Timers), S, State, Summary, Detections).
+feed_batch(advance(Time), _, S, State, Summary, Detections) :- !,
+    must_be(number, Time),
+    (   finite_number(Time)
+    ->  true
+    ;   domain_error(finite_number, Time)
+    ),
+    ordered(advance_order(Time), S, State, Summary, Detections).
+feed_batch(Batch, _, _, _, _, _) :-
+    domain_error(etalis_batch, Batch).
+
+%   fed(+Source, +S, +State, -Summary, -Detections): feed the events of
+%   Source (see next_item/4) under the batch settings S.
+
+fed(Source, S, State, summary(Accepted, Raised, Rejected, Warnings, Stopped), Detections) :-
+    arg(2, State, Order0),
+    S = batch(M, Limit, _, _, _, _, _, _),
+    watched(M, Limit, output_text(feed_loop(Source, S, Order0, Order, 0, Accepted, Rejected, Stopped0),
+                                  Detections0)),
+    (   Stopped0 = stopped(Stopped, Kept)
+    ->  sub_string(Detections0, 0, Kept, _, Detections)
+    ;   Stopped = none,
+        Detections = Detections0
+    ),
+    nb_setarg(2, State, Order),
+    engine_warnings(M, Warnings),
+    feed_value(M, raised, Raised).
+
+%   output_text(:Goal, -Text): as with_output_to(string(Text), Goal), the
+%   output collected in a UTF-8 memory file (writing a detection line
+%   there costs a third of what it costs in the wide characters of
+%   with_output_to/2's buffer).
+
+:- meta_predicate output_text(0, -).
+
+output_text(Goal, Text) :-
+    setup_call_cleanup(
+        ( new_memory_file(File),
+          open_memory_file(File, write, Out, [encoding(utf8)])
+        ),
+        ( with_output_to(Out, Goal),
+          close(Out),
+          memory_file_to_string(File, Text, utf8)
+        ),
+        ( (   is_stream(Out)
+          ->  close(Out)
+          ;   true
+          ),
+          free_memory_file(File)
+        )).
+
+%   ordered(:Step, +S, +State, -Summary, -Detections): move the engine
+%   of the batch settings S on as Step says (flush_order/5 or
+%   advance_order/5), see engine_feed/5.
+
+:- meta_predicate ordered(4, +, +, -, -).
+
+ordered(Step, S, State, released(Released, Fired, Warnings), Detections) :-
+    arg(2, State, Order0),
+    S = batch(M, Limit, _, _, _, _, _, _),
+    watched(M, Limit, output_text(call(Step, S, Order0, Order, Released), Detections)),
+    nb_setarg(2, State, Order),
+    feed_value(M, raised, Fired),
+    engine_warnings(M, Warnings).
+
+%   flush_order(+Timers, +S, +Order0, -Order, -Released): process the
+%   Released events of the reorder buffer, then (if Timers is true) the
+%   timers still pending, in time order; no later event may come before
+%   the last of them.
+
+flush_order(Timers, S, Order0, Order, Released) :-
+    (   Order0 = reorder(L, Max0, Seq, H0)
+    ->  heap_size(H0, Released),
+        release(S, inf, H0, H),
+        flushed_timers(Timers, S, Last),
+        later(Max0, Last, Max),
+        Order = reorder(L, Max, Seq, H)
+    ;   Order0 = in_order(Last0),
+        Released = 0,
+        flushed_timers(Timers, S, Last),
+        later(Last0, Last, Last1),
+        Order = in_order(Last1)
+    ).
+
+flushed_timers(true, S, Last) :-
+    due_timers(S, inf, 0, Last).
+flushed_timers(false, _, none).
+
+%   advance_order(+Time, +S, +Order0, -Order, -Released): the events of
+%   the reorder buffer up to Time, then the timers due by Time; later
+%   events may not be earlier than Time.
+
+advance_order(Time, S, Order0, Order, Released) :-
+    (   Order0 = reorder(L, Max0, Seq, H0)
+    ->  release(S, Time, H0, H),
+        heap_size(H0, N0),
+        heap_size(H, N),
+        Released is N0 - N,
+        due_timers(S, Time, 0, _),
+        Mark is Time + L,
+        later(Max0, Mark, Max),
+        Order = reorder(L, Max, Seq, H)
+    ;   Order0 = in_order(Last0),
+        Released = 0,
+        due_timers(S, Time, 0, _),
+        later(Last0, Time, Last),
+        Order = in_order(Last)
+    ).
+
+later(T, none, T) :- !.
+later(none, T, T) :- !.
+later(T0, T1, T) :- T is max(T0, T1).
+
+%   feed_loop(+Source, +S, +Order0, -Order, +A0, -A, -Rejected, -Stopped)
+%
+%   Process the items of Source (see next_item/4) under the batch
+%   settings S, the engine's order Order0 before them and Order after;
+%   A - A0 events were accepted, Rejected are the rejected(Line, Reason)
+%   of the others.  The quick way (quick_loop/14) takes a list of terms
+%   while the settings and the order allow it, the general way
+%   (feed_term/5) one item at a time otherwise.  Stopped is `none`, or
+%   stopped(Hit, Kept) for an event that reached a limit (Hit, see
+%   etalis_limits:limited/6), which ends the loop with the state before
+%   it, Kept the characters of the detections written before it.
+
+:- set_prolog_flag(optimise, true).           % the loop's arithmetic inline
+feed_loop(Source0, S, Order0, Order, A0, A, Rejected, Stopped) :-
+    (   Source0 = terms(Terms0, Line0, Checked),
+        Order0 = in_order(Last0),
+        S = batch(M, Limit, plain, _, _, none, false, Format)
+    ->  quick_loop(Terms0, Line0, Checked, M, Limit, Format, S, Last0, Terms, Line1, Last, A0, A1, Stop),
+        Order1 = in_order(Last),
+        Source1 = terms(Terms, Line1, Checked)
+    ;   Source1 = Source0,
+        Order1 = Order0,
+        A1 = A0,
+        Stop = none
+    ),
+    (   Stop \== none
+    ->  Order = Order1, A = A1, Rejected = [], Stopped = Stop
+    ;   next_item(Source1, Line, Item, Source)
+    ->  (   Item = term(Term)
+        ->  feed_term(Term, Line, S, Order1, Outcome)
+        ;   Outcome = Item
+        ),
+        (   Outcome = admitted(Order2)
+        ->  A2 is A1 + 1,
+            feed_loop(Source, S, Order2, Order, A2, A, Rejected, Stopped)
+        ;   Outcome = rejected(Reason)
+        ->  Rejected = [rejected(Line, Reason)|Rest],
+            feed_loop(Source, S, Order1, Order, A1, A, Rest, Stopped)
+        ;   Outcome == nothing
+        ->  feed_loop(Source, S, Order1, Order, A1, A, Rejected, Stopped)
+        ;   Order = Order1, A = A1, Rejected = [], Stopped = Outcome
+        )
+    ;   Order = Order1, A = A1, Rejected = [], Stopped = none
+    ).
+
+%   next_item(+Source, -Line, -Item, -Rest) is semidet: Item is the first
+%   item of Source, of line Line; Rest the source after it.  Source is
+%   terms(Terms, Line, Checked), a list of terms from line Line on (`[]`
+%   for a line with nothing), or items(Items), a list of Line-Item read
+%   from text (see etalis_input_events:text_items/3).  Item is
+%   term(Term), rejected(Reason) or `nothing`.
+
+next_item(terms([Term|Terms], Line, Checked), Line, Item, terms(Terms, Next, Checked)) :-
+    Next is Line + 1,
+    (   Term == []
+    ->  Item = nothing
+    ;   Item = term(Term)
+    ).
+next_item(items([Line-Item|Items]), Line, Item, items(Items)).
+
+%   feed_term(+Term, +Line, +S, +Order0, -Outcome): process Term, of
+%   line Line, under the batch settings S.  Outcome is admitted(Order)
+%   (an event, processed), stopped(Hit, Kept) (an event that reached a
+%   limit; Kept is the output written before it, see feed_loop/8) or
+%   rejected(Reason).
+
+feed_term(Term, Line, S, Order0, Outcome) :-
+    (   (   plain_input(Term, E0, T1)
+        ->  T2 = T1
+        ;   nonvar(Term),
+            input_event(Term, Line, E0, T1, T2, Reason),
+            var(Reason)
+        ),
+        prefixed_event(S, E0, E),
+        character_count(current_output, Kept),
+        catch(admit(Order0, S, ev(E, T1, T2, Line), Order1),
+              error(etalis_limit(Hit), _),
+              true)
+    ->  (   var(Hit)
+        ->  Outcome = admitted(Order1)
+        ;   Outcome = stopped(Hit, Kept)
+        )
+    ;   rejection(Term, Line, Order0, Reason),
+        Outcome = rejected(Reason)
+    ).
+
+%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
+%              -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   Process Terms, the first of which is the event of line Line, as
+%   etalis_process:run/5 does for batch settings S that feed_loop/8
+%   found to allow it (events the plain way, no timers, no prefixes),
+%   without the steps that do nothing there: the events in time order
+%   from the last accepted time Last0 on.  It ends at the first term
+%   that is not a valid event in time order (Rest the terms from it on,
+%   RestLine its line; the general way takes it), after an event that
+%   changes the rules or raises events (the settings may have changed),
+%   or at an event that reaches a limit (Stop is then stopped(Hit, Kept),
+%   else `none`).  Last is the time of the last event processed.
+
+quick_loop([], Line, _, _, _, _, _, Last, [], Line, Last, A, A, none).
+quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+    Next is Line + 1,
+    (   quick_event(Checked, Term, E, T1, T2),
+        T2 >= Last0
+    ->  b_setval(etalis_line, Line),
+        character_count(current_output, Kept),
+        limited(Limit, M:'$run'(E, T1, T2, Format), M, E, Line, Hit),
+        A1 is A0 + 1,
+        (   Hit \== none
+        ->  Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
+        ;   \+ M:'$rule_update'(_),
+            \+ M:'$raised'(_)
+        ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, T2, Rest, RestLine, Last, A1, A, Stop)
+        ;   catch(( rule_updates(S),
+                    raised_events(S, T2, Line)
+                  ), error(etalis_limit(Raised), _), true),
+            (   var(Raised)
+            ->  Rest = Terms, RestLine = Next, Last = T2, A = A1, Stop = none
+            ;   Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Raised, Kept)
+            )
+        )
+    ;   Term == []
+    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop)
+    ;   Rest = [Term|Terms], RestLine = Line, Last = Last0, A = A0, Stop = none
+    ).
+
+%   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid
+%   input event E over [T1,T2] (as plain_input/3 finds it, or known to
+%   be one if Checked is `checked`, see engine_feed/5).
+
+quick_event(plain, Term, E, T, T) :-
+    plain_input(Term, E, T).
+quick_event(checked, event(E, Time), E, T1, T2) :-
+    (   number(Time)
+    ->  T1 = Time, T2 = Time
+    ;   Time = [T1, T2]
+    ),
+    T1 >= -253_402_300_799,                     % time_horizon/1
+    T2 =< 253_402_300_799.
+
+:- set_prolog_flag(optimise, false).

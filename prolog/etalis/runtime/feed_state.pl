@@ -1,0 +1,91 @@
+:- module(etalis_feed_state,
+          [ feed_global/3,              % +Engine, +Kind, -Name
+            feed_kinds/1,               % -Kinds
+            feed_start/1,               % +Engine
+            feed_warning/2,             % +Engine, +Text
+            count_raised/1,             % +Engine
+            feed_value/3,               % +Engine, +Kind, -Value
+            engine_warnings/2           % +Engine, -Warnings
+          ]).
+:- use_module(library(lists)).
+
+/** <module> What a feed gathers from the code it does not call itself
+
+The rules' code (a `where` condition that raises, ETALIS's event/1, a
+timer set in the past) and the watchdog report to the feed of their
+engine through global variables named after the engine's module, so
+that what one engine gathers never shows in another's reply, even when
+one feeds the other.  The input line being processed is the global
+variable etalis_line, set before each event (see etalis_process:run/5).
+*/
+
+%!  feed_warning(+Engine, +Text) is det.
+%
+%   Report Text as a warning of the input line that Engine is
+%   processing (0 outside the processing of an input line).
+
+feed_warning(M, Text) :-
+    (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
+    feed_global(M, warnings, G),
+    nb_getval(G, Ws),
+    nb_setval(G, [warning(Line, Text)|Ws]).
+
+%!  count_raised(+Engine) is det.
+%
+%   One more event was raised (event/1) or fired (a timer) in the feed
+%   or flush of Engine.
+
+count_raised(M) :-
+    feed_global(M, raised, G),
+    nb_getval(G, R0),
+    R is R0 + 1,
+    nb_setval(G, R).
+
+%!  feed_global(+Engine, +Kind, -Name) is det.
+%
+%   Name is the global variable that holds what the feed (or flush) of
+%   Engine gathers of Kind: its `warnings` (most recent first), how many
+%   events were `raised` and the `limit_goal`, the `where` condition that
+%   ran out of inferences (see etalis_goals:goal_error/3); also the
+%   watchdog's look, `watch` (see etalis_limits:watched/3).
+
+feed_global(M, Kind, Name) :-
+    atomic_list_concat([M, /, Kind], Name).
+
+%!  feed_kinds(-Kinds) is det.
+%
+%   Kinds are the kinds of feed_global/3.
+
+feed_kinds([watch|Kinds]) :-
+    findall(Kind, feed_initial(Kind, _), Kinds).
+
+%!  feed_start(+Engine) is det.
+%
+%   What Engine gathers starts empty.
+
+feed_start(M) :-
+    forall(feed_initial(Kind, V),
+           (   feed_global(M, Kind, G),
+               nb_setval(G, V)
+           )).
+
+feed_initial(warnings, []).
+feed_initial(raised, 0).
+feed_initial(limit_goal, none).
+
+%!  engine_warnings(+Engine, -Warnings) is det.
+%
+%   Warnings are the warning(Line, Text) of Engine's last feed or flush,
+%   in order.
+
+engine_warnings(M, Warnings) :-
+    feed_value(M, warnings, Ws),
+    reverse(Ws, Warnings).
+
+%!  feed_value(+Engine, +Kind, -Value) is det.
+%
+%   Value is what the feed of Engine gathered of Kind.
+
+feed_value(M, Kind, V) :-
+    feed_global(M, Kind, G),
+    nb_getval(G, V).

@@ -1,0 +1,135 @@
+:- module(etalis_limits,
+          [ limited/6,                  % +Limit, +Goal, +Engine, +Event, +Line, -Hit
+            watched/3                   % +Engine, +Limit, :Goal
+          ]).
+:- use_module(library(lists)).
+:- use_module(library(time), [alarm/4, install_alarm/2, uninstall_alarm/1, remove_alarm/1]).
+:- use_module(feed_state, [feed_global/3]).
+
+/** <module> The limits of an event: inferences, time and memory
+
+Each event runs within the engine's inference limit, the time that
+limit allows (a watchdog a batch) and the thread's stacks; an event that
+reaches one of them is stopped, and the limit it reached is one term of
+its own kind (see limited/6), which a feed reports where it stopped and
+a flush or advance raises as error(etalis_limit(Hit), _).
+*/
+
+:- meta_predicate watched(+, +, 0).
+
+%!  limited(+Limit, +Goal, +Engine, +Event, +Line, -Hit) is det.
+%
+%   Run Goal (module-qualified), the processing of Event of line Line in
+%   Engine, within Limit inferences, the time they allow (see watched/3)
+%   and the thread's stacks.  Hit is
+%   `none`, or the limit the event reached, one term per kind:
+%
+%     - limit(Line, E, Limit, In): it took more than Limit
+%       inferences;
+%     - time(Line, E, Seconds, Limit, In): it ran for more than Seconds,
+%       the time that Limit inferences allow;
+%     - memory(Line, E, Bytes): it ran out of the stacks, whose limit
+%       (the flag stack_limit) is Bytes.
+%
+%   In is where(Goal) if the limit was reached in the `where` condition
+%   Goal, else `none`.  With a Hit, the rule updates and raised events
+%   it recorded are dropped.  What the event stored before it stays (the
+%   goal stores are changed in steps that each leave them whole, see
+%   store.pl).
+
+limited(Limit, Goal, M, E, Line, Hit) :-
+    catch(limited_(Limit, Goal, M, E, Line, Hit),
+          error(resource_error(Resource), _),
+          out_of_memory(Resource, M, E, Line, Hit)),
+    (   Hit == none
+    ->  true
+    ;   retractall(M:'$rule_update'(_)),
+        retractall(M:'$raised'(_))
+    ).
+
+limited_(inf, Goal, _, _, _, none) :- !,
+    call(Goal).
+limited_(Limit, Goal, M, E, Line, Hit) :-
+    call_with_inference_limit(Goal, Limit, Result),
+    (   Result == inference_limit_exceeded
+    ->  feed_global(M, limit_goal, G),
+        (   nb_current(G, Goal0), Goal0 \== none
+        ->  nb_setval(G, none),
+            In = where(Goal0)
+        ;   In = none
+        ),
+        feed_global(M, watch, W),
+        (   nb_current(W, timed_out(Seconds))
+        ->  Hit = time(Line, E, Seconds, Limit, In)
+        ;   Hit = limit(Line, E, Limit, In)
+        )
+    ;   Hit = none
+    ).
+
+%   out_of_memory(+Resource, +M, +E, +Line, -Hit): the event E of line
+%   Line ran out of Resource: the stacks (or the memory outside them).
+
+out_of_memory(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+    memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
+    !,
+    garbage_collect,
+    current_prolog_flag(stack_limit, Bytes).
+out_of_memory(Resource, _, _, _, _) :-
+    resource_error(Resource).
+
+%!  watched(+Engine, +Limit, :Goal) is semidet.
+%
+%   Run Goal, the processing of a batch of Engine whose events may take
+%   Limit inferences each, under a watchdog: a built-in can run for long
+%   within one inference (msort/2 of a long list, arithmetic on a huge
+%   number), so an event still running after time_limit/2 seconds is
+%   stopped at that time limit (limited/6).  Every S seconds the watchdog
+%   looks at the input line being processed (etalis_line): the same line
+%   at two looks in a row has run for S seconds at least.  The cost is an
+%   alarm a batch, none an event.
+
+watched(_, inf, Goal) :- !,
+    call(Goal).
+watched(M, Limit, Goal) :-
+    time_limit(Limit, S),
+    feed_global(M, watch, W),
+    setup_call_cleanup(
+        ( alarm(S, etalis_limits:watchdog(W, S), Id, [remove(false)]),
+          nb_setval(W, watch(Id, none))
+        ),
+        Goal,
+        ( nb_setval(W, done),
+          remove_alarm(Id)
+        )).
+
+%   time_limit(+Limit, -Seconds): the time an event of Limit inferences
+%   may run: a microsecond an inference (ten times what one takes), and
+%   a second at least.
+
+time_limit(Limit, Seconds) :-
+    Seconds is max(1, Limit / 1_000_000).
+
+%   watchdog(+W, +S): the watchdog's look (see watched/3): throw the
+%   inference limit's exception into the event that has been running
+%   since the last look, else look again in S seconds.  Outside the
+%   processing of an event (its call_with_inference_limit/3) nothing is
+%   thrown.
+
+watchdog(W, S) :-
+    (   nb_current(W, watch(Id, Seen))
+    ->  (   nb_current(etalis_line, Line)
+        ->  true
+        ;   Line = none
+        ),
+        (   Line \== none,
+            Line == Seen,
+            prolog_current_frame(F),
+            prolog_frame_attribute(F, parent_goal, system:call_with_inference_limit(_, _, _))
+        ->  nb_setval(W, timed_out(S)),
+            throw(inference_limit_exceeded)
+        ;   nb_setval(W, watch(Id, Line)),
+            uninstall_alarm(Id),
+            install_alarm(Id, S)
+        )
+    ;   true
+    ).
