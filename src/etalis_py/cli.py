@@ -863,11 +863,16 @@ class _Interrupt:
         self.signum: Optional[int] = None
         self._previous: dict[int, Any] = {}
         self._installed = False
+        self._reading = False
 
     def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
         self.requested = True
         self.signum = signum
-        raise KeyboardInterrupt
+        # Python runs handlers in the main thread even when the signal came
+        # to a thread that does not block it (a reader's worker pool): only
+        # the reading is stopped at once, the rest ends at the next batch
+        if self._reading:
+            raise KeyboardInterrupt
 
     def __enter__(self) -> "_Interrupt":
         try:
@@ -891,12 +896,16 @@ class _Interrupt:
 
     def next_batch(self, batches: Iterator[Batch]) -> Optional[Batch]:
         """The next batch, or None at the end of the stream or on a signal."""
+        if self.requested:
+            return None
         try:
+            self._reading = True
             self._mask(signal.SIG_UNBLOCK)
             return next(batches)
         except (StopIteration, KeyboardInterrupt):
             return None
         finally:
+            self._reading = False
             self._mask(signal.SIG_BLOCK)
 
 
