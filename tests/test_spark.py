@@ -793,7 +793,7 @@ def test_replay_under_selection_strategies_gives_the_lines_of_etalis_run(spark: 
 
 
 HOT_SPELLS = ROOT / "examples" / "hot_spells"
-HOT_MAPPING = ["--columns", CHARLEY_COLUMNS, "--event", "obs", "--args", "STATIONID,AIRTEMPERATURE",
+HOT_SPELLS_MAPPING = ["--columns", CHARLEY_COLUMNS, "--event", "obs", "--args", "STATIONID,AIRTEMPERATURE",
                "--time", "SAMPLINGTIME", "--time-format", "%Y-%m-%d %H:%M:%S.%f+0:00"]
 
 
@@ -806,11 +806,11 @@ def test_replay_by_station_with_skip_strategies_and_partition_contiguity_gives_t
         spark: SparkSession, rules: str, policy: str | None, count: int) -> None:
     # their key is the station: no match of one station discards or breaks one of another
     options = ["--policy", policy] if policy else []
-    expected, summary = etalis_run(HOT_SPELLS / rules, CHARLEY_OBS, [*HOT_MAPPING, *options])
+    expected, summary = etalis_run(HOT_SPELLS / rules, CHARLEY_OBS, [*HOT_SPELLS_MAPPING, *options])
     assert len(expected) == count
     assert summary.startswith(f"events read: 10030, accepted: 10002, rejected: 28, detections: {count}, ")
     result = replay(CHARLEY_OBS, HOT_SPELLS / rules, spark=spark, partition_by="STATIONID", policy=policy,
-                    **kwargs(HOT_MAPPING))
+                    **kwargs(HOT_SPELLS_MAPPING))
     assert list(result.detection_lines()) == expected
     result.unpersist()
 
