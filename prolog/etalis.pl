@@ -73,7 +73,19 @@ Requests:
     element of Resets is 1: the payload's segments are separated by the
     character 0x1D (never part of an event line), and Count is a list of
     counts, one a segment; the reply has one header per segment and the
-    detections of the segments separated by 0x1D.  If an event takes
+    detections of the segments separated by 0x1D.  With
+    states(Counters, Starts, Ends) too, the segments are keys' events fed
+    into their own states in one crossing: the payload starts with the
+    snapshots to restore, each restored before the segment whose element
+    of Starts is its length (0: the engine goes on with the state it
+    holds); after a segment whose element of Ends is 1, the engine's state
+    is taken as a snapshot if the events since the last restore changed
+    it, and the segment's header has its `state`: `head` (as
+    snapshot's), `length` and `due` (as due's), else null.  Counters are
+    Python's counters of the engine as the request starts; the reply has
+    them as it ends (`counters`), the header of the restores
+    (`restored`), and the length of the detections' text (`length`),
+    which the snapshots' payloads follow in the body.  If an event takes
     more inferences than the engine's limit, the feed stops before it and
     the header has `stopped: {kind: limit, line, event, limit, where}`
     (where: the `where` condition that was running, or null); `kind` is
@@ -173,16 +185,34 @@ serve(create(Source, Options), Payload, Header, "") :-
         Header = Header0.put(analysis, Analysis)
     ;   Header = Header0
     ).
-serve(feed(M, Batch, Options0), Payload, Header, Detections) :-
+serve(feed(M, Batch, Options0), Payload0, Header, Detections) :-
     must_be(list, Options0),
-    (   selectchk(segments(Resets), Options0, Options)
+    (   selectchk(segments(Resets), Options0, Options1)
     ->  must_be(list(oneof([0, 1])), Resets),
         engine_compiled(M, _),
-        request_batches(Batch, Payload, true, Batches),
-        maplist(feed_segment(M, Options), Resets, Batches, Results, Outs),
-        Header = _{segments: Results},
-        segments_text(Outs, Detections)
-    ;   request_batches(Batch, Payload, false, [Runtime]),
+        (   selectchk(states(Counters, Starts, Ends), Options1, Options)
+        ->  must_be(list(integer), Counters),
+            must_be(list(nonneg), Starts),
+            must_be(list(oneof([0, 1])), Ends),
+            sum_list(Starts, Length),
+            sub_string(Payload0, 0, Length, _, States),
+            sub_string(Payload0, Length, _, 0, Payload),
+            request_batches(Batch, Payload, true, Batches),
+            maplist([R, S, E, B, seg(R, S, E, B)]>>true, Resets, Starts, Ends, Batches, Segments),
+            foldl(feed_key_segment(M, Options), Segments, Fed, keys(States, 0, Counters, 0, _{}),
+                  keys(_, _, Final, _, Restored)),
+            maplist([fed(R, O, T), R, O, T]>>true, Fed, Results, Outs, Taken),
+            segments_text(Outs, Text),
+            string_length(Text, TextLength),
+            exclude(==(""), Taken, Payloads),
+            atomics_to_string([Text|Payloads], Detections),
+            Header = _{segments: Results, length: TextLength, counters: Final, restored: Restored}
+        ;   request_batches(Batch, Payload0, true, Batches),
+            maplist(feed_segment(M, Options1), Resets, Batches, Results, Outs),
+            Header = _{segments: Results},
+            segments_text(Outs, Detections)
+        )
+    ;   request_batches(Batch, Payload0, false, [Runtime]),
         (   option(format(packed), Options0)
         ->  packed_reset,
             engine_feed(M, Runtime, Options0, Summary, Detections),
@@ -240,44 +270,7 @@ serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
     engine_state_get(M, State),
     snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
 serve(restore(M), Payload, Header, "") :-
-    engine_exists(M),
-    engine_identity(M, Rules),
-    snapshot_content(Rules, Payload, Content),
-    (   is_dict(Content, snapshot),
-        get_dict(state, Content, State),
-        get_dict(counters, Content, Counters),
-        is_list(Counters),
-        is_dict(State),
-        get_dict(rule_changes, State, Theirs),
-        is_list(Theirs)
-    ->  true
-    ;   throw(error(etalis_snapshot_error("cannot restore the snapshot: its content is not an engine's state"), _))
-    ),
-    findall(C, M:'$rule_change'(C), Own),
-    (   append(Own, New, Theirs)
-    ->  From = now
-    ;   From = initial,
-        New = Theirs
-    ),
-    changes_possible(M, From, New, Final),
-    engine_state_check(M, Final, State),
-    (   From == initial
-    ->  initial_rules(M)
-    ;   true
-    ),
-    forall(member(Change, New), make_rule_change(M, Change)),
-    engine_state_put(M, State),
-    findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
-    dict_pairs(Prefixes, _, PrefixPairs),
-    (   From == now,
-        New == []
-    ->  Header = _{counters: Counters, prefixes: Prefixes}     % the same rules: their sizes are the engine's
-    ;   engine_compiled(M, Compiled),
-        compiled_size(Compiled, N, G),
-        Compiled = compiled(_, _, _, Settings),
-        reported_strings(Settings, Printed),
-        Header = _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}
-    ).
+    restore_state(M, Payload, Header).
 serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
     engine_compiled(M, _),
     knowledge_update(M, Action, Payload, N),
@@ -413,6 +406,49 @@ goal_count(ByGoal, Id, P0, P) :-
     ;   P = P0
     ).
 
+%   restore_state(+M, +Bytes, -Header): engine M takes up the state of
+%   the snapshot Bytes (see the request restore(Engine)).
+
+restore_state(M, Payload, Header) :-
+    engine_exists(M),
+    engine_identity(M, Rules),
+    snapshot_content(Rules, Payload, Content),
+    (   is_dict(Content, snapshot),
+        get_dict(state, Content, State),
+        get_dict(counters, Content, Counters),
+        is_list(Counters),
+        is_dict(State),
+        get_dict(rule_changes, State, Theirs),
+        is_list(Theirs)
+    ->  true
+    ;   throw(error(etalis_snapshot_error("cannot restore the snapshot: its content is not an engine's state"), _))
+    ),
+    findall(C, M:'$rule_change'(C), Own),
+    (   append(Own, New, Theirs)
+    ->  From = now
+    ;   From = initial,
+        New = Theirs
+    ),
+    changes_possible(M, From, New, Final),
+    engine_state_check(M, Final, State),
+    (   From == initial
+    ->  initial_rules(M)
+    ;   true
+    ),
+    forall(member(Change, New), make_rule_change(M, Change)),
+    engine_state_put(M, State),
+    findall(P-NS, M:'$prefix'(P, NS), PrefixPairs),
+    dict_pairs(Prefixes, _, PrefixPairs),
+    (   From == now,
+        New == []
+    ->  Header = _{counters: Counters, prefixes: Prefixes}     % the same rules: their sizes are the engine's
+    ;   engine_compiled(M, Compiled),
+        compiled_size(Compiled, N, G),
+        Compiled = compiled(_, _, _, Settings),
+        reported_strings(Settings, Printed),
+        Header = _{rules: N, goals: G, printed: Printed, prefixes: Prefixes, counters: Counters}
+    ).
+
 %   feed_segment(+M, +Options, +Reset, +Batch, -Header, -Detections): one
 %   segment of a feed of segments: Batch fed with Options, after a reset
 %   of the engine if Reset is 1.
@@ -424,6 +460,65 @@ feed_segment(M, Options, Reset, Batch, Header, Detections) :-
     ),
     engine_feed(M, Batch, Options, Summary, Detections),
     feed_header(Summary, Header).
+
+%   feed_key_segment(+M, +Options, +Segment, -Fed, +Keys0, -Keys): one
+%   segment seg(Reset, Start, End, Batch) of a feed of many keys'
+%   segments (the option states/3), Fed its fed(Header, Detections,
+%   Taken): before it, the state of the
+%   next Start characters of the states (a snapshot) is restored if Start
+%   is not 0; after it, if End is 1, the engine's state is taken as a
+%   snapshot (Taken its payload, the segment's header its head and its
+%   due time) when the events since the restore changed it, else Taken is
+%   "" and the header's state is null.  Keys is keys(States, Offset,
+%   Counters, Accepted, Restored): the states not yet restored, the
+%   counters of the engine (Python's, see Engine._feed, whose counting
+%   they follow: accepted, rejected, raised, detections, dropped), the
+%   events accepted since the restore and the header of the last restore.
+
+feed_key_segment(M, Options, seg(Reset, Start, End, Batch), fed(Header, Detections, Taken),
+                 keys(States, At0, Counters0, Accepted0, Restored0), keys(States, At, Counters, Accepted, Restored)) :-
+    (   Start > 0
+    ->  sub_string(States, At0, Start, _, State),
+        At is At0 + Start,
+        restore_state(M, State, Header1),
+        put_dict(Header1, Restored0, Restored),        % rules and printed events: the last restore's that had them
+        length(Zeros, 5),
+        maplist(=(0), Zeros),
+        append(Header1.counters, Zeros, Padded),
+        length(Counters1, 5),
+        append(Counters1, _, Padded),
+        Accepted1 = 0
+    ;   At = At0,
+        Counters1 = Counters0,
+        Accepted1 = Accepted0,
+        Restored = Restored0
+    ),
+    feed_segment(M, Options, Reset, Batch, Header0, Detections),
+    Counters1 = [A0, R0, Ra0, D0, Dr],
+    _{accepted: A, raised: Ra, rejected: Rs} :< Header0,
+    length(Rs, NR),
+    (   get_dict(stopped, Header0, _) -> Stop = 1 ; Stop = 0 ),
+    aggregate_all(count, sub_string(Detections, _, 1, _, "\n"), ND),
+    A1 is A0 + A, R1 is R0 + NR + Stop, Ra1 is Ra0 + Ra, D1 is D0 + ND,
+    Counters2 = [A1, R1, Ra1, D1, Dr],
+    Accepted2 is Accepted1 + A,
+    (   End == 1
+    ->  Accepted = 0,
+        (   Accepted2 > 0
+        ->  engine_identity(M, Rules),
+            engine_state_get(M, EngineState),
+            snapshot_parts(Rules, snapshot{state: EngineState, counters: Counters2}, Head, Taken),
+            string_length(Taken, Length),
+            engine_due(M, Due),
+            Header = Header0.put(state, _{head: Head, length: Length, due: Due})
+        ;   Taken = "",
+            Header = Header0.put(state, null)
+        )
+    ;   Accepted = Accepted2,
+        Taken = "",
+        Header = Header0
+    ),
+    Counters = Counters2.
 
 %   segments_text(+Outs, -Text): the detections of the segments, in
 %   order, separated by the character 0x1D.

@@ -184,9 +184,49 @@ def test_a_key_goes_on_from_its_state_in_the_next_micro_batch_and_it_is_written_
         "time 4 is earlier than the last accepted time 5 (events must arrive in time order)"]
     assert json.loads(late[late.kind == "r"].record.iloc[0]) == {"e": "b", "k": "x", "t": "4"}
     assert (handles["x"].state.writes, handles["x"].map.writes) == (2, 2)
-    assert handles["x"].map.reads == 1      # the worker kept x's state of the version it wrote
+    assert handles["x"].map.reads == 0      # a new group has no state to read; then the worker kept what it wrote
     token, seq = handles["x"].state.value
     assert (seq, list(handles["x"].map.entries)) == (2, [('"x"',)])      # the key's canonical text
+    live._HELD.clear()                      # another worker: it reads x's state from the state store
+    third = feed(processors["x"], "x", [["b", "x", "6"]], "f4")
+    assert third[third.kind == "d"].line.tolist() == ['{"event": "c", "args": ["x"], "start": 1, "end": 6}',
+                                                      '{"event": "c", "args": ["x"], "start": 2, "end": 6}']
+    assert (handles["x"].map.reads, handles["x"].state.value) == (1, (token, 3))
+
+
+def test_keys_fed_into_their_states_in_one_crossing_are_as_restore_feed_and_snapshot_one_after_the_other() -> None:
+    from etalis_py.bridge.engine import KeyState
+    from etalis_py.events import batch_list
+
+    rules = "c(K) <- a(K) seq b(K) within 10.\n"
+    events = {"x": ["a(x)", "a(x)"], "y": ["a(y)", "b(y)"], "z": ["b(z)", "a(z)"], "w": ["a(w)"]}
+    times = {"x": [1, 2], "y": [3, 4], "z": [9, 5], "w": [6]}      # z's second event is late: rejected
+
+    def segment(k: str) -> str:
+        return batch_list([f"event({e}, {t})" for e, t in zip(events[k], times[k])])
+
+    with Engine.from_string(rules) as serial, Engine.from_string(rules) as swapped:
+        blank = serial.snapshot()
+        serial.feed_segments([segment("w")], [False], [1])      # both engines hold w's state first
+        swapped.feed_segments([segment("w")], [False], [1])
+        held = serial.snapshot()
+        states: dict[str, bytes] = {"w": held}
+        expected = []
+        for k in ("w", "x", "y", "z"):
+            if k != "w":
+                serial.restore(states.get(k, blank))
+            (r,) = serial.feed_segments([segment(k)], [False], [len(events[k])])
+            taken = serial.snapshot() if r.accepted else None
+            expected.append((r.detection_lines, [x.reason for x in r.rejected], taken,
+                             serial.next_due() if taken else None))
+        results = swapped.feed_segments(
+            [segment(k) for k in ("w", "x", "y", "z")], [False] * 4, [len(events[k]) for k in ("w", "x", "y", "z")],
+            [KeyState(None, True), KeyState(blank, True), KeyState(blank, True), KeyState(blank, True)])
+        assert [(r.detection_lines, [x.reason for x in r.rejected], r.snapshot, r.due) for r in results] == expected
+        assert expected[0][2] is not None and expected[3][1] == [
+            "time 5 is earlier than the last accepted time 9 (events must arrive in time order)"]
+        assert swapped.stats() == serial.stats()
+        assert swapped.snapshot() == serial.snapshot()
 
 
 # -- refusals, without Spark -------------------------------------------------------

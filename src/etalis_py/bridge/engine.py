@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -114,6 +115,12 @@ class FeedResult:
     rows: Optional[list[list[Any]]] = None
     """The detections as rows, read from the packed hand-over (then
     ``detection_lines`` holds only a newline for each)."""
+    snapshot: Optional[bytes] = None
+    """In a feed of keys' states, after a segment that ends a key: the
+    key's state as :meth:`Engine.snapshot` would give it, if the key's
+    events changed it."""
+    due: Optional[float] = None
+    """With ``snapshot``: the key's :meth:`Engine.next_due`."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +136,17 @@ class PendingPart:
     waiting: str
     start: float | int
     end: float | int
+
+
+@dataclass(frozen=True)
+class KeyState:
+    """Around a segment of a feed of keys' states (:meth:`Engine.feed_segments`):
+    the snapshot to restore before it (None: the engine goes on with the
+    state it holds) and whether to take the state after it (the segment
+    ends its key)."""
+
+    restore: Optional[bytes]
+    take: bool
 
 
 SNAPSHOT_COUNTERS = ("accepted", "rejected", "raised", "detections", "dropped")
@@ -610,22 +628,29 @@ class Engine:
 
     @_one_at_a_time
     def feed_segments(self, segments: Sequence[str], resets: Sequence[bool],
-                      terms: Optional[Sequence[int]] = None) -> list[FeedResult]:
+                      terms: Optional[Sequence[int]] = None, states: Optional[Sequence[KeyState]] = None,
+                      ) -> list[FeedResult]:
         """Process several texts of event lines in one crossing, each as by
         :meth:`feed_text` (line numbers from 1 in each), after a
         :meth:`reset` where ``resets`` says so; with ``terms``, each text
         is a batch list of that many terms.  Spark replay feeds many keys'
-        events this way."""
+        events this way.  With ``states`` (one a segment), each key's
+        events are fed into the key's own state, all in one crossing, as
+        :meth:`restore`, the feeds and :meth:`snapshot` one after the
+        other would: a result that ends a key has its ``snapshot`` (and
+        ``due``) if its events changed it.  A Spark stream swaps its keys'
+        states this way."""
         self._check_open()
         if len(segments) != len(resets) or (terms is not None and len(terms) != len(segments)):
             raise ValueError("give one reset flag (and one count of terms) per segment")
         if not segments:
             return []
         batch = "lines" if terms is None else f"list([{','.join(str(int(n)) for n in terms)}])"
-        return self._feed(batch, "\x1d".join(segments), resets=resets)
+        return self._feed(batch, "\x1d".join(segments), resets=resets, states=states)
 
     @_one_at_a_time
-    def feed_packed_segments(self, batch: Packed, resets: Sequence[bool], counts: Sequence[int]) -> list[FeedResult]:
+    def feed_packed_segments(self, batch: Packed, resets: Sequence[bool], counts: Sequence[int],
+                             states: Optional[Sequence[KeyState]] = None) -> list[FeedResult]:
         """As :meth:`feed_segments` with terms, for one batch of packed
         columns (see :meth:`feed_packed`) whose rows are the segments'
         events, ``counts[i]`` of them in segment i."""
@@ -634,40 +659,74 @@ class Engine:
             raise ValueError("give one reset flag and one count per segment, the counts adding up to the batch")
         if not counts:
             return []
-        return self._feed(f"columns([{','.join(str(int(n)) for n in counts)}], {batch.spec()})", resets=resets)
+        return self._feed(f"columns([{','.join(str(int(n)) for n in counts)}], {batch.spec()})", resets=resets,
+                          states=states)
 
     def _feed(self, batch: str, payload: str = "", *, first: int = 1, form: str = "object",
-              resets: Optional[Sequence[bool]] = None) -> list[FeedResult]:
+              resets: Optional[Sequence[bool]] = None, states: Optional[Sequence[KeyState]] = None,
+              ) -> list[FeedResult]:
         """Send the engine one feed request (see prolog/etalis.pl): ``batch``
         (``lines``, ``list(N)``, ``columns(N, Spec)``, ``flush(Timers)`` or
         ``advance(T)``) with ``payload``, its first event at line ``first``,
         the detections as ``form`` (``object``: JSON lines; ``row``: rows
         for :meth:`_deliver`; ``packed``: rows read from the packed
         hand-over).  With ``resets``, the batch is segments, each fed after
-        a :meth:`reset` where ``resets`` says so.  The results, one a
-        segment, are counted here and only here: the event stopped at a
-        limit (not processed) counts as rejected, so that every event is
-        accepted or rejected.  A stopped segment raises, once counted."""
+        a :meth:`reset` where ``resets`` says so; with ``states`` too,
+        the segments are keys' events fed into their states (see
+        :meth:`feed_segments`).  The results, one a segment, are counted
+        here and only here: the event stopped at a limit (not processed)
+        counts as rejected, so that every event is accepted or rejected
+        (the engine counts so for the snapshots of a feed of states, and
+        returns the counters).  A stopped segment raises, once counted."""
         self._check_open()
         options = [f"first({int(first)})", f"format({form})"]
         if resets is not None:
             options.append(f"segments([{','.join('1' if r else '0' for r in resets)}])")
+        if states is not None:
+            if resets is None or len(states) != len(resets):
+                raise ValueError("give one state (a snapshot or None, and whether to take it) per segment")
+            counters = ",".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
+            starts = ",".join(str(len(k.restore or b"")) for k in states)
+            options.append(f"states([{counters}], [{starts}], [{','.join('1' if k.take else '0' for k in states)}])")
+            # each byte of a snapshot crosses as one character of code 0..255
+            payload = b"".join(k.restore for k in states if k.restore).decode("latin-1") + payload
         request = f"feed({self._name}, {batch}, [{', '.join(options)}])"
         with self._prolog.held():       # the packed detections are read before another request
             header, body = self._prolog.request(request, payload)
             rows = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
+        taken = ""
+        if states is not None:          # the detections' text, then the snapshots' contents
+            body, taken = body[:header["length"]], body[header["length"]:]
         replies = [(header, body)] if resets is None else list(zip(header["segments"], body.split("\x1d")))
         results = []
+        at = 0
         for h, detections in replies:
             result = _feed_result(h, detections, rows)
-            self._stats.accepted += result.accepted
-            self._stats.raised += result.raised
-            self._stats.rejected += len(result.rejected) + (result.stopped is not None)
-            self._stats.detections += detections.count("\n")
+            if states is None:
+                self._stats.accepted += result.accepted
+                self._stats.raised += result.raised
+                self._stats.rejected += len(result.rejected) + (result.stopped is not None)
+                self._stats.detections += detections.count("\n")
+            elif h.get("state"):
+                state = h["state"]
+                result = dataclasses.replace(
+                    result, snapshot=_snapshot_bytes(state["head"], taken[at:at + state["length"]].encode("latin-1")),
+                    due=None if state["due"] in (None, "none") else float(state["due"]))
+                at += state["length"]
             if result.stopped and resets is not None:
+                self._took_states(header)
                 raise result.stopped
             results.append(result)
+        self._took_states(header)
         return results
+
+    def _took_states(self, header: dict[str, Any]) -> None:
+        """After a feed of keys' states: the counters, rules and prefixes of
+        the state the engine holds now."""
+        if "counters" in header:
+            for name, value in zip(SNAPSHOT_COUNTERS, header["counters"]):
+                setattr(self._stats, name, int(value))
+            self._restored_rules(header["restored"])
 
     def _feed_columns(self, batch: Packed, first: int) -> FeedResult:
         """Feed packed columns, the detections as rows for :meth:`_deliver`:
@@ -932,10 +991,7 @@ class Engine:
         self._check_open()
         counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
         info, payload = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
-        # The engine leaves the content's checksum to this side: hashlib
-        # hashes the bytes as they are, and the parts are joined once.
-        checksum = hashlib.sha256(payload).hexdigest().encode("ascii")
-        return b"".join((info["snapshot_head"].encode("latin-1"), b"'", checksum, b"').\n", payload))
+        return _snapshot_bytes(info["snapshot_head"], payload)
 
     @_one_at_a_time
     def restore(self, data: bytes) -> None:
@@ -957,10 +1013,16 @@ class Engine:
         counters = list(info["counters"]) + [0] * len(SNAPSHOT_COUNTERS)
         for name, value in zip(SNAPSHOT_COUNTERS, counters):
             setattr(self._stats, name, int(value))
-        if "rules" in info:         # the snapshot changed the rules
+        self._restored_rules(info)
+
+    def _restored_rules(self, info: dict[str, Any]) -> None:
+        """The rules, printed events and prefixes of a restored state (the
+        engine's own, unless the snapshot changed the rules)."""
+        if "rules" in info:
             self.rule_count, self.goal_count = info["rules"], info["goals"]
             self.printed = list(info["printed"])
-        self.prefixes = dict(info["prefixes"])
+        if "prefixes" in info:
+            self.prefixes = dict(info["prefixes"])
 
     def __reduce__(self) -> NoReturn:
         raise TypeError("an Engine cannot be pickled: its rules and state live in SWI-Prolog. Take its state "
@@ -1070,6 +1132,14 @@ def _event_line(name: str, args: tuple[Any, ...], at: Any, start: Any, end: Any)
         return Event(name, args, t1, t2).to_prolog()
     except (ValueError, RecursionError) as e:  # InvalidEvent among them; an int of too many digits
         raise EventError(f"event {name!r}: {str(e).split(';')[0]}") from None
+
+
+def _snapshot_bytes(head: str, content: Union[bytes, memoryview]) -> bytes:
+    """A snapshot's bytes from the engine's parts: the engine leaves the
+    content's checksum to this side (hashlib hashes the bytes as they are,
+    and the parts are joined once)."""
+    checksum = hashlib.sha256(content).hexdigest().encode("ascii")
+    return b"".join((head.encode("latin-1"), b"'", checksum, b"').\n", content))
 
 
 def _feed_result(header: dict[str, Any], body: str, rows: Optional[list[list[Any]]] = None) -> FeedResult:

@@ -335,10 +335,9 @@ def replay(
             mapped = mapped.persist(StorageLevel.MEMORY_AND_DISK)    # read by more than one stage
             cached.append(mapped)
 
-        transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
-        stage_text = text + "\n" + _transfer_rules(transfer_sigs)
-        n_rules = len(the_plan.rules)
-        transfer_index = {s: n_rules + i for i, s in enumerate(transfer_sigs, start=1)}
+        specs = stage_specs(the_plan, text, source, printed, _arrow_schema(spark, numbered, original),
+                            policy=policy, max_age=max_age, knowledge=knowledge, entailment=entailment,
+                            trusted=trusted, explain=explain, statics=statics, save_state=save_state)
         outputs: list["DataFrame"] = []
         reports: list[StageReport] = []
         totals = {"warnings": 0, "rejected": 0, "unused": 0, "mapping_rejected": 0, "tkind": 0, "kmask": 0,
@@ -350,14 +349,7 @@ def replay(
             what = the_plan._partitioning(st)
             reporter.label(f"stage {st.number}/{len(the_plan.stages)}, "
                            + ("global" if st.key is None else what.replace("partitioned ", "")))
-            spec = StageSpec(
-                st.number, stage_text, source,
-                tuple(sorted(st.rules)) + tuple(transfer_index[s] for s in st.exports),
-                tuple(sorted({p for p in printed if Sig.parse(p) in st.produces}))
-                + ((f"{TRANSFER}/4",) if st.exports else ()),
-                policy, max_age, st.by_input_key, st.number == 1,
-                _arrow_schema(spark, numbered, original) if st.number == 1 else None,
-                knowledge, entailment, trusted, explain, statics, save_state=save_state)
+            spec = specs[st.number - 1]
             schema = _stage_schema(numbered if st.number == 1 else None, original)
             if st.number == 1 and not raw_later:
                 # the input rows cross into Python once: shuffled by a coarse key,
@@ -491,6 +483,27 @@ def _mapped_schema(numbered: "DataFrame", with_later: bool) -> Any:
         StructField(KIND, StringType()), StructField(KEY1, StringType()), StructField(LINE, StringType()),
         StructField(TIME, DoubleType()), StructField(REASON, StringType()), StructField(TKIND, IntegerType())]
         + ([StructField(SIG, StringType()), StructField(KEYS, ArrayType(StringType()))] if with_later else []))
+
+
+def stage_specs(the_plan: Plan, text: str, source: str, printed: Sequence[str], originals: pa.Schema, *,
+                policy: Optional[str], max_age: Optional[float], knowledge: tuple[tuple[str, str], ...],
+                entailment: Optional[str], trusted: bool, explain: bool, statics: tuple[tuple[str, str], ...],
+                lateness: Optional[float] = None, save_state: bool = False) -> list[StageSpec]:
+    """What the workers of each stage of ``the_plan`` need (replay's and a
+    stream's alike): the rules of the stage and the rules that pass its
+    events on to later stages (appended to ``text``, numbered after the
+    file's), the events it reports, the engine's options; stage 1 also
+    the input's columns (``originals``), for its rejected rows."""
+    transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
+    stage_text = text + "\n" + _transfer_rules(transfer_sigs)
+    transfer_index = {s: len(the_plan.rules) + i for i, s in enumerate(transfer_sigs, start=1)}
+    return [StageSpec(st.number, stage_text, source,
+                      tuple(sorted(st.rules)) + tuple(transfer_index[s] for s in st.exports),
+                      tuple(sorted({p for p in printed if Sig.parse(p) in st.produces}))
+                      + ((f"{TRANSFER}/4",) if st.exports else ()),
+                      policy, max_age, st.by_input_key, st.number == 1, originals if st.number == 1 else None,
+                      knowledge, entailment, trusted, explain, statics, lateness, save_state)
+            for st in the_plan.stages]
 
 
 def _arrow_schema(spark: "SparkSession", numbered: "DataFrame", original: Sequence[str]) -> pa.Schema:

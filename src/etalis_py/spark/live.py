@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -84,13 +84,15 @@ class _Held:
     whose state it holds now: (group, key, token, seq).  ``kept`` has the
     snapshots this worker last read or wrote of each group's keys, with the
     group's version (token, seq) they are part of (None while a micro-batch
-    changes them), so that a key of an unchanged group is not read from
-    Spark's state store again."""
+    changes them) and whether they are all its keys' (the worker made
+    the group and kept every snapshot it wrote), so that a key of an
+    unchanged group is not read from Spark's state store again, nor a
+    key that the group has not had."""
 
     engine: Engine
     blank: bytes
     holds: Optional[tuple[str, str, str, int]] = None
-    kept: dict[str, tuple[Optional[tuple[str, int]], dict[str, bytes]]] = field(default_factory=dict)
+    kept: dict[str, tuple[Optional[tuple[str, int]], dict[str, bytes], bool]] = field(default_factory=dict)
     kept_bytes: int = 0
 
 
@@ -124,23 +126,23 @@ class _Bucket:
         self.changed = False
         self.held, self.group = held, group
         self.kept: dict[str, bytes] = {}
+        self.complete = value is None and held is not None      # a new group: no key has a state yet
         if held is not None:        # the worker's snapshots of this version of the group, if it has them
-            at, kept = held.kept.pop(group, (None, {}))
+            at, kept, complete = held.kept.pop(group, (None, {}, False))
             if at == (self.token, self.seq):
-                self.kept = kept
+                self.kept, self.complete = kept, complete
             else:
                 held.kept_bytes -= sum(len(v) for v in kept.values())
-            held.kept[group] = (None, self.kept)
+            held.kept[group] = (None, self.kept, False)
         self.dues_state = dues
         found = dues.get() if dues is not None and dues.exists() else None
         self.dues: dict[str, float] = {} if found is None else json.loads(str(found[0]))
         self.dues_changed = False
 
-    def due(self, key: str, engine: Engine) -> None:
-        """Note when ``key``'s engine (holding its state) waits for time to move on."""
+    def due(self, key: str, due: Optional[float]) -> None:
+        """Note when ``key``'s engine waits for time to move on (None: it does not)."""
         if self.dues_state is None:
             return
-        due = engine.next_due()
         if due is None:
             if self.dues.pop(key, None) is not None:
                 self.dues_changed = True
@@ -169,7 +171,7 @@ class _Bucket:
 
     def snapshot(self, key: str) -> Optional[bytes]:
         found = self.kept.get(key)
-        if found is not None:
+        if found is not None or self.complete:
             return found
         value = self.engines.getValue((key,))
         if value is None:
@@ -192,6 +194,8 @@ class _Bucket:
         if held.kept_bytes + len(snapshot) <= KEPT_BYTES:
             self.kept[key] = snapshot
             held.kept_bytes += len(snapshot)
+        else:
+            self.complete = False
 
     def save(self) -> None:
         """A new version, when a key's state changed."""
@@ -200,23 +204,33 @@ class _Bucket:
             self.version.update((self.token, self.seq))
             self.changed = False
         if self.held is not None:
-            self.held.kept[self.group] = ((self.token, self.seq), self.kept)
+            self.held.kept[self.group] = ((self.token, self.seq), self.kept, self.complete)
 
 
-def _enter(held: _Held, group: str, key: str, bucket: _Bucket) -> None:
-    """Put ``key``'s state into the engine (nothing to do when it holds it)."""
-    if held.holds == (group, key, bucket.token, bucket.seq):
-        return
-    held.holds = None
-    held.engine.restore(bucket.snapshot(key) or held.blank)
+@dataclass
+class _Swap:
+    """A group's keys' states in and out of the worker's engine (a
+    :class:`~etalis_py.spark.partition.KeySwap`)."""
 
+    held: _Held
+    group: str
+    bucket: _Bucket
 
-def _leave(held: _Held, group: str, key: str, bucket: _Bucket, accepted: int) -> None:
-    """Take ``key``'s state out of the engine if the key's events changed it."""
-    if accepted:
-        bucket.put(key, held.engine.snapshot())
-        bucket.due(key, held.engine)
-    held.holds = (group, key, bucket.token, bucket.seq)
+    def enter(self, key: Any) -> Optional[bytes]:
+        """The snapshot that puts ``key``'s state into the engine (None when it holds it)."""
+        k = str(key or "")
+        if self.held.holds == (self.group, k, self.bucket.token, self.bucket.seq):
+            return None
+        self.held.holds = None
+        return self.bucket.snapshot(k) or self.held.blank
+
+    def leave(self, key: Any, snapshot: Optional[bytes], due: Optional[float]) -> None:
+        """``key``'s state after its events, which the engine holds now."""
+        k = str(key or "")
+        if snapshot is not None:
+            self.bucket.put(k, snapshot)
+            self.bucket.due(k, due)
+        self.held.holds = (self.group, k, self.bucket.token, self.bucket.seq)
 
 
 def _keep(held: _Held, group: str, bucket: _Bucket) -> None:
@@ -337,7 +351,7 @@ class LiveProcessor(StatefulProcessor):
             if held is not None:        # what the saved state waits for
                 held.holds = None
                 held.engine.restore(bytes(snapshot))
-                bucket.due(str(k or ""), held.engine)
+                bucket.due(str(k or ""), held.engine.next_due())
         bucket.save()
         bucket.alarm(self.handle)
 
@@ -357,11 +371,14 @@ class LiveProcessor(StatefulProcessor):
         due = sorted(k for k, t in bucket.dues.items() if t <= now)
         out = _Out()
         if due:
+            swap = _Swap(held, group, bucket)
             for k in due:
-                _enter(held, group, k, bucket)
+                state = swap.enter(k)
+                if state is not None:
+                    held.engine.restore(state)
                 result = held.engine.advance_lines(now)
                 _advanced_rows(out, spec, k, result.detection_lines, len(result.warnings))
-                _leave(held, group, k, bucket, 1)
+                swap.leave(k, held.engine.snapshot(), held.engine.next_due())
             _keep(held, group, bucket)
         else:
             bucket.save()
@@ -433,7 +450,7 @@ class LiveProcessor(StatefulProcessor):
         events = staged.filter(pc.equal(kinds, "e"))
         fed = dataclasses.replace(spec, first=False)        # the others are counted above
         for ob in _stage_rows(fed, held.engine, compiled, iter(events.to_batches(BATCH_ROWS)), joined,
-                              switch=_switcher(held, group, bucket)):
+                              swap=_Swap(held, group, bucket)):
             out.take(ob, spec.number, records, schema.names)
         _keep(held, group, bucket)
         bucket.alarm(self.handle)
@@ -458,7 +475,7 @@ class LiveProcessor(StatefulProcessor):
         held, compiled = _held_for(spec)
         bucket = self._bucket(held, group)
         if n:
-            for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), switch=_switcher(held, group, bucket)):
+            for ob in _stage_rows(spec, held.engine, compiled, iter([staged]), swap=_Swap(held, group, bucket)):
                 out.take(ob, spec.number)
         _keep(held, group, bucket)
         bucket.alarm(self.handle)
@@ -493,18 +510,6 @@ def packed_groups(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
             blobs.append(sink.getvalue().to_pybytes())
         yield pa.RecordBatch.from_arrays([pa.array(names, pa.string()), pa.array(blobs, pa.binary())],
                                          names=[GROUP, ROWS])
-
-
-def _switcher(held: _Held, group: str, bucket: _Bucket) -> Callable[[Any, Any, int], None]:
-    """Between two keys of a group: the old key's state out, the new one's in."""
-
-    def switch(old: Any, new: Any, accepted: int) -> None:
-        if old is not None:
-            _leave(held, group, str(old or ""), bucket, accepted)
-        if new is not None:
-            _enter(held, group, str(new or ""), bucket)
-
-    return switch
 
 
 def _advanced_rows(out: _Out, spec: StageSpec, key: str, detections: str, warned: int) -> None:

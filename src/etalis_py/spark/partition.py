@@ -9,14 +9,14 @@ import bisect
 import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, Optional, Protocol, Union
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..bridge.columns import Packed
-from ..bridge.engine import Engine
+from ..bridge.engine import Engine, KeyState
 from ..events import batch_list, event_term
 from ..bridge.prolog_text import compound_text, input_line, interval_text, number_text
 from .mapping import MapSpec, _key_text, _type_code, mapped_batches
@@ -203,17 +203,25 @@ def _run_stage(spec: StageSpec) -> Callable[[Iterator[pa.RecordBatch]], Iterator
     return run
 
 
+class KeySwap(Protocol):
+    """Where a stream keeps its keys' states: each key's events are fed
+    into its own state, which the engine takes up and gives back in the
+    crossing that feeds them (:class:`~etalis_py.bridge.engine.KeyState`)."""
+
+    def enter(self, key: Any) -> Optional[bytes]:
+        """The snapshot of ``key``'s state (None: the engine holds it)."""
+
+    def leave(self, key: Any, snapshot: Optional[bytes], due: Optional[float]) -> None:
+        """After ``key``'s events: its new state and when it waits for
+        time to move on (``snapshot`` None: its events did not change it)."""
+
+
 def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterator[pa.RecordBatch],
-                packed: Optional[Packed] = None, reset_first: bool = True,
-                switch: Optional[Callable[[Any, Any, int], None]] = None) -> Iterator[pa.RecordBatch]:
+                packed: Optional[Packed] = None, swap: Optional[KeySwap] = None) -> Iterator[pa.RecordBatch]:
     """The rows of :func:`_run_stage`'s task, by ``engine`` (``compiled``
     for it).  With ``packed``, the events are its rows (an event's row in
-    its column ``PACKED``), not lines.  Unless ``reset_first``, the first
-    key goes on from the state the engine holds.  With ``switch``, no key
-    is reset: ``switch(old, new, accepted)`` is called between two keys
-    (None before the first and after the last), once the old key's events
-    are fed (``accepted`` of them), to put the new key's state in the
-    engine (a stream restores each key's state before its rows)."""
+    its column ``PACKED``), not lines.  With ``swap``, no key is reset:
+    each key's events go into its state, as ``swap`` keeps it."""
     out = _StageOutput()
     stats: dict[str, Any] = {"fed": 0, "accepted": 0, "warnings": 0, "rejected": 0, "unused": 0,
                              "mapping_rejected": 0, "tkind": 0, "masks": [], "kmask": 0, "compiled": compiled,
@@ -221,7 +229,6 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
     masks: list[int] = stats["masks"]
     sample: list[str] = stats["sample"]
     nothing = current = object()            # the key being fed (no key yet)
-    switched = [0]                          # events accepted before the key being fed
     originals: list[pa.Field] = list(spec.originals) if spec.originals is not None else []
 
     def feed(events: Union[list[str], Packed], ts: list[float], rows: pa.Array, paths: pa.Array,
@@ -234,15 +241,22 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
             return
         resets = [reset for _, _, reset, _ in segments]
         counts = [b - a for a, b, _, _ in segments]
+        states = None
+        if swap is not None:        # a key's state in before its first segment, out after its last
+            keys = [key for _, _, _, key in segments]
+            states = [KeyState(swap.enter(k) if i == 0 or keys[i - 1] != k else None,
+                               i == len(keys) - 1 or keys[i + 1] != k) for i, k in enumerate(keys)]
         if isinstance(events, Packed):
             lo, hi = segments[0][0], segments[-1][1]
             part = events if (lo, hi) == (0, len(events)) else events.rows(np.arange(lo, hi))
-            results = engine.feed_packed_segments(part, resets, counts)
+            results = engine.feed_packed_segments(part, resets, counts, states)
         else:
             # each line less its full stop and newline: a batch list, read at once
             results = engine.feed_segments([batch_list([line[:-2] for line in events[a:b]])
-                                            for a, b, _, _ in segments], resets, counts)
-        for (a, b, _, key_text), result in zip(segments, results):
+                                            for a, b, _, _ in segments], resets, counts, states)
+        for i, ((a, b, _, key_text), result) in enumerate(zip(segments, results)):
+            if swap is not None and states is not None and states[i].take:
+                swap.leave(key_text, result.snapshot, result.due)
             stats["fed"] += b - a
             stats["accepted"] += result.accepted
             for r in result.rejected:
@@ -330,15 +344,11 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
                 if k != current:
                     if i > a:
                         segments.append((a, i, reset, current))
-                    if (spec.save_state or switch is not None) and current is not nothing:
+                    if spec.save_state and current is not nothing:
                         feed(events, ts, rows, paths, segments)     # the key's final state, before the next
                         segments = []
-                        if spec.save_state:
-                            save(current)
-                    if switch is not None:
-                        switch(None if current is nothing else current, k, stats["accepted"] - switched[0])
-                        switched[0] = stats["accepted"]
-                    current, a, reset = k, i, switch is None and (reset_first or current is not nothing)
+                        save(current)
+                    current, a, reset = k, i, swap is None
                 elif i > a and (ts[i] == ts[i - 1] or i - a >= FEED_LINES):
                     segments.append((a, i, reset, current))
                     a, reset = i, False
@@ -347,8 +357,6 @@ def _stage_rows(spec: StageSpec, engine: Engine, compiled: bool, batches: Iterat
         yield from emit(passed)
     if spec.save_state and current is not nothing:
         save(current)
-    if switch is not None and current is not nothing:
-        switch(current, None, stats["accepted"] - switched[0])
     out.add("s", line=json.dumps(stats))
     yield from emit()
 

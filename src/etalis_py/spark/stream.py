@@ -25,15 +25,13 @@ from ..bridge.engine import check_policy
 from ..errors import RuleError
 from ..inputs.mapping import Mapping, MappingOptions, missing_column
 from ..inputs.registry import InputFormat, by_name
-from ..rules.analysis import Sig
-from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules
+from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules, stage_specs
 from .live import (
     BUCKETS, FILE, GKEY, GROUP, PACKED_DDL, PASS, PASS_GROUPS, ROWS_DDL, LiveProcessor, LiveStage, packed_groups,
 )
 from .mapping import MapSpec
-from .names import CORRUPT, DEFAULT_MASTER, EVENT_LINE, TRANSFER
-from .partition import StageSpec
-from .planning import Plan, _transfer_rules, refuse_strict, refuse_timers, refuse_unbound_transfers, replay_plan
+from .names import CORRUPT, DEFAULT_MASTER, EVENT_LINE
+from .planning import Plan, refuse_strict, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import format_of, read_input
 
 if TYPE_CHECKING:
@@ -285,10 +283,9 @@ def detect_stream(
 
     original = tuple(data.columns)
     numbered = data.withColumn(FILE, F.input_file_name())
-    transfer_sigs = sorted({s for st in the_plan.stages for s in st.exports})
-    stage_text = text + "\n" + _transfer_rules(transfer_sigs)
-    n_rules = len(the_plan.rules)
-    transfer_index = {s: n_rules + i for i, s in enumerate(transfer_sigs, start=1)}
+    specs = stage_specs(the_plan, text, source, printed, _arrow_schema(spark, data, original), policy=policy,
+                        max_age=max_age, knowledge=knowledge, entailment=entailment, trusted=trusted,
+                        explain=explain, statics=statics, lateness=lateness)
     first = the_plan.stages[0]
     first_keys = tuple((str(s), -1 if first.key is None else first.key_position(s))
                        for s in first.consumes if the_plan.input.is_input(s))
@@ -307,15 +304,7 @@ def detect_stream(
         table = table.withColumn(WATERMARK, clock).withWatermark(WATERMARK, delay).drop(WATERMARK)
     for st in the_plan.stages:
         later = {str(s) for other in the_plan.stages if other.number > st.number for s in other.consumes}
-        spec = StageSpec(
-            st.number, stage_text, source,
-            tuple(sorted(st.rules)) + tuple(transfer_index[s] for s in st.exports),
-            tuple(sorted({p for p in printed if Sig.parse(p) in st.produces}))
-            + ((f"{TRANSFER}/4",) if st.exports else ()),
-            policy, max_age, st.by_input_key, st.number == 1,
-            _arrow_schema(spark, data, original) if st.number == 1 else None,
-            knowledge, entailment, trusted, explain, statics, lateness)
-        stage = LiveStage(spec, mspec if st.number == 1 else None, tuple(sorted(later)), idle)
+        stage = LiveStage(specs[st.number - 1], mspec if st.number == 1 else None, tuple(sorted(later)), idle)
         if st.number == 1:
             group = F.lit("") if st.key is None else _bucket(_coarse_key(data, partition_by or ""))
         else:
