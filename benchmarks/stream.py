@@ -20,9 +20,11 @@ equal size into a folder.
    for each file, the time from its rename into the folder to the commit
    of the micro-batch that read it (the checkpoint's `sources/0/N` names
    the files of batch N, `commits/N` is written once its output is
-   committed); p50 and p99.
+   committed); p50 and p99, printed as the row of docs/benchmarks.md's
+   table of targets, with the load average before and after.
+   ``--latency-only`` measures only this (on a quiet machine).
 
-    .venv/bin/python benchmarks/stream.py [--rows 1000000] [--files 20] [--batches 2] [--land 30]
+    .venv/bin/python benchmarks/stream.py [--rows 1000000] [--files 20] [--batches 2] [--land 30] [--latency-only]
 """
 
 from __future__ import annotations
@@ -110,12 +112,17 @@ def latency(work: Path, rules: Path, land: int) -> list[float]:
 
 
 def batches(ck: Path) -> dict[int, list[str]]:
-    out: dict[int, list[str]] = {}
+    """The files of each batch of the file source's log: its files ``N``
+    and, every 10 batches, ``N.compact`` (all the entries so far, each
+    with its batch)."""
+    out: dict[int, set[str]] = {}
     log = ck / "sources" / "0"
     for f in log.iterdir() if log.is_dir() else []:
-        if f.name.isdigit():
-            out[int(f.name)] = [Path(json.loads(line)["path"]).name for line in f.read_text().splitlines()[1:]]
-    return out
+        if f.name.split(".")[0].isdigit():
+            for line in f.read_text().splitlines()[1:]:
+                entry = json.loads(line)
+                out.setdefault(int(entry["batchId"]), set()).add(Path(entry["path"]).name)
+    return {b: sorted(files) for b, files in out.items()}
 
 
 def all_committed(ck: Path, names: set[str]) -> bool:
@@ -134,42 +141,54 @@ def main() -> None:
     p.add_argument("--files", type=int, default=20)
     p.add_argument("--batches", type=int, default=2, help="micro-batches the files make")
     p.add_argument("--land", type=int, default=30, help="files dropped for the latency")
+    p.add_argument("--latency-only", action="store_true", help="measure only the latency")
     ns = p.parse_args()
+    print(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; "
+          f"load average before: {os.getloadavg()[0]:.1f}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         rules = work / "rise.etl"
         rules.write_text(RULES)
-        data = work / "data.csv"
-        write_data(data, ns.rows)
-        n = split(data, work / "in", ns.files)
-        data.unlink()
-        replay = timed([*ETALIS, "replay", str(rules), "--events", str(work / "in"), *MAPPING, "--partition-by",
-                        "sensor", "--master", "local[1,4]", "--no-progress", "--quiet"], work / "replay.jsonl")
-        stream = timed([*ETALIS, "stream", str(rules), "--source", str(work / "in"), *MAPPING, "--partition-by",
-                        "sensor", "--checkpoint", str(work / "ck"), "--out", str(work / "out"), "--format", "jsonl",
-                        "--available-now", "--max-files-per-trigger", str(-(-ns.files // ns.batches)),
-                        "--master", "local[1,4]", "--quiet"], work / "stream.stdout")
-        mine = sorted(line for f in (work / "out" / "output=detections").glob("part-*")
-                      for line in f.read_text().splitlines() if line)
-        theirs = sorted(line.rstrip("\n") for line in (work / "replay.jsonl").read_text().splitlines() if line)
-        same = mine == theirs
-        per_key = state_bytes(work / "ck") / KEYS
-        snapshot = key_snapshot(rules)
+        if not ns.latency_only:
+            throughput(work, rules, ns)
+        loads = [os.getloadavg()[0]]
         delays = latency(work, rules, ns.land)
-    print(f"machine: {os.cpu_count()} cores, {platform.platform()}, Python {platform.python_version()}; "
-          f"load average before: {os.getloadavg()[0]:.1f}")
+        loads.append(os.getloadavg()[0])
+    if delays:
+        print(f"\n| latency from a file landing to its detections written, p50 and p99 at 1-second triggers "
+              f"| p50 {percentile(delays, 0.5):.1f} s, p99 {percentile(delays, 0.99):.1f} s "
+              f"| {len(delays)} files of 1,000 rows, one every 2 seconds (mean {statistics.mean(delays):.1f} s, "
+              f"max {max(delays):.1f} s); load average {loads[0]:.1f} before, {loads[1]:.1f} after |")
+    else:
+        print("latency: no file committed")
+
+
+def throughput(work: Path, rules: Path, ns: argparse.Namespace) -> None:
+    """Replay and stream of the same rows: the table row of docs/benchmarks.md, and the state a key keeps."""
+    data = work / "data.csv"
+    write_data(data, ns.rows)
+    n = split(data, work / "in", ns.files)
+    data.unlink()
+    replay = timed([*ETALIS, "replay", str(rules), "--events", str(work / "in"), *MAPPING, "--partition-by",
+                    "sensor", "--master", "local[1,4]", "--no-progress", "--quiet"], work / "replay.jsonl")
+    stream = timed([*ETALIS, "stream", str(rules), "--source", str(work / "in"), *MAPPING, "--partition-by",
+                    "sensor", "--checkpoint", str(work / "ck"), "--out", str(work / "out"), "--format", "jsonl",
+                    "--available-now", "--max-files-per-trigger", str(-(-ns.files // ns.batches)),
+                    "--master", "local[1,4]", "--quiet"], work / "stream.stdout")
+    mine = sorted(line for f in (work / "out" / "output=detections").glob("part-*")
+                  for line in f.read_text().splitlines() if line)
+    theirs = sorted(line.rstrip("\n") for line in (work / "replay.jsonl").read_text().splitlines() if line)
+    same = mine == theirs
+    per_key = state_bytes(work / "ck") / KEYS
+    snapshot = key_snapshot(rules)
     print(f"\n| rows | files (micro-batches) | detections | replay local[1]: wall s (CPU s) "
           f"| stream local[1]: wall s (CPU s) | rows/CPU s: replay | stream | stream / replay | same detections |")
     print("|---|---|---|---|---|---|---|---|---|")
     print(f"| {n:,} | {ns.files} ({ns.batches}) | {len(mine):,} | {replay['seconds']:.1f} ({replay['cpu']:.1f}) "
           f"| {stream['seconds']:.1f} ({stream['cpu']:.1f}) | {n / replay['cpu']:,.0f} | {n / stream['cpu']:,.0f} "
           f"| {replay['cpu'] / stream['cpu']:.2f} | {same} |")
-    print(f"\nstate store on disk: {per_key:,.0f} bytes a key ({KEYS:,} keys); one key's snapshot: {snapshot:,} bytes")
-    if delays:
-        print(f"latency at --trigger 1, {len(delays)} files of 1,000 rows: p50 {percentile(delays, 0.5):.2f} s, "
-              f"p99 {percentile(delays, 0.99):.2f} s (mean {statistics.mean(delays):.2f} s)")
-    else:
-        print("latency: no file committed")
+    print(f"\nstate store on disk: {per_key:,.0f} bytes a key ({KEYS:,} keys); one key's snapshot: {snapshot:,} bytes",
+          flush=True)
 
 
 if __name__ == "__main__":
