@@ -187,7 +187,9 @@ def throughput(work: Path, rules: Path, ns: argparse.Namespace) -> None:
     print(f"| {n:,} | {ns.files} ({ns.batches}) | {len(mine):,} | {replay['seconds']:.1f} ({replay['cpu']:.1f}) "
           f"| {stream['seconds']:.1f} ({stream['cpu']:.1f}) | {n / replay['cpu']:,.0f} | {n / stream['cpu']:,.0f} "
           f"| {replay['cpu'] / stream['cpu']:.2f} | {same} |")
-    print(f"\nstate store on disk: {per_key:,.0f} bytes a key ({KEYS:,} keys); one key's snapshot: {snapshot:,} bytes",
+    print(f"\nof the CPU seconds, the JVM's: replay {replay['jvm_cpu']:.1f} of {replay['cpu']:.1f}, "
+          f"stream {stream['jvm_cpu']:.1f} of {stream['cpu']:.1f}")
+    print(f"state store on disk: {per_key:,.0f} bytes a key ({KEYS:,} keys); one key's snapshot: {snapshot:,} bytes",
           flush=True)
 
 
