@@ -266,9 +266,7 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
 serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
     engine_exists(M),
     must_be(list(integer), Counters),
-    engine_identity(M, Rules),
-    engine_state_get(M, State),
-    snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
+    state_snapshot(M, Counters, Head, Payload).
 serve(restore(M), Payload, Header, "") :-
     restore_state(M, Payload, Header).
 serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-
@@ -406,6 +404,14 @@ goal_count(ByGoal, Id, P0, P) :-
     ;   P = P0
     ).
 
+%   state_snapshot(+M, +Counters, -Head, -Payload): the state of engine M
+%   with Counters as the parts of a snapshot (see the request snapshot).
+
+state_snapshot(M, Counters, Head, Payload) :-
+    engine_identity(M, Rules),
+    engine_state_get(M, State),
+    snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
+
 %   restore_state(+M, +Bytes, -Header): engine M takes up the state of
 %   the snapshot Bytes (see the request restore(Engine)).
 
@@ -505,9 +511,7 @@ feed_key_segment(M, Options, seg(Reset, Start, End, Batch), fed(Header, Detectio
     (   End == 1
     ->  Accepted = 0,
         (   Accepted2 > 0
-        ->  engine_identity(M, Rules),
-            engine_state_get(M, EngineState),
-            snapshot_parts(Rules, snapshot{state: EngineState, counters: Counters2}, Head, Taken),
+        ->  state_snapshot(M, Counters2, Head, Taken),
             string_length(Taken, Length),
             engine_due(M, Due),
             Header = Header0.put(state, _{head: Head, length: Length, due: Due})
