@@ -469,7 +469,7 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     ;   findall(N/A, ( member(link(_, _, H0, _), Links),
                        reported_head(H0, H),
                        functor(H, N, A),
-                       \+ sub_atom(N, 0, _, _, $) ),       % hidden, see running_aggregate/5
+                       \+ sub_atom(N, 0, _, _, $) ),       % hidden, see running_aggregate/7
                 Printed0),
         sort(Printed0, Printed)
     ),
@@ -946,7 +946,7 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
 
 %   run_policy(+Policy0, +Default, -Policy): the policy of a rule;
 %   `'$run'` is that of the step of an ETALIS run (see
-%   etalis_runs:running_aggregate/5), after the file's Default: every
+%   etalis_runs:running_aggregate/7), after the file's Default: every
 %   pending run goes on with each P under `unrestricted` (the policy
 %   `continuous`: one run per start, as ETALIS's compiler keeps them),
 %   the oldest under `chronological`, the newest (a newer start starts

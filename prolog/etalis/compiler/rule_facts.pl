@@ -1,6 +1,7 @@
 :- module(etalis_rule_facts,
           [ event_steps/2,              % +Pattern, -Steps
             where_unbound/2,            % +Pattern, -Unbound
+            where_outside/2,            % +Pattern, -Outside
             where_never/2,              % +Pattern, -Never
             numeric_head_args/3,        % +Head, +Pattern, -Positions
             head_unbound/3,             % +Head, +Pattern, -Vars
@@ -12,6 +13,7 @@
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(error)).
+:- use_module(library(dcg/high_order), [sequence//2]).
 :- use_module('../reader/terms', [pattern_functor/1]).
 :- use_module(recursion, [immediate_event/3, aggregated_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1, construct_parts/3,
@@ -123,6 +125,42 @@ unguarded(P0, P) :-
 where_unbound(Pattern, Unbound) :-
     phrase(unbound(Pattern, []), Unbound).
 
+%!  where_outside(+Pattern, -Outside:list) is det.
+%
+%   Outside has outside(Goal, Vars) for each goal of where_unbound/2
+%   whose unbound variables Vars occur in events of Pattern all the
+%   same: outside the pattern the condition filters (`a(X) seq (b(Y)
+%   where Y > X)`), or in only some alternatives of an `or` of it.  The
+%   condition runs on its own pattern's bindings, where they are not
+%   bound (the paper has every variable of `P where t`'s t occur in P).
+
+where_outside(Pattern, Outside) :-
+    where_unbound(Pattern, Unbound),
+    phrase(events(Pattern), Events),
+    term_variables(Events, EventVars),
+    foldl(outside(EventVars), Unbound, Outside, []).
+
+outside(EventVars, unbound(Goal, Vars), Outside0, Outside) :-
+    include(var_in_(EventVars), Vars, Read),
+    (   Read == []
+    ->  Outside0 = Outside
+    ;   Outside0 = [outside(Goal, Read)|Outside]
+    ).
+
+%   events(+Pattern)//: the events of Pattern, negated ones too, walked
+%   in place.
+
+events(event(E)) --> !, [E].
+events(P) -->
+    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
+    sequence(part_events, Parts).
+
+part_events(_-Kind-S) -->
+    (   { pattern_kind(Kind) }
+    ->  events(S)
+    ;   []
+    ).
+
 %   unbound(+Pattern, +Outer)//: the unbound goals of Pattern's
 %   conditions, Outer the variables bound around it: for the conditions
 %   directly on the negated part of `cnot` or `fnot`, those its other
@@ -138,23 +176,25 @@ unbound(P, Outer) -->
     { bound(A, Bound0), append(Outer, Bound0, Bound) },
     goal_unbound(G, Bound, _).
 unbound(P, _) -->
-    { pattern_parts(P, _, Parts) -> bound(P, Bound) ; Parts = [], Bound = [] },
-    unbound_parts(Parts, Bound).
+    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
+    unbound_parts(Parts, P).
 
-%   unbound_parts(+Parts, +Bound)//: the sub-patterns of Parts walked as
-%   they are, not copied (as findall/3 would): the goals and variables
-%   found are Pattern's, which rule_json/8 names.  A negated part is
-%   walked with Bound, what the other parts bind.
+%   unbound_parts(+Parts, +Pattern)//: the sub-patterns Parts of Pattern
+%   walked as they are, not copied (as findall/3 would): the goals and
+%   variables found are Pattern's, which rule_json/8 names.  A negated
+%   part is walked with what Pattern binds (only then worked out, so
+%   that a long chain is walked once).
 
 unbound_parts([], _) --> [].
-unbound_parts([_-Kind-S|Parts], Bound) -->
+unbound_parts([_-Kind-S|Parts], P) -->
     (   { Kind == negated }
-    ->  unbound(S, Bound)
+    ->  { bound(P, Bound) },
+        unbound(S, Bound)
     ;   { pattern_kind(Kind) }
     ->  unbound(S, [])
     ;   []
     ),
-    unbound_parts(Parts, Bound).
+    unbound_parts(Parts, P).
 
 %!  where_never(+Pattern, -Never:list) is det.
 %

@@ -12,7 +12,7 @@
 :- use_module(library(aggregate)).
 :- use_module(library(error)).
 :- use_module('../errors', [etalis_error/3]).
-:- use_module(terms, [duration_seconds/3]).
+:- use_module(terms, [duration_seconds/4]).
 :- use_module('../compiler/policies', [policy/1, policy_hint/1]).
 :- use_module('../rdf/knowledge', [prefix_declaration/4, ontology_declaration/3]).
 :- use_module('../safety/sandbox', [sandboxed_true/3, changed_predicates/2]).
@@ -176,7 +176,7 @@ directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etali
 directive_('$print_trigger_facts', _, Ds, Ds).  % the print_events above made of print_trigger/1 facts: for etalis check
 directive_('$run_policy'(Label), Where, Ds, [rule_policy(Label, '$run', Where)|Ds]).  % see etalis_compile:run_policy/3
 directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
-    duration_seconds(D, Where, Seconds).
+    duration_seconds(D, [], Where, Seconds).
 directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-
     prefix_declaration(P, IRI, Where, NS).
 directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-
