@@ -8,11 +8,13 @@
             map_derived/3,              % :Rewrite, +Body0, -Body
             list_to_assoc_set/2         % +Keys, -Set
           ]).
-:- use_module(library(apply)).
-:- use_module(library(lists)).
-:- use_module(library(pairs)).
-:- use_module(library(assoc)).
-:- use_module(library(error)).
+:- use_module(library(apply), [exclude/3, foldl/4, foldl/5, foldl/6, include/3, maplist/3, maplist/4]).
+:- use_module(library(lists), [append/2, append/3, clumped/2, intersection/3, last/2, max_list/2,
+                               member/2, nth1/3, numlist/3, select/3, subtract/3]).
+:- use_module(library(pairs), [pairs_values/2]).
+:- use_module(library(assoc), [assoc_to_keys/2, empty_assoc/1, get_assoc/3, list_to_assoc/2,
+                               put_assoc/4]).
+:- use_module(library(error), [must_be/2]).
 :- use_module(library(listing), [portray_clause/3]).
 :- use_module('../reader/syntax', [pattern_text/2]).
 :- use_module('../errors', [etalis_error/3]).

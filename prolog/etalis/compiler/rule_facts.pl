@@ -1,13 +1,17 @@
 :- module(etalis_rule_facts,
-          [ event_steps/2,              % +Pattern, -Steps
+          [ % The events of a pattern in time
+            event_steps/2,              % +Pattern, -Steps
+            lasting/2,                  % +Operator, -Lasts
+            source_pattern/2,           % +Pattern, -Source
+            % Its where conditions
             where_unbound/2,            % +Pattern, -Unbound
             where_outside/2,            % +Pattern, -Outside
             where_never/2,              % +Pattern, -Never
+            % Its head
             numeric_head_args/3,        % +Head, +Pattern, -Positions
             head_unbound/3,             % +Head, +Pattern, -Vars
+            % Static clauses and goals
             static_event_operators/2,   % +Clause, -Operators
-            source_pattern/2,           % +Pattern, -Source
-            lasting/2,                  % +Operator, -Lasts
             vocabulary_use/3            % +Goal, -Kind, -IRI
           ]).
 :- use_module(library(apply)).
