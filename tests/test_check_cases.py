@@ -100,6 +100,13 @@ def test_conditions_inside_operators_are_checked_with_what_is_bound(rule: str, e
     assert found(rule + "\n", "unbound-where-variable") == expected
 
 
+def test_a_condition_in_etalis_check_form_is_checked_goal_by_goal() -> None:
+    # (its goals were once not walked, and the rule was left out of the findings)
+    rule = "span(T1, T2) <- (a seq b) where check(t1(T1), t2(T2), T2 > X).\n"
+    assert found(rule, "unbound-where-variable") == [unbound("T2>X", "X")]
+    assert found(rule, "no-event-rules") == []
+
+
 @pytest.mark.parametrize("call, near", [
     ("too_hott(T)", "too_hot/1"),          # a typo in the name
     ("too_hot(T, 1)", "too_hot/1"),        # the wrong arity

@@ -45,16 +45,16 @@ OUTSIDE_HINT = ("put the condition on a pattern that binds every variable it rea
     # an `or` whose branches bind different variables: the condition of one reads the other's
     ("h <- (a(X) where X > Y) or b(Y).", 18, "X>Y", "Y"),
     ("h(Y) <- ((a(X) where X > Y) or b(Y)) seq c(Y).", 22, "X>Y", "Y"),
-    ("h <- a(X) seq ((b(Y) or c(Z)) where Z > Y).", 37, "Z>Y", "Z, Y"),
     # inside a negated part, but deeper than directly on it (an `or`, a `seq` of it)
     ("c(R) <- (s(R, S) seq e(R)) fnot ((t(R, T) where T =< S) or u(R)).", 49, "T=<S", "S"),
     ("c(R) <- (s(R, S) seq e(R)) fnot (t(R, S) seq (u(R, T) where T > S)).", 61, "T>S", "S"),
     # the pattern of an aggregate is read alone, as is the step of an ETALIS run
     ("h(R) <- l(L) seq aggregate(count, t(V) where V > L, count(3), R).", 46, "V>L", "L"),
     ("h(C) <- s(X) seq aggregate(count, a(Y) where Y > X, C).", 46, "Y>X", "X"),
-    # a rule nested in a pattern, and P+
+    # ... and the result of an aggregate is bound where the aggregate is
+    ("h <- (a(X) where X > N) seq aggregate(count, b, count(3), N).", 18, "X>N", "N"),
+    # a rule nested in a pattern
     ("h <- a(X) seq (n(X) <- b(X) seq (c(Y) where Y > X)).", 45, "Y>X", "X"),
-    ("h <- ((a(X) or b(Y)) where Y > 0)+ seq c.", 28, "Y>0", "Y"),
 ])
 def test_a_condition_that_reads_what_only_another_event_binds_is_refused(
         rule: str, column: int, goal: str, read: str) -> None:
@@ -62,6 +62,19 @@ def test_a_condition_that_reads_what_only_another_event_binds_is_refused(
         Engine.from_string(rule, source="r.etl")
     assert (info.value.file, info.value.line, info.value.column, info.value.message, info.value.hint) == (
         "r.etl", 1, column, OUTSIDE.format(goal=goal, read=read), OUTSIDE_HINT)
+
+
+@pytest.mark.parametrize("rule, column, read", [
+    ("h <- a(X) seq ((b(Y) or c(Z)) where Z > Y).", 1, "Y"),
+    ("h <- (a(X) or b(Y)) where Y > 0.", 1, "Y"),
+    ("c(R) <- (s(R) seq e(R)) fnot ((t(R, T) or u(R, Y)) where T > Y).", 1, "T"),
+])
+def test_a_condition_on_an_or_that_reads_a_variable_of_one_branch_is_refused(rule: str, column: int, read: str) -> None:
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(rule, source="r.etl")
+    assert (info.value.line, info.value.column, info.value.message, info.value.hint) == (
+        1, column, f"variable {read} is bound by only one branch of `or` but used outside it",
+        "bind the variable in both branches, or use it only inside its branch")
 
 
 def test_check_reports_such_a_condition_as_the_error_of_its_rule(tmp_path: Path) -> None:

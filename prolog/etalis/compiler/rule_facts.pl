@@ -132,27 +132,42 @@ where_unbound(Pattern, Unbound) :-
 %!  where_outside(+Pattern, -Outside:list) is det.
 %
 %   Outside has outside(Goal, Vars) for each goal of where_unbound/2
-%   whose unbound variables Vars occur in events of Pattern all the
-%   same: outside the pattern the condition filters (`a(X) seq (b(Y)
-%   where Y > X)`), or in only some alternatives of an `or` of it.  The
-%   condition runs on its own pattern's bindings, where they are not
-%   bound (the paper has every variable of `P where t`'s t occur in P).
+%   whose unbound variables Vars occur in events of Pattern outside the
+%   pattern the condition filters (`a(X) seq (b(Y) where Y > X)`), or
+%   are the results of its aggregates.  The condition runs on its own
+%   pattern's bindings, where they are not bound (the paper has every
+%   variable of `P where t`'s t occur in P).  A variable of only some
+%   alternatives of an `or` inside the pattern it filters is left to
+%   etalis_compile, which refuses it.
 
 where_outside(Pattern, Outside) :-
     where_unbound(Pattern, Unbound),
-    phrase(events(Pattern), Events),
-    term_variables(Events, EventVars),
-    foldl(outside(EventVars), Unbound, Outside, []).
+    pattern_vars(Pattern, Vars),
+    foldl(outside(Pattern, Vars), Unbound, Outside, []).
 
-outside(EventVars, unbound(Goal, Vars), Outside0, Outside) :-
-    include(var_in_(EventVars), Vars, Read),
+outside(Pattern, PatternVars, unbound(Goal, Vars), Outside0, Outside) :-
+    include(var_in_(PatternVars), Vars, Read0),
+    (   Read0 \== [],
+        sub_term(W, Pattern),
+        compound(W),
+        guarded_part(W, Own, G),
+        sub_term(X, G),
+        X == Goal
+    ->  pattern_vars(Own, OwnVars),
+        exclude(var_in_(OwnVars), Read0, Read)
+    ;   Read = Read0
+    ),
     (   Read == []
     ->  Outside0 = Outside
     ;   Outside0 = [outside(Goal, Read)|Outside]
     ).
 
-%   events(+Pattern)//: the events of Pattern, negated ones too, walked
-%   in place.
+pattern_vars(Pattern, Vars) :-
+    phrase(events(Pattern), Events),
+    term_variables(Events, Vars).
+
+%   events(+Pattern)//: the events of Pattern, negated ones too, and
+%   the results of its aggregates, walked in place.
 
 events(event(E)) --> !, [E].
 events(P) -->
@@ -162,6 +177,8 @@ events(P) -->
 part_events(_-Kind-S) -->
     (   { pattern_kind(Kind) }
     ->  events(S)
+    ;   { Kind == result }
+    ->  [S]
     ;   []
     ).
 
@@ -444,7 +461,7 @@ goal_unbound(\+ A, B, B) --> !,
     goal_unbound(A, B, _).
 goal_unbound(G, B0, B) -->
     { compound(G), compound_name_arguments(G, check, Goals) }, !,
-    foldl(goal_unbound, Goals, B0, B).
+    goals_unbound(Goals, B0, B).
 goal_unbound(G, B, B) -->
     { compound(G), compound_name_arguments(G, Op, [X, Y]),
       memberchk(Op, [<, >, =<, >=, =:=, =\=]) }, !,
@@ -454,6 +471,11 @@ goal_unbound(Z is E, B0, B) --> !,
     { term_variables(Z, VZ), append(B0, VZ, B) }.
 goal_unbound(G, B0, B) -->
     { term_variables(G, Vs), append(B0, Vs, B) }.
+
+goals_unbound([], B, B) --> [].
+goals_unbound([G|Gs], B0, B) -->
+    goal_unbound(G, B0, B1),
+    goals_unbound(Gs, B1, B).
 
 arithmetic(G, Expr, Bound) -->
     { term_variables(Expr, Vs),
