@@ -32,6 +32,14 @@ linked(X) <- a(X) where link(X, _).
 """
 
 
+def refusal(rule: str) -> tuple[int, int, str, str]:
+    """The line, column, message and hint of the error that refuses rule."""
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(rule, source="r.etl")
+    assert info.value.file == "r.etl"
+    return (info.value.line, info.value.column, info.value.message, info.value.hint)
+
+
 OUTSIDE = ("`{goal}` in a where condition reads {read}, which only an event outside the pattern it filters binds: "
            "a condition runs on that pattern's own bindings")
 OUTSIDE_HINT = ("put the condition on a pattern that binds every variable it reads: (a(X) seq b(Y)) where Y > X, "
@@ -58,10 +66,7 @@ OUTSIDE_HINT = ("put the condition on a pattern that binds every variable it rea
 ])
 def test_a_condition_that_reads_what_only_another_event_binds_is_refused(
         rule: str, column: int, goal: str, read: str) -> None:
-    with pytest.raises(RuleError) as info:
-        Engine.from_string(rule, source="r.etl")
-    assert (info.value.file, info.value.line, info.value.column, info.value.message, info.value.hint) == (
-        "r.etl", 1, column, OUTSIDE.format(goal=goal, read=read), OUTSIDE_HINT)
+    assert refusal(rule) == (1, column, OUTSIDE.format(goal=goal, read=read), OUTSIDE_HINT)
 
 
 @pytest.mark.parametrize("rule, column, read", [
@@ -70,11 +75,8 @@ def test_a_condition_that_reads_what_only_another_event_binds_is_refused(
     ("c(R) <- (s(R) seq e(R)) fnot ((t(R, T) or u(R, Y)) where T > Y).", 1, "T"),
 ])
 def test_a_condition_on_an_or_that_reads_a_variable_of_one_branch_is_refused(rule: str, column: int, read: str) -> None:
-    with pytest.raises(RuleError) as info:
-        Engine.from_string(rule, source="r.etl")
-    assert (info.value.line, info.value.column, info.value.message, info.value.hint) == (
-        1, column, f"variable {read} is bound by only one branch of `or` but used outside it",
-        "bind the variable in both branches, or use it only inside its branch")
+    assert refusal(rule) == (1, column, f"variable {read} is bound by only one branch of `or` but used outside it",
+                             "bind the variable in both branches, or use it only inside its branch")
 
 
 def test_check_reports_such_a_condition_as_the_error_of_its_rule(tmp_path: Path) -> None:
