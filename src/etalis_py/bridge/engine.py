@@ -18,7 +18,6 @@ from ..errors import EtalisWarning, OntologyError, RuleError
 from ..events import Detection
 from ..rdf.stats import KnowledgeStats
 from ..rules.analysis import Decoded, RuleFile
-from ..rules.findings import Finding, findings
 from .engine_options import (POLICIES, STRATEGIES, check_policy, check_unicode, compile_listing, limit_options,
                              one_at_a_time, outside_level, trust_option)
 from .feeding import Callback, Feeding
@@ -27,6 +26,7 @@ from .results import (MAX_QUEUED, SNAPSHOT_COUNTERS, BatchResult, EngineStats, F
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from ..rdf.knowledge import KnowledgeBase, Source as OntologySource
+    from ..rules.findings import Finding
 
 __all__ = ["MAX_QUEUED", "POLICIES", "STRATEGIES", "BatchResult", "Engine", "EngineStats", "FeedResult", "PendingPart",
            "check_policy", "check_unicode", "compile_listing", "parse_detections", "parse_rows"]
@@ -218,11 +218,14 @@ class Engine(Feeding):
                 raise
         return engine
 
-    def findings(self) -> list[Finding]:
+    def findings(self) -> list["Finding"]:
         """The findings of ``etalis check`` for the rules the engine was
         made from (not those added later), with its ``max_age``: mistakes
         such as an unknown event, unbounded memory or a negation race, each
         with its position and a hint (docs/language.md, Checking rules)."""
+        # networkx (the checks' graphs) loads with the first findings, not with every engine
+        from ..rules.findings import findings
+
         return findings(self.rule_file(), self._max_age)
 
     def rule_file(self) -> RuleFile:
