@@ -73,13 +73,20 @@ others are counted afresh from the engine's state)."""
 
 
 @dataclass
-class EngineStats:
-    """Counters of an engine since it was made."""
+class Counts:
+    """The events an engine accepted, rejected and raised (ETALIS's
+    ``event/1``), and its detections: what every summary of a run counts."""
 
     accepted: int = 0
     rejected: int = 0
     raised: int = 0
     detections: int = 0
+
+
+@dataclass
+class EngineStats(Counts):
+    """Counters of an engine since it was made."""
+
     pending: int = 0
     pending_by_goal: list[dict[str, Any]] = field(default_factory=list)
     pending_by_rule: dict[str, int] = field(default_factory=dict)

@@ -10,7 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO, Optional, TextIO
@@ -104,15 +104,10 @@ _TICK = 0.1
 
 
 @dataclass
-class _Run:
+class _Run(Counters):
     """What ``run`` counts, and where it is: the summary's counters and the
     position after the last batch processed."""
 
-    accepted: int = 0
-    rejected: int = 0
-    detections: int = 0
-    warnings: int = 0
-    raised: int = 0
     line: int = 1           # the first line of the input not processed
     since: int = 0          # events read since the last checkpoint
 
@@ -159,8 +154,8 @@ class _Checkpoints:
         state = engine.snapshot()
         out = flushed(sink)
         size, fd = out if out is not None else (counts.detections, None)
-        taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.detections,
-                                                        counts.warnings, counts.raised), state, self.header)
+        taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.raised,
+                                                        counts.detections, counts.warnings), state, self.header)
         events, directory = self.events, self.directory
 
         def durable() -> None:
@@ -233,7 +228,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     counts = _Run()
     if resumed is not None:
         c = resumed.counters
-        counts = _Run(c.accepted, c.rejected, c.detections, c.warnings, c.raised, resumed.input.line)
+        counts = _Run(**asdict(c), line=resumed.input.line)
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
     lateness = ns.lateness or 0.0
 
