@@ -34,7 +34,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ..errors import EtalisWarning, Rejection
-from ..events import Event, event_element, prolog_value, text_atom
+from ..events import Event, event_element, known_keys, prolog_value, text_atom
 from .prolog_text import number_text
 
 
@@ -354,6 +354,8 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
                     codes[i], argss[i], starts[i], ends[i] = code, args, time, time
                     continue
         try:
+            if not json_points:     # a JSON line may carry other fields; a dict of emit_many may not
+                known_keys(item)
             event_element(item, names)  # the text way's checks and reasons
             event = Event.coerce(item)
         except (ValueError, RecursionError) as error:

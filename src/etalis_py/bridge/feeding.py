@@ -16,7 +16,7 @@ from typing import Any, Optional, Union, Unpack
 from ._prolog import PrologBridge
 from .prolog_text import number_text
 from ..errors import CallbackError, EtalisError, EtalisWarning, EventError, InferenceLimitError, Rejection
-from ..events import NOTHING, Detection, Zone, batch_list, event_element, to_time
+from ..events import NOTHING, Detection, Zone, batch_list, event_element, known_keys, to_time
 from ..inputs.batch import BATCH_LINES, Batch
 from ..inputs.frames import frame_terms
 from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
@@ -119,6 +119,7 @@ class Feeding:
             names: dict[str, str] = {}
             for position, item in enumerate(events, start=1):
                 try:
+                    known_keys(item)
                     yield event_element(item, names)
                 except (ValueError, RecursionError) as e:  # InvalidEvent is a ValueError
                     rejected.append(Rejection(position, str(e).split(";")[0]))
