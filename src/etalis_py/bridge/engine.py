@@ -144,6 +144,7 @@ class Engine(Feeding):
         inference_limit: Optional[int] = None,
         static_texts: Sequence[tuple[str, str]] = (),
         state: Optional[bytes] = None,
+        analysis: bool = False,
     ) -> "Engine":
         """Compile rules given as text; ``source`` names them in errors.
         The options are those of :meth:`from_file` (``static_texts`` gives
@@ -152,8 +153,8 @@ class Engine(Feeding):
         ``only_rules`` compiles only the event rules with these 1-based
         numbers in file order (static rules and directives all apply), and
         ``report`` reports exactly these events (``"name/arity"``),
-        whatever ``:- print_events`` says; ``state`` as for
-        :meth:`from_file`."""
+        whatever ``:- print_events`` says; ``state`` and ``analysis`` as
+        for :meth:`from_file`."""
         extra: list[str] = ["explain(true)"] if explain else []
         extra += trust_option(trusted, sandbox)
         extra.extend(limit_options(inference_limit))
@@ -162,6 +163,8 @@ class Engine(Feeding):
         if report is not None:
             specs = [spec.rpartition("/") for spec in report]
             extra.append(f"report([{', '.join(f'{quote_atom(n)}/{int(a)}' for n, _, a in specs)}])")
+        if analysis:
+            extra.append("analysis(true)")
         check_unicode(text, source)
         engine = cls._create(static_text_source(static_texts, f"text({quote_atom(source)})"), text, policy, max_age,
                              lateness, extra, max_queued)

@@ -10,33 +10,31 @@ import signal
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
-from typing import Any, Optional, TextIO
+from typing import TYPE_CHECKING, Any, Optional, TextIO
 
-from ..bridge.engine import Engine
-from ..errors import EtalisError, RuleFileNotFound, unreadable
+from ..errors import EtalisError
 from ..inputs.registry import by_name
 from ..outputs.detections import read_detections
 from ..outputs.output import TableWriter, formatted
 from ..outputs.progress import wanted
 from ..outputs.report import Readable
-from ..rules.analysis import RuleFile
 from .checking import report_findings
 from .options import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, _count, _stream_iri, add_engine_options,
                       add_mapping_options, add_quiet_option, add_static_option, add_time_options, add_trust_options,
                       mapping_from, readable_of, said, spark_format_option, table_format_option, time_style)
 
+if TYPE_CHECKING:  # pyspark loads with these commands only (see above)
+    from ..spark.driver import CheckedRules
 
-def _plan_rules(ns: argparse.Namespace) -> tuple[str, list[str]]:
-    """The text of ``--plan``'s rule file and the events its rules print."""
-    problem = unreadable("rule file", ns.rules)
-    if problem:
-        raise RuleFileNotFound(problem)
-    engine = Engine.from_file(ns.rules, policy=ns.policy, trusted=ns.trusted, static=ns.static)
-    try:
-        return ns.rules.read_text(encoding="utf-8"), list(engine.printed)
-    finally:
-        engine.close()
 
+def _plan_rules(ns: argparse.Namespace) -> "CheckedRules":
+    """``--plan``'s rule file read once: the rules the plan is made of and
+    the events they print (the knowledge is not loaded)."""
+    # pyspark loads with the command that runs on Spark, not with every command
+    from ..spark.driver import checked_rules
+
+    return checked_rules(ns.rules, policy=ns.policy, max_age=None, trusted=ns.trusted, ontology=(),
+                         static=ns.static, entailment=None)
 
 
 def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -95,9 +93,9 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.plan:
-        text, printed = _plan_rules(ns)
-        the_plan = sp.replay_plan(text, str(ns.rules), mapping, ns.partition_by)
-        out.write(the_plan.explain(printed))
+        planned = _plan_rules(ns)
+        the_plan = sp.replay_plan(planned.rule_file.rules, str(ns.rules), mapping, ns.partition_by)
+        out.write(the_plan.explain(list(planned.printed)))
         # what replay refuses after planning, the plan refuses too (exit 2)
         refuse_timers(the_plan, str(ns.rules))
         refuse_unbound_transfers(the_plan, str(ns.rules))
@@ -107,7 +105,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     started = spark_start(ns, err)
     if started is None:
         return EXIT_FAILURE
-    errors, warnings, conf = started
+    checked, errors, warnings, conf = started
     progress = wanted(ns.progress, err, ns.quiet)
     try:
         style = time_style(ns)
@@ -119,7 +117,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                            max_age=ns.max_age, ontology=ns.ontology, entailment=ns.entailment,
                            spark=spark, input_format=ns.input_format, partitions=ns.partitions,
                            progress=progress, trusted=ns.trusted, explain=ns.explain, static=ns.static,
-                           save_state=ns.save_state is not None)
+                           save_state=ns.save_state is not None, checked=checked)
         if ns.save_state is not None:
             result.save_states(ns.save_state)
         if ns.out:
@@ -211,13 +209,14 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     if ns.plan:
-        text, printed = _plan_rules(ns)
-        out.write(live.live_plan(text, str(ns.rules), mapping, ns.partition_by, ns.policy, lines).explain(printed))
+        planned = _plan_rules(ns)
+        out.write(live.live_plan(planned.rule_file.rules, str(ns.rules), mapping, ns.partition_by, ns.policy,
+                                 lines).explain(list(planned.printed)))
         return EXIT_OK
     started = spark_start(ns, err)
     if started is None:
         return EXIT_FAILURE
-    errors, warnings, conf = started
+    checked, errors, warnings, conf = started
     stopping = _Stop()
     with stopping:
         spark = live.stream_session(ns.master, conf)
@@ -228,7 +227,7 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                                  graph_col=ns.graph_col, partition_by=ns.partition_by, policy=ns.policy,
                                  max_age=ns.max_age, lateness=ns.lateness, ontology=ns.ontology,
                                  entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static,
-                                 initial_state=ns.initial_state, event_lines=lines)
+                                 initial_state=ns.initial_state, event_lines=lines, checked=checked)
         query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
         printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
         failure: Optional[BaseException] = None
@@ -313,12 +312,18 @@ class _LivePrinter:
 
 
 
-def spark_start(ns: argparse.Namespace, err: TextIO) -> Optional[tuple[int, int, dict[str, str]]]:
-    """Before ``replay`` or ``stream`` starts Spark: the rule file's errors
-    and warnings printed (none under ``--quiet``), and the ``--conf``
-    settings; None (said on ``err``) for a setting that is not KEY=VALUE."""
-    errors, warnings = report_findings(RuleFile.read(str(ns.rules), static=[str(s) for s in ns.static]), err,
-                                       ns.max_age) if not ns.quiet else (0, 0)
+def spark_start(ns: argparse.Namespace,
+                err: TextIO) -> Optional[tuple["CheckedRules", int, int, dict[str, str]]]:
+    """Before ``replay`` or ``stream`` starts Spark: the rule file read and
+    compiled once (what the plan and the workers are made from), its
+    errors and warnings printed (none under ``--quiet``), and the
+    ``--conf`` settings; None (said on ``err``) for a setting that is not
+    KEY=VALUE."""
+    from ..spark.driver import checked_rules   # as _plan_rules
+
+    checked = checked_rules(ns.rules, policy=ns.policy, max_age=ns.max_age, trusted=ns.trusted, ontology=ns.ontology,
+                            static=ns.static, entailment=ns.entailment, lateness=getattr(ns, "lateness", None))
+    errors, warnings = report_findings(checked.rule_file, err, ns.max_age) if not ns.quiet else (0, 0)
     conf = {}
     for item in ns.conf:
         k, sep, v = item.partition("=")
@@ -326,4 +331,4 @@ def spark_start(ns: argparse.Namespace, err: TextIO) -> Optional[tuple[int, int,
             print(f"etalis: --conf {item}: give KEY=VALUE", file=err)
             return None
         conf[k.strip()] = v.strip()
-    return errors, warnings, conf
+    return checked, errors, warnings, conf
