@@ -254,3 +254,23 @@ def test_rdflib_loads_only_for_rules_with_knowledge(argv: list[str], loaded: lis
 def test_python_m_etalis_py_is_the_etalis_command() -> None:
     r = subprocess.run([sys.executable, "-m", "etalis_py", "--version"], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stdout) == (0, f"etalis {etalis_py.__version__}\n")
+
+
+def test_check_reads_and_compiles_its_rule_file_once(paper: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # the create reply that gives the summary gives the findings' reading too
+    from etalis_py import cli
+    from etalis_py.bridge._prolog import PrologBridge
+
+    asked: list[str] = []
+    request = PrologBridge.request
+
+    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, object], str]:
+        asked.append(text.partition("(")[0])
+        return request(self, text, payload)
+
+    monkeypatch.setattr(PrologBridge, "request", recorded)
+    assert cli.main(["check", str(paper)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"{paper}: 2 warnings: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0")
+    assert (asked.count("create"), asked.count("rules")) == (1, 0)

@@ -94,14 +94,27 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     with errors."""
     rules: Path = ns.rules
     as_json = ns.format == "json"
+    # the engine's create reply carries the reading the findings are made of;
+    # a file the compiler refuses is read again for them
+    engine: Optional[Engine] = None
+    refused: Optional[RuleError] = None
     try:
-        rf = RuleFile.read(str(rules), static=[str(f) for f in ns.static])
+        engine = Engine.from_file(rules, static=ns.static, trusted=ns.trusted, analysis=True)
+    except RuleError as e:
+        refused = e
+    try:
+        rf = engine.rule_file() if engine is not None else RuleFile.read(str(rules), static=[str(f) for f in ns.static])
     except RuleError as e:
         if not as_json:
             raise
         out.write(json.dumps({"file": str(rules), "findings": [_rule_error(e).to_json()],
                               "summary": counts([_rule_error(e)])}) + "\n")
         return EXIT_RULES
+    summary: dict[str, object] = {}
+    if engine is not None:
+        summary = {"rules": engine.rule_count, "goals": engine.goal_count, "policy": engine.policy,
+                   "reports": list(engine.printed)}
+        engine.close()
     found = findings(rf)
     if ns.dot:
         try:
@@ -109,18 +122,12 @@ def check(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except OSError as e:
             print(f"etalis: --dot {said(e)}", file=err)
             return EXIT_FAILURE
-    summary: dict[str, object] = {}
     failed: Optional[RuleError] = None
-    try:
-        engine = Engine.from_file(rules, static=ns.static, trusted=ns.trusted)
-    except RuleError as e:   # the compiler's refusal, unless a finding says it already
-        if not any(f.severity == "error" and (f.file, f.line) == (e.file, e.line) for f in found):
-            failed = e
-            found.append(_rule_error(e))
-    else:
-        summary = {"rules": engine.rule_count, "goals": engine.goal_count, "policy": engine.policy,
-                   "reports": list(engine.printed)}
-        engine.close()
+    # the compiler's refusal, unless a finding says it already
+    if refused is not None and not any(f.severity == "error" and (f.file, f.line) == (refused.file, refused.line)
+                                       for f in found):
+        failed = refused
+        found.append(_rule_error(refused))
     n = counts(found)
     if as_json:
         out.write(json.dumps({"file": str(rules), "findings": [f.to_json() for f in found],
