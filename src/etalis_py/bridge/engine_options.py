@@ -2,7 +2,6 @@
 policies and strategies, the create options, rule text and event lines;
 one request at a time."""
 
-
 from __future__ import annotations
 
 import functools
@@ -16,7 +15,6 @@ from ._prolog import bridge, rules_source
 from .prolog_text import quote_atom
 from ..errors import EventError, RuleError
 from ..events import Event, to_time
-
 
 
 POLICIES = ("unrestricted", "recent", "chronological")

@@ -2,7 +2,6 @@
 made in one place (:meth:`Feeding._feed`), and the delivery of their
 detections to callbacks, the caller and the pull queue."""
 
-
 from __future__ import annotations
 
 import os
@@ -25,7 +24,6 @@ from ..inputs.streams import read_batches
 from ..outputs.detections import Detections
 from .engine_options import event_line, is_frame, must_be_text, one_at_a_time, outside_level
 from .results import BatchResult, EngineStats, FeedResult, feed_result, parse_rows
-
 
 
 Callback = Callable[[Detection], Any]

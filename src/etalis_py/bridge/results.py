@@ -2,7 +2,6 @@
 parts of patterns that wait, the counters; detections decoded from their
 JSON lines."""
 
-
 from __future__ import annotations
 
 import json
@@ -12,7 +11,6 @@ from typing import Any, Optional
 from ..errors import InferenceLimitError, Rejection
 from ..events import Detection
 from ..outputs.detections import Detections
-
 
 
 MAX_QUEUED = 100_000

@@ -7,7 +7,7 @@ import argparse
 import difflib
 import sys
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Optional, TextIO, cast
 
 from .. import __version__
@@ -22,6 +22,7 @@ from .spark import add_replay_parser, add_stream_parser, replay, stream
 
 
 def parser() -> argparse.ArgumentParser:
+    """The parser of the command line, each command's options given by its module."""
     p = _Parser(prog="etalis", description="Complex event reasoning with ETALIS rules.")
     p.add_argument("--version", action="version", version=f"etalis {__version__}", help="print the version and exit")
     # the subcommands are _Parser too: they inherit its class
@@ -37,7 +38,6 @@ def parser() -> argparse.ArgumentParser:
     add_import_parser(sub)
     add_serve_parser(sub)
     return p
-
 
 
 def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -86,17 +86,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return _command(ns)
 
 
-_COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO, TextIO], int]] = {
-    "run": run, "check": check, "replay": replay, "stream": stream, "table": readable_output, "plot": readable_output,
-    "import-etalis": import_etalis, "compile": lambda ns, out, err: compile_rules(ns, out)}
-"""What each command runs, with the command line, standard output and standard error."""
-
-
 def _command(ns: argparse.Namespace) -> int:
     try:
-        if ns.command == "serve":
-            return serve(ns, sys.stderr)
-        return _COMMANDS[ns.command](ns, sys.stdout, sys.stderr)
+        out, err = sys.stdout, sys.stderr
+        match ns.command:
+            case "run":
+                return run(ns, out, err)
+            case "check":
+                return check(ns, out, err)
+            case "compile":
+                return compile_rules(ns, out)
+            case "replay":
+                return replay(ns, out, err)
+            case "stream":
+                return stream(ns, out, err)
+            case "table" | "plot":
+                return readable_output(ns, out, err)
+            case "import-etalis":
+                return import_etalis(ns, out, err)
+            case _:
+                return serve(ns, err)
     except RuleFileNotFound as e:
         print(f"etalis: {e}", file=sys.stderr)
         return EXIT_RULES

@@ -57,7 +57,6 @@ def add_run_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -
     add_mapping_options(run)
 
 
-
 @dataclass(frozen=True)
 class _Input:
     """``run``'s input: its batches, and what tells where a batch ends in
@@ -382,7 +381,6 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
 
 _LATE = re.compile(r"time (\S+) is earlier than the last accepted time (\S+) \(events must arrive in time order\)")
 _TOO_LATE = re.compile(r"time (\S+) is more than the lateness \((\S+) s\) before the latest time (\S+)")
-
 
 
 def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:

@@ -311,7 +311,6 @@ class _LivePrinter:
         self.out.flush()
 
 
-
 def spark_start(ns: argparse.Namespace,
                 err: TextIO) -> Optional[tuple["CheckedRules", int, int, dict[str, str]]]:
     """Before ``replay`` or ``stream`` starts Spark: the rule file read and
