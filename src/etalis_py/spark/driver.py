@@ -220,25 +220,37 @@ def checked_rules(rules: Union[str, os.PathLike[str]], *, policy: Optional[str],
     compiled once on the driver, so that a bad rule, ontology or static
     file is refused before Spark starts (a file missing or not UTF-8 is
     named)."""
-    for o in ontology:
-        if problem := unreadable("ontology file", Path(o)):
-            raise OntologyNotFound(problem, file=str(o))
-    for f in static:
-        if problem := unreadable("static file", Path(f)):
-            raise RuleFileNotFound(problem)
-    knowledge = tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology)
-    statics = tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static)
-    text, source = _rule_text(rules) if not _is_file(rules) else ("", str(rules))
-    checked = (Engine.from_file(rules, policy=policy, max_age=max_age, trusted=trusted, static=static,
-                                lateness=lateness, analysis=True) if _is_file(rules)
-               else Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
-                                       static_texts=statics, lateness=lateness, analysis=True))
+    options: dict[str, Any] = dict(policy=policy, max_age=max_age, trusted=trusted, lateness=lateness, analysis=True)
+    if _is_file(rules):
+        checked = Engine.from_file(rules, static=static, **options)
+        try:
+            knowledge, statics = _shipped_files(ontology, static)
+        except BaseException:
+            checked.close()
+            raise
+    else:
+        knowledge, statics = _shipped_files(ontology, static)
+        text, source = _rule_text(rules)
+        checked = Engine.from_string(text, source=source, static_texts=statics, **options)
     try:
         if knowledge or entailment:
             _load_knowledge(checked, knowledge, entailment)
         return CheckedRules(knowledge, statics, tuple(checked.printed), checked.rule_file())
     finally:
         checked.close()
+
+
+def _shipped_files(ontology: Sequence[Union[str, os.PathLike[str]]], static: Sequence[Union[str, os.PathLike[str]]],
+                   ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The ontologies and static files as (name, text) for the workers."""
+    for o in ontology:
+        if problem := unreadable("ontology file", Path(o)):
+            raise OntologyNotFound(problem, file=str(o))
+    for f in static:
+        if problem := unreadable("static file", Path(f)):
+            raise RuleFileNotFound(problem)
+    return (tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology),
+            tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static))
 
 
 def replay(
