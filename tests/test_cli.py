@@ -201,24 +201,15 @@ def test_compile_prints_binary_goals_and_clauses(paper: Path) -> None:
     assert "'$on'(b, A, B, C) :-" in r.stdout
 
 
-def test_run_reads_and_compiles_its_rule_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_run_reads_and_compiles_its_rule_file_once(tmp_path: Path, asked: list[str],
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     # the engine's create reply carries what the findings and the unused-event report need
     from etalis_py import cli
-    from etalis_py.bridge._prolog import PrologBridge
 
     rules = tmp_path / "r.etl"
     rules.write_text("c(X) <- a(X) seq b(X).\n")
     events = tmp_path / "s.csv"
     events.write_text("t,x\n1,1\n2,1\n")
-    asked: list[str] = []
-    request = PrologBridge.request
-
-    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, object], str]:
-        asked.append(text.partition("(")[0])
-        return request(self, text, payload)
-
-    monkeypatch.setattr(PrologBridge, "request", recorded)
     assert cli.main(["run", str(rules), str(events), "--event", "z", "--args", "x", "--time", "t"]) == 0
     out, err = capsys.readouterr()
     assert out == ""
@@ -256,20 +247,11 @@ def test_python_m_etalis_py_is_the_etalis_command() -> None:
     assert (r.returncode, r.stdout) == (0, f"etalis {etalis_py.__version__}\n")
 
 
-def test_check_reads_and_compiles_its_rule_file_once(paper: Path, monkeypatch: pytest.MonkeyPatch,
+def test_check_reads_and_compiles_its_rule_file_once(paper: Path, asked: list[str],
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     # the create reply that gives the summary gives the findings' reading too
     from etalis_py import cli
-    from etalis_py.bridge._prolog import PrologBridge
 
-    asked: list[str] = []
-    request = PrologBridge.request
-
-    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, object], str]:
-        asked.append(text.partition("(")[0])
-        return request(self, text, payload)
-
-    monkeypatch.setattr(PrologBridge, "request", recorded)
     assert cli.main(["check", str(paper)]) == 0
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"{paper}: 2 warnings: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0")

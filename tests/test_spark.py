@@ -461,22 +461,11 @@ def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
 
 
 def test_etalis_replay_reads_and_compiles_its_rule_file_once_on_the_driver(
-        spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        spark: SparkSession, tmp_path: Path, asked: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     # one create reply serves the check before Spark starts, the findings and the plan
-    from etalis_py.bridge._prolog import PrologBridge
-
     data = area_data(tmp_path / "area.csv", 50)
     rules = tmp_path / "area.etl"
     rules.write_text(AREA_RULES)
-    asked: list[str] = []
-    request = PrologBridge.request
-
-    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, object], str]:
-        asked.append(text.partition("(")[0])
-        return request(self, text, payload)
-
-    monkeypatch.setattr(PrologBridge, "request", recorded)
     for plan in ([], ["--plan"]):
         asked.clear()
         assert cli.main(["replay", str(rules), "--events", str(data), *AREA_MAPPING, "--no-progress", *plan]) == 0
