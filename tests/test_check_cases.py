@@ -92,11 +92,19 @@ def unbound(goal: str, v: str) -> tuple[Any, ...]:
     # a condition on the negated part sees what the operands bind
     ("c(R) <- (s(R, S) seq e(R)) fnot (t(R, T) where T =< S).", []),
     ("c(R) <- (s(R, S) seq e(R)) cnot (t(R, T) where T =< S).", []),
-    # ... but not inside an `or` of it, where it runs on its own (and raises)
-    ("c(R) <- (s(R, S) seq e(R)) fnot ((t(R, T) where T =< S) or u(R)).", [unbound("T=<S", "S")]),
+    # ... but not inside an `or` of it, where it runs on its own: such a rule is refused
+    # (tests/test_conditions.py); a variable that no event binds is warned of
+    ("c(R) <- (s(R, S) seq e(R)) fnot ((t(R, T) where T =< Y) or u(R)).", [unbound("T=<Y", "Y")]),
 ])
 def test_conditions_inside_operators_are_checked_with_what_is_bound(rule: str, expected: list[Any]) -> None:
     assert found(rule + "\n", "unbound-where-variable") == expected
+
+
+def test_a_condition_in_etalis_check_form_is_checked_goal_by_goal() -> None:
+    # (its goals were once not walked, and the rule was left out of the findings)
+    rule = "span(T1, T2) <- (a seq b) where check(t1(T1), t2(T2), T2 > X).\n"
+    assert found(rule, "unbound-where-variable") == [unbound("T2>X", "X")]
+    assert found(rule, "no-event-rules") == []
 
 
 @pytest.mark.parametrize("call, near", [

@@ -3,13 +3,18 @@ reference evaluator held to the same meaning."""
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import detect
+from etalis_py import Engine, RuleError
 
 from reference.evaluate import Fact, evaluate
 from reference.selection import filtered_sequence
@@ -25,6 +30,87 @@ link(1, 2). link(1, 3). link(1, 2).
 next(X, Y) <- a(X) where link(X, Y).
 linked(X) <- a(X) where link(X, _).
 """
+
+
+def refusal(rule: str) -> tuple[int, int, str, str]:
+    """The line, column, message and hint of the error that refuses rule."""
+    with pytest.raises(RuleError) as info:
+        Engine.from_string(rule, source="r.etl")
+    assert info.value.file == "r.etl"
+    return (info.value.line, info.value.column, info.value.message, info.value.hint)
+
+
+OUTSIDE = ("`{goal}` in a where condition reads {read}, which only an event outside the pattern it filters binds: "
+           "a condition runs on that pattern's own bindings")
+OUTSIDE_HINT = ("put the condition on a pattern that binds every variable it reads: (a(X) seq b(Y)) where Y > X, "
+                "not a(X) seq (b(Y) where Y > X)")
+
+
+@pytest.mark.parametrize("rule, column, goal, read", [
+    # the condition of a later part of a sequence reads a variable of an earlier one
+    ("c(X, Y) <- a(X) seq (b(Y) where Y > X).", 33, "Y>X", "X"),
+    ("c(X, Y) <- (a(Y) where Y > X) and b(X).", 24, "Y>X", "X"),
+    # an `or` whose branches bind different variables: the condition of one reads the other's
+    ("h <- (a(X) where X > Y) or b(Y).", 18, "X>Y", "Y"),
+    ("h(Y) <- ((a(X) where X > Y) or b(Y)) seq c(Y).", 22, "X>Y", "Y"),
+    # inside a negated part, but deeper than directly on it (an `or`, a `seq` of it)
+    ("c(R) <- (s(R, S) seq e(R)) fnot ((t(R, T) where T =< S) or u(R)).", 49, "T=<S", "S"),
+    ("c(R) <- (s(R, S) seq e(R)) fnot (t(R, S) seq (u(R, T) where T > S)).", 61, "T>S", "S"),
+    # the pattern of an aggregate is read alone, as is the step of an ETALIS run
+    ("h(R) <- l(L) seq aggregate(count, t(V) where V > L, count(3), R).", 46, "V>L", "L"),
+    ("h(C) <- s(X) seq aggregate(count, a(Y) where Y > X, C).", 46, "Y>X", "X"),
+    # ... and the result of an aggregate is bound where the aggregate is
+    ("h <- (a(X) where X > N) seq aggregate(count, b, count(3), N).", 18, "X>N", "N"),
+    # a rule nested in a pattern
+    ("h <- a(X) seq (n(X) <- b(X) seq (c(Y) where Y > X)).", 45, "Y>X", "X"),
+])
+def test_a_condition_that_reads_what_only_another_event_binds_is_refused(
+        rule: str, column: int, goal: str, read: str) -> None:
+    assert refusal(rule) == (1, column, OUTSIDE.format(goal=goal, read=read), OUTSIDE_HINT)
+
+
+@pytest.mark.parametrize("rule, column, read", [
+    ("h <- a(X) seq ((b(Y) or c(Z)) where Z > Y).", 1, "Y"),
+    ("h <- (a(X) or b(Y)) where Y > 0.", 1, "Y"),
+    ("c(R) <- (s(R) seq e(R)) fnot ((t(R, T) or u(R, Y)) where T > Y).", 1, "T"),
+])
+def test_a_condition_on_an_or_that_reads_a_variable_of_one_branch_is_refused(rule: str, column: int, read: str) -> None:
+    assert refusal(rule) == (1, column, f"variable {read} is bound by only one branch of `or` but used outside it",
+                             "bind the variable in both branches, or use it only inside its branch")
+
+
+def test_check_reports_such_a_condition_as_the_error_of_its_rule(tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("b_after(X) <- a(X).\nc(X, Y) <- a(X) seq (b(Y) where Y > X).\n")
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "check", str(rules), "--format", "json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert json.loads(r.stdout)["findings"] == [
+        {"severity": "error", "code": "rule-error", "message": OUTSIDE.format(goal="Y>X", read="X"),
+         "file": str(rules), "line": 2, "column": 33, "hint": OUTSIDE_HINT, "data": {}}]
+
+
+def test_the_condition_moved_to_the_pattern_that_binds_both_is_detected() -> None:
+    events = [("a", (1,), 1), ("b", (0,), 2), ("b", (2,), 3), ("a", (5,), 4), ("b", (3,), 5)]
+    assert detect("c(X, Y) <- (a(X) seq b(Y)) where Y > X.", events) == [
+        ("c", (1, 2), 1, 3), ("c", (1, 3), 1, 5)]
+
+
+@pytest.mark.parametrize("rule, events, expected", [
+    # a condition may bind a variable that an event outside joins on
+    ("c(X, Y) <- a(X) seq (b(Y) where X is Y + 1).", [("a", (3,), 1), ("b", (2,), 2), ("b", (4,), 3)],
+     [("c", (3, 2), 1, 2)]),
+    # directly on a negated part it sees what the other parts bind
+    ("c(R) <- (s(R, S) seq e(R)) fnot (t(R, T) where T =< S).",
+     [("s", (1, 30), 1), ("s", (2, 30), 2), ("t", (1, 29), 3), ("t", (2, 31), 4), ("e", (1,), 5), ("e", (2,), 6)],
+     [("c", (2,), 2, 6)]),
+    # inside P+ it may read an event before the +
+    ("h(X, Ys) <- a(X) seq ((b(Ys) where Ys > X)+) seq c.",
+     [("a", (1,), 1), ("b", (0,), 2), ("b", (2,), 3), ("c", (), 4)], [("h", (1, [2]), 1, 4)]),
+])
+def test_conditions_that_read_only_what_is_bound_where_they_run_are_kept(
+        rule: str, events: list[Any], expected: list[Any]) -> None:
+    assert detect(rule, events) == expected
 
 
 def test_a_condition_with_several_solutions_gives_one_detection() -> None:

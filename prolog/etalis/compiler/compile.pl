@@ -8,11 +8,13 @@
             map_derived/3,              % :Rewrite, +Body0, -Body
             list_to_assoc_set/2         % +Keys, -Set
           ]).
-:- use_module(library(apply)).
-:- use_module(library(lists)).
-:- use_module(library(pairs)).
-:- use_module(library(assoc)).
-:- use_module(library(error)).
+:- use_module(library(apply), [exclude/3, foldl/4, foldl/5, foldl/6, include/3, maplist/3, maplist/4]).
+:- use_module(library(lists), [append/2, append/3, clumped/2, intersection/3, last/2, max_list/2,
+                               member/2, nth1/3, numlist/3, select/3, subtract/3]).
+:- use_module(library(pairs), [pairs_values/2]).
+:- use_module(library(assoc), [assoc_to_keys/2, empty_assoc/1, get_assoc/3, list_to_assoc/2,
+                               put_assoc/4]).
+:- use_module(library(error), [must_be/2]).
 :- use_module(library(listing), [portray_clause/3]).
 :- use_module('../reader/syntax', [pattern_text/2]).
 :- use_module('../errors', [etalis_error/3]).
@@ -469,7 +471,7 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     ;   findall(N/A, ( member(link(_, _, H0, _), Links),
                        reported_head(H0, H),
                        functor(H, N, A),
-                       \+ sub_atom(N, 0, _, _, $) ),       % hidden, see running_aggregate/5
+                       \+ sub_atom(N, 0, _, _, $) ),       % hidden, see running_aggregate/7
                 Printed0),
         sort(Printed0, Printed)
     ),
@@ -946,7 +948,7 @@ rule_policy(Default, Overrides, Skips, MaxAge, PlusRules, rule(L, H0, P0, W, V),
 
 %   run_policy(+Policy0, +Default, -Policy): the policy of a rule;
 %   `'$run'` is that of the step of an ETALIS run (see
-%   etalis_runs:running_aggregate/5), after the file's Default: every
+%   etalis_runs:running_aggregate/7), after the file's Default: every
 %   pending run goes on with each P under `unrestricted` (the policy
 %   `continuous`: one run per start, as ETALIS's compiler keeps them),
 %   the oldest under `chronological`, the newest (a newer start starts

@@ -519,7 +519,7 @@ link_clause(link(_, Top0, Head0, _), ('$on'(Top, T1, T2, O) :- '$derived'(Head, 
 %!  timer_clauses(+Links, +Clauses0, -Clauses) is det.
 %
 %   Clauses are Clauses0 and, if a rule of Links has a timer as its
-%   head ('$timer'(Event, When), see etalis_patterns:rule_head/4), the
+%   head ('$timer'(Event, When), see etalis_patterns:rule_head/5), the
 %   clauses that set the timer when the rule's pattern occurs (see
 %   etalis_runtime:timer_set/5): the timer is no event of its own.
 

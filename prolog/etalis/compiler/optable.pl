@@ -88,7 +88,7 @@ op/3 takes it).  Meaning is one of
   - `unrolled`: a shorthand written as a term (functor(Arity)) that the
     reader writes out with the other operators: iteration(P, N), P N
     times in sequence, and any(N, Es), N distinct events of Es in any
-    order (see etalis_patterns:pattern/4).
+    order (see etalis_patterns:pattern/6).
   - `rule`: the rule arrow `<-`.
   - `kleene`: `P+`, one or more occurrences of P in sequence (Kleene
     plus), which the reader turns into hidden rules (see

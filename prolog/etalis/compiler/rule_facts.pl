@@ -1,17 +1,23 @@
 :- module(etalis_rule_facts,
-          [ event_steps/2,              % +Pattern, -Steps
+          [ % The events of a pattern in time
+            event_steps/2,              % +Pattern, -Steps
+            lasting/2,                  % +Operator, -Lasts
+            source_pattern/2,           % +Pattern, -Source
+            % Its where conditions
             where_unbound/2,            % +Pattern, -Unbound
+            where_outside/2,            % +Pattern, -Outside
             where_never/2,              % +Pattern, -Never
+            % Its head
             numeric_head_args/3,        % +Head, +Pattern, -Positions
             head_unbound/3,             % +Head, +Pattern, -Vars
+            % Static clauses and goals
             static_event_operators/2,   % +Clause, -Operators
-            source_pattern/2,           % +Pattern, -Source
-            lasting/2,                  % +Operator, -Lasts
             vocabulary_use/3            % +Goal, -Kind, -IRI
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 :- use_module(library(error)).
+:- use_module(library(dcg/high_order), [sequence//2]).
 :- use_module('../reader/terms', [pattern_functor/1]).
 :- use_module(recursion, [immediate_event/3, aggregated_event/2]).
 :- use_module(optable, [pattern_parts/3, sub_pattern/3, map_sub_patterns/3, pattern_kind/1, construct_parts/3,
@@ -123,6 +129,59 @@ unguarded(P0, P) :-
 where_unbound(Pattern, Unbound) :-
     phrase(unbound(Pattern, []), Unbound).
 
+%!  where_outside(+Pattern, -Outside:list) is det.
+%
+%   Outside has outside(Goal, Vars) for each goal of where_unbound/2
+%   whose unbound variables Vars occur in events of Pattern outside the
+%   pattern the condition filters (`a(X) seq (b(Y) where Y > X)`), or
+%   are the results of its aggregates.  The condition runs on its own
+%   pattern's bindings, where they are not bound (the paper has every
+%   variable of `P where t`'s t occur in P).  A variable of only some
+%   alternatives of an `or` inside the pattern it filters is left to
+%   etalis_compile, which refuses it.
+
+where_outside(Pattern, Outside) :-
+    where_unbound(Pattern, Unbound),
+    pattern_vars(Pattern, Vars),
+    foldl(outside(Pattern, Vars), Unbound, Outside, []).
+
+outside(Pattern, PatternVars, unbound(Goal, Vars), Outside0, Outside) :-
+    include(var_in_(PatternVars), Vars, Read0),
+    (   Read0 \== [],
+        sub_term(W, Pattern),
+        compound(W),
+        guarded_part(W, Own, G),
+        sub_term(X, G),
+        X == Goal
+    ->  pattern_vars(Own, OwnVars),
+        exclude(var_in_(OwnVars), Read0, Read)
+    ;   Read = Read0
+    ),
+    (   Read == []
+    ->  Outside0 = Outside
+    ;   Outside0 = [outside(Goal, Read)|Outside]
+    ).
+
+pattern_vars(Pattern, Vars) :-
+    phrase(events(Pattern), Events),
+    term_variables(Events, Vars).
+
+%   events(+Pattern)//: the events of Pattern, negated ones too, and
+%   the results of its aggregates, walked in place.
+
+events(event(E)) --> !, [E].
+events(P) -->
+    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
+    sequence(part_events, Parts).
+
+part_events(_-Kind-S) -->
+    (   { pattern_kind(Kind) }
+    ->  events(S)
+    ;   { Kind == result }
+    ->  [S]
+    ;   []
+    ).
+
 %   unbound(+Pattern, +Outer)//: the unbound goals of Pattern's
 %   conditions, Outer the variables bound around it: for the conditions
 %   directly on the negated part of `cnot` or `fnot`, those its other
@@ -138,23 +197,25 @@ unbound(P, Outer) -->
     { bound(A, Bound0), append(Outer, Bound0, Bound) },
     goal_unbound(G, Bound, _).
 unbound(P, _) -->
-    { pattern_parts(P, _, Parts) -> bound(P, Bound) ; Parts = [], Bound = [] },
-    unbound_parts(Parts, Bound).
+    { pattern_parts(P, _, Parts) -> true ; Parts = [] },
+    unbound_parts(Parts, P).
 
-%   unbound_parts(+Parts, +Bound)//: the sub-patterns of Parts walked as
-%   they are, not copied (as findall/3 would): the goals and variables
-%   found are Pattern's, which rule_json/8 names.  A negated part is
-%   walked with Bound, what the other parts bind.
+%   unbound_parts(+Parts, +Pattern)//: the sub-patterns Parts of Pattern
+%   walked as they are, not copied (as findall/3 would): the goals and
+%   variables found are Pattern's, which rule_json/8 names.  A negated
+%   part is walked with what Pattern binds (only then worked out, so
+%   that a long chain is walked once).
 
 unbound_parts([], _) --> [].
-unbound_parts([_-Kind-S|Parts], Bound) -->
+unbound_parts([_-Kind-S|Parts], P) -->
     (   { Kind == negated }
-    ->  unbound(S, Bound)
+    ->  { bound(P, Bound) },
+        unbound(S, Bound)
     ;   { pattern_kind(Kind) }
     ->  unbound(S, [])
     ;   []
     ),
-    unbound_parts(Parts, Bound).
+    unbound_parts(Parts, P).
 
 %!  where_never(+Pattern, -Never:list) is det.
 %
@@ -400,7 +461,7 @@ goal_unbound(\+ A, B, B) --> !,
     goal_unbound(A, B, _).
 goal_unbound(G, B0, B) -->
     { compound(G), compound_name_arguments(G, check, Goals) }, !,
-    foldl(goal_unbound, Goals, B0, B).
+    goals_unbound(Goals, B0, B).
 goal_unbound(G, B, B) -->
     { compound(G), compound_name_arguments(G, Op, [X, Y]),
       memberchk(Op, [<, >, =<, >=, =:=, =\=]) }, !,
@@ -410,6 +471,11 @@ goal_unbound(Z is E, B0, B) --> !,
     { term_variables(Z, VZ), append(B0, VZ, B) }.
 goal_unbound(G, B0, B) -->
     { term_variables(G, Vs), append(B0, Vs, B) }.
+
+goals_unbound([], B, B) --> [].
+goals_unbound([G|Gs], B0, B) -->
+    goal_unbound(G, B0, B1),
+    goals_unbound(Gs, B1, B).
 
 arithmetic(G, Expr, Bound) -->
     { term_variables(Expr, Vs),

@@ -14,12 +14,13 @@
             partition_global/2,         % +Engine, -Name
             partition_input/4           % +Engine, +Event, +Position, +Time
           ]).
-:- use_module(library(aggregate)).
-:- use_module(library(assoc)).
-:- use_module(library(apply)).
-:- use_module(library(lists)).
-:- use_module(library(pairs)).
-:- use_module(library(ordsets)).
+:- use_module(library(aggregate), [aggregate_all/3]).
+:- use_module(library(assoc), [assoc_to_values/2, del_min_assoc/4, empty_assoc/1, get_assoc/3,
+                               min_assoc/3, put_assoc/4]).
+:- use_module(library(apply), [exclude/3, foldl/4, include/3, maplist/3]).
+:- use_module(library(lists), [append/2, append/3, last/2, member/2, nth1/3, reverse/2]).
+:- use_module(library(pairs), [group_pairs_by_key/2, map_list_to_pairs/3, pairs_values/2]).
+:- use_module(library(ordsets), [ord_add_element/3, ord_subtract/3]).
 
 /** <module> Selection strategies and consumption contexts from the CEP literature
 

@@ -1,47 +1,48 @@
 :- module(etalis_declarations,
           [ etalis_declarations/2,      % +Items0, -Items
-            rule_property/3,            % +Where, +Property, -Window
+            rule_property/4,            % +Where, +VarNames, +Property, -Window
             rule_properties/3,          % +Windows, +Pattern0, -Pattern
             rule_action/3               % +Action, +Pattern0, -Pattern
           ]).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module('../errors', [etalis_error/3]).
-:- use_module('../reader/terms', [term_words/2, static_clause/2, duration_seconds/3]).
+:- use_module('../reader/terms', [term_words/3, static_clause/2, duration_seconds/4]).
 
 /** <module> Original ETALIS's declarations and rule forms
 
 Files written for original ETALIS read with ETALIS's meaning: label
 properties (`Label([property(Name, Value)]) : Head <- Pattern`, see
-rule_property/3), `do` actions (rule_action/3), print_trigger/1 and
+rule_property/4), `do` actions (rule_action/3), print_trigger/1 and
 event_rule_property/3 facts, and directives that declare dynamic
 predicates and assert facts (etalis_declarations/2).
 */
 
-%!  rule_property(+Where, +Property, -Window) is det.
+%!  rule_property(+Where, +VarNames, +Property, -Window) is det.
 %
 %   A property of an original ETALIS rule label, as the window it puts
-%   on the rule (none for one that changes only when memory is freed).
+%   on the rule (none for one that changes only when memory is freed);
+%   VarNames name the rule's variables in a message.
 %   `event_rule_window` and `window` both keep the occurrences whose
 %   interval lasts at most that many seconds (as `within`);
 %   `window_step` is how often ETALIS sweeps expired goals, which
 %   etalis-py does as events arrive.
 
-rule_property(W, Property, Window) :-
+rule_property(W, VarNames, Property, Window) :-
     (   Property = property(Name, Value), atom(Name)
-    ->  rule_property(Name, Value, W, Window)
-    ;   term_words(Property, Words),
+    ->  rule_property(Name, Value, W, VarNames, Window)
+    ;   term_words(Property, VarNames, Words),
         format(string(M), "~w is not a rule property", [Words]),
         etalis_error(M, "write Label([property(event_rule_window, Seconds)]) : Head <- Pattern.", W)
     ).
 
-rule_property(event_rule_window, D, W, within(S)) :- !,
-    duration_seconds(D, W, S).
-rule_property(window, D, W, within(S)) :- !,
-    duration_seconds(D, W, S).
-rule_property(window_step, D, W, none) :- !,
-    duration_seconds(D, W, _).
-rule_property(Name, _, W, _) :-
+rule_property(event_rule_window, D, W, VarNames, within(S)) :- !,
+    duration_seconds(D, VarNames, W, S).
+rule_property(window, D, W, VarNames, within(S)) :- !,
+    duration_seconds(D, VarNames, W, S).
+rule_property(window_step, D, W, VarNames, none) :- !,
+    duration_seconds(D, VarNames, W, _).
+rule_property(Name, _, W, _, _) :-
     format(string(M), "unknown rule property ~q", [Name]),
     etalis_error(M, "etalis-py knows event_rule_window and window (both as `within`) and window_step (no effect: expired goals are dropped as events arrive); for out-of-order events use the lateness option", W).
 
@@ -82,7 +83,7 @@ rule_action(Action, P, where(P, Action)).
 %       reports derived events; an input event is not echoed);
 %     - `event_rule_property(Label, Name, Value).`: a property of the
 %       rule labelled Label, as in `Label([property(Name, Value)]) : Head
-%       <- P` (see rule_property/3).
+%       <- P` (see rule_property/4).
 %
 %   A print_trigger/1 defined by a rule with a body stays a static
 %   predicate of the file, evaluated once at load for the events the
@@ -255,7 +256,7 @@ print_directive(Triggers, Items0, Items) :-
         include(ground, Specs, Named),
         findall(N/A, ( member(rule(_, Head, _, _, _), Items0),
                        functor(Head, N, A),
-                       \+ sub_atom(N, 0, _, _, $),       % hidden, see etalis_runs:running_aggregate/5
+                       \+ sub_atom(N, 0, _, _, $),       % hidden, see etalis_runs:running_aggregate/7
                        member(Spec, Specs),
                        \+ ground(Spec),
                        printed_by(Spec, N/A)
@@ -299,7 +300,7 @@ property_window(static(Clause, Where), Items0, Items) :-
     Fact = event_rule_property(Label, Name, Value),
     (   atom(Label),
         nth0(I, Items0, rule(Label, Head, Pattern0, RWhere, VarNames))
-    ->  rule_property(Where, property(Name, Value), Window),
+    ->  rule_property(Where, [], property(Name, Value), Window),
         rule_properties([Window], Pattern0, Pattern),
         nth0(I, Items0, _, Rest),
         nth0(I, Items, rule(Label, Head, Pattern, RWhere, VarNames), Rest)

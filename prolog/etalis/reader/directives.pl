@@ -6,13 +6,13 @@
             triggered_events/5,         % +Items, +Rules, +Where, -Printed, -Asked
             default_inference_limit/1   % -Limit
           ]).
-:- use_module(library(apply)).
-:- use_module(library(lists)).
-:- use_module(library(pairs)).
-:- use_module(library(aggregate)).
-:- use_module(library(error)).
+:- use_module(library(apply), [foldl/4, include/3, maplist/3]).
+:- use_module(library(lists), [append/3, member/2, nth1/3, subtract/3]).
+:- use_module(library(pairs), [group_pairs_by_key/2]).
+:- use_module(library(aggregate), [aggregate_all/3]).
+:- use_module(library(error), [domain_error/2]).
 :- use_module('../errors', [etalis_error/3]).
-:- use_module(terms, [duration_seconds/3]).
+:- use_module(terms, [duration_seconds/4]).
 :- use_module('../compiler/policies', [policy/1, policy_hint/1]).
 :- use_module('../rdf/knowledge', [prefix_declaration/4, ontology_declaration/3]).
 :- use_module('../safety/sandbox', [sandboxed_true/3, changed_predicates/2]).
@@ -137,6 +137,16 @@ directive(directive(D, Where), Ds0, Ds) :-
         etalis_error(M, "known directives: policy(P), policy(Label, P), skip(S), skip(Label, S), print_events([Name/Arity, ...]), max_age(Duration), prefix(Prefix, IRI), ontology(File), input(Name/Arity), dynamic(Name/Arity)", Where)
     ).
 
+%   directive_label(+Label, +Example, +Where): Label, of a directive
+%   about one rule (Example shows one), is the atom of a rule label.
+
+directive_label(Label, Example, Where) :-
+    (   atom(Label)
+    ->  true
+    ;   format(string(Hint), "write e.g. :- ~w.", [Example]),
+        etalis_error("a rule label must be an atom", Hint, Where)
+    ).
+
 %   directive_text(+D, -Text): D as written, its principal functor in
 %   standard form (`initialization(halt)`, not `initialization halt`).
 
@@ -155,18 +165,12 @@ directive_(policy(P), Where, Ds, [policy(P)|Ds]) :-
     valid_policy(P, Where).
 directive_(policy(Label, P), Where, Ds, [rule_policy(Label, P, Where)|Ds]) :-
     valid_policy(P, Where),
-    (   atom(Label)
-    ->  true
-    ;   etalis_error("a rule label must be an atom", "write e.g. :- policy(my_rule, recent).", Where)
-    ).
+    directive_label(Label, "policy(my_rule, recent)", Where).
 directive_(skip(S), Where, Ds, [skip(S)|Ds]) :-
     valid_skip(S, Where).
 directive_(skip(Label, S), Where, Ds, [rule_skip(Label, S, Where)|Ds]) :-
     valid_skip(S, Where),
-    (   atom(Label)
-    ->  true
-    ;   etalis_error("a rule label must be an atom", "write e.g. :- skip(my_rule, skip_past_last_event).", Where)
-    ).
+    directive_label(Label, "skip(my_rule, skip_past_last_event)", Where).
 directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     (   is_list(Specs), maplist(event_spec, Specs, Printed)
     ->  true
@@ -176,7 +180,7 @@ directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etali
 directive_('$print_trigger_facts', _, Ds, Ds).  % the print_events above made of print_trigger/1 facts: for etalis check
 directive_('$run_policy'(Label), Where, Ds, [rule_policy(Label, '$run', Where)|Ds]).  % see etalis_compile:run_policy/3
 directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
-    duration_seconds(D, Where, Seconds).
+    duration_seconds(D, [], Where, Seconds).
 directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-
     prefix_declaration(P, IRI, Where, NS).
 directive_(ontology(File), Where, Ds, [Ontology|Ds]) :-

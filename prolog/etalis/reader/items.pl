@@ -7,10 +7,11 @@
 :- use_module('../compiler/optable', [operator/3]).
 :- use_module(positions, [pos_where/3, pos_args/3]).
 :- use_module(terms, [static_clause/2, where_goal/3]).
-:- use_module(patterns, [pattern/4, rule_head/4]).
+:- use_module(patterns, [ pattern/6, rule_head/5, own_conditions/3, reading_state/2, reading_var_names/2,
+                          reading_hidden/3 ]).
 :- use_module(kleene, [kleene_rules/5, correlated_conditions/2]).
-:- use_module(runs, [running_aggregate/5]).
-:- use_module('../dialect/declarations', [rule_property/3, rule_properties/3, rule_action/3]).
+:- use_module(runs, [running_aggregate/7]).
+:- use_module('../dialect/declarations', [rule_property/4, rule_properties/3, rule_action/3]).
 
 /** <module> The clauses of a rule file as items
 
@@ -53,59 +54,55 @@ item(Term, Pos, VarNames, Src, Item) :-
     item('<-'(Left, Body), Pos, VarNames, Src, Item).
 item('<-'(Left, Body), Pos, VarNames, Src, Item) :-
     !,
-    b_setval(etalis_var_names, VarNames),
-    b_setval(etalis_nested_rules, []),
-    b_setval(etalis_kleene, []),
+    reading_state(VarNames, S0),
     pos_where(Pos, Src, Where),
     pos_args(Pos, 2, [LeftPos, BodyPos]),
-    rule_left(Left, LeftPos, Src, Label, Head, Properties, Action),
-    (   running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, VarNames, Properties, Action), Items0)
-    ->  true
-    ;   pattern(Body, BodyPos, Src, Pattern0),
+    rule_left(Left, LeftPos, Src, S0, Label, Head, Properties, Action),
+    (   running_aggregate(Body, BodyPos, Src, rule(Label, Head, Where, Properties, Action), Items0, S0, S)
+    ->  reading_hidden(S, Inner, _)
+    ;   pattern(Body, BodyPos, Src, Pattern0, S0, S),
         rule_action(Action, Pattern0, Pattern1),
         rule_properties(Properties, Pattern1, Pattern2),
-        b_getval(etalis_kleene, Kleene),
-        reverse(Kleene, InnerFirst),
-        kleene_rules(InnerFirst, Pattern2, Pattern3, VarNames, PlusRules),
+        reading_hidden(S, Inner, Kleene),
+        kleene_rules(Kleene, Pattern2, Pattern3, VarNames, PlusRules),
         correlated_conditions(Pattern3, Pattern),
+        own_conditions(Pattern, Where, S),
         append(PlusRules, [rule(Label, Head, Pattern, Where, VarNames)], Items0)
     ),
-    b_getval(etalis_nested_rules, Nested),
-    reverse(Nested, Inner),
     append(Inner, Items0, Items),
     (   Items = [Item]
     ->  true
     ;   Item = items(Items)
     ).
-item(Clause, Pos, VarNames, Src, static(Clause, Where)) :-
-    b_setval(etalis_var_names, VarNames),
+item(Clause, Pos, _, Src, static(Clause, Where)) :-
     pos_where(Pos, Src, Where),
     static_clause(Clause, Where).
 
-%   rule_left(+Left, +Pos, +Src, -Label, -Head, -Properties, -Action):
+%   rule_left(+Left, +Pos, +Src, +State, -Label, -Head, -Properties, -Action):
 %   the left of `<-`: `Head`, `Label : Head`, and in original ETALIS's
 %   forms `Label([property(Name, Value), ...]) : Head` (properties of
 %   the rule) and `Head do Action` (a goal run when the rule fires).
 
-rule_left(Left, Pos, Src, Label, Head, Properties, Action) :-
+rule_left(Left, Pos, Src, State, Label, Head, Properties, Action) :-
     (   nonvar(Left), Left = do(Left1, Action0)
     ->  pos_args(Pos, 2, [LeftPos, ActionPos]),
         where_goal(Action0, ActionPos, Src),
         Action = Action0,
-        rule_left(Left1, LeftPos, Src, Label, Head, Properties, true)
+        rule_left(Left1, LeftPos, Src, State, Label, Head, Properties, true)
     ;   nonvar(Left), Left = (Label0 : Head0)
     ->  Action = true,
         pos_args(Pos, 2, [LabelPos, HeadPos]),
         pos_where(LabelPos, Src, W),
-        rule_label(Label0, W, Label, Properties),
-        rule_head(Head0, HeadPos, Src, Head)
+        reading_var_names(State, VarNames),
+        rule_label(Label0, W, VarNames, Label, Properties),
+        rule_head(Head0, HeadPos, Src, State, Head)
     ;   Label = '',
         Properties = [],
         Action = true,
-        rule_head(Left, Pos, Src, Head)
+        rule_head(Left, Pos, Src, State, Head)
     ).
 
-rule_label(Label0, W, Label, Properties) :-
+rule_label(Label0, W, VarNames, Label, Properties) :-
     (   atom(Label0), Label0 \== '', Label0 \== []
     ->  Label = Label0,
         Properties = []
@@ -113,6 +110,6 @@ rule_label(Label0, W, Label, Properties) :-
         compound_name_arguments(Label0, Label, [Properties0]),
         Label \== '',
         is_list(Properties0)
-    ->  maplist(rule_property(W), Properties0, Properties)
+    ->  maplist(rule_property(W, VarNames), Properties0, Properties)
     ;   etalis_error("a rule label must be a non-empty atom", "write e.g. my_rule : h(X) <- a(X) seq b(X).", W)
     ).

@@ -1,25 +1,26 @@
 :- module(etalis_runs,
-          [ running_aggregate/5,        % +Body, +Pos, +Src, +Rule, -Items
+          [ running_aggregate/7,        % +Body, +Pos, +Src, +Rule, -Items, +State0, -State
             run_event/2                 % +Event, -Kind
           ]).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module('../errors', [etalis_error/3]).
 :- use_module(positions, [pos_where/3, pos_args/3]).
-:- use_module(terms, [term_words/2, duration_seconds/3]).
-:- use_module(patterns, [pattern/4]).
+:- use_module(terms, [term_words/3, duration_seconds/4]).
+:- use_module(patterns, [pattern/6, reading_var_names/2, own_conditions/3]).
 :- use_module('../dialect/declarations', [rule_action/3]).
 
 /** <module> ETALIS's running aggregates and star_times
 
 Original ETALIS's runs, `S seq aggregate(F, P, R)` and `S seq P
-star_times`, as rules around a hidden event (running_aggregate/5).
+star_times`, as rules around a hidden event (running_aggregate/7).
 */
 
-%!  running_aggregate(+Body, +Pos, +Src, +Rule, -Items) is semidet.
+%!  running_aggregate(+Body, +Pos, +Src, +Rule, -Items, +State0, -State) is semidet.
 %
 %   ETALIS's runs, in the one place its compiler takes them: the whole
-%   body `S seq Run`, Run one of
+%   body `S seq Run` of Rule, rule(Label, Head, Where, Properties,
+%   Action), read in State0 (see etalis_patterns:pattern/6), Run one of
 %
 %     - aggregate(F, P, R): each occurrence of S starts a running
 %       aggregate F of the occurrences of P after it; H occurs at S
@@ -46,7 +47,7 @@ star_times`, as rules around a hidden event (running_aggregate/5).
 %
 %   Event is a hidden event of an ETALIS run of Kind (`aggregate` or
 %   `star_times`), '$Kind_L_C' or its step '$Kind_L_C_taken' (see
-%   running_aggregate/5).
+%   running_aggregate/7).
 
 run_event(E, Kind) :-
     callable(E),
@@ -60,22 +61,24 @@ run_event(E, Kind) :-
     atom_number(Column, C), integer(C),
     atomic_list_concat(KindParts, '_', Kind).
 
-running_aggregate(Body, Pos, Src, Rule, Items) :-
+running_aggregate(Body, Pos, Src, Rule, Items, S0, S) :-
     nonvar(Body),
     Body = within(Inner, Duration),
     !,
     pos_args(Pos, 2, [InnerPos, DPos]),
-    running_aggregate(Inner, InnerPos, Src, Rule, Items0),
+    running_aggregate(Inner, InnerPos, Src, Rule, Items0, S0, S),
     pos_where(DPos, Src, DWhere),
-    duration_seconds(Duration, DWhere, Seconds),
+    reading_var_names(S, VarNames),
+    duration_seconds(Duration, VarNames, DWhere, Seconds),
     maplist(step_within(Seconds), Items0, Items).
-running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames, Properties, Action), Items) :-
+running_aggregate(Body, Pos, Src, rule(Label, Head, Where, Properties, Action), Items, S0, S) :-
     nonvar(Body),
     Body = seq(Start, Run),
     nonvar(Run),
     pos_args(Pos, 2, [StartPos, RunPos]),
-    run(Run, RunPos, Src, Kind, P, P1, run(Init, A0, A1, Step, R, Shown)),
-    pattern(Start, StartPos, Src, S1),
+    run(Run, RunPos, Src, Kind, P, P1, run(Init, A0, A1, Step, R, Shown), S0, S1),
+    pattern(Start, StartPos, Src, StartPattern, S1, S),
+    reading_var_names(S, VarNames),
     term_variables(Start, StartVs),
     term_variables(Head-P, Used),
     include(occurs_in(Used), StartVs, Vs),
@@ -88,8 +91,9 @@ running_aggregate(Body, Pos, Src, rule(Label, Head, Where, VarNames, Properties,
     append(Vs, R, OutArgs), Out =.. [Name|OutArgs],
     conj_where(event(Out), Shown, OutPattern0),
     rule_action(Action, OutPattern0, OutPattern),
+    own_conditions(op(seq, event(Prev), P1), Where, S),
     run_steps(Step, Name, Prev, Next, P1, Vs, A1, StepLabel, Where, StepRules),
-    append([ [rule('', Acc0, S1, Where)],
+    append([ [rule('', Acc0, StartPattern, Where)],
              StepRules,
              [rule(Label, Head, OutPattern, Where)]
            ], Rules),
@@ -101,29 +105,31 @@ property_within(none, Items, Items).
 property_within(within(Seconds), Items0, Items) :-
     maplist(step_within(Seconds), Items0, Items).
 
-%   run(+Run, +Pos, +Src, -Kind, -P, -Pattern, -Spec): Run is an ETALIS
-%   run over the pattern P (normalised: Pattern); Spec gives its
-%   accumulator: the initial arguments, those before and after a step,
-%   the step's goal, the arguments the head sees and the condition for
-%   reporting them (lists of arguments; `true` for no goal).
+%   run(+Run, +Pos, +Src, -Kind, -P, -Pattern, -Spec, +State0, -State):
+%   Run is an ETALIS run over the pattern P (normalised: Pattern); Spec
+%   gives its accumulator: the initial arguments, those before and after
+%   a step, the step's goal, the arguments the head sees and the
+%   condition for reporting them (lists of arguments; `true` for no
+%   goal).
 
-run(aggregate(Fun, P, R), Pos, Src, aggregate, P, P1, run([Init], [A0], [A1], Step, [R], Shown)) :-
+run(aggregate(Fun, P, R), Pos, Src, aggregate, P, P1, run([Init], [A0], [A1], Step, [R], Shown), S0, S) :-
     pos_args(Pos, 3, [_, PPos, _]),
     pos_where(Pos, Src, Where),
-    pattern(P, PPos, Src, P1),
+    pattern(P, PPos, Src, P1, S0, S),
     (   var(R)
     ->  true
     ;   etalis_error("the result of an aggregate must be a variable",
                      "write e.g. d(C) <- start seq aggregate(count, a(Y), C)", Where)
     ),
-    running_function(Fun, Init, A0, A1, Step, Reported, Where),
+    reading_var_names(S, VarNames),
+    running_function(Fun, VarNames, Init, A0, A1, Step, Reported, Where),
     (   Reported == all
     ->  Shown = true
     ;   Shown = (R \== '$none')
     ).
-run(star_times(P), Pos, Src, star_times, P, P1, run([], [], [], true, [], true)) :-
+run(star_times(P), Pos, Src, star_times, P, P1, run([], [], [], true, [], true), S0, S) :-
     pos_args(Pos, 1, [PPos]),
-    pattern(P, PPos, Src, P1).
+    pattern(P, PPos, Src, P1, S0, S).
 
 %   run_steps(+Step, +Name, +Prev, +Next, +P, +Vs, +A1s, +Label, +Where, -Rules):
 %   the rules that take a run from Prev to Next at each P.  The goal of
@@ -163,18 +169,18 @@ occurs_in(Vs, V) :-
     V0 == V,
     !.
 
-%   running_function(+Fun, -Init, ?A0, ?A1, -Step, -Reported, +Where):
-%   the running aggregate Fun starts at Init and goes from A0 to A1
-%   by Step; Reported is `all`, or `values` when Init is not a value to
-%   report.
+%   running_function(+Fun, +VarNames, -Init, ?A0, ?A1, -Step, -Reported,
+%   +Where): the running aggregate Fun starts at Init and goes from A0
+%   to A1 by Step; Reported is `all`, or `values` when Init is not a
+%   value to report.
 
-running_function(count, 0, A0, A1, A1 is A0 + 1, all, _) :- !.
-running_function(sum(X), 0, A0, A1, A1 is A0 + X, all, _) :- !.
-running_function(min(X), '$none', A0, A1,
+running_function(count, _, 0, A0, A1, A1 is A0 + 1, all, _) :- !.
+running_function(sum(X), _, 0, A0, A1, A1 is A0 + X, all, _) :- !.
+running_function(min(X), _, '$none', A0, A1,
                  ( A0 == '$none' -> A1 = X ; A1 is min(A0, X) ), values, _) :- !.
-running_function(max(X), '$none', A0, A1,
+running_function(max(X), _, '$none', A0, A1,
                  ( A0 == '$none' -> A1 = X ; A1 is max(A0, X) ), values, _) :- !.
-running_function(Fun, _, _, _, _, _, Where) :-
-    term_words(Fun, Words),
+running_function(Fun, VarNames, _, _, _, _, _, Where) :-
+    term_words(Fun, VarNames, Words),
     format(string(M), "unknown aggregate ~w", [Words]),
     etalis_error(M, "ETALIS's aggregate(F, P, R) takes count, sum(X), min(X) or max(X)", Where).

@@ -1,5 +1,5 @@
 :- module(etalis_terms,
-          [ term_words/2,               % +Term, -Text
+          [ term_words/3,               % +Term, +VarNames, -Text
             pattern_functor/1,          % @Term
             type_arity/2,               % ?Type, ?Arity
             control_construct/2,        % @Term, -Name
@@ -7,7 +7,7 @@
             reserved_name/1,            % +Term
             static_clause/2,            % +Clause, +Where
             where_goal/3,               % +Goal, +Pos, +Src
-            duration_seconds/3,         % +Duration, +Where, -Seconds
+            duration_seconds/4,         % +Duration, +VarNames, +Where, -Seconds
             finite_number/1             % @X
           ]).
 :- use_module(library(lists)).
@@ -50,14 +50,14 @@ static_clause(Clause, Where) :-
     (   var(Clause)
     ->  etalis_error("a clause cannot be a variable", "remove it", Where)
     ;   \+ callable(Clause)
-    ->  term_words(Clause, Words),
+    ->  term_words(Clause, [], Words),
         format(string(M), "~w is not a rule, a fact or a directive", [Words]),
         etalis_error(M, "end each clause with a full stop", Where)
     ;   clause_head(Clause, Head), var(Head)
     ->  etalis_error("the head of a rule cannot be a variable",
                      "write e.g. warm(T) :- T > 20.", Where)
     ;   clause_head(Clause, Head), \+ callable(Head)
-    ->  term_words(Head, Words),
+    ->  term_words(Head, [], Words),
         format(string(M), "the head of a rule must be an atom or a compound term, not ~w", [Words]),
         etalis_error(M, "write e.g. warm(T) :- T > 20.", Where)
     ;   clause_head(Clause, Head), not_an_event(Head, What)
@@ -91,16 +91,13 @@ leftmost_comparison(Pattern, Op) :-
         leftmost_comparison(Left, Op)
     ).
 
-%!  term_words(+Term, -Text) is det.
+%!  term_words(+Term, +VarNames, -Text) is det.
 %
-%   Term as the rule file wrote it, with its variable names, and at most
-%   a few levels deep.
+%   Term as the rule file wrote it, with the variable names VarNames
+%   (`Name = Var`, as read_term/2 gives them; `_` for the others), and
+%   at most a few levels deep.
 
-term_words(Term, Text) :-
-    (   nb_current(etalis_var_names, VarNames)
-    ->  true
-    ;   VarNames = []
-    ),
+term_words(Term, VarNames, Text) :-
     copy_term(Term-VarNames, T-Names),
     maplist([Name = V]>>(var(V) -> V = '$VAR'(Name) ; true), Names),
     term_variables(T, Anonymous),
@@ -168,7 +165,7 @@ where_goal(Goal, GP, Src) :-
     ->  etalis_error("a where condition cannot be a variable",
                      "write a Prolog goal, e.g. where X > 10", Where)
     ;   \+ callable(Goal)
-    ->  term_words(Goal, Words),
+    ->  term_words(Goal, [], Words),
         format(string(M), "a where condition must be a Prolog goal, not ~w", [Words]),
         etalis_error(M, "write a Prolog goal, e.g. where X > 10", Where)
     ;   rule_update_goal(Goal, Update)
@@ -196,27 +193,28 @@ rule_update_error(Update, Where) :-
     format(string(M), "~w (original ETALIS's removal of a static clause by a running rule) is not supported", [Update]),
     etalis_error(M, "static rules stay; keep changing facts in a predicate declared :- dynamic(Name/Arity) with retract/1, or remove rules with del_event_rule(Label)", Where).
 
-%!  duration_seconds(+Duration, +Where, -Seconds) is det.
+%!  duration_seconds(+Duration, +VarNames, +Where, -Seconds) is det.
 %
 %   Seconds is the length of Duration: a number of seconds, or
 %   milliseconds(N), seconds(N), minutes(N), hours(N) or days(N).
+%   VarNames name the variables of Duration in a message.
 
-duration_seconds(D, Where, _) :-
+duration_seconds(D, _, Where, _) :-
     var(D),
     !,
     etalis_error("a window must be a known duration, not a variable",
                  "write e.g. within 30, within minutes(5), within hours(3)", Where).
-duration_seconds(D, Where, Seconds) :-
+duration_seconds(D, VarNames, Where, Seconds) :-
     (   number(D)
     ->  Seconds = D
     ;   compound(D), D =.. [Unit, N], number(N), unit_seconds(Unit, S)
     ->  catch(Seconds is N*S, error(evaluation_error(_), _), Seconds = D)
-    ;   term_words(D, Words),
+    ;   term_words(D, VarNames, Words),
         format(string(M), "~w is not a duration", [Words]),
         etalis_error(M, "write seconds as a number, or milliseconds(N), seconds(N), minutes(N), hours(N) or days(N)", Where)
     ),
     (   \+ finite_number(Seconds)
-    ->  term_words(D, Words),
+    ->  term_words(D, VarNames, Words),
         format(string(M), "~w is not a finite duration", [Words]),
         etalis_error(M, "write a window of a finite number of seconds", Where)
     ;   Seconds >= 0

@@ -30,7 +30,7 @@ timers_global(M, Name) :-
 %!  timer_set(+Engine, +Event, +When, +T1, +T2) is det.
 %
 %   A rule whose head is one of original ETALIS's timers (see
-%   etalis_patterns:rule_head/4) detected its pattern over [T1,T2]: Event
+%   etalis_patterns:rule_head/5) detected its pattern over [T1,T2]: Event
 %   occurs over [T1,Due], as in ETALIS, where Due is T2 + Seconds for
 %   When = after(Seconds), or the time Time stands for (a number of
 %   seconds or an ETALIS datime, see etalis_driver:datime_time/2) for

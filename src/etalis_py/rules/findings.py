@@ -469,7 +469,7 @@ def _unbounded(rf: RuleFile) -> list[Finding]:
     out = []
     for r in rf.rules:
         grows: list[str] = []
-        if r.run and r.policy in ("continuous", "chronological"):    # an ETALIS run's step (running_aggregate/5)
+        if r.run and r.policy in ("continuous", "chronological"):    # an ETALIS run's step (running_aggregate/7)
             grows.append(f"every start of the {r.run} keeps a run of its own (one per start, forever), "
                          + ("which each later event extends" if r.policy == "continuous" else
                             "of which the oldest goes on"))
