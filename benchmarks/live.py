@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from etalis_py import Engine, cli
+from etalis_py.cli.running import _Checkpoints
 from etalis_py.bridge.checkpoint import CheckpointWriter
 
 RULES = "c(X) <- a(X) seq b(X) within 100.\n"
@@ -97,7 +98,7 @@ def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
 def parts(rules: Path, events: Path, work: Path, n: int) -> None:
     spent = {"snapshot": 0.0, "taking": 0.0, "writer": 0.0}
     lock = threading.Lock()
-    snapshot, save, submit = Engine.snapshot, cli._Checkpoints.save, CheckpointWriter.submit
+    snapshot, save, submit = Engine.snapshot, _Checkpoints.save, CheckpointWriter.submit
 
     def timed_snapshot(engine: Engine) -> bytes:
         started = time.process_time()   # the engine works on its own thread while this one waits
@@ -106,7 +107,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
         finally:
             spent["snapshot"] += time.process_time() - started
 
-    def timed_save(self: cli._Checkpoints, *args: Any) -> None:
+    def timed_save(self: _Checkpoints, *args: Any) -> None:
         self.writer.wait()              # the writer's time is counted on its thread
         started = time.process_time()
         try:
@@ -125,7 +126,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
         submit(self, timed_job)
 
     setattr(Engine, "snapshot", timed_snapshot)
-    setattr(cli._Checkpoints, "save", timed_save)
+    setattr(_Checkpoints, "save", timed_save)
     setattr(CheckpointWriter, "submit", timed_submit)
     shutil.rmtree(work / "parts-ck", ignore_errors=True)
     err = io.StringIO()
@@ -135,7 +136,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
                 io.StringIO(), err)
     finally:
         setattr(Engine, "snapshot", snapshot)
-        setattr(cli._Checkpoints, "save", save)
+        setattr(_Checkpoints, "save", save)
         setattr(CheckpointWriter, "submit", submit)
     total = float(err.getvalue().strip().splitlines()[-1].split("cpu seconds: ")[1])
     count = n // 10_000 + 1

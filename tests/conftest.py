@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from etalis_py import Engine
+from etalis_py.bridge._prolog import PrologBridge
 
 Row = tuple[Any, ...]
 
@@ -62,3 +63,19 @@ def examples(n: int) -> settings:
         deadline=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
     )
+
+
+@pytest.fixture
+def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The kinds of request (``create``, ``rules``, ``feed``, ...) that this
+    process sends the engine from here on, in order."""
+    kinds: list[str] = []
+    request = PrologBridge.request
+
+    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, Any], str]:
+        kinds.append(text.partition("(")[0])
+        return request(self, text, payload)
+
+    monkeypatch.setattr(PrologBridge, "request", recorded)
+    return kinds
+

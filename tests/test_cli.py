@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+import etalis_py
+
 # the forms of an event line, in the reason of a .events line that does not read
 FORMS = ("an event line is a(1). or event(a(1), 5). or event(a(1), [5, 7]). with times in seconds; "
          "dates can be given in .jsonl or .csv files")
@@ -199,24 +201,15 @@ def test_compile_prints_binary_goals_and_clauses(paper: Path) -> None:
     assert "'$on'(b, A, B, C) :-" in r.stdout
 
 
-def test_run_reads_and_compiles_its_rule_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_run_reads_and_compiles_its_rule_file_once(tmp_path: Path, asked: list[str],
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     # the engine's create reply carries what the findings and the unused-event report need
     from etalis_py import cli
-    from etalis_py.bridge._prolog import PrologBridge
 
     rules = tmp_path / "r.etl"
     rules.write_text("c(X) <- a(X) seq b(X).\n")
     events = tmp_path / "s.csv"
     events.write_text("t,x\n1,1\n2,1\n")
-    asked: list[str] = []
-    request = PrologBridge.request
-
-    def recorded(self: PrologBridge, text: str, payload: str = "") -> tuple[dict[str, object], str]:
-        asked.append(text.partition("(")[0])
-        return request(self, text, payload)
-
-    monkeypatch.setattr(PrologBridge, "request", recorded)
     assert cli.main(["run", str(rules), str(events), "--event", "z", "--args", "x", "--time", "t"]) == 0
     out, err = capsys.readouterr()
     assert out == ""
@@ -229,3 +222,37 @@ def test_run_reads_and_compiles_its_rule_file_once(tmp_path: Path, monkeypatch: 
         "did you mean --event b with 1 --args?"]
     assert err.splitlines()[3].startswith("events read: 2, accepted: 2, rejected: 0, detections: 0, warnings: 2,")
     assert asked.count("create") == 1 and "rules" not in asked and "listing" not in asked
+
+
+# which stacks a command loaded, printed after it ran in a fresh interpreter
+LOADED = ("import contextlib, io, sys\nfrom etalis_py.cli import main\n"
+          "with contextlib.redirect_stdout(io.StringIO()):\n"
+          "    try:\n        main(sys.argv[1:])\n    except SystemExit:\n        pass\n"
+          "print(sorted(m for m in ('rdflib', 'owlrl', 'pyspark', 'starlette') if m in sys.modules))")
+
+
+@pytest.mark.parametrize(("argv", "loaded"), [
+    (["--help"], []),
+    (["check", "PAPER"], []),
+    (["check", str(Path(__file__).parents[1] / "examples/enhanced_fire/enhanced_fire.etl")], ["owlrl", "rdflib"]),
+])
+def test_rdflib_loads_only_for_rules_with_knowledge(argv: list[str], loaded: list[str], paper: Path) -> None:
+    argv = [str(paper) if a == "PAPER" else a for a in argv]
+    r = subprocess.run([sys.executable, "-c", LOADED, *argv], capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (0, f"{loaded}\n")
+
+
+def test_python_m_etalis_py_is_the_etalis_command() -> None:
+    r = subprocess.run([sys.executable, "-m", "etalis_py", "--version"], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (0, f"etalis {etalis_py.__version__}\n")
+
+
+def test_check_reads_and_compiles_its_rule_file_once(paper: Path, asked: list[str],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    # the create reply that gives the summary gives the findings' reading too
+    from etalis_py import cli
+
+    assert cli.main(["check", str(paper)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        f"{paper}: 2 warnings: 2 rules, 2 binary goals, policy unrestricted, reports e/0, ie/0")
+    assert (asked.count("create"), asked.count("rules")) == (1, 0)

@@ -1,8 +1,10 @@
 """The layout has no circles: no Prolog file of ``prolog/`` loads,
 through its ``use_module`` and ``reexport`` directives, a file that
-loads it."""
+loads it; no Python module of ``src/etalis_py`` imports, through its
+imports wherever they stand, a module that imports it."""
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -57,3 +59,48 @@ def test_the_prolog_files_load_no_circle() -> None:
     graph = prolog_loads()
     assert "etalis/runtime/store.pl" in graph["etalis/runtime/runtime.pl"]
     assert circle(graph) == []
+
+
+SRC = ROOT / "src"
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a module file of ``src/`` (a package by its ``__init__.py``)."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def python_imports() -> dict[str, set[str]]:
+    """Each module of ``src/etalis_py`` and the project's modules that it
+    imports anywhere in its text: at the top, inside a function or under
+    ``TYPE_CHECKING`` (``from . import x`` names the module ``x`` when
+    there is one, else the package)."""
+    files = {module_name(p): p for p in (SRC / "etalis_py").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        used: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                used.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(anchor + ([node.module] if node.module else []))
+                for a in node.names:
+                    used.add(f"{base}.{a.name}" if f"{base}.{a.name}" in files else base)
+        graph[name] = {u for u in used if u in files and u != name}
+    return graph
+
+
+def test_the_import_finder_sees_every_kind_of_import() -> None:
+    graph = python_imports()
+    assert "etalis_py.bridge.engine" in graph["etalis_py"]                   # from .bridge.engine import ...
+    assert "etalis_py.cli.entry" in graph["etalis_py.cli"]                  # a package's own module
+    assert "etalis_py.service" in graph["etalis_py.cli.serve"]              # inside a function
+    assert "etalis_py.rdf.knowledge" in graph["etalis_py.bridge.engine"]    # under TYPE_CHECKING
+
+
+def test_the_python_modules_import_no_circle() -> None:
+    assert circle(python_imports()) == []

@@ -416,3 +416,19 @@ def test_emit_frame_takes_event_names_that_need_quotes_or_hold_braces() -> None:
         assert engine.emit_frame(frame, event="a{b}", args=["x"], time="t").detections == [
             Detection("seen {x}", ("it's",), 1, 1), Detection("seen {x}", ("{}",), 2, 2)
         ]
+
+
+@pytest.mark.parametrize("text_path", [False, True])
+def test_emit_many_rejects_a_dict_with_a_key_it_does_not_know(text_path: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a misspelt key is a bad row, as a misspelt column is: read without it, the event would be another
+    if text_path:
+        monkeypatch.setenv("ETALIS_TEXT_PATH", "1")
+    with Engine.from_string("c(X) <- a(X) seq b(X).") as engine:
+        result = engine.emit_many([("a", [2], 3), {"event": "b", "arg": [2], "time": 4},
+                                   {"event": "b", "args": [2], "time": 5, "at": 5}, {"event": "b", "args": [2], "time": 6}])
+        assert [(r.line, r.reason) for r in result.rejected] == [
+            (2, "unknown key 'arg' (an event's keys are event, args, and time or start and end)"),
+            (3, "unknown key 'at' (an event's keys are event, args, and time or start and end)"),
+        ]
+        assert (result.accepted, result.detections) == (2, [Detection("c", (2,), 3, 6)])
+        assert engine.stats().rejected == 2

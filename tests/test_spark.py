@@ -460,6 +460,19 @@ def test_etalis_replay_prints_the_lines_of_etalis_run_and_a_summary(
         "stage 1 (partitioned by sensor; 1 rules)", "stage 2 (partitioned by argument 2 of rise/4; 1 rules)"]
 
 
+def test_etalis_replay_reads_and_compiles_its_rule_file_once_on_the_driver(
+        spark: SparkSession, tmp_path: Path, asked: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # one create reply serves the check before Spark starts, the findings and the plan
+    data = area_data(tmp_path / "area.csv", 50)
+    rules = tmp_path / "area.etl"
+    rules.write_text(AREA_RULES)
+    for plan in ([], ["--plan"]):
+        asked.clear()
+        assert cli.main(["replay", str(rules), "--events", str(data), *AREA_MAPPING, "--no-progress", *plan]) == 0
+        assert (asked.count("create"), asked.count("rules"), asked.count("listing")) == (1, 0, 0)
+    capsys.readouterr()
+
+
 def test_the_first_local_replay_writes_the_jvm_class_archive_and_the_next_ones_use_it(tmp_path: Path) -> None:
     """Class data sharing for Spark's JVM: the archive is kept only once
     the JVM that wrote it has exited normally (one left by a killed driver

@@ -11,11 +11,11 @@
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from .bridge.engine import BatchResult, Engine, EngineStats, FeedResult, PendingPart, compile_listing
-from .errors import (CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, Rejection, RuleError,
-                     RuleFileNotFound, SnapshotError)
+from .errors import (CallbackError, EtalisError, EventError, InferenceLimitError, MemoryLimitError, OntologyError,
+                     Rejection, RuleError, RuleFileNotFound, SnapshotError)
 from .events import Detection, Event, InvalidEvent, format_time, to_time
 from .outputs.detections import Detections
-from .rdf.knowledge import KnowledgeStats, OntologyError
+from .rdf.stats import KnowledgeStats
 
 try:
     __version__ = _version("etalis-py")

@@ -101,6 +101,26 @@ class CallbackError(EtalisError):
         )
 
 
+class OntologyError(EtalisError):
+    """An ontology that cannot be loaded: the file, and the line where the
+    parser gives one."""
+
+    def __init__(self, message: str, *, file: str, line: Optional[int] = None, hint: str = "") -> None:
+        self.message = message
+        self.file = file
+        self.line = line
+        self.hint = hint
+        where = f"{file}:{line}" if line is not None else file
+        text = f"{where}: error: {message}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
+
+
+class OntologyNotFound(OntologyError, FileNotFoundError):
+    """The ontology file does not exist."""
+
+
 class EtalisWarning(UserWarning):
     """A use of the API that cannot work as meant, e.g. a callback for an
     event that no rule reports."""

@@ -238,6 +238,21 @@ def plain_element(name: Any, args: Any, time: Any, names: dict[str, str]) -> Opt
     return None
 
 
+EVENT_KEYS = ("event", "args", "time", "start", "end")
+"""The keys of an event given as a dict."""
+
+
+def known_keys(item: Any) -> None:
+    """Raise InvalidEvent naming the first key of the dict ``item`` that is
+    not one of EVENT_KEYS (a misspelt ``time`` or ``args`` would otherwise
+    be left aside, and the event read without it); other items pass."""
+    if isinstance(item, Mapping):
+        for key in item:
+            if key not in EVENT_KEYS:
+                raise InvalidEvent(f"unknown key {reprlib.repr(key)} (an event's keys are event, args, and time "
+                                   "or start and end)")
+
+
 def _from_mapping(item: Mapping[str, Any]) -> Event:
     if "event" not in item:
         raise InvalidEvent('missing "event"')

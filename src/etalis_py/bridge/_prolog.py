@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
 
 from ..errors import EtalisError
+from .columns import find_or_build, text_notice
 from .prolog_text import prolog_string, quote_atom
 
 
@@ -197,8 +198,6 @@ class PrologBridge:
         the foreign library is built (see :mod:`etalis_py.bridge.columns`) and
         loaded on the first call, with one notice if it cannot be."""
         if self._columns is None:
-            from .columns import find_or_build, text_notice
-
             home = self.request("prolog_home")[0]["home"]
             path, why = find_or_build(prolog_dir(), str(home))
             if path is not None:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import EtalisError
+from .results import Counts
 
 MAGIC = b"etalis-checkpoint 1\n"
 NAME = "checkpoint"
@@ -38,15 +39,12 @@ class CheckpointError(EtalisError):
     an input or output that changed since (the message says which)."""
 
 
-@dataclass(frozen=True)
-class Counters:
-    """What ``etalis run``'s summary counts, up to a checkpoint."""
+@dataclass
+class Counters(Counts):
+    """What ``etalis run``'s summary counts, up to a checkpoint: the
+    engine's counts and the warnings printed."""
 
-    accepted: int = 0
-    rejected: int = 0
-    detections: int = 0
     warnings: int = 0
-    raised: int = 0
 
 
 @dataclass(frozen=True)

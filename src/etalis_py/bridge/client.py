@@ -21,7 +21,7 @@ import httpx
 
 from .engine import BatchResult
 from ..errors import EtalisError, EventError, Rejection, RuleError
-from ..events import Detection, Event, InvalidEvent, to_time
+from ..events import Detection, Event, InvalidEvent, known_keys, to_time
 from ..outputs.detections import Detections
 
 Callback = Callable[[Detection], Any]
@@ -178,6 +178,7 @@ class Client:
             body, positions = [], []
             for i, item in enumerate(batch, start=first):
                 try:
+                    known_keys(item)
                     body.append(_item(Event.coerce(item)))
                     positions.append(i)
                 except (InvalidEvent, TypeError, ValueError) as e:

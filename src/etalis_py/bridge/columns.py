@@ -14,7 +14,9 @@ one notice.  ``ETALIS_TEXT_PATH=1`` in the environment forces the text.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
+import json
 import math
 import os
 import re
@@ -24,16 +26,17 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import Any, Optional, Union
+
+import numpy as np
 
 from ..errors import EtalisWarning, Rejection
-from ..events import Event, event_element, prolog_value, text_atom
+from ..events import Event, event_element, known_keys, prolog_value, text_atom
 from .prolog_text import number_text
 
-if TYPE_CHECKING:
-    import numpy as np
 
 INT, FLOAT, TABLE, JSON = 0, 1, 2, 3
 """The tags of a cell: an int64, a float64, an index into the column's
@@ -62,8 +65,6 @@ class Cells:
     def rows(self, part: Union[slice, "np.ndarray[Any, Any]"]) -> "Cells":
         """The cells of the rows ``part`` (a slice, or an array of row
         indexes), with the part of the table they use."""
-        import numpy as np
-
         values = self.values[part]
         tags = self.tags if isinstance(self.tags, int) else self.tags[part]
         if not self.table:
@@ -78,8 +79,6 @@ class Cells:
     def joined(parts: Sequence["Cells"]) -> "Cells":
         """The cells of ``parts`` one after the other, with one table (each
         distinct text once)."""
-        import numpy as np
-
         first = parts[0].tags
         if isinstance(first, int) and first != TABLE and all(
                 isinstance(p.tags, int) and p.tags == first for p in parts):
@@ -138,8 +137,6 @@ class Packed:
     def joined(parts: Sequence["Packed"]) -> "Packed":
         """The rows of ``parts`` (batches of events at a point, with the
         same columns) one after the other, each head and text once."""
-        import numpy as np
-
         if not parts or any(p.interval or p.points is not None for p in parts):
             raise ValueError("join one or more batches of events at a point")
         index: dict[str, int] = {}
@@ -152,8 +149,6 @@ class Packed:
 
     def placed(self, places: Sequence[int], n: int) -> "Packed":
         """The batch as rows ``places`` of a batch of ``n`` rows, the others with no event."""
-        import numpy as np
-
         codes = np.full(n, -1, dtype=np.int32)
         codes[places] = self.codes
         columns = []
@@ -186,15 +181,11 @@ def head_text(functor: str, arity: int) -> str:
 
 
 def codes_array(codes: Sequence[int]) -> "np.ndarray[Any, Any]":
-    import numpy as np
-
     return np.asarray(codes, dtype=np.int32)
 
 
 def number_cells(values: "np.ndarray[Any, Any]") -> Cells:
     """A column of int64 or finite float64 numbers."""
-    import numpy as np
-
     if values.dtype.kind == "f":
         return Cells(np.ascontiguousarray(values, dtype=np.float64), FLOAT)
     return Cells(np.ascontiguousarray(values, dtype=np.int64), INT)
@@ -211,8 +202,6 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
     as itself, any other value as ``text(value)`` in the table (each
     distinct one once).  Where ``text`` raises ValueError or
     RecursionError, ``bad`` gets the row's ``reason`` (unless it has one)."""
-    import numpy as np
-
     kinds = set(map(type, values))
     if kinds == {int}:
         try:
@@ -272,8 +261,6 @@ def text_cells(texts: Sequence[str]) -> Cells:
     """A column of Prolog texts (``""`` in a row with no event): a text
     that is a plain integer (int64) or a plain decimal float stands for
     the number Prolog reads of it, any other is read once from the table."""
-    import numpy as np
-
     distinct = dict.fromkeys(texts)
     tag_of: dict[str, int] = {}
     value_of: dict[str, Union[int, float]] = {}
@@ -310,8 +297,6 @@ def terms_packed(head: str, arity: int, columns: Sequence[Sequence[str]], valid:
     """A batch of rows of one event ``head`` (a quoted name) from the
     Prolog texts of its argument and time columns; ``valid`` says which
     rows hold an event."""
-    import numpy as np
-
     codes = np.where(np.asarray(valid, dtype=bool), 0, -1).astype(np.int32)
     return Packed(codes, [head_text(head, arity)], [text_cells(c) for c in columns])
 
@@ -327,8 +312,6 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     so is a dict with a plain ``event``, ``args`` and ``time`` (the JSON
     lines of ``etalis run``).  The items at the indexes ``skip`` are no
     event, without a rejection."""
-    import numpy as np
-
     if not skip and _uniform(items):
         packed = _plain_packed(items, names, first, rejected, reason)
         if packed is not None:
@@ -371,6 +354,8 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
                     codes[i], argss[i], starts[i], ends[i] = code, args, time, time
                     continue
         try:
+            if not json_points:     # a JSON line may carry other fields; a dict of emit_many may not
+                known_keys(item)
             event_element(item, names)  # the text way's checks and reasons
             event = Event.coerce(item)
         except (ValueError, RecursionError) as error:
@@ -400,8 +385,6 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejec
     """:func:`items_packed` of tuples ``(name, args, time)`` that all have
     a non-empty str name, args of one length and a time that is an int or
     a finite float, column by column; None for other items."""
-    import numpy as np
-
     name_col, args_col, times = (list(map(itemgetter(k), items)) for k in range(3))
     if set(map(type, name_col)) != {str} or not set(map(type, args_col)) <= {tuple, list}:
         return None
@@ -449,11 +432,6 @@ def unpacked_rows(layout: dict[str, Any], count: int) -> list[list[Any]]:
     detections of a ``packed`` feed, from the buffers that ``layout`` (the
     reply's ``packed``, see ``columns.pl``) points to: to be read before
     the bridge's next request."""
-    import ctypes
-    import json
-
-    import numpy as np
-
     if count == 0:
         return []
     heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32).tolist()
@@ -553,8 +531,6 @@ def text_notice(why: str) -> None:
 
 
 def batches(rows: Iterable[Any], size: int) -> Iterable[list[Any]]:
-    from itertools import islice
-
     items = iter(rows)
     while batch := list(islice(items, max(1, size))):
         yield batch

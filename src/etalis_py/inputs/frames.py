@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Optional, Union
+
+import numpy as np
 
 from ..errors import EtalisWarning
 from ..bridge.columns import Packed, head_text, number_cells, text_cells
@@ -22,9 +25,9 @@ from ..bridge.prolog_text import input_term, quote_atom
 from ..events import NOTHING, InvalidEvent, Rejection, Zone, prolog_value, to_time, zone
 from .mapping import missing_column
 
-if TYPE_CHECKING:
-    import numpy as np
+if TYPE_CHECKING:  # pandas loads with the first DataFrame
     import pandas as pd
+
 
 def frame_terms(
     frame: Any,
@@ -41,7 +44,6 @@ def frame_terms(
     """The input terms of ``frame``'s rows (NOTHING for a rejected row)
     and the rejections, by row position; or, if ``packed``, the rows as
     one batch of packed columns (see :mod:`etalis_py.bridge.columns`)."""
-    import numpy as np
     import pandas as pd
 
     if type(frame).__module__.split(".")[0] == "pyarrow":
@@ -113,7 +115,6 @@ def _as_texts(column: Any) -> Any:
 def _packed(event: Optional[str], columns: list[Any], arity: int, interval: bool, bad: list[int]) -> Packed:
     """The rows as packed columns: the first of ``columns`` the names'
     texts unless ``event`` names every row's event."""
-    import numpy as np
     import pandas as pd
 
     rows = len(columns[-1])
@@ -178,8 +179,6 @@ def _texts(series: "pd.Series[Any]", col: str, tz: Zone, times: bool) -> tuple[A
 def _plain_value(value: Any, tz: Zone) -> Any:
     """A value of an object column as emit() takes it: datetimes (and
     Timestamps) as seconds, numpy scalars as Python ones."""
-    from datetime import datetime
-
     if isinstance(value, datetime):
         return to_time(value, tz)
     item = getattr(value, "item", None)
@@ -192,8 +191,6 @@ def _missing(series: "pd.Series[Any]", col: str) -> Any:
 
 def _marked(mask: Any, reason: str) -> Any:
     """``reason`` where ``mask`` holds, None elsewhere."""
-    import numpy as np
-
     why = np.full(len(mask), None, dtype=object)
     why[mask] = reason
     return why
@@ -201,8 +198,6 @@ def _marked(mask: Any, reason: str) -> Any:
 
 def _plain(series: "pd.Series[Any]", col: str, texts: Callable[["pd.Series[Any]"], "pd.Series[Any]"]) -> tuple[Any, Any]:
     """Texts of a column whose every present value converts, missing ones rejected."""
-    import numpy as np
-
     why = _missing(series, col)
     out = np.full(len(series), "", dtype=object)
     present = why == None  # noqa: E711
@@ -212,8 +207,6 @@ def _plain(series: "pd.Series[Any]", col: str, texts: Callable[["pd.Series[Any]"
 
 def _ints(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
     """A column of ints as int64 numbers (0 where missing)."""
-    import numpy as np
-
     why = _missing(series, col)
     present = why == None  # noqa: E711
     out = np.zeros(len(series), dtype=np.int64)
@@ -223,8 +216,6 @@ def _ints(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
 
 def _floats(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
     """A column of floats as float64 numbers (0.0 where missing or not finite)."""
-    import numpy as np
-
     values = series.to_numpy(dtype="float64", na_value=np.nan)
     finite = np.isfinite(values)
     why = _marked(np.isnan(values), f"column {col!r} is missing")
@@ -247,7 +238,6 @@ def _categorical(
     series: "pd.Series[Any]", col: str, tz: Zone, convert: Callable[["pd.Series[Any]", str, Zone], tuple[Any, Any]]
 ) -> tuple[Any, Any]:
     """A categorical column: its categories converted once, then taken by code."""
-    import numpy as np
     import pandas as pd
 
     texts, why = convert(pd.Series(series.cat.categories), col, tz)
@@ -258,7 +248,6 @@ def _by_value(series: "pd.Series[Any]", col: str, convert: Callable[[Any], str])
     """A column of texts or other objects, converted once per distinct
     value; one by one where equal values may differ in type (``1`` and
     ``1.0`` are equal in Python, not in Prolog) or cannot be hashed."""
-    import numpy as np
     import pandas as pd
 
     kind = pd.api.types.infer_dtype(series, skipna=True)
@@ -281,8 +270,6 @@ def _by_value(series: "pd.Series[Any]", col: str, convert: Callable[[Any], str])
 
 def _take(texts: Any, reasons: Any, codes: Any, col: str) -> tuple[Any, Any]:
     """The texts and reasons of distinct values, by each row's code (-1: missing)."""
-    import numpy as np
-
     present = codes >= 0
     out = np.zeros(len(codes), dtype=texts.dtype) if texts.dtype.kind in "if" else np.full(len(codes), "", dtype=object)
     why = np.full(len(codes), f"column {col!r} is missing", dtype=object)

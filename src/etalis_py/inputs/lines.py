@@ -18,10 +18,10 @@ import select
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Optional
+from typing import Any, BinaryIO, Optional
 
-if TYPE_CHECKING:
-    import numpy as np
+import numpy as np
+
 
 CHUNK_BYTES = 1 << 20
 # Graph streams are read in chunks below glibc's fixed mmap threshold
@@ -114,8 +114,6 @@ def line_blocks(chunks: Iterable[bytes], lines: int) -> Iterator[tuple[int, byte
     """The chunks of whole lines cut again into blocks of ``lines`` lines
     (the last one fewer), each with the number of its first line; a byte
     order mark at the start is dropped."""
-    import numpy as np
-
     pending = b""
     first = 1
     start = True
@@ -136,8 +134,6 @@ def line_blocks(chunks: Iterable[bytes], lines: int) -> Iterator[tuple[int, byte
 
 def line_starts(data: bytes) -> "np.ndarray[Any, Any]":
     """Where each line of ``data`` starts, and its end (the byte after it)."""
-    import numpy as np
-
     starts = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE) + 1
     if not len(starts) or starts[-1] != len(data):
         starts = np.append(starts, len(data))

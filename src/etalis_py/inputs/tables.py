@@ -16,21 +16,20 @@ import json
 import math
 import re
 import reprlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..bridge.columns import Packed, head_text, number_cells, value_cells
 from ..bridge.prolog_text import input_term, quote_atom
-from ..events import NOTHING, NUMERAL, InvalidEvent, Rejection, batch_list, prolog_value, read_number, to_time
-from .graphs import graph_cell
+from ..events import NOTHING, NUMERAL, InvalidEvent, prolog_value, read_number, to_time
 from .mapping import Mapping, parse_time, parse_value
 
-if TYPE_CHECKING:
-    import numpy as np
-    import pyarrow as pa
 
 # A column's texts (Prolog text of each row's value) and reasons (why a
 # row's value cannot be taken, None where it can).
@@ -58,10 +57,6 @@ def number_array(array: "pa.Array") -> Optional["np.ndarray[Any, Any]"]:
     without and of at most 18 digits (int64), read as Python's float() and
     int() read them (Arrow's reading of a numeral is correctly rounded, as
     Python's); else None."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     if array.null_count or not len(array):
         return None
     if pa.types.is_int64(array.type) or pa.types.is_float64(array.type):
@@ -81,16 +76,11 @@ def number_array(array: "pa.Array") -> Optional["np.ndarray[Any, Any]"]:
 def _buffer_numbers(array: "pa.Array") -> "np.ndarray[Any, Any]":
     """An int64 or float64 Arrow column without a null as numpy's view of
     its data buffer (Array.to_numpy would import pandas: 0.3 s a run)."""
-    import numpy as np
-    import pyarrow as pa
-
     dtype = np.int64 if pa.types.is_int64(array.type) else np.float64
     return np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array), offset=array.offset * 8)
 
 
 def _arrow_values(records: "pa.RecordBatch") -> Callable[[str], tuple[Sequence[Any], bool]]:
-    import pyarrow as pa
-
     def values(col: str) -> tuple[list[Any], bool]:
         array = records.column(col)
         return array.to_pylist(), pa.types.is_integer(array.type) or pa.types.is_floating(array.type)
@@ -172,8 +162,6 @@ def joined_terms(columns: Sequence[Column], mapping: Mapping,
 def joined_packed(columns: Sequence[Column], mapping: Mapping,
                   blank: Callable[[int], bool]) -> tuple[Packed, list[tuple[int, str]]]:
     """:func:`joined_terms` as packed columns (see :mod:`etalis_py.bridge.columns`)."""
-    import numpy as np
-
     arity = len(mapping.args)
     nothing, rejected = _reasons(columns, blank)
     if mapping.event is not None:
@@ -235,6 +223,9 @@ def arg_reader(mapping: Mapping, col: str) -> Callable[[str], str]:
     Prolog text (an RDF graph's, for the mapping's graph column); it
     raises InvalidEvent with the reason."""
     if col == mapping.graph_col:
+        # rdflib loads for a table with a graph column, not for every table
+        from .graphs import graph_cell
+
         return lambda text: graph_cell(text, mapping.stream)
     return lambda text: prolog_value(parse_value(text, col))
 

@@ -14,10 +14,13 @@ import json
 import os
 import select
 import stat
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Optional, Protocol, cast
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from ..events import Time, format_time, zone
 
@@ -160,9 +163,6 @@ class ParquetWriter:
         self.rows += map(json.loads, lines.splitlines())
 
     def close(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         rows = self.rows
         columns: dict[str, pa.Array] = {"event": pa.array([d["event"] for d in rows], pa.string())}
         types = _arg_types(rows)
@@ -209,8 +209,6 @@ class TableWriter:
 def _arg_types(rows: Sequence[dict[str, Any]]) -> Optional[list[Any]]:
     """The Arrow type of each argument position, or None when a position
     holds values of several types (or lists)."""
-    import pyarrow as pa
-
     kinds: list[set[type]] = []
     for d in rows:
         for i, a in enumerate(d["args"]):

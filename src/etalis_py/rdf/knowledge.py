@@ -72,6 +72,9 @@ from rdflib.util import guess_format
 from ..bridge._prolog import PrologBridge
 from ..bridge.prolog_text import prolog_string, quote_atom
 from ..errors import EtalisError, unreadable
+from ..errors import OntologyError as OntologyError, OntologyNotFound as OntologyNotFound
+# the ontology errors and a load's statistics live where rdflib is not needed; they stay importable from here
+from .stats import KnowledgeStats as KnowledgeStats
 from ..events import to_time
 
 ENTAILMENTS = ("rdfs", "owlrl", "none")
@@ -105,43 +108,6 @@ _BOOLEAN: Node = XSD.boolean
 
 #: Fact lines sent to the engine per request.
 BATCH_LINES = 20_000
-
-
-class OntologyError(EtalisError):
-    """An ontology that cannot be loaded: the file, and the line where the
-    parser gives one."""
-
-    def __init__(self, message: str, *, file: str, line: Optional[int] = None, hint: str = "") -> None:
-        self.message = message
-        self.file = file
-        self.line = line
-        self.hint = hint
-        where = f"{file}:{line}" if line is not None else file
-        text = f"{where}: error: {message}"
-        if hint:
-            text += f"\n  hint: {hint}"
-        super().__init__(text)
-
-
-class OntologyNotFound(OntologyError, FileNotFoundError):
-    """The ontology file does not exist."""
-
-
-@dataclass(frozen=True)
-class KnowledgeStats:
-    """An engine's background knowledge after a load.
-
-    ``input_triples`` counts the distinct triples loaded so far, ``triples``
-    those of their closure (the answers of ``rdf(S, P, O)``), ``facts`` the
-    Prolog facts holding them, and ``seconds`` the time the load took.
-    """
-
-    entailment: str
-    sources: tuple[str, ...]
-    input_triples: int
-    triples: int
-    facts: int
-    seconds: float
 
 
 @dataclass

@@ -24,7 +24,6 @@ from typing import Any, Optional
 import networkx as nx
 
 from .analysis import EventUse, RuleFile, RuleInfo, Sig
-from ..rdf.knowledge import mentioned_iris
 from .rules import (Aggregate, Binary, Const, Deep, EventP, Pattern, PString, RulePattern, Where, Within,
                     pattern_vars, sub_patterns, term_text)
 
@@ -757,6 +756,9 @@ def _local(iri: str) -> tuple[str, str]:
 def _unknown_vocabulary(rf: RuleFile) -> list[Finding]:
     if not rf.ontologies or not rf.vocabulary:
         return []
+    # rdflib loads for the rule files that declare knowledge, not for every check
+    from ..rdf.knowledge import mentioned_iris
+
     known = mentioned_iris(rf.ontologies)
     prefixes = sorted(rf.prefixes, key=lambda p: -len(p[1]))
 

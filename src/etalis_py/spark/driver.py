@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Any, Optional, Union, Unpack
 
 import pyarrow as pa
 
-from ..rules.analysis import Sig
+from ..rules.analysis import RuleFile, Sig
 from ..bridge.engine import Engine, check_policy
 from ..errors import RuleFileNotFound, unreadable, utf8_text
 from ..rdf.knowledge import OntologyNotFound
@@ -199,30 +199,58 @@ class ReplayResult:
             df.unpersist()
 
 
-def checked_rules(text: str, source: str, *, policy: Optional[str], max_age: Optional[float], trusted: bool,
-                  ontology: Sequence[Union[str, os.PathLike[str]]], static: Sequence[Union[str, os.PathLike[str]]],
-                  entailment: Optional[str], lateness: Optional[float] = None,
-                  ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], tuple[str, ...]]:
-    """The rules compiled once on the driver, so that a bad rule, ontology
-    or static file is refused before Spark starts (a file missing or not
-    UTF-8 is named): the ontologies and static files as (name, text) for
-    the workers, and the events the rules print."""
+@dataclass(frozen=True)
+class CheckedRules:
+    """A rule file read and compiled once on the driver: the ontologies and
+    static files as (name, text) for the workers, the events the rules
+    print, and the reading itself, which the plan (its ``rules``) and the
+    findings of ``etalis check`` are made from."""
+
+    knowledge: tuple[tuple[str, str], ...]
+    statics: tuple[tuple[str, str], ...]
+    printed: tuple[str, ...]
+    rule_file: RuleFile
+
+
+def checked_rules(rules: Union[str, os.PathLike[str]], *, policy: Optional[str], max_age: Optional[float],
+                  trusted: bool, ontology: Sequence[Union[str, os.PathLike[str]]],
+                  static: Sequence[Union[str, os.PathLike[str]]], entailment: Optional[str],
+                  lateness: Optional[float] = None) -> CheckedRules:
+    """The rules (a file, read as ``etalis run`` reads it, or a rule text)
+    compiled once on the driver, so that a bad rule, ontology or static
+    file is refused before Spark starts (a file missing or not UTF-8 is
+    named)."""
+    options: dict[str, Any] = dict(policy=policy, max_age=max_age, trusted=trusted, lateness=lateness, analysis=True)
+    if _is_file(rules):
+        checked = Engine.from_file(rules, static=static, **options)
+        try:
+            knowledge, statics = _shipped_files(ontology, static)
+        except BaseException:
+            checked.close()
+            raise
+    else:
+        knowledge, statics = _shipped_files(ontology, static)
+        text, source = _rule_text(rules)
+        checked = Engine.from_string(text, source=source, static_texts=statics, **options)
+    try:
+        if knowledge or entailment:
+            _load_knowledge(checked, knowledge, entailment)
+        return CheckedRules(knowledge, statics, tuple(checked.printed), checked.rule_file())
+    finally:
+        checked.close()
+
+
+def _shipped_files(ontology: Sequence[Union[str, os.PathLike[str]]], static: Sequence[Union[str, os.PathLike[str]]],
+                   ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """The ontologies and static files as (name, text) for the workers."""
     for o in ontology:
         if problem := unreadable("ontology file", Path(o)):
             raise OntologyNotFound(problem, file=str(o))
     for f in static:
         if problem := unreadable("static file", Path(f)):
             raise RuleFileNotFound(problem)
-    knowledge = tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology)
-    statics = tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static)
-    checked = Engine.from_string(text, policy=policy, source=source, max_age=max_age, trusted=trusted,
-                                 static_texts=statics, lateness=lateness)
-    try:
-        if knowledge or entailment:
-            _load_knowledge(checked, knowledge, entailment)
-        return knowledge, statics, tuple(checked.printed)
-    finally:
-        checked.close()
+    return (tuple((Path(o).name, utf8_text("ontology file", Path(o))) for o in ontology),
+            tuple((str(Path(f)), utf8_text("static file", Path(f))) for f in static))
 
 
 def replay(
@@ -242,6 +270,7 @@ def replay(
     explain: bool = False,
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
     save_state: bool = False,
+    checked: Optional[CheckedRules] = None,
     **mapping_options: Unpack[MappingOptions],
 ) -> ReplayResult:
     """Replay ``data`` through ``rules`` on Spark.
@@ -271,6 +300,9 @@ def replay(
     rules), as for ``etalis run --static``: read here and shipped to the
     workers.  ``save_state`` keeps each key's final engine state, for
     :meth:`ReplayResult.save_states` (a stream goes on from it).
+    ``checked`` is what :func:`checked_rules` made of the same rules and
+    options, for a caller that read them already (``etalis replay``
+    prints their findings first): they are not read again.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with
     errors, ValueError for a mapping that does not fit the data or a
@@ -288,9 +320,10 @@ def replay(
     elif data.isStreaming:
         raise ValueError("replay reads a table (spark.read), not a stream (spark.readStream): write the stream's "
                          "rows to files and replay those, or feed a live stream to Engine.emit or etalis run --events -")
-    knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
-                                                ontology=ontology, static=static, entailment=entailment)
-    the_plan = replay_plan(text, source, mapping, partition_by)
+    checked = checked or checked_rules(rules, policy=policy, max_age=max_age, trusted=trusted, ontology=ontology,
+                                       static=static, entailment=entailment)
+    knowledge, statics, printed = checked.knowledge, checked.statics, checked.printed
+    the_plan = replay_plan(checked.rule_file.rules, source, mapping, partition_by)
     refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)
     refuse_strict(the_plan, source, policy)
@@ -462,9 +495,14 @@ def _check_local_input(path: str) -> None:
         raise FileNotFoundError(f"events file {path} does not exist")
 
 
+def _is_file(rules: Union[str, "os.PathLike[str]"]) -> bool:
+    """``rules`` names a rule file (else it is a rule text)."""
+    return isinstance(rules, os.PathLike) or (isinstance(rules, str) and "\n" not in rules
+                                              and (rules.endswith(".etl") or Path(rules).is_file()))
+
+
 def _rule_text(rules: Union[str, "os.PathLike[str]"]) -> tuple[str, str]:
-    if isinstance(rules, os.PathLike) or (isinstance(rules, str) and "\n" not in rules
-                                          and (rules.endswith(".etl") or Path(rules).is_file())):
+    if _is_file(rules):
         path = Path(rules)
         if not path.is_file():
             raise RuleFileNotFound(f"rule file {path} does not exist")

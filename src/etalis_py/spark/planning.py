@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Optional, Union
 
 import networkx as nx
 
@@ -325,11 +325,13 @@ def _justified(r: RuleInfo, p: int, kv: Optional[frozenset[str]]) -> bool:
     return kv is None or arg.name in kv
 
 
-def replay_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str],
+def replay_plan(rules: Union[str, Sequence[RuleInfo]], source: str, mapping: Mapping, partition_by: Optional[str],
                 lines: bool = False) -> Plan:
-    """The stages a replay with this mapping runs (``etalis replay --plan``);
-    with ``lines``, the input is event lines, of any event."""
-    infos, _ = read_rules(rules_text, source)
+    """The stages a replay with this mapping runs (``etalis replay --plan``)
+    for the rule text ``rules`` named ``source``, or for its rules as read
+    already (:attr:`~etalis_py.rules.analysis.RuleFile.rules`); with
+    ``lines``, the input is event lines, of any event."""
+    infos = read_rules(rules, source)[0] if isinstance(rules, str) else list(rules)
     if lines:
         return plan(infos, InputEvents(None, None))
     key = mapping.args.index(partition_by) if partition_by is not None and partition_by in mapping.args else None

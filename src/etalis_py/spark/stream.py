@@ -25,7 +25,8 @@ from ..bridge.engine import check_policy
 from ..errors import RuleError
 from ..inputs.mapping import Mapping, MappingOptions, missing_column
 from ..inputs.registry import InputFormat, by_name
-from .driver import _arrow_schema, _coarse_key, _rule_text, checked_rules, stage_specs
+from ..rules.analysis import RuleInfo
+from .driver import CheckedRules, _arrow_schema, _coarse_key, _rule_text, checked_rules, stage_specs
 from .live import (
     BUCKETS, FILE, GKEY, GROUP, PACKED_DDL, PASS, PASS_GROUPS, ROWS_DDL, LiveProcessor, LiveStage, packed_groups,
 )
@@ -190,13 +191,13 @@ def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":
             .option("subscribe", topic).option("startingOffsets", "earliest").load())
 
 
-def live_plan(rules_text: str, source: str, mapping: Mapping, partition_by: Optional[str],
+def live_plan(rules: Union[str, Sequence[RuleInfo]], source: str, mapping: Mapping, partition_by: Optional[str],
               policy: Optional[str] = None, event_lines: bool = False) -> Plan:
     """The stages of a stream: replay's plan, with what a stream cannot run
     refused at its rule (timers without a watermark, unbound arguments
     passed on, `strict` where replay refuses it, input events that a later
     stage consumes); with ``event_lines``, its input is event lines."""
-    the_plan = replay_plan(rules_text, source, mapping, partition_by, event_lines)
+    the_plan = replay_plan(rules, source, mapping, partition_by, event_lines)
     if mapping.time is None or mapping.time_format is not None:
         # the watermark fires the timers of idle keys (see _event_time)
         refuse_timers(the_plan, source)
@@ -231,6 +232,7 @@ def detect_stream(
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
     initial_state: Optional[Union[str, "os.PathLike[str]"]] = None,
     event_lines: bool = False,
+    checked: Optional[CheckedRules] = None,
     **mapping_options: Unpack[MappingOptions],
 ) -> LiveDetection:
     """Run ``rules`` over the streaming DataFrame ``data`` (see
@@ -252,7 +254,7 @@ def detect_stream(
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with errors
     or rules a stream cannot run, ValueError for a mapping that does not
-    fit the data."""
+    fit the data.  ``checked`` is as for :func:`~etalis_py.spark.replay`."""
     from pyspark.sql import functions as F
     spark = data.sparkSession
     provider = spark.conf.get(STATE_PROVIDER, "")
@@ -269,10 +271,10 @@ def detect_stream(
         mapping.check()
     if policy is not None:
         check_policy(policy)
-    knowledge, statics, printed = checked_rules(text, source, policy=policy, max_age=max_age, trusted=trusted,
-                                                ontology=ontology, static=static, entailment=entailment,
-                                                lateness=lateness)
-    the_plan = live_plan(text, source, mapping, partition_by, policy, event_lines)
+    checked = checked or checked_rules(rules, policy=policy, max_age=max_age, trusted=trusted, ontology=ontology,
+                                       static=static, entailment=entailment, lateness=lateness)
+    knowledge, statics, printed = checked.knowledge, checked.statics, checked.printed
+    the_plan = live_plan(checked.rule_file.rules, source, mapping, partition_by, policy, event_lines)
     needed = [c for c in (mapping.event_col, mapping.time, *mapping.args) if c is not None]
     error = missing_column(needed + ([partition_by] if partition_by else []),
                            [c for c in data.columns if c != CORRUPT], "the data")

@@ -1,0 +1,482 @@
+"""``etalis run``: a rule file over a stream file, standard input or a
+growing file, with checkpoints, signals and the summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any, BinaryIO, Optional, TextIO
+
+from ..bridge.checkpoint import (Checkpoint, CheckpointWriter, Counters, Position, check_input, resume_output,
+                                 rules_hash, seen_hash)
+from ..bridge.engine import Engine
+from ..errors import EtalisError, InferenceLimitError, Rejection, unreadable
+from ..events import format_time
+from ..inputs.batch import BATCH_LINES, Batch
+from ..inputs.delimited import csv_header
+from ..inputs.lines import LineOffsets, line_chunks, ticking_chunks
+from ..inputs.registry import by_name
+from ..inputs.streams import input_format, read_live, resumed_batches, times_are_dates
+from ..outputs.output import OUT_FORMATS, DetectionWriter, flushed, max_arity, open_writer, out_format, whole_lines
+from ..outputs.progress import ProgressLine, wanted
+from .checking import report_findings, report_unused_event
+from .options import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_LIMIT, EXIT_OK, EXIT_TERMINATED, add_engine_options,
+                      add_input_options, add_live_options, add_mapping_options, add_quiet_option, add_static_option,
+                      add_time_options, add_trust_options, mapping_from, readable_of, said, time_style)
+
+
+def add_run_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """``etalis run``: a rule file over a stream file, standard input or a growing file."""
+    run = sub.add_parser("run", help="process a stream file and print detections as JSON lines")
+    run.add_argument("rules", type=Path, help="the .etl rule file")
+    add_input_options(run)
+    add_quiet_option(run, progress=True)
+    run.add_argument("--out", type=Path, metavar="FILE", help="write the detections to FILE (default: stdout)")
+    run.add_argument("--format", choices=OUT_FORMATS, default=None,
+                     help="jsonl (default), csv (a column per argument), parquet (needs --out) or table "
+                     "(etalis table's, at the end, in --tz; with --explain a line under each detection names its input "
+                     "events); default: by --out's extension")
+    add_engine_options(run)
+    add_time_options(run)
+    add_static_option(run)
+    add_trust_options(run)
+    run.add_argument("--lateness", type=float, metavar="SECONDS",
+                     help="accept events up to this late and match them as if in time order")
+    run.add_argument("--inference-limit", type=int, metavar="N",
+                     help="stop with an error at an event that takes more than N Prolog inferences "
+                     "(default 10,000,000; 0: no limit)")
+    add_live_options(run)
+    add_mapping_options(run)
+
+
+@dataclass(frozen=True)
+class _Input:
+    """``run``'s input: its batches, and what tells where a batch ends in
+    bytes (None for Parquet, read by rows)."""
+
+    batches: Iterator[Batch]
+    offsets: Optional[LineOffsets]
+
+
+def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, packed: bool = False,
+                  at: Position = Position(), header: Optional[list[str]] = None,
+                  batch_lines: int = BATCH_LINES) -> _Input:
+    """The batches of ``run``'s input: the file, standard input (``-``), or
+    the file as it grows (``--follow``); a file's tables and JSON lines as
+    packed columns if ``packed``; from ``at`` on (a resumed run: a CSV
+    stream's columns are then ``header``).  With ``--clock wall``, idle
+    batches while a live source has nothing."""
+    mapping = mapping_from(ns)
+    if ns.stream is not None:
+        kind = ns.input_format or (None if str(ns.events) == "-" else input_format(ns.events).name)
+        if ns.graph_col is None and kind is not None and not by_name(kind).graphs:
+            raise ValueError(f"--stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); "
+                             f"{ns.events} is read as {kind}, whose events are not graphs")
+        mapping = replace(mapping, stream=ns.stream)
+    if header is not None and at.line > 1:
+        mapping = replace(mapping, columns=tuple(header))
+    wall = ns.clock == "wall"
+    if str(ns.events) == "-":
+        if ns.follow:
+            raise ValueError("--follow follows a growing file; standard input (-) is read until it ends anyway")
+        source = stdin or sys.stdin.buffer
+        lines = LineOffsets(ticking_chunks(source.fileno(), _TICK) if wall else line_chunks(source, 1 << 16), at.line)
+        return _Input(read_live(lines, ns.input_format, mapping, batch_lines, first_line=at.line), lines)
+    if wall and not ns.follow:
+        raise ValueError("--clock wall is for a live stream: --follow a growing file, or standard input (-); "
+                         "a file's events carry their own times")
+    batches, offsets = resumed_batches(ns.events, mapping, ns.input_format, packed, at.line, at.offset or 0,
+                                       ns.follow, ns.follow_timeout, wall, batch_lines)
+    return _Input(batches, offsets)
+
+
+# How often a live source that has nothing says so, for --clock wall (seconds)
+_TICK = 0.1
+
+
+@dataclass
+class _Run(Counters):
+    """What ``run`` counts, and where it is: the summary's counters and the
+    position after the last batch processed."""
+
+    line: int = 1           # the first line of the input not processed
+    since: int = 0          # events read since the last checkpoint
+
+
+class _Checkpoints:
+    """``run --checkpoint DIR``: the checkpoint to resume from, and taking
+    new ones: the engine's snapshot and the positions are taken between
+    two batches, then, on the writer's thread while the engine goes on,
+    the output is synced up to (at least) the size it had and the
+    checkpoint replaced."""
+
+    def __init__(self, ns: argparse.Namespace) -> None:
+        self.directory: Path = ns.checkpoint
+        self.events: Optional[Path] = None if str(ns.events) == "-" else ns.events
+        self.kind = ns.input_format or (input_format(self.events).name if self.events is not None else
+                                        "csv" if ns.time is not None else None)
+        self.run = {"rules": str(ns.rules), "rules_sha256": rules_hash([*ns.static, ns.rules]),
+                    "events": str(ns.events), "out": None if ns.out is None else str(ns.out),
+                    "format": out_format(ns.format, ns.out)}
+        if self.run["format"] not in ("jsonl", "csv"):
+            raise ValueError(f"--checkpoint resumes output written as it goes: --format jsonl or csv, not "
+                             f"{self.run['format']} (written at the end)")
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.resumed = Checkpoint.load(self.directory)
+        self.header: Optional[list[str]] = list(ns.columns) if ns.columns else None
+        if self.resumed is not None:
+            self.resumed.check_run(self.run, self.directory)
+            if self.events is not None:
+                check_input(self.events, self.resumed.input)
+            if self.header is None:
+                self.header = self.resumed.header
+        self.writer = CheckpointWriter()
+        self.line = 0
+        """The input line of the checkpoint taken last (what a failure names)."""
+
+    def save(self, engine: Engine, counts: _Run, sink: "DetectionWriter", offsets: Optional[LineOffsets]) -> None:
+        """Take a checkpoint and hand it to the writer, once the one before
+        it is durable (a failure of either is raised)."""
+        self.writer.wait()
+        self.line = counts.line
+        if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
+            self.header = csv_header(offsets.head)
+        at = Position(counts.line, None if offsets is None or self.events is None else offsets.offset(counts.line))
+        state = engine.snapshot()
+        out = flushed(sink)
+        size, fd = out if out is not None else (counts.detections, None)
+        taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.raised,
+                                                        counts.detections, counts.warnings), state, self.header)
+        events, directory = self.events, self.directory
+
+        def durable() -> None:
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
+            replace(taken, input=replace(at, seen=seen)).save(directory)
+
+        self.writer.submit(durable)
+        counts.since = 0
+
+
+def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None,
+        wall: Callable[[], float] = time.time) -> int:
+    problem = None if str(ns.events) == "-" else unreadable("events file", ns.events)
+    if problem:
+        print(f"etalis: {problem}", file=err)
+        return EXIT_FAILURE
+    source = "<stdin>" if str(ns.events) == "-" else str(ns.events)
+    try:
+        checkpoints = _Checkpoints(ns) if ns.checkpoint is not None else None
+    except (ValueError, OSError) as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    resumed = checkpoints.resumed if checkpoints is not None else None
+    # the rule file is read once: the engine keeps what the checks below need
+    engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
+                              lateness=ns.lateness, explain=ns.explain,
+                              inference_limit=ns.inference_limit, analysis=not ns.quiet)
+    try:
+        if ns.ontology or ns.entailment:
+            engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
+        if resumed is not None:
+            engine.restore(resumed.state)
+            if ns.out is not None:
+                resume_output(ns.out, resumed.output)
+    except ValueError as e:
+        engine.close()
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    except BaseException:
+        engine.close()
+        raise
+    try:
+        readable = readable_of(ns) if ns.format == "table" else None
+        # with explain the engine's reported events carry their provenance
+        # as one more argument, and engine.printed counts it
+        arity = max_arity(engine.printed) - (1 if ns.explain else 0)
+        dates = ns.time_format is not None or (str(ns.events) != "-" and times_are_dates(
+            ns.events, input_format(ns.events, ns.input_format).name, mapping_from(ns)))
+        sink = open_writer(ns.format, ns.out, whole_lines(out) if ns.out is None else out, time_style(ns), arity,
+                           ns.explain, readable, dates, append=resumed is not None)
+    except (ValueError, OSError) as e:
+        engine.close()
+        print(f"etalis: {said(e)}", file=err)
+        return EXIT_FAILURE
+    # the summary counts what was printed: the rule file's errors and
+    # warnings (none under --quiet, which leaves the checks out), then the run's
+    errors, warnings = (0, 0)
+    if not ns.quiet:
+        rule_file = engine.rule_file()
+        errors, warnings = report_findings(rule_file, err, ns.max_age)
+        warnings += report_unused_event(rule_file, mapping_from(ns), err,
+                                        None if str(ns.events) == "-" else ns.events, ns.input_format)
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    counts = _Run()
+    if resumed is not None:
+        c = resumed.counters
+        counts = _Run(**asdict(c), line=resumed.input.line)
+    progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
+    lateness = ns.lateness or 0.0
+
+    def status(elapsed: float) -> str:
+        read = counts.accepted + counts.rejected
+        return (f"etalis run {elapsed:.0f} s: rows read {read} ({read / max(elapsed, 1e-9):.0f} rows/s), "
+                f"detections {counts.detections}, rejected {counts.rejected}")
+
+    def warned(ws: list[Rejection], where: str) -> None:
+        counts.warnings += len(ws)
+        if ws and not ns.quiet:
+            progress.clear()
+            for w in ws:
+                print(f"{source}: warning: {where}: {w.reason}", file=err)
+
+    def checkpoint() -> bool:
+        """Take a checkpoint; whether it and the one before it were taken
+        (when the engine has no room to write its state, or a file cannot
+        be written, the one before stays as it was)."""
+        return checkpoints is None or said_failure(lambda: checkpoints.save(engine, counts, sink,
+                                                                          source_input.offsets))
+
+    def written() -> bool:
+        """Wait until the checkpoint taken last is durable; whether it is."""
+        return checkpoints is None or said_failure(checkpoints.writer.wait)
+
+    def said_failure(step: Callable[[], None]) -> bool:
+        """Run ``step`` of a checkpoint; whether it did not fail (else the
+        error is said, with the line of the checkpoint that failed)."""
+        assert checkpoints is not None
+        try:
+            step()
+        except (EtalisError, OSError) as e:
+            progress.clear()
+            print(f"{source}:{checkpoints.line}: error: the checkpoint could not be taken, the last one in "
+                  f"{checkpoints.directory} stays: {said(e)}", file=err)
+            return False
+        return True
+
+    stopped = unwritten = False
+    interrupt = _Interrupt()
+    repeated = _Repeated()
+    try:
+        with interrupt:
+            source_input = event_batches(ns, packed=engine.columnar(),
+                                         at=resumed.input if resumed is not None else Position(),
+                                         header=checkpoints.header if checkpoints is not None else None,
+                                         batch_lines=min(BATCH_LINES, ns.checkpoint_every)
+                                         if checkpoints is not None else BATCH_LINES)
+            while (batch := interrupt.next_batch(source_input.batches)) is not None:
+                if interrupt.requested and checkpoints is not None:
+                    break       # read as the signal came: perhaps not whole; read again on resuming
+                if batch.idle:
+                    moved = engine.advance_lines(wall() - lateness)
+                    sink.write(moved.detection_lines)
+                    counts.detections += moved.detection_lines.count("\n")
+                    counts.raised += moved.raised
+                    warned(moved.warnings, "as the clock moved on")
+                    continue
+                if batch.packed is not None:
+                    result = engine.feed_packed(batch.packed, batch.first_line)
+                else:
+                    result = engine.feed_text(batch.text, batch.first_line, batch.terms)
+                sink.write(result.detection_lines)
+                counts.detections += result.detection_lines.count("\n")
+                counts.accepted += result.accepted
+                counts.raised += result.raised
+                bad = sorted(batch.rejected + result.rejected, key=lambda r: r.line)
+                if result.stopped:      # the lines after the stopped one were read, not processed
+                    bad = [r for r in bad if r.line < result.stopped.line]
+                counts.rejected += len(bad) + (result.stopped is not None)  # the stopped event: read, not processed
+                counts.warnings += len(result.warnings)
+                if not ns.quiet and (bad or result.warnings):
+                    progress.clear()
+                    for r in bad:
+                        print(f"{source}:{r.line}: rejected: {in_input_times(r.reason, dates, ns)}", file=err)
+                    for w in result.warnings:
+                        if repeated.seen(w):
+                            print(f"{source}:{w.line}: warning: {w.reason}", file=err)
+                if result.stopped:
+                    progress.clear()
+                    print(f"{source}:{result.stopped.line}: error: {result.stopped}", file=err)
+                    stopped = True
+                    break
+                if checkpoints is not None:
+                    counts.line = batch.end_line
+                    counts.since += len(bad) + result.accepted
+                    if counts.since >= ns.checkpoint_every and not checkpoint():
+                        stopped = True
+                        break
+                progress.show(status)
+            if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
+                stopped = True
+            if not written():
+                stopped = True
+            raised_before = engine.stats().raised
+            if not stopped and not (interrupt.requested and checkpoints is not None):
+                try:
+                    ws: list[Rejection] = []
+                    tail = engine.flush_lines(ws, timers=ns.flush_timers)
+                    warned(ws, "at the end of the stream")
+                except InferenceLimitError as e:        # an event held back by a lateness
+                    progress.clear()
+                    print(f"{source}:{e.line}: error: {e}", file=err)
+                    stopped, tail = True, ""
+                sink.write(tail)
+                counts.detections += tail.count("\n")
+            seconds = time.perf_counter() - started
+            cpu_seconds = time.process_time() - cpu_started
+            stats = engine.stats()
+            pending = stats.pending
+            counts.raised += stats.raised - raised_before     # the timers the end of the stream fired
+    except ValueError as e:
+        print(f"etalis: {e}", file=err)
+        return EXIT_FAILURE
+    finally:
+        progress.clear()
+        if checkpoints is not None:
+            try:     # a run that failed still ends the checkpoint being written, before the output is closed
+                checkpoints.writer.wait()
+            except (EtalisError, OSError):
+                pass    # the one before it stays, and the run says why it failed
+        try:
+            sink.close()
+        except (ValueError, OverflowError) as e:    # a table or Parquet file of times that are no dates
+            print(f"etalis: the detections cannot be written: {e}", file=err)
+            unwritten = True
+        finally:
+            engine.close()
+    for line in repeated.counts(source):
+        print(line, file=err)
+    if interrupt.requested:
+        what = "terminated (SIGTERM)" if interrupt.signum == signal.SIGTERM else "interrupted"
+        print(f"etalis: {what}: stopped after {counts.accepted + counts.rejected} events", file=err)
+    raised = counts.raised
+    print(
+        f"events read: {counts.accepted + counts.rejected}, accepted: {counts.accepted}, "
+        f"{f'raised by rules (event/1, timers): {raised}, ' if raised else ''}rejected: {counts.rejected}, "
+        f"detections: {counts.detections}, {f'errors: {errors}, ' if errors else ''}"
+        f"warnings: {warnings + counts.warnings}, "
+        f"seconds: {seconds:.3f}, pending: {pending}, "
+        f"cpu seconds: {cpu_seconds:.3f}",
+        file=err,
+    )
+    if stopped:
+        return EXIT_LIMIT
+    if interrupt.requested:
+        return EXIT_TERMINATED if interrupt.signum == signal.SIGTERM else EXIT_INTERRUPTED
+    return EXIT_FAILURE if unwritten else EXIT_OK
+
+
+_LATE = re.compile(r"time (\S+) is earlier than the last accepted time (\S+) \(events must arrive in time order\)")
+_TOO_LATE = re.compile(r"time (\S+) is more than the lateness \((\S+) s\) before the latest time (\S+)")
+
+
+def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:
+    """A rejection of an event out of time order, with its times as the
+    input writes them (dates in ``--time-format`` or ISO 8601, in
+    ``--time-zone``, when it writes dates) and what ``--lateness`` does;
+    any other reason as it is."""
+    def text(seconds: str) -> str:
+        return format_time(float(seconds), ns.time_format, ns.time_zone) if dates else seconds
+
+    if m := _LATE.fullmatch(reason):
+        return (f"time {text(m[1])} is earlier than the last accepted time {text(m[2])} (events must arrive in "
+                "time order; --lateness SECONDS accepts events up to that late)")
+    if m := _TOO_LATE.fullmatch(reason):
+        return (f"time {text(m[1])} is more than the lateness ({m[2]} s) before the latest time {text(m[3])} "
+                "(a larger --lateness accepts it)")
+    return reason
+
+
+class _Repeated:
+    """The warnings of a run, each text said once: at its first line, and
+    at the end how often it came (the summary counts them all)."""
+
+    def __init__(self) -> None:
+        self._lines: dict[str, tuple[int, int, int]] = {}     # text: first line, last line, times
+
+    def seen(self, warning: Rejection) -> bool:
+        """Count ``warning``; whether it is the first of its text."""
+        first, _, times = self._lines.get(warning.reason, (warning.line, 0, 0))
+        self._lines[warning.reason] = (first, warning.line, times + 1)
+        return times == 0
+
+    def counts(self, source: str) -> list[str]:
+        return [f"{source}:{first}: warning: the warning of line {first} came {times:,} times, the last at line {last}"
+                for first, last, times in self._lines.values() if times > 1]
+
+
+class _Interrupt:
+    """Ctrl-C (SIGINT) and SIGTERM during ``etalis run``.  Both are blocked
+    except while the next batch of events is read, so the engine is never
+    interrupted in the middle of a batch (its state would be half updated
+    and the batch's detections lost), nor is the writing of detections or
+    of a checkpoint (a write to a pipe that a signal interrupts can lose
+    text).  A signal that comes during a batch waits for its end; one
+    during the reading stops it at once.  Then the run ends as at the end
+    of its input (without a checkpoint, the events held back by a lateness
+    are still processed), and the summary is printed."""
+
+    _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.signum: Optional[int] = None
+        self._previous: dict[int, Any] = {}
+        self._installed = False
+        self._reading = False
+
+    def _handle(self, signum: int, frame: Optional[FrameType]) -> None:
+        self.requested = True
+        self.signum = signum
+        # Python runs handlers in the main thread even when the signal came
+        # to a thread that does not block it (a reader's worker pool): only
+        # the reading is stopped at once, the rest ends at the next batch
+        if self._reading:
+            raise KeyboardInterrupt
+
+    def __enter__(self) -> "_Interrupt":
+        try:
+            for s in self._SIGNALS:
+                self._previous[s] = signal.signal(s, self._handle)
+        except ValueError:          # not the main thread: no signals here
+            return self
+        self._installed = True
+        self._mask(signal.SIG_BLOCK)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            for s, previous in self._previous.items():
+                signal.signal(s, signal.SIG_DFL if previous is None else previous)
+            self._mask(signal.SIG_UNBLOCK)
+
+    def _mask(self, how: int) -> None:
+        if self._installed:
+            signal.pthread_sigmask(how, set(self._SIGNALS))
+
+    def next_batch(self, batches: Iterator[Batch]) -> Optional[Batch]:
+        """The next batch, or None at the end of the stream or on a signal."""
+        if self.requested:
+            return None
+        try:
+            self._reading = True
+            self._mask(signal.SIG_UNBLOCK)
+            return next(batches)
+        except (StopIteration, KeyboardInterrupt):
+            return None
+        finally:
+            self._reading = False
+            self._mask(signal.SIG_BLOCK)
