@@ -357,13 +357,12 @@ def refuse_timers(the_plan: Plan, source: str) -> None:
     which to fire it: replay refuses timers."""
     for rule in the_plan.rules:
         if rule.timer:
-            raise RuleError(f"{rule.timer}/2 (a timer) is not supported by replay on Spark: its event occurs "
-                            "after the pattern, and a stage feeds each partition's rows without a time past "
-                            "the last one at which pending timers could fire",
-                            file=source, line=rule.line, column=rule.column,
-                            hint="run the rule file with etalis run (or Engine.emit_many and Engine.flush), "
-                                 "which fires the pending timers at the end of the stream")
-
+            raise _refused(rule, source,
+                           f"{rule.timer}/2 (a timer) is not supported by replay on Spark: its event occurs "
+                           "after the pattern, and a stage feeds each partition's rows without a time past "
+                           "the last one at which pending timers could fire",
+                           "run the rule file with etalis run (or Engine.emit_many and Engine.flush), "
+                           "which fires the pending timers at the end of the stream")
 
 
 def refuse_strict(the_plan: Plan, source: str, policy: Optional[str]) -> None:
@@ -380,12 +379,12 @@ def refuse_strict(the_plan: Plan, source: str, policy: Optional[str]) -> None:
     for rule in the_plan.rules:
         effective = rule.policy if rule.own_policy or policy is None else policy
         if effective == "strict":
-            raise RuleError(f"{rule.head.sig} is derived under the policy strict, whose events are adjacent in the "
-                            "whole input stream, and replay feeds an engine only part of it (a partitioned stage the "
-                            "events of one key, every stage only the events its rules consume)",
-                            file=source, line=rule.line, column=rule.column,
-                            hint="use the policy strict(partition) (adjacent among the events of the rule's key, "
-                                 "as next() on a keyed stream in Flink), or run the rule file with etalis run")
+            raise _refused(rule, source,
+                           f"{rule.head.sig} is derived under the policy strict, whose events are adjacent in the "
+                           "whole input stream, and replay feeds an engine only part of it (a partitioned stage the "
+                           "events of one key, every stage only the events its rules consume)",
+                           "use the policy strict(partition) (adjacent among the events of the rule's key, "
+                           "as next() on a keyed stream in Flink), or run the rule file with etalis run")
 
 
 def refuse_unbound_transfers(the_plan: Plan, source: str) -> None:
@@ -397,7 +396,12 @@ def refuse_unbound_transfers(the_plan: Plan, source: str) -> None:
     for rule in the_plan.rules:
         if rule.head_unbound and rule.head.sig in passed:
             names = ", ".join(rule.head_unbound)
-            raise RuleError(f"{rule.head.sig} is derived with {names} unbound and used by a later stage of the "
-                            "replay, whose input is ground events", file=source, line=rule.line, column=rule.column,
-                            hint="run the rule file with etalis run, or write a value (e.g. none) in the place of "
-                                 f"{names}")
+            raise _refused(rule, source,
+                           f"{rule.head.sig} is derived with {names} unbound and used by a later stage of the "
+                           "replay, whose input is ground events",
+                           f"run the rule file with etalis run, or write a value (e.g. none) in the place of {names}")
+
+
+def _refused(rule: RuleInfo, source: str, message: str, hint: str) -> RuleError:
+    """The error that refuses ``rule`` of the file ``source``, at its position."""
+    return RuleError(message, file=source, line=rule.line, column=rule.column, hint=hint)
