@@ -42,7 +42,7 @@ written out and put back into an engine compiled from the same rules
     etalis_statics), and
     `facts_bytes`, what etalis_guard counted of them;
   - `rule_changes`: the changes of the rules made while running (see
-    etalis:add_items/3), in order, which the state holds but does not
+    etalis_engine_load:add_items/3), in order, which the state holds but does not
     put back: they are made again by the caller; and `hidden_names`,
     how far the engine has numbered its hidden events (see
     etalis_hidden_names), so that rules added later are named as
