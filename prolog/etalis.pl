@@ -130,6 +130,12 @@ Requests:
 
 The reply to create lists the `:- ontology(File)` directives of the
 rules, for Python to load (it owns RDF parsing and reasoning).
+
+This module reads the requests and words the replies; the work is the
+runtime's: etalis_engine_load makes engines and adds rules,
+etalis_rule_edits makes the other changes of their rules,
+etalis_key_states takes and restores their states (also for the keys'
+segments of a feed) and etalis_pending shows their pending goals.
 */
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
