@@ -4,7 +4,6 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module(library(yall)).
 :- use_module(library(option)).
 :- use_module(library(assoc)).
 :- use_module(library(pairs)).

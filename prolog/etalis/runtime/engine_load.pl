@@ -17,7 +17,6 @@
 :- use_module(library(error), [must_be/2, existence_error/2, domain_error/2]).
 :- use_module(library(lists), [append/2, append/3, member/2]).
 :- use_module(library(apply), [include/3, maplist/3]).
-:- use_module(library(yall)).
 :- use_module('../reader/syntax', [read_etl_file/2, read_etl_string/3]).
 :- use_module('../reader/decode', [etl_file_encoding/3]).
 :- use_module('../errors', [etalis_error/3]).

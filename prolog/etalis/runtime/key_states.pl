@@ -7,7 +7,6 @@
           ]).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module(library(yall)).
 :- use_module(library(aggregate)).
 :- use_module(runtime, [engine_reset/1, engine_due/2]).
 :- use_module(feed, [engine_feed/5]).
