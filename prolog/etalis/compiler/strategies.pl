@@ -273,7 +273,7 @@ partition_input(M, E, P, T) :-
     (   compound(E) -> functor(E, Name, Arity) ; Name = E, Arity = 0 ),
     findall(Label-Key-W,
             (   catch(M:'$partition'(Label, Name, Arity, KeyArgs, W), _, fail),
-                maplist([I, V]>>arg(I, E, V), KeyArgs, Vs),
+                maplist(key_value(E), KeyArgs, Vs),
                 Key =.. [k|Vs]
             ),
             Found0),
@@ -283,6 +283,12 @@ partition_input(M, E, P, T) :-
     ;   partition_global(M, G),
         forall(member(Found1, Found), partition_note(G, P, T, Found1))
     ).
+
+%   key_value(+Event, +I, -V): V is the I-th argument of Event, a part of
+%   its partition key.
+
+key_value(E, I, V) :-
+    arg(I, E, V).
 
 %   partition_note(+G, +P, +T, +Label-Key-W): note the event at P, ending
 %   at T, in the partition Label-Key of the global variable G.  A
