@@ -73,8 +73,9 @@ live: setup
 	@PYTHONWARNINGS=ignore::FutureWarning ETALIS=$(VENV)/bin/etalis PYTHON=$(VENV)/bin/python DATA=$(DATA) \
 	  OUT=out/live sh examples/wind_area/live.sh
 
+# one worker a core; a file's tests stay on one worker, where they share its Spark session
 test: setup
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n auto --dist loadfile
 
 fuzz: setup
 	PYTHONPATH=. $(VENV)/bin/python tests/fuzz_semantics.py --cases 100000 --seed 1
