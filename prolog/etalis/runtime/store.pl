@@ -46,7 +46,10 @@ The store is a mutable term on the global stack, kept alive by a global
 variable of its engine.  It is updated in place, without assert/retract:
 nb_setarg/3 copies each new cell once (which also protects it against
 backtracking), and nb_linkarg/3 links cells that are already protected,
-so appending, expiring and consuming an entry are constant-time.
+so appending, expiring and consuming an entry are constant-time.  A new
+cell of the table is filled in before one link puts it in place (see
+fresh_cell/2), so that an error on the way (the stacks full) leaves the
+table as it was before or after.
 
 Store layout: st(Mask, Keys, Buckets, Open, Pass), Buckets a compound
 of 2^k arguments (Mask = 2^k-1) that are lists of kq(Key, Queue), an
