@@ -1,6 +1,7 @@
 :- module(test_store, []).
 :- use_module(library(plunit)).
 :- use_module('../../prolog/etalis/runtime/store').
+:- use_module('../../prolog/etalis/compiler/chains', [remember/4]).
 
 %   A store must live in a global variable to be updated in place.
 
@@ -190,3 +191,59 @@ test(a_move_step_done_twice_links_each_key_once, [Count, Es] == [170, [e(p, 77, 
     entries(S, 77, Es).
 
 :- end_tests(sweep).
+
+:- begin_tests(interrupted).
+
+%   An append interrupted at any inference (as a full stack may stop it)
+%   leaves the store holding the entries it held before or those it
+%   holds after: a new key's cell, and a key's cell in the table a move
+%   fills, are linked only once they are whole.  The 171st key begins
+%   with the steps of a move (see the sweep tests above); a step stopped
+%   half-way shows the keys it moved in both tables until it is done
+%   again, so the entries are compared as sets.
+
+test(an_append_stopped_at_any_inference_loses_no_entry, Bad == []) :-
+    numlist(1, 170, Ks),
+    findall(e(p, K, K), member(K, Ks), Before),
+    append(Before, [e(p, 171, 171)], After),
+    findall(N-Count,
+            ( between(1, 300, N),
+              interrupted_append(N, Ks, Es),
+              Es \== Before,
+              Es \== After,
+              length(Es, Count)
+            ),
+            Bad).
+
+interrupted_append(N, Ks, Es) :-
+    store_new(S0), nb_setval(st_interrupted, S0), nb_getval(st_interrupted, S),
+    forall(member(K, Ks), etalis_store:store_append(S, K, e(p, K, K), none)),
+    catch(call_with_inference_limit(etalis_store:store_append(S, 171, e(p, 171, 171), none), N, _),
+          inference_limit_exceeded, true),
+    findall(E, store_entry(S, _, E), Es0),
+    sort(Es0, Es).
+
+%   So does a push onto a chain's stack of remembered events.
+
+test(a_push_stopped_at_any_inference_loses_no_entry, Bad == []) :-
+    Before = [e(p(3, x), 3, 3), e(p(2, x), 2, 2), e(p(1, x), 1, 1)],
+    After = [e(p(4, x), 4, 4)|Before],
+    findall(N-Es,
+            ( between(1, 100, N),
+              store_new(S0), nb_setval(st_pushed, S0), nb_getval(st_pushed, S),
+              forall(member(E, [e(p(1, x), 1, 1), e(p(2, x), 2, 2), e(p(3, x), 3, 3)]),
+                     remember(none, S, k, E)),
+              catch(call_with_inference_limit(remember(none, S, k, e(p(4, x), 4, 4)), N, _),
+                    inference_limit_exceeded, true),
+              findall(E, ( store_lookup(S, k, Q), arg(1, Q, First), stacked(First, E) ), Es),
+              Es \== Before,
+              Es \== After
+            ),
+            Bad).
+
+stacked(c(E0, Next), E) :-
+    (   E = E0
+    ;   stacked(Next, E)
+    ).
+
+:- end_tests(interrupted).

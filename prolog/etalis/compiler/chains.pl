@@ -11,7 +11,8 @@
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
-:- use_module('../runtime/store', [store_queue/3, store_lookup/3, store_append/4, store_pending/4]).
+:- use_module('../runtime/store', [store_queue/3, store_lookup/3, store_append/4, store_pending/4,
+                                              fresh_cell/2]).
 :- use_module(operators, [interval_goal/4, condition_test/5, store_index/3]).
 :- use_module(rule_facts, [source_pattern/2]).
 
@@ -322,14 +323,16 @@ foldl_conj([G|Gs], (G, C)) :-
 %   before P's predecessor (strict contiguity: they would have to be
 %   next to an element that is not yet there).  Every time the stack
 %   has doubled since it was last trimmed, it is trimmed, so that the
-%   cost per entry stays constant.
+%   cost per entry stays constant.  The new cell is whole before one
+%   link pushes it (see fresh_cell/2), so that an error on the way (the
+%   stacks full) loses none of the stack.
 
 remember(Trim, Store, Key, Entry) :-
     store_queue(Store, Key, Q),
     arg(1, Q, Old),
-    nb_setarg(1, Q, c(Entry, [])),
-    arg(1, Q, Cell),
+    fresh_cell(c(Entry, []), Cell),
     nb_linkarg(2, Cell, Old),
+    nb_linkarg(1, Q, Cell),
     (   arg(2, Q, n(Count0, Mark))
     ->  true
     ;   Count0 = 0,

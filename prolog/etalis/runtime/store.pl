@@ -19,7 +19,8 @@
             store_take_all/6,          % +Store, +Key, +Expiry, ?Entry, :Cond, -Taken
             store_take_passing/7,      % +Store, +Key, +Expiry, ?Entry, :Cond, ?Witness, -Taken
             store_newest/6,            % +Store, +Key, +Expiry, ?Entry, :Cond, +Preference
-            store_replace_same/5       % +Store, +Key, +Entry, +Expiry, +Preference
+            store_replace_same/5,      % +Store, +Key, +Entry, +Expiry, +Preference
+            fresh_cell/2               % +Term, -Copy
           ]).
 :- use_module(library(error)).
 :- use_module(library(apply)).
@@ -45,7 +46,10 @@ The store is a mutable term on the global stack, kept alive by a global
 variable of its engine.  It is updated in place, without assert/retract:
 nb_setarg/3 copies each new cell once (which also protects it against
 backtracking), and nb_linkarg/3 links cells that are already protected,
-so appending, expiring and consuming an entry are constant-time.
+so appending, expiring and consuming an entry are constant-time.  A new
+cell of the table is filled in before one link puts it in place (see
+fresh_cell/2), so that an error on the way (the stacks full) leaves the
+table as it was before or after.
 
 Store layout: st(Mask, Keys, Buckets, Open, Pass), Buckets a compound
 of 2^k arguments (Mask = 2^k-1) that are lists of kq(Key, Queue), an
@@ -213,12 +217,17 @@ store_queue(Store, Key, Queue) :-
         new_key(Store, Key, H, none, Queue)
     ).
 
+%   new_key(+Store, +Key, +Hash, +Expiry, -Queue): Queue is the empty
+%   queue of Key, new in Store.  The key's cell is whole before one link
+%   puts it in the table, and it is counted before, as a count one too
+%   high costs a look that finds nothing, one too low a key's queue
+%   that a partner would not look at (see key_match/3).
+
 new_key(Store, Key, H, Expiry, Queue) :-
     maintain(Store, Expiry),
     home(Store, H, Buckets, I),
     bucket(Buckets, I, Old),
-    nb_setarg(I, Buckets, [kq(Key, q([], []))]),
-    arg(I, Buckets, Cell),
+    fresh_cell([kq(Key, q([], []))], Cell),
     nb_linkarg(2, Cell, Old),
     Cell = [kq(_, Queue)|_],
     arg(2, Store, Keys0),
@@ -229,7 +238,8 @@ new_key(Store, Key, H, Expiry, Queue) :-
     ;   arg(4, Store, Open0),
         Open is Open0 + 1,
         nb_setarg(4, Store, Open)
-    ).
+    ),
+    nb_linkarg(I, Buckets, Cell).
 
 %   maintain(+Store, +Expiry): the maintenance of the table that a new
 %   key pays for (see the module's description): start a sweep when the
@@ -363,11 +373,23 @@ move_key(Buckets, Mask, KQ) :-
     (   member(KQ0, Old),
         same_term(KQ0, KQ)
     ->  true
-    ;   nb_setarg(J, Buckets, [x]),
-        arg(J, Buckets, Cell),
+    ;   fresh_cell([x], Cell),
         nb_linkarg(1, Cell, KQ),
-        nb_linkarg(2, Cell, Old)
+        nb_linkarg(2, Cell, Old),
+        nb_linkarg(J, Buckets, Cell)
     ).
+
+%!  fresh_cell(+Term, -Copy) is det.
+%
+%   Copy is a copy of Term that backtracking keeps, not yet part of a
+%   store, so that a cell is filled in before one nb_linkarg/3 puts it
+%   in place: an error before that link (the stacks full) leaves the
+%   store as it was, and the link leaves it whole.
+
+fresh_cell(Term, Copy) :-
+    Holder = h(_),
+    nb_setarg(1, Holder, Term),
+    arg(1, Holder, Copy).
 
 %!  store_append(+Store, +Key, +Entry, +Expiry) is det.
 %
