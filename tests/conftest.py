@@ -80,15 +80,3 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return kinds
 
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Items that share a node id get their names as ids: schemathesis
-    names its cases (one per API operation) by the test function alone,
-    and pytest-xdist, which hands tests to its workers by id, would run
-    one of them."""
-    counts: dict[str, int] = {}
-    for item in items:
-        counts[item.nodeid] = counts.get(item.nodeid, 0) + 1
-    for item in items:
-        if counts[item.nodeid] > 1:
-            item._nodeid = f"{item.nodeid.rpartition('::')[0]}::{item.name}"
