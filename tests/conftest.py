@@ -78,5 +78,3 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(PrologBridge, "request", recorded)
     return kinds
-
-
