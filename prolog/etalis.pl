@@ -17,6 +17,7 @@
 :- use_module(etalis/runtime/runtime, [engine_destroy/1, engine_reset/1, engine_due/2,
                                        engine_buffered/2, engine_pending/3]).
 :- use_module(etalis/runtime/feed, [engine_feed/5]).
+:- use_module(etalis/runtime/limits, [stack_limit_restored/0]).
 :- use_module(etalis/runtime/prefixes, [engine_prefixes/2]).
 :- use_module(etalis/rdf/knowledge, [knowledge_update/4, knowledge_size/2, standard_prefix/2]).
 :- use_module(etalis/safety/sandbox, [item_goal/3, undefined_predicates/2]).
@@ -139,16 +140,16 @@ segments of a feed) and etalis_pending shows their pending goals.
 
 %!  etalis_api(+Request:string, +Payload:string, -Reply:string) is det.
 %
-%   Serve one request from Python; never raises, but for a snapshot
-%   that fills the stacks, whose error the bridge words (as for any
-%   request whose reply does not fit).
+%   Serve one request from Python; never raises, but for a request
+%   that fills the stacks where no event is running (a snapshot, a
+%   reply that does not fit), whose error the bridge words.
 
 etalis_api(RequestText, Payload, Reply) :-
+    stack_limit_restored,
     catch(( term_string(Request, RequestText),
             serve(Request, Payload, Header, Body) ),
           Error,
-          (   Error = error(resource_error(_), _),
-              string_concat("snapshot(", _, RequestText)   % catch/3 undid the binding of Request
+          (   Error = error(resource_error(_), _)
           ->  throw(Error)
           ;   error_reply(Error, Header, Body)
           )),

@@ -162,6 +162,50 @@ def test_when_the_stacks_are_full_run_stops_with_the_error_and_its_summary(tmp_p
     assert summary is not None and int(summary[1]) in (line - 1, line), lines[2]
 
 
+@pytest.mark.parametrize("limit", ["25.5m", "27m", "28m"])
+def test_stacks_found_full_between_two_events_stop_the_run_as_inside_one(tmp_path: Path, limit: str) -> None:
+    # at these limits the stacks fill at a call of the feed loop between two events, outside the
+    # event's own catch: the run still stops with the engine's error and its summary, not a Prolog dump
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(K) <- a(K) seq b(K).\n")
+    events = tmp_path / "s.events"
+    events.write_text("".join(f"event(a({i}), {i + 1}).\n" for i in range(100_000)))
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events), "--quiet"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, ETALIS_STACK_LIMIT=limit))
+    assert (r.returncode, r.stdout) == (3, "")
+    lines = r.stderr.splitlines()
+    assert len(lines) == 3, r.stderr[:2000]
+    mib = round(float(limit[:-1]))
+    stop = re.fullmatch(rf"{re.escape(str(events))}:(\d+): error: event a\((\d+)\) \(line (\d+)\) ran out of memory: "
+                        rf"the engine's stacks reached their limit of {mib} MiB", lines[0])
+    assert stop is not None, lines[0]
+    line = int(stop[1])
+    assert int(stop[2]) == line - 1 and int(stop[3]) == line and 10_000 < line < 100_000
+    assert lines[1].startswith("  hint: the pending goals fill the memory: ")
+    summary = re.fullmatch(rf"events read: {line}, accepted: {line - 1}, rejected: 1, detections: 0, warnings: 0, "
+                           r"seconds: [0-9.]+, pending: (\d+), cpu seconds: [0-9.]+", lines[2])
+    assert summary is not None and int(summary[1]) in (line - 1, line), lines[2]
+
+
+def test_detections_whose_text_does_not_fit_in_the_full_stacks_are_all_printed(tmp_path: Path) -> None:
+    # 40,000 pending goals and a batch of 200,000 detections: their text would not fit in the 16 MiB
+    # the goals leave; the events that made them are processed, so they are handed over all the same
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(X, Y) <- a(X) seq b(Y).\n")
+    events = tmp_path / "s.events"
+    events.write_text("".join(f"event(a({i}), {i + 1}).\n" for i in range(40_000))
+                      + "".join(f"event(b({j}), {40_001 + j}).\n" for j in range(5)))
+    r = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events), "--quiet"],
+                       capture_output=True, text=True, timeout=300, env=dict(os.environ, ETALIS_STACK_LIMIT="16m"))
+    assert r.returncode == 0, r.stderr[:2000]
+    out = r.stdout.splitlines()
+    assert len(out) == 200_000
+    assert out[0] == '{"event": "c", "args": [0, 0], "start": 1, "end": 40001}'
+    assert out[-1] == '{"event": "c", "args": [39999, 4], "start": 40000, "end": 40005}'
+    assert re.fullmatch(r"events read: 40005, accepted: 40005, rejected: 0, detections: 200000, warnings: 0, "
+                        r"seconds: [0-9.]+, pending: 40000, cpu seconds: [0-9.]+", r.stderr.strip()), r.stderr[:2000]
+
+
 def test_a_stack_limit_that_is_no_size_is_refused() -> None:
     env = dict(os.environ, ETALIS_STACK_LIMIT="lots")
     r = subprocess.run([sys.executable, "-c", "from etalis_py import Engine; Engine.from_string('c <- a.')"],

@@ -2,6 +2,7 @@
           [ engine_feed/5               % +Engine, +Batch, +Options, -Summary, -Detections
           ]).
 :- use_module(library(error)).
+:- use_module(library(lists), [append/3]).
 :- use_module(library(option)).
 :- use_module(library(heaps)).
 :- use_module(library(memfile)).
@@ -10,7 +11,7 @@
 :- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
 :- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
 :- use_module(prefixes, [prefixed_event/3]).
-:- use_module(limits, [limited/6, watched/3]).
+:- use_module(limits, [limited/6, watched/3, output_string/2, memory_hit/5]).
 :- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2]).
 :- use_module(protocol, [detection_format/1]).
 :- use_module('../reader/terms', [finite_number/1]).
@@ -125,7 +126,8 @@ fed(Source, S, State, summary(Accepted, Raised, Rejected, Warnings, Stopped), De
 %   output_text(:Goal, -Text): as with_output_to(string(Text), Goal), the
 %   output collected in a UTF-8 memory file (writing a detection line
 %   there costs a third of what it costs in the wide characters of
-%   with_output_to/2's buffer).
+%   with_output_to/2's buffer), and made a string even where the stacks
+%   are full (see etalis_limits:output_string/2).
 
 :- meta_predicate output_text(0, -).
 
@@ -136,7 +138,7 @@ output_text(Goal, Text) :-
         ),
         ( with_output_to(Out, Goal),
           close(Out),
-          memory_file_to_string(File, Text, utf8)
+          output_string(File, Text)
         ),
         ( (   is_stream(Out)
           ->  close(Out)
@@ -224,7 +226,11 @@ feed_loop(Source0, S, Order0, Order, A0, A, Rejected, Stopped) :-
     (   Source0 = terms(Terms0, Line0, Checked),
         Order0 = in_order(Last0),
         S = batch(M, Limit, plain, _, _, none, false, Format)
-    ->  quick_loop(Terms0, Line0, Checked, M, Limit, Format, S, Last0, Terms, Line1, Last, A0, A1, Stop),
+    ->  character_count(current_output, Kept0),
+        At = at(none, Kept0),
+        catch(quick_loop(Terms0, Line0, Checked, M, Limit, Format, S, Last0, At, Terms, Line1, Last, A0, A1, Stop),
+              error(resource_error(Resource), _),
+              quick_full(Resource, Terms0, Line0, Checked, M, Last0, At, Terms, Line1, Last, A0, A1, Stop)),
         Order1 = in_order(Last),
         Source1 = terms(Terms, Line1, Checked)
     ;   Source1 = Source0,
@@ -274,6 +280,12 @@ next_item(items([Line-Item|Items]), Line, Item, items(Items)).
 %   rejected(Reason).
 
 feed_term(Term, Line, S, Order0, Outcome) :-
+    character_count(current_output, Kept),
+    catch(feed_term(Term, Line, S, Order0, Kept, Outcome),
+          error(resource_error(Resource), _),
+          term_full(Resource, Term, Line, S, Kept, Outcome)).
+
+feed_term(Term, Line, S, Order0, Kept, Outcome) :-
     (   (   plain_input(Term, E0, T1)
         ->  T2 = T1
         ;   nonvar(Term),
@@ -281,7 +293,6 @@ feed_term(Term, Line, S, Order0, Outcome) :-
             var(Reason)
         ),
         prefixed_event(S, E0, E),
-        character_count(current_output, Kept),
         catch(admit(Order0, S, ev(E, T1, T2, Line), Order1),
               error(etalis_limit(Hit), _),
               true)
@@ -293,8 +304,23 @@ feed_term(Term, Line, S, Order0, Outcome) :-
         Outcome = rejected(Reason)
     ).
 
+%   term_full(+Resource, +Term, +Line, +S, +Kept, -Outcome): the stacks
+%   filled (Resource) while the term Term of line Line was processed,
+%   outside the catch of limited/6: it stops the feed as an event that
+%   reached the memory limit (see feed_term/5).
+
+term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit, Kept)) :-
+    (   plain_input(Term, E, _)
+    ->  true
+    ;   nonvar(Term),
+        Term = event(E, _)
+    ->  true
+    ;   E = Term
+    ),
+    stacks_full(Resource, M, E, Line, Hit).
+
 %   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
-%              -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%              +At, -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
 %   Process Terms, the first of which is the event of line Line, as
 %   etalis_process:run/5 does for batch settings S that feed_loop/8
@@ -305,22 +331,26 @@ feed_term(Term, Line, S, Order0, Outcome) :-
 %   RestLine its line; the general way takes it), after an event that
 %   changes the rules or raises events (the settings may have changed),
 %   or at an event that reaches a limit (Stop is then stopped(Hit, Kept),
-%   else `none`).  Last is the time of the last event processed.
+%   else `none`).  Last is the time of the last event processed.  At is
+%   at(Line, Kept), set (nb_setarg/3) as each event starts: its line and
+%   the characters of output before it, for quick_full/13.
 
-quick_loop([], Line, _, _, _, _, _, Last, [], Line, Last, A, A, none).
-quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+quick_loop([], Line, _, _, _, _, _, Last, _, [], Line, Last, A, A, none).
+quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, At, Rest, RestLine, Last, A0, A, Stop) :-
     Next is Line + 1,
     (   quick_event(Checked, Term, E, T1, T2),
         T2 >= Last0
     ->  b_setval(etalis_line, Line),
         character_count(current_output, Kept),
+        nb_setarg(1, At, Line),
+        nb_setarg(2, At, Kept),
         limited(Limit, M:'$run'(E, T1, T2, Format), M, E, Line, Hit),
         A1 is A0 + 1,
         (   Hit \== none
         ->  Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
         ;   \+ M:'$rule_update'(_),
             \+ M:'$raised'(_)
-        ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, T2, Rest, RestLine, Last, A1, A, Stop)
+        ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, T2, At, Rest, RestLine, Last, A1, A, Stop)
         ;   catch(( rule_updates(S),
                     raised_events(S, T2, Line)
                   ), error(etalis_limit(Raised), _), true),
@@ -330,8 +360,57 @@ quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, Rest, RestLi
             )
         )
     ;   Term == []
-    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop)
+    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, Last0, At, Rest, RestLine, Last, A0, A, Stop)
     ;   Rest = [Term|Terms], RestLine = Line, Last = Last0, A = A0, Stop = none
+    ).
+
+%   quick_full(+Resource, +Terms0, +Line0, +Checked, +M, +Last0, +At,
+%              -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   The stacks filled (Resource) outside the catch of limited/6, at a
+%   call between two events of quick_loop/15 (started on Terms0 from
+%   line Line0): the event At names, whose processing started last
+%   (else the first event of Terms0), stops the loop as if it had
+%   reached the memory limit in limited/6, with the events before it
+%   accepted and the detections written before it kept.
+
+quick_full(Resource, Terms0, Line0, Checked, M, Last0, at(Line, Kept), [], Stopped, Last, A0, A,
+           stopped(Hit, Kept)) :-
+    (   Line == none
+    ->  Stopped = Line0
+    ;   Stopped = Line
+    ),
+    Before is Stopped - Line0,
+    length(Done, Before),
+    append(Done, [Term|_], Terms0),
+    (   quick_event(Checked, Term, E, _, _)
+    ->  true
+    ;   E = Term
+    ),
+    stacks_full(Resource, M, E, Stopped, Hit),
+    quick_done(Done, Checked, Last0, Last, A0, A).
+
+%   stacks_full(+Resource, +M, +E, +Line, -Hit): as in limited/6 when
+%   the event E of line Line runs out of Resource (see
+%   etalis_limits:memory_hit/5), where the stacks were found full at a
+%   call of the feed around it.
+
+stacks_full(Resource, M, E, Line, Hit) :-
+    memory_hit(Resource, M, E, Line, Hit),
+    retractall(M:'$rule_update'(_)),
+    retractall(M:'$raised'(_)).
+
+%   quick_done(+Terms, +Checked, +Last0, -Last, +A0, -A): Terms were
+%   processed by quick_loop/15: A - A0 events (the terms but `[]`), the
+%   last of which ended at Last (Last0 if none).
+
+quick_done([], _, Last, Last, A, A).
+quick_done([Term|Terms], Checked, Last0, Last, A0, A) :-
+    (   Term == []
+    ->  quick_done(Terms, Checked, Last0, Last, A0, A)
+    ;   quick_event(Checked, Term, _, _, T2),
+        A1 is A0 + 1,
+        quick_done(Terms, Checked, T2, Last, A1, A)
     ).
 
 %   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid

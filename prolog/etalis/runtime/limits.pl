@@ -1,8 +1,12 @@
 :- module(etalis_limits,
           [ limited/6,                  % +Limit, +Goal, +Engine, +Event, +Line, -Hit
-            watched/3                   % +Engine, +Limit, :Goal
+            watched/3,                  % +Engine, +Limit, :Goal
+            memory_hit/5,               % +Resource, +Engine, +Event, +Line, -Hit
+            output_string/2,            % +MemoryFile, -Text
+            stack_limit_restored/0
           ]).
 :- use_module(library(lists)).
+:- use_module(library(memfile), [memory_file_to_string/3, size_memory_file/3]).
 :- use_module(library(time), [alarm/4, install_alarm/2, uninstall_alarm/1, remove_alarm/1]).
 :- use_module(feed_state, [feed_global/3]).
 
@@ -40,7 +44,7 @@ a flush or advance raises as error(etalis_limit(Hit), _).
 limited(Limit, Goal, M, E, Line, Hit) :-
     catch(limited_(Limit, Goal, M, E, Line, Hit),
           error(resource_error(Resource), _),
-          out_of_memory(Resource, M, E, Line, Hit)),
+          memory_hit(Resource, M, E, Line, Hit)),
     (   Hit == none
     ->  true
     ;   retractall(M:'$rule_update'(_)),
@@ -66,16 +70,59 @@ limited_(Limit, Goal, M, E, Line, Hit) :-
     ;   Hit = none
     ).
 
-%   out_of_memory(+Resource, +M, +E, +Line, -Hit): the event E of line
-%   Line ran out of Resource: the stacks (or the memory outside them).
+%!  memory_hit(+Resource, +Engine, +Event, +Line, -Hit) is det.
+%
+%   Event, of line Line, ran out of Resource in Engine: Hit is
+%   memory(Line, Event, Bytes) (see limited/6) if Resource is the
+%   stacks (or the memory outside them), whose limit is Bytes; else the
+%   resource error is raised again.  The feed calls it too, for the
+%   stacks found full between two events, outside limited/6.
 
-out_of_memory(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+memory_hit(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
     memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
     !,
     garbage_collect,
     current_prolog_flag(stack_limit, Bytes).
-out_of_memory(Resource, _, _, _, _) :-
+memory_hit(Resource, _, _, _, _) :-
     resource_error(Resource).
+
+%!  output_string(+MemoryFile, -Text:string) is det.
+%
+%   Text is the UTF-8 text of MemoryFile, the detections a batch wrote.
+%   The events that wrote them are processed and their goals stored, so
+%   when the stacks have no room left for the text, the stack limit is
+%   raised by what the text and its copies in the reply take, until the
+%   next request (see stack_limit_restored/0): the detections are handed
+%   over, not lost.
+
+output_string(File, Text) :-
+    size_memory_file(File, Size, octet),
+    statistics(globalused, Global),
+    statistics(localused, Local),
+    statistics(trailused, Trail),
+    Needed is Global + Local + Trail + 4 * Size + 1_048_576,
+    current_prolog_flag(stack_limit, Limit),
+    (   Needed =< Limit
+    ->  true
+    ;   (   nb_current(etalis_stack_limit, _)
+        ->  true
+        ;   nb_setval(etalis_stack_limit, Limit)
+        ),
+        set_prolog_flag(stack_limit, Needed)
+    ),
+    memory_file_to_string(File, Text, utf8).
+
+%!  stack_limit_restored is det.
+%
+%   The stack limit is the one set before output_string/2 raised it, if
+%   it did.
+
+stack_limit_restored :-
+    (   nb_current(etalis_stack_limit, Limit)
+    ->  nb_delete(etalis_stack_limit),
+        set_prolog_flag(stack_limit, Limit)
+    ;   true
+    ).
 
 %!  watched(+Engine, +Limit, :Goal) is semidet.
 %
