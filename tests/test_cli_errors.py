@@ -79,7 +79,7 @@ CASES: dict[str, tuple[list[str], int, str]] = {
     "check: dot in a missing directory": (["check", "w.etl", "--dot", "none/g.dot"], 1,
                                           "etalis: --dot none/g.dot: No such file or directory\n"),
     "check: bad format": (["check", "w.etl", "--format", "xml"], 2,
-                          usage("check", "argument --format: invalid choice: 'xml' (choose from 'text', 'json')")),
+                          usage("check", 'argument --format: unknown value "xml": choose from "text", "json"')),
     "compile: rule file missing": (["compile", "none.etl"], 2, "etalis: rule file none.etl does not exist\n"),
     "compile: static a directory": (["compile", "w.etl", "--static", "adir"], 2,
                                     "etalis: rule file adir is a directory, not a file\n"),

@@ -165,11 +165,29 @@ def test_a_mistyped_option_is_named_with_the_commands_closest_options(
         (["replay", str(rules), "--events", "x.csv", "--partiton-by=s"],
          "etalis replay: error: unrecognized arguments: --partiton-by=s (did you mean --partition-by or --partitions?)"),
         (["run", str(rules), "--events", "-", "extra"], "etalis run: error: unrecognized arguments: extra"),
+        (["check", str(rules), "--format", "jsn"],
+         'etalis check: error: argument --format: unknown value "jsn" (did you mean "json"?)'),
     ]:
         with pytest.raises(SystemExit) as e:
             cli.main(argv)
         err = capsys.readouterr().err
         assert (e.value.code, err) == (2, f"{message}\n  hint: etalis {argv[0]} --help lists the options\n")
+
+
+def test_a_mistyped_command_or_option_before_it_is_named_with_the_closest_ones(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for argv, message in [
+        (["ruun", "r.etl"], 'etalis: error: unknown command "ruun" (did you mean "run"?)'),
+        (["tabel"], 'etalis: error: unknown command "tabel" (did you mean "table"?)'),
+        (["xyz"], 'etalis: error: unknown command "xyz": choose from "run", "replay", "stream", "check", "compile", '
+                  '"table", "plot", "import-etalis", "serve"'),
+        (["--verison"], "etalis: error: unrecognized arguments: --verison (did you mean --version?)"),
+        (["-x", "run"], "etalis: error: unrecognized arguments: -x"),
+    ]:
+        with pytest.raises(SystemExit) as e:
+            cli.main(argv)
+        err = capsys.readouterr().err
+        assert (e.value.code, err) == (2, f"{message}\n  hint: etalis --help lists the options\n")
 
 
 def test_a_missing_detections_or_names_file_of_table_is_named(

@@ -43,9 +43,18 @@ def parser() -> argparse.ArgumentParser:
 def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The command line, or exit 2 with the command's usage: an unknown
     option is named with the command's closest options (``--polcy``:
-    did you mean ``--policy``?)."""
+    did you mean ``--policy``?), an unknown command with the closest
+    commands (see _Parser)."""
     p = parser()
-    ns, extras = p.parse_known_args(argv)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0].startswith("-"):        # argparse would say that the command is missing
+        options = [o for a in p._actions for o in a.option_strings if o.startswith("--")]
+        given = args[0].partition("=")[0]
+        if given != "-h" and not any(o.startswith(given) for o in options):
+            close = difflib.get_close_matches(given, options, n=2)
+            hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+            p.error(f"unrecognized arguments: {args[0]}{hint}")
+    ns, extras = p.parse_known_args(args)
     commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
     command: argparse.ArgumentParser = commands.choices[ns.command]
     if extras:

@@ -4,6 +4,7 @@ statuses of every command."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 from pathlib import Path
 from typing import NoReturn, Optional
@@ -35,10 +36,32 @@ def said(e: BaseException) -> str:
 
 class _Parser(argparse.ArgumentParser):
     """A command line that does not parse is said in two lines, what is
-    wrong and where the options are listed, not with the whole usage."""
+    wrong and where the options are listed, not with the whole usage; a
+    value that is not one of its choices (a command) with the closest
+    ones."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n  hint: {self.prog} --help lists the options\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_choice(message)}\n  hint: {self.prog} --help lists the options\n")
+
+
+def _choice(message: str) -> str:
+    """argparse's message of a value that is not one of its choices
+    (``argument COMMAND: invalid choice: 'ruun' (choose from 'run', ...)``)
+    in words, with the choices closest to it; other messages as they are."""
+    invalid = re.fullmatch(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)", message, re.DOTALL)
+    if invalid is None:
+        return message
+    name, given = invalid[1], invalid[2]
+    choices = [c.strip().strip("'") for c in invalid[3].split(",")]
+    close = difflib.get_close_matches(given, choices, n=2)
+    hint = f" (did you mean {' or '.join(map(_quoted, close))}?)" if close else \
+        f": choose from {', '.join(map(_quoted, choices))}"
+    return f"unknown command {_quoted(given)}{hint}" if name == "COMMAND" else \
+        f"argument {name}: unknown value {_quoted(given)}{hint}"
+
+
+def _quoted(text: str) -> str:
+    return f'"{text}"'
 
 
 def policy_option(text: str) -> str:
