@@ -388,16 +388,16 @@ def check_and_compare(ns: argparse.Namespace, etalis: Path) -> int:
     out += ["", f"detections equal on {same} of {len(ran)} runs that both ran", "",
             "| example | driver, run | rules | policy | events | ETALIS detections | etalis-py detections | equal | note |",
             "|---|---|---|---|---|---|---|---|---|"]
-    for c in comparisons:
-        eq = "-" if c.equal is None else ("yes" if c.equal else "**no**")
-        if c.equal is False:
-            assert c.etalis is not None and c.etalis_py is not None
-            mine, theirs = Counter(c.etalis_py), Counter(c.etalis)
+    for r in comparisons:
+        eq = "-" if r.equal is None else ("yes" if r.equal else "**no**")
+        if r.equal is False:
+            assert r.etalis is not None and r.etalis_py is not None
+            mine, theirs = Counter(r.etalis_py), Counter(r.etalis)
             diff = f"only ETALIS: {show(list((theirs - mine).elements()), 4)}; " \
                    f"only etalis-py: {show(list((mine - theirs).elements()), 4)}"
-            c.note = "; ".join(n for n in (diff, c.note) if n)
-        out.append(f"| {c.example} | {c.run} | {c.rules} | {c.policy} | {c.events} | {_cell(show(c.etalis))} | "
-                   f"{_cell(show(c.etalis_py))} | {eq} | {_cell(c.note)} |")
+            r.note = "; ".join(n for n in (diff, r.note) if n)
+        out.append(f"| {r.example} | {r.run} | {r.rules} | {r.policy} | {r.events} | {_cell(show(r.etalis))} | "
+                   f"{_cell(show(r.etalis_py))} | {eq} | {_cell(r.note)} |")
     text = "\n".join(out) + "\n"
     if ns.markdown:
         ns.markdown.write_text(text, encoding="utf-8")

@@ -74,8 +74,13 @@ def main() -> None:
     assert Engine.from_string(RULES).columnar(), "the foreign library is needed (make native)"
     Prolog.consult(str(HERE / "throughput.pl"))
     on_thread = bridge().on_thread      # where the engines' state is
-    inside = min(float(a["S"]) for _ in range(ns.repeat) for a in on_thread(lambda name=Engine.from_string(RULES)._name:
-                 list(Prolog.query(f"bench_inside({name}, {n}, {KEYS}, {STEP}, D, S)"))))
+
+    def inside_answers() -> list[dict[str, Any]]:
+        """bench_inside/6's answers on a new engine."""
+        name = Engine.from_string(RULES)._name
+        return on_thread(lambda: list(Prolog.query(f"bench_inside({name}, {n}, {KEYS}, {STEP}, D, S)")))
+
+    inside = min(float(a["S"]) for _ in range(ns.repeat) for a in inside_answers())
     rows.append(("the engine itself (events made in Prolog, benchmarks/throughput.pl)", inside))
     t, packed = best(ns.repeat, lambda: None, lambda _: [items_packed(events[i:i + BATCH], i + 1, {}, [])
                                                          for i in range(0, n, BATCH)])

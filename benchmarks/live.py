@@ -44,7 +44,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from etalis_py import Engine, cli
+from etalis_py import Engine
+from etalis_py.cli import entry, running
 from etalis_py.cli.running import _Checkpoints
 from etalis_py.bridge.checkpoint import CheckpointWriter
 
@@ -131,9 +132,9 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
     shutil.rmtree(work / "parts-ck", ignore_errors=True)
     err = io.StringIO()
     try:
-        cli.run(cli.parse(["run", str(rules), str(events), "--out", str(work / "parts.jsonl"), "--quiet",
-                           "--checkpoint", str(work / "parts-ck"), "--checkpoint-every", "10000"]),
-                io.StringIO(), err)
+        running.run(entry.parse(["run", str(rules), str(events), "--out", str(work / "parts.jsonl"), "--quiet",
+                                 "--checkpoint", str(work / "parts-ck"), "--checkpoint-every", "10000"]),
+                    io.StringIO(), err)
     finally:
         setattr(Engine, "snapshot", snapshot)
         setattr(_Checkpoints, "save", save)

@@ -44,7 +44,7 @@ KEYS = 100
 
 def stream(client: int, count: int) -> list[dict[str, object]]:
     """A client's events: a(K), b(K) a second apart."""
-    out = []
+    out: list[dict[str, object]] = []
     for i in range(count):
         key = f"k{client}-{(i // 2) % KEYS}"
         out.append({"event": "a" if i % 2 == 0 else "b", "args": [key], "time": i + 1})
@@ -120,7 +120,7 @@ def run(events: int, clients: int, batch: int, checkpoint: bool) -> dict[str, fl
             process.terminate()
             process.wait(60)
     for c, (accepted, rejected, found) in enumerate(outcomes):
-        mine = [{**d, "args": [str(d["args"][0]).replace("k0-", f"k{c}-")]} for d in wanted]  # type: ignore[index]
+        mine = [{**d, "args": [str(d["args"][0]).replace("k0-", f"k{c}-")]} for d in wanted]
         assert (accepted, rejected) == (share, 0), (c, accepted, rejected)
         assert found == mine, f"client {c}: the detections differ from the engine's"
         assert received[c] == list(range(1, len(wanted) + 1)), f"subscriber {c} got {len(received[c])}"

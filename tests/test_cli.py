@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ def paper(tmp_path: Path) -> Path:
     return rules
 
 
-EXPECTED = {
+EXPECTED: dict[str, list[tuple[str, list[Any], int, int]]] = {
     "recent": [("ie", [], 3, 4), ("ie", [], 3, 5), ("e", [], 3, 6)],
     "chronological": [("ie", [], 1, 4), ("ie", [], 2, 5), ("e", [], 1, 6)],
     "unrestricted": [("ie", [], s, e) for e in (4, 5) for s in (1, 2, 3)]

@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Optional
+from typing import Optional, TypeVar
 
 from conftest import DataChoices, examples
 from hypothesis import assume, given
@@ -45,11 +45,12 @@ from etalis_py.rules.rules import Within
 from reference.terms import RuleSet, has_aggregate
 
 BUDGET = 300_000
+T = TypeVar("T")
 
 
 
 
-def pick(ch: Choices, items: Sequence[Time]) -> Time:
+def pick(ch: Choices, items: Sequence[T]) -> T:
     return items[ch.integer(0, len(items) - 1)]
 
 

@@ -62,11 +62,11 @@ def matches(shown: list[str], actual: list[str]) -> bool:
     return same and matches(rest, actual[1:])
 
 
-CASES = [
-    pytest.param(readme, command, shown, id=f"{readme.parent.name}:{line}")
-    for readme in sorted(ROOT.glob("examples/*/README.md"))
-    for command, shown, line in commands(readme)
-]
+COMMANDS = [(readme, command, shown, line)
+            for readme in sorted(ROOT.glob("examples/*/README.md"))
+            for command, shown, line in commands(readme)]
+CASES = [pytest.param(readme, command, shown, id=f"{readme.parent.name}:{line}")
+         for readme, command, shown, line in COMMANDS]
 
 
 @pytest.mark.parametrize(("readme", "runs", "shown"), CASES)
@@ -102,12 +102,12 @@ ELSEWHERE = {"socket_feed": "its commands need a server beside them: tests/test_
 
 def test_every_example_readme_has_a_command_with_its_output() -> None:
     examples = {p.parent.name for p in ROOT.glob("examples/*/README.md")}
-    checked = {readme.parent.name for readme, _, _ in (c.values for c in CASES)}
+    checked = {readme.parent.name for readme, _, _, _ in COMMANDS}
     assert checked == examples - set(ELSEWHERE)
 
 
 def test_a_readme_shows_a_replay_and_so_what_a_normal_replay_prints() -> None:
-    assert any(run.startswith("etalis replay ") for c in CASES for run in c.values[1])
+    assert any(run.startswith("etalis replay ") for _, runs, _, _ in COMMANDS for run in runs)
 
 
 def test_the_output_patterns_match_as_documented() -> None:

@@ -163,7 +163,7 @@ def test_engine_answers_exactly_owlrls_closure_on_random_graphs(seed: int) -> No
 
 
 def test_same_value_literals_are_copied_as_owlrl_does() -> None:
-    g = {(EX.a, EX.p, Literal(1)), (EX.b, EX.q, Literal(1.0)), (EX.c, EX.r, Literal(True)),
+    g: set[Triple] = {(EX.a, EX.p, Literal(1)), (EX.b, EX.q, Literal(1.0)), (EX.c, EX.r, Literal(True)),
          (EX.d, EX.s, Literal("x", lang="en")), (EX.e, EX.s, Literal("x"))}
     out = expanded(g)
     assert (EX.a, EX.p, Literal(1.0)) in out and (EX.b, EX.q, Literal(True)) in out
@@ -172,5 +172,6 @@ def test_same_value_literals_are_copied_as_owlrl_does() -> None:
 
 
 def test_schema_only_triples_keep_nothing_more() -> None:
-    g = {(URIRef("http://example.org/closure#A"), RDFS.subClassOf, URIRef("http://example.org/closure#B"))}
+    g: set[Triple] = {(URIRef("http://example.org/closure#A"), RDFS.subClassOf,
+                       URIRef("http://example.org/closure#B"))}
     assert expanded(g) == set(owlrl_closure(g))

@@ -33,7 +33,7 @@ def test_max_age_makes_a_pattern_without_window_forget_old_goals() -> None:
 
 def test_max_age_directive_and_its_own_window_narrower_wins() -> None:
     rules = ":- max_age(minutes(1)).\nc <- a seq b.\nd <- (a seq b) within 10."
-    events = [("a", [], 0), ("a", [], 45), ("b", [], 50)]
+    events: list[tuple[str, list[object], int]] = [("a", [], 0), ("a", [], 45), ("b", [], 50)]
     assert detect(rules, events) == [("c", (), 0, 50), ("c", (), 45, 50), ("d", (), 45, 50)]
     with Engine.from_string(rules) as engine:
         engine.emit_many(events + [("a", [], 200)])

@@ -222,12 +222,13 @@ def test_run_takes_the_stream_as_its_second_argument_and_says_what_is_missing(
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(GUSTS.encode())))
     code, out, err = run(capsys, rules, "-")           # cat gusts.jsonl | etalis run storm.etl -
     assert (code, [json.loads(line)["args"] for line in out.splitlines()]) == (cli.EXIT_OK, [[9], [7]])
-    for args, message in [
-            ([rules], "give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads standard input)"),
-            ([rules, "--event", "-"], "give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads "
-                                      "standard input) (--event names the event of every row: did you mean "
-                                      "--events -?)"),
-            ([rules, events, "--events", events], f"two streams: {events} and --events {events}; give one")]:
+    cases: list[tuple[list[object], str]] = [
+        ([rules], "give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads standard input)"),
+        ([rules, "--event", "-"], "give the stream: etalis run RULES EVENTS, or --events EVENTS (- reads "
+                                  "standard input) (--event names the event of every row: did you mean "
+                                  "--events -?)"),
+        ([rules, events, "--events", events], f"two streams: {events} and --events {events}; give one")]
+    for args, message in cases:
         with pytest.raises(SystemExit) as exit:
             cli.main(["run", *map(str, args)])
         assert exit.value.code == 2

@@ -229,7 +229,7 @@ def test_max_queued_must_be_a_whole_number_or_none() -> None:
 
 
 def test_off_stops_a_callback_or_all_of_an_event_and_says_when_there_is_none() -> None:
-    seen: list[str] = []
+    seen: list[Detection] = []
     with Engine.from_string("c <- a seq b.\nd <- a seq e.") as engine:
         engine.on("c", seen.append)
         engine.on(None, seen.append)

@@ -164,7 +164,8 @@ def test_timeline_figure_has_the_bars_lanes_and_lines_drawn() -> None:
     assert rectangles[1].get_width() == pytest.approx((1293490000.5 - 1293399000) / 86400)
     assert [r.get_y() + r.get_height() / 2 for r in rectangles] == [0, 1, 0]   # the gusts share a lane
     assert [t.get_text() for t in bars.get_yticklabels()] == ["gust(KJFK, 41.5)", "storm_area(KJFK, KLGA, east)"]
-    assert [t.get_text() for t in bars.get_legend().get_texts()] == ["gust", "storm_area"]
+    legend = bars.get_legend()
+    assert legend is not None and [t.get_text() for t in legend.get_texts()] == ["gust", "storm_area"]
     assert timeline.size() == (1200, 150 + 300 + 2 * 30)
     assert Timeline([BLIZZARD]).size() == (1200, 180)
 

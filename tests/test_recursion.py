@@ -3,6 +3,8 @@ refused only through an aggregate at the same time, which cannot end."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import detect
@@ -26,7 +28,7 @@ from reference.terms import RuleSet
     ],
 )
 def test_recursion_at_the_same_time_derives_each_occurrence_once(
-        rules: str, stream: list[tuple[object, ...]], found: list[tuple[object, ...]]) -> None:
+        rules: str, stream: list[tuple[object, ...]], found: list[tuple[Any, ...]]) -> None:
     # as in ETALIS's and_01: a derived occurrence identical to one already
     # derived is no new fact, so the cycle ends; the least model is finite
     assert detect(rules, stream) == found

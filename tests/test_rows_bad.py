@@ -21,6 +21,7 @@ from etalis_py.events import Rejection
 CORPUS = Path(__file__).parent / "rows_bad"
 MANIFEST = json.loads((CORPUS / "expected.json").read_text())
 RULES = CORPUS / MANIFEST["rules"]
+NOT_A_NAME: Any = 7     # an Event of a name that is no text, as an untyped caller can make
 BOM = b"\xef\xbb\xbf"
 
 
@@ -105,7 +106,7 @@ BAD_ITEMS: dict[str, tuple[Any, str]] = {
     "not an event": ("a(1)", "'a(1)' is not an event: give an Event, a dict with event/args/time, "
                      "or a tuple (name, args, time) or (name, args, start, end)"),
     "dict without time": ({"event": "a", "args": [1]}, 'missing "time" (or "start" and "end")'),
-    "Event with a bad name": (Event(7, (1,), 2, 2), "event name 7 is not a non-empty string"),
+    "Event with a bad name": (Event(NOT_A_NAME, (1,), 2, 2), "event name 7 is not a non-empty string"),
     "clause name": ((":-", ["a", "b"], 2), "a:-b is a Prolog clause or directive, not an event"),
     "reserved name": (("$a", [1], 2), "event names starting with $ are reserved ('$a')"),
     "out of order": (("a", [1], 0), "time 0 is earlier than the last accepted time 1 (events must arrive in time order)"),

@@ -187,7 +187,7 @@ def test_model_fnot_blocks_the_pattern_with_the_event_strictly_inside() -> None:
 def test_model_counts_derivations_and_sees_cycles_without_time() -> None:
     # a cycle at the same time derives each occurrence once...
     m = evaluate(RuleSet.from_text("p <- b.\np <- p and a.\n"), [("b", (), 1), ("a", (), 1)])
-    assert (m.derived, dict(m.counts)) == (facts([("p", (), 1, 1)]), {Fact("p", (), 1, 1): 1})
+    assert (set(m.derived), dict(m.counts)) == (facts([("p", (), 1, 1)]), {Fact("p", (), 1, 1): 1})
     assert m.derivations is not None
     # ...unless a where guards it: then its derivations have no end
     m = evaluate(RuleSet.from_text("p <- b.\np <- (p and a) where true.\n"), [("b", (), 1), ("a", (), 1)])

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from etalis_py import Engine, RuleError
-from etalis_py.events import Event
+from etalis_py.events import Event, Time
 from reference.evaluate import PrologGoals
 from reference.selection import chain_of, engine_matches, reference_matches
 
 
-def times(rules: str, policy: str, stream: list[tuple[str, list[Any], int]]) -> list[tuple[int, ...]]:
+def times(rules: str, policy: str, stream: list[tuple[str, list[Any], int]]) -> list[tuple[Time, ...]]:
     """The detections of ``rules``, each as the times of its events, in order."""
     with Engine.from_string(rules, policy=policy, explain=True) as engine:
         found = engine.emit_many(stream)
