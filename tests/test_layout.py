@@ -1,7 +1,10 @@
 """The layout has no circles: no Prolog file of ``prolog/`` loads,
 through its ``use_module`` and ``reexport`` directives, a file that
 loads it; no Python module of ``src/etalis_py`` imports, through its
-imports wherever they stand, a module that imports it."""
+imports wherever they stand, a module that imports it.  An import inside
+a function is of a heavy stack that a command loads only when it needs
+it (or of a module of the project that loads one), with a comment that
+says so."""
 from __future__ import annotations
 
 import ast
@@ -104,3 +107,40 @@ def test_the_import_finder_sees_every_kind_of_import() -> None:
 
 def test_the_python_modules_import_no_circle() -> None:
     assert circle(python_imports()) == []
+
+
+# what a module may import inside a function, so that the commands that do not need it start without it
+HEAVY = {"pyspark", "py4j", "pandas", "matplotlib", "rdflib", "pyswip", "etalis_py"}
+
+
+def inner_imports() -> list[tuple[str, str, bool]]:
+    """Each import inside a function of ``src/etalis_py``: where (file:line),
+    the module's top package, and whether a comment says why (on its line,
+    or on the line above its block of imports)."""
+    found = []
+    for path in sorted((SRC / "etalis_py").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for function in ast.walk(ast.parse(text)):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import):
+                    top = node.names[0].name.partition(".")[0]
+                elif isinstance(node, ast.ImportFrom):
+                    top = "etalis_py" if node.level else (node.module or "").partition(".")[0]
+                else:
+                    continue
+                above = node.lineno - 2
+                while above > 0 and (lines[above].strip().startswith(("import ", "from ")) or not lines[above].strip()):
+                    above -= 1
+                said = "#" in lines[node.lineno - 1] or lines[above].strip().startswith("#")
+                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", top, said))
+    return found
+
+
+def test_an_import_inside_a_function_is_of_a_heavy_stack_and_says_why() -> None:
+    found = inner_imports()
+    assert ("src/etalis_py/cli/serve.py:63", "etalis_py", True) in found       # the HTTP stack, by serve only
+    assert [(where, top) for where, top, _ in found if top not in HEAVY] == []
+    assert [where for where, _, said in found if not said] == []

@@ -350,6 +350,7 @@ class Engine(Feeding):
         Raises :class:`~etalis_py.rdf.knowledge.OntologyError` naming the file
         (and line) that cannot be read.
         """
+        # rdflib loads with the first ontology, not with every engine
         from rdflib import Graph
 
         from ..rdf.knowledge import KnowledgeBase

@@ -44,7 +44,7 @@ def frame_terms(
     """The input terms of ``frame``'s rows (NOTHING for a rejected row)
     and the rejections, by row position; or, if ``packed``, the rows as
     one batch of packed columns (see :mod:`etalis_py.bridge.columns`)."""
-    import pandas as pd
+    import pandas as pd  # pandas loads with the first DataFrame, not with every engine
 
     if type(frame).__module__.split(".")[0] == "pyarrow":
         frame = frame.to_pandas()
@@ -115,7 +115,7 @@ def _as_texts(column: Any) -> Any:
 def _packed(event: Optional[str], columns: list[Any], arity: int, interval: bool, bad: list[int]) -> Packed:
     """The rows as packed columns: the first of ``columns`` the names'
     texts unless ``event`` names every row's event."""
-    import pandas as pd
+    import pandas as pd  # pandas loads with the first DataFrame, not with every engine
 
     rows = len(columns[-1])
     if event is not None:
@@ -152,7 +152,7 @@ def _time_texts(series: "pd.Series[Any]", col: str, tz: Zone) -> tuple[Any, Any]
 
 def _texts(series: "pd.Series[Any]", col: str, tz: Zone, times: bool) -> tuple[Any, Any]:
     """The Prolog texts of a column of arguments (or of ``times``), by its type."""
-    import pandas as pd
+    import pandas as pd  # pandas loads with the first DataFrame, not with every engine
 
     kind = series.dtype
     if isinstance(kind, pd.CategoricalDtype):
@@ -226,7 +226,7 @@ def _floats(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
 
 def _seconds(series: "pd.Series[Any]", tz: Zone) -> "pd.Series[Any]":
     """Seconds since 1970 UTC of a datetime64 column (naive times in ``tz``)."""
-    import pandas as pd
+    import pandas as pd  # pandas loads with the first DataFrame, not with every engine
 
     if series.dt.tz is None:
         series = series.dt.tz_localize(zone(tz))
@@ -238,7 +238,7 @@ def _categorical(
     series: "pd.Series[Any]", col: str, tz: Zone, convert: Callable[["pd.Series[Any]", str, Zone], tuple[Any, Any]]
 ) -> tuple[Any, Any]:
     """A categorical column: its categories converted once, then taken by code."""
-    import pandas as pd
+    import pandas as pd  # pandas loads with the first DataFrame, not with every engine
 
     texts, why = convert(pd.Series(series.cat.categories), col, tz)
     return _take(texts, why, series.cat.codes.to_numpy(), col)
@@ -248,7 +248,7 @@ def _by_value(series: "pd.Series[Any]", col: str, convert: Callable[[Any], str])
     """A column of texts or other objects, converted once per distinct
     value; one by one where equal values may differ in type (``1`` and
     ``1.0`` are equal in Python, not in Prolog) or cannot be hashed."""
-    import pandas as pd
+    import pandas as pd  # pandas loads with the first DataFrame, not with every engine
 
     kind = pd.api.types.infer_dtype(series, skipna=True)
     if kind in ("string", "empty", "integer", "floating", "boolean", "datetime", "decimal"):

@@ -31,7 +31,7 @@ class Detections(list[Detection]):
         CSV and Parquet files of ``etalis run`` and ``replay`` name them;
         empty where a detection has fewer), ``start`` and ``end`` as
         datetimes in ``tz`` (default UTC) and ``duration`` as a timedelta."""
-        import pandas as pd
+        import pandas as pd  # pandas loads when a frame is made, not with every engine
 
         width = max(max((len(d.args) for d in self), default=0), len(args))
         names = [*args, *(f"arg{i}" for i in range(len(args) + 1, width + 1))]

@@ -17,15 +17,14 @@ import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Optional, Protocol, cast
+from typing import IO, Any, Optional, Protocol, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..events import Time, format_time, zone
-
-if TYPE_CHECKING:
-    from .report import Readable
+from .detections import read_detections
+from .report import Readable
 
 OUT_FORMATS = ("jsonl", "csv", "parquet", "table")
 
@@ -200,8 +199,6 @@ class TableWriter:
         self.lines += lines.splitlines()
 
     def close(self) -> None:
-        from .detections import read_detections
-
         self.out.write(self.readable.table(read_detections(self.lines)))
         self.out.flush()
 
@@ -248,8 +245,6 @@ def open_writer(fmt: Optional[str], path: Optional[Path], stdout: IO[str], style
         return ParquetWriter(path, style, provenance, dates)
     out = stdout if path is None else path.open("a" if append else "w", encoding="utf-8", newline="")
     if fmt == "table" and readable is None:
-        from .report import Readable
-
         readable = Readable(style.tz or "UTC")
     text: DetectionWriter = (JsonlWriter(out, style) if fmt == "jsonl" else TableWriter(out, readable)
                              if readable is not None and fmt == "table" else

@@ -85,6 +85,7 @@ class Timeline:
         """The picture as a matplotlib Figure: the last axes hold the bars
         (a Rectangle each, in ``axes.patches``), the first the signals when
         there are any."""
+        # matplotlib loads when a picture is drawn, not with every engine
         from matplotlib import dates
         from matplotlib.figure import Figure
 
@@ -119,6 +120,7 @@ class Timeline:
         return fig
 
     def _bars(self, ax: "Axes", lanes: list[str]) -> None:
+        # matplotlib loads when a picture is drawn, not with every engine
         from matplotlib import colormaps, dates
         from matplotlib.patches import Patch
 
@@ -159,6 +161,7 @@ class Timeline:
 def _drop_labels_that_do_not_fit(fig: "Figure", ax: "Axes") -> None:
     """Remove each bar's label that, once laid out, is wider than its bar
     or would cover the label of an earlier bar (bars of a lane overlap)."""
+    # matplotlib loads when a picture is drawn, not with every engine
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     renderer = FigureCanvasAgg(fig).get_renderer()  # type: ignore[no-untyped-call]

@@ -12,9 +12,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from time import perf_counter
-from typing import IO, TYPE_CHECKING, Any, Optional, Union, Unpack
+from typing import IO, Any, Optional, Union, Unpack
 
 import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
 
 from ..rules.analysis import RuleFile, Sig
 from ..bridge.engine import Engine, check_policy
@@ -35,9 +40,6 @@ from .planning import (Plan, Stage, _transfer_rules, refuse_strict, refuse_timer
 from .reading import format_of, read_input
 from .session import session
 from .writing import _OutputDir, _table_spec, _typed
-
-if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 @dataclass(frozen=True)
@@ -156,8 +158,6 @@ class ReplayResult:
                 staging.write_lines(f"detections.{format}", formatted(
                     format, self.detection_lines(), style, max_arity(self.printed), provenance=self.explain))
                 if format == "jsonl":
-                    from pyspark.sql import functions as F
-
                     staging.write_lines("rejected.jsonl", (
                         str(r[0]) + "\n" for r in self.rejected.select(F.to_json(F.struct("*"))).toLocalIterator()))
                 else:
@@ -166,8 +166,6 @@ class ReplayResult:
             else:
                 detections = self.detections
                 if style.dates:
-                    from pyspark.sql import functions as F
-
                     for end in ("start", "end"):
                         if dict(detections.dtypes)[end] == "double":
                             detections = detections.withColumn(end, F.timestamp_seconds(F.col(end)))
@@ -328,8 +326,6 @@ def replay(
     refuse_unbound_transfers(the_plan, source)
     refuse_strict(the_plan, source, policy)
 
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as F
 
     if isinstance(data, (str, os.PathLike)):
         spark = spark or session()
@@ -515,8 +511,6 @@ _MAPPED_EXTRA = (ROW, KIND, KEY1, LINE, TIME, REASON, TKIND, SIG, KEYS)
 
 
 def _mapped_schema(numbered: "DataFrame", with_later: bool) -> Any:
-    from pyspark.sql.types import ArrayType, DoubleType, IntegerType, StringType, StructField, StructType
-
     return StructType(list(numbered.schema.fields) + [
         StructField(KIND, StringType()), StructField(KEY1, StringType()), StructField(LINE, StringType()),
         StructField(TIME, DoubleType()), StructField(REASON, StringType()), StructField(TKIND, IntegerType())]
@@ -546,9 +540,6 @@ def stage_specs(the_plan: Plan, text: str, source: str, printed: Sequence[str], 
 
 def _arrow_schema(spark: "SparkSession", numbered: "DataFrame", original: Sequence[str]) -> pa.Schema:
     """The Arrow types that Spark gives the input's columns in Python."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.sql.types import StructType
-
     fields = [f for f in numbered.schema.fields if f.name in original]
     return to_arrow_schema(StructType(fields), timezone=spark.conf.get("spark.sql.session.timeZone"))
 
@@ -563,8 +554,6 @@ def _free_name(name: str, taken: Sequence[str]) -> str:
 def _stage_schema(numbered: Optional["DataFrame"], original: Sequence[str]) -> Any:
     """A stage's output table; stage 1's carries the input's columns too
     (for the rows it passes through as rejected)."""
-    from pyspark.sql.types import StructType
-
     fields = list(StructType.fromDDL(STAGE_SCHEMA).fields)      # type: ignore[attr-defined]
     if numbered is not None:
         fields += [f for f in numbered.schema.fields if f.name in original]
@@ -593,8 +582,6 @@ def _coarse_key(df: "DataFrame", col: str) -> "Column":
     whitespace and underscores and has its digits made ASCII; then a text
     that Spark reads as a number is keyed by the number (so 7, 007, 7_0 /
     10 ... as Python's int() and float() read them)."""
-    from pyspark.sql import functions as F
-
     c = F.col(f"`{col}`")
     kind = dict(df.dtypes)[col]
     if kind in _NUMERIC or kind.startswith("decimal"):
@@ -622,8 +609,6 @@ def _stage_input(the_plan: Plan, st: Stage, mapped: "DataFrame", outputs: list["
     at ``raw_slot[position]`` of their key texts) and from earlier stages.
     Stage 1 gets every input row (``kind``: e to feed, u unused, r
     rejected, with the row's own columns)."""
-    from pyspark.sql import functions as F
-
     def key_of(keys: "Column", sig: "Column", raw: bool) -> "Column":
         if st.key is None:
             return F.lit("")

@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from py4j.protocol import Py4JError, Py4JJavaError
+from pyspark.errors import PySparkException
+from pyspark.errors.exceptions.captured import CapturedException
+
 _TASK = re.compile(r"Task \S+ in stage \S+ failed \d+ times?")
 _LOST = re.compile(r"^.*?most recent failure: Lost task [^:]*: ")
 _RAISED = re.compile(r"^\s*(?:[A-Z]\w*(?:Error|Exception)|Fatal Python error): \S.*$", re.MULTILINE)
@@ -14,10 +18,6 @@ _RAISED = re.compile(r"^\s*(?:[A-Z]\w*(?:Error|Exception)|Fatal Python error): \
 def spark_failure(e: BaseException) -> Optional[str]:
     """``e`` in words, with a hint, if it is Spark's (the JVM did not
     start, a job failed, a query was refused); None for any other error."""
-    from py4j.protocol import Py4JError, Py4JJavaError
-    from pyspark.errors import PySparkException
-    from pyspark.errors.exceptions.captured import CapturedException
-
     if isinstance(e, Py4JJavaError):
         try:
             text = str(e.java_exception.getMessage())

@@ -291,7 +291,7 @@ class _Out:
         return accepted
 
     def frame(self) -> "pd.DataFrame":
-        import pandas as pd
+        import pandas as pd  # loaded where the processor runs, in a Python worker of PySpark's
 
         if self.counts:
             self.add(kind="s", line=json.dumps(self.counts), stage=self.counts["stage"])
@@ -323,7 +323,7 @@ class LiveProcessor(StatefulProcessor):
         return _Bucket(self.engines, self.version, self.dues, held, group)
 
     def handleInputRows(self, key: Any, rows: Iterator["pd.DataFrame"], timerValues: Any) -> Iterator["pd.DataFrame"]:
-        import pandas as pd
+        import pandas as pd  # loaded where the processor runs, in a Python worker of PySpark's
 
         group = str(key[0])
         frames = [f for f in rows if len(f)]

@@ -82,6 +82,7 @@ def _engine_for(spec: StageSpec) -> tuple[Engine, bool]:
 
 def _load_knowledge(engine: Engine, knowledge: Sequence[tuple[str, str]], entailment: Optional[str]) -> None:
     """Load ontologies given as (file name, text) into ``engine``."""
+    # rdflib loads in the workers of a stage with knowledge only
     from rdflib import Graph
     from rdflib.util import guess_format
 

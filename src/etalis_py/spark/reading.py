@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StringType, StructField, StructType
 
 from ..inputs.delimited import csv_rows
 from ..inputs.lines import Lines, line_chunks
 from ..inputs.mapping import Mapping
 from ..inputs.registry import InputFormat, by_name, formats, of_path
 from .names import CORRUPT
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
 
 
 def read_input(spark: "SparkSession", path: str, mapping: Mapping, input_format: Optional[str] = None) -> "DataFrame":
@@ -24,8 +24,6 @@ def read_input(spark: "SparkSession", path: str, mapping: Mapping, input_format:
     lines as text (a ``value`` column)."""
     fmt = by_name(input_format) if input_format else format_of(path)
     if fmt.spark == "csv":
-        from pyspark.sql.types import StringType, StructField, StructType
-
         names = list(mapping.columns) if mapping.columns else _csv_header(spark, path)
         if len(set(names)) != len(names):
             raise ValueError(f"the header of {path} names a column twice: {', '.join(names)}")

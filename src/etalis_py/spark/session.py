@@ -12,12 +12,15 @@ import threading
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Optional, cast
+from typing import IO, Any, Optional, cast
 
+import pyspark
+from pyspark import SparkConf, SparkContext
+from pyspark.java_gateway import launch_gateway
+from pyspark.sql import SparkSession
+
+from ..bridge.columns import cache_dir
 from .names import BATCH_ROWS, DEFAULT_MASTER
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 
 def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None) -> "SparkSession":
@@ -27,8 +30,6 @@ def session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None)
     workers run this interpreter (it sets PYSPARK_PYTHON for that); on a
     cluster whose nodes have it elsewhere, see docs/spark.md."""
     quiet_pyspark_on_pandas_3()
-    from pyspark.sql import SparkSession
-
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
@@ -109,8 +110,6 @@ class ClassArchive:
     def finish(self, proc: "subprocess.Popen[bytes]") -> None:
         """At the driver's exit, stop the JVM that writes the archive and
         keep the archive if it exited normally."""
-        from pyspark import SparkContext
-
         if self.making is None:
             return
         try:
@@ -134,10 +133,6 @@ class ClassArchive:
 def class_archive() -> Optional[ClassArchive]:
     """The class archive of this Java and PySpark (see :class:`ClassArchive`),
     or None if ``ETALIS_SPARK_CDS=0`` or there is no place for it."""
-    import pyspark
-
-    from ..bridge.columns import cache_dir
-
     if os.environ.get("ETALIS_SPARK_CDS", "") == "0":
         return None
     home = os.environ.get("JAVA_HOME")
@@ -177,9 +172,6 @@ def _start_jvm(master: str, settings: dict[str, str], archive: Optional[ClassArc
     that drops the one line no setting silences (Spark 4 loads the JDK's
     incubating vector module, and the JVM says so on every start); if it
     writes a class archive, it is kept at the driver's exit."""
-    from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
-
     if SparkContext._gateway is not None or SparkContext._active_spark_context is not None:
         return
     conf = SparkConf().setMaster(master).setAppName("etalis replay").setAll(list(settings.items()))

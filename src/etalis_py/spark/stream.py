@@ -12,14 +12,22 @@ checkpoint writes each micro-batch exactly once.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Union, Unpack
+from typing import Any, Optional, Union, Unpack
 from urllib.parse import unquote, urlparse
+
+import pyarrow.parquet as pq
+import pyspark
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.types import NumericType, StringType, StructField, StructType, TimestampNTZType, TimestampType
 
 from ..bridge.engine import check_policy
 from ..errors import RuleError
@@ -34,10 +42,8 @@ from .mapping import MapSpec
 from .names import CORRUPT, DEFAULT_MASTER, EVENT_LINE
 from .planning import Plan, refuse_strict, refuse_timers, refuse_unbound_transfers, replay_plan
 from .reading import format_of, read_input
+from .session import session
 
-if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
-    from pyspark.sql.streaming.query import StreamingQuery
 
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 STATE_PROVIDER = "spark.sql.streaming.stateStore.providerClass"
@@ -68,15 +74,11 @@ class LiveDetection:
 
     @property
     def detections(self) -> "DataFrame":
-        from pyspark.sql import functions as F
-
         return self.output.filter(F.col("output") == "detections").select("key", "event", "args", "start", "end",
                                                                           "line")
 
     @property
     def rejected(self) -> "DataFrame":
-        from pyspark.sql import functions as F
-
         return self.output.filter(F.col("output") == "rejected").select("record", "reason", "stage")
 
     def start(self, out: Union[str, "os.PathLike[str]"], checkpoint: Union[str, "os.PathLike[str]"],
@@ -92,8 +94,6 @@ class LiveDetection:
         write the columns.  ``available_now`` processes the files there
         are and stops; ``trigger_seconds`` starts a micro-batch at most
         that often."""
-        from pyspark.sql import functions as F
-
         if format not in OUTPUT_FORMATS:
             raise ValueError(f"unknown output format {format!r}: use one of {', '.join(OUTPUT_FORMATS)}")
         table = self.output
@@ -116,9 +116,6 @@ def read_stream(spark: "SparkSession", source: str, mapping: Mapping, input_form
     replay reads a file), ``socket://HOST:PORT`` (a CSV row a line, with
     ``columns``), or ``kafka://SERVERS/TOPIC`` (a CSV row a message, with
     Spark's Kafka connector on the class path)."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import StringType, StructField, StructType
-
     if source.startswith(("socket://", "kafka://")):
         if not mapping.columns:
             raise ValueError(f"{source.split(':')[0]} rows are CSV lines without a header: name their columns "
@@ -183,8 +180,6 @@ def _kafka(spark: "SparkSession", servers: str, topic: str) -> "DataFrame":
     try:
         jvm.java.lang.Class.forName("org.apache.spark.sql.kafka010.KafkaSourceProvider")
     except Exception:
-        import pyspark
-
         raise ValueError(f"the Kafka source needs Spark's Kafka connector, which is not on the class path: give "
                          f"--conf spark.jars.packages={KAFKA_PACKAGE}:{pyspark.__version__}") from None
     return (spark.readStream.format("kafka").option("kafka.bootstrap.servers", servers)
@@ -255,7 +250,6 @@ def detect_stream(
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with errors
     or rules a stream cannot run, ValueError for a mapping that does not
     fit the data.  ``checked`` is as for :func:`~etalis_py.spark.replay`."""
-    from pyspark.sql import functions as F
     spark = data.sparkSession
     provider = spark.conf.get(STATE_PROVIDER, "")
     if provider != ROCKSDB:
@@ -337,9 +331,6 @@ def _event_time(data: "DataFrame", mapping: Mapping) -> Optional["Column"]:
     (numbers are seconds; ISO 8601 text, a date without a zone in the
     mapping's zone), for the watermark; None when the rows have no time
     column or their times are text in a strptime format."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import NumericType, StringType, TimestampNTZType, TimestampType
-
     if mapping.time is None or mapping.time not in data.columns:
         return None
     kind = data.schema[mapping.time].dataType
@@ -363,8 +354,6 @@ def _initial(states: "DataFrame", stage: int, whole: bool, data: "DataFrame", pa
     as the stage groups its rows: stage 1 by the coarse key of the key's
     value (a key text is the value as JSON), a later stage by "=" and its
     key."""
-    from pyspark.sql import functions as F
-
     rows = states.filter(F.col("stage") == stage)
     if stage > 1:
         group = F.lit("=") if whole else F.concat(F.lit("="), _bucket(F.col("key")))
@@ -379,16 +368,12 @@ def _initial(states: "DataFrame", stage: int, whole: bool, data: "DataFrame", pa
 
 def _bucket(key: "Column") -> "Column":
     """The group of a key: one of ``BUCKETS``, by its hash."""
-    from pyspark.sql import functions as F
-
     return F.pmod(F.hash(key), F.lit(BUCKETS)).cast("string")
 
 
 def _later_key(st: Any) -> "Column":
     """A later stage's key of an event passed on to it (for the other rows,
     anything): its key argument's text, or "" when the stage is global."""
-    from pyspark.sql import functions as F
-
     sig, keys = F.col("sig"), F.col("keys")
     if st.key is None:
         return F.lit("")
@@ -404,8 +389,6 @@ def _later_group(st: Any) -> "Column":
     passed on to it goes to its key's bucket ("=" and the bucket; "=" when
     the stage is global), any other row to one of the groups that pass
     rows on."""
-    from pyspark.sql import functions as F
-
     consumed = [str(s) for s in st.consumes]
     mine = F.lit("=") if st.key is None else F.concat(F.lit("="), _bucket(F.col(GKEY)))
     passing = F.concat(F.lit(PASS), (F.abs(F.hash("kind", "row", "path", "line")) % PASS_GROUPS).cast("string"))
@@ -423,8 +406,6 @@ def _source_format(data: "DataFrame") -> str:
 
 def stream_session(master: Optional[str] = None, conf: Optional[dict[str, str]] = None) -> "SparkSession":
     """A SparkSession for streams: replay's, with the RocksDB state store."""
-    from .session import session
-
     # UTC: the watermark reads dates without a zone as the engines do (see _event_time)
     settings = {STATE_PROVIDER: ROCKSDB, "spark.sql.session.timeZone": "UTC",
                 "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true"}
@@ -510,21 +491,15 @@ def detection_lines(part: Path, format: str) -> list[str]:
     if format == "jsonl":
         return [line for line in part.read_text(encoding="utf-8").splitlines() if line]
     if format == "parquet":
-        import pyarrow.parquet as pq
-
         return [str(v) for v in pq.read_table(part, columns=["line"]).column("line").to_pylist()]
     if format == "json":
         return [str(json.loads(line)["line"]) for line in part.read_text(encoding="utf-8").splitlines() if line]
-    import csv
-
     with part.open(encoding="utf-8", newline="") as f:
         return [row["line"] for row in csv.DictReader(f)]
 
 
 def stream_totals(table: "DataFrame", format: str) -> dict[str, int]:
     """:func:`totals` of what a stream wrote (``read_output``)."""
-    from pyspark.sql import functions as F
-
     line = F.col("value" if format == "jsonl" else "line")
     detections = table.filter(F.col("output") == "detections").count()
     count_lines = [str(r[0]) for r in table.filter(F.col("output") == "counts").select(line).collect()]

@@ -10,14 +10,12 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
 
 from .names import T_FLOAT, T_INT, T_TEXT
-
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
 
 
 @dataclass(frozen=True)
