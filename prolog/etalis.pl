@@ -263,7 +263,11 @@ serve(pending(M, Label), _, _{pending: Parts}, "") :-
     engine_compiled(M, compiled(program(Nodes, _), _, _, _)),
     (   M:'$rule_goals'(Label, Ids)
     ->  true
-    ;   format(string(Msg), "no rule is named ~q", [Label]),
+    ;   findall(Name, M:'$rule_goals'(Name, _), Names0),
+        sort(Names0, Names),
+        atomic_list_concat(Names, ', ', Known),
+        format(string(Msg), "no rule is named ~q; the rules are named ~w (a rule without a label by its line)",
+               [Label, Known]),
         throw(error(etalis_engine_error(Msg), _))
     ),
     findall(Part, pending_part(M, Nodes, Ids, Part), Parts).

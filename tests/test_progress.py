@@ -32,7 +32,9 @@ def test_pending_of_an_unlabelled_rule_by_its_line_and_of_negations() -> None:
         ]
 
 
-def test_pending_of_an_unknown_rule_is_an_error() -> None:
-    with Engine.from_string("c <- a seq b.") as engine:
-        with pytest.raises(EtalisError, match="no rule is named nope"):
-            engine.pending("nope")
+def test_pending_of_an_unknown_rule_is_an_error_that_names_the_rules() -> None:
+    # the name of a rule's event is no rule's name: the error says which names there are
+    with Engine.from_string("c <- a seq b.\nfire : d <- a seq e.") as engine:
+        with pytest.raises(EtalisError) as e:
+            engine.pending("c")
+        assert str(e.value) == "no rule is named c; the rules are named fire, line 1 (a rule without a label by its line)"
