@@ -83,6 +83,19 @@ def test_a_line_that_is_not_a_detection_is_an_error_with_its_line(tmp_path: Path
         read_detections(['{"event": "x", "args": [], "start": 1}'])
 
 
+def test_the_csv_or_parquet_file_of_run_is_said_to_be_one_not_a_bad_line(tmp_path: Path) -> None:
+    rules, events = tmp_path / "r.etl", tmp_path / "s.jsonl"
+    rules.write_text("c(X) <- a(X) seq b(X).\n")
+    events.write_text('{"event": "a", "args": [1], "time": 1}\n{"event": "b", "args": [1], "time": 2}\n')
+    for kind, name in [("CSV", "d.csv"), ("Parquet", "d.parquet")]:
+        out = tmp_path / name
+        assert cli.main(["run", str(rules), str(events), "--out", str(out), "--quiet"]) == 0
+        for command in (["table", str(out)], ["plot", str(out), "-o", str(tmp_path / "p.png")]):
+            assert etalis(command) == (1, "", f"etalis: {out}: a {kind} file, not the JSON lines of detections: give "
+                                              "those that etalis run and replay write with --format jsonl (their "
+                                              "default)\n")
+
+
 def test_unknown_zone_and_bad_names_file_are_errors(tmp_path: Path) -> None:
     path = jsonl(tmp_path, [BLIZZARD])
     assert etalis(["table", str(path), "--tz", "Mars/Olympus"])[1:] == (
