@@ -183,6 +183,7 @@ def test_a_mistyped_command_or_option_before_it_is_named_with_the_closest_ones(
                   '"table", "plot", "import-etalis", "serve"'),
         (["--verison"], "etalis: error: unrecognized arguments: --verison (did you mean --version?)"),
         (["-x", "run"], "etalis: error: unrecognized arguments: -x"),
+        ([], "etalis: error: give a command: run, replay, stream, check, compile, table, plot, import-etalis, serve"),
     ]:
         with pytest.raises(SystemExit) as e:
             cli.main(argv)

@@ -47,7 +47,10 @@ def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     commands (see _Parser)."""
     p = parser()
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0].startswith("-"):        # argparse would say that the command is missing
+    commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
+    if not args:
+        p.error(f"give a command: {', '.join(commands.choices)}")
+    if args[0].startswith("-"):        # argparse would say that the command is missing
         options = [o for a in p._actions for o in a.option_strings if o.startswith("--")]
         given = args[0].partition("=")[0]
         if given != "-h" and not any(o.startswith(given) for o in options):
@@ -55,7 +58,6 @@ def parse(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             p.error(f"unrecognized arguments: {args[0]}{hint}")
     ns, extras = p.parse_known_args(args)
-    commands = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
     command: argparse.ArgumentParser = commands.choices[ns.command]
     if extras:
         options = [o for a in command._actions for o in a.option_strings if o.startswith("--")]
