@@ -9,7 +9,9 @@ their positions, how each event of a pattern completes it in time (the
 compiler's recursion check decides), the unbound variables of ``where``
 conditions, the ``:- input`` declarations, the static clauses that use
 event operators and the predicates called that nothing defines.  This
-module draws the conclusions.
+module draws the conclusions, on the event graph of
+:mod:`~etalis_py.rules.graph` and with the near names of
+:mod:`~etalis_py.rules.names`.
 """
 
 from __future__ import annotations
