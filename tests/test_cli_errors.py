@@ -119,7 +119,8 @@ CASES: dict[str, tuple[list[str], int, str]] = {
     "replay: table to a file": ([*REPLAY, "--format", "table", "--out", "o"], 1,
                                 "etalis: --format table is printed: leave out --out (or write jsonl there and use "
                                 "etalis table)\n"),
-    "no command": ([], 2, "etalis: error: the following arguments are required: COMMAND\n"
+    "no command": ([], 2, "etalis: error: give a command: run, replay, stream, check, compile, table, plot, "
+                          "import-etalis, serve\n"
                           "  hint: etalis --help lists the options\n"),
 }
 
