@@ -10,7 +10,7 @@
 :- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
 :- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
 :- use_module(prefixes, [prefixed_event/3]).
-:- use_module(limits, [within_limit/3, limit_hit/5, memory_hit/5, dropped_changes/1, watched/3]).
+:- use_module(limits, [within_limit/3, limit_hit/5, memory_hit/4, dropped_changes/1, watched/3]).
 :- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2]).
 :- use_module(protocol, [detection_format/1]).
 :- use_module('../reader/terms', [finite_number/1]).
@@ -308,11 +308,11 @@ feed_term(Term, Line, S, Order0, Outcome) :-
 %   else `none`).  Last is the time of the last event processed.
 %
 %   An event that runs out of the stacks is caught here, once for the
-%   run, not an event at a time (a catch/3 frame an event costs a
-%   quarter of the loop's own time): the loop notes in At the line of
-%   the event it runs and the output before it, which the handler finds
-%   after the unwinding, and the accepted count and last time it had
-%   then are counted again from Terms.
+%   run, not an event at a time (a catch/3 frame an event cost about a
+%   fifth of what the loop adds to the engine's clauses): the loop notes
+%   in At the line of the event it runs and the output before it, which
+%   the handler finds after the unwinding; the accepted count and the
+%   last time before that event are counted again from Terms.
 
 quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
     At = at(none, 0),
@@ -323,9 +323,9 @@ quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last
 %   out_of_stacks(+At, +Resource, +Context, +Terms, +Line, +Checked, +M,
 %                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
-%   quick_run/14 after a resource error: if it came from the event of
-%   line Hit in At, the run stops before that event as at a limit (see
-%   etalis_limits:memory_hit/5), else the error is thrown again.
+%   quick_run/14 after a resource error: if it came from the event whose
+%   line At notes, the run stops before that event as at a limit (see
+%   etalis_limits:memory_hit/4), else the error is thrown again.
 
 out_of_stacks(at(At, Kept), Resource, Context, Terms, Line, Checked, M, Last0, [], At, Last, A0, A, Stop) :-
     (   At == none
@@ -333,7 +333,7 @@ out_of_stacks(at(At, Kept), Resource, Context, Terms, Line, Checked, M, Last0, [
     ;   true
     ),
     done_before(Terms, Line, At, Checked, Last0, Last, A0, A, E),
-    memory_hit(Resource, M, E, At, Hit),
+    memory_hit(Resource, E, At, Hit),
     dropped_changes(M),
     Stop = stopped(Hit, Kept).
 

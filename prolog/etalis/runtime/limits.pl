@@ -2,7 +2,7 @@
           [ limited/6,                  % +Limit, +Goal, +Engine, +Event, +Line, -Hit
             within_limit/3,             % +Limit, +Goal, -Result
             limit_hit/5,                % +Engine, +Event, +Line, +Limit, -Hit
-            memory_hit/5,               % +Resource, +Engine, +Event, +Line, -Hit
+            memory_hit/4,               % +Resource, +Event, +Line, -Hit
             dropped_changes/1,          % +Engine
             watched/3                   % +Engine, +Limit, :Goal
           ]).
@@ -44,7 +44,7 @@ a flush or advance raises as error(etalis_limit(Hit), _).
 limited(Limit, Goal, M, E, Line, Hit) :-
     catch(limited_(Limit, Goal, M, E, Line, Hit),
           error(resource_error(Resource), _),
-          memory_hit(Resource, M, E, Line, Hit)),
+          memory_hit(Resource, E, Line, Hit)),
     (   Hit == none
     ->  true
     ;   dropped_changes(M)
@@ -63,7 +63,7 @@ limited_(Limit, Goal, M, E, Line, Hit) :-
 %   (`inf` for no limit): Result is `inference_limit_exceeded` if it
 %   took more, else `true` or `!` (see call_with_inference_limit/3).  A
 %   resource error of Goal is not caught: the caller turns it into a
-%   Hit with memory_hit/5.
+%   Hit with memory_hit/4.
 
 within_limit(inf, Goal, true) :- !,
     call(Goal).
@@ -90,19 +90,19 @@ limit_hit(M, E, Line, Limit, Hit) :-
     ;   Hit = limit(Line, E, Limit, In)
     ).
 
-%!  memory_hit(+Resource, +Engine, +Event, +Line, -Hit) is det.
+%!  memory_hit(+Resource, +Event, +Line, -Hit) is det.
 %
 %   Hit is memory(Line, Event, Bytes) if Resource, of a resource error
 %   of Event of line Line, is the stacks (or the memory outside them),
 %   after a garbage collection; the resource error of any other Resource
 %   is thrown again.
 
-memory_hit(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+memory_hit(Resource, E, Line, memory(Line, E, Bytes)) :-
     memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
     !,
     garbage_collect,
     current_prolog_flag(stack_limit, Bytes).
-memory_hit(Resource, _, _, _, _) :-
+memory_hit(Resource, _, _, _) :-
     resource_error(Resource).
 
 %!  dropped_changes(+Engine) is det.
