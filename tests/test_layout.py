@@ -1,7 +1,9 @@
 """The layout has no circles: no Prolog file of ``prolog/`` loads,
 through its ``use_module`` and ``reexport`` directives, a file that
 loads it; no Python module of ``src/etalis_py`` imports, through its
-imports wherever they stand, a module that imports it."""
+imports wherever they stand, a module that imports it.  And no Prolog
+or Python file is longer than 800 lines, but those named, each of which
+does one job."""
 from __future__ import annotations
 
 import ast
@@ -104,3 +106,26 @@ def test_the_import_finder_sees_every_kind_of_import() -> None:
 
 def test_the_python_modules_import_no_circle() -> None:
     assert circle(python_imports()) == []
+
+
+LONGEST = 800
+# the files longer than LONGEST lines, each one job, and why it stays whole
+ONE_JOB = {
+    "reference/evaluate.py": "the paper's declarative semantics, one definition per operator, read as a whole",
+    "reference/selection.py": "the definitions of strategies.md's selection strategies and contexts, side by side",
+    "tests/test_spark.py": "the tests of replay on Spark: one file runs on one worker, so they share one Spark",
+}
+
+
+def line_counts() -> dict[str, int]:
+    """The lines of each Prolog and Python file of the project, by its
+    path relative to the repository."""
+    return {p.relative_to(ROOT).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+            for folder in ("prolog", "src", "reference", "tests", "benchmarks", "examples")
+            for p in sorted((ROOT / folder).rglob("*")) if p.suffix in (".pl", ".py")}
+
+
+def test_no_file_is_longer_than_800_lines_but_those_of_one_job() -> None:
+    counts = line_counts()
+    assert "prolog/etalis/compiler/compile.pl" in counts and "src/etalis_py/rules/findings.py" in counts
+    assert sorted(path for path, n in counts.items() if n > LONGEST) == sorted(ONE_JOB)

@@ -1,6 +1,7 @@
 :- module(etalis_binarize,
           [ binarize_rules/2,          % +Rules, -Program
-            binarize_rules/3           % +Rules, +Program0, -Program
+            binarize_rules/3,          % +Rules, +Program0, -Program
+            intermediate/1             % +Event
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -58,6 +59,14 @@ binarize_rules(Rules, program(Nodes0, Links0), program(Nodes, Links)) :-
 
 max_id(node(Id, _, _, _, _, _), M0, M) :-
     M is max(M0, Id).
+
+%!  intermediate(+Event) is semidet.
+%
+%   Event is the intermediate event of a goal, `'$ieN'(Vars...)`.
+
+intermediate(E) :-
+    functor(E, Name, _),
+    sub_atom(Name, 0, _, _, '$ie').
 
 %   The goals made so far are indexed on the variant hash of their key
 %   (see node_key/2), so that finding the goal to share with takes the

@@ -8,7 +8,8 @@
             interval_goal/4,            % +Goal, +T1, +T2, -Goal1
             stored_input/5,             % +Node, ?Side, -Input, -Key, -Payload
             condition_test/5,           % +Module, +Goal, +In, +Out, -Test
-            negated_event/2             % +Negated, -Event
+            negated_event/2,            % +Negated, -Event
+            input_name/2                % +Input, -Name
           ]).
 :- use_module(library(apply)).
 :- use_module(library(lists)).
@@ -297,6 +298,15 @@ no_blocker(M, Id, N, Ps, W, End, After, Before, \+ Blocker) :-
 
 negated_event(guarded(E, _), E) :- !.
 negated_event(E, E).
+
+%!  input_name(+Input, -Name) is det.
+%
+%   Name is the name of the event a goal's input is (the kept event of
+%   a guarded negated part, see negated_event/2).
+
+input_name(In, Name) :-
+    negated_event(In, E),
+    functor(E, Name, _).
 
 %   blocker_guard(+M, +N, +T1, +T2, -Goal): Goal tests the condition of
 %   a guarded negated part N on a candidate blocker over [T1,T2], with

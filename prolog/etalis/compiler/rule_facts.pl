@@ -138,7 +138,7 @@ where_unbound(Pattern, Unbound) :-
 %   pattern's bindings, where they are not bound (the paper has every
 %   variable of `P where t`'s t occur in P).  A variable of only some
 %   alternatives of an `or` inside the pattern it filters is left to
-%   etalis_compile, which refuses it.
+%   etalis_binarize, which refuses it.
 
 where_outside(Pattern, Outside) :-
     where_unbound(Pattern, Unbound),

@@ -178,7 +178,7 @@ directive_(print_events(Specs), Where, Ds, [print_events(Printed)|Ds]) :-
     ).
 directive_('$print_trigger', Where, Ds, [print_trigger(Where)|Ds]).  % see etalis_declarations:trigger_rules/3
 directive_('$print_trigger_facts', _, Ds, Ds).  % the print_events above made of print_trigger/1 facts: for etalis check
-directive_('$run_policy'(Label), Where, Ds, [rule_policy(Label, '$run', Where)|Ds]).  % see etalis_compile:run_policy/3
+directive_('$run_policy'(Label), Where, Ds, [rule_policy(Label, '$run', Where)|Ds]).  % see etalis_rule_policies:run_policy/3
 directive_(max_age(D), Where, Ds, [max_age(Seconds)|Ds]) :-
     duration_seconds(D, [], Where, Seconds).
 directive_(prefix(P, IRI), Where, Ds, [prefix(P, NS)|Ds]) :-

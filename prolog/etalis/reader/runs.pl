@@ -34,7 +34,7 @@ star_times`, as rules around a hidden event (running_aggregate/7).
 %   `unrestricted`, as ETALIS's compiler keeps one per S; under
 %   `recent` only the newest run goes on (a newer S with the same
 %   bindings starts again), under `chronological` the oldest (see
-%   etalis_compile:run_policy/3).  It becomes rules around a hidden
+%   etalis_rule_policies:run_policy/3).  It becomes rules around a hidden
 %   event '$Kind_L_C'(Vs..., Acc...), Vs the variables of S that H or P
 %   use:
 %

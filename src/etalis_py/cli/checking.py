@@ -14,7 +14,8 @@ from ..errors import RuleError
 from ..inputs.mapping import Mapping
 from ..inputs.streams import header_of, input_format
 from ..rules.analysis import RuleFile, Sig
-from ..rules.findings import Finding, counts, dot, findings
+from ..rules.findings import Finding, counts, findings
+from ..rules.graph import dot
 from .options import (EXIT_FAILURE, EXIT_OK, EXIT_RULES, add_quiet_option, add_static_option, add_trust_options,
                       policy_option, said)
 

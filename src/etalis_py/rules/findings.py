@@ -9,7 +9,9 @@ their positions, how each event of a pattern completes it in time (the
 compiler's recursion check decides), the unbound variables of ``where``
 conditions, the ``:- input`` declarations, the static clauses that use
 event operators and the predicates called that nothing defines.  This
-module draws the conclusions.
+module draws the conclusions, on the event graph of
+:mod:`~etalis_py.rules.graph` and with the near names of
+:mod:`~etalis_py.rules.names`.
 """
 
 from __future__ import annotations
@@ -21,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-import networkx as nx
-
 from .analysis import EventUse, RuleFile, RuleInfo, Sig
+from .graph import cycles, event_graph, rules_by_head, strata
+from .names import NameIndex
 from .rules import (Aggregate, Binary, Const, Deep, EventP, Pattern, PString, RulePattern, Where, Within,
                     pattern_vars, sub_patterns, term_text)
 
@@ -33,8 +35,6 @@ _STEPS = ("immediate", "guarded", "repeating", "widening", "waiting")
 # a cycle is as good as its best step, except that steps that repeat an
 # occurrence (ended by dropping duplicates) end it only when all do
 _CYCLE_KINDS = ("repeating", "immediate", "guarded", "widening", "waiting")
-# at most this many cycles are reported (a dense graph has very many)
-MAX_CYCLES = 50
 
 
 @dataclass(frozen=True)
@@ -129,13 +129,6 @@ def _uses(rf: RuleFile) -> dict[Sig, list[RuleInfo]]:
     return uses
 
 
-def _heads(rf: RuleFile) -> dict[Sig, list[RuleInfo]]:
-    heads: dict[Sig, list[RuleInfo]] = {}
-    for r in rf.rules:
-        heads.setdefault(r.head.sig, []).append(r)
-    return heads
-
-
 def _arity_clashes(rf: RuleFile) -> list[Finding]:
     where: dict[str, dict[int, list[int]]] = {}
     first: dict[tuple[str, int], tuple[int, int]] = {}
@@ -170,77 +163,13 @@ def _lines_of(lines: Iterable[int]) -> str:
     return ("line " if len(ls) == 1 else "lines ") + ", ".join(map(str, ls))
 
 
-# two names are near when they differ by at most this many edits and their
-# difflib ratio is at least NEAR (smok, smoke: one edit, 0.89)
-NEAR = 0.8
-
-
-def _max_distance(name: str) -> int:
-    """How many edits two names may differ by and still be near."""
-    return 1 if len(name) <= 6 else 2
-
-
-def _deletions(name: str, depth: int) -> set[str]:
-    """``name`` with up to ``depth`` characters deleted (itself included)."""
-    out = {name}
-    frontier = {name}
-    for _ in range(depth):
-        frontier = {w[:i] + w[i + 1:] for w in frontier for i in range(len(w))}
-        out |= frontier
-    return out
-
-
-def _edit_distance(a: str, b: str) -> int:
-    """Optimal string alignment distance (a swap of two neighbours is one edit)."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                row[j] = min(row[j], prev2[j - 2] + 1)
-        prev2, prev = prev, row
-    return prev[-1]
-
-
-class _NameIndex:
-    """The names of a rule file, indexed by their deletion neighbourhoods,
-    so that the near names of each are found without comparing all pairs
-    (a file of 1,000 generated rules is checked in linear time)."""
-
-    def __init__(self, sigs: Iterable[Sig]) -> None:
-        self._by_name: dict[str, list[Sig]] = {}
-        for s in sorted(set(sigs)):
-            self._by_name.setdefault(s.name, []).append(s)
-        self._index: dict[str, set[str]] = {}
-        for name in self._by_name:
-            for d in _deletions(name, _max_distance(name)):
-                self._index.setdefault(d, set()).add(name)
-
-    def near(self, sig: Sig, allowed: Callable[[Sig], bool] = lambda _: True) -> list[str]:
-        """The names near that of ``sig`` (nearest first, at most three
-        names), with every arity, among the signatures ``allowed`` admits."""
-        found: dict[str, int] = {}
-        for d in _deletions(sig.name, _max_distance(sig.name)):
-            for name in self._index.get(d, ()):
-                if name != sig.name and name not in found and any(map(allowed, self._by_name[name])):
-                    dist = _edit_distance(sig.name, name)
-                    if (dist <= min(_max_distance(sig.name), _max_distance(name))
-                            and difflib.SequenceMatcher(None, sig.name, name).ratio() >= NEAR):
-                        found[name] = dist
-        names = sorted(found, key=lambda n: (found[n], n))
-        out = [str(c) for n in names for c in self._by_name[n] if allowed(c)]
-        return out[:3]
-
-
 def _unknown_events(rf: RuleFile) -> list[Finding]:
-    heads, uses = _heads(rf), _uses(rf)
+    heads, uses = rules_by_head(rf), _uses(rf)
     inputs = {d.sig for d in rf.inputs}
     underived = [s for s in uses if s not in heads]
     out = []
     if rf.inputs:
-        index = _NameIndex(itertools.chain(heads, inputs))
+        index = NameIndex(itertools.chain(heads, inputs))
         for sig in underived:
             if sig in inputs:
                 continue
@@ -255,7 +184,7 @@ def _unknown_events(rf: RuleFile) -> list[Finding]:
     # no inputs declared: underived events are the inputs, but one that is
     # near a derived event, or an input event used more, is suspect
     rank = {s: (-len(uses[s]), uses[s][0].line) for s in underived}
-    index = _NameIndex(itertools.chain(heads, underived))
+    index = NameIndex(itertools.chain(heads, underived))
     for sig in underived:
         near = index.near(sig, lambda c: c in heads or (c in rank and rank[c] < rank[sig]))
         if near:
@@ -276,7 +205,7 @@ def _unused_events(rf: RuleFile) -> list[Finding]:
                 "(print_events): its rules do work for nothing",
                 f"add {sig} to :- print_events([...]), use it in a pattern, or remove its rules",
                 event=str(sig))
-            for sig, rules in _heads(rf).items() if sig not in uses and sig not in rf.printed]
+            for sig, rules in rules_by_head(rf).items() if sig not in uses and sig not in rf.printed]
 
 
 def _unreported_events(rf: RuleFile) -> list[Finding]:
@@ -285,8 +214,8 @@ def _unreported_events(rf: RuleFile) -> list[Finding]:
     as the file runs derives them: not checked then)."""
     if rf.raises:
         return []
-    heads = _heads(rf)
-    index = _NameIndex(heads)
+    heads = rules_by_head(rf)
+    index = NameIndex(heads)
     out = []
     for d in dict.fromkeys(rf.print_events):
         if d.sig in heads or d.sig.name.startswith("$"):
@@ -302,25 +231,10 @@ def _unreported_events(rf: RuleFile) -> list[Finding]:
     return out
 
 
-def _graph(rf: RuleFile) -> "nx.DiGraph[Sig]":
-    """Events, with an edge from each event of a pattern (not negated) to
-    the head, holding the rules and their steps."""
-    g: nx.DiGraph = nx.DiGraph()
-    for r in rf.rules:
-        g.add_node(r.head.sig)
-        for sig, step in r.steps:
-            if step == "negated":
-                continue
-            g.add_edge(sig, r.head.sig)
-            g.edges[sig, r.head.sig].setdefault("rules", []).append((r, step))
-    return g
-
-
 def _cycles(rf: RuleFile) -> list[Finding]:
-    g = _graph(rf)
-    cycles = [_rotated(c) for c in itertools.islice(nx.simple_cycles(g), MAX_CYCLES)]
+    g = event_graph(rf)
     out = []
-    for cycle in sorted(cycles):
+    for cycle in cycles(g):
         if all(s.name.startswith("$") for s in cycle):
             continue    # the reader's own recursion for an ETALIS run (star_times, aggregate/3): it waits
         path = list(zip(cycle, cycle[1:] + cycle[:1]))
@@ -392,7 +306,7 @@ def _never_fires(rf: RuleFile) -> list[Finding]:
     ins_event_rule/1) may make any event occur: neither is checked."""
     if rf.raises or not rf.inputs:
         return []
-    heads = _heads(rf)
+    heads = rules_by_head(rf)
     occurs = {d.sig for d in rf.inputs}
 
     def occurring(sig: Sig) -> bool:
@@ -423,29 +337,6 @@ def _never_fires(rf: RuleFile) -> list[Finding]:
                        f"recursion), or declare {it} input: :- input([{', '.join(map(str, never))}]).",
                        events=[str(s) for s in never]))
     return out
-
-
-def _rotated(cycle: Sequence[Sig]) -> list[Sig]:
-    i = cycle.index(min(cycle))
-    return list(cycle[i:]) + list(cycle[:i])
-
-
-def strata(rf: RuleFile) -> dict[Sig, int]:
-    """The stratum of each event of the positive dependency graph: 0 for
-    an event no rule derives, else one more than the highest stratum of
-    the events it is derived from (the events of a cycle share one)."""
-    g = _graph(rf)
-    for r in rf.rules:
-        for sig, _ in r.steps:
-            g.add_node(sig)
-    heads = set(_heads(rf))
-    cg = nx.condensation(g)
-    level: dict[int, int] = {}
-    for n in nx.topological_sort(cg):
-        members = cg.nodes[n]["members"]
-        below = [level[p] for p in cg.predecessors(n)]
-        level[n] = 0 if not members & heads else 1 + max(below, default=0)
-    return {sig: level[cg.graph["mapping"][sig]] for sig in g}
 
 
 def _negation_races(rf: RuleFile) -> list[Finding]:
@@ -570,7 +461,7 @@ def _renamed(text: str, policy: str) -> tuple[str, str]:
 def _type_clashes(rf: RuleFile) -> list[Finding]:
     """A pattern's event with a text argument where every rule deriving
     the event gives that argument a number (and no input declares it)."""
-    heads = _heads(rf)
+    heads = rules_by_head(rf)
     inputs = {d.sig for d in rf.inputs}
     out = []
     for r in rf.rules:
@@ -665,7 +556,7 @@ def _spread_events(rf: RuleFile) -> set[Sig]:
     """The derived events whose every occurrence lasts longer than 0: the
     greatest set closed under the rules (every occurrence has a finite
     derivation, so a rule that needs the event itself adds nothing)."""
-    heads = _heads(rf)
+    heads = rules_by_head(rf)
     spread = set(heads)
     while True:
         fewer = {sig for sig in spread if all(_lasts(r.pattern, spread.__contains__) for r in heads[sig])}
@@ -784,33 +675,3 @@ def _unknown_vocabulary(rf: RuleFile) -> list[Finding]:
                            "the knowledge has no triple with it, so the goal asking it never holds",
                            use.file, use.line, use.column, hint, {"iri": use.iri, "kind": use.kind}))
     return out
-
-
-def dot(rf: RuleFile) -> str:
-    """The dependency graph in Graphviz dot: events as nodes, an edge from
-    each event of a pattern to the head labelled with the rule (dashed for
-    a negated event), the edges of cycles in red."""
-    g = _graph(rf)
-    on_cycle = {(a, b) for c in itertools.islice(nx.simple_cycles(g), MAX_CYCLES)
-                for a, b in zip(c, list(c[1:]) + [c[0]])}
-    inputs = {d.sig for d in rf.inputs}
-    heads = set(_heads(rf))
-    lines = ["digraph rules {", "  rankdir=LR;"]
-    nodes = sorted({s for r in rf.rules for s, _ in r.steps} | heads | inputs)
-    for s in nodes:
-        shape = "box" if s in heads else "ellipse"
-        lines.append(f"  {_quoted(str(s))} [shape={shape}];")
-    for r in rf.rules:
-        for sig, step in dict.fromkeys(r.steps):
-            attrs = [f"label={_quoted(r.name)}"]
-            if step == "negated":
-                attrs.append("style=dashed")
-            elif (sig, r.head.sig) in on_cycle:
-                attrs.append("color=red")
-            lines.append(f"  {_quoted(str(sig))} -> {_quoted(str(r.head.sig))} [{', '.join(attrs)}];")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
