@@ -10,7 +10,7 @@
 :- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
 :- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
 :- use_module(prefixes, [prefixed_event/3]).
-:- use_module(limits, [limited/6, watched/3]).
+:- use_module(limits, [within_limit/3, limit_hit/5, memory_hit/4, dropped_changes/1, watched/3]).
 :- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2]).
 :- use_module(protocol, [detection_format/1]).
 :- use_module('../reader/terms', [finite_number/1]).
@@ -224,7 +224,7 @@ feed_loop(Source0, S, Order0, Order, A0, A, Rejected, Stopped) :-
     (   Source0 = terms(Terms0, Line0, Checked),
         Order0 = in_order(Last0),
         S = batch(M, Limit, plain, _, _, none, false, Format)
-    ->  quick_loop(Terms0, Line0, Checked, M, Limit, Format, S, Last0, Terms, Line1, Last, A0, A1, Stop),
+    ->  quick_run(Terms0, Line0, Checked, M, Limit, Format, S, Last0, Terms, Line1, Last, A0, A1, Stop),
         Order1 = in_order(Last),
         Source1 = terms(Terms, Line1, Checked)
     ;   Source1 = Source0,
@@ -293,8 +293,8 @@ feed_term(Term, Line, S, Order0, Outcome) :-
         Outcome = rejected(Reason)
     ).
 
-%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
-%              -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%   quick_run(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
+%             -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
 %   Process Terms, the first of which is the event of line Line, as
 %   etalis_process:run/5 does for batch settings S that feed_loop/8
@@ -306,22 +306,80 @@ feed_term(Term, Line, S, Order0, Outcome) :-
 %   changes the rules or raises events (the settings may have changed),
 %   or at an event that reaches a limit (Stop is then stopped(Hit, Kept),
 %   else `none`).  Last is the time of the last event processed.
+%
+%   An event that runs out of the stacks is caught here, once for the
+%   run, not an event at a time (a catch/3 frame an event cost about a
+%   fifth of what the loop adds to the engine's clauses): the loop notes
+%   in At the line of the event it runs and the output before it, which
+%   the handler finds after the unwinding; the accepted count and the
+%   last time before that event are counted again from Terms.
 
-quick_loop([], Line, _, _, _, _, _, Last, [], Line, Last, A, A, none).
-quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+    At = at(none, 0),
+    catch(quick_loop(Terms, Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
+          error(resource_error(Resource), Context),
+          out_of_stacks(At, Resource, Context, Terms, Line, Checked, M, Last0, Rest, RestLine, Last, A0, A, Stop)).
+
+%   out_of_stacks(+At, +Resource, +Context, +Terms, +Line, +Checked, +M,
+%                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   quick_run/14 after a resource error: if it came from the event whose
+%   line At notes, the run stops before that event as at a limit (see
+%   etalis_limits:memory_hit/4), else the error is thrown again.
+
+out_of_stacks(at(At, Kept), Resource, Context, Terms, Line, Checked, M, Last0, [], At, Last, A0, A, Stop) :-
+    (   At == none
+    ->  throw(error(resource_error(Resource), Context))
+    ;   true
+    ),
+    done_before(Terms, Line, At, Checked, Last0, Last, A0, A, E),
+    memory_hit(Resource, E, At, Hit),
+    dropped_changes(M),
+    Stop = stopped(Hit, Kept).
+
+%   done_before(+Terms, +Line, +At, +Checked, +Last0, -Last, +A0, -A, -E):
+%   the events of Terms (from line Line) before line At were processed,
+%   A - A0 of them, the last at time Last (Last0 if none); E is the
+%   event of line At.
+
+done_before([Term|Terms], Line, At, Checked, Last0, Last, A0, A, E) :-
+    (   Term == []
+    ->  Last1 = Last0, A1 = A0
+    ;   quick_event(Checked, Term, E0, _, T2)
+    ->  Last1 = T2, A1 is A0 + 1
+    ),
+    (   Line == At
+    ->  E = E0, Last = Last0, A = A0
+    ;   Next is Line + 1,
+        done_before(Terms, Next, At, Checked, Last1, Last, A1, A, E)
+    ).
+
+%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +At,
+%              +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   The loop of quick_run/14, At its note of the event being run.
+
+quick_loop([], Line, _, _, _, _, _, _, Last, [], Line, Last, A, A, none).
+quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop) :-
     Next is Line + 1,
     (   quick_event(Checked, Term, E, T1, T2),
         T2 >= Last0
     ->  b_setval(etalis_line, Line),
         character_count(current_output, Kept),
-        limited(Limit, M:'$run'(E, T1, T2, Format), M, E, Line, Hit),
-        A1 is A0 + 1,
-        (   Hit \== none
-        ->  Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
+        nb_setarg(1, At, Line),
+        nb_setarg(2, At, Kept),
+        within_limit(Limit, M:'$run'(E, T1, T2, Format), Result),
+        (   Result == inference_limit_exceeded
+        ->  limit_hit(M, E, Line, Limit, Hit),
+            dropped_changes(M),
+            Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
         ;   \+ M:'$rule_update'(_),
             \+ M:'$raised'(_)
-        ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, T2, Rest, RestLine, Last, A1, A, Stop)
-        ;   catch(( rule_updates(S),
+        ->  A1 is A0 + 1,
+            quick_loop(Terms, Next, Checked, M, Limit, Format, S, At, T2, Rest, RestLine, Last, A1, A, Stop)
+        ;   nb_setarg(1, At, none),             % the event is done: what follows is no longer its
+            A1 is A0 + 1,
+            catch(( rule_updates(S),
                     raised_events(S, T2, Line)
                   ), error(etalis_limit(Raised), _), true),
             (   var(Raised)
@@ -330,7 +388,7 @@ quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, Rest, RestLi
             )
         )
     ;   Term == []
-    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop)
+    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop)
     ;   Rest = [Term|Terms], RestLine = Line, Last = Last0, A = A0, Stop = none
     ).
 
