@@ -14,7 +14,8 @@
     median of the pairs' ratios (a shared machine's load changes less
     within a pair).
     With --parts, where a checkpoint's CPU time goes, in one run in this
-    process: the engine's snapshot, the rest of taking it on the run's
+    process: the engine's snapshot (and of it, the serialization of the
+    state into bytes), the rest of taking it on the run's
     thread (positions, flushing the output, handing it over), and the
     writer's thread (syncing the output, hashing, writing, syncing and
     renaming the file).
@@ -48,6 +49,7 @@ from etalis_py import Engine
 from etalis_py.cli import entry, running
 from etalis_py.cli.running import _Checkpoints
 from etalis_py.bridge.checkpoint import CheckpointWriter
+from etalis_py.bridge._prolog import PrologBridge
 
 RULES = "c(X) <- a(X) seq b(X) within 100.\n"
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
@@ -97,9 +99,17 @@ def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
 
 
 def parts(rules: Path, events: Path, work: Path, n: int) -> None:
-    spent = {"snapshot": 0.0, "taking": 0.0, "writer": 0.0}
+    spent = {"snapshot": 0.0, "serializing": 0.0, "taking": 0.0, "writer": 0.0}
     lock = threading.Lock()
     snapshot, save, submit = Engine.snapshot, _Checkpoints.save, CheckpointWriter.submit
+    recorded = PrologBridge._recorded
+
+    def timed_recorded(self: PrologBridge, joined: bytearray, term: int) -> bytearray:
+        started = time.thread_time()    # on the bridge's thread, where the engine runs
+        try:
+            return recorded(self, joined, term)
+        finally:
+            spent["serializing"] += time.thread_time() - started
 
     def timed_snapshot(engine: Engine) -> bytes:
         started = time.process_time()   # the engine works on its own thread while this one waits
@@ -127,6 +137,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
         submit(self, timed_job)
 
     setattr(Engine, "snapshot", timed_snapshot)
+    setattr(PrologBridge, "_recorded", timed_recorded)
     setattr(_Checkpoints, "save", timed_save)
     setattr(CheckpointWriter, "submit", timed_submit)
     shutil.rmtree(work / "parts-ck", ignore_errors=True)
@@ -137,6 +148,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
                     io.StringIO(), err)
     finally:
         setattr(Engine, "snapshot", snapshot)
+        setattr(PrologBridge, "_recorded", recorded)
         setattr(_Checkpoints, "save", save)
         setattr(CheckpointWriter, "submit", submit)
     total = float(err.getvalue().strip().splitlines()[-1].split("cpu seconds: ")[1])
@@ -145,6 +157,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
     print("| part | CPU s | per checkpoint (ms) | of the run's CPU |")
     print("| --- | ---: | ---: | ---: |")
     rows = [("the engine's snapshot", spent["snapshot"]),
+            ("of which the serialization of the state (PL_record_external)", spent["serializing"]),
             ("the rest of taking it (positions, flush, hand-over)", spent["taking"] - spent["snapshot"]),
             ("the writer's thread (sync, hash, write, rename)", spent["writer"])]
     for name, seconds in rows:

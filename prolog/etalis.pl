@@ -117,6 +117,13 @@ Requests:
     etalis_snapshot:snapshot_parts/4: the header's `snapshot_head` is
     its Head, the body its Payload, each byte a character of code
     0..255; the caller puts the Payload's SHA-256 between them.
+  - snapshot_term(Engine, Counters): the same snapshot, its content
+    left as a term, record(Header, Content), for the bridge to make
+    its bytes (PL_record_external(), the bytes fast_term_serialized/2
+    makes) without a string of them on the stacks; the header's
+    `snapshot_opening` is the snapshot's start up to the content's
+    length (see etalis_snapshot:snapshot_opening/2).  A content that
+    has no bytes (a blob) is then taken with snapshot, for its error.
   - restore(Engine): payload is the bytes of a snapshot of an engine of
     the same rules; the engine takes up its state, with the rules of the
     snapshot's engine: the changes of the rules made while it ran are
@@ -163,9 +170,12 @@ etalis_api(RequestText, _, Reply) :-
 %   api_reply(+Header, +Body, -Reply): Reply is the Header line and the
 %   Body; a Body bytes(Bytes) (the megabytes of a snapshot) is not
 %   copied behind the header: the reply is reply(Header, Bytes), which
-%   Python reads in two parts.
+%   Python reads in two parts; a Body term(Term) is record(Header, Term),
+%   whose Term Python serializes itself.
 
 api_reply(H, bytes(Bytes), reply(H, Bytes)) :-
+    !.
+api_reply(H, term(Term), record(H, Term)) :-
     !.
 api_reply(H, Body, Reply) :-
     string_concat(H, "\n", H1),
@@ -275,6 +285,10 @@ serve(snapshot(M, Counters), _, _{snapshot_head: Head}, bytes(Payload)) :-
     engine_exists(M),
     must_be(list(integer), Counters),
     state_snapshot(M, Counters, Head, Payload).
+serve(snapshot_term(M, Counters), _, _{snapshot_opening: Opening}, term(Content)) :-
+    engine_exists(M),
+    must_be(list(integer), Counters),
+    state_content(M, Counters, Opening, Content).
 serve(restore(M), Payload, Header, "") :-
     restore_state(M, Payload, Header).
 serve(knowledge(M, Action), Payload, _{added: N, size: Size}, "") :-

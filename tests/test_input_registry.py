@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import Engine, cli
+from etalis_py.inputs.lines import LineOffsets, after_newlines
 from etalis_py.inputs.registry import BUILT_IN, by_name, formats, names, of_path
 
 TOY = '''
@@ -106,3 +107,20 @@ def test_emit_file_reads_a_table_with_the_options_of_run(tmp_path: Path) -> None
     assert [(d.event, d.args, d.start, d.end) for d in result.detections] == [("c", (1,), 1, 2)]
     assert [(r.line, r.reason) for r in result.rejected] == [(4, "column 'k' is empty"),
                                                              (5, "1 fields where the header has 3")]
+
+
+def test_the_byte_after_a_count_of_newlines() -> None:
+    data = b"a\nbb\n\nccc\n"
+    assert [after_newlines(data, 0, n) for n in (1, 2, 3, 4, 5)] == [2, 5, 6, 10, None]
+    assert after_newlines(data, 2, 2) == 6
+    long = b"x" * 70_000 + b"\n" + b"y\n" * 3      # the newlines after the first block
+    assert after_newlines(long, 0, 1) == 70_001
+    assert after_newlines(long, 0, 4) == len(long)
+    assert after_newlines(long, 10, 5) is None
+
+
+def test_line_offsets_give_the_byte_where_each_asked_line_starts() -> None:
+    chunks = [b"l1\nl2\n", b"l3\nline4\nl5\n", b"l6\n"]
+    offsets = LineOffsets(chunks, first_line=1, start=100)
+    assert list(offsets) == chunks
+    assert [offsets.offset(line) for line in (1, 3, 4, 5, 6, 7, 9)] == [100, 106, 109, 115, 118, 121, 121]

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 import pytest
 from hypothesis import given, settings
@@ -303,7 +304,27 @@ def test_a_sigkilled_run_writes_only_whole_lines_into_a_pipe(tmp_path: Path) -> 
     assert detections[0] == {"event": "c", "args": [0, 0], "start": 0, "end": 40}
 
 
-def test_a_damaged_checkpoint_is_refused_with_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 1]) + data[at + 1:]
+
+
+def state_at(data: bytes, line: int) -> int:
+    """Where line ``line`` (from 0) of the state of the checkpoint ``data`` starts."""
+    at = data.index(b"\n", data.index(b"\n") + 1) + 1     # after the checkpoint's two lines
+    for _ in range(line):
+        at = data.index(b"\n", at) + 1
+    return at
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: flip(d, len(d) - 10),                 # in the snapshot's content
+    lambda d: flip(d, state_at(d, 1) + 12),         # in its header: the rules' identity
+    lambda d: flip(d, state_at(d, 2) - 8),          # in its header: its content's checksum
+    lambda d: d[:-1],                               # cut short
+    lambda d: d + b"\0",                            # longer
+], ids=["content", "header", "checksum", "truncated", "longer"])
+def test_a_damaged_checkpoint_is_refused_with_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         change: Callable[[bytes], bytes]) -> None:
     rules = tmp_path / "stateful.etl"
     rules.write_text(STATEFUL)
     events = tmp_path / "e.events"
@@ -311,9 +332,7 @@ def test_a_damaged_checkpoint_is_refused_with_what_to_do(tmp_path: Path, capsys:
     ck = tmp_path / "ck"
     args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet"]
     assert main(args) == 0
-    data = bytearray((ck / "checkpoint").read_bytes())
-    data[-10] ^= 1
-    (ck / "checkpoint").write_bytes(bytes(data))
+    (ck / "checkpoint").write_bytes(change((ck / "checkpoint").read_bytes()))
     capsys.readouterr()
     assert main(args) == 1
     assert capsys.readouterr().err == (f"etalis: {ck / 'checkpoint'}: not a whole checkpoint of etalis run "

@@ -22,6 +22,7 @@ import pytest
 
 from etalis_py import Detection, Engine, EngineStats, EtalisError, SnapshotError
 from etalis_py.bridge.engine import STRATEGIES
+from etalis_py.bridge.results import SNAPSHOT_COUNTERS, snapshot_bytes
 
 Stream = list[tuple[str, list[Any], Any]]
 
@@ -363,6 +364,17 @@ def test_a_state_holding_a_blob_takes_no_snapshot() -> None:
         with pytest.raises(SnapshotError, match=r"^cannot take a snapshot: the state holds <stream>\(0x[0-9a-f]+\), "
                                                 r"which is no term that can be written"):
             engine.snapshot()
+
+
+def test_a_snapshot_is_the_bytes_that_prolog_serializes() -> None:
+    # the content's bytes are made outside Prolog's stacks (PL_record_external), and must be those
+    # of fast_term_serialized/2, which a restore reads
+    with Engine.from_string("c(X) <- a(X) seq b(X) within 100.") as engine:
+        engine.feed_text("".join(f"event(a(k{i % 7}), {i}).\n" for i in range(40)))
+        data = engine.snapshot()
+        counters = ", ".join(str(getattr(engine.stats(), c)) for c in SNAPSHOT_COUNTERS)
+        info, payload = engine._prolog.request_bytes(f"snapshot({engine._name}, [{counters}])")
+    assert data == snapshot_bytes(info["snapshot_head"], payload)
 
 
 def test_pickling_an_engine_points_to_snapshot() -> None:

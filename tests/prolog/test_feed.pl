@@ -65,6 +65,18 @@ slow_feed(Text, Accepted, Stopped) :-
     engine_feed(M, lines(Text), [], summary(Accepted, _, _, _, Stopped), _),
     engine_destroy(M).
 
+%   burst_feed(+Terms, -Summary, -Detections, -Next): feed the list
+%   Terms (as packed columns give it, from line 10) to an echo engine
+%   whose event `burst` runs out of memory, then an event at time 2.5:
+%   Next is that second feed's summary.
+
+burst_feed(Terms, Summary, Detections, Next) :-
+    echo_engine(M),
+    asserta(M:('$on'(burst, _, _, _) :- throw(error(resource_error(memory), _)))),
+    engine_feed(M, terms(Terms, checked), [first(10), format(row)], Summary, Detections),
+    engine_feed(M, terms([event(c, 2.5)], checked), [first(20), format(row)], Next, _),
+    engine_destroy(M).
+
 stopped_header(Stopped, Pairs) :-
     feed_header(summary(0, 0, [], [], Stopped), Header),
     dict_pairs(Header.stopped, _, Pairs).
@@ -172,5 +184,17 @@ test(a_flush_that_reaches_a_limit_raises_it_inside_error, error(etalis_limit(lim
     assertz(M:('$on'(loop, _, _, _) :- spin)),
     engine_feed(M, lines("event(loop, 1).\n"), [], summary(1, _, [], _, none), ""),
     engine_feed(M, flush(true), [], _, _).
+
+test(an_event_out_of_memory_stops_the_quick_loop_before_it, [S, D, N] ==
+     [summary(2, 0, [], [], memory(13, burst, Bytes)), "[\"a\", [1], 1, 1]\n[\"a\", [2], 2, 2]\n",
+      summary(1, 0, [], [], none)]) :-
+    current_prolog_flag(stack_limit, Bytes),
+    burst_feed([event(a(1), 1), [], event(a(2), 2), event(burst, 3), event(a(3), 4)], S, D, N).
+
+test(a_resource_error_of_another_resource_is_no_stop, error(resource_error(file_handles))) :-
+    echo_engine(M),
+    asserta(M:('$on'(files, _, _, _) :- throw(error(resource_error(file_handles), _)))),
+    call_cleanup(engine_feed(M, terms([event(a(1), 1), event(files, 2)], checked), [], _, _),
+                 engine_destroy(M)).
 
 :- end_tests(feed).

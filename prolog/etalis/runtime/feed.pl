@@ -2,7 +2,6 @@
           [ engine_feed/5               % +Engine, +Batch, +Options, -Summary, -Detections
           ]).
 :- use_module(library(error)).
-:- use_module(library(lists), [append/3]).
 :- use_module(library(option)).
 :- use_module(library(heaps)).
 :- use_module(library(memfile)).
@@ -11,7 +10,8 @@
 :- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
 :- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
 :- use_module(prefixes, [prefixed_event/3]).
-:- use_module(limits, [limited/6, watched/3, output_string/2, memory_hit/5]).
+:- use_module(limits, [within_limit/3, limit_hit/5, memory_hit/4, dropped_changes/1, watched/3,
+                       output_string/2]).
 :- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2]).
 :- use_module(protocol, [detection_format/1]).
 :- use_module('../reader/terms', [finite_number/1]).
@@ -226,11 +226,7 @@ feed_loop(Source0, S, Order0, Order, A0, A, Rejected, Stopped) :-
     (   Source0 = terms(Terms0, Line0, Checked),
         Order0 = in_order(Last0),
         S = batch(M, Limit, plain, _, _, none, false, Format)
-    ->  character_count(current_output, Kept0),
-        At = at(none, Kept0),
-        catch(quick_loop(Terms0, Line0, Checked, M, Limit, Format, S, Last0, At, Terms, Line1, Last, A0, A1, Stop),
-              error(resource_error(Resource), _),
-              quick_full(Resource, Terms0, Line0, Checked, M, Last0, At, Terms, Line1, Last, A0, A1, Stop)),
+    ->  quick_run(Terms0, Line0, Checked, M, Limit, Format, S, Last0, Terms, Line1, Last, A0, A1, Stop),
         Order1 = in_order(Last),
         Source1 = terms(Terms, Line1, Checked)
     ;   Source1 = Source0,
@@ -306,8 +302,8 @@ feed_term(Term, Line, S, Order0, Kept, Outcome) :-
 
 %   term_full(+Resource, +Term, +Line, +S, +Kept, -Outcome): the stacks
 %   filled (Resource) while the term Term of line Line was processed,
-%   outside the catch of limited/6: it stops the feed as an event that
-%   reached the memory limit (see feed_term/5).
+%   outside the catch of etalis_limits:limited/6: it stops the feed as
+%   an event that reached the memory limit (see feed_term/5).
 
 term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit, Kept)) :-
     (   plain_input(Term, E, _)
@@ -317,10 +313,11 @@ term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit
     ->  true
     ;   E = Term
     ),
-    stacks_full(Resource, M, E, Line, Hit).
+    memory_hit(Resource, E, Line, Hit),
+    dropped_changes(M).
 
-%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
-%              +At, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%   quick_run(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +Last0,
+%             -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
 %   Process Terms, the first of which is the event of line Line, as
 %   etalis_process:run/5 does for batch settings S that feed_loop/8
@@ -331,12 +328,62 @@ term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit
 %   RestLine its line; the general way takes it), after an event that
 %   changes the rules or raises events (the settings may have changed),
 %   or at an event that reaches a limit (Stop is then stopped(Hit, Kept),
-%   else `none`).  Last is the time of the last event processed.  At is
-%   at(Line, Kept), set (nb_setarg/3) as each event starts: its line and
-%   the characters of output before it, for quick_full/13.
+%   else `none`).  Last is the time of the last event processed.
+%
+%   An event that runs out of the stacks is caught here, once for the
+%   run, not an event at a time (a catch/3 frame an event cost about a
+%   fifth of what the loop adds to the engine's clauses): the loop notes
+%   in At the line of the event it runs and the output before it, which
+%   the handler finds after the unwinding; the accepted count and the
+%   last time before that event are counted again from Terms.
 
-quick_loop([], Line, _, _, _, _, _, Last, _, [], Line, Last, A, A, none).
-quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, At, Rest, RestLine, Last, A0, A, Stop) :-
+quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+    At = at(none, 0),
+    catch(quick_loop(Terms, Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
+          error(resource_error(Resource), Context),
+          out_of_stacks(At, Resource, Context, Terms, Line, Checked, M, Last0, Rest, RestLine, Last, A0, A, Stop)).
+
+%   out_of_stacks(+At, +Resource, +Context, +Terms, +Line, +Checked, +M,
+%                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   quick_run/14 after a resource error: if it came from the event whose
+%   line At notes, the run stops before that event as at a limit (see
+%   etalis_limits:memory_hit/4), else the error is thrown again.
+
+out_of_stacks(at(At, Kept), Resource, Context, Terms, Line, Checked, M, Last0, [], At, Last, A0, A, Stop) :-
+    (   At == none
+    ->  throw(error(resource_error(Resource), Context))
+    ;   true
+    ),
+    done_before(Terms, Line, At, Checked, Last0, Last, A0, A, E),
+    memory_hit(Resource, E, At, Hit),
+    dropped_changes(M),
+    Stop = stopped(Hit, Kept).
+
+%   done_before(+Terms, +Line, +At, +Checked, +Last0, -Last, +A0, -A, -E):
+%   the events of Terms (from line Line) before line At were processed,
+%   A - A0 of them, the last at time Last (Last0 if none); E is the
+%   event of line At.
+
+done_before([Term|Terms], Line, At, Checked, Last0, Last, A0, A, E) :-
+    (   Term == []
+    ->  Last1 = Last0, A1 = A0
+    ;   quick_event(Checked, Term, E0, _, T2)
+    ->  Last1 = T2, A1 is A0 + 1
+    ),
+    (   Line == At
+    ->  E = E0, Last = Last0, A = A0
+    ;   Next is Line + 1,
+        done_before(Terms, Next, At, Checked, Last1, Last, A1, A, E)
+    ).
+
+%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +At,
+%              +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   The loop of quick_run/14, At its note of the event being run.
+
+quick_loop([], Line, _, _, _, _, _, _, Last, [], Line, Last, A, A, none).
+quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop) :-
     Next is Line + 1,
     (   quick_event(Checked, Term, E, T1, T2),
         T2 >= Last0
@@ -344,14 +391,18 @@ quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, At, Rest, Re
         character_count(current_output, Kept),
         nb_setarg(1, At, Line),
         nb_setarg(2, At, Kept),
-        limited(Limit, M:'$run'(E, T1, T2, Format), M, E, Line, Hit),
-        A1 is A0 + 1,
-        (   Hit \== none
-        ->  Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
+        within_limit(Limit, M:'$run'(E, T1, T2, Format), Result),
+        (   Result == inference_limit_exceeded
+        ->  limit_hit(M, E, Line, Limit, Hit),
+            dropped_changes(M),
+            Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
         ;   \+ M:'$rule_update'(_),
             \+ M:'$raised'(_)
-        ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, T2, At, Rest, RestLine, Last, A1, A, Stop)
-        ;   catch(( rule_updates(S),
+        ->  A1 is A0 + 1,
+            quick_loop(Terms, Next, Checked, M, Limit, Format, S, At, T2, Rest, RestLine, Last, A1, A, Stop)
+        ;   nb_setarg(1, At, none),             % the event is done: what follows is no longer its
+            A1 is A0 + 1,
+            catch(( rule_updates(S),
                     raised_events(S, T2, Line)
                   ), error(etalis_limit(Raised), _), true),
             (   var(Raised)
@@ -360,57 +411,8 @@ quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, Last0, At, Rest, Re
             )
         )
     ;   Term == []
-    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, Last0, At, Rest, RestLine, Last, A0, A, Stop)
+    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop)
     ;   Rest = [Term|Terms], RestLine = Line, Last = Last0, A = A0, Stop = none
-    ).
-
-%   quick_full(+Resource, +Terms0, +Line0, +Checked, +M, +Last0, +At,
-%              -Rest, -RestLine, -Last, +A0, -A, -Stop)
-%
-%   The stacks filled (Resource) outside the catch of limited/6, at a
-%   call between two events of quick_loop/15 (started on Terms0 from
-%   line Line0): the event At names, whose processing started last
-%   (else the first event of Terms0), stops the loop as if it had
-%   reached the memory limit in limited/6, with the events before it
-%   accepted and the detections written before it kept.
-
-quick_full(Resource, Terms0, Line0, Checked, M, Last0, at(Line, Kept), [], Stopped, Last, A0, A,
-           stopped(Hit, Kept)) :-
-    (   Line == none
-    ->  Stopped = Line0
-    ;   Stopped = Line
-    ),
-    Before is Stopped - Line0,
-    length(Done, Before),
-    append(Done, [Term|_], Terms0),
-    (   quick_event(Checked, Term, E, _, _)
-    ->  true
-    ;   E = Term
-    ),
-    stacks_full(Resource, M, E, Stopped, Hit),
-    quick_done(Done, Checked, Last0, Last, A0, A).
-
-%   stacks_full(+Resource, +M, +E, +Line, -Hit): as in limited/6 when
-%   the event E of line Line runs out of Resource (see
-%   etalis_limits:memory_hit/5), where the stacks were found full at a
-%   call of the feed around it.
-
-stacks_full(Resource, M, E, Line, Hit) :-
-    memory_hit(Resource, M, E, Line, Hit),
-    retractall(M:'$rule_update'(_)),
-    retractall(M:'$raised'(_)).
-
-%   quick_done(+Terms, +Checked, +Last0, -Last, +A0, -A): Terms were
-%   processed by quick_loop/15: A - A0 events (the terms but `[]`), the
-%   last of which ended at Last (Last0 if none).
-
-quick_done([], _, Last, Last, A, A).
-quick_done([Term|Terms], Checked, Last0, Last, A0, A) :-
-    (   Term == []
-    ->  quick_done(Terms, Checked, Last0, Last, A0, A)
-    ;   quick_event(Checked, Term, _, _, T2),
-        A1 is A0 + 1,
-        quick_done(Terms, Checked, T2, Last, A1, A)
     ).
 
 %   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid

@@ -1,5 +1,6 @@
 :- module(etalis_key_states,
           [ state_snapshot/4,           % +Engine, +Counters, -Head, -Payload
+            state_content/4,            % +Engine, +Counters, -Opening, -Content
             restore_state/3,            % +Engine, +Bytes, -Header
             feed_segment/6,             % +Engine, +Options, +Reset, +Batch, -Header, -Detections
             feed_key_segment/6,         % +Engine, +Options, +Segment, -Fed, +Keys0, -Keys
@@ -12,7 +13,7 @@
 :- use_module(feed, [engine_feed/5]).
 :- use_module(protocol, [feed_header/2]).
 :- use_module(engine_state, [engine_state_get/2, engine_state_put/2, engine_state_check/3]).
-:- use_module(snapshot, [snapshot_parts/4, snapshot_content/3]).
+:- use_module(snapshot, [snapshot_parts/4, snapshot_opening/2, snapshot_content/3]).
 :- use_module(engine_load, [engine_identity/2, engine_exists/1, engine_compiled/2,
                             compiled_size/3, reported_strings/2]).
 :- use_module(rule_edits, [changes_possible/4, initial_rules/1, make_rule_change/2]).
@@ -37,6 +38,20 @@ state_snapshot(M, Counters, Head, Payload) :-
     engine_identity(M, Rules),
     engine_state_get(M, State),
     snapshot_parts(Rules, snapshot{state: State, counters: Counters}, Head, Payload).
+
+%!  state_content(+Engine, +Counters:list(integer), -Opening, -Content) is det.
+%
+%   Content is the term that a snapshot of the state of Engine (with
+%   Counters among it) holds, the term itself, not a copy, and Opening
+%   the snapshot's start up to its content's length (see
+%   etalis_snapshot:snapshot_opening/2), for a caller that makes the
+%   bytes of Content itself, without a string of them on the stacks,
+%   whose garbage would cost a collection of the whole state.
+
+state_content(M, Counters, Opening, snapshot{state: State, counters: Counters}) :-
+    engine_identity(M, Rules),
+    engine_state_get(M, State),
+    snapshot_opening(Rules, Opening).
 
 %!  restore_state(+Engine, +Bytes:string, -Header:dict) is det.
 %

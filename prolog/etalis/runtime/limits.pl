@@ -1,7 +1,10 @@
 :- module(etalis_limits,
           [ limited/6,                  % +Limit, +Goal, +Engine, +Event, +Line, -Hit
+            within_limit/3,             % +Limit, +Goal, -Result
+            limit_hit/5,                % +Engine, +Event, +Line, +Limit, -Hit
+            memory_hit/4,               % +Resource, +Event, +Line, -Hit
+            dropped_changes/1,          % +Engine
             watched/3,                  % +Engine, +Limit, :Goal
-            memory_hit/5,               % +Resource, +Engine, +Event, +Line, -Hit
             output_string/2,            % +MemoryFile, -Text
             stack_limit_restored/0
           ]).
@@ -44,47 +47,75 @@ a flush or advance raises as error(etalis_limit(Hit), _).
 limited(Limit, Goal, M, E, Line, Hit) :-
     catch(limited_(Limit, Goal, M, E, Line, Hit),
           error(resource_error(Resource), _),
-          memory_hit(Resource, M, E, Line, Hit)),
+          memory_hit(Resource, E, Line, Hit)),
     (   Hit == none
     ->  true
-    ;   retractall(M:'$rule_update'(_)),
-        retractall(M:'$raised'(_))
+    ;   dropped_changes(M)
     ).
 
-limited_(inf, Goal, _, _, _, none) :- !,
-    call(Goal).
 limited_(Limit, Goal, M, E, Line, Hit) :-
-    call_with_inference_limit(Goal, Limit, Result),
+    within_limit(Limit, Goal, Result),
     (   Result == inference_limit_exceeded
-    ->  feed_global(M, limit_goal, G),
-        (   nb_current(G, Goal0), Goal0 \== none
-        ->  nb_setval(G, none),
-            In = where(Goal0)
-        ;   In = none
-        ),
-        feed_global(M, watch, W),
-        (   nb_current(W, timed_out(Seconds))
-        ->  Hit = time(Line, E, Seconds, Limit, In)
-        ;   Hit = limit(Line, E, Limit, In)
-        )
+    ->  limit_hit(M, E, Line, Limit, Hit)
     ;   Hit = none
     ).
 
-%!  memory_hit(+Resource, +Engine, +Event, +Line, -Hit) is det.
+%!  within_limit(+Limit, +Goal, -Result) is det.
 %
-%   Event, of line Line, ran out of Resource in Engine: Hit is
-%   memory(Line, Event, Bytes) (see limited/6) if Resource is the
-%   stacks (or the memory outside them), whose limit is Bytes; else the
-%   resource error is raised again.  The feed calls it too, for the
-%   stacks found full between two events, outside limited/6.
+%   Run Goal (module-qualified, deterministic) within Limit inferences
+%   (`inf` for no limit): Result is `inference_limit_exceeded` if it
+%   took more, else `true` or `!` (see call_with_inference_limit/3).  A
+%   resource error of Goal is not caught: the caller turns it into a
+%   Hit with memory_hit/4.
 
-memory_hit(Resource, _M, E, Line, memory(Line, E, Bytes)) :-
+within_limit(inf, Goal, true) :- !,
+    call(Goal).
+within_limit(Limit, Goal, Result) :-
+    call_with_inference_limit(Goal, Limit, Result).
+
+%!  limit_hit(+Engine, +Event, +Line, +Limit, -Hit) is det.
+%
+%   Hit is the limit that Event of line Line reached when it ran out of
+%   its Limit inferences (see within_limit/3): the time limit if the
+%   watchdog stopped it (see watched/3), else the inference limit, with
+%   the `where` condition it was stopped in (see limited/6).
+
+limit_hit(M, E, Line, Limit, Hit) :-
+    feed_global(M, limit_goal, G),
+    (   nb_current(G, Goal0), Goal0 \== none
+    ->  nb_setval(G, none),
+        In = where(Goal0)
+    ;   In = none
+    ),
+    feed_global(M, watch, W),
+    (   nb_current(W, timed_out(Seconds))
+    ->  Hit = time(Line, E, Seconds, Limit, In)
+    ;   Hit = limit(Line, E, Limit, In)
+    ).
+
+%!  memory_hit(+Resource, +Event, +Line, -Hit) is det.
+%
+%   Hit is memory(Line, Event, Bytes) if Resource, of a resource error
+%   of Event of line Line, is the stacks (or the memory outside them),
+%   after a garbage collection; the resource error of any other Resource
+%   is thrown again.
+
+memory_hit(Resource, E, Line, memory(Line, E, Bytes)) :-
     memberchk(Resource, [stack, memory, global_stack, local_stack, trail_stack]),
     !,
     garbage_collect,
     current_prolog_flag(stack_limit, Bytes).
-memory_hit(Resource, _, _, _, _) :-
+memory_hit(Resource, _, _, _) :-
     resource_error(Resource).
+
+%!  dropped_changes(+Engine) is det.
+%
+%   Forget the rule updates and raised events that an event stopped at
+%   a limit recorded.
+
+dropped_changes(M) :-
+    retractall(M:'$rule_update'(_)),
+    retractall(M:'$raised'(_)).
 
 %!  output_string(+MemoryFile, -Text:string) is det.
 %

@@ -1,5 +1,6 @@
 :- module(etalis_snapshot,
           [ snapshot_parts/4,           % +Rules, +Content, -Head, -Payload
+            snapshot_opening/2,         % +Rules, -Opening
             snapshot_content/3,         % +Rules, +Bytes, -Content
             rules_identity/2,           % +Compiled, -Rules
             snapshot_format/1           % -Version
@@ -62,12 +63,27 @@ snapshot_parts(Rules, Content, Head, Payload) :-
               throw(error(etalis_snapshot_error(Msg), _))
           )),
     string_length(Payload, Length),
+    snapshot_opening(Rules, Opening),
+    format(string(Head), "~w~d,", [Opening, Length]).
+
+%!  snapshot_opening(+Rules, -Opening) is det.
+%
+%   Opening is the start of the snapshot of a content for the rules of
+%   identity Rules, up to its length: the first line and the header
+%   up to the comma before the length.  It is for a caller that writes
+%   the content's bytes itself (Python's, from PL_record_external(),
+%   which makes the bytes of fast_term_serialized/2 outside the stacks):
+%   the length, a comma, the checksum between single quotes, the text
+%   `).`, a newline and the bytes follow.
+
+snapshot_opening(Rules, Opening) :-
+    must_be(atom, Rules),
     snapshot_format(Format),
     swi_version(Swi),
     magic(Magic),
-    format(string(Header), "~q", [snapshot(Format, Swi, Rules, Length)]),
+    format(string(Header), "~q", [snapshot(Format, Swi, Rules)]),
     sub_string(Header, 0, _, 1, Open),          % without its closing parenthesis
-    atomics_to_string([Magic, Open, ','], Head).
+    atomics_to_string([Magic, Open, ','], Opening).
 
 swi_version(V) :-
     current_prolog_flag(version_data, swi(Major, Minor, Patch, _)),

@@ -65,6 +65,11 @@ class PrologBridge:
         lib.PL_get_nchars.restype = ctypes.c_int
         lib.PL_get_string.argtypes = [core.term_t, ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(ctypes.c_size_t)]
         lib.PL_get_string.restype = ctypes.c_int
+        lib.PL_record_external.argtypes = [core.term_t, ctypes.POINTER(ctypes.c_size_t)]
+        lib.PL_record_external.restype = ctypes.c_void_p
+        lib.PL_erase_external.argtypes = [ctypes.c_void_p]
+        lib.PL_erase_external.restype = ctypes.c_int
+        self._record = lib.PL_new_functor(lib.PL_new_atom(b"record"), 2)
         self._lock = threading.RLock()
         self._cwd = ""
         self._forked = False
@@ -263,6 +268,8 @@ class PrologBridge:
                 if lib.PL_get_arg(1, args + 2, part) and lib.PL_get_string(part, ctypes.byref(ptr), ctypes.byref(size)):
                     joined = bytearray(ctypes.string_at(ptr, size.value))
                     joined += b"\n"
+                    if lib.PL_is_functor(args + 2, self._record) and lib.PL_get_arg(2, args + 2, part):
+                        return self._recorded(joined, part), False
                     if lib.PL_get_arg(2, args + 2, part) and \
                             lib.PL_get_string(part, ctypes.byref(ptr), ctypes.byref(size)):
                         address = ctypes.cast(ptr, ctypes.c_void_p).value
@@ -276,6 +283,24 @@ class PrologBridge:
                 lib.PL_cut_query(qid)
         finally:
             lib.PL_discard_foreign_frame(fid)
+
+    def _recorded(self, joined: bytearray, term: int) -> bytearray:
+        """``joined`` followed by the bytes of ``term`` as
+        fast_term_serialized/2 makes them, made outside Prolog's stacks
+        (a string of them there is garbage that costs a collection of the
+        stacks, which hold every pending goal), or nothing if ``term``
+        has none (a blob: the exception is cleared)."""
+        lib = self._lib
+        size = ctypes.c_size_t()
+        record = lib.PL_record_external(term, ctypes.byref(size))
+        if not record:
+            lib.PL_clear_exception()
+            return joined
+        try:
+            joined += (ctypes.c_char * size.value).from_address(record)
+        finally:
+            lib.PL_erase_external(record)
+        return joined
 
     def _failure(self, request: str, exception: int) -> EtalisError:
         """The error of a request that raised past etalis_api/3, which

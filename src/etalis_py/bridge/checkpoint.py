@@ -2,9 +2,10 @@
 
 A checkpoint is one file, ``DIR/checkpoint``: a first line
 ``etalis-checkpoint 1``, a line of JSON (what run it belongs to, the
-input and output positions, the run's counters, the length and SHA-256
-of the state), then the engine's snapshot (:meth:`Engine.snapshot`) as
-it is.  It is replaced atomically: written to ``DIR/checkpoint.new``,
+input and output positions, the run's counters, the length of the state
+and the SHA-256 of its first two lines, the snapshot's header, which
+holds that of the rest), then the engine's snapshot
+(:meth:`Engine.snapshot`) as it is: its content is hashed once.  It is replaced atomically: written to ``DIR/checkpoint.new``,
 synced, renamed over the old one, and the directory synced, so that a
 run killed at any moment leaves the previous checkpoint or the new one,
 whole.  That durable part runs on a thread of its own
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import threading
 from collections.abc import Callable
@@ -32,6 +34,8 @@ NAME = "checkpoint"
 # of: a file replaced by another (not appended to) is told from the one
 # the checkpoint was taken of.
 _SEEN = 4096
+# The end of a snapshot's header: the SHA-256 of its content, then `).`
+_CHECKSUM = re.compile(rb",'([0-9a-f]{64})'\)\.\n$")
 
 
 class CheckpointError(EtalisError):
@@ -79,7 +83,8 @@ class Checkpoint:
         """Replace ``directory``'s checkpoint with this one, atomically."""
         meta = {"run": self.run, "input": asdict(self.input), "output": self.output,
                 "counters": asdict(self.counters), "header": self.header,
-                "state_bytes": len(self.state), "state_sha256": hashlib.sha256(self.state).hexdigest()}
+                "state_bytes": len(self.state),
+                "head_sha256": hashlib.sha256(self.state[:content_checksum(self.state)[0]]).hexdigest()}
         new = directory / (NAME + ".new")
         with new.open("wb") as f:
             f.write(MAGIC + json.dumps(meta).encode("utf-8") + b"\n")
@@ -106,8 +111,10 @@ class Checkpoint:
         try:
             meta = json.loads(data[len(MAGIC):end])
             state = data[end + 1:]
+            start, checksum = content_checksum(state)
             if end < 0 or len(state) != meta["state_bytes"] or \
-                    hashlib.sha256(state).hexdigest() != meta["state_sha256"]:
+                    hashlib.sha256(state[:start]).hexdigest() != meta["head_sha256"] or \
+                    hashlib.sha256(memoryview(state)[start:]).hexdigest() != checksum:
                 raise ValueError(damaged)
             return Checkpoint(dict(meta["run"]), Position(**meta["input"]), int(meta["output"]),
                               Counters(**meta["counters"]), state, meta.get("header"))
@@ -157,6 +164,16 @@ class CheckpointWriter:
         failed, self._failed = self._failed, None
         if failed is not None:
             raise failed
+
+
+def content_checksum(state: bytes) -> tuple[int, str]:
+    """Where the content of the snapshot ``state`` starts, and the SHA-256
+    of it that the snapshot's header gives (hashed once, by
+    :meth:`Engine.snapshot`); ``(0, "")`` if its first two lines are not
+    those of a snapshot."""
+    end = state.find(b"\n", state.find(b"\n") + 1)
+    found = _CHECKSUM.search(state, max(0, end - 80), end + 1) if end > 0 else None
+    return (end + 1, found.group(1).decode("ascii")) if found is not None else (0, "")
 
 
 def sync_directory(directory: Path) -> None:

@@ -308,8 +308,11 @@ class Engine(Feeding):
         Not kept: the background knowledge, callbacks and the pull queue."""
         self._check_open()
         counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
-        info, payload = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
-        return snapshot_bytes(info["snapshot_head"], payload)
+        info, payload = self._prolog.request_bytes(f"snapshot_term({self._name}, [{counters}])")
+        if not payload:     # a content of no bytes (a blob): the engine's own serializer says why
+            info, payload = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
+            return snapshot_bytes(info["snapshot_head"], payload)
+        return snapshot_bytes(f"{info['snapshot_opening']}{len(payload)},", payload)
 
     @one_at_a_time
     def restore(self, data: bytes) -> None:
