@@ -162,7 +162,7 @@ def test_when_the_stacks_are_full_run_stops_with_the_error_and_its_summary(tmp_p
     assert summary is not None and int(summary[1]) in (line - 1, line), lines[2]
 
 
-@pytest.mark.parametrize("limit", ["25.5m", "27m", "28m"])
+@pytest.mark.parametrize("limit", ["25.5m", "28m", "28.75m"])
 def test_stacks_found_full_between_two_events_stop_the_run_as_inside_one(tmp_path: Path, limit: str) -> None:
     # at these limits the stacks fill at a call of the feed loop between two events, outside the
     # event's own catch: the run still stops with the engine's error and its summary, not a Prolog dump

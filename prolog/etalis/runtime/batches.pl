@@ -54,7 +54,14 @@ request_batch(lines, Text, lines(Text)) :- !.
 request_batch(list(Count), Text, Batch) :- !,
     must_be(string, Text),
     must_be(nonneg, Count),
-    (   list_terms(Text, Count, Terms)
+    (   catch(list_terms(Text, Count, Terms), error(resource_error(Resource), _), true)
+    ->  true
+    ;   true
+    ),
+    (   nonvar(Resource)
+    ->  first_term(Text, Term),
+        Batch = full(Resource, Term)
+    ;   nonvar(Terms)
     ->  Batch = terms(Terms, plain)
     ;   headless(Text, List),
         list_lines(List, Lines),
@@ -110,6 +117,26 @@ batch_terms((Vars = Atoms, Terms), Terms) :- !,
     maplist(atom, Atoms),
     Vars = Atoms.
 batch_terms(Terms, Terms).
+
+%   first_term(+Text, -Term): the term of the first line of the batch
+%   list Text (the text of that line if it does not read), for a batch
+%   that the stacks had no room to read whole.
+
+first_term(Text, Term) :-
+    headless(Text, List),
+    (   sub_string(List, 0, 1, _, "[")
+    ->  sub_string(List, 1, _, 0, List1)
+    ;   List1 = List
+    ),
+    (   sub_string(List1, Before, _, _, "\n")
+    ->  sub_string(List1, 0, Before, _, Part0)
+    ;   Part0 = List1
+    ),
+    list_line(Part0, Line),
+    (   catch(term_string(Term, Line), _, fail)
+    ->  true
+    ;   Term = Line
+    ).
 
 %   headless(+Text, -List): the batch list of Text, without the line of
 %   its head if it has one (see list_terms/3).

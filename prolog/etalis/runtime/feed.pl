@@ -51,6 +51,10 @@ the detections as text.
 %       etalis_timers:timer_set/5), in time order; with Timers `false` the timers stay
 %       pending: the end of a finite input is not the end of time, and a
 %       later run resumed from a snapshot fires them when due;
+%     - full(Resource, Term): a batch that the stacks had no room to
+%       read (Resource, see etalis_batches), Term its first line's term:
+%       the feed stops at it as at an event out of memory, nothing of the
+%       batch processed;
 %     - advance(Time): Engine's time moves on to Time with no event: no
 %       event earlier than Time may come any more, so the events of the
 %       reorder buffer up to Time are processed and the timers due at Time
@@ -103,6 +107,11 @@ feed_batch(advance(Time), _, S, State, Summary, Detections) :- !,
     ;   domain_error(finite_number, Time)
     ),
     ordered(advance_order(Time), S, State, Summary, Detections).
+feed_batch(full(Resource, Term), First, S, _, summary(0, Raised, [], Warnings, Hit), "") :- !,
+    term_full(Resource, Term, First, S, 0, stopped(Hit, _)),
+    S = batch(M, _, _, _, _, _, _, _),
+    engine_warnings(M, Warnings),
+    feed_value(M, raised, Raised).
 feed_batch(Batch, _, _, _, _, _) :-
     domain_error(etalis_batch, Batch).
 
@@ -338,7 +347,8 @@ term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit
 %   last time before that event are counted again from Terms.
 
 quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
-    At = at(none, 0),
+    character_count(current_output, Kept),
+    At = at(start, Kept),
     catch(quick_loop(Terms, Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
           error(resource_error(Resource), Context),
           out_of_stacks(At, Resource, Context, Terms, Line, Checked, M, Last0, Rest, RestLine, Last, A0, A, Stop)).
@@ -347,9 +357,18 @@ quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last
 %                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
 %   quick_run/14 after a resource error: if it came from the event whose
-%   line At notes, the run stops before that event as at a limit (see
+%   line At notes, or before the first event (At is `start`: the run's
+%   first call), the run stops before that event as at a limit (see
 %   etalis_limits:memory_hit/4), else the error is thrown again.
 
+out_of_stacks(at(start, Kept), Resource, Context, [Term|Terms], Line, Checked, M, Last0, Rest, RestLine, Last, A0,
+              A, Stop) :-
+    !,
+    (   quick_event(Checked, Term, _, _, _)
+    ->  out_of_stacks(at(Line, Kept), Resource, Context, [Term|Terms], Line, Checked, M, Last0, Rest, RestLine,
+                      Last, A0, A, Stop)
+    ;   throw(error(resource_error(Resource), Context))
+    ).
 out_of_stacks(at(At, Kept), Resource, Context, Terms, Line, Checked, M, Last0, [], At, Last, A0, A, Stop) :-
     (   At == none
     ->  throw(error(resource_error(Resource), Context))
