@@ -70,10 +70,10 @@ def main() -> None:
 
     from pyswip import Prolog
 
-    # the bridge first, so that throughput.pl is compiled as the engine's code is (optimise(true))
+    # the bridge first, so that throughput.pl is compiled on its thread as the engine's code is (optimise(true))
     assert Engine.from_string(RULES).columnar(), "the foreign library is needed (make native)"
-    Prolog.consult(str(HERE / "throughput.pl"))
-    on_thread = bridge().on_thread      # where the engines' state is
+    on_thread = bridge().on_thread      # where the engines' state is, and the optimise flag (flags are per thread)
+    on_thread(lambda: Prolog.consult(str(HERE / "throughput.pl")))
     inside = min(float(a["S"]) for _ in range(ns.repeat) for a in on_thread(lambda name=Engine.from_string(RULES)._name:
                  list(Prolog.query(f"bench_inside({name}, {n}, {KEYS}, {STEP}, D, S)"))))
     rows.append(("the engine itself (events made in Prolog, benchmarks/throughput.pl)", inside))
