@@ -70,10 +70,10 @@ def main() -> None:
 
     from pyswip import Prolog
 
-    # the bridge first, so that throughput.pl is compiled as the engine's code is (optimise(true))
+    # the bridge first, so that throughput.pl is compiled on its thread as the engine's code is (optimise(true))
     assert Engine.from_string(RULES).columnar(), "the foreign library is needed (make native)"
-    Prolog.consult(str(HERE / "throughput.pl"))
-    on_thread = bridge().on_thread      # where the engines' state is
+    on_thread = bridge().on_thread      # where the engines' state is, and the optimise flag (flags are per thread)
+    on_thread(lambda: Prolog.consult(str(HERE / "throughput.pl")))
 
     def inside_answers() -> list[dict[str, Any]]:
         """bench_inside/6's answers on a new engine."""

@@ -67,8 +67,8 @@ def child_a(n: int, data: Path | None = None) -> dict[str, Any]:
     from etalis_py.bridge._prolog import bridge
 
     engine = Engine.from_string(RULES)
-    Prolog.consult(str(HERE / "throughput.pl"))
-    # on the bridge's thread, where the engine's state is
+    # on the bridge's thread, where the engine's state is and its flags (optimise) are
+    bridge().on_thread(lambda: Prolog.consult(str(HERE / "throughput.pl")))
     [answer] = bridge().on_thread(lambda: list(Prolog.query(f"bench_inside({engine._name}, {n}, {KEYS}, {STEP}, D, S)")))
     return {"seconds": float(answer["S"]), "detections": int(answer["D"]),
             "pending": engine.stats().pending, "peak_mb": peak_rss_mb()}
