@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from etalis_py import EtalisError, Engine, InferenceLimitError, MemoryLimitError, RuleError
+from etalis_py.errors import byte_size
 from etalis_py.events import Rejection
 from etalis_py.cli import main
 
@@ -425,4 +426,10 @@ def test_each_kind_of_limit_in_a_reply_is_its_own_error() -> None:
     assert str(time) == ("event b (line 3) ran for more than 2 seconds, the time that the limit of 2,000,000 "
                          f"inferences per event allows\n  hint: {HINT}")
     assert str(memory).split("\n")[0] == ("event c(x) (line 4) ran out of memory: the engine's stacks reached their "
-                                          "limit of 1.0 GiB")
+                                          "limit of 1 GiB")
+
+
+def test_a_stack_limit_is_shown_as_given_to_a_tenth() -> None:
+    # ETALIS_STACK_LIMIT=22.5m reaches its limit at 22.5 MiB, not at the 22 that a rounding down showed
+    assert [byte_size(n) for n in (22 * 2**20 + 2**19, 28 * 2**20, 29440 * 2**10, 2**30, 3 * 2**29, 16 * 2**30)] == \
+        ["22.5 MiB", "28 MiB", "28.8 MiB", "1 GiB", "1.5 GiB", "16 GiB"]

@@ -198,13 +198,15 @@ class MemoryLimitError(InferenceLimitError):
         EtalisError.__init__(
             self,
             f"event {event} (line {line}) ran out of memory: the engine's stacks reached their limit of "
-            f"{_size(limit)}\n  hint: {self.hint}"
+            f"{byte_size(limit)}\n  hint: {self.hint}"
         )
 
 
-def _size(size: int) -> str:
-    """A number of bytes for people: GiB, else MiB."""
-    return f"{size / 2**30:.1f} GiB" if size >= 2**30 else f"{size / 2**20:.0f} MiB"
+def byte_size(size: int) -> str:
+    """A number of bytes for people: GiB, else MiB, to a tenth where that
+    is not a whole number (22.5 MiB is not 22)."""
+    value, unit = (size / 2**30, "GiB") if size >= 2**30 else (size / 2**20, "MiB")
+    return f"{value:.1f} {unit}".replace(".0 ", " ")
 
 
 def utf8_text(what: str, path: Path) -> str:

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
 
-from ..errors import EtalisError
+from ..errors import EtalisError, byte_size
 from .columns import find_or_build, text_notice
 from .prolog_text import prolog_string, quote_atom
 
@@ -316,7 +316,7 @@ class PrologBridge:
         if text.startswith("error(resource_error("):
             return EtalisError(
                 f"the engine ran out of memory in its request {name}: its stacks reached their limit of "
-                f"{stack_limit() // 2**20} MiB\n  hint: bound the pending goals with a window (within), "
+                f"{byte_size(stack_limit())}\n  hint: bound the pending goals with a window (within), "
                 ":- max_age(D). or --max-age D, or a consuming policy; or raise the limit "
                 "(ETALIS_STACK_LIMIT=bytes, e.g. 16g)")
         return EtalisError(f"engine request failed: {name}{f': {text}' if text else ''}")
