@@ -196,6 +196,24 @@ def test_a_run_resumed_on_a_file_appended_to_writes_what_one_run_on_the_whole_fi
     assert len(out.read_text().splitlines()) == int(expected_summary.split("detections: ")[1].split(",")[0])
 
 
+def test_a_resumed_run_says_where_it_takes_up_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "alarm.etl"
+    rules.write_text("alarm(X) <- (hot(X) seq smoke(X)) within 3600.\n")
+    events = tmp_path / "f.events"
+    lines = [f"event({kind}(s{i}), {i * 10 + (5 if kind == 'smoke' else 0)}).\n"
+             for i in range(10) for kind in ("hot", "smoke")]
+    events.write_text("".join(lines[:8]))
+    options = ["--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(tmp_path / "ck")]
+    assert main(["run", str(rules), str(events), *options]) == 0
+    assert "resuming" not in capsys.readouterr().err
+    events.write_text("".join(lines))
+    assert main(["run", str(rules), str(events), *options]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == (f"etalis: resuming from the checkpoint in {tmp_path / 'ck'}: input from line 9 "
+                      "(8 events read before, 4 detections)")
+    assert summary(err[-1]) == "events read: 20, accepted: 20, rejected: 0, detections: 10, warnings: 0"
+
+
 def test_a_run_resumed_on_standard_input_reads_the_lines_after_those_consumed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules = tmp_path / "stateful.etl"

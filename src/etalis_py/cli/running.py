@@ -222,6 +222,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         errors, warnings = report_findings(rule_file, err, ns.max_age)
         warnings += report_unused_event(rule_file, mapping_from(ns), err,
                                         None if str(ns.events) == "-" else ns.events, ns.input_format)
+        if resumed is not None and checkpoints is not None:
+            print(resuming_line(checkpoints.directory, resumed), file=err)
     started = time.perf_counter()
     cpu_started = time.process_time()
     counts = _Run()
@@ -381,6 +383,15 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
 
 _LATE = re.compile(r"time (\S+) is earlier than the last accepted time (\S+) \(events must arrive in time order\)")
 _TOO_LATE = re.compile(r"time (\S+) is more than the lateness \((\S+) s\) before the latest time (\S+)")
+
+
+def resuming_line(directory: Path, resumed: Checkpoint) -> str:
+    """What a resumed run says first: where it takes up its input and what
+    it had done before, so that a restart is not mistaken for a new run."""
+    c = resumed.counters
+    read, found = c.accepted + c.rejected, c.detections
+    return (f"etalis: resuming from the checkpoint in {directory}: input from line {resumed.input.line:,} "
+            f"({read:,} event{'s' * (read != 1)} read before, {found:,} detection{'s' * (found != 1)})")
 
 
 def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:
