@@ -206,7 +206,7 @@ def byte_size(size: int) -> str:
     """A number of bytes for people: GiB, else MiB, to a tenth where that
     is not a whole number (22.5 MiB is not 22)."""
     value, unit = (size / 2**30, "GiB") if size >= 2**30 else (size / 2**20, "MiB")
-    return f"{value:.1f} {unit}".replace(".0 ", " ")
+    return f"{f'{value:.1f}'.removesuffix('.0')} {unit}"
 
 
 def utf8_text(what: str, path: Path) -> str:

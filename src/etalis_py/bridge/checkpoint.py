@@ -5,7 +5,8 @@ A checkpoint is one file, ``DIR/checkpoint``: a first line
 input and output positions, the run's counters, the length of the state
 and the SHA-256 of its first two lines, the snapshot's header, which
 holds that of the rest), then the engine's snapshot
-(:meth:`Engine.snapshot`) as it is: its content is hashed once.  It is replaced atomically: written to ``DIR/checkpoint.new``,
+(:meth:`Engine.snapshot`) as it is: its content is hashed once.  It is
+replaced atomically: written to ``DIR/checkpoint.new``,
 synced, renamed over the old one, and the directory synced, so that a
 run killed at any moment leaves the previous checkpoint or the new one,
 whole.  That durable part runs on a thread of its own

@@ -89,7 +89,7 @@ def read_detections(lines: Iterable[str], source: str = "<detections>") -> Detec
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if line.startswith("PAR1") or line.startswith("event,"):
+        if number == 1 and line.startswith(("PAR1", "event,")):   # a file's magic or header is its first line
             kind = "Parquet" if line.startswith("PAR1") else "CSV"
             raise ValueError(f"{source}: a {kind} file, not the JSON lines of detections: give those that etalis run "
                              "and replay write with --format jsonl (their default)")
