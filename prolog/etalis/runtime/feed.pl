@@ -286,11 +286,21 @@ next_item(items([Line-Item|Items]), Line, Item, items(Items)).
 
 feed_term(Term, Line, S, Order0, Outcome) :-
     character_count(current_output, Kept),
-    catch(feed_term(Term, Line, S, Order0, Kept, Outcome),
-          error(resource_error(Resource), _),
-          term_full(Resource, Term, Line, S, Kept, Outcome)).
+    catch(term_outcome(Term, Line, S, Order0, Outcome), Error, true),
+    (   var(Error)
+    ->  true
+    ;   Error = error(etalis_limit(Hit), _)
+    ->  Outcome = stopped(Hit, Kept)
+    ;   Error = error(resource_error(Resource), _)
+    ->  term_full(Resource, Term, Line, S, Kept, Outcome)
+    ;   throw(Error)
+    ).
 
-feed_term(Term, Line, S, Order0, Kept, Outcome) :-
+%   term_outcome(+Term, +Line, +S, +Order0, -Outcome): feed_term/5 but
+%   for an event that reaches a limit or fills the stacks, which raise
+%   (one catch/3 frame a term in feed_term/5 handles both).
+
+term_outcome(Term, Line, S, Order0, Outcome) :-
     (   (   plain_input(Term, E0, T1)
         ->  T2 = T1
         ;   nonvar(Term),
@@ -298,13 +308,8 @@ feed_term(Term, Line, S, Order0, Kept, Outcome) :-
             var(Reason)
         ),
         prefixed_event(S, E0, E),
-        catch(admit(Order0, S, ev(E, T1, T2, Line), Order1),
-              error(etalis_limit(Hit), _),
-              true)
-    ->  (   var(Hit)
-        ->  Outcome = admitted(Order1)
-        ;   Outcome = stopped(Hit, Kept)
-        )
+        admit(Order0, S, ev(E, T1, T2, Line), Order1)
+    ->  Outcome = admitted(Order1)
     ;   rejection(Term, Line, Order0, Reason),
         Outcome = rejected(Reason)
     ).
