@@ -49,7 +49,8 @@ from etalis_py import Engine
 from etalis_py.cli import entry, running
 from etalis_py.cli.running import _Checkpoints
 from etalis_py.bridge.checkpoint import CheckpointWriter
-from etalis_py.bridge._prolog import PrologBridge
+from etalis_py.bridge._prolog import PrologBridge, Recorded
+from etalis_py.bridge.engine import SnapshotParts
 
 RULES = "c(X) <- a(X) seq b(X) within 100.\n"
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
@@ -101,17 +102,17 @@ def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
 def parts(rules: Path, events: Path, work: Path, n: int) -> None:
     spent = {"snapshot": 0.0, "serializing": 0.0, "taking": 0.0, "writer": 0.0}
     lock = threading.Lock()
-    snapshot, save, submit = Engine.snapshot, _Checkpoints.save, CheckpointWriter.submit
-    recorded = PrologBridge._recorded
+    snapshot, save, submit = Engine.snapshot_parts, _Checkpoints.save, CheckpointWriter.submit
+    recorded = PrologBridge._record_external
 
-    def timed_recorded(self: PrologBridge, joined: bytearray, term: int) -> bytearray:
+    def timed_recorded(self: PrologBridge, term: int) -> list[Recorded]:
         started = time.thread_time()    # on the bridge's thread, where the engine runs
         try:
-            return recorded(self, joined, term)
+            return recorded(self, term)
         finally:
             spent["serializing"] += time.thread_time() - started
 
-    def timed_snapshot(engine: Engine) -> bytes:
+    def timed_snapshot(engine: Engine) -> SnapshotParts:
         started = time.process_time()   # the engine works on its own thread while this one waits
         try:
             return snapshot(engine)
@@ -136,8 +137,8 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
                     spent["writer"] += time.thread_time() - started
         submit(self, timed_job)
 
-    setattr(Engine, "snapshot", timed_snapshot)
-    setattr(PrologBridge, "_recorded", timed_recorded)
+    setattr(Engine, "snapshot_parts", timed_snapshot)
+    setattr(PrologBridge, "_record_external", timed_recorded)
     setattr(_Checkpoints, "save", timed_save)
     setattr(CheckpointWriter, "submit", timed_submit)
     shutil.rmtree(work / "parts-ck", ignore_errors=True)
@@ -147,8 +148,8 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
                                  "--checkpoint", str(work / "parts-ck"), "--checkpoint-every", "10000"]),
                     io.StringIO(), err)
     finally:
-        setattr(Engine, "snapshot", snapshot)
-        setattr(PrologBridge, "_recorded", recorded)
+        setattr(Engine, "snapshot_parts", snapshot)
+        setattr(PrologBridge, "_record_external", recorded)
         setattr(_Checkpoints, "save", save)
         setattr(CheckpointWriter, "submit", submit)
     total = float(err.getvalue().strip().splitlines()[-1].split("cpu seconds: ")[1])
@@ -159,7 +160,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
     rows = [("the engine's snapshot", spent["snapshot"]),
             ("of which the serialization of the state (PL_record_external)", spent["serializing"]),
             ("the rest of taking it (positions, flush, hand-over)", spent["taking"] - spent["snapshot"]),
-            ("the writer's thread (sync, hash, write, rename)", spent["writer"])]
+            ("the writer's thread (hash, sync, write, rename)", spent["writer"])]
     for name, seconds in rows:
         print(f"| {name} | {seconds:.3f} | {seconds / count * 1000:.2f} | {seconds / total * 100:.1f}% |")
 

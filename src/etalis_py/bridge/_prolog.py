@@ -28,6 +28,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, TypeVar, Union
 
@@ -236,12 +237,16 @@ class PrologBridge:
         finally:
             lib.PL_discard_foreign_frame(fid)
 
-    def _request_here(self, request: str, body: bytes, rep: int) -> tuple[Union[bytes, bytearray], bool]:
+    def _request_here(self, request: str, body: bytes, rep: int,
+                      recorded: Optional[list["Recorded"]] = None) -> tuple[Union[bytes, bytearray], bool]:
         """The reply to a request whose payload ``body`` is in the
         representation ``rep``, on the bridge's thread; and whether it came
         as wide text (UTF-8).  A reply of two parts, reply(Header, Body)
         (a snapshot's megabytes, which the engine does not copy behind the
-        header), is joined here, copying the body once."""
+        header), is joined here, copying the body once; of a reply
+        record(Header, Term), the bytes of Term are put into ``recorded``
+        where they are made, not copied (none if Term has none), if it is
+        given, else joined."""
         core, lib = self._core, self._lib
         flags = core.CVT_STRING | core.REP_UTF8 | core.CVT_EXCEPTION
         self._follow_cwd()
@@ -269,7 +274,10 @@ class PrologBridge:
                     joined = bytearray(ctypes.string_at(ptr, size.value))
                     joined += b"\n"
                     if lib.PL_is_functor(args + 2, self._record) and lib.PL_get_arg(2, args + 2, part):
-                        return self._recorded(joined, part), False
+                        if recorded is None:
+                            return self._recorded(joined, part), False
+                        recorded.extend(self._record_external(part))
+                        return joined, False
                     if lib.PL_get_arg(2, args + 2, part) and \
                             lib.PL_get_string(part, ctypes.byref(ptr), ctypes.byref(size)):
                         address = ctypes.cast(ptr, ctypes.c_void_p).value
@@ -286,21 +294,27 @@ class PrologBridge:
 
     def _recorded(self, joined: bytearray, term: int) -> bytearray:
         """``joined`` followed by the bytes of ``term`` as
-        fast_term_serialized/2 makes them, made outside Prolog's stacks
-        (a string of them there is garbage that costs a collection of the
-        stacks, which hold every pending goal), or nothing if ``term``
-        has none (a blob: the exception is cleared)."""
+        fast_term_serialized/2 makes them (see :meth:`_record_external`),
+        or nothing if ``term`` has none."""
+        for record in self._record_external(term):
+            try:
+                joined += record.view()
+            finally:
+                record.free()
+        return joined
+
+    def _record_external(self, term: int) -> "list[Recorded]":
+        """The bytes of ``term`` as fast_term_serialized/2 makes them, made
+        outside Prolog's stacks (a string of them there is garbage that
+        costs a collection of the stacks, which hold every pending goal),
+        or none if ``term`` has none (a blob: the exception is cleared)."""
         lib = self._lib
         size = ctypes.c_size_t()
-        record = lib.PL_record_external(term, ctypes.byref(size))
-        if not record:
+        address = lib.PL_record_external(term, ctypes.byref(size))
+        if not address:
             lib.PL_clear_exception()
-            return joined
-        try:
-            joined += (ctypes.c_char * size.value).from_address(record)
-        finally:
-            lib.PL_erase_external(record)
-        return joined
+            return []
+        return [Recorded(address, size.value, lib.PL_erase_external)]
 
     def _failure(self, request: str, exception: int) -> EtalisError:
         """The error of a request that raised past etalis_api/3, which
@@ -346,12 +360,51 @@ class PrologBridge:
             end = len(reply)
         return self._header(reply[:end].decode("ascii")), memoryview(reply)[end + 1:]
 
+    def request_recorded(self, request: str) -> tuple[dict[str, Any], Optional["Recorded"]]:
+        """As :meth:`request_bytes` for a request whose reply is
+        record(Header, Term): the bytes of Term where SWI-Prolog made them,
+        not copied (a snapshot's content can be megabytes), which the
+        caller frees; None if Term has no bytes (a blob)."""
+        recorded: list[Recorded] = []
+        try:
+            with self.held():
+                reply, wide = self._on_thread(lambda: self._request_here(request, b"", 0, recorded))
+            if wide:
+                raise EtalisError(f"engine reply to {request} is not bytes")
+            return self._header(bytes(reply).rstrip(b"\n").decode("ascii")), (recorded[0] if recorded else None)
+        except BaseException:
+            for record in recorded:
+                record.free()
+            raise
+
     @staticmethod
     def _header(head: str) -> dict[str, Any]:
         header: dict[str, Any] = json.loads(head)
         if "error" in header:
             raise EtalisError.from_reply(header["error"])
         return header
+
+
+@dataclass
+class Recorded:
+    """Bytes that SWI-Prolog made outside its stacks with
+    PL_record_external() (those of fast_term_serialized/2), read where
+    they are until :meth:`free` gives them back, once, from any thread."""
+
+    address: int
+    size: int
+    erase: Callable[[int], Any]
+
+    def view(self) -> memoryview:
+        """The bytes, not copied: valid until :meth:`free`."""
+        if not self.address:
+            raise ValueError("the recorded bytes were freed")
+        return memoryview((ctypes.c_ubyte * self.size).from_address(self.address)).cast("B")
+
+    def free(self) -> None:
+        address, self.address = self.address, 0
+        if address:
+            self.erase(address)
 
 
 def stack_limit() -> int:

@@ -24,9 +24,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..errors import EtalisError
+from .engine import SnapshotParts
 from .results import Counts
 
 MAGIC = b"etalis-checkpoint 1\n"
@@ -71,25 +72,35 @@ class Checkpoint:
     events, output), ``input`` where the input resumes, ``output`` the
     bytes of ``--out`` committed (on standard output: the lines written),
     ``header`` the columns of a CSV stream, ``counters`` the summary's,
-    ``state`` the engine's snapshot."""
+    ``state`` the engine's snapshot: its bytes (as loaded), or as taken,
+    in parts whose content is hashed and written where the engine made
+    it (see :meth:`Engine.snapshot_parts`)."""
 
     run: dict[str, Any]
     input: Position
     output: int
     counters: Counters
-    state: bytes
+    state: Union[bytes, SnapshotParts]
     header: Optional[list[str]] = None
+
+    def snapshot(self) -> bytes:
+        """The engine's snapshot, as :meth:`Engine.restore` takes it up."""
+        return self.state if isinstance(self.state, bytes) else self.state.to_bytes()
 
     def save(self, directory: Path) -> None:
         """Replace ``directory``'s checkpoint with this one, atomically."""
+        if isinstance(self.state, bytes):
+            start = content_checksum(self.state)[0]
+            head, content = self.state[:start], memoryview(self.state)[start:]
+        else:
+            head, content = self.state.header(), self.state.view()
         meta = {"run": self.run, "input": asdict(self.input), "output": self.output,
                 "counters": asdict(self.counters), "header": self.header,
-                "state_bytes": len(self.state),
-                "head_sha256": hashlib.sha256(self.state[:content_checksum(self.state)[0]]).hexdigest()}
+                "state_bytes": len(head) + len(content), "head_sha256": hashlib.sha256(head).hexdigest()}
         new = directory / (NAME + ".new")
         with new.open("wb") as f:
-            f.write(MAGIC + json.dumps(meta).encode("utf-8") + b"\n")
-            f.write(self.state)
+            f.write(MAGIC + json.dumps(meta).encode("utf-8") + b"\n" + head)
+            f.write(content)
             f.flush()
             os.fsync(f.fileno())
         os.replace(new, directory / NAME)

@@ -4,14 +4,16 @@ out: :mod:`.feeding`)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, Optional, Union
 
-from ._prolog import PrologBridge, bridge, prolog_dir, rules_source, static_text_source
+from ._prolog import PrologBridge, Recorded, bridge, prolog_dir, rules_source, static_text_source
 from .prolog_text import quote_atom
 from ..errors import EtalisWarning, OntologyError, RuleError
 from ..events import Detection
@@ -21,14 +23,46 @@ from .engine_options import (POLICIES, STRATEGIES, check_policy, check_unicode, 
                              one_at_a_time, outside_level, trust_option)
 from .feeding import Callback, Feeding
 from .results import (MAX_QUEUED, SNAPSHOT_COUNTERS, BatchResult, EngineStats, FeedResult, KeyState, PendingPart,
-                      parse_detections, parse_rows, snapshot_bytes)
+                      parse_detections, parse_rows)
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from ..rdf.knowledge import KnowledgeBase, Source as OntologySource
     from ..rules.findings import Finding
 
 __all__ = ["MAX_QUEUED", "POLICIES", "STRATEGIES", "BatchResult", "Engine", "EngineStats", "FeedResult", "KeyState",
-           "PendingPart", "check_policy", "check_unicode", "compile_listing", "parse_detections", "parse_rows"]
+           "PendingPart", "SnapshotParts", "check_policy", "check_unicode", "compile_listing", "parse_detections",
+           "parse_rows"]
+
+
+@dataclass
+class SnapshotParts:
+    """A snapshot (see :meth:`Engine.snapshot`) in parts: ``head``, its
+    start up to its content's length and a comma, and the content, whose
+    SHA-256 the header gives next (hashed when it is asked for, by
+    :meth:`header`); a content of :class:`Recorded` bytes is read where
+    the engine made it until :meth:`release`."""
+
+    head: bytes
+    content: Union[bytes, Recorded]
+
+    def view(self) -> memoryview:
+        """The content's bytes, not copied."""
+        return memoryview(self.content) if isinstance(self.content, bytes) else self.content.view()
+
+    def header(self) -> bytes:
+        """The snapshot's first two lines: ``head``, the content's SHA-256
+        between single quotes, ``).`` and a newline."""
+        return b"".join((self.head, b"'", hashlib.sha256(self.view()).hexdigest().encode("ascii"), b"').\n"))
+
+    def to_bytes(self) -> bytes:
+        """The snapshot's bytes, joined once."""
+        return b"".join((self.header(), self.view()))
+
+    def release(self) -> None:
+        """Give the content's bytes back to the engine (once; the parts are
+        of no use after it)."""
+        if isinstance(self.content, Recorded):
+            self.content.free()
 
 
 class Engine(Feeding):
@@ -306,13 +340,24 @@ class Engine(Feeding):
         rules added or removed while running, the facts the rules asserted)
         and the counters of :meth:`stats` (docs/python-api.md, "Snapshots").
         Not kept: the background knowledge, callbacks and the pull queue."""
+        parts = self.snapshot_parts()
+        try:
+            return parts.to_bytes()
+        finally:
+            parts.release()
+
+    @one_at_a_time
+    def snapshot_parts(self) -> "SnapshotParts":
+        """The :meth:`snapshot` in parts, its content's bytes left where the
+        engine made them: for a caller that writes them out (a checkpoint,
+        on a thread of its own) without a copy, and then releases them."""
         self._check_open()
         counters = ", ".join(str(getattr(self._stats, c)) for c in SNAPSHOT_COUNTERS)
-        info, payload = self._prolog.request_bytes(f"snapshot_term({self._name}, [{counters}])")
-        if not payload:     # a content of no bytes (a blob): the engine's own serializer says why
+        info, record = self._prolog.request_recorded(f"snapshot_term({self._name}, [{counters}])")
+        if record is None:  # a content of no bytes (a blob): the engine's own serializer says why
             info, payload = self._prolog.request_bytes(f"snapshot({self._name}, [{counters}])")
-            return snapshot_bytes(info["snapshot_head"], payload)
-        return snapshot_bytes(f"{info['snapshot_opening']}{len(payload)},", payload)
+            return SnapshotParts(info["snapshot_head"].encode("latin-1"), bytes(payload))
+        return SnapshotParts(f"{info['snapshot_opening']}{record.size},".encode("latin-1"), record)
 
     @one_at_a_time
     def restore(self, data: bytes) -> None:

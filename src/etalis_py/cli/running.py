@@ -150,21 +150,28 @@ class _Checkpoints:
         if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
             self.header = csv_header(offsets.head)
         at = Position(counts.line, None if offsets is None or self.events is None else offsets.offset(counts.line))
-        state = engine.snapshot()
-        out = flushed(sink)
+        state = engine.snapshot_parts()
+        try:
+            out = flushed(sink)
+        except BaseException:
+            state.release()
+            raise
         size, fd = out if out is not None else (counts.detections, None)
         taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.raised,
                                                         counts.detections, counts.warnings), state, self.header)
         events, directory = self.events, self.directory
 
         def durable() -> None:
-            if fd is not None:
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
-            replace(taken, input=replace(at, seen=seen)).save(directory)
+            try:
+                if fd is not None:
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+                seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
+                replace(taken, input=replace(at, seen=seen)).save(directory)
+            finally:
+                state.release()
 
         self.writer.submit(durable)
         counts.since = 0
@@ -191,7 +198,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         if ns.ontology or ns.entailment:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
         if resumed is not None:
-            engine.restore(resumed.state)
+            engine.restore(resumed.snapshot())
             if ns.out is not None:
                 resume_output(ns.out, resumed.output)
     except ValueError as e:
