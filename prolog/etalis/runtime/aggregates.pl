@@ -49,7 +49,7 @@ aggregate_step(Store, Key, Value, T1, T2, Window, Fun, start(Start)-Result) :-
     slide(Window, Q, T2, S1, S),
     store_replace(Store, state(Key), S),
     full(Window, S),
-    Q = q(c(e(_, Start, _), _), _),
+    arg(1, Q, c(e(_, Start, _), _)),
     result(Fun, S, Result).
 
 %   window_add(+Window, +Store, +Queue, +Entry): a count window keeps
@@ -147,7 +147,7 @@ slide(Window, Q, End, S0, S) :-
 leaves(count(N), _, _, s(C, _, _, _, _, _)) :-
     C > N.
 leaves(time(D), Q, End, _) :-
-    Q = q(c(e(_, T1, _), _), _),
+    arg(1, Q, c(e(_, T1, _), _)),
     End - T1 > D.
 
 leave(V, Q, s(C0, X0, F0, I0, Min0, Max0), s(C, X, F, I, Min, Max)) :-

@@ -52,10 +52,12 @@ fresh_cell/2), so that an error on the way (the stacks full) leaves the
 table as it was before or after.
 
 Store layout: st(Mask, Keys, Buckets, Open, Pass), Buckets a compound
-of 2^k arguments (Mask = 2^k-1) that are lists of kq(Key, Queue), an
+of 2^k arguments (Mask = 2^k-1) that are lists of the keys' queues, an
 unbound argument standing for the empty list (so that a table of any
-size is made at the cost of one inference); Queue is q(First, Last) over
-cells c(Entry, Next), with [] for none.  Keys counts the keys, Pass is
+size is made at the cost of one inference); a key's queue is
+q(First, Last, Key) over cells c(Entry, Next), with [] for none: the
+queue holds its key, rather than a pair of the two, so that a snapshot
+walks one cell fewer a key.  Keys counts the keys, Pass is
 the maintenance under way (see pass_step/2).
 
 A key with variables (an occurrence of an event derived with an unbound
@@ -146,7 +148,8 @@ store_lookup(Store, Key, Queue) :-
     ->  home(Store, H, Buckets, I),
         arg(I, Buckets, List),
         nonvar(List),
-        List = [kq(K, Q0)|Rest],
+        List = [Q0|Rest],
+        arg(3, Q0, K),
         (   K == Key
         ->  Queue = Q0
         ;   ground_key_queue(Rest, Key, Queue)
@@ -160,13 +163,15 @@ store_lookup(Store, Key, Queue) :-
 %   names, in the bucket List.  ground_key_queue/3 is the same for a
 %   ground Key, which only an identical key can be.
 
-key_queue([kq(K, Q0)|T], Key, Q) :-
+key_queue([Q0|T], Key, Q) :-
+    arg(3, Q0, K),
     (   K =@= Key
     ->  Q = Q0
     ;   key_queue(T, Key, Q)
     ).
 
-ground_key_queue([kq(K, Q0)|T], Key, Q) :-
+ground_key_queue([Q0|T], Key, Q) :-
+    arg(3, Q0, K),
     (   K == Key
     ->  Q = Q0
     ;   ground_key_queue(T, Key, Q)
@@ -195,14 +200,16 @@ key_match(Store, Key, Q) :-
         ;   (   store_lookup(Store, Key, Q)
             ;   home(Store, 0, Buckets, I),
                 bucket(Buckets, I, List),
-                member(kq(K, Q), List),
+                member(Q, List),
+                arg(3, Q, K),
                 \+ ground(K),
                 copy_term(K, Key)
             )
         )
     ;   table_bucket(Store, Buckets, I),
         bucket(Buckets, I, List),
-        member(kq(K, Q), List),
+        member(Q, List),
+        arg(3, Q, K),
         copy_term(K, Key)
     ).
 
@@ -227,9 +234,9 @@ new_key(Store, Key, H, Expiry, Queue) :-
     maintain(Store, Expiry),
     home(Store, H, Buckets, I),
     bucket(Buckets, I, Old),
-    fresh_cell([kq(Key, q([], []))], Cell),
+    fresh_cell([q([], [], Key)], Cell),
     nb_linkarg(2, Cell, Old),
-    Cell = [kq(_, Queue)|_],
+    Cell = [Queue|_],
     arg(2, Store, Keys0),
     Keys is Keys0 + 1,
     nb_setarg(2, Store, Keys),
@@ -334,7 +341,8 @@ sweep_bucket(Store, Buckets, I, Expiry) :-
 
 sweep_cells([], _, _, _, _).
 sweep_cells(Cell, Prev, Arg, Store, Expiry) :-
-    Cell = [kq(K, Q)|Next],
+    Cell = [Q|Next],
+    arg(3, Q, K),
     expire(Expiry, Q),
     (   arg(1, Q, [])
     ->  nb_linkarg(Arg, Prev, Next),
@@ -363,18 +371,18 @@ move_bucket(Store, Old, I, Expiry) :-
     sweep_bucket(Store, Old, I, Expiry),
     bucket(Old, I, List),
     Store = st(Mask, _, Buckets, _, _),
-    forall(member(KQ, List), move_key(Buckets, Mask, KQ)).
+    forall(member(Q, List), move_key(Buckets, Mask, Q)).
 
-move_key(Buckets, Mask, KQ) :-
-    KQ = kq(Key, _),
+move_key(Buckets, Mask, Q) :-
+    arg(3, Q, Key),
     key_hash(Key, H),
     J is H /\ Mask + 1,
     bucket(Buckets, J, Old),
-    (   member(KQ0, Old),
-        same_term(KQ0, KQ)
+    (   member(Q0, Old),
+        same_term(Q0, Q)
     ->  true
     ;   fresh_cell([x], Cell),
-        nb_linkarg(1, Cell, KQ),
+        nb_linkarg(1, Cell, Q),
         nb_linkarg(2, Cell, Old),
         nb_linkarg(J, Buckets, Cell)
     ).
@@ -689,14 +697,16 @@ expire(window(End, W), Q) :-
 store_entry(Store, Key, Entry) :-
     table_bucket(Store, Buckets, I),
     bucket(Buckets, I, List),
-    member(kq(Key, Q), List),
+    member(Q, List),
+    arg(3, Q, Key),
     queue_entry(Q, Entry).
 
 %!  queue_entry(+Queue, ?Entry) is nondet.
 %
 %   Enumerate the entries of Queue, oldest first.
 
-queue_entry(q(First, _), Entry) :-
+queue_entry(Q, Entry) :-
+    arg(1, Q, First),
     cell_entry(First, Entry).
 
 cell_entry(c(E, Next), Entry) :-
