@@ -37,7 +37,7 @@ checksum matches the bytes: fast_term_serialized/2 trusts its input.
 %   Version is the version of the snapshot format that this code writes
 %   and reads.
 
-snapshot_format(1).
+snapshot_format(2).
 
 magic("etalis-py snapshot\n").
 
