@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from etalis_py.bridge.checkpoint import Checkpoint, CheckpointWriter
+from etalis_py import Engine
+from etalis_py.bridge._prolog import Recorded
+from etalis_py.bridge.checkpoint import Checkpoint, CheckpointWriter, Counters, Position
 from etalis_py.cli import EXIT_LIMIT, main
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
@@ -132,3 +134,28 @@ def test_a_checkpoint_file_that_cannot_be_written_stops_the_run_at_the_next_with
     assert len((tmp_path / "o.jsonl").read_text().splitlines()) == 273
     assert len(err) == 2
     assert not (ck / "checkpoint").exists()
+
+
+def test_a_checkpoint_of_snapshot_parts_holds_the_bytes_of_the_engines_snapshot_and_frees_them(
+        tmp_path: Path) -> None:
+    with Engine.from_string(RULES) as engine:
+        engine.emit_many([("hot", ["k1"], 1), ("reading", ["s1"], 2), ("hot", ["k2"], 3)])
+        whole = engine.snapshot()
+        parts = engine.snapshot_parts()
+        assert isinstance(parts.content, Recorded)
+        taken = Checkpoint({"rules": "r.etl"}, Position(4, 30, "00"), 12, Counters(3, 0, 0, 0, 0), parts)
+        taken.save(tmp_path)
+        parts.release()
+        with pytest.raises(ValueError, match="^the recorded bytes were freed$"):
+            parts.view()
+        parts.release()                 # once: a second release does nothing
+    loaded = Checkpoint.load(tmp_path)
+    assert loaded is not None
+    assert loaded.snapshot() == whole
+    assert (loaded.run, loaded.input, loaded.output, loaded.counters) == (
+        {"rules": "r.etl"}, Position(4, 30, "00"), 12, Counters(3, 0, 0, 0, 0))
+    meta = json.loads((tmp_path / "checkpoint").read_bytes().split(b"\n")[1])
+    assert meta["state_bytes"] == len(whole)
+    loaded.save(tmp_path)               # a loaded checkpoint (its bytes) is saved as it was read
+    again = Checkpoint.load(tmp_path)
+    assert again is not None and again.snapshot() == whole

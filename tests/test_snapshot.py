@@ -8,6 +8,7 @@ stats are the same.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import pickle
 import subprocess
@@ -415,3 +416,21 @@ def test_restore_in_a_fresh_process(tmp_path: Path) -> None:
     assert [(d.event, d.args, d.start, d.end) for d in whole] == [
         ("h", ([1],), 1, 4), ("h", ([1, 2],), 1, 4), ("h", ([2],), 3, 4), ("reminder", (7,), 2, 7),
         ("h", ([1, 2, 3],), 1, 9), ("h", ([2, 3],), 3, 9), ("h", ([3],), 5, 9)]
+
+
+def test_snapshot_parts_are_the_snapshot_its_content_read_where_the_engine_made_it() -> None:
+    with Engine.from_string(TWO) as engine:
+        engine.emit("a", 1, at=1)
+        data = engine.snapshot()
+        parts = engine.snapshot_parts()
+        try:
+            header = parts.header()
+            content = bytes(parts.view())
+            assert header + content == data == parts.to_bytes()
+            assert header == data[:data.index(b"\n", data.index(b"\n") + 1) + 1]
+            assert parts.head == header[:header.rindex(b",'") + 1]
+            assert header.endswith(b",'" + hashlib.sha256(content).hexdigest().encode("ascii") + b"').\n")
+            assert parts.head.endswith(f",{len(content)},".encode("ascii"))
+        finally:
+            parts.release()
+        assert engine.snapshot() == data    # the engine's state is as it was
