@@ -6,8 +6,8 @@
     i * 0.01 s), without checkpoints and with `--checkpoint DIR
     --checkpoint-every 10000` (each checkpoint: the engine's snapshot and
     the positions taken between two batches, then, on a writer thread
-    while the engine goes on, the output synced, the checkpoint written,
-    synced and renamed). The figures are the CPU seconds (of all threads)
+    while the engine goes on, the output synced, the snapshot's content
+    hashed, the checkpoint written, synced and renamed). The figures are the CPU seconds (of all threads)
     and the seconds that `etalis run` reports for its processing, best of
     --repeat, each run in a fresh process, the two runs of a pair one
     after the other; the cost is given of the best times and as the
@@ -17,8 +17,8 @@
     process: the engine's snapshot (and of it, the serialization of the
     state into bytes), the rest of taking it on the run's
     thread (positions, flushing the output, handing it over), and the
-    writer's thread (syncing the output, hashing, writing, syncing and
-    renaming the file).
+    writer's thread (syncing the output, hashing the snapshot's content,
+    writing, syncing and renaming the file).
 (b) kills: the same command with a checkpoint, SIGKILLed at --kills random
     moments of an uninterrupted run's duration (seeded), started again
     each time, then run to its end: its --out must equal the uninterrupted
