@@ -245,8 +245,7 @@ class PrologBridge:
         (a snapshot's megabytes, which the engine does not copy behind the
         header), is joined here, copying the body once; of a reply
         record(Header, Term), the bytes of Term are put into ``recorded``
-        where they are made, not copied (none if Term has none), if it is
-        given, else joined."""
+        where they are made, not copied (none if Term has none)."""
         core, lib = self._core, self._lib
         flags = core.CVT_STRING | core.REP_UTF8 | core.CVT_EXCEPTION
         self._follow_cwd()
@@ -273,9 +272,8 @@ class PrologBridge:
                 if lib.PL_get_arg(1, args + 2, part) and lib.PL_get_string(part, ctypes.byref(ptr), ctypes.byref(size)):
                     joined = bytearray(ctypes.string_at(ptr, size.value))
                     joined += b"\n"
-                    if lib.PL_is_functor(args + 2, self._record) and lib.PL_get_arg(2, args + 2, part):
-                        if recorded is None:
-                            return self._recorded(joined, part), False
+                    if recorded is not None and lib.PL_is_functor(args + 2, self._record) and \
+                            lib.PL_get_arg(2, args + 2, part):
                         recorded.extend(self._record_external(part))
                         return joined, False
                     if lib.PL_get_arg(2, args + 2, part) and \
@@ -291,17 +289,6 @@ class PrologBridge:
                 lib.PL_cut_query(qid)
         finally:
             lib.PL_discard_foreign_frame(fid)
-
-    def _recorded(self, joined: bytearray, term: int) -> bytearray:
-        """``joined`` followed by the bytes of ``term`` as
-        fast_term_serialized/2 makes them (see :meth:`_record_external`),
-        or nothing if ``term`` has none."""
-        for record in self._record_external(term):
-            try:
-                joined += record.view()
-            finally:
-                record.free()
-        return joined
 
     def _record_external(self, term: int) -> "list[Recorded]":
         """The bytes of ``term`` as fast_term_serialized/2 makes them, made
