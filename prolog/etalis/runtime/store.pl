@@ -130,6 +130,30 @@ table_bucket(st(Mask, _, Buckets0, _, Pass), Buckets, I) :-
         between(Next, N, I)
     ).
 
+%   table_queue(+Store, -Queue): Queue is the queue of a key of Store (on
+%   backtracking, of every key, once).  A move step that stopped
+%   half-way has linked some keys of the old table's bucket it was moving
+%   into the table already: they are taken from the table only.
+
+table_queue(Store, Q) :-
+    table_bucket(Store, Buckets, I),
+    bucket(Buckets, I, List),
+    member(Q, List),
+    \+ moved_already(Store, Buckets, I, Q).
+
+moved_already(Store, Buckets, I, Q) :-
+    Store = st(Mask, _, Table, _, Pass),
+    Pass = move(_, Old, Next, _),
+    I =:= Next,
+    same_term(Buckets, Old),
+    arg(3, Q, Key),
+    key_hash(Key, H),
+    J is H /\ Mask + 1,
+    bucket(Table, J, List),
+    member(Q0, List),
+    same_term(Q0, Q),
+    !.
+
 %!  store_count(+Store, -Count) is det.
 %
 %   Count is the number of pending entries in Store (counted, so that
@@ -206,9 +230,7 @@ key_match(Store, Key, Q) :-
                 copy_term(K, Key)
             )
         )
-    ;   table_bucket(Store, Buckets, I),
-        bucket(Buckets, I, List),
-        member(Q, List),
+    ;   table_queue(Store, Q),
         arg(3, Q, K),
         copy_term(K, Key)
     ).
@@ -695,9 +717,7 @@ expire(window(End, W), Q) :-
 %   Enumerate all pending entries with their keys.
 
 store_entry(Store, Key, Entry) :-
-    table_bucket(Store, Buckets, I),
-    bucket(Buckets, I, List),
-    member(Q, List),
+    table_queue(Store, Q),
     arg(3, Q, Key),
     queue_entry(Q, Entry).
 
