@@ -52,11 +52,14 @@ class SnapshotParts:
     def header(self) -> bytes:
         """The snapshot's first two lines: ``head``, the content's SHA-256
         between single quotes, ``).`` and a newline."""
-        return b"".join((self.head, b"'", hashlib.sha256(self.view()).hexdigest().encode("ascii"), b"').\n"))
+        return b"".join(self._parts(self.view())[:-1])
 
     def to_bytes(self) -> bytes:
         """The snapshot's bytes, joined once."""
-        return b"".join((self.header(), self.view()))
+        return b"".join(self._parts(self.view()))
+
+    def _parts(self, content: memoryview) -> tuple[bytes, bytes, bytes, bytes, memoryview]:
+        return self.head, b"'", hashlib.sha256(content).hexdigest().encode("ascii"), b"').\n", content
 
     def release(self) -> None:
         """Give the content's bytes back to the engine (once; the parts are
