@@ -28,7 +28,6 @@
 :- use_module(library(aggregate)).
 :- use_module(library(pairs)).
 
-
 :- meta_predicate queue_take(+, +, ?, 0), store_take(+, +, +, ?, 0), store_take_best(+, +, +, ?, 0, +),
                   store_take_all(+, +, +, ?, 0, -), store_take_passing(+, +, +, ?, 0, ?, -),
                   store_newest(+, +, +, ?, 0, +),
@@ -52,13 +51,11 @@ fresh_cell/2), so that an error on the way (the stacks full) leaves the
 table as it was before or after.
 
 Store layout: st(Mask, Keys, Buckets, Open, Pass), Buckets a compound
-of 2^k arguments (Mask = 2^k-1) that are lists of the keys' queues, an
-unbound argument standing for the empty list (so that a table of any
-size is made at the cost of one inference); a key's queue is
-q(First, Last, Key) over cells c(Entry, Next), with [] for none: the
-queue holds its key, rather than a pair of the two, so that a snapshot
-walks one cell fewer a key.  Keys counts the keys, Pass is
-the maintenance under way (see pass_step/2).
+of 2^k arguments (Mask = 2^k-1), lists of the keys' queues (unbound for
+the empty list: a table of any size is made in one inference); a key's
+queue q(First, Last, Key), which holds its key (a compound fewer for a
+snapshot to walk than a pair), is over cells c(Entry, Next), [] for
+none.  Keys counts the keys, Pass is the maintenance under way.
 
 A key with variables (an occurrence of an event derived with an unbound
 argument, see docs/language.md, "Head variables the pattern does not
@@ -75,8 +72,8 @@ the window shows to be too old and the keys whose queues are empty.
 When it has visited them all, the live keys are counted; if the table
 is the wrong size for them (the size is the power of two that gives
 more than two and at most four buckets a key, but no less than a quarter
-of the old size), a move begins, which
-with each new key takes a few buckets of the old table into a new one.
+of the old size), a move begins, which with each new key takes a few
+buckets of the old table into a new one (see pass_step/2).
 A key is in the old table while its bucket there is still to be moved
 (see home/4).  Every step links the cells that exist rather than copying
 them, and a step that stops half-way (memory ran out) is done again
@@ -130,10 +127,8 @@ table_bucket(st(Mask, _, Buckets0, _, Pass), Buckets, I) :-
         between(Next, N, I)
     ).
 
-%   table_queue(+Store, -Queue): Queue is the queue of a key of Store (on
-%   backtracking, of every key, once).  A move step that stopped
-%   half-way has linked some keys of the old table's bucket it was moving
-%   into the table already: they are taken from the table only.
+%   table_queue(+Store, -Queue): the queue of each key of Store, once (a
+%   move step stopped half-way has linked keys of the old bucket it moves).
 
 table_queue(Store, Q) :-
     table_bucket(Store, Buckets, I),
@@ -141,18 +136,14 @@ table_queue(Store, Q) :-
     member(Q, List),
     \+ moved_already(Store, Buckets, I, Q).
 
-moved_already(Store, Buckets, I, Q) :-
-    Store = st(Mask, _, Table, _, Pass),
-    Pass = move(_, Old, Next, _),
-    I =:= Next,
+moved_already(st(Mask, _, Table, _, move(_, Old, I, _)), Buckets, I, Q) :-
     same_term(Buckets, Old),
     arg(3, Q, Key),
     key_hash(Key, H),
     J is H /\ Mask + 1,
     bucket(Table, J, List),
     member(Q0, List),
-    same_term(Q0, Q),
-    !.
+    same_term(Q0, Q).
 
 %!  store_count(+Store, -Count) is det.
 %
@@ -259,15 +250,7 @@ new_key(Store, Key, H, Expiry, Queue) :-
     fresh_cell([q([], [], Key)], Cell),
     nb_linkarg(2, Cell, Old),
     Cell = [Queue|_],
-    arg(2, Store, Keys0),
-    Keys is Keys0 + 1,
-    nb_setarg(2, Store, Keys),
-    (   ground(Key)
-    ->  true
-    ;   arg(4, Store, Open0),
-        Open is Open0 + 1,
-        nb_setarg(4, Store, Open)
-    ),
+    count_key(Store, Key, 1),
     nb_linkarg(I, Buckets, Cell).
 
 %   maintain(+Store, +Expiry): the maintenance of the table that a new
@@ -368,19 +351,21 @@ sweep_cells(Cell, Prev, Arg, Store, Expiry) :-
     expire(Expiry, Q),
     (   arg(1, Q, [])
     ->  nb_linkarg(Arg, Prev, Next),
-        forget_key(Store, K),
+        count_key(Store, K, -1),
         sweep_cells(Next, Prev, Arg, Store, Expiry)
     ;   sweep_cells(Next, Cell, 2, Store, Expiry)
     ).
 
-forget_key(Store, K) :-
+%   count_key(+Store, +Key, +N): N keys more like Key (Open too if it has variables).
+
+count_key(Store, Key, N) :-
     arg(2, Store, Keys0),
-    Keys is Keys0 - 1,
+    Keys is Keys0 + N,
     nb_setarg(2, Store, Keys),
-    (   ground(K)
+    (   ground(Key)
     ->  true
     ;   arg(4, Store, Open0),
-        Open is Open0 - 1,
+        Open is Open0 + N,
         nb_setarg(4, Store, Open)
     ).
 
@@ -539,8 +524,7 @@ store_take_best(Store, Key, Expiry, Entry, Cond, Pref) :-
 %   Remove the entries of Key that unify with Entry and for which Cond
 %   holds; Taken lists them, oldest first (Entry stays unbound).  Taken
 %   is [] if there are none; otherwise it holds those of one queue that
-%   Key matches (see key_match/3), and a next solution those of the
-%   next.
+%   Key matches (see key_match/3), and a next solution the next's.
 
 store_take_all(Store, Key, Expiry, Entry, Cond, Taken) :-
     store_take_passing(Store, Key, Expiry, Entry, Cond, Entry, Taken).
@@ -630,8 +614,7 @@ store_newest(Store, Key, Expiry, Entry, Cond, Pref) :-
 
 %   first_chosen(+Order, +Store, +Key, +Expiry, +Pref, ?Entry, :Cond, -Queue)
 %   is semidet: Entry is the first entry of Key's Queue for which Cond
-%   holds, in Order: `best` (see best_first/3) or `newest` (see
-%   newest_first/3).
+%   holds, in Order: `best` (best_first/3) or `newest` (newest_first/3).
 
 first_chosen(Order, Store, Key, Expiry, Pref, Entry, Cond, Q) :-
     key_match(Store, Key, Q),

@@ -358,7 +358,7 @@ class PrologBridge:
                 reply, wide = self._on_thread(lambda: self._request_here(request, b"", 0, recorded))
             if wide:
                 raise EtalisError(f"engine reply to {request} is not bytes")
-            return self._header(bytes(reply).rstrip(b"\n").decode("ascii")), (recorded[0] if recorded else None)
+            return self._header(bytes(reply).partition(b"\n")[0].decode("ascii")), (recorded[0] if recorded else None)
         except BaseException:
             for record in recorded:
                 record.free()
