@@ -8,6 +8,8 @@
 */
 
 #include <SWI-Prolog.h>
+#include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -668,6 +670,303 @@ out:
   return rc;
 }
 
+/* -- batch lists read without Prolog's reader ----------------------------
+
+   The text of a batch list of plain events (see batches.pl's list_terms/3)
+   in its common shape, `[event(Name(A1, ..., Ak), T),\n...]`, each Ai an
+   integer of at most 18 digits, a float written with a fraction or an
+   atom of letters, digits and underscores starting with a lower-case
+   letter, T such a number or a list `[T1, T2]` of two, is turned into
+   its terms here; any other text is left to term_string/2, so that the
+   terms are always the ones Prolog's reader gives. */
+
+#define MAX_LIST_ARGS 32
+
+typedef struct
+{ const char *s;
+  const char *end;
+} cursor;
+
+static int
+layout_char(char c)
+{ return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int
+digit_char(char c)
+{ return c >= '0' && c <= '9';
+}
+
+static int
+name_char(char c)
+{ return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || digit_char(c) || c == '_';
+}
+
+static void
+skip_layout(cursor *c)
+{ while ( c->s < c->end && layout_char(*c->s) )
+    c->s++;
+}
+
+/* What may follow a number or an atom that ends there. */
+static int
+ends_token(const cursor *c, const char *p)
+{ return p == c->end || layout_char(*p) || *p == ',' || *p == ')' || *p == ']';
+}
+
+static int
+take_char(cursor *c, char ch)
+{ skip_layout(c);
+  if ( c->s < c->end && *c->s == ch )
+  { c->s++;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+typedef struct
+{ int is_float;
+  int64_t i;
+  double d;
+} number;
+
+/* A number as Prolog reads it: -?digits, or -?digits.digits with an
+   optional exponent, into t and *n; FALSE (no exception) for any other
+   text. */
+static int
+take_number(cursor *c, term_t t, number *n)
+{ const char *start, *p, *digits;
+
+  skip_layout(c);
+  start = p = c->s;
+  n->is_float = FALSE;
+  if ( p < c->end && *p == '-' )
+    p++;
+  digits = p;
+  while ( p < c->end && digit_char(*p) )
+    p++;
+  if ( p == digits )
+    return FALSE;
+  if ( p + 1 < c->end && *p == '.' && digit_char(p[1]) )
+  { n->is_float = TRUE;
+    for ( p++; p < c->end && digit_char(*p); p++ )
+      ;
+    if ( p < c->end && (*p == 'e' || *p == 'E') )
+    { const char *q = p + 1;
+      if ( q < c->end && (*q == '+' || *q == '-') )
+        q++;
+      if ( q == c->end || !digit_char(*q) )
+        return FALSE;
+      while ( q < c->end && digit_char(*q) )
+        q++;
+      p = q;
+    }
+  }
+  if ( !ends_token(c, p) )
+    return FALSE;
+  if ( n->is_float )
+  { char buf[64];
+    size_t len = (size_t)(p - start);
+
+    if ( len >= sizeof(buf) )
+      return FALSE;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    errno = 0;
+    n->d = strtod(buf, NULL);
+    if ( errno != 0 || !isfinite(n->d) || !PL_put_float(t, n->d) )
+      return FALSE;
+  } else
+  { int64_t v = 0;
+
+    if ( p - digits > 18 )
+      return FALSE;
+    for ( const char *d = digits; d < p; d++ )
+      v = v * 10 + (*d - '0');
+    n->i = *start == '-' ? -v : v;
+    if ( !PL_put_int64(t, n->i) )
+      return FALSE;
+  }
+  c->s = p;
+  return TRUE;
+}
+
+/* Whether number a is known to be at most b (FALSE if it is not, or if
+   an integer beyond 2^53 meets a float). */
+static int
+known_at_most(const number *a, const number *b)
+{ const int64_t exact = (int64_t)1 << 53;
+
+  if ( !a->is_float && !b->is_float )
+    return a->i <= b->i;
+  if ( (!a->is_float && (a->i > exact || a->i < -exact)) || (!b->is_float && (b->i > exact || b->i < -exact)) )
+    return FALSE;
+  return (a->is_float ? a->d : (double)a->i) <= (b->is_float ? b->d : (double)b->i);
+}
+
+/* An atom of [a-z][A-Za-z0-9_]*, its length in *len. */
+static int
+take_name(cursor *c, const char **name, size_t *len)
+{ const char *p;
+
+  skip_layout(c);
+  p = c->s;
+  if ( p == c->end || *p < 'a' || *p > 'z' )
+    return FALSE;
+  while ( p < c->end && name_char(*p) )
+    p++;
+  *name = c->s;
+  *len = (size_t)(p - c->s);
+  c->s = p;
+  return TRUE;
+}
+
+static int
+take_atom(cursor *c, term_t t)
+{ const char *name;
+  size_t len;
+  atom_t a;
+
+  if ( !take_name(c, &name, &len) || !ends_token(c, c->s) )
+    return FALSE;
+  a = PL_new_atom_nchars(len, name);
+  PL_put_atom(t, a);
+  PL_unregister_atom(a);
+  return TRUE;
+}
+
+static int
+take_arg(cursor *c, term_t t)
+{ skip_layout(c);
+  if ( c->s < c->end && (*c->s == '-' || digit_char(*c->s)) )
+  { number n;
+    return take_number(c, t, &n);
+  }
+  return take_atom(c, t);
+}
+
+#define MAX_LIST_NAMES 64
+
+/* The distinct names of a batch's events, and whether every interval of
+   it is known to start no later than it ends. */
+typedef struct
+{ atom_t names[MAX_LIST_NAMES];
+  size_t count;
+  int valid;
+} batch_names;
+
+static void
+note_name(batch_names *b, atom_t a)
+{ for ( size_t i = b->count; i > 0; i-- )
+  { if ( b->names[i-1] == a )
+      return;
+  }
+  if ( b->count == MAX_LIST_NAMES )
+    b->valid = FALSE;
+  else
+    b->names[b->count++] = a;
+}
+
+/* event(Name(Args), Time), into t; args and time are scratch refs. */
+static int
+take_event(cursor *c, term_t t, term_t args, term_t time, batch_names *b)
+{ const char *name;
+  size_t len, arity = 0;
+  number t1, t2;
+
+  skip_layout(c);
+  if ( c->end - c->s < 6 || memcmp(c->s, "event(", 6) != 0 )
+    return FALSE;
+  c->s += 6;
+  if ( !take_name(c, &name, &len) )
+    return FALSE;
+  if ( c->s < c->end && *c->s == '(' )
+  { c->s++;
+    do
+    { if ( arity == MAX_LIST_ARGS || !take_arg(c, args + arity) )
+        return FALSE;
+      arity++;
+    } while ( take_char(c, ',') );
+    if ( !take_char(c, ')') )
+      return FALSE;
+  } else if ( !ends_token(c, c->s) )
+    return FALSE;
+  { atom_t a = PL_new_atom_nchars(len, name);
+    int ok = arity ? PL_cons_functor_v(t, PL_new_functor(a, arity), args) : PL_put_atom(t, a);
+    note_name(b, a);
+    PL_unregister_atom(a);
+    if ( !ok || !take_char(c, ',') )
+      return FALSE;
+  }
+  skip_layout(c);
+  if ( c->s < c->end && *c->s == '[' )
+  { c->s++;
+    if ( !take_number(c, args, &t1) || !take_char(c, ',') || !take_number(c, args + 1, &t2) ||
+         !take_char(c, ']') )
+      return FALSE;
+    if ( !known_at_most(&t1, &t2) )
+      b->valid = FALSE;
+    if ( !PL_put_nil(time) || !PL_cons_list(time, args + 1, time) || !PL_cons_list(time, args, time) )
+      return FALSE;
+  } else if ( !take_number(c, time, &t1) )
+    return FALSE;
+  return take_char(c, ')') && PL_cons_functor(t, FUNCTOR_event2, t, time);
+}
+
+/* etalis_list_terms(+Text, +Count, -Terms, -Names): Text, a batch list
+   of Count events in the shape above, as its list of terms; Names the
+   list of their distinct names if every interval starts no later than it
+   ends (the events are then valid input events if their names are),
+   else `unchecked`.  Fails (leaving no exception but one of a full
+   stack) for any other text. */
+static foreign_t
+list_terms(term_t text, term_t count, term_t terms, term_t names)
+{ size_t len, want, n = 0;
+  char *s;
+  cursor c;
+  term_t tail, head, event, args, time;
+  batch_names b;
+
+  if ( !PL_get_size_ex(count, &want) )
+    return FALSE;
+  if ( !PL_get_nchars(text, &len, &s, CVT_STRING|CVT_ATOM|BUF_STACK) )
+    return FALSE;
+  if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
+    return FALSE;
+  c.s = s;
+  c.end = s + len;
+  b.count = 0;
+  b.valid = TRUE;
+  tail = PL_copy_term_ref(terms);
+  head = PL_new_term_ref();
+  event = PL_new_term_ref();
+  time = PL_new_term_ref();
+  args = PL_new_term_refs(MAX_LIST_ARGS);
+  if ( !take_char(&c, '[') )
+    return FALSE;
+  if ( !take_char(&c, ']') )
+  { do
+    { if ( n == want || !take_event(&c, event, args, time, &b) ||
+           !PL_unify_list(tail, head, tail) || !PL_unify(head, event) )
+        return FALSE;
+      n++;
+    } while ( take_char(&c, ',') );
+    if ( !take_char(&c, ']') )
+      return FALSE;
+  }
+  skip_layout(&c);
+  if ( c.s != c.end || n != want || !PL_unify_nil(tail) )
+    return FALSE;
+  if ( !b.valid )
+    return PL_unify_atom_chars(names, "unchecked");
+  tail = PL_copy_term_ref(names);
+  for ( size_t i = 0; i < b.count; i++ )
+  { if ( !PL_unify_list(tail, head, tail) || !PL_unify_atom(head, b.names[i]) )
+      return FALSE;
+  }
+  return PL_unify_nil(tail);
+}
+
 install_t
 install_etalis_columns(void)
 { FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
@@ -688,4 +987,5 @@ install_etalis_columns(void)
   FUNCTOR_rdf_graph3 = PL_new_functor(PL_new_atom("rdf_graph"), 3);
   FUNCTOR_t3 = PL_new_functor(PL_new_atom("t"), 3);
   PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_list_terms", 4, list_terms, 0);
 }
