@@ -7,6 +7,7 @@
     batch's text would give (see prolog/etalis/runtime/columns.pl for the layout).
 */
 
+#include <SWI-Stream.h>
 #include <SWI-Prolog.h>
 #include <errno.h>
 #include <locale.h>
@@ -967,6 +968,151 @@ list_terms(term_t text, term_t count, term_t terms, term_t names)
   return PL_unify_nil(tail);
 }
 
+/* -- detections written as JSON lines ------------------------------------
+
+   A detection whose arguments are all numbers, unbound, or texts of at
+   most 256 printable ASCII characters without a quote or a backslash
+   (as etalis_protocol's plain_text/1) is written here, in the bytes
+   etalis_protocol's write_detection/2 writes; any other is left to it. */
+
+typedef struct
+{ char *buf;
+  size_t len;
+  size_t size;
+} line_buffer;
+
+static int
+put_bytes(line_buffer *b, const char *s, size_t len)
+{ if ( b->len + len > b->size )
+  { size_t size = b->size ? 2 * b->size : 256;
+    char *buf;
+
+    while ( size < b->len + len )
+      size *= 2;
+    if ( !(buf = realloc(b->buf, size)) )
+      return FALSE;
+    b->buf = buf;
+    b->size = size;
+  }
+  memcpy(b->buf + b->len, s, len);
+  b->len += len;
+  return TRUE;
+}
+
+static int
+put_str(line_buffer *b, const char *s)
+{ return put_bytes(b, s, strlen(s));
+}
+
+/* A number as write/1 writes it; a float that is not finite as null. */
+static int
+put_number(line_buffer *b, term_t t)
+{ char *s;
+  size_t len;
+
+  if ( PL_is_float(t) )
+  { double d;
+    if ( !PL_get_float(t, &d) )
+      return FALSE;
+    if ( !isfinite(d) )
+      return put_str(b, "null");
+  } else if ( !PL_is_integer(t) )
+    return FALSE;
+  if ( !PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_STACK) )
+    return FALSE;
+  return put_bytes(b, s, len);
+}
+
+static int
+put_plain_text(line_buffer *b, term_t t)
+{ char *s;
+  size_t len;
+
+  if ( !PL_get_nchars(t, &len, &s, CVT_ATOM|CVT_STRING|BUF_STACK) || len > 256 )
+    return FALSE;
+  for ( size_t i = 0; i < len; i++ )
+  { unsigned char c = (unsigned char)s[i];
+    if ( c < ' ' || c >= 127 || c == '"' || c == '\\' )
+      return FALSE;
+  }
+  return put_str(b, "\"") && put_bytes(b, s, len) && put_str(b, "\"");
+}
+
+static int
+put_value(line_buffer *b, term_t t)
+{ switch ( PL_term_type(t) )
+  { case PL_VARIABLE:
+      return put_str(b, "null");
+    case PL_INTEGER:
+    case PL_FLOAT:
+      return put_number(b, t);
+    case PL_ATOM:
+    case PL_STRING:
+      return put_plain_text(b, t);
+    default:
+      return FALSE;
+  }
+}
+
+static int
+detection_line(line_buffer *b, int object, term_t e, term_t t1, term_t t2)
+{ term_t name = PL_new_term_ref(), arg = PL_new_term_ref();
+  atom_t a;
+  size_t arity;
+
+  if ( PL_get_atom(e, &a) )
+  { arity = 0;
+    PL_put_atom(name, a);
+  } else if ( PL_get_name_arity(e, &a, &arity) )
+    PL_put_atom(name, a);
+  else
+    return FALSE;
+  if ( !put_str(b, object ? "{\"event\": " : "[") || !put_plain_text(b, name) ||
+       !put_str(b, object ? ", \"args\": [" : ", [") )
+    return FALSE;
+  for ( size_t i = 1; i <= arity; i++ )
+  { _PL_get_arg(i, e, arg);
+    if ( (i > 1 && !put_str(b, ", ")) || !put_value(b, arg) )
+      return FALSE;
+  }
+  return put_str(b, object ? "], \"start\": " : "], ") && put_number(b, t1) &&
+         put_str(b, object ? ", \"end\": " : ", ") && put_number(b, t2) &&
+         put_str(b, object ? "}\n" : "]\n");
+}
+
+/* etalis_write_detection(+Format, +E, +T1, +T2): write the detection of E
+   over [T1, T2] to the current output as a line of JSON of Format
+   (object or row), if it is of the kind above; else fail, writing
+   nothing. */
+static foreign_t
+write_detection(term_t format, term_t e, term_t t1, term_t t2)
+{ char *f;
+  int object, rc;
+  line_buffer b = { NULL, 0, 0 };
+  IOSTREAM *out;
+
+  if ( !PL_get_atom_chars(format, &f) )
+    return FALSE;
+  if ( strcmp(f, "object") == 0 )
+    object = TRUE;
+  else if ( strcmp(f, "row") == 0 )
+    object = FALSE;
+  else
+    return FALSE;
+  rc = detection_line(&b, object, e, t1, t2);
+  if ( rc )
+  { if ( !(out = PL_acquire_stream(Scurrent_output)) )
+      rc = FALSE;
+    else
+    { for ( size_t i = 0; rc && i < b.len; i++ )       /* ASCII: a code a byte, in the stream's encoding */
+        rc = Sputcode((unsigned char)b.buf[i], out) >= 0;
+      rc = PL_release_stream(out) && rc;
+    }
+  }
+  free(b.buf);
+  return rc;
+}
+
 install_t
 install_etalis_columns(void)
 { FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
@@ -988,4 +1134,5 @@ install_etalis_columns(void)
   FUNCTOR_t3 = PL_new_functor(PL_new_atom("t"), 3);
   PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_list_terms", 4, list_terms, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_write_detection", 4, write_detection, 0);
 }
