@@ -148,7 +148,9 @@ class Packed:
         return Packed(np.concatenate(codes), list(index), columns)
 
     def placed(self, places: Sequence[int], n: int) -> "Packed":
-        """The batch as rows ``places`` of a batch of ``n`` rows, the others with no event."""
+        """The batch as rows ``places`` (ascending) of a batch of ``n`` rows, the others with no event."""
+        if len(places) == n:        # every row: the batch itself
+            return self
         codes = np.full(n, -1, dtype=np.int32)
         codes[places] = self.codes
         columns = []
