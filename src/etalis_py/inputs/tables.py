@@ -67,7 +67,7 @@ def number_array(array: "pa.Array") -> Optional["np.ndarray[Any, Any]"]:
     try:
         # at most one of the two holds for every value: the first value's kind is tried first
         kinds = [(_PLAIN_FLOAT, pa.float64()), (_PLAIN_INT64, pa.int64())]
-        if "." not in array[0].as_py():
+        if b"." not in array.slice(0, 1).cast(pa.binary())[0].as_py():
             kinds.reverse()
         for pattern, kind in kinds:
             if pc.all(pc.match_substring_regex(array, pattern)).as_py():
