@@ -10,6 +10,8 @@
 #include <SWI-Stream.h>
 #include <SWI-Prolog.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <locale.h>
 #include <math.h>
 #include <stdint.h>
@@ -35,6 +37,8 @@ static functor_t FUNCTOR_heads2;
 static functor_t FUNCTOR_slash2;
 static atom_t ATOM_interval;
 static atom_t ATOM_point;
+static atom_t ATOM_object;
+static atom_t ATOM_row;
 
 static int
 type_error(const char *expected, term_t culprit)
@@ -1018,6 +1022,14 @@ put_number(line_buffer *b, term_t t)
       return put_str(b, "null");
   } else if ( !PL_is_integer(t) )
     return FALSE;
+  else
+  { int64_t i;
+    if ( PL_get_int64(t, &i) )          /* not a big integer: its digits here */
+    { char digits[24];
+      int n = snprintf(digits, sizeof(digits), "%" PRId64, i);
+      return n > 0 && put_bytes(b, digits, (size_t)n);
+    }
+  }
   if ( !PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_STACK) )
     return FALSE;
   return put_bytes(b, s, len);
@@ -1086,26 +1098,25 @@ detection_line(line_buffer *b, int object, term_t e, term_t t1, term_t t2)
    nothing. */
 static foreign_t
 write_detection(term_t format, term_t e, term_t t1, term_t t2)
-{ char *f;
+{ atom_t f;
   int object, rc;
   line_buffer b = { NULL, 0, 0 };
   IOSTREAM *out;
 
-  if ( !PL_get_atom_chars(format, &f) )
+  if ( !PL_get_atom(format, &f) || (f != ATOM_object && f != ATOM_row) )
     return FALSE;
-  if ( strcmp(f, "object") == 0 )
-    object = TRUE;
-  else if ( strcmp(f, "row") == 0 )
-    object = FALSE;
-  else
-    return FALSE;
+  object = f == ATOM_object;
   rc = detection_line(&b, object, e, t1, t2);
   if ( rc )
   { if ( !(out = PL_acquire_stream(Scurrent_output)) )
       rc = FALSE;
     else
-    { for ( size_t i = 0; rc && i < b.len; i++ )       /* ASCII: a code a byte, in the stream's encoding */
-        rc = Sputcode((unsigned char)b.buf[i], out) >= 0;
+    { if ( out->encoding == ENC_UTF8 || out->encoding == ENC_ASCII || out->encoding == ENC_ISO_LATIN_1 )
+        rc = Sfwrite(b.buf, 1, b.len, out) == b.len;     /* the line is ASCII: its bytes are its codes */
+      else
+      { for ( size_t i = 0; rc && i < b.len; i++ )
+          rc = Sputcode((unsigned char)b.buf[i], out) >= 0;
+      }
       rc = PL_release_stream(out) && rc;
     }
   }
@@ -1123,6 +1134,8 @@ install_etalis_columns(void)
   FUNCTOR_slash2 = PL_new_functor(PL_new_atom("/"), 2);
   ATOM_interval = PL_new_atom("interval");
   ATOM_point = PL_new_atom("point");
+  ATOM_object = PL_new_atom("object");
+  ATOM_row = PL_new_atom("row");
   PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 3, column_terms, 0);
   json_text_pred = PL_predicate("json_arg_text", 2, "etalis_protocol");
   PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);
