@@ -61,6 +61,14 @@ def test_the_shapes_it_reads_give_term_strings_terms(text: str, count: int, term
     assert read_both(text, count) == {"library": terms, "checked": checked, "same": "true"}
 
 
+@pytest.mark.parametrize("names, checked", [(62, "checked"), (63, "plain")])   # and two heads of e0
+def test_a_batch_of_more_than_64_heads_is_read_but_not_checked(names: int, checked: str) -> None:
+    lines = [f"event(e{i}(1), {i})" for i in range(names)] + ["event(e0, 99)", "event(e0(1, 2), 99)"]
+    got = read_both("[" + ",\n".join(lines) + "]", len(lines))
+    assert (got["checked"], got["same"]) == (checked, "true")
+    assert got["library"] == "[" + ",".join(line.replace(", ", ",") for line in lines) + "]"
+
+
 @pytest.mark.parametrize("text, count", [
     ("[event(a(1_000), 0)]", 1), ("[event(a(0'a), 0)]", 1), ("[event(a(1.0Inf), 0)]", 1),
     ("[event(a(- 1), 0)]", 1), ("[event(a(X), 0)]", 1), ("[event(a(1e10), 0)]", 1),

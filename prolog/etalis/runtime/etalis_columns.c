@@ -852,24 +852,53 @@ take_arg(cursor *c, term_t t)
 
 #define MAX_LIST_NAMES 64
 
-/* The distinct names of a batch's events, and whether every interval of
-   it is known to start no later than it ends. */
+/* The distinct heads (name and arity) of a batch's events, each name's
+   atom held until the batch is read, and whether every interval of it is
+   known to start no later than it ends (and every head is here). */
 typedef struct
-{ atom_t names[MAX_LIST_NAMES];
+{ const char *text[MAX_LIST_NAMES];
+  size_t len[MAX_LIST_NAMES];
+  size_t arity[MAX_LIST_NAMES];
+  atom_t names[MAX_LIST_NAMES];
+  functor_t functors[MAX_LIST_NAMES];
   size_t count;
   int valid;
 } batch_names;
 
 static void
-note_name(batch_names *b, atom_t a)
-{ for ( size_t i = b->count; i > 0; i-- )
-  { if ( b->names[i-1] == a )
-      return;
+release_names(batch_names *b)
+{ for ( size_t i = 0; i < b->count; i++ )
+    PL_unregister_atom(b->names[i]);
+  b->count = 0;
+}
+
+/* Put the head of name/arity (its atom if arity is 0, else a term of it
+   with args) into t. */
+static int
+put_head(batch_names *b, term_t t, const char *name, size_t len, size_t arity, term_t args)
+{ atom_t a;
+  functor_t f;
+  int ok;
+
+  for ( size_t i = 0; i < b->count; i++ )
+  { if ( b->len[i] == len && b->arity[i] == arity && memcmp(b->text[i], name, len) == 0 )
+      return arity ? PL_cons_functor_v(t, b->functors[i], args) : PL_put_atom(t, b->names[i]);
   }
+  a = PL_new_atom_nchars(len, name);
+  f = arity ? PL_new_functor(a, arity) : 0;
+  ok = arity ? PL_cons_functor_v(t, f, args) : PL_put_atom(t, a);
   if ( b->count == MAX_LIST_NAMES )
-    b->valid = FALSE;
-  else
-    b->names[b->count++] = a;
+  { b->valid = FALSE;                   /* its name is not listed: not checked */
+    PL_unregister_atom(a);
+  } else
+  { b->text[b->count] = name;
+    b->len[b->count] = len;
+    b->arity[b->count] = arity;
+    b->names[b->count] = a;
+    b->functors[b->count] = f;
+    b->count++;
+  }
+  return ok;
 }
 
 /* event(Name(Args), Time), into t; args and time are scratch refs. */
@@ -896,13 +925,8 @@ take_event(cursor *c, term_t t, term_t args, term_t time, batch_names *b)
       return FALSE;
   } else if ( !ends_token(c, c->s) )
     return FALSE;
-  { atom_t a = PL_new_atom_nchars(len, name);
-    int ok = arity ? PL_cons_functor_v(t, PL_new_functor(a, arity), args) : PL_put_atom(t, a);
-    note_name(b, a);
-    PL_unregister_atom(a);
-    if ( !ok || !take_char(c, ',') )
-      return FALSE;
-  }
+  if ( !put_head(b, t, name, len, arity, args) || !take_char(c, ',') )
+    return FALSE;
   skip_layout(c);
   if ( c->s < c->end && *c->s == '[' )
   { c->s++;
@@ -927,49 +951,57 @@ take_event(cursor *c, term_t t, term_t args, term_t time, batch_names *b)
 static foreign_t
 list_terms(term_t text, term_t count, term_t terms, term_t names)
 { size_t len, want, n = 0;
-  char *s;
+  char *s = NULL;
   cursor c;
   term_t tail, head, event, args, time;
   batch_names b;
+  int rc = FALSE;
 
+  b.count = 0;
+  b.valid = TRUE;
   if ( !PL_get_size_ex(count, &want) )
-    return FALSE;
-  if ( !PL_get_nchars(text, &len, &s, CVT_STRING|CVT_ATOM|BUF_STACK) )
     return FALSE;
   if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
     return FALSE;
+  /* a copy of its own: the heads point into it as the terms are made */
+  if ( !PL_get_nchars(text, &len, &s, CVT_STRING|CVT_ATOM|BUF_MALLOC) )
+    return FALSE;
   c.s = s;
   c.end = s + len;
-  b.count = 0;
-  b.valid = TRUE;
   tail = PL_copy_term_ref(terms);
   head = PL_new_term_ref();
   event = PL_new_term_ref();
   time = PL_new_term_ref();
   args = PL_new_term_refs(MAX_LIST_ARGS);
   if ( !take_char(&c, '[') )
-    return FALSE;
+    goto out;
   if ( !take_char(&c, ']') )
   { do
     { if ( n == want || !take_event(&c, event, args, time, &b) ||
            !PL_unify_list(tail, head, tail) || !PL_unify(head, event) )
-        return FALSE;
+        goto out;
       n++;
     } while ( take_char(&c, ',') );
     if ( !take_char(&c, ']') )
-      return FALSE;
+      goto out;
   }
   skip_layout(&c);
   if ( c.s != c.end || n != want || !PL_unify_nil(tail) )
-    return FALSE;
+    goto out;
   if ( !b.valid )
-    return PL_unify_atom_chars(names, "unchecked");
+  { rc = PL_unify_atom_chars(names, "unchecked");
+    goto out;
+  }
   tail = PL_copy_term_ref(names);
   for ( size_t i = 0; i < b.count; i++ )
   { if ( !PL_unify_list(tail, head, tail) || !PL_unify_atom(head, b.names[i]) )
-      return FALSE;
+      goto out;
   }
-  return PL_unify_nil(tail);
+  rc = PL_unify_nil(tail);
+out:
+  release_names(&b);
+  PL_free(s);
+  return rc;
 }
 
 /* -- detections written as JSON lines ------------------------------------
