@@ -4,6 +4,8 @@
             feed_start/1,               % +Engine
             feed_warning/2,             % +Engine, +Text
             count_raised/1,             % +Engine
+            changed/1,                  % +Engine
+            changes_flag/2,             % +Engine, -Flag
             feed_value/3,               % +Engine, +Kind, -Value
             engine_warnings/2           % +Engine, -Warnings
           ]).
@@ -41,12 +43,36 @@ count_raised(M) :-
     R is R0 + 1,
     nb_setval(G, R).
 
+%!  changed(+Engine) is det.
+%
+%   A rule of Engine recorded a change of the rules or raised an event:
+%   the feed looks for them after the event (see changes_flag/2).
+
+changed(M) :-
+    feed_global(M, changes, G),
+    (   nb_current(G, Flag)
+    ->  nb_setarg(1, Flag, true)
+    ;   true
+    ).
+
+%!  changes_flag(+Engine, -Flag) is det.
+%
+%   Flag is changes(Changed), the term whose argument changed/1 sets to
+%   `true` in Engine's feed, so that a loop over many events tests one
+%   argument after each, and looks for the changes themselves only when
+%   it is `true` (setting it back to `false`).
+
+changes_flag(M, Flag) :-
+    feed_global(M, changes, G),
+    nb_getval(G, Flag).
+
 %!  feed_global(+Engine, +Kind, -Name) is det.
 %
 %   Name is the global variable that holds what the feed (or flush) of
 %   Engine gathers of Kind: its `warnings` (most recent first), how many
 %   events were `raised` and the `limit_goal`, the `where` condition that
-%   ran out of inferences (see etalis_goals:goal_error/3); also the
+%   ran out of inferences (see etalis_goals:goal_error/3), the flag of
+%   `changes` (see changes_flag/2); also the
 %   watchdog's look, `watch` (see etalis_limits:watched/3).
 
 feed_global(M, Kind, Name) :-
@@ -72,6 +98,7 @@ feed_start(M) :-
 feed_initial(warnings, []).
 feed_initial(raised, 0).
 feed_initial(limit_goal, none).
+feed_initial(changes, changes(true)).
 
 %!  engine_warnings(+Engine, -Warnings) is det.
 %
