@@ -359,7 +359,8 @@ quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last
     limit_budget(Limit, Budget),
     changes_flag(M, Changes),
     nb_setarg(1, Changes, true),                % what rules recorded before the run is looked for too
-    Engine = engine(M:'$run', Changes, M:'$rule_update', M:'$raised'),
+    current_output(Out),
+    Engine = engine(M:'$run', Changes, M:'$rule_update', M:'$raised', Out),
     catch(quick_loop(Terms, Line, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
           Error,
           quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, RestLine, Last, A0, A, Stop)).
@@ -436,22 +437,29 @@ done_before([Term|Terms], Line, At, Checked, Last0, Last, A0, A, E) :-
 %              +At, +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
 %   The loop of quick_run/14.  Engine is engine(Run, Changes, Updates,
-%   Raised): the closures M:'$run' (the way of an input event, see
+%   Raised, Out): the closures M:'$run' (the way of an input event, see
 %   etalis_runtime:engine_create/1), M:'$rule_update' and M:'$raised'
 %   made once (a goal M:G made an event at a time is garbage an event),
-%   and the engine's flag of changes (see
-%   etalis_feed_state:changes_flag/2);
+%   the engine's flag of changes (see etalis_feed_state:changes_flag/2)
+%   and the stream of the detections;
 %   Budget the limit of each event (see etalis_limits:limit_budget/2), At
 %   its note of the event being run.
 
 quick_loop([], Line, _, _, _, _, _, _, Last, [], Line, Last, A, A, none).
 quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop) :-
-    Engine = engine(Run, Changes, _, _),
+    Engine = engine(Run, Changes, _, _, Out),
     Next is Line + 1,
-    (   quick_event(Checked, Term, E, T1, T2),
+    (   (   Checked == checked,                 % quick_event/5, inline for the usual case
+            Term = event(E, Time),
+            number(Time)
+        ->  T1 = Time, T2 = Time,
+            T1 >= -253_402_300_799,
+            T2 =< 253_402_300_799
+        ;   quick_event(Checked, Term, E, T1, T2)
+        ),
         T2 >= Last0
     ->  b_setval(etalis_line, Line),
-        character_count(current_output, Kept),
+        character_count(Out, Kept),
         nb_setarg(1, At, Line),
         nb_setarg(2, At, Kept),
         limited_run(Budget, Run, E, T1, T2, Format),
@@ -480,14 +488,15 @@ quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Re
 %   engine of quick_loop/15, whose flag of changes is set, recorded no
 %   change of the rules and raised no event; the flag is cleared.
 
-unchanged(engine(_, Changes, Updates, Raised)) :-
+unchanged(engine(_, Changes, Updates, Raised, _)) :-
     nb_setarg(1, Changes, false),
     \+ call(Updates, _),
     \+ call(Raised, _).
 
 %   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid
 %   input event E over [T1,T2] (as plain_input/3 finds it, or known to
-%   be one if Checked is `checked`, see engine_feed/5).
+%   be one if Checked is `checked`, see engine_feed/5).  quick_loop/15
+%   has the case of a checked event at a point in time inline.
 
 quick_event(plain, Term, E, T, T) :-
     plain_input(Term, E, T).
