@@ -7,6 +7,7 @@
     batch's text would give (see prolog/etalis/runtime/columns.pl for the layout).
 */
 
+#include <SWI-Stream.h>
 #include <SWI-Prolog.h>
 #include <math.h>
 #include <stdint.h>
@@ -668,6 +669,110 @@ out:
   return rc;
 }
 
+/* A detection as a line of JSON text (see etalis_protocol:write_detection/2),
+   for the usual detection: an atom or compound event whose arguments are
+   unbound, numbers, or atoms and strings of at most 256 characters that
+   need no escapes.  Numbers are written as atomics_to_string/2 writes them
+   (PL_get_nchars/4 is its conversion). */
+
+static growing d_line;
+static atom_t ATOM_object;
+
+static int
+line_add(const char *s, size_t len)
+{ if ( !grow(&d_line, 1, len + 1) )
+    return FALSE;
+  memcpy((char *)d_line.data + d_line.size, s, len);
+  d_line.size += len;
+  return TRUE;
+}
+
+static int
+line_puts(const char *s)
+{ return line_add(s, strlen(s));
+}
+
+static int
+line_number(term_t t)
+{ char *s;
+  size_t len;
+
+  return PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_DISCARDABLE) && line_add(s, len);
+}
+
+/* plain text: at most 256 characters from space to tilde, neither " nor \ */
+static int
+line_plain(const char *s, size_t len)
+{ if ( len > 256 )
+    return FALSE;
+  for ( size_t i = 0; i < len; i++ )
+  { unsigned char c = (unsigned char)s[i];
+    if ( c < ' ' || c >= 127 || c == '"' || c == '\\' )
+      return FALSE;
+  }
+  return line_add("\"", 1) && line_add(s, len) && line_add("\"", 1);
+}
+
+static int
+line_value(term_t t)
+{ char *s;
+  size_t len;
+  double d;
+
+  switch ( PL_term_type(t) )
+  { case PL_VARIABLE:
+      return line_puts("null");
+    case PL_INTEGER:
+      return line_number(t);
+    case PL_FLOAT:
+      if ( PL_get_float(t, &d) && !isfinite(d) )
+        return line_puts("null");
+      return line_number(t);
+    case PL_ATOM:
+    case PL_STRING:
+      return PL_get_nchars(t, &len, &s, CVT_ATOM|CVT_STRING|BUF_DISCARDABLE) && line_plain(s, len);
+    default:
+      return FALSE;
+  }
+}
+
+/* etalis_detection_line(+Format, +Event, +T1, +T2): write the line of
+   det(Event, T1, T2) in Format (object or row) to the current output;
+   fail, writing nothing, for a detection that is not of the usual kind. */
+static foreign_t
+detection_line(term_t format, term_t e, term_t t1, term_t t2)
+{ atom_t f, name;
+  size_t arity, len;
+  const char *s;
+  int object;
+  term_t a = PL_new_term_ref();
+
+  if ( !PL_get_atom(format, &f) || !PL_get_name_arity(e, &name, &arity) )
+    return FALSE;
+  object = (f == ATOM_object);
+  d_line.size = 0;
+  if ( !line_puts(object ? "{\"event\": " : "[") ||
+       !(s = PL_atom_nchars(name, &len)) || !line_plain(s, len) ||
+       !line_puts(object ? ", \"args\": [" : ", [") )
+    return FALSE;
+  for ( size_t i = 1; i <= arity; i++ )
+  { _PL_get_arg(i, e, a);
+    if ( (i > 1 && !line_puts(", ")) || !line_value(a) )
+      return FALSE;
+  }
+  if ( !line_puts(object ? "], \"start\": " : "], ") || !line_number(t1) ||
+       !line_puts(object ? ", \"end\": " : ", ") || !line_number(t2) ||
+       !line_puts(object ? "}\n" : "]\n") )
+    return FALSE;
+  ((char *)d_line.data)[d_line.size] = '\0';
+
+  IOSTREAM *out = PL_acquire_stream(Scurrent_output);
+  if ( !out )
+    return FALSE;
+  Sfputs((const char *)d_line.data, out);
+  return PL_release_stream(out);
+}
+
 install_t
 install_etalis_columns(void)
 { FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
@@ -688,4 +793,6 @@ install_etalis_columns(void)
   FUNCTOR_rdf_graph3 = PL_new_functor(PL_new_atom("rdf_graph"), 3);
   FUNCTOR_t3 = PL_new_functor(PL_new_atom("t"), 3);
   PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
+  ATOM_object = PL_new_atom("object");
+  PL_register_foreign_in_module("etalis_columns", "etalis_detection_line", 4, detection_line, 0);
 }
