@@ -65,6 +65,31 @@ compound_name_arguments_(Name, Name, []) :- !.
 compound_name_arguments_(E, Name, Args) :-
     compound_name_arguments(E, Name, Args).
 
+%   sample_float(-X): a float of any magnitude, digits and layout.
+
+sample_float(X) :-
+    random_between(0, 4, K),
+    sample_float(K, X0),
+    random_member(Sign, [1, -1]),
+    X is Sign * X0.
+
+sample_float(0, X) :-                           % a full mantissa, any exponent
+    random_between(1, 9007199254740991, M), random_between(-1100, 970, E),
+    X is M * 2.0 ** E.
+sample_float(1, X) :-                           % few decimal digits
+    random_between(1, 999999, M), random_between(-330, 310, E),
+    catch(X is float(M * 10 ** E), _, X = 1.0).
+sample_float(2, X) :-                           % times as a stream has them
+    random_between(0, 100_000_000, I),
+    X is I * 0.01.
+sample_float(3, X) :-                           % powers of two, near the limits of the layout
+    random_between(-1074, 1023, E),
+    X is 2.0 ** E.
+sample_float(4, X) :-
+    random_member(X, [0.0, 1.0e15, 1.0e16, 123456789012345.0, 1234567890123456.0, 999999999999999.9,
+                      0.001, 0.0001, 0.00012345, 5.0e-324, 1.7976931348623157e308, 9007199254740993.0,
+                      100.0, 1.0e-4, 1.0e-5, 0.1, 0.3, 2.5]).
+
 :- begin_tests(detection_lines).
 
 test(the_usual_detection_is_written_by_the_library, [C, P] ==
@@ -101,5 +126,12 @@ test(random_detections_are_the_same_text_either_way, Both == [false, true]) :-
             Ts),
     length(Ts, 3000),
     sort(Ts, Both).
+
+test(random_floats_are_the_same_text_either_way) :-
+    set_random(seed(53)),
+    forall(between(1, 5_000, _),
+           (   sample_float(X),
+               same_lines(row, det(c(X), X, X), true)
+           )).
 
 :- end_tests(detection_lines).
