@@ -287,6 +287,22 @@ test(an_event_that_runs_longer_than_its_limit_allows_stops_the_quick_loop_either
                  [A, Line, E, Limit, In, D] == [1, 2, slow, 1_000_000, none, "[\"a\", [1], 1, 1]\n"]
                )).
 
+%   Engine A's event x feeds engine B, without a limit, an event that
+%   never ends: A's limit stops A's event, which B's feed does not take
+%   for its own.
+
+test(a_limit_outside_a_feed_stops_the_event_outside, S == limit(1, x, 1000, none)) :-
+    report_engine(B, inf, [z/0]),
+    assertz(B:(spin :- spin)),
+    asserta(B:('$on'(loop, _, _, _) :- spin)),
+    report_engine(A, 1000, [w/0]),
+    assertz(A:('$on'(x, _, _, _) :- etalis_feed:engine_feed(B, terms([event(loop, 1)], checked), [], _, _), fail)),
+    limit_ways(( engine_feed(A, terms([event(x, 1)], checked), [], summary(_, _, _, _, S0), _),
+                 S0 == limit(1, x, 1000, none) )),
+    engine_feed(A, terms([event(x, 2)], checked), [], summary(_, _, _, _, S), _),
+    engine_destroy(A),
+    engine_destroy(B).
+
 test(an_event_raised_in_the_quick_loop_follows_its_event, [S, D] ==
      [summary(3, 1, [], [], none), "[\"w\", [], 1, 1]\n[\"x\", [], 2, 2]\n[\"y\", [], 2, 2]\n[\"z\", [], 3, 3]\n"]) :-
     report_engine(M, inf, [w/0, x/0, y/0, z/0]),

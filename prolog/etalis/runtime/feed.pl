@@ -10,7 +10,7 @@
 :- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
 :- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
 :- use_module(prefixes, [prefixed_event/3]).
-:- use_module(limits, [limit_budget/2, limited_run/6, budget_restored/1, outer_limit_reached/1, limit_hit/5,
+:- use_module(limits, [limit_budget/2, limited_run/6, budget_restored/1, own_limit/1, limit_hit/5,
                        memory_hit/4, dropped_changes/1, watched/3, output_string/2]).
 :- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2, changes_flag/2]).
 :- use_module(protocol, [detection_format/1]).
@@ -377,7 +377,7 @@ quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, Re
     (   Error == inference_limit_exceeded
     ->  (   arg(1, At, AtLine),
             integer(AtLine),
-            \+ outer_limit_reached(Budget)
+            own_limit(Budget)
         ->  At = at(_, Kept),
             done_before(Terms, Line, AtLine, Checked, Last0, Last, A0, A, E),
             limit_hit(M, E, AtLine, Limit, Hit),

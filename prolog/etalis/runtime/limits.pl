@@ -3,7 +3,7 @@
             limit_budget/2,             % +Limit, -Budget
             limited_run/6,              % +Budget, +Run, +Event, +T1, +T2, +Format
             budget_restored/1,          % +Budget
-            outer_limit_reached/1,      % +Budget
+            own_limit/1,                % +Budget
             limit_hit/5,                % +Engine, +Event, +Line, +Limit, -Hit
             memory_hit/4,               % +Resource, +Event, +Line, -Hit
             dropped_changes/1,          % +Engine
@@ -136,15 +136,17 @@ budget_restored(direct(_, Outer)) :- !,
     \+ system:'$inference_limit_false'(Outer).
 budget_restored(_).
 
-%!  outer_limit_reached(+Budget) is semidet.
+%!  own_limit(+Budget) is semidet.
 %
-%   The limit outside Budget, of a goal that runs the feed (an engine
-%   fed by another's rule), is reached: its inference_limit_exceeded is
-%   not an event's.
+%   An inference_limit_exceeded out of limited_run/6 under Budget is the
+%   event's own: not that of a limit outside it (a goal that runs the
+%   feed, such as an engine fed by another's rule), which is reached, nor
+%   any under `inf`.
 
-outer_limit_reached(direct(_, Outer)) :-
+own_limit(direct(_, Outer)) :-
     statistics(inferences, Inferences),
-    Inferences >= Outer.
+    Inferences < Outer.
+own_limit(portable(_)).
 
 %   direct_limits_work: the system's predicates of the inference limit
 %   that limit_budget/2 uses are there, stop a goal at its limit and
