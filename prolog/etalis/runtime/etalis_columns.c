@@ -7,6 +7,7 @@
     batch's text would give (see prolog/etalis/runtime/columns.pl for the layout).
 */
 
+#include <stdio.h>
 #include <SWI-Stream.h>
 #include <SWI-Prolog.h>
 #include <math.h>
@@ -700,6 +701,97 @@ line_number(term_t t)
   return PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_DISCARDABLE) && line_add(s, len);
 }
 
+/* A finite float as SWI-Prolog's format_float() writes it (the shortest
+   digits that read back as the float, laid out as there), for a normal
+   float whose shortest digits are 15 or fewer and that is below 10^15
+   and at least 10^-22: the least K for which N = round(|D| * 10^K)
+   gives back D as N / 10^K (a division correctly rounded, as reading
+   the text is) has them.  Any string of 15 digits or fewer that reads
+   back as a normal float lies within 2^-53 of it, well within half a
+   unit of its 15th digit, so there is only one such number, which N
+   then is.  Other floats: PL_get_nchars/4, i.e. format_float(). */
+
+static const double powers10[] =
+{ 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
+};
+
+static int
+line_float(term_t t, double d)
+{ double a = fabs(d);
+  char digits[24], out[64];
+  char *o = out;
+  int n = 0, decpt, k;
+  long long whole;
+
+  if ( a == 0.0 )
+    return line_add(signbit(d) ? "-0.0" : "0.0", signbit(d) ? 4 : 3);
+  if ( !isnormal(a) || a >= 1e15 || a < 1e-22 )
+    return line_number(t);
+  for ( k = 0; k <= 22; k++ )
+  { double scaled = a * powers10[k];
+    if ( scaled >= 1e15 )
+      return line_number(t);
+    whole = llround(scaled);
+    if ( whole > 0 && (double)whole / powers10[k] == a )
+      break;
+  }
+  if ( k > 22 )
+    return line_number(t);
+  { char rev[24];                               /* the digits of whole */
+    int r = 0;
+    for ( long long w = whole; w > 0; w /= 10 )
+      rev[r++] = (char)('0' + w % 10);
+    while ( r > 0 )
+      digits[n++] = rev[--r];
+  }
+  decpt = n - k;
+  if ( signbit(d) )
+    *o++ = '-';
+  if ( decpt <= 0 )
+  { if ( decpt <= -4 )
+    { *o++ = digits[0];
+      *o++ = '.';
+      if ( n > 1 )
+      { memcpy(o, digits + 1, n - 1);
+        o += n - 1;
+      } else
+        *o++ = '0';
+      o += snprintf(o, 16, "e%d", decpt - 1);
+    } else
+    { *o++ = '0';
+      *o++ = '.';
+      for ( int i = 0; i < -decpt; i++ )
+        *o++ = '0';
+      memcpy(o, digits, n);
+      o += n;
+    }
+  } else if ( n > decpt )
+  { memcpy(o, digits, decpt);
+    o += decpt;
+    *o++ = '.';
+    memcpy(o, digits + decpt, n - decpt);
+    o += n - decpt;
+  } else                                        /* decpt <= 15: below 10^15 */
+  { memcpy(o, digits, n);
+    o += n;
+    for ( int i = n; i < decpt; i++ )
+      *o++ = '0';
+    *o++ = '.';
+    *o++ = '0';
+  }
+  return line_add(out, (size_t)(o - out));
+}
+
+static int
+line_time(term_t t)
+{ double d;
+
+  if ( PL_is_float(t) && PL_get_float(t, &d) && isfinite(d) )
+    return line_float(t, d);
+  return line_number(t);
+}
+
 /* plain text: at most 256 characters from space to tilde, neither " nor \ */
 static int
 line_plain(const char *s, size_t len)
@@ -725,9 +817,11 @@ line_value(term_t t)
     case PL_INTEGER:
       return line_number(t);
     case PL_FLOAT:
-      if ( PL_get_float(t, &d) && !isfinite(d) )
+      if ( !PL_get_float(t, &d) )
+        return FALSE;
+      if ( !isfinite(d) )
         return line_puts("null");
-      return line_number(t);
+      return line_float(t, d);
     case PL_ATOM:
     case PL_STRING:
       return PL_get_nchars(t, &len, &s, CVT_ATOM|CVT_STRING|BUF_DISCARDABLE) && line_plain(s, len);
@@ -760,8 +854,8 @@ detection_line(term_t format, term_t e, term_t t1, term_t t2)
     if ( (i > 1 && !line_puts(", ")) || !line_value(a) )
       return FALSE;
   }
-  if ( !line_puts(object ? "], \"start\": " : "], ") || !line_number(t1) ||
-       !line_puts(object ? ", \"end\": " : ", ") || !line_number(t2) ||
+  if ( !line_puts(object ? "], \"start\": " : "], ") || !line_time(t1) ||
+       !line_puts(object ? ", \"end\": " : ", ") || !line_time(t2) ||
        !line_puts(object ? "}\n" : "]\n") )
     return FALSE;
   ((char *)d_line.data)[d_line.size] = '\0';
