@@ -94,7 +94,13 @@ burst_feed(Terms, Summary, Detections, Next) :-
 %   limit_ways(:Goal): Goal holds with the inference limit kept the
 %   direct way and the portable way (see etalis_limits:limit_budget/2).
 
-:- meta_predicate limit_ways(0).
+:- meta_predicate limit_ways(0), limit_ways_off(0).
+
+limit_ways_off(Goal) :-
+    current_prolog_flag(etalis_direct_limits, Old),
+    setup_call_cleanup(set_prolog_flag(etalis_direct_limits, false),
+                       once(Goal),
+                       set_prolog_flag(etalis_direct_limits, Old)).
 
 limit_ways(Goal) :-
     current_prolog_flag(etalis_direct_limits, Old),
@@ -254,8 +260,18 @@ test(a_resource_error_of_another_resource_is_no_stop, error(resource_error(file_
     call_cleanup(engine_feed(M, terms([event(a(1), 1), event(files, 2)], checked), [], _, _),
                  engine_destroy(M)).
 
-test(the_limits_of_this_prolog_are_kept_the_direct_way) :-
-    current_prolog_flag(etalis_direct_limits, true).
+test(the_limits_of_this_prolog_are_kept_the_direct_way, [D, P] == [direct(998, Outer), portable(1000)]) :-
+    etalis_limits:limit_budget(1000, D),
+    D = direct(_, Outer),
+    limit_ways_off(etalis_limits:limit_budget(1000, P)).
+
+test(a_thread_keeps_the_limits_the_direct_way, B = direct(998, _)) :-
+    thread_self(Me),
+    thread_create(( etalis_limits:limit_budget(1000, B0),
+                    thread_send_message(Me, budget(B0))
+                  ), Id),
+    thread_join(Id, true),
+    thread_get_message(budget(B)).
 
 test(the_quick_loop_stops_an_event_at_the_inference_limit_either_way) :-
     limit_ways(( quick_loop_feed([event(a(1), 1), [], event(loop, 2), event(b(1), 3)], S, D, N),

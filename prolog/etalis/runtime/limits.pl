@@ -27,7 +27,7 @@ a flush or advance raises as error(etalis_limit(Hit), _).
 
 :- meta_predicate watched(+, +, 0).
 
-:- create_prolog_flag(etalis_direct_limits, false, [type(boolean), keep(true)]).
+:- create_prolog_flag(etalis_direct_limits, true, [type(boolean), keep(true)]).
 
 %!  limited(+Limit, +Goal, +Engine, +Event, +Line, -Hit) is det.
 %
@@ -81,21 +81,22 @@ within_limit(Limit, Goal, Result) :-
 %!  limit_budget(+Limit, -Budget) is det.
 %
 %   Budget is how limited_run/6 keeps an event within Limit inferences
-%   (`inf` for no limit): `inf`; direct(Limit, Outer), the limit set and
+%   (`inf` for no limit): `inf`; direct(Direct, Outer), the limit set and
 %   taken back around each event by the system's own predicates that
 %   call_with_inference_limit/3 is made of, without its catch/3 frame
 %   (the caller catches the limit's exception once for many events),
 %   Outer the limit outside; or portable(Limit), through
-%   call_with_inference_limit/3.  The direct way is taken if the
-%   Prolog flag etalis_direct_limits is `true`, which loading this
-%   module sets if those predicates are there and behave as this module
-%   expects (a Prolog whose internals differ gets the portable way).
-%   Either way an event has the same inferences: the direct way's limit
-%   is less by what call_with_inference_limit/3 spends itself.
+%   call_with_inference_limit/3.  The direct way is taken if those
+%   predicates are there and behave as this module expects (checked as
+%   it loads: a Prolog whose internals differ gets the portable way),
+%   unless the Prolog flag etalis_direct_limits is `false`.  Either way
+%   an event has the same inferences: Direct is Limit less what
+%   call_with_inference_limit/3 spends itself.
 
 limit_budget(inf, inf) :- !.
 limit_budget(Limit, Budget) :-
-    (   current_prolog_flag(etalis_direct_limits, true),
+    (   direct_limits,
+        current_prolog_flag(etalis_direct_limits, true),
         Direct is Limit - 2,                    % the inferences of call_with_inference_limit/3's own frames
         Direct >= 0
     ->  system:'$inference_limit'(Direct, Outer),
@@ -173,8 +174,13 @@ spin(N) :-
     N1 is N + 1,
     spin(N1).
 
+%   direct_limits: direct_limits_work held as this module loaded.
+
 :- if(direct_limits_work).
-:- set_prolog_flag(etalis_direct_limits, true).
+direct_limits.
+:- else.
+direct_limits :-
+    fail.
 :- endif.
 
 %!  limit_hit(+Engine, +Event, +Line, +Limit, -Hit) is det.
