@@ -21,7 +21,7 @@ from ..outputs.report import Readable
 from .checking import report_findings
 from .options import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, _count, _stream_iri, add_engine_options,
                       add_mapping_options, add_quiet_option, add_static_option, add_time_options, add_trust_options,
-                      mapping_from, readable_of, said, spark_format_option, table_format_option, time_style)
+                      mapping_from, readable_of, said, spark_format_option, time_style)
 
 if TYPE_CHECKING:  # pyspark loads with these commands only (see above)
     from ..spark.driver import CheckedRules
@@ -43,9 +43,10 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp = sub.add_parser("replay", help="replay a data set through the rules on Spark")
     rp.add_argument("rules", type=Path, help="the .etl rule file")
     rp.add_argument("--events", required=True, metavar="PATH",
-                    help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI)")
-    rp.add_argument("--input-format", type=table_format_option, metavar="FORMAT",
-                    help="the data's format: csv, parquet or jsonl (default: from the file name)")
+                    help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI); "
+                    "JSON lines without a mapping, and .events files, are an event a line, as etalis run reads them")
+    rp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
+                    help="the data's format: csv, parquet, jsonl or events (default: from the file name)")
     rp.add_argument("--stream", type=_stream_iri, metavar="IRI",
                     help="the graphs of --graph-col are on the stream IRI, asked with graph_stream(G, S)")
     rp.add_argument("--partition-by", metavar="COL",
@@ -80,12 +81,15 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis replay``: see :func:`etalis_py.spark.replay`."""
     # pyspark loads with the command that runs on Spark, not with every command
     from .. import spark as sp
+    from ..spark.driver import event_lines
     from ..spark.failures import spark_failure
     from ..spark.planning import refuse_strict, refuse_timers, refuse_unbound_transfers
 
     try:
         mapping = mapping_from(ns, ns.stream)
-        mapping.check()
+        lines = event_lines(str(ns.events), mapping, ns.input_format, ns.partition_by)
+        if not lines:
+            mapping.check()
         if ns.format == "table" and ns.out:
             raise ValueError("--format table is printed: leave out --out (or write jsonl there and use etalis table)")
         readable = readable_of(ns)
@@ -94,7 +98,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILURE
     if ns.plan:
         planned = _plan_rules(ns)
-        the_plan = sp.replay_plan(planned.rule_file.rules, str(ns.rules), mapping, ns.partition_by)
+        the_plan = sp.replay_plan(planned.rule_file.rules, str(ns.rules), mapping, ns.partition_by, lines)
         out.write(the_plan.explain(list(planned.printed)))
         # what replay refuses after planning, the plan refuses too (exit 2)
         refuse_timers(the_plan, str(ns.rules))
