@@ -261,7 +261,8 @@ def test_a_fact_known_only_when_the_rule_runs_may_change_only_the_files_own_pred
                                    ("clear", ["set_flag"], 4), ("clear", ["points"], 5)])
         assert result.detections == [Detection("cleared", ("score",), 3, 3), Detection("cleared", ("points",), 5, 5)]
         assert [re.sub(r"_[0-9]+", "_", w.reason) for w in result.warnings] == [
-            f"where condition functor(_,{name},2),retractall(_) raised: retractall/1: "
+            f"where condition functor(_,{name},2),retractall(_) of cleared(A) ({HERE / 'own_facts.etl'}:16:1) "
+            "raised: retractall/1: "
             f"No permission to modify predicate `{name}/2' (not a predicate of the rule file)"
             for name in ("member", "'$on'", "set_flag")]
 
