@@ -79,7 +79,9 @@ seen(M, E, T1, T2) :-
 %
 %   A `where` condition Goal (or an aggregate(Fun, Value)) of Engine
 %   raised Error: record a warning for the current input line and fail,
-%   so that the occurrence is not detected.  The inference limit of the
+%   so that the occurrence is not detected.  The warning of a condition
+%   names its rule (see etalis_compile:condition_rules/3) and says what
+%   went wrong, with a hint for the common errors.  The inference limit of the
 %   event (see etalis_limits:limited/6) is not Goal's error: it passes on, and Goal is
 %   kept to name in the report.
 
