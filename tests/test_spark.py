@@ -743,6 +743,24 @@ def test_etalis_replay_reads_the_stream_files_of_etalis_run_an_event_a_line(
         result.unpersist()
 
 
+def test_replay_rejects_a_csv_row_with_a_nul_byte_as_run_does(spark: SparkSession, tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("hot(S) <- temp(S, T) where T > 30.\n")
+    data = tmp_path / "nul.csv"
+    data.write_bytes(b"t,s,v\n1,a,31\n2,b\x00,32\n3,c,33\n")
+    mapping = ["--event", "temp", "--args", "s,v", "--time", "t"]
+    expected, summary = etalis_run(rules, data, mapping)
+    assert expected == ['{"event": "hot", "args": ["a"], "start": 1, "end": 1}\n',
+                        '{"event": "hot", "args": ["c"], "start": 3, "end": 3}\n']
+    assert summary.startswith("events read: 3, accepted: 2, rejected: 1, detections: 2,")
+    result = replay(data, rules, spark=spark, **kwargs(mapping))
+    assert list(result.detection_lines()) == expected
+    assert (result.rows, result.events, result.rejected_rows) == (3, 2, 1)
+    assert [r["reason"] for r in result.rejected.collect()] == [
+        "line holds a NUL byte in column 's': no text does (a binary file, or text in UTF-16?)"]
+    result.unpersist()
+
+
 MIXED_RULES = ("pair(K, X1, X2, Y2) <- (r(K, X1, _Y1) seq r(K, X2, Y2)) within 60 where X2 > X1.\n"
                "neg(K, X, Y) <- r(K, X, Y) where X < 0.\n")
 MIXED_CSV = "".join(line + "\n" for line in [

@@ -297,16 +297,20 @@ def _values(column: pa.Array) -> list[Any]:
 
 def _replaced_bytes(batch: pa.RecordBatch, spec: MapSpec) -> dict[int, str]:
     """The rows of a batch read by Spark's CSV reader in which it replaced
-    bytes that are not UTF-8 by U+FFFD, with the reason."""
+    bytes that are not UTF-8 by U+FFFD, or that hold a NUL byte (which
+    ``etalis run`` rejects too: no text holds one), with the reason."""
     out: dict[int, str] = {}
     for col in spec.original:
         column = batch.column(col)
         if col == CORRUPT or not pa.types.is_string(column.type):
             continue
-        hits = pc.fill_null(pc.match_substring(column, "\ufffd"), False)
-        if pc.any(hits).as_py():
-            for i in pc.indices_nonzero(hits).to_pylist():
-                out.setdefault(i, f"line is not UTF-8: Spark read a byte of column {col!r} as U+FFFD")
+        for bad, reason in (("\ufffd", f"line is not UTF-8: Spark read a byte of column {col!r} as U+FFFD"),
+                            ("\x00", f"line holds a NUL byte in column {col!r}: no text does (a binary file, or "
+                                     "text in UTF-16?)")):
+            hits = pc.fill_null(pc.match_substring(column, bad), False)
+            if pc.any(hits).as_py():
+                for i in pc.indices_nonzero(hits).to_pylist():
+                    out.setdefault(i, reason)
     return out
 
 
