@@ -718,7 +718,7 @@ def test_etalis_replay_reads_the_stream_files_of_etalis_run_an_event_a_line(
     jsonl = tmp_path / "s.jsonl"
     jsonl.write_text('{"event": "temp", "args": ["a", 31], "time": 1}\n\n'
                      '{"event": "temp", "args": ["a", 35], "start": 1.5, "end": 2}\n'
-                     'not json\n[1, 2]\n'
+                     'not json\n[1, 2]\n% no comment in JSON lines\n'
                      '{"event": "temp", "args": ["b", 40], "time": "1970-01-01T00:00:03Z"}\n')
     events = tmp_path / "s.events"
     events.write_text("event(temp(a, 31), 1).\n% a comment\nevent(temp(a, 35), [1.5, 2]).\n"
@@ -727,8 +727,9 @@ def test_etalis_replay_reads_the_stream_files_of_etalis_run_an_event_a_line(
                 '{"event": "pair", "args": ["a"], "start": 1, "end": 2}\n',
                 '{"event": "hot", "args": ["a"], "start": 1.5, "end": 2}\n']
     for data, last, counts, reasons in (
-            (jsonl, '{"event": "hot", "args": ["b"], "start": 3.0, "end": 3.0}\n', "rows: 5, events: 3, rejected: 2",
-             ["not JSON: Expecting value at column 1", "[1, 2] is not a JSON object"]),
+            (jsonl, '{"event": "hot", "args": ["b"], "start": 3.0, "end": 3.0}\n', "rows: 6, events: 3, rejected: 3",
+             ["not JSON: Expecting value at column 1", "[1, 2] is not a JSON object",
+              "not JSON: Expecting value at column 1"]),
             (events, '{"event": "hot", "args": ["b"], "start": 3, "end": 3}\n', "rows: 4, events: 3, rejected: 1",
              ["a stream reads lines event(Term, Time) with a number of seconds as the time (or an interval [T1, T2] "
               "of them)"])):

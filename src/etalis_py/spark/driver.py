@@ -333,8 +333,8 @@ def replay(
     if isinstance(data, (str, os.PathLike)):
         spark = spark or session()
         if lines:
-            # blank lines (and comments of event lines) are no rows, as etalis run skips them
-            df = spark.read.text(os.fspath(data)).filter(~F.col(EVENT_LINE).rlike(r"^\s*(%.*)?$"))
+            df = spark.read.text(os.fspath(data)).filter(~F.col(EVENT_LINE).rlike(_skipped_lines(input_format,
+                                                                                               os.fspath(data))))
         else:
             df = read_input(spark, os.fspath(data), mapping, input_format)
     else:
@@ -505,6 +505,14 @@ def event_lines(path: str, mapping: Mapping, input_format: Optional[str], partit
         raise ValueError(f"--partition-by names a column of a table, and {path} is read an event a line: leave it "
                          "out (the rules run in one partition), or map its columns with --event, --args and --time")
     return lines
+
+
+def _skipped_lines(input_format: Optional[str], path: str) -> str:
+    """The lines of a file read an event a line that are no rows, as
+    ``etalis run`` skips them: blank lines, and the comments of event
+    lines (a JSON line starting with % is a line that is not JSON)."""
+    json = (by_name(input_format) if input_format else format_of(path)).spark == "json"
+    return r"^\s*$" if json else r"^\s*(%.*)?$"
 
 
 def _check_local_input(path: str) -> None:
