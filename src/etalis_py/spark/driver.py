@@ -274,8 +274,10 @@ def replay(
     """Replay ``data`` through ``rules`` on Spark.
 
     ``data`` is a DataFrame or the path of a CSV, Parquet or JSON-lines
-    table; ``rules`` the path of an ``.etl`` file or rule text.  Rows map to
-    events as in ``etalis run``, by the keywords of
+    table, or of a stream file of ``etalis run`` read an event a line (JSON
+    lines given without a mapping, ``.events`` lines; see
+    :func:`event_lines`); ``rules`` the path of an ``.etl`` file or rule
+    text.  Rows map to events as in ``etalis run``, by the keywords of
     :class:`~etalis_py.inputs.mapping.MappingOptions`: ``event`` names every row's event (or
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
