@@ -15,9 +15,9 @@
 %   line built in Prolog.
 
 both_lines(Format, det(E, T1, T2), C, Prolog) :-
-    with_output_to(string(C0), ( etalis_columns:etalis_detection_line(Format, E, T1, T2) -> true ; true )),
+    with_output_to(string(C0), ( etalis_columns:etalis_write_detection(Format, E, T1, T2) -> true ; true )),
     (   C0 == "" -> C = none ; C = C0 ),
-    with_output_to(string(Prolog), etalis_protocol:json_detection_line(Format, E, T1, T2)).
+    with_output_to(string(Prolog), etalis_protocol:write_json_detection(Format, E, T1, T2)).
 
 %   same_lines(+Format, +D, -Taken): the library's line of D, if it takes
 %   it (Taken `true`), is the line built in Prolog.

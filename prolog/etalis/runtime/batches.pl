@@ -4,7 +4,7 @@
 :- use_module(library(error)).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module(columns, [column_terms/3]).
+:- use_module(columns, [column_terms/3, list_text_terms/4]).
 :- use_module(graph_batch, [graph_batch_terms/3]).
 
 /** <module> The batches of a feed request, as the runtime takes them
@@ -16,7 +16,7 @@ Checked).  The forms of a request's batch:
 
   - `lines`: the payload is event lines;
   - list(Count): the payload is one Prolog list of Count elements with
-    one element a line (see list_terms/3);
+    one element a line (see list_terms/4);
   - columns(Count, Spec): the batch is packed as columns whose
     addresses Spec gives (see etalis_columns:column_terms/3); no
     payload;
@@ -54,7 +54,7 @@ request_batch(lines, Text, lines(Text)) :- !.
 request_batch(list(Count), Text, Batch) :- !,
     must_be(string, Text),
     must_be(nonneg, Count),
-    (   catch(list_terms(Text, Count, Terms), error(resource_error(Resource), _), true)
+    (   catch(list_terms(Text, Count, Terms, Checked), error(resource_error(Resource), _), true)
     ->  true
     ;   true
     ),
@@ -62,7 +62,7 @@ request_batch(list(Count), Text, Batch) :- !,
     ->  first_term(Text, Term),
         Batch = full(Resource, Term)
     ;   nonvar(Terms)
-    ->  Batch = terms(Terms, plain)
+    ->  Batch = terms(Terms, Checked)
     ;   headless(Text, List),
         list_lines(List, Lines),
         Batch = lines(Lines)
@@ -75,7 +75,7 @@ request_batch(advance(Time), _, advance(Time)) :- !.
 request_batch(Batch, _, _) :-
     domain_error(etalis_batch, Batch).
 
-%   list_terms(+Text, +Count, -Terms) is semidet.
+%   list_terms(+Text, +Count, -Terms, -Checked) is semidet.
 %
 %   Text is one Prolog list of Count elements with one element a line (a
 %   comma ends each line but the last): element I is the term of line I
@@ -96,12 +96,19 @@ request_batch(Batch, _, _) :-
 %   (so a line that names an atom by its variable is rejected).
 %
 %   Text may also be a graph batch (see graph_batch_terms/3), whose
-%   terms cross as numbers; it always decodes.
+%   terms cross as numbers; it always decodes.  A batch of plain events
+%   in the common shape is read by the foreign library (see
+%   list_text_terms/4), to the same terms, in a fraction of the time;
+%   Checked is then `checked` if they are known to be valid input events
+%   (see etalis_feed:engine_feed/5), else `plain`.
 
-list_terms(Text, Count, Terms) :-
+list_terms(Text, Count, Terms, Checked) :-
     (   graph_batch_terms(Text, Count, Terms)
+    ->  Checked = plain
+    ;   list_text_terms(Text, Count, Terms, Checked)
     ->  true
-    ;   catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
+    ;   Checked = plain,
+        catch(term_string(Batch, Text), error(syntax_error(_), _), fail),
         batch_terms(Batch, Terms),
         is_list(Terms),
         length(Terms, Count)
@@ -109,7 +116,7 @@ list_terms(Text, Count, Terms) :-
 
 %   batch_terms(+Batch, -Terms): the list of terms of a batch list read
 %   as Batch, with its atoms in place of its variables if it has a head
-%   `Vars = Atoms` (see list_terms/3).
+%   `Vars = Atoms` (see list_terms/4).
 
 batch_terms((Vars = Atoms, Terms), Terms) :- !,
     is_list(Vars),
@@ -139,7 +146,7 @@ first_term(Text, Term) :-
     ).
 
 %   headless(+Text, -List): the batch list of Text, without the line of
-%   its head if it has one (see list_terms/3).
+%   its head if it has one (see list_terms/4).
 
 headless(Text, List) :-
     (   sub_string(Text, 0, 2, _, "[_"),

@@ -2,6 +2,7 @@
           [ columns_library/1,          % +File
             columns_loaded/0,
             column_terms/3,             % +Spec, -Terms, -Checked
+            list_text_terms/4,          % +Text, +Count, -Terms, -Checked
             packed_reset/0,
             packed_detections/1         % -Dict
           ]).
@@ -92,6 +93,25 @@ packed_detections(_{count: N, heads: Heads, arities: Arities, cells: Cells, tags
                     atoms: Strings, texts: Texts}) :-
     etalis_packed_detections(packed(N, Heads, Arities, Cells, Tags, Values), Atoms, Texts),
     maplist(atom_string, Atoms, Strings).
+
+%!  list_text_terms(+Text, +Count, -Terms, -Checked) is semidet.
+%
+%   Terms is the list of the Count events of the batch list Text (see
+%   etalis_batches), read by the foreign library if Text is in the
+%   shape it reads, `[event(Name(Args), Time),\n...]` with numbers and
+%   plain atoms as arguments and numbers as times; the terms are those
+%   term_string/2 gives.  Checked is as for column_terms/3.  Fails for
+%   any other text, or without the library, leaving Text to Prolog's
+%   reader.
+
+list_text_terms(Text, Count, Terms, Checked) :-
+    columns_loaded,
+    etalis_list_terms(Text, Count, Terms, Names),
+    (   is_list(Names),
+        forall(member(Name, Names), event_name(Name))
+    ->  Checked = checked
+    ;   Checked = plain
+    ).
 
 column_terms(Spec, Terms, Checked) :-
     (   columns_loaded

@@ -7,9 +7,12 @@
     batch's text would give (see prolog/etalis/runtime/columns.pl for the layout).
 */
 
-#include <stdio.h>
 #include <SWI-Stream.h>
 #include <SWI-Prolog.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,6 +37,8 @@ static functor_t FUNCTOR_heads2;
 static functor_t FUNCTOR_slash2;
 static atom_t ATOM_interval;
 static atom_t ATOM_point;
+static atom_t ATOM_object;
+static atom_t ATOM_row;
 
 static int
 type_error(const char *expected, term_t culprit)
@@ -670,201 +675,491 @@ out:
   return rc;
 }
 
-/* A detection as a line of JSON text (see etalis_protocol:write_detection/2),
-   for the usual detection: an atom or compound event whose arguments are
-   unbound, numbers, or atoms and strings of at most 256 characters that
-   need no escapes.  Numbers are written as atomics_to_string/2 writes them
-   (PL_get_nchars/4 is its conversion). */
+/* -- batch lists read without Prolog's reader ----------------------------
 
-static growing d_line;
-static atom_t ATOM_object;
+   The text of a batch list of plain events (see batches.pl's list_terms/3)
+   in its common shape, `[event(Name(A1, ..., Ak), T),\n...]`, each Ai an
+   integer of at most 18 digits, a float written with a fraction or an
+   atom of letters, digits and underscores starting with a lower-case
+   letter, T such a number or a list `[T1, T2]` of two, is turned into
+   its terms here; any other text is left to term_string/2, so that the
+   terms are always the ones Prolog's reader gives. */
+
+#define MAX_LIST_ARGS 32
+
+typedef struct
+{ const char *s;
+  const char *end;
+} cursor;
 
 static int
-line_add(const char *s, size_t len)
-{ if ( !grow(&d_line, 1, len + 1) )
+layout_char(char c)
+{ return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static int
+digit_char(char c)
+{ return c >= '0' && c <= '9';
+}
+
+static int
+name_char(char c)
+{ return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || digit_char(c) || c == '_';
+}
+
+static void
+skip_layout(cursor *c)
+{ while ( c->s < c->end && layout_char(*c->s) )
+    c->s++;
+}
+
+/* What may follow a number or an atom that ends there. */
+static int
+ends_token(const cursor *c, const char *p)
+{ return p == c->end || layout_char(*p) || *p == ',' || *p == ')' || *p == ']';
+}
+
+static int
+take_char(cursor *c, char ch)
+{ skip_layout(c);
+  if ( c->s < c->end && *c->s == ch )
+  { c->s++;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+typedef struct
+{ int is_float;
+  int64_t i;
+  double d;
+} number;
+
+/* A number as Prolog reads it: -?digits, or -?digits.digits with an
+   optional exponent, into t and *n; FALSE (no exception) for any other
+   text. */
+static int
+take_number(cursor *c, term_t t, number *n)
+{ const char *start, *p, *digits;
+
+  skip_layout(c);
+  start = p = c->s;
+  n->is_float = FALSE;
+  if ( p < c->end && *p == '-' )
+    p++;
+  digits = p;
+  while ( p < c->end && digit_char(*p) )
+    p++;
+  if ( p == digits )
     return FALSE;
-  memcpy((char *)d_line.data + d_line.size, s, len);
-  d_line.size += len;
+  if ( p + 1 < c->end && *p == '.' && digit_char(p[1]) )
+  { n->is_float = TRUE;
+    for ( p++; p < c->end && digit_char(*p); p++ )
+      ;
+    if ( p < c->end && (*p == 'e' || *p == 'E') )
+    { const char *q = p + 1;
+      if ( q < c->end && (*q == '+' || *q == '-') )
+        q++;
+      if ( q == c->end || !digit_char(*q) )
+        return FALSE;
+      while ( q < c->end && digit_char(*q) )
+        q++;
+      p = q;
+    }
+  }
+  if ( !ends_token(c, p) )
+    return FALSE;
+  if ( n->is_float )
+  { char buf[64];
+    size_t len = (size_t)(p - start);
+
+    if ( len >= sizeof(buf) )
+      return FALSE;
+    memcpy(buf, start, len);
+    buf[len] = '\0';
+    errno = 0;
+    n->d = strtod(buf, NULL);
+    if ( errno != 0 || !isfinite(n->d) || !PL_put_float(t, n->d) )
+      return FALSE;
+  } else
+  { int64_t v = 0;
+
+    if ( p - digits > 18 )
+      return FALSE;
+    for ( const char *d = digits; d < p; d++ )
+      v = v * 10 + (*d - '0');
+    n->i = *start == '-' ? -v : v;
+    if ( !PL_put_int64(t, n->i) )
+      return FALSE;
+  }
+  c->s = p;
+  return TRUE;
+}
+
+/* Whether number a is known to be at most b (FALSE if it is not, or if
+   an integer beyond 2^53 meets a float). */
+static int
+known_at_most(const number *a, const number *b)
+{ const int64_t exact = (int64_t)1 << 53;
+
+  if ( !a->is_float && !b->is_float )
+    return a->i <= b->i;
+  if ( (!a->is_float && (a->i > exact || a->i < -exact)) || (!b->is_float && (b->i > exact || b->i < -exact)) )
+    return FALSE;
+  return (a->is_float ? a->d : (double)a->i) <= (b->is_float ? b->d : (double)b->i);
+}
+
+/* An atom of [a-z][A-Za-z0-9_]*, its length in *len. */
+static int
+take_name(cursor *c, const char **name, size_t *len)
+{ const char *p;
+
+  skip_layout(c);
+  p = c->s;
+  if ( p == c->end || *p < 'a' || *p > 'z' )
+    return FALSE;
+  while ( p < c->end && name_char(*p) )
+    p++;
+  *name = c->s;
+  *len = (size_t)(p - c->s);
+  c->s = p;
   return TRUE;
 }
 
 static int
-line_puts(const char *s)
-{ return line_add(s, strlen(s));
+take_atom(cursor *c, term_t t)
+{ const char *name;
+  size_t len;
+  atom_t a;
+
+  if ( !take_name(c, &name, &len) || !ends_token(c, c->s) )
+    return FALSE;
+  a = PL_new_atom_nchars(len, name);
+  PL_put_atom(t, a);
+  PL_unregister_atom(a);
+  return TRUE;
 }
 
 static int
-line_number(term_t t)
+take_arg(cursor *c, term_t t)
+{ skip_layout(c);
+  if ( c->s < c->end && (*c->s == '-' || digit_char(*c->s)) )
+  { number n;
+    return take_number(c, t, &n);
+  }
+  return take_atom(c, t);
+}
+
+#define MAX_LIST_NAMES 64
+
+/* The distinct heads (name and arity) of a batch's events, each name's
+   atom held until the batch is read, and whether every interval of it is
+   known to start no later than it ends (and every head is here). */
+typedef struct
+{ const char *text[MAX_LIST_NAMES];
+  size_t len[MAX_LIST_NAMES];
+  size_t arity[MAX_LIST_NAMES];
+  atom_t names[MAX_LIST_NAMES];
+  functor_t functors[MAX_LIST_NAMES];
+  size_t count;
+  int valid;
+} batch_names;
+
+static void
+release_names(batch_names *b)
+{ for ( size_t i = 0; i < b->count; i++ )
+    PL_unregister_atom(b->names[i]);
+  b->count = 0;
+}
+
+/* Put the head of name/arity (its atom if arity is 0, else a term of it
+   with args) into t. */
+static int
+put_head(batch_names *b, term_t t, const char *name, size_t len, size_t arity, term_t args)
+{ atom_t a;
+  functor_t f;
+  int ok;
+
+  for ( size_t i = 0; i < b->count; i++ )
+  { if ( b->len[i] == len && b->arity[i] == arity && memcmp(b->text[i], name, len) == 0 )
+      return arity ? PL_cons_functor_v(t, b->functors[i], args) : PL_put_atom(t, b->names[i]);
+  }
+  a = PL_new_atom_nchars(len, name);
+  f = arity ? PL_new_functor(a, arity) : 0;
+  ok = arity ? PL_cons_functor_v(t, f, args) : PL_put_atom(t, a);
+  if ( b->count == MAX_LIST_NAMES )
+  { b->valid = FALSE;                   /* its name is not listed: not checked */
+    PL_unregister_atom(a);
+  } else
+  { b->text[b->count] = name;
+    b->len[b->count] = len;
+    b->arity[b->count] = arity;
+    b->names[b->count] = a;
+    b->functors[b->count] = f;
+    b->count++;
+  }
+  return ok;
+}
+
+/* event(Name(Args), Time), into t; args and time are scratch refs. */
+static int
+take_event(cursor *c, term_t t, term_t args, term_t time, batch_names *b)
+{ const char *name;
+  size_t len, arity = 0;
+  number t1, t2;
+
+  skip_layout(c);
+  if ( c->end - c->s < 6 || memcmp(c->s, "event(", 6) != 0 )
+    return FALSE;
+  c->s += 6;
+  if ( !take_name(c, &name, &len) )
+    return FALSE;
+  if ( c->s < c->end && *c->s == '(' )
+  { c->s++;
+    do
+    { if ( arity == MAX_LIST_ARGS || !take_arg(c, args + arity) )
+        return FALSE;
+      arity++;
+    } while ( take_char(c, ',') );
+    if ( !take_char(c, ')') )
+      return FALSE;
+  } else if ( !ends_token(c, c->s) )
+    return FALSE;
+  if ( !put_head(b, t, name, len, arity, args) || !take_char(c, ',') )
+    return FALSE;
+  skip_layout(c);
+  if ( c->s < c->end && *c->s == '[' )
+  { c->s++;
+    if ( !take_number(c, args, &t1) || !take_char(c, ',') || !take_number(c, args + 1, &t2) ||
+         !take_char(c, ']') )
+      return FALSE;
+    if ( !known_at_most(&t1, &t2) )
+      b->valid = FALSE;
+    if ( !PL_put_nil(time) || !PL_cons_list(time, args + 1, time) || !PL_cons_list(time, args, time) )
+      return FALSE;
+  } else if ( !take_number(c, time, &t1) )
+    return FALSE;
+  return take_char(c, ')') && PL_cons_functor(t, FUNCTOR_event2, t, time);
+}
+
+/* etalis_list_terms(+Text, +Count, -Terms, -Names): Text, a batch list
+   of Count events in the shape above, as its list of terms; Names the
+   list of their distinct names if every interval starts no later than it
+   ends (the events are then valid input events if their names are),
+   else `unchecked`.  Fails (leaving no exception but one of a full
+   stack) for any other text. */
+static foreign_t
+list_terms(term_t text, term_t count, term_t terms, term_t names)
+{ size_t len, n = 0;
+  int64_t want;
+  char *s = NULL;
+  cursor c;
+  term_t tail, head, event, args, time;
+  batch_names b;
+  int rc = FALSE;
+
+  b.count = 0;
+  b.valid = TRUE;
+  if ( !PL_get_int64(count, &want) || want < 0 )    /* no list is that long */
+    return FALSE;
+  if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
+    return FALSE;
+  /* a copy of its own: the heads point into it as the terms are made */
+  if ( !PL_get_nchars(text, &len, &s, CVT_STRING|CVT_ATOM|BUF_MALLOC) )
+    return FALSE;
+  c.s = s;
+  c.end = s + len;
+  /* a full local stack gives 0 refs and a resource error */
+  if ( !(tail = PL_copy_term_ref(terms)) || !(head = PL_new_term_ref()) || !(event = PL_new_term_ref()) ||
+       !(time = PL_new_term_ref()) || !(args = PL_new_term_refs(MAX_LIST_ARGS)) || !take_char(&c, '[') )
+    goto out;
+  if ( !take_char(&c, ']') )
+  { do
+    { if ( n == (size_t)want || !take_event(&c, event, args, time, &b) ||
+           !PL_unify_list(tail, head, tail) || !PL_unify(head, event) )
+        goto out;
+      n++;
+    } while ( take_char(&c, ',') );
+    if ( !take_char(&c, ']') )
+      goto out;
+  }
+  skip_layout(&c);
+  if ( c.s != c.end || n != (size_t)want || !PL_unify_nil(tail) )
+    goto out;
+  if ( !b.valid )
+  { rc = PL_unify_atom_chars(names, "unchecked");
+    goto out;
+  }
+  if ( !(tail = PL_copy_term_ref(names)) )
+    goto out;
+  for ( size_t i = 0; i < b.count; i++ )
+  { if ( !PL_unify_list(tail, head, tail) || !PL_unify_atom(head, b.names[i]) )
+      goto out;
+  }
+  rc = PL_unify_nil(tail);
+out:
+  release_names(&b);
+  PL_free(s);
+  return rc;
+}
+
+/* -- detections written as JSON lines ------------------------------------
+
+   A detection whose arguments are all numbers, unbound, or texts of at
+   most 256 printable ASCII characters without a quote or a backslash
+   (as etalis_protocol's plain_text/1) is written here, in the bytes
+   etalis_protocol's write_detection/2 writes; any other is left to it. */
+
+typedef struct
+{ char *buf;
+  size_t len;
+  size_t size;
+} line_buffer;
+
+static int
+put_bytes(line_buffer *b, const char *s, size_t len)
+{ if ( b->len + len > b->size )
+  { size_t size = b->size ? 2 * b->size : 256;
+    char *buf;
+
+    while ( size < b->len + len )
+      size *= 2;
+    if ( !(buf = realloc(b->buf, size)) )
+      return FALSE;
+    b->buf = buf;
+    b->size = size;
+  }
+  memcpy(b->buf + b->len, s, len);
+  b->len += len;
+  return TRUE;
+}
+
+static int
+put_str(line_buffer *b, const char *s)
+{ return put_bytes(b, s, strlen(s));
+}
+
+/* A number as write/1 writes it; a float that is not finite as null if
+   null_if_not_finite (an argument), else not here (a time, which
+   write_detection/2 writes as write/1 does). */
+static int
+put_number(line_buffer *b, term_t t, int null_if_not_finite)
 { char *s;
   size_t len;
 
-  return PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_DISCARDABLE) && line_add(s, len);
-}
-
-/* A finite float as SWI-Prolog's format_float() writes it (the shortest
-   digits that read back as the float, laid out as there), for a normal
-   float whose shortest digits are 15 or fewer and that is below 10^15
-   and at least 10^-22: the least K for which N = round(|D| * 10^K)
-   gives back D as N / 10^K (a division correctly rounded, as reading
-   the text is) has them.  Any string of 15 digits or fewer that reads
-   back as a normal float lies within 2^-53 of it, well within half a
-   unit of its 15th digit, so there is only one such number, which N
-   then is.  Other floats: PL_get_nchars/4, i.e. format_float(). */
-
-static const double powers10[] =
-{ 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
-  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22
-};
-
-static int
-line_float(term_t t, double d)
-{ double a = fabs(d);
-  char digits[24], out[64];
-  char *o = out;
-  int n = 0, decpt, k;
-  long long whole;
-
-  if ( a == 0.0 )
-    return line_add(signbit(d) ? "-0.0" : "0.0", signbit(d) ? 4 : 3);
-  if ( !isnormal(a) || a >= 1e15 || a < 1e-22 )
-    return line_number(t);
-  for ( k = 0; k <= 22; k++ )
-  { double scaled = a * powers10[k];
-    if ( scaled >= 1e15 )
-      return line_number(t);
-    whole = llround(scaled);
-    if ( whole > 0 && (double)whole / powers10[k] == a )
-      break;
-  }
-  if ( k > 22 )
-    return line_number(t);
-  { char rev[24];                               /* the digits of whole */
-    int r = 0;
-    for ( long long w = whole; w > 0; w /= 10 )
-      rev[r++] = (char)('0' + w % 10);
-    while ( r > 0 )
-      digits[n++] = rev[--r];
-  }
-  decpt = n - k;
-  if ( signbit(d) )
-    *o++ = '-';
-  if ( decpt <= 0 )
-  { if ( decpt <= -4 )
-    { *o++ = digits[0];
-      *o++ = '.';
-      if ( n > 1 )
-      { memcpy(o, digits + 1, n - 1);
-        o += n - 1;
-      } else
-        *o++ = '0';
-      o += snprintf(o, 16, "e%d", decpt - 1);
-    } else
-    { *o++ = '0';
-      *o++ = '.';
-      for ( int i = 0; i < -decpt; i++ )
-        *o++ = '0';
-      memcpy(o, digits, n);
-      o += n;
+  if ( PL_is_float(t) )
+  { double d;
+    if ( !PL_get_float(t, &d) )
+      return FALSE;
+    if ( !isfinite(d) )
+      return null_if_not_finite && put_str(b, "null");
+  } else if ( !PL_is_integer(t) )
+    return FALSE;
+  else
+  { int64_t i;
+    if ( PL_get_int64(t, &i) )          /* not a big integer: its digits here */
+    { char digits[24];
+      int n = snprintf(digits, sizeof(digits), "%" PRId64, i);
+      return n > 0 && put_bytes(b, digits, (size_t)n);
     }
-  } else if ( n > decpt )
-  { memcpy(o, digits, decpt);
-    o += decpt;
-    *o++ = '.';
-    memcpy(o, digits + decpt, n - decpt);
-    o += n - decpt;
-  } else                                        /* decpt <= 15: below 10^15 */
-  { memcpy(o, digits, n);
-    o += n;
-    for ( int i = n; i < decpt; i++ )
-      *o++ = '0';
-    *o++ = '.';
-    *o++ = '0';
   }
-  return line_add(out, (size_t)(o - out));
+  if ( !PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_STACK) )
+    return FALSE;
+  return put_bytes(b, s, len);
 }
 
 static int
-line_time(term_t t)
-{ double d;
+put_plain_text(line_buffer *b, term_t t)
+{ char *s;
+  size_t len;
 
-  if ( PL_is_float(t) && PL_get_float(t, &d) && isfinite(d) )
-    return line_float(t, d);
-  return line_number(t);
-}
-
-/* plain text: at most 256 characters from space to tilde, neither " nor \ */
-static int
-line_plain(const char *s, size_t len)
-{ if ( len > 256 )
+  if ( !PL_get_nchars(t, &len, &s, CVT_ATOM|CVT_STRING|BUF_STACK) || len > 256 )
     return FALSE;
   for ( size_t i = 0; i < len; i++ )
   { unsigned char c = (unsigned char)s[i];
     if ( c < ' ' || c >= 127 || c == '"' || c == '\\' )
       return FALSE;
   }
-  return line_add("\"", 1) && line_add(s, len) && line_add("\"", 1);
+  return put_str(b, "\"") && put_bytes(b, s, len) && put_str(b, "\"");
 }
 
 static int
-line_value(term_t t)
-{ char *s;
-  size_t len;
-  double d;
-
-  switch ( PL_term_type(t) )
+put_value(line_buffer *b, term_t t)
+{ switch ( PL_term_type(t) )
   { case PL_VARIABLE:
-      return line_puts("null");
+      return put_str(b, "null");
     case PL_INTEGER:
-      return line_number(t);
     case PL_FLOAT:
-      if ( !PL_get_float(t, &d) )
-        return FALSE;
-      if ( !isfinite(d) )
-        return line_puts("null");
-      return line_float(t, d);
+      return put_number(b, t, TRUE);
     case PL_ATOM:
     case PL_STRING:
-      return PL_get_nchars(t, &len, &s, CVT_ATOM|CVT_STRING|BUF_DISCARDABLE) && line_plain(s, len);
+      return put_plain_text(b, t);
     default:
       return FALSE;
   }
 }
 
-/* etalis_detection_line(+Format, +Event, +T1, +T2): write the line of
-   det(Event, T1, T2) in Format (object or row) to the current output;
-   fail, writing nothing, for a detection that is not of the usual kind. */
-static foreign_t
-detection_line(term_t format, term_t e, term_t t1, term_t t2)
-{ atom_t f, name;
-  size_t arity, len;
-  const char *s;
-  int object;
-  term_t a = PL_new_term_ref();
+static int
+detection_line(line_buffer *b, int object, term_t e, term_t t1, term_t t2)
+{ term_t name = PL_new_term_ref(), arg = PL_new_term_ref();
+  atom_t a;
+  size_t arity;
 
-  if ( !PL_get_atom(format, &f) || !PL_get_name_arity(e, &name, &arity) )
+  if ( !name || !arg )                  /* a full local stack: a resource error */
     return FALSE;
-  object = (f == ATOM_object);
-  d_line.size = 0;
-  if ( !line_puts(object ? "{\"event\": " : "[") ||
-       !(s = PL_atom_nchars(name, &len)) || !line_plain(s, len) ||
-       !line_puts(object ? ", \"args\": [" : ", [") )
+  if ( PL_get_atom(e, &a) )
+  { arity = 0;
+    PL_put_atom(name, a);
+  } else if ( PL_get_name_arity(e, &a, &arity) )
+    PL_put_atom(name, a);
+  else
+    return FALSE;
+  if ( !put_str(b, object ? "{\"event\": " : "[") || !put_plain_text(b, name) ||
+       !put_str(b, object ? ", \"args\": [" : ", [") )
     return FALSE;
   for ( size_t i = 1; i <= arity; i++ )
-  { _PL_get_arg(i, e, a);
-    if ( (i > 1 && !line_puts(", ")) || !line_value(a) )
+  { _PL_get_arg(i, e, arg);
+    if ( (i > 1 && !put_str(b, ", ")) || !put_value(b, arg) )
       return FALSE;
   }
-  if ( !line_puts(object ? "], \"start\": " : "], ") || !line_time(t1) ||
-       !line_puts(object ? ", \"end\": " : ", ") || !line_time(t2) ||
-       !line_puts(object ? "}\n" : "]\n") )
-    return FALSE;
-  ((char *)d_line.data)[d_line.size] = '\0';
+  return put_str(b, object ? "], \"start\": " : "], ") && put_number(b, t1, FALSE) &&
+         put_str(b, object ? ", \"end\": " : ", ") && put_number(b, t2, FALSE) &&
+         put_str(b, object ? "}\n" : "]\n");
+}
 
-  IOSTREAM *out = PL_acquire_stream(Scurrent_output);
-  if ( !out )
+/* etalis_write_detection(+Format, +E, +T1, +T2): write the detection of E
+   over [T1, T2] to the current output as a line of JSON of Format
+   (object or row), if it is of the kind above; else fail, writing
+   nothing. */
+static foreign_t
+write_detection(term_t format, term_t e, term_t t1, term_t t2)
+{ atom_t f;
+  int object, rc;
+  line_buffer b = { NULL, 0, 0 };
+  IOSTREAM *out;
+
+  if ( !PL_get_atom(format, &f) || (f != ATOM_object && f != ATOM_row) )
     return FALSE;
-  Sfputs((const char *)d_line.data, out);
-  return PL_release_stream(out);
+  object = f == ATOM_object;
+  rc = detection_line(&b, object, e, t1, t2);
+  if ( rc )
+  { if ( !(out = PL_acquire_stream(Scurrent_output)) )
+      rc = FALSE;
+    else
+    { /* the line is ASCII: its bytes are its codes, unless the stream
+         writes a newline as \r\n */
+      if ( (out->encoding == ENC_UTF8 || out->encoding == ENC_ASCII || out->encoding == ENC_ISO_LATIN_1) &&
+           out->newline != SIO_NL_DOS )
+        rc = Sfwrite(b.buf, 1, b.len, out) == b.len;
+      else
+      { for ( size_t i = 0; rc && i < b.len; i++ )
+          rc = Sputcode((unsigned char)b.buf[i], out) >= 0;
+      }
+      rc = PL_release_stream(out) && rc;
+    }
+  }
+  free(b.buf);
+  return rc;
 }
 
 install_t
@@ -877,6 +1172,8 @@ install_etalis_columns(void)
   FUNCTOR_slash2 = PL_new_functor(PL_new_atom("/"), 2);
   ATOM_interval = PL_new_atom("interval");
   ATOM_point = PL_new_atom("point");
+  ATOM_object = PL_new_atom("object");
+  ATOM_row = PL_new_atom("row");
   PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 3, column_terms, 0);
   json_text_pred = PL_predicate("json_arg_text", 2, "etalis_protocol");
   PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);
@@ -887,6 +1184,6 @@ install_etalis_columns(void)
   FUNCTOR_rdf_graph3 = PL_new_functor(PL_new_atom("rdf_graph"), 3);
   FUNCTOR_t3 = PL_new_functor(PL_new_atom("t"), 3);
   PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
-  ATOM_object = PL_new_atom("object");
-  PL_register_foreign_in_module("etalis_columns", "etalis_detection_line", 4, detection_line, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_list_terms", 4, list_terms, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_write_detection", 4, write_detection, 0);
 }

@@ -19,6 +19,7 @@
 :- use_module(library(http/json), [json_write/3]).
 :- use_module('../reader/syntax', [pattern_text/2]).
 :- use_module('../reader/terms', [finite_number/1]).
+:- use_module(columns, [columns_loaded/0]).
 :- use_module('../reader/runs', [run_event/2]).
 :- use_module('../compiler/optable', [pattern_parts/3, sub_pattern/3, pattern_kind/1, waiting_side/2]).
 :- use_module('../compiler/rule_facts', [event_steps/2, where_unbound/2, where_never/2, numeric_head_args/3, head_unbound/3,
@@ -420,11 +421,9 @@ message_lines_text(Error, Text) :-
 %   Write det(E, T1, T2) as one line of JSON in Format (see
 %   detection_format/1): an object
 %   `{"event": "c", "args": [1], "start": 1, "end": 2}` or a row
-%   `["c", [1], 1, 2]`; or pack it (`packed`).  The foreign library of
-%   etalis_columns writes the line of a detection whose arguments are
-%   numbers, unbound, or short texts that need no escapes, a third of
-%   what building it from its parts costs; the others, and every one
-%   without that library, are built here, to the same text.
+%   `["c", [1], 1, 2]`; or pack it (`packed`).  The foreign library,
+%   if it is loaded, writes the same bytes for a detection whose
+%   arguments are numbers and plain texts, in a fraction of the time.
 
 write_detection(Format, det(E, T1, T2)) :-
     (   Format == packed
@@ -434,13 +433,16 @@ write_detection(Format, det(E, T1, T2)) :-
     ).
 
 write_text_detection(Format, E, T1, T2) :-
-    (   current_predicate(etalis_columns:etalis_detection_line/4),  % the foreign library is loaded
-        etalis_columns:etalis_detection_line(Format, E, T1, T2)       % and the detection is of the usual kind
+    (   columns_loaded,
+        etalis_columns:etalis_write_detection(Format, E, T1, T2)
     ->  true
-    ;   json_detection_line(Format, E, T1, T2)
+    ;   write_json_detection(Format, E, T1, T2)
     ).
 
-json_detection_line(Format, E, T1, T2) :-
+%   write_json_detection(+Format, +E, +T1, +T2): the line of
+%   write_text_detection/4, written by Prolog.
+
+write_json_detection(Format, E, T1, T2) :-
     closing(Format, Close),
     detection_fields(Format, E, T1, T2, Parts, [Close, '\n']),
     atomics_to_string(Parts, Line),

@@ -34,7 +34,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from ..errors import EtalisWarning, Rejection
-from ..events import Event, event_element, known_keys, prolog_value, text_atom
+from ..events import Detection, Event, event_element, known_keys, prolog_value, text_atom
 from .prolog_text import number_text
 
 
@@ -148,7 +148,9 @@ class Packed:
         return Packed(np.concatenate(codes), list(index), columns)
 
     def placed(self, places: Sequence[int], n: int) -> "Packed":
-        """The batch as rows ``places`` of a batch of ``n`` rows, the others with no event."""
+        """The batch as rows ``places`` (ascending) of a batch of ``n`` rows, the others with no event."""
+        if len(places) == n:        # every row: the batch itself
+            return self
         codes = np.full(n, -1, dtype=np.int32)
         codes[places] = self.codes
         columns = []
@@ -427,11 +429,11 @@ def name_heads(distinct: Sequence[str], arity: int, names: dict[str, str]) -> Op
     return heads
 
 
-def unpacked_rows(layout: dict[str, Any], count: int) -> list[list[Any]]:
-    """The rows ``[event, args, start, end]`` of the first ``count``
-    detections of a ``packed`` feed, from the buffers that ``layout`` (the
-    reply's ``packed``, see ``columns.pl``) points to: to be read before
-    the bridge's next request."""
+def unpacked_detections(layout: dict[str, Any], count: int) -> list[Detection]:
+    """The first ``count`` detections of a ``packed`` feed, from the
+    buffers that ``layout`` (the reply's ``packed``, see ``columns.pl``)
+    points to: to be read before the bridge's next request.  Each is made
+    as :meth:`Detection.from_row` makes one, without the row between."""
     if count == 0:
         return []
     heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32).tolist()
@@ -449,12 +451,26 @@ def unpacked_rows(layout: dict[str, Any], count: int) -> list[list[Any]]:
     for i, text in zip(np.flatnonzero(tags == JSON).tolist(), raw[tags == JSON].tolist()):
         out[i] = json.loads(layout["texts"][text])
     values = out.tolist()
-    rows: list[list[Any]] = []
+    names = list(map(atoms.__getitem__, heads))
+    new = object.__new__
+    made: list[Detection] = []
+    append = made.append
+    arity = int(arities[0])
+    if (arities == arity).all():         # the common case: the offsets of the rows go in steps
+        for name, o in zip(names, range(0, cells, arity + 2)):
+            d = new(Detection)
+            d.__dict__.update(event=name, args=tuple(values[o:o + arity]), start=values[o + arity],
+                              end=values[o + arity + 1], provenance=())
+            append(d)
+        return made
     o = 0
-    for name, k in zip(heads, arities.tolist()):
-        rows.append([atoms[name], values[o:o + k], values[o + k], values[o + k + 1]])
+    for name, k in zip(names, arities.tolist()):
+        d = new(Detection)
+        d.__dict__.update(event=name, args=tuple(values[o:o + k]), start=values[o + k], end=values[o + k + 1],
+                          provenance=())
+        append(d)
         o += k + 2
-    return rows
+    return made
 
 
 def _uniform(items: Sequence[Any]) -> bool:

@@ -19,7 +19,7 @@ from ..errors import CallbackError, EtalisError, EtalisWarning, EventError, Infe
 from ..events import NOTHING, Detection, Zone, batch_list, event_element, known_keys, to_time
 from ..inputs.batch import BATCH_LINES, Batch
 from ..inputs.frames import frame_terms
-from .columns import Packed, batches, items_packed, text_path_forced, unpacked_rows
+from .columns import Packed, batches, items_packed, text_path_forced, unpacked_detections
 from ..inputs.mapping import Mapping, MappingOptions
 from ..inputs.streams import read_batches
 from ..outputs.detections import Detections
@@ -338,8 +338,8 @@ class Feeding:
         (``lines``, ``list(N)``, ``columns(N, Spec)``, ``flush(Timers)`` or
         ``advance(T)``) with ``payload``, its first event at line ``first``,
         the detections as ``form`` (``object``: JSON lines; ``row``: rows
-        for :meth:`_deliver`; ``packed``: rows read from the packed
-        hand-over).  With ``resets``, the batch is segments, each fed after
+        for :meth:`_deliver`; ``packed``: Detection objects made from the
+        packed hand-over).  With ``resets``, the batch is segments, each fed after
         a :meth:`reset` where ``resets`` says so; with ``states`` too,
         the segments are keys' events fed into their states (see
         :meth:`feed_segments`).  The results, one a segment, are counted
@@ -362,7 +362,7 @@ class Feeding:
         request = f"feed({self._name}, {batch}, [{', '.join(options)}])"
         with self._prolog.held():       # the packed detections are read before another request
             header, body = self._prolog.request(request, payload)
-            rows = unpacked_rows(header["packed"], len(body)) if form == "packed" else None
+            found = unpacked_detections(header["packed"], len(body)) if form == "packed" else None
         taken = ""
         if states is not None:          # the detections' text, then the snapshots' contents
             body, taken = body[:header["length"]], body[header["length"]:]
@@ -370,7 +370,7 @@ class Feeding:
         results = []
         at = 0
         for h, detections in replies:
-            result = feed_result(h, detections, rows)
+            result = feed_result(h, detections, found)
             if states is None:
                 self._stats.accepted += result.accepted
                 self._stats.raised += result.raised
@@ -408,7 +408,7 @@ class Feeding:
             self.prefixes = dict(info["prefixes"])
 
     def _feed_columns(self, batch: Packed, first: int) -> FeedResult:
-        """Feed packed columns, the detections as rows for :meth:`_deliver`:
+        """Feed packed columns, the detections for :meth:`_deliver`:
         packed ones carry no provenance, so with explain(true) they come
         back as rows."""
         return self._feed(f"columns({len(batch)}, {batch.spec()})", first=first,
@@ -416,15 +416,15 @@ class Feeding:
 
     def _deliver(self, result: FeedResult, returned: bool = True,
                  failures: Optional[list[tuple[Detection, BaseException]]] = None) -> Detections:
-        """The detections of ``result`` (rows), each passed to its callbacks; if
+        """The detections of ``result`` (made, or rows), each passed to its callbacks; if
         they are not ``returned``, those that no callback took are queued
         for :meth:`detections` (the oldest dropped past ``max_queued``).
         A callback that raises does not stop the delivery: its errors go to
         ``failures``, or, if that is not given, raise :class:`CallbackError`
         once all are delivered (what would have been returned then waits in
         the pull queue)."""
-        if result.rows is not None:
-            found = Detections(map(Detection.from_row, result.rows))
+        if result.found is not None:
+            found = Detections(result.found)
         else:
             found = parse_rows(result.detection_lines)
         unseen: list[Detection] = []

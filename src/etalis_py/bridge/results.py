@@ -47,8 +47,8 @@ class FeedResult:
     detection_lines: str
     stopped: Optional[InferenceLimitError] = None
     raised: int = 0
-    rows: Optional[list[list[Any]]] = None
-    """The detections as rows, read from the packed hand-over (then
+    found: Optional[list[Detection]] = None
+    """The detections, read from the packed hand-over (then
     ``detection_lines`` holds only a newline for each)."""
     snapshot: Optional[bytes] = None
     """In a feed of keys' states, after a segment that ends a key: the
@@ -137,10 +137,10 @@ def snapshot_bytes(head: str, content: Union[bytes, memoryview]) -> bytes:
     return b"".join((head.encode("latin-1"), b"'", checksum, b"').\n", content))
 
 
-def feed_result(header: dict[str, Any], body: str, rows: Optional[list[list[Any]]] = None) -> FeedResult:
+def feed_result(header: dict[str, Any], body: str, found: Optional[list[Detection]] = None) -> FeedResult:
     """The FeedResult of a feed reply's header and detection lines (a
     flush or advance accepts and rejects nothing)."""
     rejected = [Rejection(int(line), str(reason)) for line, reason in header.get("rejected", [])]
     warnings = [Rejection(int(line), str(msg)) for line, msg in header["warnings"]]
     stopped = InferenceLimitError.from_reply(header["stopped"]) if "stopped" in header else None
-    return FeedResult(header.get("accepted", 0), rejected, warnings, body, stopped, int(header.get("raised", 0)), rows)
+    return FeedResult(header.get("accepted", 0), rejected, warnings, body, stopped, int(header.get("raised", 0)), found)

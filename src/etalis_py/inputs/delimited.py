@@ -16,7 +16,6 @@ import _csv
 import csv
 import io
 import itertools
-import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
@@ -77,7 +76,6 @@ def read_csv(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Readi
 
 
 _NEWLINE = ord("\n")
-_NOT_PLAIN = re.compile(rb'["\r]')
 
 
 def _blank(line: bytes) -> bool:
@@ -89,7 +87,7 @@ def _plain(data: bytes) -> bool:
     """Whether a chunk of lines can be read in bulk: no quote (so each line
     is one row, its fields what lies between its commas), no carriage
     return, and all of it text (see :func:`~etalis_py.inputs.lines.decode_lines`)."""
-    if _NOT_PLAIN.search(data):
+    if b'"' in data or b"\r" in data:
         return False
     return not decode_lines(data)[1]
 

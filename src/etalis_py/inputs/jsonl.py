@@ -159,15 +159,27 @@ def _cells(values: pa.Array, patched: dict[int, Any], text: Any, bad: dict[int, 
     """A column's cells: int64s and finite floats as they are, any other
     values (and those of a column with lines decoded again) as Python's
     values (:func:`~etalis_py.bridge.columns.value_cells`)."""
-    if not patched and not values.null_count:
-        if pa.types.is_int64(values.type):
-            return number_cells(_mask(values, np.int64))
-        if pa.types.is_float64(values.type):
-            return number_cells(_mask(values, np.float64))
+    if not values.null_count:
+        # the values decoded again, if they are all of the column's kind, written over pyarrow's
+        if pa.types.is_int64(values.type) and all(
+                type(v) is int and -(1 << 63) <= v < (1 << 63) for v in patched.values()):
+            return number_cells(_patched(_mask(values, np.int64), patched))
+        if pa.types.is_float64(values.type) and all(
+                type(v) is float and math.isfinite(v) for v in patched.values()):
+            return number_cells(_patched(_mask(values, np.float64), patched))
     python = values.to_pylist()
     for i, value in patched.items():
         python[i] = value
     return value_cells(python, text, bad, _reason)
+
+
+def _patched(array: "np.ndarray[Any, Any]", patched: dict[int, Any]) -> "np.ndarray[Any, Any]":
+    """``array`` with the values ``patched`` at their rows (a copy if there are any)."""
+    if not patched:
+        return array
+    array = array.copy()
+    array[list(patched)] = list(patched.values())
+    return array
 
 
 def _plain_item(item: dict[str, Any]) -> Any:
@@ -294,6 +306,20 @@ def _json_term(item: dict[str, Any], names: dict[str, str]) -> str:
         if term is not None:
             return term
     return Event.coerce(item).to_term()
+
+
+def json_event_line(line: str, names: dict[str, str]) -> tuple[Optional[str], Optional[str]]:
+    """The input term of the stripped JSON line ``line`` and None, or None
+    and the reason ``etalis run`` rejects it with (``names`` caches the
+    event names' texts).  Replay asks it of JSON lines read as text."""
+    reason = not_text(line)
+    if reason:
+        return None, reason
+    try:
+        item = json.JSONDecoder(parse_constant=_not_a_number).decode(line)
+        return (_json_term(item, names) if isinstance(item, dict) else _not_object(item)), None
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
+        return None, _reason(e)
 
 
 def json_line_reason(line: str) -> Optional[str]:

@@ -65,7 +65,11 @@ def number_array(array: "pa.Array") -> Optional["np.ndarray[Any, Any]"]:
     if not pa.types.is_string(array.type):
         return None
     try:
-        for pattern, kind in ((_PLAIN_FLOAT, pa.float64()), (_PLAIN_INT64, pa.int64())):
+        # at most one of the two holds for every value: the first value's kind is tried first
+        kinds = [(_PLAIN_FLOAT, pa.float64()), (_PLAIN_INT64, pa.int64())]
+        if b"." not in array.slice(0, 1).cast(pa.binary())[0].as_py():
+            kinds.reverse()
+        for pattern, kind in kinds:
             if pc.all(pc.match_substring_regex(array, pattern)).as_py():
                 return _buffer_numbers(pc.cast(array, kind))
     except pa.ArrowInvalid:     # text that is not UTF-8
@@ -168,13 +172,13 @@ def joined_packed(columns: Sequence[Column], mapping: Mapping,
         codes = np.zeros(len(columns[-1][0]), dtype=np.int32)
         heads = [head_text(quote_atom(mapping.event), arity)]
     else:
-        code_of: dict[str, int] = {}
         names = columns[0][0]
-        found = list(map(code_of.setdefault, names, map(lambda _: len(code_of), names)))
-        codes = np.array(found, dtype=np.int32)
+        # each name's code: its place among the names in the order they first come
+        code_of = {name: i for i, name in enumerate(dict.fromkeys(names))}
+        codes = np.fromiter(map(code_of.__getitem__, names), dtype=np.int32, count=len(names))
         codes[nothing] = -1
         # a rejected row's name may be no name
-        used = sorted(set(codes.tolist()) - {-1})
+        used = np.unique(codes[codes >= 0]).tolist()
         renumber = np.full(len(code_of) + 1, -1, dtype=np.int32)
         renumber[used] = np.arange(len(used), dtype=np.int32)
         codes = renumber[codes]

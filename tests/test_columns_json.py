@@ -1,0 +1,110 @@
+"""Detections written as JSON lines by the foreign library
+(etalis_columns.c's etalis_write_detection/4, behind
+etalis_protocol:write_detection/2): the bytes Prolog's
+write_json_detection/4 writes, for every detection it takes; any other
+detection is left to Prolog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from etalis_py import Engine
+from etalis_py.bridge._prolog import bridge
+
+
+def both_ways(format_: str, detection: str) -> tuple[str, str]:
+    """The line Prolog writes for ``detection`` (``E-T1-T2``, Prolog
+    text, or a goal that binds E, T1 and T2), and the library's
+    (``fallback`` if it leaves it)."""
+    from pyswip import Prolog
+
+    assert Engine.from_string("z <- y.\n").columnar()     # the bridge up, the library loaded
+    goal = detection if detection.startswith("E = ") else f"E-T1-T2 = ({detection})"
+    query = (f"findall(P-C, ({goal}, "
+             f"with_output_to(string(P), etalis_protocol:write_json_detection({format_}, E, T1, T2)), "
+             f"( with_output_to(string(C), etalis_columns:etalis_write_detection({format_}, E, T1, T2)) "
+             f"-> true ; C = fallback )), [P-C])")
+    [answer] = bridge().on_thread(lambda: list(Prolog.query(query)))
+    return answer["P"].decode(), answer["C"] if answer["C"] == "fallback" else answer["C"].decode()
+
+
+@pytest.mark.parametrize("format_", ["object", "row"])
+@pytest.mark.parametrize("detection, line", [
+    ("c(1)-1-2", '{"event": "c", "args": [1], "start": 1, "end": 2}'),
+    ("c-0.01-1.0e22", '{"event": "c", "args": [], "start": 0.01, "end": 1.0e+22}'),
+    ('c(x, "s", 1.0e-7, 123456789.0, 1.0e15, -0.0, 5.0e-324, _)-0.5-0.5',
+     '{"event": "c", "args": ["x", "s", 1.0e-7, 123456789.0, 1.0e+15, -0.0, 5.0e-324, null], "start": 0.5, '
+     '"end": 0.5}'),
+    ("E = c(I, N), I is inf, N is nan, T1 = 1, T2 = 1", '{"event": "c", "args": [null, null], "start": 1, "end": 1}'),
+    ("c(1180591620717411303424)-1180591620717411303424-1180591620717411303425",
+     '{"event": "c", "args": [1180591620717411303424], "start": 1180591620717411303424, '
+     '"end": 1180591620717411303425}'),
+    ("'x y'('it''s', ' ~')-1.5-2", '{"event": "x y", "args": ["it\'s", " ~"], "start": 1.5, "end": 2}'),
+])
+def test_the_library_writes_prologs_bytes(format_: str, detection: str, line: str) -> None:
+    prolog, library = both_ways(format_, detection)
+    expected = line if format_ == "object" else row_of(line)
+    assert (prolog, library) == (expected + "\n", expected + "\n")
+
+
+def row_of(line: str) -> str:
+    """The row format's line of the object format's ``line``."""
+    return ("[" + line.removeprefix('{"event": ').replace(', "args": [', ", [").replace('], "start": ', "], ")
+            .replace(', "end": ', ", ").removesuffix("}") + "]")
+
+
+@pytest.mark.parametrize("detection", [
+    "c('a\"b')-1-1", "c('a\\\\b')-1-1", "c('é')-1-1", "c('a\\nb')-1-1", "c([1])-1-1", "c(f(x))-1-1",
+    "[](1)-1-1", "c(1)-a-1", "c(1)-1-\"t\"",
+])
+def test_other_detections_are_left_to_prolog(detection: str) -> None:
+    assert both_ways("object", detection)[1] == "fallback"
+
+
+def test_a_text_of_more_than_256_characters_is_left_to_prolog() -> None:
+    assert both_ways("row", f"c('{'x' * 256}')-1-1") == (f'["c", ["{"x" * 256}"], 1, 1]\n',) * 2
+    assert both_ways("row", f"c('{'x' * 257}')-1-1") == (f'["c", ["{"x" * 257}"], 1, 1]\n', "fallback")
+
+
+def test_random_numbers_are_written_as_prolog_writes_them() -> None:
+    """Floats of every magnitude and integers of every size, the library's
+    lines against Prolog's, 4,000 detections in one query."""
+    from pyswip import Prolog
+
+    assert Engine.from_string("z <- y.\n").columnar()
+    query = ("findall(Differ, (set_random(seed(7)), findall(D, (between(1, 2000, _), random_between(-330, 308, K), "
+             "L is -(2**70), H is 2**70, random_between(L, H, I), random_between(-99, 99, J), "
+             "X is (random_float - 0.5) * 10.0 ** K, Y is float(J) / 8, D = c(X, I, J, Y)-X-Y), Ds), "
+             "findall(F-D, (member(D, Ds), member(F, [object, row]), D = E-T1-T2, "
+             "with_output_to(string(P), etalis_protocol:write_json_detection(F, E, T1, T2)), "
+             "\\+ (with_output_to(string(C), etalis_columns:etalis_write_detection(F, E, T1, T2)), C == P)), "
+             "Differ0), format(string(Differ), '~q', [Differ0])), [Differ])")
+    [answer] = bridge().on_thread(lambda: list(Prolog.query(query)))
+    assert answer["Differ"] == b"[]"
+
+
+@pytest.mark.parametrize("time, written", [("T1 is inf, T2 = 2", "1.0Inf, 2"), ("T1 = 1, T2 is nan", "1, 1.5NaN"),
+                                           ("T1 is -inf, T2 is inf", "-1.0Inf, 1.0Inf")])
+def test_a_time_that_is_not_a_finite_number_is_left_to_prolog(time: str, written: str) -> None:
+    assert both_ways("row", f"E = c(1), {time}") == (f'["c", [1], {written}]\n', "fallback")
+
+
+@pytest.mark.parametrize("encoding, codec", [("utf8", "utf-8"), ("octet", "latin-1"), ("iso_latin_1", "latin-1"),
+                                             ("ascii", "ascii"), ("text", "utf-8"), ("unicode_le", "utf-16-le"),
+                                             ("unicode_be", "utf-16-be")])
+@pytest.mark.parametrize("newline, ending", [("posix", "\n"), ("dos", "\r\n")])
+def test_the_library_writes_the_line_as_the_stream_encodes_it(tmp_path: Path, encoding: str, codec: str,
+                                                              newline: str, ending: str) -> None:
+    from pyswip import Prolog
+
+    assert Engine.from_string("z <- y.\n").columnar()
+    files = {writer: tmp_path / f"{writer}.jsonl" for writer in ("library", "prolog")}
+    goals = {"library": "etalis_columns:etalis_write_detection", "prolog": "etalis_protocol:write_json_detection"}
+    for writer, file in files.items():
+        query = (f"setup_call_cleanup(open('{file}', write, S, [encoding({encoding}), newline({newline})]), "
+                 f"with_output_to(S, {goals[writer]}(row, c(\"x\", 1.5), 1, 2)), close(S))")
+        assert len(bridge().on_thread(lambda: list(Prolog.query(query)))) == 1
+    line = ('["c", ["x", 1.5], 1, 2]' + ending).encode(codec)
+    assert (files["library"].read_bytes(), files["prolog"].read_bytes()) == (line, line)
