@@ -22,6 +22,7 @@
 :- use_module(etalis/rdf/knowledge, [knowledge_update/4, knowledge_size/2, standard_prefix/2]).
 :- use_module(etalis/safety/sandbox, [item_goal/3, undefined_predicates/2]).
 :- use_module(etalis/runtime/protocol).
+:- use_module(etalis/reader/variable_places, [source_variable_places/3]).
 :- use_module(etalis/runtime/columns, [columns_library/1, packed_reset/0, packed_detections/1]).
 :- use_module(etalis/runtime/batches, [request_batches/4]).
 :- use_module(etalis/dialect/driver, [etalis_driver/4]).
@@ -195,7 +196,7 @@ serve(create(Source, Options), Payload, Header, "") :-
                 ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded},
     (   memberchk(analysis(true), Options)
     ->  analysis_settings(Items, Options, Settings, FileSettings),
-        rules_header(Source, Items, FileSettings, Analysis),
+        rules_header(Source, Payload, Items, FileSettings, Analysis),
         Header = Header0.put(analysis, Analysis)
     ;   Header = Header0
     ).
@@ -306,7 +307,7 @@ serve(reset(M), _, _{reset: M}, "") :-
 serve(rules(Source), Payload, Header, "") :-
     source_items(source(Source, Payload), Items),
     compile_items(Items, [recursion(unchecked)], compiled(_, _, _, Settings)),
-    rules_header(Source, Items, Settings, Header).
+    rules_header(Source, Payload, Items, Settings, Header).
 serve(policy(Name), _, _{known: Known, hint: Hint}, "") :-
     (   catch(term_string(P, Name), _, fail),
         ground(P),
@@ -336,17 +337,22 @@ analysis_settings(Items, Options, Settings, FileSettings) :-
     ;   FileSettings = Settings
     ).
 
-%   rules_header(+Source, +Items0, +Settings, -Header): the `rules`
-%   reply of the rule file Source, its items Items0 as read and
-%   compiled with Settings.
+%   rules_header(+Source, +Text, +Items0, +Settings, -Header): the
+%   `rules` reply of the rule file Source (of text Text, if given as a
+%   text), its items Items0 as read and compiled with Settings.
 
-rules_header(Source, Items0, Settings, Header) :-
+rules_header(Source, Text, Items0, Settings, Header) :-
     no_hidden_names(Zero),
     numbered_items(Items0, Zero, Items, _),     % as the compiler numbered them
     _{policy: Policy, overrides: Overrides, printed: Printed, printed_explicit: Explicit,
       max_age: MaxAge, directives: Directives} :< Settings,
     findall(R, ( member(rule(L, H, P, Where, VN), Items),
-                 rule_json(L, H, P, Where, VN, Overrides, Policy, R) ), Rules),
+                 rule_json(L, H, P, Where, VN, Overrides, Policy, R) ), Rules0),
+    (   member(R1, Rules0), get_dict(singletons, R1, [_|_])
+    ->  source_variable_places(Source, Text, Places),
+        maplist(placed_singletons(Places), Rules0, Rules)
+    ;   Rules = Rules0
+    ),
     term_string(Policy, PolicyS),
     printed_strings(Printed, PrintedS),
     findall(_{name: N, arity: A, line: Line, column: Col},
@@ -391,6 +397,22 @@ rules_header(Source, Items0, Settings, Header) :-
                max_age: MaxAgeJ, inputs: Inputs, event_clauses: Statics, decoded: Decoded,
                raises: Raises, print_events: Named, undefined: Undefined,
                vocabulary: Uses, ontologies: Ontologies, prefixes: Prefixes}.
+
+%   placed_singletons(+Places, +Rule0, -Rule): the singleton variables
+%   of a rule's reply, each with where it is written (the rule's own
+%   position if that cannot be told).
+
+placed_singletons(Places, Rule0, Rule) :-
+    _{line: L, column: C, singletons: Names} :< Rule0,
+    Clause = pos(_, L, C),
+    findall(_{name: Name, line: Line, column: Col},
+            ( member(Name, Names),
+              (   memberchk(place(Clause, Name, pos(_, Line, Col)), Places)
+              ->  true
+              ;   Clause = pos(_, Line, Col)
+              ) ),
+            Singletons),
+    put_dict(singletons, Rule0, Singletons, Rule).
 
 %   raises_events(+Items): a rule or static clause of Items may raise an
 %   event (ETALIS's event/1) or add a rule (ins_event_rule/1) when it

@@ -197,7 +197,8 @@ def test_a_warning_that_comes_again_is_said_once_and_counted(
     assert cli.main(["run", "hot.etl", "temps.csv", "--event", "r", "--args", "s,temp", "--time", "t"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err[:-1] == [
-        "temps.csv:2: warning: where condition 'n/a'>30 raised: >/2: Arithmetic: `'n/a'/0' is not a function",
+        "temps.csv:2: warning: where condition 'n/a'>30 of hot(A) (hot.etl:1:1) raised: 'n/a' is an atom, not a number, and arithmetic compares numbers",
+        "  hint: compare an atom with == or \\== (X == 'n/a'), or use a number",
         "temps.csv:2: warning: the warning of line 2 came 50 times, the last at line 100"]
     assert err[-1].startswith("events read: 100, accepted: 100, rejected: 0, detections: 35, warnings: 50,")
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import signal
 import subprocess
 import sys
 import threading
@@ -468,3 +469,17 @@ def test_a_csv_field_longer_than_pythons_default_limit_is_read(tmp_path: Path,
     out, err = capsys.readouterr()
     assert [json.loads(line)["args"] for line in out.splitlines()] == [[1], [long], [3]]
     assert err.startswith("events read: 3, accepted: 3, rejected: 0, detections: 3, warnings: 0,")
+
+
+def test_ctrl_c_on_a_run_from_standard_input_keeps_what_it_read_and_says_so(rules: Path) -> None:
+    proc = subprocess.Popen([*ETALIS, "run", str(rules), "--events", "-", "--no-progress"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write('{"event": "a", "args": [1], "time": 1}\n{"event": "b", "args": [1], "time": 2}\n')
+    proc.stdin.flush()
+    assert proc.stdout.readline() == '{"event": "c", "args": [1], "start": 1, "end": 2}\n'   # both read
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    lines = err.splitlines()
+    assert (proc.returncode, out, lines[0], len(lines)) == (130, "", "etalis: interrupted: stopped after 2 events", 2)
+    assert lines[1].startswith("events read: 2, accepted: 2, rejected: 0, detections: 1, warnings: 0, ")

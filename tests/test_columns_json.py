@@ -6,6 +6,8 @@ detection is left to Prolog."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from etalis_py import Engine
@@ -81,3 +83,28 @@ def test_random_numbers_are_written_as_prolog_writes_them() -> None:
              "Differ0), format(string(Differ), '~q', [Differ0])), [Differ])")
     [answer] = bridge().on_thread(lambda: list(Prolog.query(query)))
     assert answer["Differ"] == b"[]"
+
+
+@pytest.mark.parametrize("time, written", [("T1 is inf, T2 = 2", "1.0Inf, 2"), ("T1 = 1, T2 is nan", "1, 1.5NaN"),
+                                           ("T1 is -inf, T2 is inf", "-1.0Inf, 1.0Inf")])
+def test_a_time_that_is_not_a_finite_number_is_left_to_prolog(time: str, written: str) -> None:
+    assert both_ways("row", f"E = c(1), {time}") == (f'["c", [1], {written}]\n', "fallback")
+
+
+@pytest.mark.parametrize("encoding, codec", [("utf8", "utf-8"), ("octet", "latin-1"), ("iso_latin_1", "latin-1"),
+                                             ("ascii", "ascii"), ("text", "utf-8"), ("unicode_le", "utf-16-le"),
+                                             ("unicode_be", "utf-16-be")])
+@pytest.mark.parametrize("newline, ending", [("posix", "\n"), ("dos", "\r\n")])
+def test_the_library_writes_the_line_as_the_stream_encodes_it(tmp_path: Path, encoding: str, codec: str,
+                                                              newline: str, ending: str) -> None:
+    from pyswip import Prolog
+
+    assert Engine.from_string("z <- y.\n").columnar()
+    files = {writer: tmp_path / f"{writer}.jsonl" for writer in ("library", "prolog")}
+    goals = {"library": "etalis_columns:etalis_write_detection", "prolog": "etalis_protocol:write_json_detection"}
+    for writer, file in files.items():
+        query = (f"setup_call_cleanup(open('{file}', write, S, [encoding({encoding}), newline({newline})]), "
+                 f"with_output_to(S, {goals[writer]}(row, c(\"x\", 1.5), 1, 2)), close(S))")
+        assert len(bridge().on_thread(lambda: list(Prolog.query(query)))) == 1
+    line = ('["c", ["x", 1.5], 1, 2]' + ending).encode(codec)
+    assert (files["library"].read_bytes(), files["prolog"].read_bytes()) == (line, line)

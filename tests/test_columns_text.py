@@ -78,6 +78,8 @@ def test_a_batch_of_more_than_64_heads_is_read_but_not_checked(names: int, check
     ("[event(a(0x1f), 1)]", 1), ("[event(a(+1), 1)]", 1), ("[event(a(1.), 1)]", 1), ("[event(a(1.0e), 1)]", 1),
     ("[event(a(), 1)]", 1), ("[event('a'(1), 1)]", 1), ("[event(a(1), 1),\n[]]", 2), ("[a(1)]", 1),
     ("[event(é(1), 1)]", 1), ("[event(a(1), 1), % c\nevent(a(2), 2)]", 2), ("[_A = [x], event(a(1), 1)]", 1),
+    ("[]", -1), ("[event(a(1), 1)]", -1), ("[event(a(1), 1)", 1), ("[event(a('), 1)]", 1),
+    ("[event(a(1), 1),", 1), ("", 0), ("[", 0), ("[event(a(\u0100), 1)]", 1), ("[event(a(1.0e-400), 1)]", 1),
 ])
 def test_other_texts_are_left_to_term_string(text: str, count: int) -> None:
     assert read_both(text, count) == {"library": None, "checked": "none", "same": "none"}
@@ -138,3 +140,18 @@ def test_a_batch_list_gives_what_its_lines_give(lines: list[str]) -> None:
     listed = outcome(Engine.from_string(RULES), "[" + ",\n".join(lines) + "]", len(lines))
     one_by_one = outcome(Engine.from_string(RULES), "".join(line + ".\n" for line in lines), None)
     assert listed == one_by_one
+
+
+def test_a_batch_past_the_stacks_raises_their_resource_error() -> None:
+    """Read in a thread of a small stack, 20,000 events give the error term_string/2 gives."""
+    from pyswip import Prolog
+
+    assert Engine.from_string("z <- y.\n").columnar()
+    query = ("numlist(1, 20000, Ns), maplist([N, L]>>format(atom(L), 'event(a(~d, x), ~d)', [N, N]), Ns, Ls), "
+             "atomic_list_concat(Ls, ',\\n', B), format(atom(T), '[~w]', [B]), "
+             "findall(S, (member(G, [etalis_columns:list_text_terms(T, 20000, _, _), term_string(_, T)]), "
+             "thread_create(catch(G, error(F, _), (format(string(S0), '~q', [F]), thread_exit(S0))), Id, "
+             "[stack_limit(300000)]), thread_join(Id, Status), (Status = exited(S) -> true ; S = Status)), Es)")
+    [answer] = bridge().on_thread(lambda: list(Prolog.query(query)))
+    assert [str(e, "utf-8") if isinstance(e, bytes) else str(e) for e in answer["Es"]] == [
+        "resource_error(stack)", "resource_error(stack)"]

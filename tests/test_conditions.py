@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -201,3 +202,41 @@ def test_choosing_policies_follow_their_definitions_on_random_streams(policy: st
             stream.append((rng.choice("ab"), (rng.randint(0, 3),), start, t))
         expected = [(f.event, f.args, f.start, f.end) for f in filtered_sequence(policy, stream, CONDITIONS[goal])]
         assert detect(rules, stream, policy=policy) == expected, stream
+
+
+def test_a_condition_that_raises_names_its_rule_and_says_what_went_wrong_with_a_hint(tmp_path: Path) -> None:
+    """The warning of the input line: the condition as it ran, the rule's head and position (the first of the
+    rules sharing the condition, and how many more), what went wrong in plain words and what to do; the
+    occurrence is dropped and counted as before."""
+    rules = tmp_path / "w.etl"
+    rules.write_text("% temperatures\n"
+                     "hot(S) <- temp(S, T)\n"
+                     "    where T > warm.\n"
+                     "warm(S) <- temp(S, T) where T > warm.\n"
+                     "ratio(S, R) <- temp(S, T) where R is 10 / T.\n"
+                     "odd(S) <- temp(S, T) where T > 0, no_such_check(T).\n"
+                     "runs(S) <- (temp(S, T) where T >= 1 / 0)+ .\n"
+                     "unbound(S) <- temp(S, T) where T > _U.\n"
+                     "fine(S) <- temp(S, T) where T > 1.\n")
+    with Engine.from_file(rules) as engine:
+        result = engine.emit_many([("temp", ("a", 0), 1), ("temp", ("a", 2), 2)])
+    zero = "division by zero\n  hint: test the divisor first, e.g. D =\\= 0, Q is N / D"
+    unbound = ("a variable it reads is unbound when it runs\n  hint: bind every variable the condition reads in the "
+               "pattern it filters (an argument of an event) or earlier in the condition")
+    assert [(w.line, re.sub(r"_[0-9]+", "_", w.reason)) for w in result.warnings] == [
+        (1, f"where condition 0>warm of hot(A) ({rules}:2:1, and of 1 more rule with this condition) raised: warm "
+            "is an atom, not a number, and arithmetic compares numbers\n"
+            "  hint: compare an atom with == or \\== (X == warm), or use a number"),
+        (1, f"where condition _ is 10/0 of ratio(A,B) ({rules}:5:1) raised: {zero}"),
+        (1, f"where condition 0>=1/0 of the rule ({rules}:7:12) raised: {zero}"),
+        (1, f"where condition 0>_ of unbound(A) ({rules}:8:1) raised: {unbound}"),
+        (2, f"where condition 2>warm of hot(A) ({rules}:2:1, and of 1 more rule with this condition) raised: warm "
+            "is an atom, not a number, and arithmetic compares numbers\n"
+            "  hint: compare an atom with == or \\== (X == warm), or use a number"),
+        (2, f"where condition 2>0,no_such_check(2) of odd(A) ({rules}:6:1) raised: no_such_check/1 is not defined\n"
+            "  hint: define it in the rule file (a static clause), load it with --static, or check its spelling"),
+        (2, f"where condition 2>=1/0 of the rule ({rules}:7:12) raised: {zero}"),
+        (2, f"where condition 2>_ of unbound(A) ({rules}:8:1) raised: {unbound}"),
+    ]
+    assert (result.accepted, [(d.event, d.args) for d in result.detections]) == (
+        2, [("ratio", ("a", 5)), ("fine", ("a",))])

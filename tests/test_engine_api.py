@@ -199,9 +199,9 @@ def test_two_engines_in_one_process_keep_their_warnings_apart() -> None:
         r2 = second.emit_many([("b", (0,), 1), ("b", ("x",), 2)])
         r3 = first.emit_many([("a", (3,), 4)])
     assert [(w.line, w.reason) for w in r1.warnings] == [
-        (1, "where condition text>1 raised: >/2: Arithmetic: `text/0' is not a function")]
+        (1, "where condition text>1 of c(A) (<string>:1:1) raised: text is an atom, not a number, and arithmetic compares numbers\n  hint: compare an atom with == or \\== (X == text), or use a number")]
     assert [(w.line, w.reason) for w in r2.warnings] == [
-        (2, "where condition x<1 raised: </2: Arithmetic: `x/0' is not a function")]
+        (2, "where condition x<1 of d(A) (<string>:1:1) raised: x is an atom, not a number, and arithmetic compares numbers\n  hint: compare an atom with == or \\== (X == x), or use a number")]
     assert r3.warnings == []
     assert [(d.event, d.args, d.start) for r in (r1, r2, r3) for d in r.detections] == [
         ("c", (2,), 2), ("d", (0,), 1), ("c", (3,), 4)]

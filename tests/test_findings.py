@@ -129,13 +129,14 @@ SINGLETON_HINT = ("if it is meant to be another variable of the rule, correct it
 
 def test_a_where_condition_on_an_unbound_variable() -> None:
     fs = check_text("h(X) <- a(Y) where X > 1.\n", "r.etl")
-    assert [(f.severity, f.code, f.line, f.message, f.hint, dict(f.data)) for f in fs] == [
-        ("warning", "singleton-variable", 1, SINGLETON.format("Y"), SINGLETON_HINT.format("Y"), {"variable": "Y"}),
-        ("warning", "unbound-where-variable", 1,
+    assert [(f.severity, f.code, f.line, f.column, f.message, f.hint, dict(f.data)) for f in fs] == [
+        ("warning", "unbound-where-variable", 1, 1,
          "`X>1` in a where condition uses X, which is unbound when it runs (bound neither by the pattern nor "
          "by an earlier goal): the comparison raises an error and the occurrence is dropped",
          "bind X in an event of the pattern or an earlier goal of the condition, or correct the variable's name",
-         {"goal": "X>1", "variables": ["X"]})]
+         {"goal": "X>1", "variables": ["X"]}),
+        ("warning", "singleton-variable", 1, 11, SINGLETON.format("Y"), SINGLETON_HINT.format("Y"),
+         {"variable": "Y"})]
     # bound by the pattern, or by an earlier goal of the condition
     assert found("h(Z) <- a(Y) where (W is Y * 2, start(T), Z is W + T, Z > 1).\n") == []
     assert found("h(X) <- a(X) where (X > 1 ; Y < 2).\n")[0][4].startswith("`Y<2` in a where condition uses Y,")
@@ -278,10 +279,10 @@ def test_run_prints_the_warnings_once_unless_quiet(tmp_path: Path) -> None:
     events = tmp_path / "e.jsonl"
     events.write_text('{"event": "a", "args": [1], "time": 1}\n')
     err = etalis("run", rules, "--events", events).stderr.splitlines()
-    assert err[0] == f"{rules}:1:1: warning: {SINGLETON.format('Y')} [singleton-variable]"
-    assert err[2] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
+    assert err[0] == (f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs "
                       "(bound neither by the pattern nor by an earlier goal): the comparison raises an error and "
                       "the occurrence is dropped [unbound-where-variable]")
+    assert err[2] == f"{rules}:1:11: warning: {SINGLETON.format('Y')} [singleton-variable]"
     assert err[4].startswith(f"{events}:1: warning: ")       # and so it does, at run time
     # --quiet: no per-line reports, of the rules or the events; the summary only
     assert etalis("run", rules, "--events", events, "--quiet").stderr.splitlines()[0].startswith("events read: 1,")
@@ -321,12 +322,12 @@ def test_replay_prints_the_warnings_before_it_starts(tmp_path: Path) -> None:
                "--conf", "bad")
     assert r.returncode == 1
     assert r.stderr.splitlines() == [
-        f"{rules}:1:1: warning: {SINGLETON.format('Y')} [singleton-variable]",
-        f"  hint: {SINGLETON_HINT.format('Y')}",
         f"{rules}:1:1: warning: `X>1` in a where condition uses X, which is unbound when it runs (bound neither by "
         "the pattern nor by an earlier goal): the comparison raises an error and the occurrence is dropped "
         "[unbound-where-variable]",
         "  hint: bind X in an event of the pattern or an earlier goal of the condition, or correct the variable's name",
+        f"{rules}:1:11: warning: {SINGLETON.format('Y')} [singleton-variable]",
+        f"  hint: {SINGLETON_HINT.format('Y')}",
         "etalis: --conf bad: give KEY=VALUE",
     ]
 
@@ -592,5 +593,10 @@ def test_a_named_variable_used_once_in_an_event_is_a_singleton() -> None:
              "h(X) <- (a(X) seq ((t(V) where V > 0)+) seq c(X)) within 5.\n")  # V: in its condition
     fs = check_text(rules, "r.etl")
     assert [(f.severity, f.code, f.line, f.column, f.message, f.hint) for f in fs if f.code == "singleton-variable"] == [
-        ("warning", "singleton-variable", line, 1, SINGLETON.format(name), SINGLETON_HINT.format(name))
-        for line, name in [(1, "Y"), (2, "Z")]]
+        ("warning", "singleton-variable", line, column, SINGLETON.format(name), SINGLETON_HINT.format(name))
+        for line, column, name in [(1, 21, "Y"), (2, 33, "Z")]]
+    # at the variable's own line and column, in a rule over several lines, with a label, from a file
+    fs = check_text("% readings\nlabelled : alarm(S) <-\n    temp(S, T)\n      seq smoke(S, 'T', [_, Level]).\n",
+                    "r.etl")
+    assert [(f.line, f.column, f.data["variable"]) for f in fs if f.code == "singleton-variable"] == [
+        (3, 13, "T"), (4, 29, "Level")]

@@ -216,7 +216,7 @@ def test_a_bad_graph_argument_is_a_warning_not_a_crash() -> None:
     result = engine.feed_text("event(a(1), 1).\n")
     assert result.accepted == 1
     [warning] = result.warnings
-    assert re.fullmatch(r"where condition triple\(1,_\d+,_\d+,_\d+\) raised: "
+    assert re.fullmatch(r"where condition triple\(1,_\d+,_\d+,_\d+\) of bad\(A\) \(<string>:1:1\) raised: "
                         r"Type error: `rdf_graph' expected, found `1' \(an integer\)", warning.reason)
 
 

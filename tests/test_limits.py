@@ -207,7 +207,7 @@ def test_a_term_nested_deeper_than_1000_levels_is_written_cut_there_not_crashing
         [warning] = result.warnings
         assert warning.line == 1
         assert re.fullmatch(re.escape("where condition deep(30000,") + r"(_\d+)" + re.escape("),atom_length(")
-                            + r"\1,_\d+" + re.escape(") raised: error(type_error(text," + "f(" * 998 + "..."
+                            + r"\1,_\d+" + re.escape(") of d (<string>:2:1) raised: error(type_error(text," + "f(" * 998 + "..."
                                                      + ")" * 998 + "),context(system:atom_length/2,")
                             + r"_\d+\)\)", warning.reason)
         assert [(d.event, d.args) for d in engine.emit("a", at=2)] == [("c", (cut,))]    # the engine goes on

@@ -40,7 +40,8 @@ def test_run_summary_counts_the_rule_files_warnings_printed_before_the_run(
         "(one pending goal per occurrence, forever) [unbounded-memory]",
         "  hint: add a window to the pattern, e.g. (...) within hours(1), or :- max_age(D). to the file "
         "(--max-age D when running)",
-        f"{events}:2: warning: where condition x>2 raised: >/2: Arithmetic: `x/0' is not a function"]
+        f"{events}:2: warning: where condition x>2 of big(A) ({rules}:1:1) raised: x is an atom, not a number, and arithmetic compares numbers",
+        "  hint: compare an atom with == or \\== (X == x), or use a number"]
     assert err[-1].startswith("events read: 3, accepted: 3, rejected: 0, detections: 1, warnings: 2, seconds: ")
     assert sum(": warning: " in line for line in err) == 2
 

@@ -710,6 +710,58 @@ def test_replay_rejects_bad_rows_of_csv_and_json_lines_one_by_one_as_run_does(
     result.unpersist()
 
 
+def test_etalis_replay_reads_the_stream_files_of_etalis_run_an_event_a_line(
+        spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON lines without a mapping and event lines: the detections of etalis run, every line accounted for."""
+    rules = tmp_path / "r.etl"
+    rules.write_text("hot(S) <- temp(S, T) where T > 30.\npair(S) <- temp(S, A) seq temp(S, B) where A < B.\n")
+    jsonl = tmp_path / "s.jsonl"
+    jsonl.write_text('{"event": "temp", "args": ["a", 31], "time": 1}\n\n'
+                     '{"event": "temp", "args": ["a", 35], "start": 1.5, "end": 2}\n'
+                     'not json\n[1, 2]\n% no comment in JSON lines\n'
+                     '{"event": "temp", "args": ["b", 40], "time": "1970-01-01T00:00:03Z"}\n')
+    events = tmp_path / "s.events"
+    events.write_text("event(temp(a, 31), 1).\n% a comment\nevent(temp(a, 35), [1.5, 2]).\n"
+                      "event(temp(b, 40), soon).\nevent(temp(b, 41), 3).\n")
+    detected = ['{"event": "hot", "args": ["a"], "start": 1, "end": 1}\n',
+                '{"event": "pair", "args": ["a"], "start": 1, "end": 2}\n',
+                '{"event": "hot", "args": ["a"], "start": 1.5, "end": 2}\n']
+    for data, last, counts, reasons in (
+            (jsonl, '{"event": "hot", "args": ["b"], "start": 3.0, "end": 3.0}\n', "rows: 6, events: 3, rejected: 3",
+             ["not JSON: Expecting value at column 1", "[1, 2] is not a JSON object",
+              "not JSON: Expecting value at column 1"]),
+            (events, '{"event": "hot", "args": ["b"], "start": 3, "end": 3}\n', "rows: 4, events: 3, rejected: 1",
+             ["a stream reads lines event(Term, Time) with a number of seconds as the time (or an interval [T1, T2] "
+              "of them)"])):
+        expected, _ = etalis_run(rules, data, [])
+        assert expected == [*detected, last]
+        assert cli.main(["replay", str(rules), "--events", str(data), "--no-progress", "--quiet"]) == 0
+        out, err = capsys.readouterr()
+        assert out == "".join(expected)
+        assert err.startswith(f"{counts}, detections: 4, warnings: 0, ")
+        result = replay(data, rules, spark=spark)
+        assert [r["reason"] for r in result.rejected.collect()] == reasons
+        result.unpersist()
+
+
+def test_replay_rejects_a_csv_row_with_a_nul_byte_as_run_does(spark: SparkSession, tmp_path: Path) -> None:
+    rules = tmp_path / "r.etl"
+    rules.write_text("hot(S) <- temp(S, T) where T > 30.\n")
+    data = tmp_path / "nul.csv"
+    data.write_bytes(b"t,s,v\n1,a,31\n2,b\x00,32\n3,c,33\n")
+    mapping = ["--event", "temp", "--args", "s,v", "--time", "t"]
+    expected, summary = etalis_run(rules, data, mapping)
+    assert expected == ['{"event": "hot", "args": ["a"], "start": 1, "end": 1}\n',
+                        '{"event": "hot", "args": ["c"], "start": 3, "end": 3}\n']
+    assert summary.startswith("events read: 3, accepted: 2, rejected: 1, detections: 2,")
+    result = replay(data, rules, spark=spark, **kwargs(mapping))
+    assert list(result.detection_lines()) == expected
+    assert (result.rows, result.events, result.rejected_rows) == (3, 2, 1)
+    assert [r["reason"] for r in result.rejected.collect()] == [
+        "line holds a NUL byte in column 's': no text does (a binary file, or text in UTF-16?)"]
+    result.unpersist()
+
+
 MIXED_RULES = ("pair(K, X1, X2, Y2) <- (r(K, X1, _Y1) seq r(K, X2, Y2)) within 60 where X2 > X1.\n"
                "neg(K, X, Y) <- r(K, X, Y) where X < 0.\n")
 MIXED_CSV = "".join(line + "\n" for line in [

@@ -204,6 +204,32 @@ def test_replay_plan_refuses_what_replay_refuses(tmp_path: Path, capsys: pytest.
         "timers at the end of the stream\n")
 
 
+def test_replay_plan_takes_the_stream_files_of_etalis_run_without_a_mapping(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON lines without a mapping, and event lines, are an event a line, of any name, as etalis run reads
+    them; a key column or a mapping of event lines is refused with what to do."""
+    rules = tmp_path / "r.etl"
+    rules.write_text("hot(S) <- temp(S, T) where T > 30.\npair(S) <- temp(S, A) seq temp(S, B) where A < B.\n")
+    for events in ("s.jsonl", "s.events"):
+        assert main(["replay", str(rules), "--events", events, "--plan"]) == 0
+        assert capsys.readouterr().out == ("input: any event\n"
+                                           "stage 1: global (one partition: its rules join events that share no key)\n"
+                                           "  line 1: hot(S) <- temp/2\n"
+                                           "  line 2: pair(S) <- temp/2\n"
+                                           "  consumes: temp/2 (input)\n"
+                                           "reported: hot/1, pair/1\n")
+    assert main(["replay", str(rules), "--events", "s.jsonl", "--partition-by", "station", "--plan"]) == 1
+    assert capsys.readouterr().err == (
+        "etalis: --partition-by names a column of a table, and s.jsonl is read an event a line: leave it out (the "
+        "rules run in one partition), or map its columns with --event, --args and --time\n")
+    assert main(["replay", str(rules), "--events", "s.events", "--event", "temp", "--plan"]) == 1
+    assert capsys.readouterr().err == (
+        "etalis: event lines are events as they are: give no mapping options (--event, --args, --time, ...)\n")
+    # a JSON table with part of a mapping is still a table: what it lacks is asked for
+    assert main(["replay", str(rules), "--events", "s.jsonl", "--event", "temp", "--plan"]) == 1
+    assert capsys.readouterr().err == "etalis: give the time column with --time COL\n"
+
+
 STRICT_REFUSED = (
     "error: h/1 is derived under the policy strict, whose events are adjacent in the whole input stream, and replay "
     "feeds an engine only part of it (a partitioned stage the events of one key, every stage only the events its "

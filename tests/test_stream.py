@@ -582,3 +582,35 @@ def test_a_stream_of_event_lines_detects_as_etalis_run_on_the_files_one_after_th
     whole = tmp_path / "all.events"
     whole.write_text("".join(files).replace("b(x).\n", ""))
     assert sorted(run_lines(rules, whole, [])) == expected
+
+
+def test_a_stream_of_json_lines_without_a_mapping_detects_as_etalis_run_on_the_files(
+        spark: SparkSession, tmp_path: Path) -> None:
+    """The stream files of etalis run need no mapping: JSON lines are an event a line, each rejected line with
+    the reason etalis run gives it."""
+    rules = tmp_path / "r.etl"
+    rules.write_text("c(K) <- a(K) seq b(K) within 100.\n")
+    src = tmp_path / "in"
+    src.mkdir()
+    files = ['{"event": "a", "args": ["x"], "time": 10}\n\n{"event": "a", "args": ["y"], "time": 11}\n',
+             '{"event": "b", "args": ["y"], "time": 12}\n% not JSON\n{"event": "b", "args": ["x"], "time": 50}\n']
+    now = time.time()
+    for i, text in enumerate(files):
+        hidden = src / f".{i}.jsonl"
+        hidden.write_text(text)
+        os.utime(hidden, (now + i, now + i))
+        os.replace(hidden, src / f"{i}.jsonl")
+    out, err = StringIO(), StringIO()
+    ns = cli.parse(["stream", str(rules), "--source", str(src), "--checkpoint", str(tmp_path / "ck"),
+                    "--out", str(tmp_path / "out"), "--format", "jsonl", "--available-now",
+                    "--max-files-per-trigger", "1", "--quiet"])
+    assert cli.stream(ns, out, err) == 0, err.getvalue()
+    assert err.getvalue() == "rows: 5, events: 4, rejected: 1, detections: 2, warnings: 0\n"
+    expected = ['{"event": "c", "args": ["x"], "start": 10, "end": 50}',
+                '{"event": "c", "args": ["y"], "start": 11, "end": 12}']
+    assert sorted(output_lines(tmp_path / "out", "detections")) == expected
+    assert output_lines(tmp_path / "out", "rejected") == [
+        '{"value": "% not JSON", "reason": "not JSON: Expecting value at column 1"}']
+    whole = tmp_path / "all.jsonl"
+    whole.write_text("".join(files).replace("% not JSON\n", ""))
+    assert sorted(run_lines(rules, whole, [])) == expected

@@ -39,6 +39,20 @@ echo_feed(How, Accepted, Rejected, Events) :-
     exclude(==(""), Lines0, Events),
     engine_destroy(M).
 
+%   report_engine(-Engine, +Limit, +Names): an engine limited to Limit
+%   inferences per event that reports each event of Names (Name/Arity)
+%   it is fed.  Unlike an echo engine, no clause of it takes a timer's
+%   event, so that a feed of terms takes the quick way (see
+%   etalis_feed:quick_run/14).
+
+report_engine(M, Limit, Names) :-
+    engine_create(M),
+    engine_start(M, [], none, Limit),
+    forall(member(Name/Arity, Names),
+           (   functor(E, Name, Arity),
+               assertz(M:'$on'(E, T1, T2, det(E, T1, T2)))
+           )).
+
 %   An echo engine whose event `loop` never ends, limited to 1,000
 %   inferences per event.
 
@@ -66,16 +80,65 @@ slow_feed(Text, Accepted, Stopped) :-
     engine_destroy(M).
 
 %   burst_feed(+Terms, -Summary, -Detections, -Next): feed the list
-%   Terms (as packed columns give it, from line 10) to an echo engine
+%   Terms (as packed columns give it, from line 10) to an engine
 %   whose event `burst` runs out of memory, then an event at time 2.5:
 %   Next is that second feed's summary.
 
 burst_feed(Terms, Summary, Detections, Next) :-
-    echo_engine(M),
+    report_engine(M, inf, [a/1, c/0]),
     asserta(M:('$on'(burst, _, _, _) :- throw(error(resource_error(memory), _)))),
     engine_feed(M, terms(Terms, checked), [first(10), format(row)], Summary, Detections),
     engine_feed(M, terms([event(c, 2.5)], checked), [first(20), format(row)], Next, _),
     engine_destroy(M).
+
+%   limit_ways(:Goal): Goal holds with the inference limit kept the
+%   direct way and the portable way (see etalis_limits:limit_budget/2).
+
+:- meta_predicate limit_ways(0), limit_ways_off(0).
+
+limit_ways_off(Goal) :-
+    current_prolog_flag(etalis_direct_limits, Old),
+    setup_call_cleanup(set_prolog_flag(etalis_direct_limits, false),
+                       once(Goal),
+                       set_prolog_flag(etalis_direct_limits, Old)).
+
+limit_ways(Goal) :-
+    current_prolog_flag(etalis_direct_limits, Old),
+    forall(member(Way, [true, false]),
+           setup_call_cleanup(set_prolog_flag(etalis_direct_limits, Way),
+                              once(Goal),
+                              set_prolog_flag(etalis_direct_limits, Old))).
+
+%   quick_loop_feed(+Terms, -Summary, -Detections, -Next): feed the list
+%   Terms (from line 10) to an engine whose event `loop` never ends,
+%   limited to 1,000 inferences per event, then an event at time 9: Next
+%   is that second feed's summary.
+
+quick_loop_feed(Terms, Summary, Detections, Next) :-
+    report_engine(M, 1000, [a/1, b/1, c/0]),
+    assertz(M:(spin :- spin)),
+    asserta(M:('$on'(loop, _, _, _) :- spin)),
+    engine_feed(M, terms(Terms, checked), [first(10), format(row)], Summary, Detections),
+    engine_feed(M, terms([event(c, 9)], checked), [first(20), format(row)], Next, _),
+    engine_destroy(M).
+
+%   fits(+Limit, +Steps): an event that takes Steps steps of a rule
+%   is processed within Limit inferences.
+
+fits(Limit, Steps) :-
+    engine_create(M),
+    engine_start(M, [], none, Limit),
+    assertz(M:(steps(0) :- !)),
+    assertz(M:(steps(N) :- N1 is N - 1, steps(N1))),
+    assertz(M:('$on'(go(N), T1, T2, det(go(N), T1, T2)) :- steps(N))),
+    engine_feed(M, terms([event(go(Steps), 1)], checked), [], summary(_, _, _, _, Stopped), _),
+    engine_destroy(M),
+    Stopped == none.
+
+least_limit(Steps, Limit) :-
+    between(1, 1000, Limit),
+    fits(Limit, Steps),
+    !.
 
 stopped_header(Stopped, Pairs) :-
     feed_header(summary(0, 0, [], [], Stopped), Header),
@@ -196,5 +259,71 @@ test(a_resource_error_of_another_resource_is_no_stop, error(resource_error(file_
     asserta(M:('$on'(files, _, _, _) :- throw(error(resource_error(file_handles), _)))),
     call_cleanup(engine_feed(M, terms([event(a(1), 1), event(files, 2)], checked), [], _, _),
                  engine_destroy(M)).
+
+test(the_limits_of_this_prolog_are_kept_the_direct_way, [D, P] == [direct(998, Outer), portable(1000)]) :-
+    etalis_limits:limit_budget(1000, D),
+    D = direct(_, Outer),
+    limit_ways_off(etalis_limits:limit_budget(1000, P)).
+
+test(a_thread_keeps_the_limits_the_direct_way, B = direct(998, _)) :-
+    thread_self(Me),
+    thread_create(( etalis_limits:limit_budget(1000, B0),
+                    thread_send_message(Me, budget(B0))
+                  ), Id),
+    thread_join(Id, true),
+    thread_get_message(budget(B)).
+
+test(the_quick_loop_stops_an_event_at_the_inference_limit_either_way) :-
+    limit_ways(( quick_loop_feed([event(a(1), 1), [], event(loop, 2), event(b(1), 3)], S, D, N),
+                 S == summary(1, 0, [], [], limit(12, loop, 1000, none)),
+                 D == "[\"a\", [1], 1, 1]\n",
+                 N == summary(1, 0, [], [], none),
+                 numlist(1, 100_000, L),               % the limit outside is none again
+                 foldl([X, Y0, Y]>>(Y is X + Y0), L, 0, Sum),
+                 Sum == 5_000_050_000
+               )).
+
+test(an_event_has_the_same_inferences_either_way, Ls == [[L0, L0, L50, L50]]) :-
+    findall([D0, P0, D50, P50],
+            ( set_prolog_flag(etalis_direct_limits, true),
+              least_limit(0, D0), least_limit(50, D50),
+              set_prolog_flag(etalis_direct_limits, false),
+              least_limit(0, P0), least_limit(50, P50),
+              set_prolog_flag(etalis_direct_limits, true)
+            ), Ls),
+    Ls = [[L0, _, L50, _]],
+    L50 - L0 >= 50.
+
+test(an_event_that_runs_longer_than_its_limit_allows_stops_the_quick_loop_either_way) :-
+    limit_ways(( report_engine(M, 1_000_000, [a/1, b/1]),
+                 assertz(M:('$on'(slow, _, _, _) :- numlist(1, 100000, L), forall(between(1, 20000, _), msort(L, _)))),
+                 engine_feed(M, terms([event(a(1), 1), event(slow, 2), event(b(1), 3)], checked), [format(row)],
+                             summary(A, _, _, _, time(Line, E, _, Limit, In)), D),
+                 engine_destroy(M),
+                 [A, Line, E, Limit, In, D] == [1, 2, slow, 1_000_000, none, "[\"a\", [1], 1, 1]\n"]
+               )).
+
+%   Engine A's event x feeds engine B, without a limit, an event that
+%   never ends: A's limit stops A's event, which B's feed does not take
+%   for its own.
+
+test(a_limit_outside_a_feed_stops_the_event_outside, S == limit(1, x, 1000, none)) :-
+    report_engine(B, inf, [z/0]),
+    assertz(B:(spin :- spin)),
+    asserta(B:('$on'(loop, _, _, _) :- spin)),
+    report_engine(A, 1000, [w/0]),
+    assertz(A:('$on'(x, _, _, _) :- etalis_feed:engine_feed(B, terms([event(loop, 1)], checked), [], _, _), fail)),
+    limit_ways(( engine_feed(A, terms([event(x, 1)], checked), [], summary(_, _, _, _, S0), _),
+                 S0 == limit(1, x, 1000, none) )),
+    engine_feed(A, terms([event(x, 2)], checked), [], summary(_, _, _, _, S), _),
+    engine_destroy(A),
+    engine_destroy(B).
+
+test(an_event_raised_in_the_quick_loop_follows_its_event, [S, D] ==
+     [summary(3, 1, [], [], none), "[\"w\", [], 1, 1]\n[\"x\", [], 2, 2]\n[\"y\", [], 2, 2]\n[\"z\", [], 3, 3]\n"]) :-
+    report_engine(M, inf, [w/0, x/0, y/0, z/0]),
+    asserta(M:('$on'(x, _, _, _) :- event(y), fail)),
+    engine_feed(M, terms([event(w, 1), event(x, 2), event(z, 3)], checked), [format(row)], S, D),
+    engine_destroy(M).
 
 :- end_tests(feed).

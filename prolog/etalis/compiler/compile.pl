@@ -3,6 +3,7 @@
             compile_more/3,             % +Items, +Compiled0, -Compiled
             compile_without/3,          % +Label, +Compiled0, -Compiled
             selecting_program/1,        % +Compiled
+            condition_rules/3,          % +Compiled, +Goal, -Rules
             list_to_assoc_set/2         % +Keys, -Set
           ]).
 :- use_module(library(apply), [exclude/3, foldl/4, foldl/6, include/3, maplist/3, maplist/4]).
@@ -14,7 +15,7 @@
 :- use_module('../reader/directives', [file_directives/2, option_policy/2, unique_labels/1, check_overrides/2,
                                        triggered_events/5, default_inference_limit/1]).
 :- use_module(binarize, [binarize_rules/2, binarize_rules/3]).
-:- use_module(operators, [link_clause/2, timer_clauses/3, negated_event/2]).
+:- use_module(operators, [link_clause/2, timer_clauses/3, negated_event/2, interval_goal/4]).
 :- use_module(strategies, [reported_head/2]).
 :- use_module(chains, [chain_node/3]).
 :- use_module(stn_runs, [stn_runs/5, stn_run_event/1]).
@@ -356,6 +357,59 @@ program_compiled(Program, Statics, Settings0, compiled(Program, Clauses, Statics
     out_index(Nodes, Index),
     maplist(rule_goals(Index), Links, RuleGoals),
     Settings = Settings0.put(_{printed: Printed, rules: NRules, rule_goals: RuleGoals}).
+
+%!  condition_rules(+Compiled, +Goal, -Rules) is det.
+%
+%   Rules are the rules of Compiled whose `where` condition Goal (as it
+%   ran, its variables bound) is, each Head-pos(Source, Line, Column)
+%   (the head as the rule gives it, or a hidden event's), in file
+%   order: those of the goals with the most specific condition Goal is
+%   an instance of; [] if none (a condition that another step rewrote).
+%   A goal shared by rules with the same condition belongs to each.
+
+condition_rules(compiled(program(Nodes, Links), _, _, _), Goal, Rules) :-
+    findall(C-Id, ( member(node(Id, Op, _, _, _, _), Nodes),
+                    sub_term(C, Op),
+                    compound(C),
+                    interval_goal(C, _, _, C1),
+                    subsumes_term(C1, Goal) ),
+            Found),
+    exclude(more_general(Found), Found, Specific),
+    findall(Id, member(_-Id, Specific), Ids0),
+    sort(Ids0, Ids),
+    out_index(Nodes, Index),
+    findall(Hidden-Pos-Head, ( member(Link, Links),
+                               Link = link(_, _, Head0, Pos),
+                               reported_head(Head0, Head),
+                               rule_goals(Index, Link, _-Used),
+                               intersection(Used, Ids, [_|_]),
+                               hidden_head(Head, Hidden) ),
+            Rules0),
+    sort(Rules0, Rules1),                    % the rule file's own rules first
+    findall(Head-Pos, member(_-Pos-Head, Rules1), Rules2),
+    one_per_position(Rules2, Rules).
+
+hidden_head(Head, Hidden) :-
+    functor(Head, Name, _),
+    (   sub_atom(Name, 0, _, _, $) -> Hidden = true ; Hidden = false ).
+
+%   one_per_position(+Rules0, -Rules): the first rule of each line: the
+%   hidden rules of one `P+` (its first occurrence and its steps) are
+%   part of one rule of the file.
+
+one_per_position([], []).
+one_per_position([H-Pos|Rs0], [H-Pos|Rs]) :-
+    Pos = pos(Src, Line, _),
+    exclude(same_line(Src, Line), Rs0, Rs1),
+    one_per_position(Rs1, Rs).
+
+same_line(Src, Line, _-pos(Src, Line, _)).
+
+more_general(Found, C-_) :-
+    member(C2-_, Found),
+    subsumes_term(C, C2),
+    \+ subsumes_term(C2, C),
+    !.
 
 %   out_index(+Nodes, -Index): Index maps the name of each goal's
 %   intermediate event ('$ieN', one per goal) to the goal.

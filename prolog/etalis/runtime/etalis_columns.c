@@ -950,7 +950,8 @@ take_event(cursor *c, term_t t, term_t args, term_t time, batch_names *b)
    stack) for any other text. */
 static foreign_t
 list_terms(term_t text, term_t count, term_t terms, term_t names)
-{ size_t len, want, n = 0;
+{ size_t len, n = 0;
+  int64_t want;
   char *s = NULL;
   cursor c;
   term_t tail, head, event, args, time;
@@ -959,7 +960,7 @@ list_terms(term_t text, term_t count, term_t terms, term_t names)
 
   b.count = 0;
   b.valid = TRUE;
-  if ( !PL_get_size_ex(count, &want) )
+  if ( !PL_get_int64(count, &want) || want < 0 )    /* no list is that long */
     return FALSE;
   if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
     return FALSE;
@@ -968,16 +969,13 @@ list_terms(term_t text, term_t count, term_t terms, term_t names)
     return FALSE;
   c.s = s;
   c.end = s + len;
-  tail = PL_copy_term_ref(terms);
-  head = PL_new_term_ref();
-  event = PL_new_term_ref();
-  time = PL_new_term_ref();
-  args = PL_new_term_refs(MAX_LIST_ARGS);
-  if ( !take_char(&c, '[') )
+  /* a full local stack gives 0 refs and a resource error */
+  if ( !(tail = PL_copy_term_ref(terms)) || !(head = PL_new_term_ref()) || !(event = PL_new_term_ref()) ||
+       !(time = PL_new_term_ref()) || !(args = PL_new_term_refs(MAX_LIST_ARGS)) || !take_char(&c, '[') )
     goto out;
   if ( !take_char(&c, ']') )
   { do
-    { if ( n == want || !take_event(&c, event, args, time, &b) ||
+    { if ( n == (size_t)want || !take_event(&c, event, args, time, &b) ||
            !PL_unify_list(tail, head, tail) || !PL_unify(head, event) )
         goto out;
       n++;
@@ -986,13 +984,14 @@ list_terms(term_t text, term_t count, term_t terms, term_t names)
       goto out;
   }
   skip_layout(&c);
-  if ( c.s != c.end || n != want || !PL_unify_nil(tail) )
+  if ( c.s != c.end || n != (size_t)want || !PL_unify_nil(tail) )
     goto out;
   if ( !b.valid )
   { rc = PL_unify_atom_chars(names, "unchecked");
     goto out;
   }
-  tail = PL_copy_term_ref(names);
+  if ( !(tail = PL_copy_term_ref(names)) )
+    goto out;
   for ( size_t i = 0; i < b.count; i++ )
   { if ( !PL_unify_list(tail, head, tail) || !PL_unify_atom(head, b.names[i]) )
       goto out;
@@ -1040,9 +1039,11 @@ put_str(line_buffer *b, const char *s)
 { return put_bytes(b, s, strlen(s));
 }
 
-/* A number as write/1 writes it; a float that is not finite as null. */
+/* A number as write/1 writes it; a float that is not finite as null if
+   null_if_not_finite (an argument), else not here (a time, which
+   write_detection/2 writes as write/1 does). */
 static int
-put_number(line_buffer *b, term_t t)
+put_number(line_buffer *b, term_t t, int null_if_not_finite)
 { char *s;
   size_t len;
 
@@ -1051,7 +1052,7 @@ put_number(line_buffer *b, term_t t)
     if ( !PL_get_float(t, &d) )
       return FALSE;
     if ( !isfinite(d) )
-      return put_str(b, "null");
+      return null_if_not_finite && put_str(b, "null");
   } else if ( !PL_is_integer(t) )
     return FALSE;
   else
@@ -1089,7 +1090,7 @@ put_value(line_buffer *b, term_t t)
       return put_str(b, "null");
     case PL_INTEGER:
     case PL_FLOAT:
-      return put_number(b, t);
+      return put_number(b, t, TRUE);
     case PL_ATOM:
     case PL_STRING:
       return put_plain_text(b, t);
@@ -1104,6 +1105,8 @@ detection_line(line_buffer *b, int object, term_t e, term_t t1, term_t t2)
   atom_t a;
   size_t arity;
 
+  if ( !name || !arg )                  /* a full local stack: a resource error */
+    return FALSE;
   if ( PL_get_atom(e, &a) )
   { arity = 0;
     PL_put_atom(name, a);
@@ -1119,8 +1122,8 @@ detection_line(line_buffer *b, int object, term_t e, term_t t1, term_t t2)
     if ( (i > 1 && !put_str(b, ", ")) || !put_value(b, arg) )
       return FALSE;
   }
-  return put_str(b, object ? "], \"start\": " : "], ") && put_number(b, t1) &&
-         put_str(b, object ? ", \"end\": " : ", ") && put_number(b, t2) &&
+  return put_str(b, object ? "], \"start\": " : "], ") && put_number(b, t1, FALSE) &&
+         put_str(b, object ? ", \"end\": " : ", ") && put_number(b, t2, FALSE) &&
          put_str(b, object ? "}\n" : "]\n");
 }
 
@@ -1143,8 +1146,11 @@ write_detection(term_t format, term_t e, term_t t1, term_t t2)
   { if ( !(out = PL_acquire_stream(Scurrent_output)) )
       rc = FALSE;
     else
-    { if ( out->encoding == ENC_UTF8 || out->encoding == ENC_ASCII || out->encoding == ENC_ISO_LATIN_1 )
-        rc = Sfwrite(b.buf, 1, b.len, out) == b.len;     /* the line is ASCII: its bytes are its codes */
+    { /* the line is ASCII: its bytes are its codes, unless the stream
+         writes a newline as \r\n */
+      if ( (out->encoding == ENC_UTF8 || out->encoding == ENC_ASCII || out->encoding == ENC_ISO_LATIN_1) &&
+           out->newline != SIO_NL_DOS )
+        rc = Sfwrite(b.buf, 1, b.len, out) == b.len;
       else
       { for ( size_t i = 0; rc && i < b.len; i++ )
           rc = Sputcode((unsigned char)b.buf[i], out) >= 0;

@@ -10,9 +10,9 @@
 :- use_module(process, [admit/4, release/4, due_timers/4, raised_events/3, rule_updates/1]).
 :- use_module(input_events, [text_items/3, plain_input/3, input_event/6, rejection/4]).
 :- use_module(prefixes, [prefixed_event/3]).
-:- use_module(limits, [within_limit/3, limit_hit/5, memory_hit/4, dropped_changes/1, watched/3,
-                       output_string/2]).
-:- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2]).
+:- use_module(limits, [limit_budget/2, limited_run/6, budget_restored/1, own_limit/1, limit_hit/5,
+                       memory_hit/4, dropped_changes/1, watched/3, output_string/2]).
+:- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2, changes_flag/2]).
 :- use_module(protocol, [detection_format/1]).
 :- use_module('../reader/terms', [finite_number/1]).
 
@@ -344,19 +344,51 @@ term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit
 %   or at an event that reaches a limit (Stop is then stopped(Hit, Kept),
 %   else `none`).  Last is the time of the last event processed.
 %
-%   An event that runs out of the stacks is caught here, once for the
-%   run, not an event at a time (a catch/3 frame an event cost about a
-%   fifth of what the loop adds to the engine's clauses): the loop notes
-%   in At the line of the event it runs and the output before it, which
-%   the handler finds after the unwinding; the accepted count and the
-%   last time before that event are counted again from Terms.
+%   An event that reaches the inference limit or runs out of the stacks
+%   is caught here, once for the run, not an event at a time (a catch/3
+%   frame an event, with call_with_inference_limit/3's own, cost about
+%   as much as the rest of what the loop adds to the engine's clauses):
+%   the loop notes in At the line of the event it runs and the output
+%   before it, which the handler finds after the unwinding; the accepted
+%   count and the last time before that event are counted again from
+%   Terms.
 
 quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
     character_count(current_output, Kept),
     At = at(start, Kept),
-    catch(quick_loop(Terms, Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
-          error(resource_error(Resource), Context),
-          out_of_stacks(At, Resource, Context, Terms, Line, Checked, M, Last0, Rest, RestLine, Last, A0, A, Stop)).
+    limit_budget(Limit, Budget),
+    changes_flag(M, Changes),
+    nb_setarg(1, Changes, true),                % what rules recorded before the run is looked for too
+    current_output(Out),
+    Engine = engine(M:'$run', Changes, M:'$rule_update', M:'$raised', Out),
+    catch(quick_loop(Terms, Line, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
+          Error,
+          quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, RestLine, Last, A0, A, Stop)).
+
+%   quick_stopped(+Error, +Budget, +At, +Terms, +Line, +Checked, +M, +Limit,
+%                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%
+%   quick_run/14 after the exception Error: the event whose line At
+%   notes reached the inference limit or ran out of the stacks, and the
+%   run stops before it; any other exception is thrown again.
+
+quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+    budget_restored(Budget),
+    (   Error == inference_limit_exceeded
+    ->  (   arg(1, At, AtLine),
+            integer(AtLine),
+            own_limit(Budget)
+        ->  At = at(_, Kept),
+            done_before(Terms, Line, AtLine, Checked, Last0, Last, A0, A, E),
+            limit_hit(M, E, AtLine, Limit, Hit),
+            dropped_changes(M),
+            Rest = [], RestLine = AtLine, Stop = stopped(Hit, Kept)
+        ;   throw(Error)
+        )
+    ;   Error = error(resource_error(Resource), Context)
+    ->  out_of_stacks(At, Resource, Context, Terms, Line, Checked, M, Last0, Rest, RestLine, Last, A0, A, Stop)
+    ;   throw(Error)
+    ).
 
 %   out_of_stacks(+At, +Resource, +Context, +Terms, +Line, +Checked, +M,
 %                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
@@ -401,29 +433,42 @@ done_before([Term|Terms], Line, At, Checked, Last0, Last, A0, A, E) :-
         done_before(Terms, Next, At, Checked, Last1, Last, A1, A, E)
     ).
 
-%   quick_loop(+Terms, +Line, +Checked, +M, +Limit, +Format, +S, +At,
-%              +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
+%   quick_loop(+Terms, +Line, +Checked, +Engine, +Budget, +Format, +S,
+%              +At, +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
 %
-%   The loop of quick_run/14, At its note of the event being run.
+%   The loop of quick_run/14.  Engine is engine(Run, Changes, Updates,
+%   Raised, Out): the closures M:'$run' (the way of an input event, see
+%   etalis_runtime:engine_create/1), M:'$rule_update' and M:'$raised'
+%   made once (a goal M:G made an event at a time is garbage an event),
+%   the engine's flag of changes (see etalis_feed_state:changes_flag/2)
+%   and the stream of the detections;
+%   Budget the limit of each event (see etalis_limits:limit_budget/2), At
+%   its note of the event being run.
 
 quick_loop([], Line, _, _, _, _, _, _, Last, [], Line, Last, A, A, none).
-quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop) :-
+    Engine = engine(Run, Changes, _, _, Out),
     Next is Line + 1,
-    (   quick_event(Checked, Term, E, T1, T2),
+    (   (   Checked == checked,                 % quick_event/5, inline for the usual case
+            Term = event(E, Time),
+            number(Time)
+        ->  T1 = Time, T2 = Time,
+            T1 >= -253_402_300_799,
+            T2 =< 253_402_300_799
+        ;   quick_event(Checked, Term, E, T1, T2)
+        ),
         T2 >= Last0
     ->  b_setval(etalis_line, Line),
-        character_count(current_output, Kept),
+        character_count(Out, Kept),
         nb_setarg(1, At, Line),
         nb_setarg(2, At, Kept),
-        within_limit(Limit, M:'$run'(E, T1, T2, Format), Result),
-        (   Result == inference_limit_exceeded
-        ->  limit_hit(M, E, Line, Limit, Hit),
-            dropped_changes(M),
-            Rest = [], RestLine = Line, Last = Last0, A = A0, Stop = stopped(Hit, Kept)
-        ;   \+ M:'$rule_update'(_),
-            \+ M:'$raised'(_)
+        limited_run(Budget, Run, E, T1, T2, Format),
+        (   (   Changes = changes(false)        % the usual case, tested inline
+            ->  true
+            ;   unchanged(Engine)
+            )
         ->  A1 is A0 + 1,
-            quick_loop(Terms, Next, Checked, M, Limit, Format, S, At, T2, Rest, RestLine, Last, A1, A, Stop)
+            quick_loop(Terms, Next, Checked, Engine, Budget, Format, S, At, T2, Rest, RestLine, Last, A1, A, Stop)
         ;   nb_setarg(1, At, none),             % the event is done: what follows is no longer its
             A1 is A0 + 1,
             catch(( rule_updates(S),
@@ -435,13 +480,23 @@ quick_loop([Term|Terms], Line, Checked, M, Limit, Format, S, At, Last0, Rest, Re
             )
         )
     ;   Term == []
-    ->  quick_loop(Terms, Next, Checked, M, Limit, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop)
+    ->  quick_loop(Terms, Next, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop)
     ;   Rest = [Term|Terms], RestLine = Line, Last = Last0, A = A0, Stop = none
     ).
 
+%   unchanged(+Engine) is semidet: the event just processed by the
+%   engine of quick_loop/15, whose flag of changes is set, recorded no
+%   change of the rules and raised no event; the flag is cleared.
+
+unchanged(engine(_, Changes, Updates, Raised, _)) :-
+    nb_setarg(1, Changes, false),
+    \+ call(Updates, _),
+    \+ call(Raised, _).
+
 %   quick_event(+Checked, +Term, -E, -T1, -T2) is semidet: Term is a valid
 %   input event E over [T1,T2] (as plain_input/3 finds it, or known to
-%   be one if Checked is `checked`, see engine_feed/5).
+%   be one if Checked is `checked`, see engine_feed/5).  quick_loop/15
+%   has the case of a checked event at a point in time inline.
 
 quick_event(plain, Term, E, T, T) :-
     plain_input(Term, E, T).

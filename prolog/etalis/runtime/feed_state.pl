@@ -4,6 +4,8 @@
             feed_start/1,               % +Engine
             feed_warning/2,             % +Engine, +Text
             count_raised/1,             % +Engine
+            changed/1,                  % +Engine
+            changes_flag/2,             % +Engine, -Flag
             feed_value/3,               % +Engine, +Kind, -Value
             engine_warnings/2           % +Engine, -Warnings
           ]).
@@ -13,9 +15,11 @@
 
 The rules' code (a `where` condition that raises, ETALIS's event/1, a
 timer set in the past) and the watchdog report to the feed of their
-engine through global variables named after the engine's module, so
-that what one engine gathers never shows in another's reply, even when
-one feeds the other.  The input line being processed is the global
+engine through global variables named after the engine's module (and
+its warnings as facts of that module, each added once: a list in a
+global variable is copied whole at each change), so that what one
+engine gathers never shows in another's reply, even when one feeds the
+other.  The input line being processed is the global
 variable etalis_line, set before each event (see etalis_process:run/5).
 */
 
@@ -26,9 +30,7 @@ variable etalis_line, set before each event (see etalis_process:run/5).
 
 feed_warning(M, Text) :-
     (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
-    feed_global(M, warnings, G),
-    nb_getval(G, Ws),
-    nb_setval(G, [warning(Line, Text)|Ws]).
+    assertz(M:'$warning'(Line, Text)).          % kept on backtracking, and not copied again
 
 %!  count_raised(+Engine) is det.
 %
@@ -41,12 +43,36 @@ count_raised(M) :-
     R is R0 + 1,
     nb_setval(G, R).
 
+%!  changed(+Engine) is det.
+%
+%   A rule of Engine recorded a change of the rules or raised an event:
+%   the feed looks for them after the event (see changes_flag/2).
+
+changed(M) :-
+    feed_global(M, changes, G),
+    (   nb_current(G, Flag)
+    ->  nb_setarg(1, Flag, true)
+    ;   true
+    ).
+
+%!  changes_flag(+Engine, -Flag) is det.
+%
+%   Flag is changes(Changed), the term whose argument changed/1 sets to
+%   `true` in Engine's feed, so that a loop over many events tests one
+%   argument after each, and looks for the changes themselves only when
+%   it is `true` (setting it back to `false`).
+
+changes_flag(M, Flag) :-
+    feed_global(M, changes, G),
+    nb_getval(G, Flag).
+
 %!  feed_global(+Engine, +Kind, -Name) is det.
 %
 %   Name is the global variable that holds what the feed (or flush) of
-%   Engine gathers of Kind: its `warnings` (most recent first), how many
-%   events were `raised` and the `limit_goal`, the `where` condition that
-%   ran out of inferences (see etalis_goals:goal_error/3); also the
+%   Engine gathers of Kind: how many events were `raised` and the
+%   `limit_goal`, the `where` condition that ran out of inferences (see
+%   etalis_goals:goal_error/3), the flag of `changes` (see
+%   changes_flag/2); also the
 %   watchdog's look, `watch` (see etalis_limits:watched/3).
 
 feed_global(M, Kind, Name) :-
@@ -64,14 +90,15 @@ feed_kinds([watch|Kinds]) :-
 %   What Engine gathers starts empty.
 
 feed_start(M) :-
+    retractall(M:'$warning'(_, _)),
     forall(feed_initial(Kind, V),
            (   feed_global(M, Kind, G),
                nb_setval(G, V)
            )).
 
-feed_initial(warnings, []).
 feed_initial(raised, 0).
 feed_initial(limit_goal, none).
+feed_initial(changes, changes(true)).
 
 %!  engine_warnings(+Engine, -Warnings) is det.
 %
@@ -79,8 +106,10 @@ feed_initial(limit_goal, none).
 %   in order.
 
 engine_warnings(M, Warnings) :-
-    feed_value(M, warnings, Ws),
-    reverse(Ws, Warnings).
+    (   current_predicate(M:'$warning'/2)
+    ->  findall(warning(Line, Text), M:'$warning'(Line, Text), Warnings)
+    ;   Warnings = []
+    ).
 
 %!  feed_value(+Engine, +Kind, -Value) is det.
 %

@@ -1,6 +1,9 @@
 :- module(etalis_limits,
           [ limited/6,                  % +Limit, +Goal, +Engine, +Event, +Line, -Hit
-            within_limit/3,             % +Limit, +Goal, -Result
+            limit_budget/2,             % +Limit, -Budget
+            limited_run/6,              % +Budget, +Run, +Event, +T1, +T2, +Format
+            budget_restored/1,          % +Budget
+            own_limit/1,                % +Budget
             limit_hit/5,                % +Engine, +Event, +Line, +Limit, -Hit
             memory_hit/4,               % +Resource, +Event, +Line, -Hit
             dropped_changes/1,          % +Engine
@@ -23,6 +26,8 @@ a flush or advance raises as error(etalis_limit(Hit), _).
 */
 
 :- meta_predicate watched(+, +, 0).
+
+:- create_prolog_flag(etalis_direct_limits, true, [type(boolean), keep(true)]).
 
 %!  limited(+Limit, +Goal, +Engine, +Event, +Line, -Hit) is det.
 %
@@ -60,7 +65,7 @@ limited_(Limit, Goal, M, E, Line, Hit) :-
     ;   Hit = none
     ).
 
-%!  within_limit(+Limit, +Goal, -Result) is det.
+%   within_limit(+Limit, +Goal, -Result) is det.
 %
 %   Run Goal (module-qualified, deterministic) within Limit inferences
 %   (`inf` for no limit): Result is `inference_limit_exceeded` if it
@@ -72,6 +77,111 @@ within_limit(inf, Goal, true) :- !,
     call(Goal).
 within_limit(Limit, Goal, Result) :-
     call_with_inference_limit(Goal, Limit, Result).
+
+%!  limit_budget(+Limit, -Budget) is det.
+%
+%   Budget is how limited_run/6 keeps an event within Limit inferences
+%   (`inf` for no limit): `inf`; direct(Direct, Outer), the limit set and
+%   taken back around each event by the system's own predicates that
+%   call_with_inference_limit/3 is made of, without its catch/3 frame
+%   (the caller catches the limit's exception once for many events),
+%   Outer the limit outside; or portable(Limit), through
+%   call_with_inference_limit/3.  The direct way is taken if those
+%   predicates are there and behave as this module expects (checked as
+%   it loads: a Prolog whose internals differ gets the portable way),
+%   unless the Prolog flag etalis_direct_limits is `false`.  Either way
+%   an event has the same inferences: Direct is Limit less what
+%   call_with_inference_limit/3 spends itself.
+
+limit_budget(inf, inf) :- !.
+limit_budget(Limit, Budget) :-
+    (   direct_limits,
+        current_prolog_flag(etalis_direct_limits, true),
+        Direct is Limit - 2,                    % the inferences of call_with_inference_limit/3's own frames
+        Direct >= 0
+    ->  system:'$inference_limit'(Direct, Outer),
+        \+ system:'$inference_limit_false'(Outer),
+        Budget = direct(Direct, Outer)
+    ;   Budget = portable(Limit)
+    ).
+
+%!  limited_run(+Budget, +Run, +Event, +T1, +T2, +Format) is det.
+%
+%   Process Event over [T1,T2], writing its detections in Format, by
+%   call(Run, Event, T1, T2, Format), within the inference limit of
+%   Budget (see limit_budget/2).  An event that takes more throws
+%   inference_limit_exceeded, with the limit outside not yet restored on
+%   the direct way: the catcher restores it with budget_restored/1.
+
+limited_run(inf, Run, E, T1, T2, Format) :-
+    call(Run, E, T1, T2, Format).
+limited_run(direct(Limit, Outer), Run, E, T1, T2, Format) :-
+    (   system:'$inference_limit'(Limit, Outer)  % the limit outside as noted: the usual case
+    ->  call(Run, E, T1, T2, Format),
+        \+ system:'$inference_limit_false'(Outer)
+    ;   limited_run(portable(Limit), Run, E, T1, T2, Format)
+    ).
+limited_run(portable(Limit), Run, E, T1, T2, Format) :-
+    call_with_inference_limit(call(Run, E, T1, T2, Format), Limit, Result),
+    (   Result == inference_limit_exceeded
+    ->  throw(inference_limit_exceeded)
+    ;   true
+    ).
+
+%!  budget_restored(+Budget) is det.
+%
+%   After an exception out of limited_run/6 under Budget, the inference
+%   limit is again the one outside it.
+
+budget_restored(direct(_, Outer)) :- !,
+    \+ system:'$inference_limit_false'(Outer).
+budget_restored(_).
+
+%!  own_limit(+Budget) is semidet.
+%
+%   An inference_limit_exceeded out of limited_run/6 under Budget is the
+%   event's own: not that of a limit outside it (a goal that runs the
+%   feed, such as an engine fed by another's rule), which is reached, nor
+%   any under `inf`.
+
+own_limit(direct(_, Outer)) :-
+    statistics(inferences, Inferences),
+    Inferences < Outer.
+own_limit(portable(_)).
+
+%   direct_limits_work: the system's predicates of the inference limit
+%   that limit_budget/2 uses are there, stop a goal at its limit and
+%   give the limit outside back (checked once, as this module loads).
+
+direct_limits_work :-
+    catch(direct_limits_work_, _, fail).
+
+direct_limits_work_ :-
+    current_predicate(system:'$inference_limit'/2),
+    current_predicate(system:'$inference_limit_false'/1),
+    system:'$inference_limit'(100_000, Outer),
+    \+ system:'$inference_limit_false'(Outer),
+    system:'$inference_limit'(1_000, Outer),
+    catch(( spin(0), Stopped = false ), inference_limit_exceeded, Stopped = true),
+    \+ system:'$inference_limit_false'(Outer),
+    Stopped == true,
+    system:'$inference_limit'(1, Again),
+    \+ system:'$inference_limit_false'(Again),
+    Again == Outer.
+
+spin(N) :-
+    N < 1_000_000,
+    N1 is N + 1,
+    spin(N1).
+
+%   direct_limits: direct_limits_work held as this module loaded.
+
+:- if(direct_limits_work).
+direct_limits.
+:- else.
+direct_limits :-
+    fail.
+:- endif.
 
 %!  limit_hit(+Engine, +Event, +Line, +Limit, -Hit) is det.
 %
@@ -190,8 +300,8 @@ time_limit(Limit, Seconds) :-
 %   watchdog(+W, +S): the watchdog's look (see watched/3): throw the
 %   inference limit's exception into the event that has been running
 %   since the last look, else look again in S seconds.  Outside the
-%   processing of an event (its call_with_inference_limit/3) nothing is
-%   thrown.
+%   processing of an event (its call_with_inference_limit/3 or
+%   limited_run/6) nothing is thrown.
 
 watchdog(W, S) :-
     (   nb_current(W, watch(Id, Seen))
@@ -202,7 +312,10 @@ watchdog(W, S) :-
         (   Line \== none,
             Line == Seen,
             prolog_current_frame(F),
-            prolog_frame_attribute(F, parent_goal, system:call_with_inference_limit(_, _, _))
+            (   prolog_frame_attribute(F, parent_goal, system:call_with_inference_limit(_, _, _))
+            ->  true
+            ;   prolog_frame_attribute(F, parent_goal, etalis_limits:limited_run(_, _, _, _, _, _))
+            )
         ->  nb_setval(W, timed_out(S)),
             throw(inference_limit_exceeded)
         ;   nb_setval(W, watch(Id, Line)),

@@ -7,7 +7,7 @@
           ]).
 :- use_module(library(lists)).
 :- use_module(library(apply)).
-:- use_module(feed_state, [feed_warning/2]).
+:- use_module(feed_state, [feed_warning/2, changed/1]).
 :- use_module('../dialect/etalis_library', [etalis_flags/1]).
 
 /** <module> What a running rule changes: ETALIS's rule updates and raised events
@@ -53,7 +53,8 @@ raise_event(M, E) :-
         ground(E),
         functor(E, Name, _),
         \+ sub_atom(Name, 0, 1, _, $)
-    ->  assertz(M:'$raised'(E))
+    ->  assertz(M:'$raised'(E)),
+        changed(M)
     ;   copy_term(E, Shown),
         numbervars(Shown, 0, _, [singletons(true)]),
         format(string(W), "event/1 was given ~W, which is not an event (a ground term with a name): nothing raised",
@@ -77,7 +78,8 @@ rule_update(M, Update) :-
         ->  assertz(M:'$rule_update'('$dropped'))
         ;   true
         )
-    ;   assertz(M:'$rule_update'(Update))
+    ;   assertz(M:'$rule_update'(Update)),
+        changed(M)
     ).
 
 max_rule_updates(1000).

@@ -125,14 +125,6 @@ def spark_format_option(text: str) -> str:
     return name
 
 
-def table_format_option(text: str) -> str:
-    """``--input-format`` of replay: a table that Spark reads."""
-    name = spark_format_option(text)
-    if by_name(name).spark == "text":
-        raise argparse.ArgumentTypeError(f"replay reads tables, not {name} (etalis stream reads them)")
-    return name
-
-
 def add_input_options(p: argparse.ArgumentParser) -> None:
     """Where ``run`` reads its events: a file, standard input, a growing file."""
     p.add_argument("events_file", type=Path, nargs="?", metavar="EVENTS", help="the stream file, as --events gives it")

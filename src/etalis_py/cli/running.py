@@ -370,7 +370,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(line, file=err)
     if interrupt.requested:
         what = "terminated (SIGTERM)" if interrupt.signum == signal.SIGTERM else "interrupted"
-        print(f"etalis: {what}: stopped after {counts.accepted + counts.rejected} events", file=err)
+        n = counts.accepted + counts.rejected
+        print(f"etalis: {what}: stopped after {n} event{'' if n == 1 else 's'}", file=err)
     raised = counts.raised
     print(
         f"events read: {counts.accepted + counts.rejected}, accepted: {counts.accepted}, "

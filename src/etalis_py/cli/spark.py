@@ -21,7 +21,7 @@ from ..outputs.report import Readable
 from .checking import report_findings
 from .options import (EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_OK, _count, _stream_iri, add_engine_options,
                       add_mapping_options, add_quiet_option, add_static_option, add_time_options, add_trust_options,
-                      mapping_from, readable_of, said, spark_format_option, table_format_option, time_style)
+                      mapping_from, readable_of, said, spark_format_option, time_style)
 
 if TYPE_CHECKING:  # pyspark loads with these commands only (see above)
     from ..spark.driver import CheckedRules
@@ -43,9 +43,10 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     rp = sub.add_parser("replay", help="replay a data set through the rules on Spark")
     rp.add_argument("rules", type=Path, help="the .etl rule file")
     rp.add_argument("--events", required=True, metavar="PATH",
-                    help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI)")
-    rp.add_argument("--input-format", type=table_format_option, metavar="FORMAT",
-                    help="the data's format: csv, parquet or jsonl (default: from the file name)")
+                    help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI); "
+                    "JSON lines without a mapping, and .events files, are an event a line, as etalis run reads them")
+    rp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
+                    help="the data's format: csv, parquet, jsonl or events (default: from the file name)")
     rp.add_argument("--stream", type=_stream_iri, metavar="IRI",
                     help="the graphs of --graph-col are on the stream IRI, asked with graph_stream(G, S)")
     rp.add_argument("--partition-by", metavar="COL",
@@ -80,12 +81,15 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``etalis replay``: see :func:`etalis_py.spark.replay`."""
     # pyspark loads with the command that runs on Spark, not with every command
     from .. import spark as sp
+    from ..spark.driver import event_lines
     from ..spark.failures import spark_failure
     from ..spark.planning import refuse_strict, refuse_timers, refuse_unbound_transfers
 
     try:
         mapping = mapping_from(ns, ns.stream)
-        mapping.check()
+        lines = event_lines(str(ns.events), mapping, ns.input_format, ns.partition_by)
+        if not lines:
+            mapping.check()
         if ns.format == "table" and ns.out:
             raise ValueError("--format table is printed: leave out --out (or write jsonl there and use etalis table)")
         readable = readable_of(ns)
@@ -94,7 +98,7 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_FAILURE
     if ns.plan:
         planned = _plan_rules(ns)
-        the_plan = sp.replay_plan(planned.rule_file.rules, str(ns.rules), mapping, ns.partition_by)
+        the_plan = sp.replay_plan(planned.rule_file.rules, str(ns.rules), mapping, ns.partition_by, lines)
         out.write(the_plan.explain(list(planned.printed)))
         # what replay refuses after planning, the plan refuses too (exit 2)
         refuse_timers(the_plan, str(ns.rules))
@@ -154,7 +158,8 @@ def add_stream_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
                     help="a folder whose new files are read as they land (CSV, JSON lines or Parquet), "
                     "socket://HOST:PORT or kafka://HOST:PORT/TOPIC (CSV lines, named by --columns)")
     sp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
-                    help="the files' format: csv, jsonl, parquet or events (default: from their names)")
+                    help="the files' format: csv, jsonl, parquet or events (default: from their names); JSON lines "
+                    "without a mapping, and events, are an event a line, as etalis run reads them")
     sp.add_argument("--partition-by", metavar="COL",
                     help="the key column: rules whose events all carry the key run with a state per key")
     sp.add_argument("--checkpoint", required=True, metavar="DIR",
@@ -195,13 +200,14 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # pyspark loads with the command that runs on Spark, not with every command
     from .. import spark as sp
     from ..spark import stream as live
+    from ..spark.driver import event_lines
 
     try:
         mapping = mapping_from(ns)
         # a plan is made without looking at the files
         fmt = (live.source_format(ns.source, ns.input_format) if not ns.plan
                else by_name(ns.input_format) if ns.input_format else None)
-        lines = fmt is not None and fmt.spark == "text"
+        lines = fmt is not None and event_lines(ns.source, mapping, fmt.name, ns.partition_by)
         if not lines:
             mapping.check()
         readable = readable_of(ns) if ns.print_as == "lines" else None
@@ -220,14 +226,16 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     stopping = _Stop()
     with stopping:
         spark = live.stream_session(ns.master, conf)
-        rows = live.read_stream(spark, ns.source, mapping, fmt.name if fmt is not None else None,
+        # event lines, JSON or not, are read as text: each line an event or a rejected line
+        rows = live.read_stream(spark, ns.source, mapping, "events" if lines else fmt.name if fmt is not None else None,
                                 ns.max_files_per_trigger)
         found = sp.detect_stream(rows, ns.rules, event=ns.event, event_col=ns.event_col, args=ns.args, time=ns.time,
                                  time_format=ns.time_format, time_zone=ns.time_zone, columns=ns.columns,
                                  graph_col=ns.graph_col, partition_by=ns.partition_by, policy=ns.policy,
                                  max_age=ns.max_age, lateness=ns.lateness, ontology=ns.ontology,
                                  entailment=ns.entailment, trusted=ns.trusted, explain=ns.explain, static=ns.static,
-                                 initial_state=ns.initial_state, event_lines=lines, checked=checked)
+                                 initial_state=ns.initial_state, event_lines=lines,
+                                 json_lines=lines and fmt is not None and fmt.spark == "json", checked=checked)
         query = found.start(ns.out, ns.checkpoint, ns.format, ns.available_now, ns.trigger)
         printer = _LivePrinter(out, ns.out, ns.format, ns.print_as, readable)
         failure: Optional[BaseException] = None

@@ -308,6 +308,20 @@ def _json_term(item: dict[str, Any], names: dict[str, str]) -> str:
     return Event.coerce(item).to_term()
 
 
+def json_event_line(line: str, names: dict[str, str]) -> tuple[Optional[str], Optional[str]]:
+    """The input term of the stripped JSON line ``line`` and None, or None
+    and the reason ``etalis run`` rejects it with (``names`` caches the
+    event names' texts).  Replay asks it of JSON lines read as text."""
+    reason = not_text(line)
+    if reason:
+        return None, reason
+    try:
+        item = json.JSONDecoder(parse_constant=_not_a_number).decode(line)
+        return (_json_term(item, names) if isinstance(item, dict) else _not_object(item)), None
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and InvalidEvent are ValueErrors
+        return None, _reason(e)
+
+
 def json_line_reason(line: str) -> Optional[str]:
     """Why ``etalis run`` rejects the JSON line ``line`` before it looks at
     its fields (not text, see :func:`decode_lines`: not UTF-8, with its bad

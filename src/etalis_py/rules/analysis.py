@@ -104,8 +104,9 @@ class RuleInfo:
     # every event the rule derives
     numeric: tuple[int, ...] = ()
     # the named variables (not starting with _) that occur once in the
-    # rule, in an event of its pattern
-    singletons: tuple[str, ...] = ()
+    # rule, in an event of its pattern: (name, line, column) of each, where
+    # the file writes it
+    singletons: tuple[tuple[str, int, int], ...] = ()
     # True if ``policy`` is the rule's own (``:- policy(Label, P).``), not
     # the file's, which a policy given when running replaces
     own_policy: bool = False
@@ -151,7 +152,8 @@ def rule_infos(parsed: Mapping[str, Any]) -> list[RuleInfo]:
                             tuple((str(n["goal"]), str(n["why"])) for n in rule.get("never", ())),
                             rule.get("run") or None,
                             numeric=tuple(int(i) for i in rule.get("numeric", ())),
-                            singletons=tuple(map(str, rule.get("singletons", ()))),
+                            singletons=tuple((str(v["name"]), int(v["line"]), int(v["column"]))
+                                             for v in rule.get("singletons", ())),
                             own_policy=bool(rule.get("own_policy", False))))
     return out
 

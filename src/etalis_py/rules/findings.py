@@ -521,12 +521,13 @@ def _unbound_head(rf: RuleFile) -> list[Finding]:
 def _singletons(rf: RuleFile) -> list[Finding]:
     """Named variables that occur once in a rule, in an event of its
     pattern: they join nothing (a misspelt join variable, as Prolog's
-    singleton warning says)."""
-    return [_at(rf, r, "warning", "singleton-variable",
-                f"variable {name} occurs only once in this rule: it matches any value and joins nothing",
-                f"if it is meant to be another variable of the rule, correct its name; if any value will do, "
-                f"write _ or _{name}", variable=name)
-            for r in rf.rules if not r.head.sig.name.startswith("$") for name in r.singletons]
+    singleton warning says), each at the variable."""
+    return [Finding("warning", "singleton-variable",
+                    f"variable {name} occurs only once in this rule: it matches any value and joins nothing",
+                    rf.source, line, column,
+                    f"if it is meant to be another variable of the rule, correct its name; if any value will do, "
+                    f"write _ or _{name}", {"variable": name})
+            for r in rf.rules if not r.head.sig.name.startswith("$") for name, line, column in r.singletons]
 
 
 def _lasts(p: Optional[RulePattern], spread: Callable[[Sig], bool]) -> bool:

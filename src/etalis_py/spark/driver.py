@@ -31,8 +31,8 @@ from ..inputs.mapping import Mapping, MappingOptions, missing_column
 from ..inputs.registry import by_name
 from .mapping import MapSpec, _map_rows
 from .names import (
-    CORRUPT, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND, S_LINE,
-    S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TRANSFER,
+    CORRUPT, EVENT_LINE, FORMATS, KEY1, KEYS, KIND, LINE, REASON, ROW, SIG, STAGE_SCHEMA, S_KEY, S_KEYS, S_KIND,
+    S_LINE, S_PATH, S_REASON, S_ROW, S_SIG, S_T, S_TKIND, TIME, TKIND, TK_DATE, TRANSFER,
 )
 from .partition import StageSpec, _load_knowledge, _map_and_run, _run_stage
 from .planning import (Plan, Stage, _transfer_rules, refuse_strict, refuse_timers, refuse_unbound_transfers,
@@ -274,8 +274,10 @@ def replay(
     """Replay ``data`` through ``rules`` on Spark.
 
     ``data`` is a DataFrame or the path of a CSV, Parquet or JSON-lines
-    table; ``rules`` the path of an ``.etl`` file or rule text.  Rows map to
-    events as in ``etalis run``, by the keywords of
+    table, or of a stream file of ``etalis run`` read an event a line (JSON
+    lines given without a mapping, ``.events`` lines; see
+    :func:`event_lines`); ``rules`` the path of an ``.etl`` file or rule
+    text.  Rows map to events as in ``etalis run``, by the keywords of
     :class:`~etalis_py.inputs.mapping.MappingOptions`: ``event`` names every row's event (or
     ``event_col`` gives the column that does), ``args`` are the argument
     columns, ``time`` the time column (seconds, or dates in
@@ -310,7 +312,10 @@ def replay(
     started = perf_counter()
     text, source = _rule_text(rules)
     mapping = Mapping.of(**mapping_options)
-    mapping.check()
+    lines = isinstance(data, (str, os.PathLike)) and event_lines(os.fspath(data), mapping, input_format,
+                                                                 partition_by)
+    if not lines:
+        mapping.check()
     if policy is not None:
         check_policy(policy)
     if isinstance(data, (str, os.PathLike)):
@@ -321,7 +326,7 @@ def replay(
     checked = checked or checked_rules(rules, policy=policy, max_age=max_age, trusted=trusted, ontology=ontology,
                                        static=static, entailment=entailment)
     knowledge, statics, printed = checked.knowledge, checked.statics, checked.printed
-    the_plan = replay_plan(checked.rule_file.rules, source, mapping, partition_by)
+    the_plan = replay_plan(checked.rule_file.rules, source, mapping, partition_by, lines)
     refuse_timers(the_plan, source)
     refuse_unbound_transfers(the_plan, source)
     refuse_strict(the_plan, source, policy)
@@ -329,7 +334,11 @@ def replay(
 
     if isinstance(data, (str, os.PathLike)):
         spark = spark or session()
-        df = read_input(spark, os.fspath(data), mapping, input_format)
+        if lines:
+            df = spark.read.text(os.fspath(data)).filter(~F.col(EVENT_LINE).rlike(_skipped_lines(input_format,
+                                                                                               os.fspath(data))))
+        else:
+            df = read_input(spark, os.fspath(data), mapping, input_format)
     else:
         df = data
         spark = df.sparkSession
@@ -357,7 +366,7 @@ def replay(
         json_lines = isinstance(data, (str, os.PathLike)) and (
             by_name(input_format) if input_format else format_of(os.fspath(data))).spark == "json"
         mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
-                        first_keys, raw_later, later, json_lines)
+                        first_keys, raw_later, later, json_lines, lines)
         mapped = numbered.mapInArrow(_map_rows(mspec),
                                      _mapped_schema(numbered, raw_later))
         if raw_later or not the_plan.stages:
@@ -481,6 +490,31 @@ def replay(
         raise
     finally:
         reporter.stop()
+
+
+def event_lines(path: str, mapping: Mapping, input_format: Optional[str], partition_by: Optional[str]) -> bool:
+    """Whether the data at ``path`` is read as ``etalis run`` reads a stream
+    file, an event a line (JSON lines ``{"event": .., "args": [..],
+    "time": t}``, or ``event(Term, Time)`` lines), rather than as a table
+    mapped by ``mapping``: JSON lines without a mapping, and event lines.
+    Raises ValueError for event lines with a mapping, and for a key column
+    of events that are not rows of a table."""
+    spark_format = (by_name(input_format) if input_format else format_of(path)).spark
+    if spark_format == "text" and mapping != Mapping():
+        raise ValueError("event lines are events as they are: give no mapping options (--event, --args, --time, ...)")
+    lines = spark_format == "text" or (spark_format == "json" and mapping == Mapping())
+    if lines and partition_by is not None:
+        raise ValueError(f"--partition-by names a column of a table, and {path} is read an event a line: leave it "
+                         "out (the rules run in one partition), or map its columns with --event, --args and --time")
+    return lines
+
+
+def _skipped_lines(input_format: Optional[str], path: str) -> str:
+    """The lines of a file read an event a line that are no rows, as
+    ``etalis run`` skips them: blank lines, and the comments of event
+    lines (a JSON line starting with % is a line that is not JSON)."""
+    json = (by_name(input_format) if input_format else format_of(path)).spark == "json"
+    return r"^\s*$" if json else r"^\s*(%.*)?$"
 
 
 def _check_local_input(path: str) -> None:

@@ -17,7 +17,7 @@ from ..bridge.columns import Packed
 from ..events import InvalidEvent
 from ..inputs.delimited import csv_rows
 from ..inputs.events_text import event_time, too_costly
-from ..inputs.jsonl import json_line_reason
+from ..inputs.jsonl import json_event_line, json_line_reason
 from ..inputs.lines import not_text
 from ..inputs.mapping import Mapping
 from ..inputs.tables import Column, joined_packed, joined_terms, number_array, parse_cell, row_columns, value_text
@@ -192,8 +192,11 @@ def _event_lines(spec: MapSpec, batches: Iterator[pa.RecordBatch],
     the one global key at its time; a line the engine's reader is not
     given (see :func:`~etalis_py.inputs.events_text.too_costly`), or whose time
     is not a number (the stream orders a micro-batch's events by time),
-    is rejected."""
-    names = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([PACKED] if packed else [])
+    is rejected.  With ``spec.json_lines`` the lines are JSON events
+    (``{"event": .., "args": [..], "time": t}``), each made the input term
+    ``etalis run`` makes of it, or rejected with its reason."""
+    columns = [*spec.original, ROW, KIND, KEY1, LINE, TIME, REASON, TKIND] + ([PACKED] if packed else [])
+    names: dict[str, str] = {}      # the event names' texts, of JSON lines
     for batch in batches:
         n = batch.num_rows
         if n == 0:
@@ -204,7 +207,11 @@ def _event_lines(spec: MapSpec, batches: Iterator[pa.RecordBatch],
         reasons: list[Optional[str]] = []
         for value in _values(batch.column(EVENT_LINE)):
             text = (value or "").strip()
-            reason = not_text(text) or too_costly(text)
+            if spec.json_lines:
+                term, reason = json_event_line(text, names)
+                text = term or text
+            else:
+                reason = not_text(text) or too_costly(text)
             t = event_time(text) if reason is None else None
             if reason is None and t is None:
                 reason = ("a stream reads lines event(Term, Time) with a number of seconds as the time (or an "
@@ -218,7 +225,7 @@ def _event_lines(spec: MapSpec, batches: Iterator[pa.RecordBatch],
              pa.repeat("", n), pa.array(lines, pa.string()), pa.array(times, pa.float64()),
              pa.array(reasons, pa.string()), pa.repeat(pa.scalar(TK_NUMBER, pa.int32()), n),
              *([pa.nulls(n, pa.int64())] if packed else [])],
-            names=names), None
+            names=columns), None
 
 
 def _reserved_names(names: Sequence[Any], column: Column) -> None:
@@ -290,16 +297,20 @@ def _values(column: pa.Array) -> list[Any]:
 
 def _replaced_bytes(batch: pa.RecordBatch, spec: MapSpec) -> dict[int, str]:
     """The rows of a batch read by Spark's CSV reader in which it replaced
-    bytes that are not UTF-8 by U+FFFD, with the reason."""
+    bytes that are not UTF-8 by U+FFFD, or that hold a NUL byte (which
+    ``etalis run`` rejects too: no text holds one), with the reason."""
     out: dict[int, str] = {}
     for col in spec.original:
         column = batch.column(col)
         if col == CORRUPT or not pa.types.is_string(column.type):
             continue
-        hits = pc.fill_null(pc.match_substring(column, "\ufffd"), False)
-        if pc.any(hits).as_py():
-            for i in pc.indices_nonzero(hits).to_pylist():
-                out.setdefault(i, f"line is not UTF-8: Spark read a byte of column {col!r} as U+FFFD")
+        for bad, reason in (("\ufffd", f"line is not UTF-8: Spark read a byte of column {col!r} as U+FFFD"),
+                            ("\x00", f"line holds a NUL byte in column {col!r}: no text does (a binary file, or "
+                                     "text in UTF-16?)")):
+            hits = pc.fill_null(pc.match_substring(column, bad), False)
+            if pc.any(hits).as_py():
+                for i in pc.indices_nonzero(hits).to_pylist():
+                    out.setdefault(i, reason)
     return out
 
 

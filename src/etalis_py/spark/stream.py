@@ -227,6 +227,7 @@ def detect_stream(
     static: Sequence[Union[str, "os.PathLike[str]"]] = (),
     initial_state: Optional[Union[str, "os.PathLike[str]"]] = None,
     event_lines: bool = False,
+    json_lines: bool = False,
     checked: Optional[CheckedRules] = None,
     **mapping_options: Unpack[MappingOptions],
 ) -> LiveDetection:
@@ -246,6 +247,9 @@ def detect_stream(
     them: a text column ``value``), each ``event(Term, Time)`` line an
     event as ``etalis run`` reads it, all of one global key (no mapping
     options, no ``partition_by``); blank and comment lines are nothing.
+    With ``json_lines`` too, those lines are JSON events (``{"event": ..,
+    "args": [..], "time": t}``, as ``etalis run`` reads a ``.jsonl``
+    file), and only blank lines are nothing.
 
     Raises :class:`~etalis_py.errors.RuleError` for a rule file with errors
     or rules a stream cannot run, ValueError for a mapping that does not
@@ -260,7 +264,7 @@ def detect_stream(
     if event_lines:
         if partition_by is not None or mapping != Mapping():
             raise ValueError("event lines are events as they are: give no mapping options and no --partition-by")
-        data = data.filter(~F.col(EVENT_LINE).rlike(r"^\s*(%.*)?$"))
+        data = data.filter(~F.col(EVENT_LINE).rlike(r"^\s*$" if json_lines else r"^\s*(%.*)?$"))
     else:
         mapping.check()
     if policy is not None:
@@ -286,7 +290,7 @@ def detect_stream(
     first_keys = tuple((str(s), -1 if first.key is None else first.key_position(s))
                        for s in first.consumes if the_plan.input.is_input(s))
     mspec = MapSpec(mapping, original, len(original) - (1 if CORRUPT in original else 0), CORRUPT in original,
-                    first_keys, False, (), "json" in _source_format(data), event_lines)
+                    first_keys, False, (), json_lines or "json" in _source_format(data), event_lines)
     clock = _event_time(data, mapping)
     # without a lateness or a timer an engine never waits for time to move on
     idle = clock is not None and (bool(lateness) or any(r.timer for r in the_plan.rules))
