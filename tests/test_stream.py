@@ -59,9 +59,15 @@ def wind_rows() -> list[list[str]]:
 
 def write_csv(path: Path, rows: Sequence[Sequence[str]], stamp: float) -> None:
     """A file of ``rows``, renamed into place, modified at ``stamp``."""
+    text = StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    write_in_place(path, text.getvalue(), stamp)
+
+
+def write_in_place(path: Path, text: str, stamp: float) -> None:
+    """A file of ``text``, renamed into place (a stream never sees it half written), modified at ``stamp``."""
     hidden = path.with_name("." + path.name)
-    with hidden.open("w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(rows)
+    hidden.write_text(text)
     os.utime(hidden, (stamp, stamp))
     os.replace(hidden, path)
 
@@ -562,10 +568,7 @@ def test_a_stream_of_event_lines_detects_as_etalis_run_on_the_files_one_after_th
              "event(b(y), 12).\nb(x).\nevent(a(x), [20, 40]).\nevent(b(x), 50).\n"]
     now = time.time()
     for i, text in enumerate(files):
-        hidden = src / f".{i}.events"
-        hidden.write_text(text)
-        os.utime(hidden, (now + i, now + i))
-        os.replace(hidden, src / f"{i}.events")
+        write_in_place(src / f"{i}.events", text, now + i)
     out, err = StringIO(), StringIO()
     ns = cli.parse(["stream", str(rules), "--source", str(src), "--checkpoint", str(tmp_path / "ck"),
                     "--out", str(tmp_path / "out"), "--format", "jsonl", "--available-now",
@@ -596,10 +599,7 @@ def test_a_stream_of_json_lines_without_a_mapping_detects_as_etalis_run_on_the_f
              '{"event": "b", "args": ["y"], "time": 12}\n% not JSON\n{"event": "b", "args": ["x"], "time": 50}\n']
     now = time.time()
     for i, text in enumerate(files):
-        hidden = src / f".{i}.jsonl"
-        hidden.write_text(text)
-        os.utime(hidden, (now + i, now + i))
-        os.replace(hidden, src / f"{i}.jsonl")
+        write_in_place(src / f"{i}.jsonl", text, now + i)
     out, err = StringIO(), StringIO()
     ns = cli.parse(["stream", str(rules), "--source", str(src), "--checkpoint", str(tmp_path / "ck"),
                     "--out", str(tmp_path / "out"), "--format", "jsonl", "--available-now",

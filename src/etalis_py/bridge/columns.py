@@ -451,25 +451,15 @@ def unpacked_detections(layout: dict[str, Any], count: int) -> list[Detection]:
     for i, text in zip(np.flatnonzero(tags == JSON).tolist(), raw[tags == JSON].tolist()):
         out[i] = json.loads(layout["texts"][text])
     values = out.tolist()
-    names = list(map(atoms.__getitem__, heads))
-    new = object.__new__
+    ends = np.cumsum(arities + 2).tolist()      # where each detection's cells end
+    new = object.__new__                          # a frozen dataclass, filled as its __init__ would fill it
     made: list[Detection] = []
     append = made.append
-    arity = int(arities[0])
-    if (arities == arity).all():         # the common case: the offsets of the rows go in steps
-        for name, o in zip(names, range(0, cells, arity + 2)):
-            d = new(Detection)
-            d.__dict__.update(event=name, args=tuple(values[o:o + arity]), start=values[o + arity],
-                              end=values[o + arity + 1], provenance=())
-            append(d)
-        return made
-    o = 0
-    for name, k in zip(names, arities.tolist()):
+    for name, k, end in zip(map(atoms.__getitem__, heads), arities.tolist(), ends):
         d = new(Detection)
-        d.__dict__.update(event=name, args=tuple(values[o:o + k]), start=values[o + k], end=values[o + k + 1],
-                          provenance=())
+        d.__dict__.update(event=name, args=tuple(values[end - k - 2:end - 2]), start=values[end - 2],
+                          end=values[end - 1], provenance=())
         append(d)
-        o += k + 2
     return made
 
 

@@ -4,7 +4,6 @@ out: :mod:`.feeding`)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import warnings
 from collections import deque
@@ -23,7 +22,7 @@ from .engine_options import (POLICIES, STRATEGIES, check_policy, check_unicode, 
                              one_at_a_time, outside_level, trust_option)
 from .feeding import Callback, Feeding
 from .results import (MAX_QUEUED, SNAPSHOT_COUNTERS, BatchResult, EngineStats, FeedResult, KeyState, PendingPart,
-                      parse_detections, parse_rows)
+                      parse_detections, parse_rows, snapshot_header)
 
 if TYPE_CHECKING:  # rdflib and owlrl are imported on the first load of an ontology
     from ..rdf.knowledge import KnowledgeBase, Source as OntologySource
@@ -50,16 +49,13 @@ class SnapshotParts:
         return memoryview(self.content) if isinstance(self.content, bytes) else self.content.view()
 
     def header(self) -> bytes:
-        """The snapshot's first two lines: ``head``, the content's SHA-256
-        between single quotes, ``).`` and a newline."""
-        return b"".join(self._parts(self.view())[:-1])
+        """The snapshot's first two lines (see :func:`.results.snapshot_header`)."""
+        return snapshot_header(self.head, self.view())
 
     def to_bytes(self) -> bytes:
         """The snapshot's bytes, joined once."""
-        return b"".join(self._parts(self.view()))
-
-    def _parts(self, content: memoryview) -> tuple[bytes, bytes, bytes, bytes, memoryview]:
-        return self.head, b"'", hashlib.sha256(content).hexdigest().encode("ascii"), b"').\n", content
+        content = self.view()
+        return b"".join((snapshot_header(self.head, content), content))
 
     def release(self) -> None:
         """Give the content's bytes back to the engine (once; the parts are

@@ -129,12 +129,17 @@ def parse_rows(lines: str) -> Detections:
     return Detections(map(Detection.from_row, json.loads("[" + lines.rstrip("\n").replace("\n", ",") + "]")))
 
 
+def snapshot_header(head: bytes, content: Union[bytes, memoryview]) -> bytes:
+    """A snapshot's first two lines from the engine's parts: ``head`` (its
+    start up to its content's length and a comma) and the content's
+    SHA-256 between single quotes, ``).`` and a newline (the engine leaves
+    the checksum to this side: hashlib hashes the bytes as they are)."""
+    return b"".join((head, b"'", hashlib.sha256(content).hexdigest().encode("ascii"), b"').\n"))
+
+
 def snapshot_bytes(head: str, content: Union[bytes, memoryview]) -> bytes:
-    """A snapshot's bytes from the engine's parts: the engine leaves the
-    content's checksum to this side (hashlib hashes the bytes as they are,
-    and the parts are joined once)."""
-    checksum = hashlib.sha256(content).hexdigest().encode("ascii")
-    return b"".join((head.encode("latin-1"), b"'", checksum, b"').\n", content))
+    """A snapshot's bytes from the engine's parts, joined once."""
+    return b"".join((snapshot_header(head.encode("latin-1"), content), content))
 
 
 def feed_result(header: dict[str, Any], body: str, found: Optional[list[Detection]] = None) -> FeedResult:
