@@ -281,7 +281,7 @@ def test_every_checkpoint_takes_a_snapshot_where_reading_the_input_again_could_g
     events = tmp_path / "e.events"
     write_events(events, 1000)
     saved: list[str] = []
-    save = running.save_state
+    save = save_state
 
     def recorded(directory: Path, name: str, state: Any) -> tuple[int, str]:
         saved.append(name)
