@@ -585,3 +585,44 @@ def test_a_trig_stream_read_whole_resumes_after_the_graphs_it_had_read(tmp_path:
     assert main(["run", str(rules), str(growing), *common]) == 0
     assert capsys.readouterr().err.splitlines()[-1].startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["nquads", "trig"])
+def test_a_graph_stream_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_run_writes(
+        tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdflib import Dataset
+
+    example = Path(__file__).parent.parent / "examples" / "graph_weather"
+    rules, events = example / "graph_weather.etl", example / "observations.nq"
+    if kind == "trig":
+        dataset = Dataset()
+        dataset.parse(events, format="nquads")
+        events = tmp_path / "observations.trig"
+        dataset.serialize(events, format="trig")
+    assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
+    save, saved = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(args[1].line)     # the run's counts: where this checkpoint is
+        if len(saved) == 3:              # a batch holds several graphs: the third checkpoint is one of the last
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    out = tmp_path / "out.jsonl"
+    args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"),
+            "--checkpoint-every", "7"]
+    with pytest.raises(Crash):
+        main(args)
+    capsys.readouterr()
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    assert main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    first, second = saved[:2]
+    assert err[0].endswith(f"; the state is rebuilt from its snapshot at line {first} by reading the "
+                           f"{second - first} lines after it again, without writing their detections twice")
+    assert err[-1].startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
