@@ -10,8 +10,8 @@ A run that checkpoints without a snapshot each time (see docs/live.md)
 rebuilds the state it had by reading its input again: that gives the
 same detections only if nothing but the input decides them.  The
 sandbox lets a where condition read the machine's clock, draw random
-numbers, keep global variables and print; input_determined/1 tells the
-rules that do none of that.  It looks at every subterm of the compiled
+numbers, keep global variables, read standard input and print;
+input_determined/1 tells the rules that do none of that.  It looks at every subterm of the compiled
 clauses and of the static ones, so it errs on the safe side: an event
 named like such a predicate (say `print/1`) counts as one.
 */
@@ -21,7 +21,8 @@ named like such a predicate (say `print/1`) counts as one.
 %   True if the rules Compiled (compiled(Program, Clauses, Statics,
 %   Settings)) call no predicate and no arithmetic function whose result
 %   or effect depends on more than its arguments: the clock, random
-%   numbers, global variables and counters, output.
+%   numbers, global variables and counters, input other than the
+%   events, output.
 
 input_determined(compiled(Program, Clauses, Statics, _)) :-
     must_be(list, Clauses),
@@ -83,6 +84,17 @@ outside(flag, 3).
 outside(gensym, 2).
 outside(reset_gensym, 1).
 outside(reset_gensym, 0).
+% input other than the events
+outside(read, 1).
+outside(read_term, 2).
+outside(get_char, 1).
+outside(get_code, 1).
+outside(get_byte, 1).
+outside(peek_char, 1).
+outside(peek_code, 1).
+outside(peek_byte, 1).
+outside(read_line_to_string, 2).
+outside(read_line_to_codes, 2).
 % output
 outside(format, 1).
 outside(format, 2).
