@@ -626,3 +626,41 @@ def test_a_graph_stream_crashed_after_checkpoints_without_a_snapshot_resumes_to_
                            f"{second - first} lines after it again, without writing their detections twice")
     assert err[-1].startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("suffix", [".events", ".jsonl", ".csv", ".parquet"])
+@pytest.mark.parametrize("every", [100, 400])
+def test_a_run_resumed_with_another_checkpoint_every_reads_again_up_to_its_checkpoint_exactly(
+        tmp_path: Path, suffix: str, every: int, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / f"e{suffix}"
+    write_stream(events, stream(3000))
+    assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), *mapping(events)]) == 0
+    expected = capsys.readouterr().err.splitlines()
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
+    save, saved = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(args[1].line)
+        if len(saved) == 7:
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    out = tmp_path / "out.jsonl"
+    args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"), *mapping(events)]
+    with pytest.raises(Crash):
+        main([*args, "--checkpoint-every", "250"])
+    capsys.readouterr()
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    # the batches of 100 or 400 lines from the snapshot's line do not end
+    # at the checkpoint's: the last one read again is cut there
+    assert main([*args, "--checkpoint-every", str(every)]) == 0
+    resumed = capsys.readouterr().err.splitlines()
+    assert resumed[0].endswith(f"; the state is rebuilt from its snapshot at line {saved[0]} by reading the "
+                               "1,250 lines after it again, without writing their detections twice")
+    assert summary(resumed[-1]) == summary(expected[-1])
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

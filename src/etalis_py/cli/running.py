@@ -10,6 +10,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
+from itertools import chain
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import FrameType
@@ -23,7 +24,9 @@ from ..events import format_time
 from ..inputs.batch import BATCH_LINES, Batch
 from ..inputs.delimited import csv_header
 from ..inputs.lines import LineOffsets, line_chunks, ticking_chunks
-from ..inputs.registry import by_name
+from ..inputs.lines import whole_lines as lines_of
+from ..inputs.mapping import Mapping
+from ..inputs.registry import Reading, by_name
 from ..inputs.streams import input_format, read_live, resumed_batches, times_are_dates
 from ..outputs.output import OUT_FORMATS, DetectionWriter, flushed, max_arity, open_writer, out_format, whole_lines
 from ..outputs.progress import ProgressLine, wanted
@@ -74,15 +77,7 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
     packed columns if ``packed``; from ``at`` on (a resumed run: a CSV
     stream's columns are then ``header``).  With ``--clock wall``, idle
     batches while a live source has nothing."""
-    mapping = mapping_from(ns)
-    if ns.stream is not None:
-        kind = ns.input_format or (None if str(ns.events) == "-" else input_format(ns.events).name)
-        if ns.graph_col is None and kind is not None and not by_name(kind).graphs:
-            raise ValueError(f"--stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); "
-                             f"{ns.events} is read as {kind}, whose events are not graphs")
-        mapping = replace(mapping, stream=ns.stream)
-    if header is not None and at.line > 1:
-        mapping = replace(mapping, columns=tuple(header))
+    mapping = _mapping(ns, at, header)
     wall = ns.clock == "wall"
     if str(ns.events) == "-":
         if ns.follow:
@@ -96,6 +91,62 @@ def event_batches(ns: argparse.Namespace, stdin: Optional[BinaryIO] = None, pack
     batches, offsets = resumed_batches(ns.events, mapping, ns.input_format, packed, at.line, at.offset or 0,
                                        ns.follow, ns.follow_timeout, wall, batch_lines)
     return _Input(batches, offsets)
+
+
+def _mapping(ns: argparse.Namespace, at: Position, header: Optional[list[str]]) -> Mapping:
+    """How ``run`` reads its input's rows, from ``at`` on (a CSV stream's
+    columns are then ``header``)."""
+    mapping = mapping_from(ns)
+    if ns.stream is not None:
+        kind = ns.input_format or (None if str(ns.events) == "-" else input_format(ns.events).name)
+        if ns.graph_col is None and kind is not None and not by_name(kind).graphs:
+            raise ValueError(f"--stream names the stream of graph events (.nq, .trig, .jsonld or --graph-col); "
+                             f"{ns.events} is read as {kind}, whose events are not graphs")
+        mapping = replace(mapping, stream=ns.stream)
+    if header is not None and at.line > 1:
+        mapping = replace(mapping, columns=tuple(header))
+    return mapping
+
+
+def replayed_batches(ns: argparse.Namespace, base: Position, until: Position, packed: bool,
+                     header: Optional[list[str]], batch_lines: int) -> Iterator[Batch]:
+    """The batches of ``run``'s input file from ``base`` to ``until`` (a
+    resumed run reads them again), the last one ending at ``until``
+    exactly, however the run before cut its batches: its
+    ``--checkpoint-every`` may have been another, and a followed file is
+    cut where it had grown to."""
+    mapping = _mapping(ns, base, header)
+    if base.offset is not None and until.offset is not None:
+        fmt, start, end = input_format(ns.events, ns.input_format), base.offset, until.offset
+
+        def chunks() -> Iterator[bytes]:
+            with ns.events.open("rb") as f:
+                f.seek(start)
+                pending = b""
+                while f.tell() < end and (data := f.read(min(fmt.chunk_bytes, end - f.tell()))):
+                    whole, pending = lines_of(pending + data)
+                    if whole:
+                        yield whole
+                if pending:
+                    yield pending
+
+        tracker = LineOffsets(chunks(), base.line, base.offset)
+        reading = Reading(batch_lines, str(ns.events), packed)
+        yield from (b.shifted(base.line - 1) for b in fmt.reader()(tracker, mapping, reading))
+        return
+    # a file read by rows (Parquet) or graphs (TriG): batches of the rows
+    # asked for, the last one cut to end at ``until``
+    line = base.line
+    while line < until.line:
+        size = min(batch_lines, until.line - line)
+        batches = resumed_batches(ns.events, mapping, ns.input_format, packed, line, 0, False, None, False, size)[0]
+        for batch in batches:
+            yield batch
+            line = batch.end_line
+            if until.line - line < size:
+                break
+        else:
+            return
 
 
 # How often a live source that has nothing says so, for --clock wall (seconds)
@@ -372,11 +423,15 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     repeated = _Repeated()
     try:
         with interrupt:
+            batch_lines = min(BATCH_LINES, ns.checkpoint_every) if checkpoints is not None else BATCH_LINES
+            header = checkpoints.header if checkpoints is not None else None
             source_input = event_batches(ns, packed=engine.columnar(),
-                                         at=base.input if base is not None else Position(),
-                                         header=checkpoints.header if checkpoints is not None else None,
-                                         batch_lines=min(BATCH_LINES, ns.checkpoint_every)
-                                         if checkpoints is not None else BATCH_LINES)
+                                         at=resumed.input if resumed is not None else Position(),
+                                         header=header, batch_lines=batch_lines)
+            if resumed is not None and replay.before(resumed.base.input.line):
+                again = replayed_batches(ns, resumed.base.input, resumed.input, engine.columnar(), header,
+                                         batch_lines)
+                source_input = _Input(chain(again, source_input.batches), source_input.offsets)
             while (batch := interrupt.next_batch(source_input.batches)) is not None:
                 if interrupt.requested and checkpoints is not None:
                     break       # read as the signal came: perhaps not whole; read again on resuming
