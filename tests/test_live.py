@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine
 from etalis_py.cli import main, running
+from etalis_py.cli.entry import parse
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
 
@@ -664,3 +665,26 @@ def test_a_run_resumed_with_another_checkpoint_every_reads_again_up_to_its_check
                                "1,250 lines after it again, without writing their detections twice")
     assert summary(resumed[-1]) == summary(expected[-1])
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+def test_a_timer_the_wall_clock_fired_after_resuming_is_in_the_next_checkpoint_and_not_fired_again(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "silent.etl"
+    rules.write_text(SILENT.replace("7200", "5"))
+    events = tmp_path / "live.events"
+    events.write_text("event(reading(a), 1000).\n")
+    out = tmp_path / "out.jsonl"
+    args = ["run", str(rules), str(events), "--follow", "--follow-timeout", "0.3", "--clock", "wall", "--out",
+            str(out), "--checkpoint", str(tmp_path / "ck"), "--quiet"]
+    # the clock, as each run reads it: before the timer is due, then after
+    for now in (1001.0, 1010.0, 1010.0):
+        assert running.run(parse(args), sys.stdout, sys.stderr, wall=lambda: now) == 0
+    assert [json.loads(x) for x in out.read_text().splitlines()] == [
+        {"event": "silent", "args": ["a"], "start": 1000, "end": 1005}]
+    assert [summary(x) for x in capsys.readouterr().err.splitlines()] == [
+        "events read: 1, accepted: 1, rejected: 0, detections: 0, warnings: 0",
+        *["events read: 1, accepted: 1, raised by rules (event/1, timers): 1, rejected: 0, detections: 1, "
+          "warnings: 0"] * 2]
+    # each run's final checkpoint took a snapshot at line 2 under another
+    # name than the one before it (state-2, state-2-1, state-2)
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["checkpoint", "state-2"]

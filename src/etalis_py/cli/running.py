@@ -203,6 +203,9 @@ class _Checkpoints:
         # read as it was, nor what trusted rules do outside the engine:
         # there every checkpoint takes a snapshot (and see replayable())
         self.replayable = self.events is not None and ns.clock != "wall" and not ns.trusted
+        # with --clock wall the engine's time, its timers and what they
+        # detect go on while no line is read
+        self.moves = ns.clock == "wall"
         self.base: Optional[Base] = self.resumed.base if self.resumed is not None else None
         self.writer = CheckpointWriter()
         self.line = 0
@@ -220,8 +223,9 @@ class _Checkpoints:
         """Whether a checkpoint at input ``line`` takes a snapshot: at the
         first and the last checkpoint, on an input that cannot be read
         again, and while the snapshots keep within SNAPSHOT_SHARE of the
-        run's time; not when the snapshot there is taken already."""
-        if self.base is not None and self.base.input.line == line:
+        run's time; not when the snapshot there is taken already (with
+        ``--clock wall``, the engine's time has moved on since)."""
+        if self.base is not None and self.base.input.line == line and not self.moves:
             return False
         return final or not self.replayable or self.base is None or \
             self.spent + self.last <= SNAPSHOT_SHARE * (time.perf_counter() - self.started)
@@ -262,7 +266,11 @@ class _Checkpoints:
                 here = replace(at, seen=seen)
                 taken = base
                 if state is not None:
+                    # not the name of the snapshot the checkpoint on disk
+                    # still needs (a second one at its line: --clock wall)
                     name = f"{STATE}{at.line}"
+                    if base is not None and base.file == name:
+                        name += "-1"
                     taken = Base(name, here, size, counters, *save_state(directory, name, state))
                 assert taken is not None
                 Checkpoint(run, here, size, counters, taken, header).save(directory)
