@@ -262,8 +262,16 @@ def test_replay_leaves_out_the_detections_written_before() -> None:
     ("a(X) <- b(X) where format('~w~n', [X]).", False),
     ("a(X) <- b(X) where writeln(X).", False),
     ("a(X) <- b(X) where seen(X).\nseen(X) :- nb_setval(last, X).", False),
+    ("a(X, R) <- b(X) where random(1, 10, R).", False),
+    ("a(X, R) <- b(X) where randseq(3, 10, R).", False),
+    ("a(X, R) <- b(X) where randset(3, 10, R).", False),
+    ("a(X, R) <- b(X) where random_perm2(X, 2, R, _).", False),
+    ("a(X) <- b(X) where call_with_time_limit(0.001, slow(X)).\nslow(X) :- between(1, 100000, X).", False),
+    ("a(X) <- b(X) where time(X > 1).", False),
+    ("a(X, N) <- b(X) where assertz(seen(X)), aggregate_all(count, seen(_), N).\n:- dynamic seen/1.", True),
 ], ids=["condition", "format-to-atom", "clock", "random-function", "random-float", "random-between", "format",
-        "writeln", "static-global-variable"])
+        "writeln", "static-global-variable", "random-3", "randseq", "randset", "random-perm2", "time-limit",
+        "time-prints", "facts-in-the-snapshot"])
 def test_an_engine_tells_whether_its_rules_results_depend_on_their_input_alone(rules: str, determined: bool) -> None:
     with Engine.from_string(rules, trusted="nb_setval" in rules) as engine:    # which the sandbox refuses
         assert engine.input_determined is determined

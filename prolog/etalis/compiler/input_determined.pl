@@ -9,8 +9,8 @@
 A run that checkpoints without a snapshot each time (see docs/live.md)
 rebuilds the state it had by reading its input again: that gives the
 same detections only if nothing but the input decides them.  The
-sandbox lets a where condition read the machine's clock, draw random
-numbers, keep global variables, read standard input and print;
+sandbox lets a where condition read the machine's clock (also through
+a time limit), draw random numbers, keep global variables, read standard input and print;
 input_determined/1 tells the rules that do none of that.  It looks at every subterm of the compiled
 clauses and of the static ones, so it errs on the safe side: an event
 named like such a predicate (say `print/1`) counts as one.
@@ -53,12 +53,20 @@ text_sink(Sink) :-
 
 % the clock and the process
 outside(get_time, 1).
+outside(call_with_time_limit, 2).
+outside(call_with_time_limit, 3).
+outside(time, 1).
+outside(thread_self, 1).
 outside(statistics, 2).
 outside(statistics, 0).
 outside(cputime, 0).
 outside(realtime, 0).
 % random numbers
 outside(random, 1).
+outside(random, 3).
+outside(randseq, 3).
+outside(randset, 3).
+outside(random_perm2, 4).
 outside(random_float, 0).
 outside(random_between, 3).
 outside(random_member, 2).
