@@ -235,9 +235,15 @@ def test_a_resumed_run_whose_input_changed_before_its_checkpoint_says_so_and_wri
     text = events.read_text()
     assert text.count("event(smoke(k3), 297).") == 1
     events.write_text(text.replace("event(smoke(k3), 297).", "event(smoke(k9), 297)."))
-    committed = out.read_bytes()[:Checkpoint.load(ck)[0].output]     # type: ignore[index]
+    before = Checkpoint.load(ck)[0]     # type: ignore[index]
+    committed = out.read_bytes()[:before.output]
     assert main(args[1:] if args[0] != "run" else args) == EXIT_FAILURE
-    assert capsys.readouterr().err.splitlines()[0] == (
+    said = capsys.readouterr().err.splitlines()
+    c = before.counters      # the summary is the checkpoint's, which stays
+    assert said[1].startswith(f"events read: {c.accepted + c.rejected}, accepted: {c.accepted}, raised by rules "
+                              f"(event/1, timers): {c.raised}, rejected: 0, detections: {c.detections}, warnings: 0, ")
+    assert len(said) == 2
+    assert said[0] == (
         f"{events}:801: error: reading lines 101 to 800 again did not give what the run had given before its "
         "checkpoint: the input changed before the checkpoint's position, or the rules' results depend on more "
         f"than their input (random numbers, the machine's clock); remove {ck} to start afresh")

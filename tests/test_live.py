@@ -688,3 +688,56 @@ def test_a_timer_the_wall_clock_fired_after_resuming_is_in_the_next_checkpoint_a
     # each run's final checkpoint took a snapshot at line 2 under another
     # name than the one before it (state-2, state-2-1, state-2)
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["checkpoint", "state-2"]
+
+
+def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_its_counts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / "e.events"
+    write_stream(events, stream(3000))
+    assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
+    expected = capsys.readouterr().err
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
+    save, saved = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(args[1].line)
+        if len(saved) == 7:
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    out, ck = tmp_path / "out.jsonl", tmp_path / "ck"
+    args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(ck), "--checkpoint-every", "250",
+            "--quiet"]
+    with pytest.raises(Crash):
+        main(args)
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    checkpoint, written = (ck / "checkpoint").read_bytes(), out.read_bytes()
+    capsys.readouterr()
+    feed, fed = Engine.feed_text, []
+
+    def terminated(self: Engine, *a: Any, **kw: Any) -> Any:
+        fed.append(a[1])
+        if len(fed) == 2:          # the second batch of the lines 251 to 1,500 read again
+            os.kill(os.getpid(), signal.SIGTERM)
+        return feed(self, *a, **kw)
+
+    monkeypatch.setattr(Engine, "feed_text", terminated)
+    assert main(args) == 143
+    assert fed[:2] == [251, 501]
+    said = capsys.readouterr().err.splitlines()
+    assert said[0] == (f"etalis: terminated (SIGTERM): stopped after 1,500 events, while reading again the lines its "
+                       f"checkpoint had read: the checkpoint in {ck} stays as it was")
+    assert summary(said[1]) == ("events read: 1500, accepted: 1500, raised by rules (event/1, timers): 682, "
+                                "rejected: 0, detections: 1652, warnings: 0")
+    assert len(said) == 2
+    # the output cut back to what the checkpoint committed, as a resumed run does first
+    committed = json.loads(checkpoint.splitlines()[1])["output"]
+    assert ((ck / "checkpoint").read_bytes(), out.read_bytes()) == (checkpoint, written[:committed])
+    monkeypatch.setattr(Engine, "feed_text", feed)
+    assert main(args) == 0
+    assert summary(capsys.readouterr().err) == summary(expected)
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

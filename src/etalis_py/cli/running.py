@@ -536,10 +536,17 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             engine.close()
     for line in repeated.counts(source):
         print(line, file=err)
+    unfinished = resumed is not None and (refused or replay.before(counts.line))
+    if unfinished and resumed is not None:
+        # stopped before the checkpoint's position: what stays is the
+        # checkpoint, and the summary is its
+        counts = _Run(**asdict(resumed.counters), line=resumed.input.line)
     if interrupt.requested:
         what = "terminated (SIGTERM)" if interrupt.signum == signal.SIGTERM else "interrupted"
         n = counts.accepted + counts.rejected
-        print(f"etalis: {what}: stopped after {n} event{'' if n == 1 else 's'}", file=err)
+        print(f"etalis: {what}: stopped after {n:,} event{'' if n == 1 else 's'}" +
+              (f", while reading again the lines its checkpoint had read: the checkpoint in "
+               f"{checkpoints.directory} stays as it was" if unfinished and checkpoints is not None else ""), file=err)
     raised = counts.raised
     print(
         f"events read: {counts.accepted + counts.rejected}, accepted: {counts.accepted}, "
