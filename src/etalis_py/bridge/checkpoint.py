@@ -9,7 +9,8 @@ as of that snapshot, its length and the SHA-256 of its first two lines
 (the snapshot's header, which holds that of the rest).  A snapshot is
 not taken at every checkpoint (see docs/live.md): a run resumed from a
 checkpoint whose base is older reads the input again from the base's
-position, and writes nothing twice.
+position (whose bytes up to the checkpoint's the checkpoint holds the
+SHA-256 of), and writes nothing twice.
 
 Both files are replaced atomically: written to a ``.new`` file, synced,
 renamed, and the directory synced, the snapshot before the checkpoint
@@ -96,7 +97,9 @@ class Checkpoint:
     bytes of ``--out`` committed (on standard output: the lines written),
     ``counters`` the summary's, ``base`` the snapshot to resume from
     (taken at ``input`` or before it), ``header`` the columns of a CSV
-    stream."""
+    stream, ``again_sha256`` the SHA-256 of the input's bytes from the
+    base's position to ``input`` (what a resumed run reads again; empty
+    where the input has no byte positions)."""
 
     run: dict[str, Any]
     input: Position
@@ -104,12 +107,14 @@ class Checkpoint:
     counters: Counters
     base: Base
     header: Optional[list[str]] = None
+    again_sha256: str = ""
 
     def save(self, directory: Path) -> None:
         """Replace ``directory``'s checkpoint with this one, atomically (its
         base must be there, durable: see :func:`save_state`)."""
         meta = {"run": self.run, "input": asdict(self.input), "output": self.output,
-                "counters": asdict(self.counters), "header": self.header, "base": asdict(self.base)}
+                "counters": asdict(self.counters), "header": self.header, "base": asdict(self.base),
+                "again_sha256": self.again_sha256}
         _replace(directory, NAME, [MAGIC + json.dumps(meta).encode("utf-8") + b"\n"])
 
     @staticmethod
@@ -135,7 +140,7 @@ class Checkpoint:
             base = Base(str(b["file"]), Position(**b["input"]), int(b["output"]), Counters(**b["counters"]),
                         int(b["length"]), str(b["head_sha256"]))
             taken = Checkpoint(dict(meta["run"]), Position(**meta["input"]), int(meta["output"]),
-                               Counters(**meta["counters"]), base, meta.get("header"))
+                               Counters(**meta["counters"]), base, meta.get("header"), str(meta["again_sha256"]))
         except (ValueError, KeyError, TypeError):
             raise CheckpointError(damaged) from None
         return taken, load_state(directory, base)
@@ -277,6 +282,34 @@ def check_input(path: Path, at: Position) -> None:
         raise CheckpointError(f"{path}: the bytes before the checkpoint's position ({at.offset:,}) are not "
                               "those read: the file was replaced, not appended to; remove the checkpoint "
                               "to start afresh")
+
+
+def hash_bytes(path: Path, start: int, end: int, digest: Optional["hashlib._Hash"] = None) -> "hashlib._Hash":
+    """``digest`` (a new SHA-256 if None) updated with the bytes of
+    ``path`` from ``start`` to ``end``."""
+    digest = digest or hashlib.sha256()
+    with path.open("rb") as f:
+        f.seek(start)
+        while start < end and (data := f.read(min(1 << 20, end - start))):
+            digest.update(data)
+            start += len(data)
+    return digest
+
+
+def check_again(path: Path, taken: Checkpoint, directory: Path) -> "hashlib._Hash":
+    """Refuse to read ``path`` again from ``taken``'s base to its position
+    if those bytes are not those read; their SHA-256, to go on from."""
+    base, at = taken.base.input, taken.input
+    digest = hashlib.sha256()
+    if base.offset is None or at.offset is None:
+        return digest
+    digest = hash_bytes(path, base.offset, at.offset, digest)
+    if digest.hexdigest() != taken.again_sha256:
+        raise CheckpointError(f"{path}: the bytes {base.offset:,} to {at.offset:,} (lines {base.line:,} to "
+                              f"{at.line - 1:,}), which a resumed run reads again from its checkpoint's snapshot, "
+                              f"are not those read: the file was changed, not only appended to; remove {directory} "
+                              "to start afresh")
+    return digest
 
 
 def resume_output(path: Path, committed: int) -> None:

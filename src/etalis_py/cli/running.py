@@ -4,6 +4,7 @@ growing file, with checkpoints, signals and the summary."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import signal
@@ -16,8 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO, Optional, TextIO
 
-from ..bridge.checkpoint import (STATE, Base, Checkpoint, CheckpointWriter, Counters, Position, check_input,
-                                 remove_states, resume_output, rules_hash, save_state, seen_hash)
+from ..bridge.checkpoint import (STATE, Base, Checkpoint, CheckpointWriter, Counters, Position, check_again,
+                                 check_input, hash_bytes, remove_states, resume_output, rules_hash, save_state,
+                                 seen_hash)
 from ..bridge.engine import Engine
 from ..errors import EtalisError, InferenceLimitError, Rejection, unreadable
 from ..events import format_time
@@ -193,10 +195,16 @@ class _Checkpoints:
         self.state = loaded[1] if loaded is not None else b""
         """The snapshot of the resumed checkpoint's base."""
         self.header: Optional[list[str]] = list(ns.columns) if ns.columns else None
+        self.again = hashlib.sha256()
+        """The SHA-256 of the input's bytes from the base's position to the
+        last checkpoint's (the writer's thread updates it)."""
+        self.hashed = self.resumed.input.offset or 0 if self.resumed is not None else 0
+        """Where the bytes of ``again`` end."""
         if self.resumed is not None:
             self.resumed.check_run(self.run, self.directory)
             if self.events is not None:
                 check_input(self.events, self.resumed.input)
+                self.again = check_again(self.events, self.resumed, self.directory)
             if self.header is None:
                 self.header = self.resumed.header
         # standard input cannot be read again, nor the machine's clock
@@ -264,7 +272,7 @@ class _Checkpoints:
                         os.close(fd)
                 seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
                 here = replace(at, seen=seen)
-                taken = base
+                taken, again = base, self.again
                 if state is not None:
                     # not the name of the snapshot the checkpoint on disk
                     # still needs (a second one at its line: --clock wall)
@@ -272,8 +280,13 @@ class _Checkpoints:
                     if base is not None and base.file == name:
                         name += "-1"
                     taken = Base(name, here, size, counters, *save_state(directory, name, state))
+                    again = hashlib.sha256()
+                elif events is not None and at.offset is not None and base is not None and \
+                        base.input.offset is not None:
+                    again = hash_bytes(events, self.hashed, at.offset, again.copy())
                 assert taken is not None
-                Checkpoint(run, here, size, counters, taken, header).save(directory)
+                Checkpoint(run, here, size, counters, taken, header, again.hexdigest()).save(directory)
+                self.again, self.hashed = again, at.offset or 0
                 if state is not None:
                     self.base = taken
                     remove_states(directory, taken.file)
