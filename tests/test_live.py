@@ -741,3 +741,51 @@ def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_it
     assert main(args) == 0
     assert summary(capsys.readouterr().err) == summary(expected)
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+def test_a_followed_run_crashed_after_checkpoints_without_a_snapshot_resumes_where_its_batches_ended(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    whole = tmp_path / "whole.events"
+    write_stream(whole, stream(1500))
+    assert main(["run", str(rules), str(whole), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
+    expected = capsys.readouterr().err
+    lines = whole.read_text().splitlines(keepends=True)
+    events = tmp_path / "e.events"
+    events.write_text("".join(lines[:330]))
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
+    save, saved = running._Checkpoints.save, []
+    feed = Engine.feed_text
+
+    def growing(self: Engine, text: str, first: int, *a: Any) -> Any:
+        if first == 251:        # the file as it was: a batch of 80 lines, then the rest is appended
+            with events.open("a") as f:
+                f.write("".join(lines[330:]))
+        return feed(self, text, first, *a)
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(args[1].line)
+        if len(saved) == 4:
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(Engine, "feed_text", growing)
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    out = tmp_path / "out.jsonl"
+    args = ["run", str(rules), str(events), "--follow", "--follow-timeout", "0.3", "--out", str(out), "--checkpoint",
+            str(tmp_path / "ck"), "--checkpoint-every", "250"]
+    with pytest.raises(Crash):
+        main(args)
+    assert saved == [251, 581, 831, 1081]
+    capsys.readouterr()
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    monkeypatch.setattr(Engine, "feed_text", feed)
+    # read again from line 251 in batches of 250: cut at line 831
+    assert main(args) == 0
+    resumed = capsys.readouterr().err.splitlines()
+    assert resumed[0].endswith("; the state is rebuilt from its snapshot at line 251 by reading the 580 lines after "
+                               "it again, without writing their detections twice")
+    assert summary(resumed[-1]) == summary(expected)
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
