@@ -729,7 +729,7 @@ def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_it
     assert main(args) == 143
     assert fed[:2] == [251, 501]
     said = capsys.readouterr().err.splitlines()
-    assert said[0] == (f"etalis: terminated (SIGTERM): stopped after 1,500 events, while reading again the lines its "
+    assert said[0] == (f"etalis: terminated (SIGTERM): stopped after 1500 events, while reading again the lines its "
                        f"checkpoint had read: the checkpoint in {ck} stays as it was")
     assert summary(said[1]) == ("events read: 1500, accepted: 1500, raised by rules (event/1, timers): 682, "
                                 "rejected: 0, detections: 1652, warnings: 0")

@@ -557,7 +557,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     if interrupt.requested:
         what = "terminated (SIGTERM)" if interrupt.signum == signal.SIGTERM else "interrupted"
         n = counts.accepted + counts.rejected
-        print(f"etalis: {what}: stopped after {n:,} event{'' if n == 1 else 's'}" +
+        print(f"etalis: {what}: stopped after {n} event{'' if n == 1 else 's'}" +
               (f", while reading again the lines its checkpoint had read: the checkpoint in "
                f"{checkpoints.directory} stays as it was" if unfinished and checkpoints is not None else ""), file=err)
     raised = counts.raised
