@@ -305,9 +305,13 @@ def test_replay_leaves_out_the_detections_written_before() -> None:
     ("a(X) <- b(X) where call_with_time_limit(0.001, slow(X)).\nslow(X) :- between(1, 100000, X).", False),
     ("a(X) <- b(X) where time(X > 1).", False),
     ("a(X, N) <- b(X) where assertz(seen(X)), aggregate_all(count, seen(_), N).\n:- dynamic seen/1.", True),
+    ("c(N) <- a(N) do (G =.. [N, T], ins_event_rule(t(T) <- b where G)).", False),
+    ("c(N) <- a(N) do ins_static_rule(p :- (N, true)).", False),
+    ("c(X) <- a(X) do ins_event_rule(t(Y) <- b(Y) where Y > X).\nd(Y) <- t(Y).", True),
 ], ids=["condition", "format-to-atom", "clock", "random-function", "random-float", "random-between", "format",
         "writeln", "static-global-variable", "random-3", "randseq", "randset", "random-perm2", "time-limit",
-        "time-prints", "facts-in-the-snapshot"])
+        "time-prints", "facts-in-the-snapshot", "rule-of-built-goal", "static-rule-of-event-goal",
+        "rule-of-written-goals"])
 def test_an_engine_tells_whether_its_rules_results_depend_on_their_input_alone(rules: str, determined: bool) -> None:
     with Engine.from_string(rules, trusted="nb_setval" in rules) as engine:    # which the sandbox refuses
         assert engine.input_determined is determined

@@ -10,10 +10,12 @@ A run that checkpoints without a snapshot each time (see docs/live.md)
 rebuilds the state it had by reading its input again: that gives the
 same detections only if nothing but the input decides them.  The
 sandbox lets a where condition read the machine's clock (also through
-a time limit), draw random numbers, keep global variables, read standard input and print;
-input_determined/1 tells the rules that do none of that.  It looks at every subterm of the compiled
-clauses and of the static ones, so it errs on the safe side: an event
-named like such a predicate (say `print/1`) counts as one.
+a time limit), draw random numbers, keep global variables, read
+standard input and print, and add rules whose goals are made of the
+events' arguments as they run; input_determined/1 tells the rules that
+do none of that.  It looks at every subterm of the compiled clauses and
+of the static ones, so it errs on the safe side: an event named like
+such a predicate (say `print/1`) counts as one.
 */
 
 %!  input_determined(+Compiled) is semidet.
@@ -44,7 +46,64 @@ outside_input(Term) :-
         Arity =:= 3,
         arg(1, Term, Sink),
         \+ text_sink(Sink)
+    ->  true
+    ;   rule_change(Term, Rule),
+        \+ goals_written(Rule)
     ).
+
+%   rule_change(+Term, -Rule): Term adds Rule to the running engine.
+
+rule_change(ins_event_rule(Rule), Rule).
+rule_change(ins_static_rule(Rule), Rule).
+
+%   goals_written(+Rule): the goals of Rule, a rule added at run time,
+%   are written out in the rule file (and so looked at here), not made
+%   of the events' arguments while the rules run: no goal of a where
+%   condition, an action or a static rule's body is a variable.
+
+goals_written(Rule) :-
+    nonvar(Rule),
+    (   Rule = (_ :- Body)
+    ->  goal_written(Body)
+    ;   Rule = '<-'(_, Pattern)
+    ->  pattern_goals_written(Pattern)
+    ;   true
+    ).
+
+pattern_goals_written(Pattern) :-
+    (   var(Pattern)
+    ->  true                            % an event pattern, not a goal
+    ;   Pattern = where(Inner, Goal)
+    ->  goal_written(Goal),
+        pattern_goals_written(Inner)
+    ;   Pattern = do(Inner, Goal)
+    ->  goal_written(Goal),
+        pattern_goals_written(Inner)
+    ;   compound(Pattern)
+    ->  forall(arg(_, Pattern, Arg), pattern_goals_written(Arg))
+    ;   true
+    ).
+
+goal_written(Goal) :-
+    nonvar(Goal),
+    (   control(Goal, Goals)
+    ->  forall(member(G, Goals), goal_written(G))
+    ;   true
+    ).
+
+control((A, B), [A, B]).
+control((A ; B), [A, B]).
+control((A -> B), [A, B]).
+control((A *-> B), [A, B]).
+control(\+ A, [A]).
+control(once(A), [A]).
+control(ignore(A), [A]).
+control(forall(A, B), [A, B]).
+control(findall(_, A, _), [A]).
+control(aggregate_all(_, A, _), [A]).
+control(Call, [Goal]) :-
+    compound(Call),
+    compound_name_arguments(Call, call, [Goal|_]).
 
 text_sink(Sink) :-
     nonvar(Sink),
