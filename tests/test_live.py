@@ -419,7 +419,14 @@ def test_a_damaged_snapshot_of_a_checkpoint_is_refused_with_what_to_do(
     lambda d: d[:-2] + b"\n",                       # its JSON cut short
     lambda d: d.replace(b'"state-', b'"../state-'),  # its snapshot named outside its directory
     lambda d: d.replace(b"etalis-checkpoint 2", b"etalis-checkpoint x"),
-], ids=["truncated", "outside", "first line"])
+    lambda d: re.sub(rb'"input": \{"line": (\d+)', rb'"input": {"line": "\1"', d, count=1),
+    lambda d: re.sub(rb'"offset": (\d+)', rb'"offset": -\1', d, count=1),
+    lambda d: re.sub(rb'"detections": (\d+)', rb'"detections": null', d, count=1),
+    lambda d: d.replace(b'"header": null', b'"header": 5'),
+    lambda d: re.sub(rb'"base": \{"file": "state-(\d+)", "input": \{"line": \d+',
+                     rb'"base": {"file": "state-\1", "input": {"line": 9999', d),
+], ids=["truncated", "outside", "first line", "line as text", "negative offset", "no count", "header",
+        "snapshot after the checkpoint"])
 def test_a_damaged_checkpoint_is_refused_with_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          change: Callable[[bytes], bytes]) -> None:
     args, ck = run_to_its_end_with_a_checkpoint(tmp_path)

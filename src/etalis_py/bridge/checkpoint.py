@@ -137,10 +137,16 @@ class Checkpoint:
         try:
             meta = json.loads(data[len(MAGIC):])
             b = meta["base"]
-            base = Base(str(b["file"]), Position(**b["input"]), int(b["output"]), Counters(**b["counters"]),
-                        int(b["length"]), str(b["head_sha256"]))
-            taken = Checkpoint(dict(meta["run"]), Position(**meta["input"]), int(meta["output"]),
-                               Counters(**meta["counters"]), base, meta.get("header"), str(meta["again_sha256"]))
+            base = Base(_text(b["file"]), _position(b["input"]), _count(b["output"]), _counters(b["counters"]),
+                        _count(b["length"]), _text(b["head_sha256"]))
+            header = meta["header"]
+            if header is not None and not (isinstance(header, list) and all(isinstance(h, str) for h in header)):
+                raise ValueError(header)
+            taken = Checkpoint(dict(meta["run"]), _position(meta["input"]), _count(meta["output"]),
+                               _counters(meta["counters"]), base, header, _text(meta["again_sha256"]))
+            before = (base.input.line, base.output, base.input.offset or 0)
+            if any(x > y for x, y in zip(before, (taken.input.line, taken.output, taken.input.offset or 0))):
+                raise ValueError(meta)
         except (ValueError, KeyError, TypeError):
             raise CheckpointError(damaged) from None
         return taken, load_state(directory, base)
@@ -153,6 +159,34 @@ class Checkpoint:
                 raise CheckpointError(
                     f"{directory / NAME}: a checkpoint of another run ({what}: {self.run.get(key)!r}, now "
                     f"{value!r}): give another --checkpoint DIR, or remove this one to start afresh")
+
+
+def _count(value: Any) -> int:
+    """``value``, a count read from a checkpoint (else ValueError)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(value)
+    return value
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(value)
+    return value
+
+
+def _position(value: dict[str, Any]) -> Position:
+    at = Position(**value)
+    if _count(at.line) < 1 or (at.offset is not None and _count(at.offset) < 0):
+        raise ValueError(value)
+    _text(at.seen)
+    return at
+
+
+def _counters(value: dict[str, Any]) -> Counters:
+    counters = Counters(**value)
+    for count in asdict(counters).values():
+        _count(count)
+    return counters
 
 
 def save_state(directory: Path, name: str, state: Union[bytes, SnapshotParts]) -> tuple[int, str]:
