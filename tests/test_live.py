@@ -796,3 +796,14 @@ def test_a_followed_run_crashed_after_checkpoints_without_a_snapshot_resumes_whe
                                "it again, without writing their detections twice")
     assert summary(resumed[-1]) == summary(expected)
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+def test_a_checkpoint_resumed_with_other_options_is_refused_with_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args, ck = run_to_its_end_with_a_checkpoint(tmp_path)
+    capsys.readouterr()
+    assert main([*args, "--policy", "recent"]) == 1
+    assert capsys.readouterr().err == (
+        f"etalis: {ck / 'state-101'}: cannot restore the snapshot: it is a snapshot of other rules (or of other "
+        "options: lateness, explain, policy, max_age) than this engine's: resume with the options of the run that "
+        f"took it (--policy, --lateness, --max-age, --explain), or remove {ck} to start afresh\n")

@@ -357,8 +357,13 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
         if checkpoints is not None:
             checkpoints.rules_are(engine)
-        if resumed is not None:
-            engine.restore(checkpoints.state if checkpoints is not None else b"")
+        if resumed is not None and checkpoints is not None:
+            try:
+                engine.restore(checkpoints.state)
+            except ValueError as e:     # the snapshot is whole (checked on loading): the options differ
+                raise ValueError(f"{checkpoints.directory / resumed.base.file}: {e}: resume with the options of "
+                                 f"the run that took it (--policy, --lateness, --max-age, --explain), or remove "
+                                 f"{checkpoints.directory} to start afresh") from None
             if ns.out is not None:
                 resume_output(ns.out, resumed.output)
     except ValueError as e:
