@@ -470,7 +470,9 @@ def test_a_checkpoint_of_other_rules_or_a_replaced_input_is_refused(tmp_path: Pa
     events.write_text(events.read_text().replace("k1)", "k2)"))
     capsys.readouterr()
     assert main(args) == 1
-    assert capsys.readouterr().err.startswith(f"etalis: {events}: the bytes before the checkpoint's position")
+    assert capsys.readouterr().err == (f"etalis: {events}: the bytes before the checkpoint's position (2,087) are "
+                                       f"not those read: the file was replaced, not appended to; remove {ck} to "
+                                       "start afresh\n")
     rules.write_text(STATEFUL + "extra(X) <- hot(X).\n")
     assert main(args) == 1
     assert capsys.readouterr().err.startswith(f"etalis: {ck / 'checkpoint'}: a checkpoint of another run "

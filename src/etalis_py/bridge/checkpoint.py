@@ -303,18 +303,19 @@ def seen_hash(path: Path, offset: int) -> str:
         return hashlib.sha256(f.read(offset - start)).hexdigest()
 
 
-def check_input(path: Path, at: Position) -> None:
-    """Refuse to resume reading ``path`` at ``at`` if it is now shorter
-    than the position, or its bytes before it are not those read."""
+def check_input(path: Path, at: Position, directory: Path) -> None:
+    """Refuse to resume reading ``path`` at ``at`` (the checkpoint of
+    ``directory``) if it is now shorter than the position, or its bytes
+    before it are not those read."""
     if at.offset is None:
         return
     size = path.stat().st_size
     if size < at.offset:
         raise CheckpointError(f"{path}: {size:,} bytes, fewer than the {at.offset:,} that the checkpoint had "
-                              "read: the file was replaced or cut; remove the checkpoint to start afresh")
+                              f"read: the file was replaced or cut; remove {directory} to start afresh")
     if seen_hash(path, at.offset) != at.seen:
         raise CheckpointError(f"{path}: the bytes before the checkpoint's position ({at.offset:,}) are not "
-                              "those read: the file was replaced, not appended to; remove the checkpoint "
+                              f"those read: the file was replaced, not appended to; remove {directory} "
                               "to start afresh")
 
 
@@ -346,17 +347,17 @@ def check_again(path: Path, taken: Checkpoint, directory: Path) -> "hashlib._Has
     return digest
 
 
-def resume_output(path: Path, committed: int) -> None:
-    """Cut ``path`` back to the ``committed`` bytes of the checkpoint: what
-    a killed run wrote after it is written again."""
+def resume_output(path: Path, committed: int, directory: Path) -> None:
+    """Cut ``path`` back to the ``committed`` bytes of the checkpoint of
+    ``directory``: what a killed run wrote after it is written again."""
     try:
         size = path.stat().st_size
     except OSError:
         size = -1
     if size < committed:
         raise CheckpointError(f"{path}: {'missing' if size < 0 else f'{size:,} bytes'}, where the checkpoint "
-                              f"had committed {committed:,}: the output was moved or cut; remove the "
-                              "checkpoint to start afresh")
+                              f"had committed {committed:,}: the output was moved or cut; remove "
+                              f"{directory} to start afresh")
     try:
         os.truncate(path, committed)
     except OSError as e:

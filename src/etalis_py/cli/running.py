@@ -203,7 +203,7 @@ class _Checkpoints:
         if self.resumed is not None:
             self.resumed.check_run(self.run, self.directory)
             if self.events is not None:
-                check_input(self.events, self.resumed.input)
+                check_input(self.events, self.resumed.input, self.directory)
                 self.again = check_again(self.events, self.resumed, self.directory)
             if self.header is None:
                 self.header = self.resumed.header
@@ -365,7 +365,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                                  f"the run that took it (--policy, --lateness, --max-age, --explain), or remove "
                                  f"{checkpoints.directory} to start afresh") from None
             if ns.out is not None:
-                resume_output(ns.out, resumed.output)
+                resume_output(ns.out, resumed.output, checkpoints.directory)
     except ValueError as e:
         engine.close()
         print(f"etalis: {e}", file=err)
