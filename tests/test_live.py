@@ -809,3 +809,23 @@ def test_a_checkpoint_resumed_with_other_options_is_refused_with_what_to_do(
         f"etalis: {ck / 'state-101'}: cannot restore the snapshot: it is a snapshot of other rules (or of other "
         "options: lateness, explain, policy, max_age) than this engine's: resume with the options of the run that "
         f"took it (--policy, --lateness, --max-age, --explain), or remove {ck} to start afresh\n")
+
+
+def test_a_checkpoint_of_standard_input_whose_snapshot_is_not_at_its_position_is_refused(tmp_path: Path) -> None:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    ck = tmp_path / "ck"
+    options = ["--out", str(tmp_path / "out.jsonl"), "--checkpoint", str(ck), "--quiet"]
+    text = "".join(f"event(hot(k{i}), {i}).\n" for i in range(10))
+    first = subprocess.run([*ETALIS, "run", str(rules), "-", *options], input=text, capture_output=True, text=True,
+                           timeout=600)
+    assert first.returncode == 0, first.stderr
+    magic, meta, _ = (ck / "checkpoint").read_bytes().split(b"\n")
+    edited = json.loads(meta)
+    edited["input"]["line"] = 20        # standard input cannot be read again from the snapshot's line 11
+    (ck / "checkpoint").write_bytes(magic + b"\n" + json.dumps(edited).encode() + b"\n")
+    second = subprocess.run([*ETALIS, "run", str(rules), "-", *options], input=text, capture_output=True, text=True,
+                            timeout=600)
+    assert (second.returncode, second.stderr) == (1, f"etalis: {ck / 'checkpoint'}: not a checkpoint of standard "
+                                                     "input (its snapshot is not at its position): remove it to "
+                                                     "start afresh\n")

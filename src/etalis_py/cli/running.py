@@ -17,9 +17,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO, Optional, TextIO
 
-from ..bridge.checkpoint import (STATE, Base, Checkpoint, CheckpointWriter, Counters, Position, check_again,
-                                 check_input, hash_bytes, remove_states, resume_output, rules_hash, save_state,
-                                 seen_hash)
+from ..bridge.checkpoint import (STATE, Base, Checkpoint, CheckpointError, CheckpointWriter, Counters, Position,
+                                 check_again, check_input, hash_bytes, remove_states, resume_output, rules_hash,
+                                 save_state, seen_hash)
 from ..bridge.engine import Engine
 from ..errors import EtalisError, InferenceLimitError, Rejection, unreadable
 from ..events import format_time
@@ -205,6 +205,9 @@ class _Checkpoints:
             if self.events is not None:
                 check_input(self.events, self.resumed.input, self.directory)
                 self.again = check_again(self.events, self.resumed, self.directory)
+            elif self.resumed.base.input != self.resumed.input:     # standard input is not read again
+                raise CheckpointError(f"{self.directory / 'checkpoint'}: not a checkpoint of standard input "
+                                      "(its snapshot is not at its position): remove it to start afresh")
             if self.header is None:
                 self.header = self.resumed.header
         # standard input cannot be read again, nor the machine's clock
