@@ -259,10 +259,14 @@ def test_replay_leaves_out_the_detections_written_before() -> None:
     ("a(X, R) <- b(X) where R is random(10).", False),
     ("a(X, R) <- b(X) where R is X * random_float.", False),
     ("a(X, R) <- b(X) where random_between(1, 6, R).", False),
+    ("a(X, R) <- b(X) where random(1, 6, R).", False),
+    ("a(X, R) <- b(X) where crypto_n_random_bytes(4, R).", False),
+    ("a(X, D) <- b(X) where date(D).", False),
     ("a(X) <- b(X) where format('~w~n', [X]).", False),
     ("a(X) <- b(X) where writeln(X).", False),
     ("a(X) <- b(X) where seen(X).\nseen(X) :- nb_setval(last, X).", False),
-], ids=["condition", "format-to-atom", "clock", "random-function", "random-float", "random-between", "format",
+], ids=["condition", "format-to-atom", "clock", "random-function", "random-float", "random-between", "random-3", "random-bytes",
+        "date", "format",
         "writeln", "static-global-variable"])
 def test_an_engine_tells_whether_its_rules_results_depend_on_their_input_alone(rules: str, determined: bool) -> None:
     with Engine.from_string(rules, trusted="nb_setval" in rules) as engine:    # which the sandbox refuses

@@ -53,12 +53,19 @@ text_sink(Sink) :-
 
 % the clock and the process
 outside(get_time, 1).
+outside(thread_self, 1).
+outside(date, 1).
 outside(statistics, 2).
 outside(statistics, 0).
 outside(cputime, 0).
 outside(realtime, 0).
 % random numbers
 outside(random, 1).
+outside(random, 3).
+outside(random_perm2, 4).
+outside(randseq, 3).
+outside(randset, 3).
+outside(crypto_n_random_bytes, 2).
 outside(random_float, 0).
 outside(random_between, 3).
 outside(random_member, 2).
