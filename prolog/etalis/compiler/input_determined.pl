@@ -116,6 +116,7 @@ outside(call_with_time_limit, 2).
 outside(call_with_time_limit, 3).
 outside(time, 1).
 outside(thread_self, 1).
+outside(date, 1).
 outside(statistics, 2).
 outside(statistics, 0).
 outside(cputime, 0).
@@ -123,9 +124,10 @@ outside(realtime, 0).
 % random numbers
 outside(random, 1).
 outside(random, 3).
+outside(random_perm2, 4).
 outside(randseq, 3).
 outside(randset, 3).
-outside(random_perm2, 4).
+outside(crypto_n_random_bytes, 2).
 outside(random_float, 0).
 outside(random_between, 3).
 outside(random_member, 2).
