@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine
 from etalis_py.cli import main, running
+from etalis_py.bridge.checkpoint import lock_directory
 from etalis_py.cli.entry import parse
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
@@ -696,7 +697,7 @@ def test_a_timer_the_wall_clock_fired_after_resuming_is_in_the_next_checkpoint_a
           "warnings: 0"] * 2]
     # each run's final checkpoint took a snapshot at line 2 under another
     # name than the one before it (state-2, state-2-1, state-2)
-    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["checkpoint", "state-2"]
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["checkpoint", "lock", "state-2"]
 
 
 def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_its_counts(
@@ -829,3 +830,17 @@ def test_a_checkpoint_of_standard_input_whose_snapshot_is_not_at_its_position_is
     assert (second.returncode, second.stderr) == (1, f"etalis: {ck / 'checkpoint'}: not a checkpoint of standard "
                                                      "input (its snapshot is not at its position): remove it to "
                                                      "start afresh\n")
+
+
+def test_a_checkpoint_that_a_running_run_holds_is_refused_to_another(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    args, ck = run_to_its_end_with_a_checkpoint(tmp_path)
+    capsys.readouterr()
+    out = tmp_path / "o.jsonl"
+    written = out.read_bytes()
+    with lock_directory(ck):            # as a run still running holds it
+        assert main(args) == 1
+    assert capsys.readouterr().err == (f"etalis: {ck}: the checkpoint of a run that is still running: wait for it "
+                                       "to end (or stop it), or give another --checkpoint DIR\n")
+    assert out.read_bytes() == written
+    assert main(args) == 0

@@ -1,6 +1,7 @@
 """Checkpoints of ``etalis run --checkpoint DIR``: where a run resumes.
 
-A checkpoint is two files.  ``DIR/checkpoint`` is a first line
+A checkpoint is two files (and ``DIR/lock``, held by the run that takes
+it).  ``DIR/checkpoint`` is a first line
 ``etalis-checkpoint 2`` and a line of JSON: what run it belongs to, the
 input and output positions, the run's counters, a CSV stream's header,
 and its ``base``: the name of the file that holds the engine's snapshot
@@ -22,6 +23,7 @@ whole.  That durable part runs on a thread of its own
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -31,7 +33,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
 
 from ..errors import EtalisError
 from .engine import SnapshotParts
@@ -39,6 +41,7 @@ from .results import Counts
 
 MAGIC = b"etalis-checkpoint 2\n"
 NAME = "checkpoint"
+LOCK = "lock"
 STATE = "state-"
 _OTHER_FORMAT = re.compile(rb"etalis-checkpoint ([0-9]{1,9})\n")
 # How many bytes before the input position a checkpoint keeps the hash
@@ -187,6 +190,20 @@ def _counters(value: dict[str, Any]) -> Counters:
     for count in asdict(counters).values():
         _count(count)
     return counters
+
+
+def lock_directory(directory: Path) -> BinaryIO:
+    """``directory/lock``, locked for this process until it is closed (or
+    the process ends, however): two runs that took up the same checkpoint
+    would write the same output and checkpoint."""
+    lock = (directory / LOCK).open("ab")
+    try:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise CheckpointError(f"{directory}: the checkpoint of a run that is still running: wait for it to end "
+                              "(or stop it), or give another --checkpoint DIR") from None
+    return lock
 
 
 def save_state(directory: Path, name: str, state: Union[bytes, SnapshotParts]) -> tuple[int, str]:

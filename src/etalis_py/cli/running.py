@@ -18,7 +18,7 @@ from types import FrameType
 from typing import Any, BinaryIO, Optional, TextIO
 
 from ..bridge.checkpoint import (STATE, Base, Checkpoint, CheckpointError, CheckpointWriter, Counters, Position,
-                                 check_again, check_input, hash_bytes, remove_states, resume_output, rules_hash,
+                                 check_again, check_input, hash_bytes, lock_directory, remove_states, resume_output, rules_hash,
                                  save_state, seen_hash)
 from ..bridge.engine import Engine
 from ..errors import EtalisError, InferenceLimitError, Rejection, unreadable
@@ -190,6 +190,16 @@ class _Checkpoints:
             raise ValueError(f"--checkpoint resumes output written as it goes: --format jsonl or csv, not "
                              f"{self.run['format']} (written at the end)")
         self.directory.mkdir(parents=True, exist_ok=True)
+        self.lock = lock_directory(self.directory)
+        try:
+            self._load(ns)
+        except BaseException:
+            self.lock.close()
+            raise
+
+    def _load(self, ns: argparse.Namespace) -> None:
+        """The checkpoint to resume from, checked against this run, and
+        what taking new ones starts from."""
         loaded = Checkpoint.load(self.directory)
         self.resumed: Optional[Checkpoint] = loaded[0] if loaded is not None else None
         self.state = loaded[1] if loaded is not None else b""
@@ -224,6 +234,10 @@ class _Checkpoints:
         self.started = time.perf_counter()
         self.spent = 0.0                # on snapshots, in this run
         self.last = 0.0                 # on the latest snapshot
+
+    def close(self) -> None:
+        """Let another run take up the directory."""
+        self.lock.close()
 
     def rules_are(self, engine: Engine) -> None:
         """Take every snapshot for rules whose results depend on more than
@@ -349,6 +363,15 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     except (ValueError, OSError) as e:
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
+    try:
+        return _run(ns, out, err, clock, wall, source, checkpoints)
+    finally:
+        if checkpoints is not None:
+            checkpoints.close()
+
+
+def _run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]],
+         wall: Callable[[], float], source: str, checkpoints: Optional[_Checkpoints]) -> int:
     resumed = checkpoints.resumed if checkpoints is not None else None
     base = resumed.base if resumed is not None else None
     # the rule file is read once: the engine keeps what the checks below need
