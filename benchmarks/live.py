@@ -4,18 +4,20 @@
     .events file (event i is a(K) for even i and b(K) for odd i, K drawn
     from 10,000 keys by a fixed linear congruential generator, at time
     i * 0.01 s), without checkpoints and with `--checkpoint DIR
-    --checkpoint-every 10000` (each checkpoint: the engine's snapshot and
-    the positions taken between two batches, then, on a writer thread
-    while the engine goes on, the output synced, the snapshot's content
-    hashed, the checkpoint written, synced and renamed). The figures are the CPU seconds (of all threads)
+    --checkpoint-every 10000` (each checkpoint: the positions and, when
+    one is due, the engine's snapshot, taken between two batches, then, on
+    a writer thread while the engine goes on, the output synced, a
+    snapshot's content hashed and written, the checkpoint written, synced
+    and renamed; a snapshot is due while the snapshots stay within 2% of
+    the run's time, see docs/live.md). The figures are the CPU seconds (of all threads)
     and the seconds that `etalis run` reports for its processing, best of
     --repeat, each run in a fresh process, the two runs of a pair one
     after the other; the cost is given of the best times and as the
     median of the pairs' ratios (a shared machine's load changes less
     within a pair).
     With --parts, where a checkpoint's CPU time goes, in one run in this
-    process: the engine's snapshot (and of it, the serialization of the
-    state into bytes), the rest of taking it on the run's
+    process: the engine's snapshots (and of them, the serialization of the
+    state into bytes), the rest of taking the checkpoints on the run's
     thread (positions, flushing the output, handing it over), and the
     writer's thread (syncing the output, hashing the snapshot's content,
     writing, syncing and renaming the file).
@@ -100,7 +102,7 @@ def cost(rules: Path, events: Path, work: Path, n: int, repeat: int) -> None:
 
 
 def parts(rules: Path, events: Path, work: Path, n: int) -> None:
-    spent = {"snapshot": 0.0, "serializing": 0.0, "taking": 0.0, "writer": 0.0}
+    spent = {"snapshot": 0.0, "serializing": 0.0, "taking": 0.0, "writer": 0.0, "snapshots": 0}
     lock = threading.Lock()
     snapshot, save, submit = Engine.snapshot_parts, _Checkpoints.save, CheckpointWriter.submit
     recorded = PrologBridge._record_external
@@ -114,6 +116,7 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
 
     def timed_snapshot(engine: Engine) -> SnapshotParts:
         started = time.process_time()   # the engine works on its own thread while this one waits
+        spent["snapshots"] += 1
         try:
             return snapshot(engine)
         finally:
@@ -157,9 +160,9 @@ def parts(rules: Path, events: Path, work: Path, n: int) -> None:
     print(f"(c) where the CPU time of {count} checkpoints goes, one run of {total:.3f} CPU s:")
     print("| part | CPU s | per checkpoint (ms) | of the run's CPU |")
     print("| --- | ---: | ---: | ---: |")
-    rows = [("the engine's snapshot", spent["snapshot"]),
+    rows = [(f"the engine's snapshots ({spent['snapshots']:.0f} of the {count} checkpoints)", spent["snapshot"]),
             ("of which the serialization of the state (PL_record_external)", spent["serializing"]),
-            ("the rest of taking it (positions, flush, hand-over)", spent["taking"] - spent["snapshot"]),
+            ("the rest of taking them (positions, flush, hand-over)", spent["taking"] - spent["snapshot"]),
             ("the writer's thread (hash, sync, write, rename)", spent["writer"])]
     for name, seconds in rows:
         print(f"| {name} | {seconds:.3f} | {seconds / count * 1000:.2f} | {seconds / total * 100:.1f}% |")

@@ -12,6 +12,7 @@
 :- use_module(etalis/compiler/compile, [compile_items/3, compiled_listing/1]).
 :- use_module(etalis/compiler/strategies, [skip_kept/2]).
 :- use_module(etalis/compiler/hidden_names, [no_hidden_names/1, numbered_items/4]).
+:- use_module(etalis/compiler/input_determined, [input_determined/1]).
 :- use_module(etalis/compiler/operators, [store_index/3]).
 :- use_module(etalis/compiler/rule_facts, [static_event_operators/2, vocabulary_use/3]).
 :- use_module(etalis/runtime/runtime, [engine_destroy/1, engine_reset/1, engine_due/2,
@@ -192,8 +193,12 @@ serve(create(Source, Options), Payload, Header, "") :-
     event_prefixes(M, Settings, Prefixes),
     term_string(Policy, PolicyS),
     source_decoded(Source, Decoded),
+    (   input_determined(Compiled)
+    ->  Determined = true
+    ;   Determined = false
+    ),
     Header0 = _{engine: M, rules: NRules, goals: NNodes, policy: PolicyS, printed: PrintedS,
-                ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded},
+                ontologies: Ontologies, prefixes: Prefixes, decoded: Decoded, input_determined: Determined},
     (   memberchk(analysis(true), Options)
     ->  analysis_settings(Items, Options, Settings, FileSettings),
         rules_header(Source, Payload, Items, FileSettings, Analysis),

@@ -5,6 +5,7 @@ be written."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -12,13 +13,17 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from etalis_py import Engine
 from etalis_py.bridge._prolog import Recorded
-from etalis_py.bridge.checkpoint import Checkpoint, CheckpointWriter, Counters, Position
-from etalis_py.cli import EXIT_LIMIT, main
+from etalis_py.bridge.checkpoint import (Base, Checkpoint, CheckpointWriter, Counters, Position, content_checksum,
+                                         remove_states, save_state)
+from etalis_py.cli import EXIT_FAILURE, EXIT_LIMIT, main
+from etalis_py.cli import running
+from etalis_py.cli.running import _Replay
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
 
@@ -27,24 +32,44 @@ exceptionAlarm(check(S), 40) <- reading(S).
 silent(S) <- (check(S) fnot reading(S)) within 100.
 """
 
-# The command line of a run in a child process whose second rename of its
+# The command line of a run in a child process whose Nth rename of its
 # checkpoint holds (the snapshot taken, the file written and synced): it
-# writes the file named first, then waits to be killed.
+# writes the file named first, then waits to be killed.  Its arguments:
+# that file, N, the share of the run's time its snapshots may take, and
+# the command line.
 HELD_RENAME = """
 import os, sys, time
 from pathlib import Path
-from etalis_py.cli import main
+from etalis_py.cli import main, running
 real, renames = os.replace, []
 def held(src, dst):
     if Path(dst).name == "checkpoint":
         renames.append(dst)
-        if len(renames) == 2:
+        if len(renames) == int(sys.argv[2]):
             Path(sys.argv[1]).write_text("held")
             time.sleep(600)
     real(src, dst)
 os.replace = held
-sys.exit(main(sys.argv[2:]))
+running.SNAPSHOT_SHARE = float(sys.argv[3])
+sys.exit(main(sys.argv[4:]))
 """
+
+
+def killed_at_a_rename(held: Path, nth: int, share: float, args: list[str]) -> None:
+    """Run ``etalis args`` in a child process, SIGKILLed while its ``nth``
+    checkpoint is written and synced but not renamed."""
+    proc = subprocess.Popen([sys.executable, "-c", HELD_RENAME, str(held), str(nth), str(share), *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not held.exists():
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(timeout=60) == -signal.SIGKILL
+    finally:
+        proc.kill()
 
 
 def write_events(path: Path, n: int) -> None:
@@ -91,20 +116,10 @@ def test_a_sigkill_between_a_snapshot_and_its_rename_leaves_the_checkpoint_befor
     out, ck, held = tmp_path / "out.jsonl", tmp_path / "ck", tmp_path / "held"
     args = ["run", str(rules), str(events), "--out", str(out), "--quiet", "--checkpoint", str(ck),
             "--checkpoint-every", "100"]
-    proc = subprocess.Popen([sys.executable, "-c", HELD_RENAME, str(held), *args], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while not held.exists():
-            assert proc.poll() is None, proc.communicate()[1]
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait(timeout=60) == -signal.SIGKILL
-    finally:
-        proc.kill()
-    before = Checkpoint.load(ck)
-    assert before is not None
+    killed_at_a_rename(held, 2, 1.0, args)
+    loaded = Checkpoint.load(ck)
+    assert loaded is not None
+    before = loaded[0]
     assert (before.input.line, before.counters.accepted) == (101, 100)
     assert out.stat().st_size >= before.output        # the output it names was synced before it
     new = json.loads((ck / "checkpoint.new").read_bytes().split(b"\n")[1])
@@ -143,19 +158,141 @@ def test_a_checkpoint_of_snapshot_parts_holds_the_bytes_of_the_engines_snapshot_
         whole = engine.snapshot()
         parts = engine.snapshot_parts()
         assert isinstance(parts.content, Recorded)
-        taken = Checkpoint({"rules": "r.etl"}, Position(4, 30, "00"), 12, Counters(3, 0, 0, 0, 0), parts)
-        taken.save(tmp_path)
+        length, head = save_state(tmp_path, "state-4", parts)
         parts.release()
         with pytest.raises(ValueError, match="^the recorded bytes were freed$"):
             parts.view()
         parts.release()                 # once: a second release does nothing
+    assert (tmp_path / "state-4").read_bytes() == whole
+    base = Base("state-4", Position(4, 30, "00"), 12, Counters(3, 0, 0, 0, 0), length, head)
+    assert (length, head) == (len(whole), hashlib.sha256(whole[:content_checksum(whole)[0]]).hexdigest())
+    taken = Checkpoint({"rules": "r.etl"}, Position(9, 70, "11"), 20, Counters(8, 0, 0, 1, 0), base)
+    taken.save(tmp_path)
     loaded = Checkpoint.load(tmp_path)
+    assert loaded == (taken, whole)
+    assert (tmp_path / "checkpoint").read_bytes().count(b"\n") == 2
+    save_state(tmp_path, "state-4", whole)      # a loaded snapshot (its bytes) is saved as it was read
+    assert Checkpoint.load(tmp_path) == (taken, whole)
+    (tmp_path / "state-1.new").write_bytes(b"half")
+    remove_states(tmp_path, keep="state-4")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "state-4"]
+
+
+def with_bad_lines(path: Path) -> None:
+    """Make every 150th line of ``path`` one that is rejected."""
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join("event(hot(k1).\n" if i % 150 == 149 else line for i, line in enumerate(lines)))
+
+
+@pytest.mark.parametrize("nth", [2, 4, 7])
+def test_a_run_killed_after_checkpoints_without_a_snapshot_reads_again_from_its_snapshot_and_writes_nothing_twice(
+        tmp_path: Path, nth: int) -> None:
+    rules = tmp_path / "rules.etl"
+    rules.write_text(RULES)
+    events = tmp_path / "e.events"
+    write_events(events, 1000)
+    with_bad_lines(events)
+    reference = tmp_path / "ref.jsonl"
+    whole = subprocess.run([*ETALIS, "run", str(rules), str(events), "--out", str(reference)],
+                           capture_output=True, text=True, timeout=600)
+    assert whole.returncode == 0, whole.stderr
+    out, ck, held = tmp_path / "out.jsonl", tmp_path / "ck", tmp_path / "held"
+    args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(ck), "--checkpoint-every", "100"]
+    killed_at_a_rename(held, nth, 0.0, args)    # a snapshot at the first checkpoint only
+    loaded = Checkpoint.load(ck)
     assert loaded is not None
-    assert loaded.snapshot() == whole
-    assert (loaded.run, loaded.input, loaded.output, loaded.counters) == (
-        {"rules": "r.etl"}, Position(4, 30, "00"), 12, Counters(3, 0, 0, 0, 0))
-    meta = json.loads((tmp_path / "checkpoint").read_bytes().split(b"\n")[1])
-    assert meta["state_bytes"] == len(whole)
-    loaded.save(tmp_path)               # a loaded checkpoint (its bytes) is saved as it was read
-    again = Checkpoint.load(tmp_path)
-    assert again is not None and again.snapshot() == whole
+    before = loaded[0]
+    line = 1 + 100 * (nth - 1)                      # a batch of 100 lines between two checkpoints
+    assert (before.input.line, before.base.input.line) == (line, 101)
+    assert [p.name for p in ck.glob("state-*")] == ["state-101"]
+    resumed = subprocess.run([*ETALIS, "run", *args[1:]], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert out.read_bytes() == reference.read_bytes()
+    said = resumed.stderr.splitlines()
+    again = "" if line == 101 else (f"; the state is rebuilt from its snapshot at line 101 by reading the "
+                                    f"{line - 101} lines after it again, without writing their detections twice")
+    c = before.counters
+    assert said[0] == (f"etalis: resuming from the checkpoint in {ck}: input from line {line} "
+                       f"({c.accepted + c.rejected} events read before, {c.detections:,} detections){again}")
+    # what the run said of the lines before the checkpoint is not said again
+    rejected = [x for x in whole.stderr.splitlines() if ": rejected: " in x]
+    assert [x for x in said if ": rejected: " in x] == [x for x in rejected if int(x.split(":")[1]) >= line]
+    assert said[-1].split(", seconds:")[0] == whole.stderr.splitlines()[-1].split(", seconds:")[0]
+    assert [p.name for p in ck.glob("state-*")] == ["state-1001"]       # the last checkpoint's snapshot, at the end
+
+
+def test_a_resumed_run_whose_input_changed_before_its_checkpoint_says_so_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = tmp_path / "rules.etl"
+    rules.write_text(RULES)
+    events = tmp_path / "e.events"
+    write_events(events, 1000)
+    out, ck, held = tmp_path / "out.jsonl", tmp_path / "ck", tmp_path / "held"
+    args = ["run", str(rules), str(events), "--out", str(out), "--quiet", "--checkpoint", str(ck),
+            "--checkpoint-every", "100"]
+    killed_at_a_rename(held, 9, 0.0, args)      # the checkpoint at line 801, its snapshot at line 101
+    # the same bytes but one, more than 4,096 bytes before the checkpoint's position
+    text = events.read_text()
+    assert text.count("event(smoke(k3), 297).") == 1
+    events.write_text(text.replace("event(smoke(k3), 297).", "event(smoke(k9), 297)."))
+    committed = out.read_bytes()[:Checkpoint.load(ck)[0].output]     # type: ignore[index]
+    assert main(args[1:] if args[0] != "run" else args) == EXIT_FAILURE
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{events}:801: error: reading lines 101 to 800 again did not give what the run had given before its "
+        "checkpoint: the input changed before the checkpoint's position, or the rules' results depend on more "
+        f"than their input (random numbers, the machine's clock); remove {ck} to start afresh")
+    assert out.read_bytes() == committed
+
+
+def test_replay_leaves_out_the_detections_written_before() -> None:
+    replay = _Replay(until=10, skip=3)
+    assert replay.new("a\nb\n") == ""
+    assert replay.new("c\nd\ne\n") == "d\ne\n"
+    assert replay.new("f\n") == "f\n"
+    assert (replay.before(9), replay.before(10)) == (True, False)
+
+
+@pytest.mark.parametrize(("rules", "determined"), [
+    ("a(X) <- b(X) where X > 2.", True),
+    ("a(X, S) <- b(X) where format(atom(S), '~w!', [X]).", True),
+    ("a(X, T) <- b(X) where get_time(T).", False),
+    ("a(X, R) <- b(X) where R is random(10).", False),
+    ("a(X, R) <- b(X) where R is X * random_float.", False),
+    ("a(X, R) <- b(X) where random_between(1, 6, R).", False),
+    ("a(X, R) <- b(X) where random(1, 6, R).", False),
+    ("a(X, R) <- b(X) where crypto_n_random_bytes(4, R).", False),
+    ("a(X, D) <- b(X) where date(D).", False),
+    ("a(X) <- b(X) where format('~w~n', [X]).", False),
+    ("a(X) <- b(X) where writeln(X).", False),
+    ("a(X) <- b(X) where seen(X).\nseen(X) :- nb_setval(last, X).", False),
+], ids=["condition", "format-to-atom", "clock", "random-function", "random-float", "random-between", "random-3", "random-bytes",
+        "date", "format",
+        "writeln", "static-global-variable"])
+def test_an_engine_tells_whether_its_rules_results_depend_on_their_input_alone(rules: str, determined: bool) -> None:
+    with Engine.from_string(rules, trusted="nb_setval" in rules) as engine:    # which the sandbox refuses
+        assert engine.input_determined is determined
+
+
+@pytest.mark.parametrize(("rules", "options", "states"), [
+    ("alarm(X) <- (hot(X) seq smoke(X)) within 3600.", [], ["state-101", "state-1001"]),
+    ("alarm(X) <- (hot(X) seq smoke(X)) within 3600.", ["--trusted"], [f"state-{n}01" for n in range(1, 11)]),
+    ("alarm(X, T) <- (hot(X) seq smoke(X)) within 3600 where get_time(T).", [],
+     [f"state-{n}01" for n in range(1, 11)]),
+], ids=["determined", "trusted", "clock"])
+def test_every_checkpoint_takes_a_snapshot_where_reading_the_input_again_could_give_other_results(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rules: str, options: list[str], states: list[str]) -> None:
+    (tmp_path / "rules.etl").write_text(rules + "\n")
+    events = tmp_path / "e.events"
+    write_events(events, 1000)
+    saved: list[str] = []
+    save = save_state
+
+    def recorded(directory: Path, name: str, state: Any) -> tuple[int, str]:
+        saved.append(name)
+        return save(directory, name, state)
+
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)
+    monkeypatch.setattr(running, "save_state", recorded)
+    assert main(["run", str(tmp_path / "rules.etl"), str(events), "--out", str(tmp_path / "o.jsonl"), "--quiet",
+                 "--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "100", *options]) == 0
+    assert saved == states

@@ -14,12 +14,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from etalis_py import Detection, Engine
-from etalis_py.cli import main
+from etalis_py.cli import main, running
 
 ETALIS = [sys.executable, "-m", "etalis_py.cli"]
 
@@ -196,6 +197,56 @@ def test_a_run_resumed_on_a_file_appended_to_writes_what_one_run_on_the_whole_fi
     assert len(out.read_text().splitlines()) == int(expected_summary.split("detections: ")[1].split(",")[0])
 
 
+class Crash(BaseException):
+    """A run that stops as a SIGKILL would stop it, between two checkpoints."""
+
+
+@pytest.mark.parametrize("suffix", [".events", ".jsonl", ".csv", ".parquet"])
+@pytest.mark.parametrize("crash", [2, 7, 12])
+def test_a_run_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_run_writes(
+        tmp_path: Path, suffix: str, crash: int, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / f"e{suffix}"
+    # every 300th event too late: rejected
+    write_stream(events, [(name, key, 0 if i % 300 == 299 else t) for i, (name, key, t) in enumerate(stream(3000))])
+    out = tmp_path / "out.jsonl"
+    assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--lateness", "2",
+                 *mapping(events)]) == 0
+    expected = capsys.readouterr().err.splitlines()
+    assert sum(": rejected: " in x for x in expected) == 10
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
+    save, saved = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(self.line)
+        if len(saved) == crash:
+            self.writer.wait()          # the checkpoint before is durable; the output after it half written
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    args = ["run", str(rules), str(events), "--out", str(out), "--lateness", "2", "--checkpoint",
+            str(tmp_path / "ck"), "--checkpoint-every", "250", *mapping(events)]
+    with pytest.raises(Crash):
+        main(args)
+    capsys.readouterr()
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    assert main(args) == 0
+    resumed = capsys.readouterr().err.splitlines()
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+    assert summary(resumed[-1]) == summary(expected[-1])
+    first = 2 if suffix == ".csv" else 1
+    assert resumed[0].endswith("" if crash == 2 else f"; the state is rebuilt from its snapshot at line {251 + first - 1} "
+                               f"by reading the {250 * (crash - 2):,} lines after it again, without writing their "
+                               "detections twice")
+    # what the first run said of the lines before its checkpoint is not said again
+    line = first + 250 * (crash - 1)
+    said = [x for x in expected[:-1] if ": rejected: " in x and int(x.split(":")[1]) >= line]
+    assert resumed[1:-1] == said and len(said) == 10 - (line - first) // 300
+
+
 def test_a_resumed_run_says_where_it_takes_up_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules = tmp_path / "alarm.etl"
     rules.write_text("alarm(X) <- (hot(X) seq smoke(X)) within 3600.\n")
@@ -327,11 +378,22 @@ def flip(data: bytes, at: int) -> bytes:
 
 
 def state_at(data: bytes, line: int) -> int:
-    """Where line ``line`` (from 0) of the state of the checkpoint ``data`` starts."""
-    at = data.index(b"\n", data.index(b"\n") + 1) + 1     # after the checkpoint's two lines
+    """Where line ``line`` (from 0) of the snapshot ``data`` starts."""
+    at = 0
     for _ in range(line):
         at = data.index(b"\n", at) + 1
     return at
+
+
+def run_to_its_end_with_a_checkpoint(tmp_path: Path) -> tuple[list[str], Path]:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / "e.events"
+    write_stream(events, stream(100))
+    ck = tmp_path / "ck"
+    args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet"]
+    assert main(args) == 0
+    return args, ck
 
 
 @pytest.mark.parametrize("change", [
@@ -341,20 +403,51 @@ def state_at(data: bytes, line: int) -> int:
     lambda d: d[:-1],                               # cut short
     lambda d: d + b"\0",                            # longer
 ], ids=["content", "header", "checksum", "truncated", "longer"])
+def test_a_damaged_snapshot_of_a_checkpoint_is_refused_with_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], change: Callable[[bytes], bytes]) -> None:
+    args, ck = run_to_its_end_with_a_checkpoint(tmp_path)
+    state, = ck.glob("state-*")
+    state.write_bytes(change(state.read_bytes()))
+    capsys.readouterr()
+    assert main(args) == 1
+    assert capsys.readouterr().err == (f"etalis: {state}: not the whole state of the checkpoint (damaged?): "
+                                       f"remove {ck} to start afresh\n")
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d[:-2] + b"\n",                       # its JSON cut short
+    lambda d: d.replace(b'"state-', b'"../state-'),  # its snapshot named outside its directory
+    lambda d: d.replace(b"etalis-checkpoint 2", b"etalis-checkpoint x"),
+], ids=["truncated", "outside", "first line"])
 def test_a_damaged_checkpoint_is_refused_with_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          change: Callable[[bytes], bytes]) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.events"
-    write_stream(events, stream(100))
-    ck = tmp_path / "ck"
-    args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet"]
-    assert main(args) == 0
+    args, ck = run_to_its_end_with_a_checkpoint(tmp_path)
     (ck / "checkpoint").write_bytes(change((ck / "checkpoint").read_bytes()))
     capsys.readouterr()
     assert main(args) == 1
     assert capsys.readouterr().err == (f"etalis: {ck / 'checkpoint'}: not a whole checkpoint of etalis run "
                                        "(damaged?): remove it to start afresh\n")
+
+
+def test_a_checkpoint_whose_snapshot_is_missing_is_refused_with_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args, ck = run_to_its_end_with_a_checkpoint(tmp_path)
+    state, = ck.glob("state-*")
+    state.unlink()
+    capsys.readouterr()
+    assert main(args) == 1
+    assert capsys.readouterr().err == (f"etalis: {state}: the checkpoint's state cannot be read (No such file or "
+                                       f"directory): remove {ck} to start afresh\n")
+
+
+def test_a_checkpoint_of_another_format_is_refused_with_what_to_do(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args, ck = run_to_its_end_with_a_checkpoint(tmp_path)
+    (ck / "checkpoint").write_bytes(b"etalis-checkpoint 1\n{}\n")
+    capsys.readouterr()
+    assert main(args) == 1
+    assert capsys.readouterr().err == (f"etalis: {ck / 'checkpoint'}: a checkpoint of format 1, and this "
+                                       "etalis-py reads format 2: remove it to start afresh\n")
 
 
 def test_a_checkpoint_of_other_rules_or_a_replaced_input_is_refused(tmp_path: Path,
@@ -491,4 +584,45 @@ def test_a_trig_stream_read_whole_resumes_after_the_graphs_it_had_read(tmp_path:
     trig(lines, growing)
     assert main(["run", str(rules), str(growing), *common]) == 0
     assert capsys.readouterr().err.splitlines()[-1].startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["nquads", "trig"])
+def test_a_graph_stream_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_run_writes(
+        tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from rdflib import Dataset
+
+    example = Path(__file__).parent.parent / "examples" / "graph_weather"
+    rules, events = example / "graph_weather.etl", example / "observations.nq"
+    if kind == "trig":
+        dataset = Dataset()
+        dataset.parse(events, format="nquads")
+        events = tmp_path / "observations.trig"
+        dataset.serialize(events, format="trig")
+    assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
+    save, saved = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(args[1].line)     # the run's counts: where this checkpoint is
+        if len(saved) == 3:              # a batch holds several graphs: the third checkpoint is one of the last
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    out = tmp_path / "out.jsonl"
+    args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"),
+            "--checkpoint-every", "7"]
+    with pytest.raises(Crash):
+        main(args)
+    capsys.readouterr()
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    assert main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    first, second = saved[:2]
+    assert err[0].endswith(f"; the state is rebuilt from its snapshot at line {first} by reading the "
+                           f"{second - first} lines after it again, without writing their detections twice")
+    assert err[-1].startswith("events read: 160, accepted: 160, rejected: 0, detections: 186,")
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

@@ -256,6 +256,23 @@ def test_stream_plan_refuses_a_later_stage_that_consumes_input_events_at_its_rul
                      "--event", "obs", "--args", "S,V", "--time", "T", "--partition-by", "S"]) == 2
 
 
+def test_stream_plan_reads_the_format_of_the_files_already_in_the_source(tmp_path: Path) -> None:
+    rules = tmp_path / "alarm.etl"
+    rules.write_text("alarm(X) <- (hot(X) seq smoke(X)) within 3600.\n")
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "a.jsonl").write_text('{"event": "hot", "args": ["k1"], "time": 1}\n')
+    out, err = StringIO(), StringIO()
+    ns = cli.parse(["stream", str(rules), "--source", str(source), "--checkpoint", "ck", "--out", "o", "--plan"])
+    assert cli.stream(ns, out, err) == 0
+    assert (out.getvalue(), err.getvalue()) == (
+        "input: any event\n"
+        "stage 1: global (one partition: its rules join events that share no key)\n"
+        "  line 1: alarm(X) <- hot/1, smoke/1\n"
+        "  consumes: hot/1 (input), smoke/1 (input)\n"
+        "reported: alarm/1\n", "")
+
+
 def test_stream_plan_prints_the_stages_of_the_wind_area_rules() -> None:
     out, err = StringIO(), StringIO()
     ns = cli.parse(["stream", str(WIND_AREA), "--source", "in", "--checkpoint", "ck", "--out", "o", "--plan",

@@ -1,13 +1,19 @@
 """Checkpoints of ``etalis run --checkpoint DIR``: where a run resumes.
 
-A checkpoint is one file, ``DIR/checkpoint``: a first line
-``etalis-checkpoint 1``, a line of JSON (what run it belongs to, the
-input and output positions, the run's counters, the length of the state
-and the SHA-256 of its first two lines, the snapshot's header, which
-holds that of the rest), then the engine's snapshot
-(:meth:`Engine.snapshot`) as it is: its content is hashed once.  It is
-replaced atomically: written to ``DIR/checkpoint.new``,
-synced, renamed over the old one, and the directory synced, so that a
+A checkpoint is two files.  ``DIR/checkpoint`` is a first line
+``etalis-checkpoint 2`` and a line of JSON: what run it belongs to, the
+input and output positions, the run's counters, a CSV stream's header,
+and its ``base``: the name of the file that holds the engine's snapshot
+(``DIR/state-L``, :meth:`Engine.snapshot`), the positions and counters
+as of that snapshot, its length and the SHA-256 of its first two lines
+(the snapshot's header, which holds that of the rest).  A snapshot is
+not taken at every checkpoint (see docs/live.md): a run resumed from a
+checkpoint whose base is older reads the input again from the base's
+position, and writes nothing twice.
+
+Both files are replaced atomically: written to a ``.new`` file, synced,
+renamed, and the directory synced, the snapshot before the checkpoint
+that names it, and the snapshots no checkpoint names removed after; so a
 run killed at any moment leaves the previous checkpoint or the new one,
 whole.  That durable part runs on a thread of its own
 (:class:`CheckpointWriter`) while the engine goes on.
@@ -30,8 +36,10 @@ from ..errors import EtalisError
 from .engine import SnapshotParts
 from .results import Counts
 
-MAGIC = b"etalis-checkpoint 1\n"
+MAGIC = b"etalis-checkpoint 2\n"
 NAME = "checkpoint"
+STATE = "state-"
+_OTHER_FORMAT = re.compile(rb"etalis-checkpoint ([0-9]{1,9})\n")
 # How many bytes before the input position a checkpoint keeps the hash
 # of: a file replaced by another (not appended to) is told from the one
 # the checkpoint was taken of.
@@ -67,48 +75,47 @@ class Position:
 
 
 @dataclass(frozen=True)
+class Base:
+    """The engine's snapshot that a checkpoint resumes from: ``file``, its
+    name in the checkpoint's directory, of ``length`` bytes whose first
+    two lines have the SHA-256 ``head_sha256``; and the input position,
+    the output position and the counters as of the snapshot."""
+
+    file: str
+    input: Position
+    output: int
+    counters: Counters
+    length: int
+    head_sha256: str
+
+
+@dataclass(frozen=True)
 class Checkpoint:
     """A run's checkpoint: ``run`` names the run (rules and their hash,
     events, output), ``input`` where the input resumes, ``output`` the
     bytes of ``--out`` committed (on standard output: the lines written),
-    ``header`` the columns of a CSV stream, ``counters`` the summary's,
-    ``state`` the engine's snapshot: its bytes (as loaded), or as taken,
-    in parts whose content is hashed and written where the engine made
-    it (see :meth:`Engine.snapshot_parts`)."""
+    ``counters`` the summary's, ``base`` the snapshot to resume from
+    (taken at ``input`` or before it), ``header`` the columns of a CSV
+    stream."""
 
     run: dict[str, Any]
     input: Position
     output: int
     counters: Counters
-    state: Union[bytes, SnapshotParts]
+    base: Base
     header: Optional[list[str]] = None
 
-    def snapshot(self) -> bytes:
-        """The engine's snapshot, as :meth:`Engine.restore` takes it up."""
-        return self.state if isinstance(self.state, bytes) else self.state.to_bytes()
-
     def save(self, directory: Path) -> None:
-        """Replace ``directory``'s checkpoint with this one, atomically."""
-        if isinstance(self.state, bytes):
-            start = content_checksum(self.state)[0]
-            head, content = self.state[:start], memoryview(self.state)[start:]
-        else:
-            head, content = self.state.header(), self.state.view()
+        """Replace ``directory``'s checkpoint with this one, atomically (its
+        base must be there, durable: see :func:`save_state`)."""
         meta = {"run": self.run, "input": asdict(self.input), "output": self.output,
-                "counters": asdict(self.counters), "header": self.header,
-                "state_bytes": len(head) + len(content), "head_sha256": hashlib.sha256(head).hexdigest()}
-        new = directory / (NAME + ".new")
-        with new.open("wb") as f:
-            f.write(MAGIC + json.dumps(meta).encode("utf-8") + b"\n" + head)
-            f.write(content)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(new, directory / NAME)
-        sync_directory(directory)
+                "counters": asdict(self.counters), "header": self.header, "base": asdict(self.base)}
+        _replace(directory, NAME, [MAGIC + json.dumps(meta).encode("utf-8") + b"\n"])
 
     @staticmethod
-    def load(directory: Path) -> Optional["Checkpoint"]:
-        """The checkpoint of ``directory``, or None if it has none yet."""
+    def load(directory: Path) -> Optional[tuple["Checkpoint", bytes]]:
+        """The checkpoint of ``directory`` and the snapshot of its base, or
+        None if it has none yet."""
         path = directory / NAME
         try:
             data = path.read_bytes()
@@ -117,21 +124,21 @@ class Checkpoint:
         except OSError as e:
             raise CheckpointError(f"{path}: cannot be read: {e.strerror or e}") from None
         damaged = f"{path}: not a whole checkpoint of etalis run (damaged?): remove it to start afresh"
-        if not data.startswith(MAGIC):
+        if (other := _OTHER_FORMAT.match(data)) and not data.startswith(MAGIC):
+            raise CheckpointError(f"{path}: a checkpoint of format {other[1].decode()}, and this etalis-py reads "
+                                  f"format {MAGIC.split()[1].decode()}: remove it to start afresh")
+        if not data.startswith(MAGIC) or not data.endswith(b"\n"):
             raise CheckpointError(damaged)
-        end = data.find(b"\n", len(MAGIC))
         try:
-            meta = json.loads(data[len(MAGIC):end])
-            state = data[end + 1:]
-            start, checksum = content_checksum(state)
-            if end < 0 or len(state) != meta["state_bytes"] or \
-                    hashlib.sha256(state[:start]).hexdigest() != meta["head_sha256"] or \
-                    hashlib.sha256(memoryview(state)[start:]).hexdigest() != checksum:
-                raise ValueError(damaged)
-            return Checkpoint(dict(meta["run"]), Position(**meta["input"]), int(meta["output"]),
-                              Counters(**meta["counters"]), state, meta.get("header"))
+            meta = json.loads(data[len(MAGIC):])
+            b = meta["base"]
+            base = Base(str(b["file"]), Position(**b["input"]), int(b["output"]), Counters(**b["counters"]),
+                        int(b["length"]), str(b["head_sha256"]))
+            taken = Checkpoint(dict(meta["run"]), Position(**meta["input"]), int(meta["output"]),
+                               Counters(**meta["counters"]), base, meta.get("header"))
         except (ValueError, KeyError, TypeError):
             raise CheckpointError(damaged) from None
+        return taken, load_state(directory, base)
 
     def check_run(self, run: dict[str, Any], directory: Path) -> None:
         """Refuse to resume a checkpoint of another run than ``run``."""
@@ -141,6 +148,58 @@ class Checkpoint:
                 raise CheckpointError(
                     f"{directory / NAME}: a checkpoint of another run ({what}: {self.run.get(key)!r}, now "
                     f"{value!r}): give another --checkpoint DIR, or remove this one to start afresh")
+
+
+def save_state(directory: Path, name: str, state: Union[bytes, SnapshotParts]) -> tuple[int, str]:
+    """Write the snapshot ``state`` to ``directory/name``, atomically and
+    durably; its length and the SHA-256 of its first two lines (whose
+    computing hashes the content, for a snapshot in parts)."""
+    if isinstance(state, bytes):
+        start = content_checksum(state)[0]
+        head, content = state[:start], memoryview(state)[start:]
+    else:
+        head, content = state.header(), state.view()
+    _replace(directory, name, [head, content])
+    return len(head) + len(content), hashlib.sha256(head).hexdigest()
+
+
+def load_state(directory: Path, base: Base) -> bytes:
+    """The snapshot of ``base``, checked whole: its length, its header's
+    hash and its content's."""
+    path = directory / base.file
+    if Path(base.file).name != base.file or not base.file.startswith(STATE):
+        raise CheckpointError(f"{directory / NAME}: not a whole checkpoint of etalis run (damaged?): remove it "
+                              "to start afresh")
+    try:
+        state = path.read_bytes()
+    except OSError as e:
+        raise CheckpointError(f"{path}: the checkpoint's state cannot be read ({e.strerror or e}): remove "
+                              f"{directory} to start afresh") from None
+    start, checksum = content_checksum(state)
+    if len(state) != base.length or hashlib.sha256(state[:start]).hexdigest() != base.head_sha256 or \
+            hashlib.sha256(memoryview(state)[start:]).hexdigest() != checksum:
+        raise CheckpointError(f"{path}: not the whole state of the checkpoint (damaged?): remove {directory} "
+                              "to start afresh")
+    return state
+
+
+def remove_states(directory: Path, keep: str) -> None:
+    """Remove the snapshots of ``directory`` but ``keep`` (those of earlier
+    checkpoints, and any a killed run left half written)."""
+    for path in directory.glob(STATE + "*"):
+        if path.name != keep:
+            path.unlink(missing_ok=True)
+
+
+def _replace(directory: Path, name: str, parts: list[Union[bytes, memoryview]]) -> None:
+    new = directory / (name + ".new")
+    with new.open("wb") as f:
+        for part in parts:
+            f.write(part)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(new, directory / name)
+    sync_directory(directory)
 
 
 class CheckpointWriter:

@@ -82,6 +82,10 @@ class Engine(Feeding):
         self.rule_count: int = info["rules"]
         self.goal_count: int = info["goals"]
         self.prefixes: dict[str, str] = dict(info["prefixes"])
+        self.input_determined: bool = info["input_determined"]
+        """Whether the rules' results depend on their input alone: they read
+        no clock, draw no random number, keep no global variable and print
+        nothing (what a run resumed by reading its input again needs)."""
         self._queue: deque[Detection] = deque(maxlen=max_queued)
         self._callbacks: dict[Optional[str], list[Callback]] = {}
         self._stats = EngineStats()

@@ -15,8 +15,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, BinaryIO, Optional, TextIO
 
-from ..bridge.checkpoint import (Checkpoint, CheckpointWriter, Counters, Position, check_input, resume_output,
-                                 rules_hash, seen_hash)
+from ..bridge.checkpoint import (STATE, Base, Checkpoint, CheckpointWriter, Counters, Position, check_input,
+                                 remove_states, resume_output, rules_hash, save_state, seen_hash)
 from ..bridge.engine import Engine
 from ..errors import EtalisError, InferenceLimitError, Rejection, unreadable
 from ..events import format_time
@@ -111,12 +111,19 @@ class _Run(Counters):
     since: int = 0          # events read since the last checkpoint
 
 
+# The share of a run's time that its snapshots may take when its input can
+# be read again: a checkpoint takes a snapshot only while they stay within
+# it, and else records its positions over the last snapshot (a resumed run
+# reads the events since that snapshot again).
+SNAPSHOT_SHARE = 0.02
+
+
 class _Checkpoints:
     """``run --checkpoint DIR``: the checkpoint to resume from, and taking
-    new ones: the engine's snapshot and the positions are taken between
-    two batches, then, on the writer's thread while the engine goes on,
-    the output is synced up to (at least) the size it had and the
-    checkpoint replaced."""
+    new ones: the positions, and the engine's snapshot when it is due (see
+    :meth:`due`), are taken between two batches, then, on the writer's
+    thread while the engine goes on, the output is synced up to (at
+    least) the size it had and the checkpoint replaced."""
 
     def __init__(self, ns: argparse.Namespace) -> None:
         self.directory: Path = ns.checkpoint
@@ -130,7 +137,10 @@ class _Checkpoints:
             raise ValueError(f"--checkpoint resumes output written as it goes: --format jsonl or csv, not "
                              f"{self.run['format']} (written at the end)")
         self.directory.mkdir(parents=True, exist_ok=True)
-        self.resumed = Checkpoint.load(self.directory)
+        loaded = Checkpoint.load(self.directory)
+        self.resumed: Optional[Checkpoint] = loaded[0] if loaded is not None else None
+        self.state = loaded[1] if loaded is not None else b""
+        """The snapshot of the resumed checkpoint's base."""
         self.header: Optional[list[str]] = list(ns.columns) if ns.columns else None
         if self.resumed is not None:
             self.resumed.check_run(self.run, self.directory)
@@ -138,11 +148,35 @@ class _Checkpoints:
                 check_input(self.events, self.resumed.input)
             if self.header is None:
                 self.header = self.resumed.header
+        # standard input cannot be read again, nor the machine's clock
+        # read as it was, nor what trusted rules do outside the engine:
+        # there every checkpoint takes a snapshot (and see replayable())
+        self.replayable = self.events is not None and ns.clock != "wall" and not ns.trusted
+        self.base: Optional[Base] = self.resumed.base if self.resumed is not None else None
         self.writer = CheckpointWriter()
         self.line = 0
         """The input line of the checkpoint taken last (what a failure names)."""
+        self.started = time.perf_counter()
+        self.spent = 0.0                # on snapshots, in this run
+        self.last = 0.0                 # on the latest snapshot
 
-    def save(self, engine: Engine, counts: _Run, sink: "DetectionWriter", offsets: Optional[LineOffsets]) -> None:
+    def rules_are(self, engine: Engine) -> None:
+        """Take every snapshot for rules whose results depend on more than
+        their input (read again, it would give other results)."""
+        self.replayable = self.replayable and engine.input_determined
+
+    def due(self, line: int, final: bool) -> bool:
+        """Whether a checkpoint at input ``line`` takes a snapshot: at the
+        first and the last checkpoint, on an input that cannot be read
+        again, and while the snapshots keep within SNAPSHOT_SHARE of the
+        run's time; not when the snapshot there is taken already."""
+        if self.base is not None and self.base.input.line == line:
+            return False
+        return final or not self.replayable or self.base is None or \
+            self.spent + self.last <= SNAPSHOT_SHARE * (time.perf_counter() - self.started)
+
+    def save(self, engine: Engine, counts: _Run, sink: "DetectionWriter", offsets: Optional[LineOffsets],
+             final: bool = False) -> None:
         """Take a checkpoint and hand it to the writer, once the one before
         it is durable (a failure of either is raised)."""
         self.writer.wait()
@@ -150,16 +184,21 @@ class _Checkpoints:
         if self.kind == "csv" and self.header is None and offsets is not None and offsets.head is not None:
             self.header = csv_header(offsets.head)
         at = Position(counts.line, None if offsets is None or self.events is None else offsets.offset(counts.line))
-        state = engine.snapshot_parts()
+        state = None
+        if self.due(counts.line, final):
+            started = time.perf_counter()
+            state = engine.snapshot_parts()
+            self.last = time.perf_counter() - started
+            self.spent += self.last
         try:
             out = flushed(sink)
         except BaseException:
-            state.release()
+            if state is not None:
+                state.release()
             raise
         size, fd = out if out is not None else (counts.detections, None)
-        taken = Checkpoint(self.run, at, size, Counters(counts.accepted, counts.rejected, counts.raised,
-                                                        counts.detections, counts.warnings), state, self.header)
-        events, directory = self.events, self.directory
+        counters = Counters(counts.accepted, counts.rejected, counts.raised, counts.detections, counts.warnings)
+        events, directory, run, header, base = self.events, self.directory, self.run, self.header, self.base
 
         def durable() -> None:
             try:
@@ -169,12 +208,58 @@ class _Checkpoints:
                     finally:
                         os.close(fd)
                 seen = "" if events is None or at.offset is None else seen_hash(events, at.offset)
-                replace(taken, input=replace(at, seen=seen)).save(directory)
+                here = replace(at, seen=seen)
+                taken = base
+                if state is not None:
+                    name = f"{STATE}{at.line}"
+                    taken = Base(name, here, size, counters, *save_state(directory, name, state))
+                assert taken is not None
+                Checkpoint(run, here, size, counters, taken, header).save(directory)
+                if state is not None:
+                    self.base = taken
+                    remove_states(directory, taken.file)
             finally:
-                state.release()
+                if state is not None:
+                    state.release()
 
         self.writer.submit(durable)
         counts.since = 0
+
+
+@dataclass
+class _Replay:
+    """What a resumed run reads again: the events between its checkpoint's
+    snapshot and its position (see SNAPSHOT_SHARE), whose detections were
+    written and whose rejections and warnings were said before it; they
+    rebuild the engine's state and counters, and nothing is written or
+    said twice.  ``until`` is the checkpoint's first line not read,
+    ``skip`` the detections still to leave out, ``expected`` the counters
+    the checkpoint had."""
+
+    until: int = 0
+    skip: int = 0
+    expected: Optional[Counters] = None
+
+    def before(self, line: int) -> bool:
+        """Whether ``line`` was read before the checkpoint (and, as the next
+        line to read, whether the run is reading again)."""
+        return line < self.until
+
+    def new(self, text: str) -> str:
+        """The detection lines of ``text`` that were not written before."""
+        if self.skip == 0 or not text:
+            return text
+        end = 0
+        while self.skip > 0 and end < len(text):
+            end = text.index("\n", end) + 1
+            self.skip -= 1
+        return text[end:]
+
+    def differs(self, counts: Counters) -> bool:
+        """Whether reading again to the checkpoint's position gave other
+        counts than those the checkpoint had."""
+        return self.skip != 0 or (self.expected is not None and asdict(self.expected) != {
+            k: v for k, v in asdict(counts).items() if k in asdict(self.expected)})
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None,
@@ -190,6 +275,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         print(f"etalis: {e}", file=err)
         return EXIT_FAILURE
     resumed = checkpoints.resumed if checkpoints is not None else None
+    base = resumed.base if resumed is not None else None
     # the rule file is read once: the engine keeps what the checks below need
     engine = Engine.from_file(ns.rules, policy=ns.policy, static=ns.static, trusted=ns.trusted, max_age=ns.max_age,
                               lateness=ns.lateness, explain=ns.explain,
@@ -197,8 +283,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     try:
         if ns.ontology or ns.entailment:
             engine.load_ontology(ns.ontology, ns.entailment or "rdfs")
+        if checkpoints is not None:
+            checkpoints.rules_are(engine)
         if resumed is not None:
-            engine.restore(resumed.snapshot())
+            engine.restore(checkpoints.state if checkpoints is not None else b"")
             if ns.out is not None:
                 resume_output(ns.out, resumed.output)
     except ValueError as e:
@@ -234,9 +322,11 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
     started = time.perf_counter()
     cpu_started = time.process_time()
     counts = _Run()
-    if resumed is not None:
-        c = resumed.counters
-        counts = _Run(**asdict(c), line=resumed.input.line)
+    replay = _Replay()
+    if resumed is not None and base is not None:
+        counts = _Run(**asdict(base.counters), line=base.input.line)
+        replay = _Replay(resumed.input.line, resumed.counters.detections - base.counters.detections,
+                         resumed.counters)
     progress = ProgressLine(err, wanted(ns.progress, err, ns.quiet), clock=clock)
     lateness = ns.lateness or 0.0
 
@@ -252,12 +342,13 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             for w in ws:
                 print(f"{source}: warning: {where}: {w.reason}", file=err)
 
-    def checkpoint() -> bool:
+    def checkpoint(final: bool = False) -> bool:
         """Take a checkpoint; whether it and the one before it were taken
         (when the engine has no room to write its state, or a file cannot
-        be written, the one before stays as it was)."""
-        return checkpoints is None or said_failure(lambda: checkpoints.save(engine, counts, sink,
-                                                                          source_input.offsets))
+        be written, the one before stays as it was).  While the events
+        read before are read again, the checkpoint resumed from stays."""
+        return checkpoints is None or replay.before(counts.line) or \
+            said_failure(lambda: checkpoints.save(engine, counts, sink, source_input.offsets, final))
 
     def written() -> bool:
         """Wait until the checkpoint taken last is durable; whether it is."""
@@ -276,13 +367,13 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
             return False
         return True
 
-    stopped = unwritten = False
+    stopped = unwritten = refused = False
     interrupt = _Interrupt()
     repeated = _Repeated()
     try:
         with interrupt:
             source_input = event_batches(ns, packed=engine.columnar(),
-                                         at=resumed.input if resumed is not None else Position(),
+                                         at=base.input if base is not None else Position(),
                                          header=checkpoints.header if checkpoints is not None else None,
                                          batch_lines=min(BATCH_LINES, ns.checkpoint_every)
                                          if checkpoints is not None else BATCH_LINES)
@@ -300,7 +391,7 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                     result = engine.feed_packed(batch.packed, batch.first_line)
                 else:
                     result = engine.feed_text(batch.text, batch.first_line, batch.terms)
-                sink.write(result.detection_lines)
+                sink.write(replay.new(result.detection_lines))
                 counts.detections += result.detection_lines.count("\n")
                 counts.accepted += result.accepted
                 counts.raised += result.raised
@@ -312,9 +403,10 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                 if not ns.quiet and (bad or result.warnings):
                     progress.clear()
                     for r in bad:
-                        print(f"{source}:{r.line}: rejected: {in_input_times(r.reason, dates, ns)}", file=err)
+                        if not replay.before(r.line):
+                            print(f"{source}:{r.line}: rejected: {in_input_times(r.reason, dates, ns)}", file=err)
                     for w in result.warnings:
-                        if repeated.seen(w):
+                        if repeated.seen(w) and not replay.before(w.line):
                             print(f"{source}:{w.line}: warning: {w.reason}", file=err)
                 if result.stopped:
                     progress.clear()
@@ -322,13 +414,26 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
                     stopped = True
                     break
                 if checkpoints is not None:
+                    replaying = replay.before(counts.line)
                     counts.line = batch.end_line
                     counts.since += len(bad) + result.accepted
+                    if replaying and not replay.before(counts.line):
+                        counts.since = 0
+                        if replay.differs(counts):
+                            progress.clear()
+                            print(replay_differs(source, checkpoints.directory, base, replay), file=err)
+                            stopped = refused = True
+                            break
                     if counts.since >= ns.checkpoint_every and not checkpoint():
                         stopped = True
                         break
                 progress.show(status)
-            if not stopped and not checkpoint():    # before the end: a resumed run goes on from here
+            if not stopped and replay.before(counts.line) and not interrupt.requested:
+                progress.clear()
+                print(replay_differs(source, checkpoints.directory if checkpoints else Path(), base, replay),
+                      file=err)
+                stopped = refused = True
+            if not stopped and not checkpoint(final=True):  # before the end: a resumed run goes on from here
                 stopped = True
             if not written():
                 stopped = True
@@ -382,6 +487,8 @@ def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callab
         f"cpu seconds: {cpu_seconds:.3f}",
         file=err,
     )
+    if refused:
+        return EXIT_FAILURE
     if stopped:
         return EXIT_LIMIT
     if interrupt.requested:
@@ -398,8 +505,22 @@ def resuming_line(directory: Path, resumed: Checkpoint) -> str:
     it had done before, so that a restart is not mistaken for a new run."""
     c = resumed.counters
     read, found = c.accepted + c.rejected, c.detections
+    again = resumed.input.line - resumed.base.input.line
     return (f"etalis: resuming from the checkpoint in {directory}: input from line {resumed.input.line:,} "
-            f"({read:,} event{'s' * (read != 1)} read before, {found:,} detection{'s' * (found != 1)})")
+            f"({read:,} event{'s' * (read != 1)} read before, {found:,} detection{'s' * (found != 1)})"
+            + (f"; the state is rebuilt from its snapshot at line {resumed.base.input.line:,} by reading the "
+               f"{again:,} line{'s' * (again != 1)} after it again, without writing their detections twice"
+               if again else ""))
+
+
+def replay_differs(source: str, directory: Path, base: Optional[Base], replay: _Replay) -> str:
+    """The error of a resumed run whose input, read again from the
+    checkpoint's snapshot to its position, gave other counts than before."""
+    since = base.input.line if base is not None else 1
+    return (f"{source}:{replay.until}: error: reading lines {since:,} to {replay.until - 1:,} again did not give "
+            "what the run had given before its checkpoint: the input changed before the checkpoint's position, "
+            "or the rules' results depend on more than their input (random numbers, the machine's clock); "
+            f"remove {directory} to start afresh")
 
 
 def in_input_times(reason: str, dates: bool, ns: argparse.Namespace) -> str:

@@ -13,7 +13,7 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from ..errors import EtalisError
-from ..inputs.registry import by_name
+from ..inputs.registry import InputFormat, by_name
 from ..outputs.detections import read_detections
 from ..outputs.output import TableWriter, formatted
 from ..outputs.progress import wanted
@@ -204,9 +204,16 @@ def stream(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     try:
         mapping = mapping_from(ns)
-        # a plan is made without looking at the files
-        fmt = (live.source_format(ns.source, ns.input_format) if not ns.plan
-               else by_name(ns.input_format) if ns.input_format else None)
+        fmt: Optional[InputFormat] = None
+        if not ns.plan:
+            fmt = live.source_format(ns.source, ns.input_format)
+        elif ns.input_format:
+            fmt = by_name(ns.input_format)
+        else:
+            try:    # a plan needs no files yet: those already there tell their format
+                fmt = live.source_format(ns.source)
+            except ValueError:
+                fmt = None
         lines = fmt is not None and event_lines(ns.source, mapping, fmt.name, ns.partition_by)
         if not lines:
             mapping.check()
