@@ -69,14 +69,17 @@ def test_a_text_of_more_than_256_characters_is_left_to_prolog() -> None:
 
 
 def test_random_numbers_are_written_as_prolog_writes_them() -> None:
-    """Floats of every magnitude and integers of every size, the library's
-    lines against Prolog's, 4,000 detections in one query."""
+    """Floats of every magnitude, decimals of up to 15 digits (which the
+    library writes itself) and integers of every size, the library's lines
+    against Prolog's, 4,000 detections in one query."""
     from pyswip import Prolog
 
     assert Engine.from_string("z <- y.\n").columnar()
     query = ("findall(Differ, (set_random(seed(7)), findall(D, (between(1, 2000, _), random_between(-330, 308, K), "
              "L is -(2**70), H is 2**70, random_between(L, H, I), random_between(-99, 99, J), "
-             "X is (random_float - 0.5) * 10.0 ** K, Y is float(J) / 8, D = c(X, I, J, Y)-X-Y), Ds), "
+             "X is (random_float - 0.5) * 10.0 ** K, Y is float(J) / 8, random_between(0, 19, Q), "
+             "random_between(-999999999999999, 999999999999999, M), Z is M / 10.0 ** Q, "
+             "D = c(X, I, J, Y, Z)-X-Z), Ds), "
              "findall(F-D, (member(D, Ds), member(F, [object, row]), D = E-T1-T2, "
              "with_output_to(string(P), etalis_protocol:write_json_detection(F, E, T1, T2)), "
              "\\+ (with_output_to(string(C), etalis_columns:etalis_write_detection(F, E, T1, T2)), C == P)), "

@@ -249,6 +249,41 @@ def test_a_run_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_
     assert resumed[1:-1] == said and len(said) == 10 - (line - first) // 300
 
 
+def test_a_resumed_run_whose_batches_straddle_the_checkpoint_s_position_writes_what_one_run_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    # batches end elsewhere when they are read again: here the resumed run's are of 400 lines, not
+    # 250 (as a followed file's end where the file ended as it was read)
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / "e.events"
+    write_stream(events, stream(3000))
+    out = tmp_path / "out.jsonl"
+    assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--lateness", "2"]) == 0
+    expected = capsys.readouterr().err.splitlines()
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)
+    save, saved = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        saved.append(self.line)
+        if len(saved) == 7:             # the checkpoint at line 1501 is durable, its snapshot at 251
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    args = ["run", str(rules), str(events), "--out", str(out), "--lateness", "2", "--checkpoint", str(tmp_path / "ck")]
+    with pytest.raises(Crash):
+        main([*args, "--checkpoint-every", "250"])
+    capsys.readouterr()
+    monkeypatch.setattr(running._Checkpoints, "save", save)
+    assert main([*args, "--checkpoint-every", "400"]) == 0      # lines 251-650, ..., 1451-1850
+    resumed = capsys.readouterr().err.splitlines()
+    assert resumed[0].endswith("; the state is rebuilt from its snapshot at line 251 by reading the 1,250 lines "
+                               "after it again, without writing their detections twice")
+    assert summary(resumed[-1]) == summary(expected[-1])
+    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
+
+
 def test_a_resumed_run_says_where_it_takes_up_its_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules = tmp_path / "alarm.etl"
     rules.write_text("alarm(X) <- (hot(X) seq smoke(X)) within 3600.\n")

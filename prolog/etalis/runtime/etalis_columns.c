@@ -1014,7 +1014,11 @@ typedef struct
 { char *buf;
   size_t len;
   size_t size;
+  int short_floats;                     /* floats by short_float() where it can */
 } line_buffer;
+
+static atom_t ATOM_float_format;
+static atom_t ATOM_empty;
 
 static int
 put_bytes(line_buffer *b, const char *s, size_t len)
@@ -1039,6 +1043,63 @@ put_str(line_buffer *b, const char *s)
 { return put_bytes(b, s, strlen(s));
 }
 
+/* A float d of at least 1e-4 and below 1e15 in magnitude (or zero)
+   whose shortest decimal that reads back as d has at most 15 digits, as
+   write/1 writes it: SWI-Prolog writes those digits in the form of C's
+   %.15g, here with the point in place and ".0" if there is no fraction.
+   That decimal is m / 10^k for the fewest fraction digits k at which
+   the integer m nearest d * 10^k, over 10^k, is d again: m (below
+   10^15) and 10^k are exact doubles, so the quotient is rounded once, as
+   reading the decimal rounds it; d * 10^k as computed is within 0.25 of
+   m, so rounding it finds m; and no other decimal of as many digits
+   reads back as d (two differ by 10^-k, more than a unit of d's last
+   bit).  Returns the length written into s, or 0 for any other d (then
+   Prolog writes it). */
+static size_t
+short_float(double d, char s[40])
+{ static const double tens[] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+                                 1e14, 1e15, 1e16, 1e17, 1e18, 1e19 };
+  double a = fabs(d);
+  char digits[24];
+  int len, k;
+  size_t n = 0;
+  int64_t m;
+
+  if ( !(a == 0.0 || (a >= 1e-4 && a < 1e15)) )
+    return 0;
+  for ( k = 0; ; k++ )
+  { double scaled = a * tens[k];
+
+    if ( scaled >= 1e15 || k == 19 )
+      return 0;
+    m = llround(scaled);
+    if ( (double)m / tens[k] == a )
+      break;
+  }
+  len = snprintf(digits, sizeof(digits), "%" PRId64, m);
+  if ( len <= 0 )
+    return 0;
+  if ( signbit(d) )
+    s[n++] = '-';
+  if ( len <= k )                               /* 0.0ddd: zeros after the point */
+  { memcpy(s + n, "0.", 2);
+    n += 2;
+    memset(s + n, '0', (size_t)(k - len));
+    n += (size_t)(k - len);
+    memcpy(s + n, digits, (size_t)len);
+    n += (size_t)len;
+  } else
+  { memcpy(s + n, digits, (size_t)(len - k));
+    n += (size_t)(len - k);
+    s[n++] = '.';
+    if ( k == 0 )
+      s[n++] = '0';
+    memcpy(s + n, digits + len - k, (size_t)k);
+    n += (size_t)k;
+  }
+  return n;
+}
+
 /* A number as write/1 writes it; a float that is not finite as null if
    null_if_not_finite (an argument), else not here (a time, which
    write_detection/2 writes as write/1 does). */
@@ -1049,10 +1110,13 @@ put_number(line_buffer *b, term_t t, int null_if_not_finite)
 
   if ( PL_is_float(t) )
   { double d;
+    char text[40];
     if ( !PL_get_float(t, &d) )
       return FALSE;
     if ( !isfinite(d) )
       return null_if_not_finite && put_str(b, "null");
+    if ( b->short_floats && (len = short_float(d, text)) )
+      return put_bytes(b, text, len);
   } else if ( !PL_is_integer(t) )
     return FALSE;
   else
@@ -1135,11 +1199,14 @@ static foreign_t
 write_detection(term_t format, term_t e, term_t t1, term_t t2)
 { atom_t f;
   int object, rc;
-  line_buffer b = { NULL, 0, 0 };
+  line_buffer b = { NULL, 0, 0, FALSE };
   IOSTREAM *out;
+  atom_t float_format;
 
   if ( !PL_get_atom(format, &f) || (f != ATOM_object && f != ATOM_row) )
     return FALSE;
+  /* write/1 writes floats as the flag float_format says, if it is set */
+  b.short_floats = !PL_current_prolog_flag(ATOM_float_format, PL_ATOM, &float_format) || float_format == ATOM_empty;
   object = f == ATOM_object;
   rc = detection_line(&b, object, e, t1, t2);
   if ( rc )
@@ -1174,6 +1241,8 @@ install_etalis_columns(void)
   ATOM_point = PL_new_atom("point");
   ATOM_object = PL_new_atom("object");
   ATOM_row = PL_new_atom("row");
+  ATOM_float_format = PL_new_atom("float_format");
+  ATOM_empty = PL_new_atom("");
   PL_register_foreign_in_module("etalis_columns", "etalis_column_terms", 3, column_terms, 0);
   json_text_pred = PL_predicate("json_arg_text", 2, "etalis_protocol");
   PL_register_foreign_in_module("etalis_columns", "etalis_pack_detection", 3, pack_detection, 0);

@@ -351,7 +351,11 @@ term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit
 %   the loop notes in At the line of the event it runs and the output
 %   before it, which the handler finds after the unwinding; the accepted
 %   count and the last time before that event are counted again from
-%   Terms.
+%   Terms.  At is also the run's input line (see
+%   etalis_feed_state:input_line/1), put in the global variable once for
+%   the run (b_setval/2 an event is a measurable part of the loop's
+%   cost); the line of the caller (an engine fed by another's rule) is
+%   set back after it.
 
 quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
     character_count(current_output, Kept),
@@ -361,9 +365,15 @@ quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last
     nb_setarg(1, Changes, true),                % what rules recorded before the run is looked for too
     current_output(Out),
     Engine = engine(M:'$run', Changes, M:'$rule_update', M:'$raised', Out),
+    (   nb_current(etalis_line, Outer)
+    ->  true
+    ;   Outer = none
+    ),
+    b_setval(etalis_line, At),
     catch(quick_loop(Terms, Line, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
           Error,
-          quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, RestLine, Last, A0, A, Stop)).
+          quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, RestLine, Last, A0, A, Stop)),
+    b_setval(etalis_line, Outer).
 
 %   quick_stopped(+Error, +Budget, +At, +Terms, +Line, +Checked, +M, +Limit,
 %                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
@@ -458,8 +468,7 @@ quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Re
         ;   quick_event(Checked, Term, E, T1, T2)
         ),
         T2 >= Last0
-    ->  b_setval(etalis_line, Line),
-        character_count(Out, Kept),
+    ->  character_count(Out, Kept),
         nb_setarg(1, At, Line),
         nb_setarg(2, At, Kept),
         limited_run(Budget, Run, E, T1, T2, Format),
@@ -470,6 +479,7 @@ quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Re
         ->  A1 is A0 + 1,
             quick_loop(Terms, Next, Checked, Engine, Budget, Format, S, At, T2, Rest, RestLine, Last, A1, A, Stop)
         ;   nb_setarg(1, At, none),             % the event is done: what follows is no longer its
+            b_setval(etalis_line, Line),        % but what it changed or raised reports to its line
             A1 is A0 + 1,
             catch(( rule_updates(S),
                     raised_events(S, T2, Line)

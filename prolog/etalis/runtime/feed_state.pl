@@ -3,6 +3,7 @@
             feed_kinds/1,               % -Kinds
             feed_start/1,               % +Engine
             feed_warning/2,             % +Engine, +Text
+            input_line/1,               % -Line
             count_raised/1,             % +Engine
             changed/1,                  % +Engine
             changes_flag/2,             % +Engine, -Flag
@@ -19,8 +20,8 @@ engine through global variables named after the engine's module (and
 its warnings as facts of that module, each added once: a list in a
 global variable is copied whole at each change), so that what one
 engine gathers never shows in another's reply, even when one feeds the
-other.  The input line being processed is the global
-variable etalis_line, set before each event (see etalis_process:run/5).
+other.  The input line being processed is in the global variable
+etalis_line (see input_line/1).
 */
 
 %!  feed_warning(+Engine, +Text) is det.
@@ -29,8 +30,26 @@ variable etalis_line, set before each event (see etalis_process:run/5).
 %   processing (0 outside the processing of an input line).
 
 feed_warning(M, Text) :-
-    (   b_getval(etalis_line, Line) -> true ; Line = 0 ),
+    (   input_line(Line) -> true ; Line = 0 ),
     assertz(M:'$warning'(Line, Text)).          % kept on backtracking, and not copied again
+
+%!  input_line(-Line) is semidet.
+%
+%   Line is the input line being processed: the global variable
+%   etalis_line holds it, set before each event (see
+%   etalis_process:run/5), or holds a term at(Line, Kept) whose first
+%   argument a loop over many events sets in place before each (see
+%   etalis_feed:quick_run/14), a global variable set once for them all.
+%   Fails outside the processing of an input line.
+
+input_line(Line) :-
+    nb_current(etalis_line, Value),
+    (   Value = at(Line0, _)
+    ->  integer(Line0),
+        Line = Line0
+    ;   integer(Value),
+        Line = Value
+    ).
 
 %!  count_raised(+Engine) is det.
 %

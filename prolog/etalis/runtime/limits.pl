@@ -14,7 +14,7 @@
 :- use_module(library(lists)).
 :- use_module(library(memfile), [memory_file_to_string/3, size_memory_file/3]).
 :- use_module(library(time), [alarm/4, install_alarm/2, uninstall_alarm/1, remove_alarm/1]).
-:- use_module(feed_state, [feed_global/3]).
+:- use_module(feed_state, [feed_global/3, input_line/1]).
 
 /** <module> The limits of an event: inferences, time and memory
 
@@ -272,7 +272,8 @@ stack_limit_restored :-
 %   within one inference (msort/2 of a long list, arithmetic on a huge
 %   number), so an event still running after time_limit/2 seconds is
 %   stopped at that time limit (limited/6).  Every S seconds the watchdog
-%   looks at the input line being processed (etalis_line): the same line
+%   looks at the input line being processed (see
+%   etalis_feed_state:input_line/1): the same line
 %   at two looks in a row has run for S seconds at least.  The cost is an
 %   alarm a batch, none an event.
 
@@ -305,7 +306,7 @@ time_limit(Limit, Seconds) :-
 
 watchdog(W, S) :-
     (   nb_current(W, watch(Id, Seen))
-    ->  (   nb_current(etalis_line, Line)
+    ->  (   input_line(Line)
         ->  true
         ;   Line = none
         ),

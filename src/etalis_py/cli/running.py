@@ -365,11 +365,16 @@ class _Replay:
             self.skip -= 1
         return text[end:]
 
-    def differs(self, counts: Counters) -> bool:
-        """Whether reading again to the checkpoint's position gave other
-        counts than those the checkpoint had."""
-        return self.skip != 0 or (self.expected is not None and asdict(self.expected) != {
-            k: v for k, v in asdict(counts).items() if k in asdict(self.expected)})
+    def differs(self, counts: Counters, line: int) -> bool:
+        """Whether reading again up to ``line``, the next line to read, gave
+        other counts than the checkpoint had: its counters when ``line`` is
+        its position; past it (a batch read again may hold lines on both
+        sides: a followed file's batches end where the file ended as it was
+        read), fewer detections than it had written."""
+        if self.skip != 0:
+            return True
+        return line == self.until and self.expected is not None and asdict(self.expected) != {
+            k: v for k, v in asdict(counts).items() if k in asdict(self.expected)}
 
 
 def run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Callable[[], float]] = None,
@@ -556,7 +561,7 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Calla
                     counts.since += len(bad) + result.accepted
                     if replaying and not replay.before(counts.line):
                         counts.since = 0
-                        if replay.differs(counts):
+                        if replay.differs(counts, counts.line):
                             progress.clear()
                             print(replay_differs(source, checkpoints.directory, base, replay), file=err)
                             stopped = refused = True
