@@ -368,9 +368,9 @@ class _Replay:
     def differs(self, counts: Counters, line: int) -> bool:
         """Whether reading again up to ``line``, the next line to read, gave
         other counts than the checkpoint had: its counters when ``line`` is
-        its position; past it (a batch read again may hold lines on both
-        sides: a followed file's batches end where the file ended as it was
-        read), fewer detections than it had written."""
+        its position; past it (a batch of rows or graphs read again may
+        hold lines on both sides, see replayed_batches), fewer detections
+        than it had written."""
         if self.skip != 0:
             return True
         return line == self.until and self.expected is not None and asdict(self.expected) != {
