@@ -879,32 +879,3 @@ def test_a_checkpoint_that_a_running_run_holds_is_refused_to_another(tmp_path: P
                                        "to end (or stop it), or give another --checkpoint DIR\n")
     assert out.read_bytes() == written
     assert main(args) == 0
-
-
-@pytest.mark.parametrize("suffix", [".events", ".csv"])
-def test_a_last_line_being_appended_as_a_checkpointed_run_reads_the_file_is_read_whole_on_resuming(
-        tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    whole = tmp_path / f"whole{suffix}"
-    write_stream(whole, stream(600))
-    assert main(["run", str(rules), str(whole), "--out", str(tmp_path / "ref.jsonl"), "--quiet",
-                 *mapping(whole)]) == 0
-    expected = capsys.readouterr().err
-    data = whole.read_bytes()
-    events, out, ck = tmp_path / f"e{suffix}", tmp_path / "out.jsonl", tmp_path / "ck"
-    cut = data.index(b"\n", len(data) // 2) + 8        # in the middle of a line (of a time of 3 digits or more)
-    events.write_bytes(data[:cut])
-    line = data[:cut].count(b"\n") + 1
-    args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(ck), *mapping(whole)]
-    assert main(args) == 0
-    said = capsys.readouterr().err.splitlines()
-    assert said[0] == (f"{events}:{line}: warning: the last line has no newline: it is read by a run resumed from "
-                       f"{ck} once it is written whole")
-    read = line - 1 - (suffix == ".csv")
-    assert summary(said[1]).startswith(f"events read: {read}, accepted: {read}, ")
-    assert summary(said[1]).endswith(", warnings: 1")
-    events.write_bytes(data)
-    assert main([*args, "--quiet"]) == 0
-    assert summary(capsys.readouterr().err) == summary(expected)
-    assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()

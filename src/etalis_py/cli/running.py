@@ -117,12 +117,27 @@ def replayed_batches(ns: argparse.Namespace, base: Position, until: Position, pa
     exactly, however the run before cut its batches: its
     ``--checkpoint-every`` may have been another, and a followed file is
     cut where it had grown to."""
+    mapping = _mapping(ns, base, header)
     if base.offset is not None and until.offset is not None:
-        yield from lines_between(ns, base, until.offset, packed, header, batch_lines).batches
+        fmt, start, end = input_format(ns.events, ns.input_format), base.offset, until.offset
+
+        def chunks() -> Iterator[bytes]:
+            with ns.events.open("rb") as f:
+                f.seek(start)
+                pending = b""
+                while f.tell() < end and (data := f.read(min(fmt.chunk_bytes, end - f.tell()))):
+                    whole, pending = lines_of(pending + data)
+                    if whole:
+                        yield whole
+                if pending:
+                    yield pending
+
+        tracker = LineOffsets(chunks(), base.line, base.offset)
+        reading = Reading(batch_lines, str(ns.events), packed)
+        yield from (b.shifted(base.line - 1) for b in fmt.reader()(tracker, mapping, reading))
         return
     # a file read by rows (Parquet) or graphs (TriG): batches of the rows
     # asked for, the last one cut to end at ``until``
-    mapping = _mapping(ns, base, header)
     line = base.line
     while line < until.line:
         size = min(batch_lines, until.line - line)
@@ -134,42 +149,6 @@ def replayed_batches(ns: argparse.Namespace, base: Position, until: Position, pa
                 break
         else:
             return
-
-
-def lines_between(ns: argparse.Namespace, at: Position, end: int, packed: bool, header: Optional[list[str]],
-                  batch_lines: int) -> _Input:
-    """The batches of the lines of ``run``'s input file (of a format read
-    by lines) from ``at`` to the byte ``end``, where a line starts."""
-    fmt, mapping, start = input_format(ns.events, ns.input_format), _mapping(ns, at, header), at.offset or 0
-
-    def chunks() -> Iterator[bytes]:
-        with ns.events.open("rb") as f:
-            f.seek(start)
-            pending = b""
-            while f.tell() < end and (data := f.read(min(fmt.chunk_bytes, end - f.tell()))):
-                whole, pending = lines_of(pending + data)
-                if whole:
-                    yield whole
-            if pending:
-                yield pending
-
-    tracker = LineOffsets(chunks(), at.line, start)
-    reading = Reading(batch_lines, str(ns.events), packed)
-    return _Input((b.shifted(at.line - 1) for b in fmt.reader()(tracker, mapping, reading)), tracker)
-
-
-def whole_lines_end(path: Path) -> int:
-    """Where the last newline of ``path`` ends (0 if it has none)."""
-    with path.open("rb") as f:
-        end = f.seek(0, os.SEEK_END)
-        while end > 0:
-            step = min(end, 1 << 16)
-            f.seek(end - step)
-            found = f.read(step).rfind(b"\n")
-            if found >= 0:
-                return end - step + found + 1
-            end -= step
-    return 0
 
 
 # How often a live source that has nothing says so, for --clock wall (seconds)
@@ -496,25 +475,16 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Calla
             return False
         return True
 
-    stopped = unwritten = refused = unended = False
+    stopped = unwritten = refused = False
     interrupt = _Interrupt()
     repeated = _Repeated()
     try:
         with interrupt:
             batch_lines = min(BATCH_LINES, ns.checkpoint_every) if checkpoints is not None else BATCH_LINES
             header = checkpoints.header if checkpoints is not None else None
-            at = resumed.input if resumed is not None else Position()
-            if checkpoints is not None and checkpoints.events is not None and not ns.follow and \
-                    ns.clock != "wall" and input_format(ns.events, ns.input_format).file_reader() is None:
-                # a line not ended yet may be one being appended: a run
-                # resumed after it reads it whole (as --follow does)
-                ended = whole_lines_end(ns.events)
-                unended = ended < ns.events.stat().st_size
-                source_input = lines_between(ns, at, max(ended, at.offset or 0), engine.columnar(), header,
-                                             batch_lines)
-            else:
-                source_input = event_batches(ns, packed=engine.columnar(), at=at, header=header,
-                                             batch_lines=batch_lines)
+            source_input = event_batches(ns, packed=engine.columnar(),
+                                         at=resumed.input if resumed is not None else Position(),
+                                         header=header, batch_lines=batch_lines)
             if resumed is not None and replay.before(resumed.base.input.line):
                 again = replayed_batches(ns, resumed.base.input, resumed.input, engine.columnar(), header,
                                          batch_lines)
@@ -579,11 +549,6 @@ def _run(ns: argparse.Namespace, out: TextIO, err: TextIO, clock: Optional[Calla
                 stopped = True
             if not written():
                 stopped = True
-            if unended and not stopped and not interrupt.requested and checkpoints is not None and not ns.quiet:
-                warnings += 1       # said, and counted in this run's summary, not in the checkpoint's
-                progress.clear()
-                print(f"{source}:{counts.line}: warning: the last line has no newline: it is read by a run "
-                      f"resumed from {checkpoints.directory} once it is written whole", file=err)
             raised_before = engine.stats().raised
             if not stopped and not (interrupt.requested and checkpoints is not None):
                 try:
