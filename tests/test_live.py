@@ -515,6 +515,24 @@ def test_a_checkpoint_of_other_rules_or_a_replaced_input_is_refused(tmp_path: Pa
                                               "(the rule file's text: ")
 
 
+def test_a_checkpoint_resumed_with_other_options_that_read_its_rows_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / "e.csv"
+    write_stream(events, stream(100))
+    ck = tmp_path / "ck"
+    args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet",
+            "--event-col", "name", "--args", "key"]
+    assert main([*args, "--time", "time"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--time", "key"]) == 1
+    assert capsys.readouterr().err == (
+        f"etalis: {ck / 'checkpoint'}: a checkpoint of another run (the options that read its input into events: "
+        "{'event_col': 'name', 'args': ['key'], 'time': 'time'}, now {'event_col': 'name', 'args': ['key'], "
+        "'time': 'key'}): give another --checkpoint DIR, or remove this one to start afresh\n")
+
+
 def test_checkpoints_need_output_written_as_it_goes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rules = tmp_path / "stateful.etl"
     rules.write_text(STATEFUL)

@@ -158,7 +158,8 @@ class Checkpoint:
         """Refuse to resume a checkpoint of another run than ``run``."""
         for key, value in run.items():
             if self.run.get(key) != value:
-                what = "the rule file's text" if key == "rules_sha256" else key
+                what = {"rules_sha256": "the rule file's text",
+                        "reading": "the options that read its input into events"}.get(key, key)
                 raise CheckpointError(
                     f"{directory / NAME}: a checkpoint of another run ({what}: {self.run.get(key)!r}, now "
                     f"{value!r}): give another --checkpoint DIR, or remove this one to start afresh")

@@ -164,6 +164,16 @@ class _Run(Counters):
     since: int = 0          # events read since the last checkpoint
 
 
+def reading_options(ns: argparse.Namespace) -> dict[str, Any]:
+    """The options given that decide how ``run`` reads its input into
+    events (a run resumed with others would read the rest otherwise)."""
+    given = {"input_format": ns.input_format, "event": ns.event, "event_col": ns.event_col,
+             "args": list(ns.args) if ns.args else None, "time": ns.time, "time_format": ns.time_format,
+             "time_zone": ns.time_zone, "columns": list(ns.columns) if ns.columns else None,
+             "graph_col": ns.graph_col, "stream": ns.stream}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 # The share of a run's time that its snapshots may take when its input can
 # be read again: a checkpoint takes a snapshot only while they stay within
 # it, and else records its positions over the last snapshot (a resumed run
@@ -185,7 +195,7 @@ class _Checkpoints:
                                         "csv" if ns.time is not None else None)
         self.run = {"rules": str(ns.rules), "rules_sha256": rules_hash([*ns.static, ns.rules]),
                     "events": str(ns.events), "out": None if ns.out is None else str(ns.out),
-                    "format": out_format(ns.format, ns.out)}
+                    "format": out_format(ns.format, ns.out), "reading": reading_options(ns)}
         if self.run["format"] not in ("jsonl", "csv"):
             raise ValueError(f"--checkpoint resumes output written as it goes: --format jsonl or csv, not "
                              f"{self.run['format']} (written at the end)")
