@@ -57,7 +57,6 @@ def mapping(path: Path) -> list[str]:
     return ["--event-col", "name", "--args", "key", "--time", "time"] if path.suffix in (".csv", ".parquet") else []
 
 
-
 def run_cli(*args: str) -> tuple[int, str]:
     proc = subprocess.run([*ETALIS, "run", *args, "--quiet"], capture_output=True, text=True, timeout=600)
     return proc.returncode, proc.stderr
@@ -67,7 +66,3 @@ def summary(err: str) -> str:
     """The summary line, without its times."""
     last = err.strip().splitlines()[-1]
     return last.split(", seconds:")[0]
-
-
-class Crash(BaseException):
-    """A run that stops as a SIGKILL would stop it, between two checkpoints."""

@@ -221,16 +221,24 @@ def test_a_run_killed_after_checkpoints_without_a_snapshot_reads_again_from_its_
     assert [p.name for p in ck.glob("state-*")] == ["state-1001"]       # the last checkpoint's snapshot, at the end
 
 
-def test_a_resumed_run_whose_input_changed_between_its_snapshot_and_its_checkpoint_is_refused(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def killed_after_eight_checkpoints(tmp_path: Path) -> tuple[Path, Path, Path, list[str]]:
+    """A run of 1,000 events killed after its checkpoint at line 801, whose
+    snapshot is at line 101: its events, output, checkpoint directory and
+    command line."""
     rules = tmp_path / "rules.etl"
     rules.write_text(RULES)
     events = tmp_path / "e.events"
     write_events(events, 1000)
-    out, ck, held = tmp_path / "out.jsonl", tmp_path / "ck", tmp_path / "held"
+    out, ck = tmp_path / "out.jsonl", tmp_path / "ck"
     args = ["run", str(rules), str(events), "--out", str(out), "--quiet", "--checkpoint", str(ck),
             "--checkpoint-every", "100"]
-    killed_at_a_rename(held, 9, 0.0, args)      # the checkpoint at line 801, its snapshot at line 101
+    killed_at_a_rename(tmp_path / "held", 9, 0.0, args)
+    return events, out, ck, args
+
+
+def test_a_resumed_run_whose_input_changed_between_its_snapshot_and_its_checkpoint_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    events, out, ck, args = killed_after_eight_checkpoints(tmp_path)
     # the same bytes but one, more than 4,096 bytes before the checkpoint's
     # position; the same counts read again, but not the same state
     text = events.read_text()
@@ -249,14 +257,7 @@ def test_a_resumed_run_whose_input_changed_between_its_snapshot_and_its_checkpoi
 
 def test_a_resumed_run_whose_rules_read_again_give_other_counts_says_so_and_writes_nothing(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = tmp_path / "rules.etl"
-    rules.write_text(RULES)
-    events = tmp_path / "e.events"
-    write_events(events, 1000)
-    out, ck, held = tmp_path / "out.jsonl", tmp_path / "ck", tmp_path / "held"
-    args = ["run", str(rules), str(events), "--out", str(out), "--quiet", "--checkpoint", str(ck),
-            "--checkpoint-every", "100"]
-    killed_at_a_rename(held, 9, 0.0, args)      # the checkpoint at line 801, its snapshot at line 101
+    events, out, ck, args = killed_after_eight_checkpoints(tmp_path)
     before = Checkpoint.load(ck)[0]     # type: ignore[index]
     committed = out.read_bytes()[:before.output]
     feed = Engine.feed_text

@@ -22,7 +22,31 @@ from etalis_py.bridge.checkpoint import lock_directory
 from etalis_py.cli import main, running
 from etalis_py.cli.entry import parse
 
-from live_streams import ETALIS, SILENT, STATEFUL, Crash, mapping, stream, summary, write_stream
+from live_streams import ETALIS, SILENT, STATEFUL, mapping, stream, summary, write_stream
+
+
+class Crash(BaseException):
+    """A run that stops as a SIGKILL would stop it, between two checkpoints."""
+
+
+def crash_at(monkeypatch: pytest.MonkeyPatch, nth: int) -> tuple[list[int], Callable[[], None]]:
+    """Make `etalis run` take a snapshot at its first and last checkpoint
+    only, and stop as a SIGKILL would at its ``nth`` checkpoint, once the
+    one before is durable (the output after it half written).  Returns
+    the lines of its checkpoints, as they are taken, and what puts the
+    checkpoints back for the run that resumes."""
+    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)
+    save, lines = running._Checkpoints.save, []
+
+    def crashing(self: running._Checkpoints, *args: Any) -> None:
+        lines.append(args[1].line)
+        if len(lines) == nth:
+            self.writer.wait()
+            raise Crash
+        save(self, *args)
+
+    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    return lines, lambda: monkeypatch.setattr(running._Checkpoints, "save", save)
 
 @pytest.mark.parametrize("suffix", [".events", ".jsonl", ".csv", ".parquet"])
 @pytest.mark.parametrize("crash", [2, 7, 12])
@@ -39,23 +63,14 @@ def test_a_run_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_
                  *mapping(events)]) == 0
     expected = capsys.readouterr().err.splitlines()
     assert sum(": rejected: " in x for x in expected) == 10
-    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
-    save, saved = running._Checkpoints.save, []
 
-    def crashing(self: running._Checkpoints, *args: Any) -> None:
-        saved.append(self.line)
-        if len(saved) == crash:
-            self.writer.wait()          # the checkpoint before is durable; the output after it half written
-            raise Crash
-        save(self, *args)
-
-    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    saved, resume = crash_at(monkeypatch, crash)
     args = ["run", str(rules), str(events), "--out", str(out), "--lateness", "2", "--checkpoint",
             str(tmp_path / "ck"), "--checkpoint-every", "250", *mapping(events)]
     with pytest.raises(Crash):
         main(args)
     capsys.readouterr()
-    monkeypatch.setattr(running._Checkpoints, "save", save)
+    resume()
     assert main(args) == 0
     resumed = capsys.readouterr().err.splitlines()
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
@@ -81,22 +96,13 @@ def test_a_resumed_run_whose_batches_straddle_the_checkpoint_s_position_writes_w
     out = tmp_path / "out.jsonl"
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--lateness", "2"]) == 0
     expected = capsys.readouterr().err.splitlines()
-    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)
-    save, saved = running._Checkpoints.save, []
 
-    def crashing(self: running._Checkpoints, *args: Any) -> None:
-        saved.append(self.line)
-        if len(saved) == 7:             # the checkpoint at line 1501 is durable, its snapshot at 251
-            self.writer.wait()
-            raise Crash
-        save(self, *args)
-
-    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    saved, resume = crash_at(monkeypatch, 7)  # the checkpoint at line 1501 is durable, its snapshot at 251
     args = ["run", str(rules), str(events), "--out", str(out), "--lateness", "2", "--checkpoint", str(tmp_path / "ck")]
     with pytest.raises(Crash):
         main([*args, "--checkpoint-every", "250"])
     capsys.readouterr()
-    monkeypatch.setattr(running._Checkpoints, "save", save)
+    resume()
     assert main([*args, "--checkpoint-every", "400"]) == 0      # lines 251-650, ..., 1451-1850
     resumed = capsys.readouterr().err.splitlines()
     assert resumed[0].endswith("; the state is rebuilt from its snapshot at line 251 by reading the 1,250 lines "
@@ -242,24 +248,15 @@ def test_a_graph_stream_crashed_after_checkpoints_without_a_snapshot_resumes_to_
         dataset.serialize(events, format="trig")
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
     capsys.readouterr()
-    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
-    save, saved = running._Checkpoints.save, []
 
-    def crashing(self: running._Checkpoints, *args: Any) -> None:
-        saved.append(args[1].line)     # the run's counts: where this checkpoint is
-        if len(saved) == 3:              # a batch holds several graphs: the third checkpoint is one of the last
-            self.writer.wait()
-            raise Crash
-        save(self, *args)
-
-    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    saved, resume = crash_at(monkeypatch, 3)  # a batch holds several graphs: the third checkpoint is one of the last
     out = tmp_path / "out.jsonl"
     args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"),
             "--checkpoint-every", "7"]
     with pytest.raises(Crash):
         main(args)
     capsys.readouterr()
-    monkeypatch.setattr(running._Checkpoints, "save", save)
+    resume()
     assert main(args) == 0
     err = capsys.readouterr().err.splitlines()
     first, second = saved[:2]
@@ -280,23 +277,14 @@ def test_a_run_resumed_with_another_checkpoint_every_reads_again_up_to_its_check
     write_stream(events, stream(3000))
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), *mapping(events)]) == 0
     expected = capsys.readouterr().err.splitlines()
-    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
-    save, saved = running._Checkpoints.save, []
 
-    def crashing(self: running._Checkpoints, *args: Any) -> None:
-        saved.append(args[1].line)
-        if len(saved) == 7:
-            self.writer.wait()
-            raise Crash
-        save(self, *args)
-
-    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    saved, resume = crash_at(monkeypatch, 7)
     out = tmp_path / "out.jsonl"
     args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"), *mapping(events)]
     with pytest.raises(Crash):
         main([*args, "--checkpoint-every", "250"])
     capsys.readouterr()
-    monkeypatch.setattr(running._Checkpoints, "save", save)
+    resume()
     # the batches of 100 or 400 lines from the snapshot's line do not end
     # at the checkpoint's: the last one read again is cut there
     assert main([*args, "--checkpoint-every", str(every)]) == 0
@@ -338,23 +326,14 @@ def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_it
     write_stream(events, stream(3000))
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
     expected = capsys.readouterr().err
-    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
-    save, saved = running._Checkpoints.save, []
 
-    def crashing(self: running._Checkpoints, *args: Any) -> None:
-        saved.append(args[1].line)
-        if len(saved) == 7:
-            self.writer.wait()
-            raise Crash
-        save(self, *args)
-
-    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    saved, resume = crash_at(monkeypatch, 7)
     out, ck = tmp_path / "out.jsonl", tmp_path / "ck"
     args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(ck), "--checkpoint-every", "250",
             "--quiet"]
     with pytest.raises(Crash):
         main(args)
-    monkeypatch.setattr(running._Checkpoints, "save", save)
+    resume()
     checkpoint, written = (ck / "checkpoint").read_bytes(), out.read_bytes()
     capsys.readouterr()
     feed, fed = Engine.feed_text, []
@@ -394,8 +373,6 @@ def test_a_followed_run_crashed_after_checkpoints_without_a_snapshot_resumes_whe
     lines = whole.read_text().splitlines(keepends=True)
     events = tmp_path / "e.events"
     events.write_text("".join(lines[:330]))
-    monkeypatch.setattr(running, "SNAPSHOT_SHARE", 0.0)    # the first and the last checkpoint take one
-    save, saved = running._Checkpoints.save, []
     feed = Engine.feed_text
 
     def growing(self: Engine, text: str, first: int, *a: Any) -> Any:
@@ -404,15 +381,8 @@ def test_a_followed_run_crashed_after_checkpoints_without_a_snapshot_resumes_whe
                 f.write("".join(lines[330:]))
         return feed(self, text, first, *a)
 
-    def crashing(self: running._Checkpoints, *args: Any) -> None:
-        saved.append(args[1].line)
-        if len(saved) == 4:
-            self.writer.wait()
-            raise Crash
-        save(self, *args)
-
     monkeypatch.setattr(Engine, "feed_text", growing)
-    monkeypatch.setattr(running._Checkpoints, "save", crashing)
+    saved, resume = crash_at(monkeypatch, 4)
     out = tmp_path / "out.jsonl"
     args = ["run", str(rules), str(events), "--follow", "--follow-timeout", "0.3", "--out", str(out), "--checkpoint",
             str(tmp_path / "ck"), "--checkpoint-every", "250"]
@@ -420,7 +390,7 @@ def test_a_followed_run_crashed_after_checkpoints_without_a_snapshot_resumes_whe
         main(args)
     assert saved == [251, 581, 831, 1081]
     capsys.readouterr()
-    monkeypatch.setattr(running._Checkpoints, "save", save)
+    resume()
     monkeypatch.setattr(Engine, "feed_text", feed)
     # read again from line 251 in batches of 250: cut at line 831
     assert main(args) == 0
