@@ -444,3 +444,15 @@ def test_a_checkpoint_that_a_running_run_holds_is_refused_to_another(tmp_path: P
                                        "to end (or stop it), or give another --checkpoint DIR\n")
     assert out.read_bytes() == written
     assert main(args) == 0
+
+
+def test_a_checkpoint_directory_that_is_a_file_is_refused_with_what_to_give(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = tmp_path / "alarm.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / "e.events"
+    write_stream(events, stream(10))
+    (tmp_path / "ck").write_text("")
+    assert main(["run", str(rules), str(events), "--checkpoint", str(tmp_path / "ck"), "--quiet"]) == 1
+    assert capsys.readouterr().err == (f"etalis: --checkpoint {tmp_path / 'ck'}: not a directory (a file is in its "
+                                       "place): give a directory, which the run makes if it is missing\n")

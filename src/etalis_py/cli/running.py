@@ -199,7 +199,11 @@ class _Checkpoints:
         if self.run["format"] not in ("jsonl", "csv"):
             raise ValueError(f"--checkpoint resumes output written as it goes: --format jsonl or csv, not "
                              f"{self.run['format']} (written at the end)")
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise ValueError(f"--checkpoint {self.directory}: not a directory (a file is in its place): give a "
+                             "directory, which the run makes if it is missing") from None
         self.lock = lock_directory(self.directory)
         try:
             self._load(ns)
