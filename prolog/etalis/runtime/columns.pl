@@ -43,13 +43,16 @@ columns, one flagged 0 the point of the second last.
 
 %!  columns_library(+File) is det.
 %
-%   Load the foreign library File (built from `etalis_columns.c`, beside this file).
+%   Load the foreign library File (built from `etalis_columns.c`, beside
+%   this file).  It is loaded into the process's global scope, where
+%   Python finds its scanner of event lines (`etalis_scan_events()`).
 
 columns_library(File) :-
     must_be(atom, File),
     (   columns_loaded
     ->  true
-    ;   load_foreign_library(File)
+    ;   open_shared_object(File, _, [global]),
+        load_foreign_library(File)
     ).
 
 %!  columns_loaded is semidet.

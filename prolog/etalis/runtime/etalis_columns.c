@@ -735,11 +735,40 @@ typedef struct
   double d;
 } number;
 
-/* A number as Prolog reads it: -?digits, or -?digits.digits with an
-   optional exponent, into t and *n; FALSE (no exception) for any other
-   text. */
+/* The float of digits.digits [s, e) (no sign; FALSE with an exponent) into *d,
+   if its digits as an integer m and its k fraction digits are each
+   exactly a double (m at most 2^53, k at most 22): m / 10^k, which IEEE
+   division rounds correctly, as strtod() does. */
 static int
-take_number(cursor *c, term_t t, number *n)
+exact_decimal(const char *s, const char *e, double *d)
+{ static const double tens[] =
+  { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
+    1e18, 1e19, 1e20, 1e21, 1e22 };
+  uint64_t m = 0;
+  int fraction = -1;
+  int digits = 0;
+
+  for ( ; s < e; s++ )
+  { if ( *s == '.' )
+    { fraction = 0;
+      continue;
+    }
+    if ( *s < '0' || *s > '9' || ++digits > 16 )
+      return FALSE;
+    m = m * 10 + (uint64_t)(*s - '0');
+    if ( fraction >= 0 )
+      fraction++;
+  }
+  if ( fraction < 0 || fraction > 22 || m > ((uint64_t)1 << 53) )
+    return FALSE;
+  *d = (double)m / tens[fraction];
+  return TRUE;
+}
+
+/* A number as Prolog reads it: -?digits, or -?digits.digits with an
+   optional exponent, into *n; FALSE for any other text. */
+static int
+scan_number(cursor *c, number *n)
 { const char *start, *p, *digits;
 
   skip_layout(c);
@@ -769,7 +798,10 @@ take_number(cursor *c, term_t t, number *n)
   }
   if ( !ends_token(c, p) )
     return FALSE;
-  if ( n->is_float )
+  if ( n->is_float && exact_decimal(digits, p, &n->d) )
+  { if ( *start == '-' )
+      n->d = -n->d;
+  } else if ( n->is_float )
   { char buf[64];
     size_t len = (size_t)(p - start);
 
@@ -779,7 +811,7 @@ take_number(cursor *c, term_t t, number *n)
     buf[len] = '\0';
     errno = 0;
     n->d = strtod(buf, NULL);
-    if ( errno != 0 || !isfinite(n->d) || !PL_put_float(t, n->d) )
+    if ( errno != 0 || !isfinite(n->d) )
       return FALSE;
   } else
   { int64_t v = 0;
@@ -789,11 +821,17 @@ take_number(cursor *c, term_t t, number *n)
     for ( const char *d = digits; d < p; d++ )
       v = v * 10 + (*d - '0');
     n->i = *start == '-' ? -v : v;
-    if ( !PL_put_int64(t, n->i) )
-      return FALSE;
   }
   c->s = p;
   return TRUE;
+}
+
+/* A number as scan_number() reads it, into t. */
+static int
+take_number(cursor *c, term_t t, number *n)
+{ if ( !scan_number(c, n) )
+    return FALSE;
+  return n->is_float ? PL_put_float(t, n->d) : PL_put_int64(t, n->i);
 }
 
 /* Whether number a is known to be at most b (FALSE if it is not, or if
@@ -1001,6 +1039,261 @@ out:
   release_names(&b);
   PL_free(s);
   return rc;
+}
+
+/* -- event lines scanned for Python ----------------------------------------
+
+   etalis_scan_events() is called from Python (ctypes; columns.pl loads
+   the library into the global scope for it), not from Prolog.  It takes a
+   block of a .events file's lines as they are and, if every line is a
+   plain event, which reads alike on its own and as an element of a batch
+   list (the shape of PLAIN_EVENTS in src/etalis_py/inputs/batch.py, in
+   ASCII, of at most max_line bytes), in the shape that take_event()
+   reads, writes its events as packed columns (see columns.pl) into the
+   caller's arrays: the terms that list_terms() makes of the block's
+   batch list.  Any other block is left to Python's reader, which takes it
+   line by line as before. */
+
+#define SCAN_ARGS MAX_LIST_ARGS
+#define SCAN_HEADS MAX_LIST_NAMES
+
+static int
+bracket_char(char c)
+{ return c == '(' || c == ')' || c == '[' || c == ']';
+}
+
+/* The bytes a plain event line may hold: ASCII but NUL, newline and {}'"`%| */
+static const unsigned char plain_bytes[256] =
+{ 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  1, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1
+};
+
+/* The line [s, e), without its newline, is a plain event line:
+   event(Name(F), T). or event(Name, T). with T F, [F] or a blank and
+   [F], where F holds no bracket, and no byte of the line is NUL, beyond
+   ASCII or one of {}'"`%|. */
+static int
+plain_line(const char *s, const char *e, int64_t max_line)
+{ const char *p;
+
+  if ( e - s < 10 || e - s > max_line )
+    return FALSE;
+  for ( p = s; p < e; p++ )
+  { if ( !plain_bytes[(unsigned char)*p] )
+      return FALSE;
+  }
+  if ( memcmp(s, "event(", 6) != 0 || e[-2] != ')' || e[-1] != '.' )
+    return FALSE;
+  p = s + 6;
+  if ( *p < 'a' || *p > 'z' )
+    return FALSE;
+  while ( name_char(*p) )               /* stops at the ')' of e[-2] at the latest */
+    p++;
+  if ( *p == '(' )
+  { for ( p++; !bracket_char(*p); p++ )
+      ;
+    if ( *p != ')' )
+      return FALSE;
+    p++;
+  }
+  if ( *p != ',' )                      /* so p < e - 2 */
+    return FALSE;
+  p++;
+  if ( p[0] == ' ' && p[1] == '[' )
+    p++;
+  if ( *p == '[' )
+  { for ( p++; !bracket_char(*p); p++ )
+      ;
+    return *p == ']' && p == e - 3;
+  }
+  while ( !bracket_char(*p) )
+    p++;
+  return p == e - 2;
+}
+
+/* A number as a cell: an int64, or the bits of a float64. */
+static void
+number_cell(int64_t *value, uint8_t *tag, const number *n)
+{ if ( n->is_float )
+  { memcpy(value, &n->d, sizeof *value);
+    *tag = TAG_FLOAT;
+  } else
+  { *value = n->i;
+    *tag = TAG_INT;
+  }
+}
+
+/* The distinct atoms of a block's argument columns, each column with a
+   table of its own. */
+typedef struct
+{ const char *text;             /* the block */
+  int64_t *atoms;               /* 4 a distinct atom: offset, length, column, index in its column */
+  int32_t *slots;               /* open addressing, a power of 2 of them: atom number + 1, or 0 */
+  uint64_t mask;
+  int64_t cap;                  /* atoms that fit; fewer than the slots */
+  int64_t count;
+  int64_t in_column[SCAN_ARGS];
+} scan_atoms;
+
+/* The index in column col's table of the atom [name, name + len),
+   added if it is new; -1 if the atoms are full. */
+static int64_t
+atom_cell(scan_atoms *a, const char *name, size_t len, int col)
+{ uint64_t h = 1469598103934665603u ^ (uint64_t)col;
+
+  for ( size_t i = 0; i < len; i++ )
+    h = (h ^ (unsigned char)name[i]) * 1099511628211u;
+  for ( uint64_t at = h & a->mask; ; at = (at + 1) & a->mask )
+  { int32_t slot = a->slots[at];
+    int64_t *entry;
+
+    if ( slot == 0 )
+    { if ( a->count == a->cap )
+        return -1;
+      entry = a->atoms + 4 * a->count;
+      entry[0] = name - a->text;
+      entry[1] = (int64_t)len;
+      entry[2] = col;
+      entry[3] = a->in_column[col]++;
+      a->slots[at] = (int32_t)++a->count;
+      return entry[3];
+    }
+    entry = a->atoms + 4 * (int64_t)(slot - 1);
+    if ( entry[2] == col && (size_t)entry[1] == len && memcmp(a->text + entry[0], name, len) == 0 )
+      return entry[3];
+  }
+}
+
+/* An argument as take_arg() reads it, into the cell. */
+static int
+scan_arg(cursor *c, scan_atoms *a, int col, int64_t *value, uint8_t *tag)
+{ number n;
+  const char *name;
+  size_t len;
+
+  skip_layout(c);
+  if ( c->s < c->end && (*c->s == '-' || digit_char(*c->s)) )
+  { if ( !scan_number(c, &n) )
+      return FALSE;
+    number_cell(value, tag, &n);
+    return TRUE;
+  }
+  if ( !take_name(c, &name, &len) || !ends_token(c, c->s) || (*value = atom_cell(a, name, len, col)) < 0 )
+    return FALSE;
+  *tag = TAG_TABLE;
+  return TRUE;
+}
+
+/* The head of a row: the index of Name/Arity among the heads (3 int64
+   each: offset, length, arity), added if new; -1 if they are full. */
+static int32_t
+head_code(const char *text, int64_t *heads, int64_t *nheads, const char *name, size_t len, size_t arity)
+{ for ( int64_t i = 0; i < *nheads; i++ )
+  { const int64_t *h = heads + 3 * i;
+    if ( (size_t)h[1] == len && (size_t)h[2] == arity && memcmp(text + h[0], name, len) == 0 )
+      return (int32_t)i;
+  }
+  if ( *nheads == SCAN_HEADS )
+    return -1;
+  heads[3 * *nheads] = name - text;
+  heads[3 * *nheads + 1] = (int64_t)len;
+  heads[3 * *nheads + 2] = (int64_t)arity;
+  return (int32_t)(*nheads)++;
+}
+
+/* etalis_scan_events(Text, Len, Rows, MaxLine, Codes, Values, Tags,
+   Points, Heads, Atoms, Slots, NSlots, Counts)
+
+   Text holds Len bytes, Rows lines (the last one may lack its newline).
+   If every line is a plain event (see plain_line()) that take_event()
+   reads, row I (line I) is written: Codes[I] the index of its head in
+   Heads (3 int64 a head: offset in Text, length, arity; at most 64),
+   Values[J * Rows + I] and Tags[J * Rows + I] the cell of its argument J
+   (J < 32) and of its time (J = 32) or of the start and end of its
+   interval (J = 32 and 33), Points[I] 1 for an interval, else 0.  An atom
+   argument is the index of the atom in its column's table: Atoms holds 4
+   int64 a distinct atom (offset, length, column, that index), at most
+   NSlots / 2 of them; Slots is NSlots int32 of 0, NSlots a power of 2.
+   Counts gets the number of heads, of atoms, the most arguments of a
+   row and the number of intervals.  Returns Rows, or -1 (with the arrays
+   in any state) for a block that is not all plain events, has more
+   heads, atoms or lines than there is room for, or a line that
+   take_event() does not read. */
+int64_t
+etalis_scan_events(const char *text, int64_t len, int64_t rows, int64_t max_line,
+                   int32_t *codes, int64_t *values, uint8_t *tags, uint8_t *points,
+                   int64_t *heads, int64_t *atoms, int32_t *slots, int64_t nslots, int64_t *counts)
+{ const char *s = text, *end = text + len;
+  int64_t row = 0, nheads = 0, most = 0, intervals = 0;
+  scan_atoms a;
+
+  if ( len < 0 || rows < 0 || nslots < 2 || (nslots & (nslots - 1)) != 0 )
+    return -1;
+  if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
+    return -1;
+  a.text = text;
+  a.atoms = atoms;
+  a.slots = slots;
+  a.mask = (uint64_t)nslots - 1;
+  a.cap = nslots / 2;
+  a.count = 0;
+  memset(a.in_column, 0, sizeof a.in_column);
+  while ( s < end )
+  { const char *e = memchr(s, '\n', (size_t)(end - s));
+    const char *name;
+    size_t nlen, arity = 0;
+    number t1, t2;
+    cursor c;
+    int32_t code;
+
+    if ( !e )
+      e = end;
+    if ( row == rows || !plain_line(s, e, max_line) )
+      return -1;
+    c.s = s + 6;                        /* after event( */
+    c.end = e - 1;                      /* the full stop */
+    if ( !take_name(&c, &name, &nlen) )
+      return -1;
+    if ( *c.s == '(' )
+    { c.s++;
+      do
+      { if ( arity == SCAN_ARGS ||
+             !scan_arg(&c, &a, (int)arity, values + (int64_t)arity * rows + row, tags + (int64_t)arity * rows + row) )
+          return -1;
+        arity++;
+      } while ( take_char(&c, ',') );
+      if ( !take_char(&c, ')') )
+        return -1;
+    }
+    if ( (code = head_code(text, heads, &nheads, name, nlen, arity)) < 0 || !take_char(&c, ',') )
+      return -1;
+    skip_layout(&c);
+    points[row] = *c.s == '[';
+    if ( points[row] )
+    { c.s++;
+      if ( !scan_number(&c, &t1) || !take_char(&c, ',') || !scan_number(&c, &t2) || !take_char(&c, ']') )
+        return -1;
+      number_cell(values + (int64_t)(SCAN_ARGS + 1) * rows + row, tags + (int64_t)(SCAN_ARGS + 1) * rows + row, &t2);
+      intervals++;
+    } else if ( !scan_number(&c, &t1) )
+      return -1;
+    number_cell(values + (int64_t)SCAN_ARGS * rows + row, tags + (int64_t)SCAN_ARGS * rows + row, &t1);
+    if ( !take_char(&c, ')') || c.s != c.end )
+      return -1;
+    codes[row++] = code;
+    if ( (int64_t)arity > most )
+      most = (int64_t)arity;
+    s = e + 1;
+  }
+  if ( row != rows )
+    return -1;
+  counts[0] = nheads;
+  counts[1] = a.count;
+  counts[2] = most;
+  counts[3] = intervals;
+  return rows;
 }
 
 /* -- detections written as JSON lines ------------------------------------

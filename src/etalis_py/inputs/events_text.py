@@ -6,26 +6,115 @@ run, :data:`~etalis_py.inputs.batch.PLAIN_EVENTS`) crosses as a batch list, whic
 the engine reads at once; any other run goes line by line, each line
 checked first for what would cost the engine's reader too much (a line too
 long, brackets nested too deep, an integer of too many digits).
+
+Where the engine takes packed columns, a block of lines is first handed
+as its bytes to the foreign library's scanner (``etalis_scan_events()``
+in ``prolog/etalis/runtime/etalis_columns.c``), which makes packed columns
+of a block of plain events that it reads (the terms the engine's reading
+of its batch list gives); any other block is read as above.
 """
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import re
-from collections.abc import Iterable, Iterator
-from typing import Optional
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Optional
+
+import numpy as np
 
 from .batch import PLAIN_EVENTS, Batch, Item, batched
 from ..events import MAX_NESTING, Rejection
 from .registry import Reading
-from .lines import Lines
+from .lines import Lines, line_blocks
 from .mapping import Mapping
+from ..bridge.columns import INT, Cells, Packed, head_text
 from ..bridge.prolog_text import MAX_TEXT
 
 
 def read_events(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Reading) -> Iterator[Batch]:
-    """Batches of the event lines of ``chunks``."""
-    return _term_batches(Lines(chunks), reading.batch_lines)
+    """Batches of the event lines of ``chunks``: blocks of plain events
+    as packed columns if ``reading.packed`` and the library's scanner is
+    there, the others as batch lists or event lines."""
+    scan = scanner() if reading.packed else None
+    if scan is None:
+        return _term_batches(Lines(chunks), reading.batch_lines)
+    return _scanned_batches(chunks, max(1, reading.batch_lines), scan)
+
+
+def _scanned_batches(chunks: Iterable[bytes], batch_lines: int, scan: "Scanner") -> Iterator[Batch]:
+    """The blocks of ``batch_lines`` lines that ``scan`` packs as
+    packed batches, the others as :func:`_term_batches` reads them (the
+    same runs of lines, as each block is a run)."""
+    for first, block in line_blocks(chunks, batch_lines):
+        packed = scan.packed(block)
+        if packed is not None:
+            yield Batch("", first, [], len(packed), packed)
+        else:
+            for batch in _term_batches(Lines([block], at_start=False), batch_lines):
+                yield batch.shifted(first - 1)
+
+
+class Scanner:
+    """The foreign library's ``etalis_scan_events()``: a block of lines as
+    packed columns if every line is a plain event it reads."""
+
+    ARGS = 32
+    """The arguments a row may have (its ``SCAN_ARGS``); the time is in
+    the column after them, an interval's end in the next."""
+
+    def __init__(self, function: Callable[..., int]) -> None:
+        self._scan = function
+
+    def packed(self, block: bytes) -> Optional[Packed]:
+        """The events of ``block`` (whole lines, the last may lack its
+        newline) as packed columns, row i line i, or None."""
+        if not block.isascii():
+            return None
+        rows = block.count(b"\n") + (not block.endswith(b"\n"))
+        width = self.ARGS + 2
+        codes = np.empty(rows, dtype=np.int32)
+        values = np.zeros((width, rows), dtype=np.int64)
+        tags = np.zeros((width, rows), dtype=np.uint8)
+        points = np.empty(rows, dtype=np.uint8)
+        heads = np.empty((64, 3), dtype=np.int64)
+        slots = 1 << max(4, (2 * rows).bit_length())
+        atoms = np.empty((slots // 2, 4), dtype=np.int64)
+        counts = np.zeros(4, dtype=np.int64)
+        done = self._scan(block, len(block), rows, MAX_DIGITS, _address(codes), _address(values), _address(tags),
+                          _address(points), _address(heads), _address(atoms),
+                          _address(np.zeros(slots, dtype=np.int32)), slots, _address(counts))
+        if done != rows:
+            return None
+        nheads, natoms, most, intervals = counts.tolist()
+        tables: list[list[str]] = [[] for _ in range(most)]
+        for offset, length, column, _ in atoms[:natoms].tolist():
+            tables[column].append("(" + block[offset:offset + length].decode("ascii") + ")")
+        names = [head_text(block[o:o + n].decode("ascii"), arity) for o, n, arity in heads[:nheads].tolist()]
+        columns = [Cells(values[j], tags[j] if tags[j].any() else INT, tables[j]) for j in range(most)]
+        columns.append(Cells(values[self.ARGS], tags[self.ARGS]))
+        if intervals:
+            columns.append(Cells(values[self.ARGS + 1], tags[self.ARGS + 1]))
+        return Packed(codes, names, columns, intervals == rows, points if 0 < intervals < rows else None)
+
+
+def scanner() -> Optional[Scanner]:
+    """The library's scanner, if the engine has loaded the library (into
+    the process's global scope, see ``columns.pl``)."""
+    try:
+        function = ctypes.CDLL(None).etalis_scan_events
+    except (AttributeError, OSError):
+        return None
+    function.restype = ctypes.c_int64
+    count, address = ctypes.c_int64, ctypes.c_void_p
+    function.argtypes = (ctypes.c_char_p, count, count, count, address, address, address, address, address, address,
+                         address, count, address)
+    return Scanner(function)
+
+
+def _address(array: "np.ndarray[Any, Any]") -> int:
+    return int(array.ctypes.data)
 
 
 def _term_batches(source: Lines, batch_lines: int) -> Iterator[Batch]:
