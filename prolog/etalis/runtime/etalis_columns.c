@@ -1206,30 +1206,42 @@ head_code(const char *text, int64_t *heads, int64_t *nheads, const char *name, s
 /* etalis_scan_events(Text, Len, Rows, MaxLine, Codes, Values, Tags,
    Points, Heads, Atoms, Slots, NSlots, Counts)
 
-   Text holds Len bytes, Rows lines (the last one may lack its newline).
-   If every line is a plain event (see plain_line()) that take_event()
-   reads, row I (line I) is written: Codes[I] the index of its head in
-   Heads (3 int64 a head: offset in Text, length, arity; at most 64),
-   Values[J * Rows + I] and Tags[J * Rows + I] the cell of its argument J
-   (J < 32) and of its time (J = 32) or of the start and end of its
-   interval (J = 32 and 33), Points[I] 1 for an interval, else 0.  An atom
-   argument is the index of the atom in its column's table: Atoms holds 4
-   int64 a distinct atom (offset, length, column, that index), at most
-   NSlots / 2 of them; Slots is NSlots int32 of 0, NSlots a power of 2.
-   Counts gets the number of heads, of atoms, the most arguments of a
-   row and the number of intervals.  Returns Rows, or -1 (with the arrays
-   in any state) for a block that is not all plain events, has more
-   heads, atoms or lines than there is room for, or a line that
+   The block is the first Rows lines of the Len bytes of Text (all of
+   them if it has fewer; the last one may lack its newline): Counts[4]
+   gets its length in bytes, Counts[5] its lines.  If every line is a
+   plain event (see plain_line()) that take_event() reads, row I (line
+   I) is written: Codes[I] the index of its head in Heads (3 int64 a
+   head: offset in Text, length, arity; at most 64), Values[J * Rows + I]
+   and Tags[J * Rows + I] the cell of its argument J (J < 32) and of its
+   time (J = 32) or of the start and end of its interval (J = 32 and 33),
+   Points[I] 1 for an interval, else 0.  An atom argument is the index of
+   the atom in its column's table: Atoms holds 4 int64 a distinct atom
+   (offset, length, column, that index), at most NSlots / 2 of them;
+   Slots is NSlots int32 of 0, NSlots a power of 2 below 2^31.  Counts
+   gets the number of heads, of atoms, the most arguments of a row and
+   the number of intervals.  Returns the block's lines, or -1 (with the
+   arrays in any state) for a block that is not all plain events, has
+   more heads or atoms than there is room for, or a line that
    take_event() does not read. */
 int64_t
 etalis_scan_events(const char *text, int64_t len, int64_t rows, int64_t max_line,
                    int32_t *codes, int64_t *values, uint8_t *tags, uint8_t *points,
                    int64_t *heads, int64_t *atoms, int32_t *slots, int64_t nslots, int64_t *counts)
-{ const char *s = text, *end = text + len;
-  int64_t row = 0, nheads = 0, most = 0, intervals = 0;
+{ const char *s = text, *end;
+  int64_t row = 0, lines = 0, nheads = 0, most = 0, intervals = 0;
   scan_atoms a;
 
-  if ( len < 0 || rows < 0 || nslots < 2 || (nslots & (nslots - 1)) != 0 )
+  end = text + (len > 0 ? len : 0);
+  while ( s < end && lines < rows )      /* the block */
+  { const char *e = memchr(s, '\n', (size_t)(end - s));
+    s = e ? e + 1 : end;
+    lines++;
+  }
+  counts[4] = s - text;
+  counts[5] = lines;
+  end = s;
+  s = text;
+  if ( nslots < 2 || nslots > ((int64_t)1 << 31) || (nslots & (nslots - 1)) != 0 )
     return -1;
   if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
     return -1;
@@ -1250,7 +1262,7 @@ etalis_scan_events(const char *text, int64_t len, int64_t rows, int64_t max_line
 
     if ( !e )
       e = end;
-    if ( row == rows || !plain_line(s, e, max_line) )
+    if ( !plain_line(s, e, max_line) )
       return -1;
     c.s = s + 6;                        /* after event( */
     c.end = e - 1;                      /* the full stop */
@@ -1285,15 +1297,13 @@ etalis_scan_events(const char *text, int64_t len, int64_t rows, int64_t max_line
     codes[row++] = code;
     if ( (int64_t)arity > most )
       most = (int64_t)arity;
-    s = e + 1;
+    s = e < end ? e + 1 : end;
   }
-  if ( row != rows )
-    return -1;
   counts[0] = nheads;
   counts[1] = a.count;
   counts[2] = most;
   counts[3] = intervals;
-  return rows;
+  return row;
 }
 
 /* -- detections written as JSON lines ------------------------------------

@@ -27,7 +27,7 @@ import numpy as np
 from .batch import PLAIN_EVENTS, Batch, Item, batched
 from ..events import MAX_NESTING, Rejection
 from .registry import Reading
-from .lines import Lines, line_blocks
+from .lines import BOM, Lines
 from .mapping import Mapping
 from ..bridge.columns import INT, Cells, Packed, head_text
 from ..bridge.prolog_text import MAX_TEXT
@@ -44,16 +44,36 @@ def read_events(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Re
 
 
 def _scanned_batches(chunks: Iterable[bytes], batch_lines: int, scan: "Scanner") -> Iterator[Batch]:
-    """The blocks of ``batch_lines`` lines that ``scan`` packs as
-    packed batches, the others as :func:`_term_batches` reads them (the
-    same runs of lines, as each block is a run)."""
-    for first, block in line_blocks(chunks, batch_lines):
-        packed = scan.packed(block)
-        if packed is not None:
-            yield Batch("", first, [], len(packed), packed)
-        else:
-            for batch in _term_batches(Lines([block], at_start=False), batch_lines):
-                yield batch.shifted(first - 1)
+    """The blocks of ``batch_lines`` lines (as :func:`~.lines.line_blocks`
+    cuts them) that ``scan`` packs as packed batches, the others as
+    :func:`_term_batches` reads them: the same runs of lines."""
+    pending = b""
+    at = newlines = 0           # where the rest of pending starts, and its newlines
+    first = 1
+    start = True
+    for data in chunks:
+        if start and data:
+            data, start = data.removeprefix(BOM), False
+        if not data:
+            continue
+        pending = pending[at:] + data
+        at = 0
+        newlines += data.count(b"\n")
+        while newlines >= batch_lines:
+            end, lines, packed = scan.block(pending, at, batch_lines)
+            yield from _block_batches(pending[at:end] if packed is None else b"", first, lines, packed, batch_lines)
+            at, first, newlines = end, first + lines, newlines - lines
+    if at < len(pending):
+        end, lines, packed = scan.block(pending, at, batch_lines)
+        yield from _block_batches(pending[at:end] if packed is None else b"", first, lines, packed, batch_lines)
+
+
+def _block_batches(block: bytes, first: int, lines: int, packed: Optional[Packed], batch_lines: int) -> Iterator[Batch]:
+    if packed is not None:
+        yield Batch("", first, [], lines, packed)
+    else:
+        for batch in _term_batches(Lines([block], at_start=False), batch_lines):
+            yield batch.shifted(first - 1)
 
 
 class Scanner:
@@ -67,36 +87,44 @@ class Scanner:
     def __init__(self, function: Callable[..., int]) -> None:
         self._scan = function
 
-    def packed(self, block: bytes) -> Optional[Packed]:
-        """The events of ``block`` (whole lines, the last may lack its
-        newline) as packed columns, row i line i, or None."""
-        if not block.isascii():
-            return None
-        rows = block.count(b"\n") + (not block.endswith(b"\n"))
+    def block(self, data: bytes, at: int, rows: int) -> tuple[int, int, Optional[Packed]]:
+        """The block of the first ``rows`` lines of ``data`` from byte
+        ``at`` (all of them if fewer; the last may lack its newline): where
+        it ends, its lines, and its events as packed columns (row i line
+        i) if they are all plain events, else None."""
         width = self.ARGS + 2
         codes = np.empty(rows, dtype=np.int32)
         values = np.zeros((width, rows), dtype=np.int64)
         tags = np.zeros((width, rows), dtype=np.uint8)
         points = np.empty(rows, dtype=np.uint8)
         heads = np.empty((64, 3), dtype=np.int64)
-        slots = 1 << max(4, (2 * rows).bit_length())
-        atoms = np.empty((slots // 2, 4), dtype=np.int64)
-        counts = np.zeros(4, dtype=np.int64)
-        done = self._scan(block, len(block), rows, MAX_DIGITS, _address(codes), _address(values), _address(tags),
-                          _address(points), _address(heads), _address(atoms),
-                          _address(np.zeros(slots, dtype=np.int32)), slots, _address(counts))
-        if done != rows:
-            return None
-        nheads, natoms, most, intervals = counts.tolist()
+        slots = np.zeros(1 << max(4, (2 * rows).bit_length()), dtype=np.int32)
+        atoms = np.empty((len(slots) // 2, 4), dtype=np.int64)
+        counts = np.zeros(6, dtype=np.int64)
+        text = np.frombuffer(data, dtype=np.uint8)
+        done = self._scan(_address(text) + at, len(data) - at, rows, MAX_DIGITS, _address(codes), _address(values),
+                          _address(tags), _address(points), _address(heads), _address(atoms), _address(slots),
+                          len(slots), _address(counts))
+        nheads, natoms, most, intervals, length, n = counts.tolist()
+        if done != n or n == 0:
+            return at + length, n, None
         tables: list[list[str]] = [[] for _ in range(most)]
-        for offset, length, column, _ in atoms[:natoms].tolist():
-            tables[column].append("(" + block[offset:offset + length].decode("ascii") + ")")
-        names = [head_text(block[o:o + n].decode("ascii"), arity) for o, n, arity in heads[:nheads].tolist()]
-        columns = [Cells(values[j], tags[j] if tags[j].any() else INT, tables[j]) for j in range(most)]
-        columns.append(Cells(values[self.ARGS], tags[self.ARGS]))
+        for offset, size, column, _ in atoms[:natoms].tolist():
+            tables[column].append("(" + data[at + offset:at + offset + size].decode("ascii") + ")")
+        names = [head_text(data[at + o:at + o + size].decode("ascii"), arity)
+                 for o, size, arity in heads[:nheads].tolist()]
+        columns = [Cells(values[j, :n], tags[j, :n] if tags[j, :n].any() else INT, tables[j]) for j in range(most)]
+        columns.append(Cells(values[self.ARGS, :n], tags[self.ARGS, :n]))
         if intervals:
-            columns.append(Cells(values[self.ARGS + 1], tags[self.ARGS + 1]))
-        return Packed(codes, names, columns, intervals == rows, points if 0 < intervals < rows else None)
+            columns.append(Cells(values[self.ARGS + 1, :n], tags[self.ARGS + 1, :n]))
+        return at + length, n, Packed(codes[:n], names, columns, intervals == n,
+                                      points[:n] if 0 < intervals < n else None)
+
+    def packed(self, block: bytes) -> Optional[Packed]:
+        """The events of ``block`` (whole lines, the last may lack its
+        newline) as packed columns, row i line i, if they are all plain
+        events, else None."""
+        return self.block(block, 0, block.count(b"\n") + 1)[2]
 
 
 def scanner() -> Optional[Scanner]:
@@ -108,7 +136,7 @@ def scanner() -> Optional[Scanner]:
         return None
     function.restype = ctypes.c_int64
     count, address = ctypes.c_int64, ctypes.c_void_p
-    function.argtypes = (ctypes.c_char_p, count, count, count, address, address, address, address, address, address,
+    function.argtypes = (address, count, count, count, address, address, address, address, address, address,
                          address, count, address)
     return Scanner(function)
 
