@@ -129,16 +129,19 @@ def main() -> None:
     t, found = best(ns.repeat, lambda: None, lambda _: [parse_rows(b) for b in bodies])
     rows.append((f"text: Python, decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
     with tempfile.TemporaryDirectory() as tmp:
-        for suffix, write, way in ((".csv", write_csv, "CSV in bulk, pyarrow's CSV reader"),
-                                   (".jsonl", write_jsonl, "JSON lines in bulk, pyarrow's JSON reader"),
-                                   (".parquet", write_parquet, "Parquet by record batches"),
-                                   (".events", write_events, "event lines as batch lists (text)")):
+        for suffix, write, packed, way in (
+                (".csv", write_csv, True, "CSV in bulk, pyarrow's CSV reader (etalis run's reader)"),
+                (".jsonl", write_jsonl, True, "JSON lines in bulk, pyarrow's JSON reader (etalis run's reader)"),
+                (".parquet", write_parquet, True, "Parquet by record batches (etalis run's reader)"),
+                (".events", write_events, True,
+                 "blocks of plain events scanned by the foreign library into packed columns (etalis run's reader)"),
+                (".events", write_events, False, "event lines as batch lists (text; ETALIS_TEXT_PATH=1)")):
             path = Path(tmp) / f"stream{suffix}"
             options = write(path, n)
             mapping = Mapping(event_col="name", args=("k",), time="t") if options else None
             t, _ = best(ns.repeat, lambda: None, lambda _: sum(b.end_line - b.first_line for b in read_batches(
-                path, mapping, packed=suffix != ".events")))
-            rows.append((f"reading a {suffix} file into batches: {way} (etalis run's reader)", t))
+                path, mapping, packed=packed)))
+            rows.append((f"reading a {suffix} file into batches: {way}", t))
     print(f"{n:,} events, best of {ns.repeat} (CPU seconds)\n")
     print("| step | CPU s | µs per event |")
     print("|---|---:|---:|")

@@ -707,7 +707,7 @@ name_char(char c)
 { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || digit_char(c) || c == '_';
 }
 
-static void
+static inline void
 skip_layout(cursor *c)
 { while ( c->s < c->end && layout_char(*c->s) )
     c->s++;
@@ -719,7 +719,7 @@ ends_token(const cursor *c, const char *p)
 { return p == c->end || layout_char(*p) || *p == ',' || *p == ')' || *p == ']';
 }
 
-static int
+static inline int
 take_char(cursor *c, char ch)
 { skip_layout(c);
   if ( c->s < c->end && *c->s == ch )
@@ -735,41 +735,20 @@ typedef struct
   double d;
 } number;
 
-/* The float of digits.digits [s, e) (no sign; FALSE with an exponent) into *d,
-   if its digits as an integer m and its k fraction digits are each
-   exactly a double (m at most 2^53, k at most 22): m / 10^k, which IEEE
-   division rounds correctly, as strtod() does. */
+/* A number as Prolog reads it: -?digits, or -?digits.digits with an
+   optional exponent, into *n; FALSE for any other text.  A float without
+   an exponent whose digits, as an integer m, and whose k fraction digits
+   are each exactly a double (m at most 2^53, k at most 22) is m / 10^k,
+   which IEEE division rounds correctly, as strtod() does; any other is
+   strtod()'s. */
 static int
-exact_decimal(const char *s, const char *e, double *d)
+scan_number(cursor *c, number *n)
 { static const double tens[] =
   { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17,
     1e18, 1e19, 1e20, 1e21, 1e22 };
-  uint64_t m = 0;
-  int fraction = -1;
-  int digits = 0;
-
-  for ( ; s < e; s++ )
-  { if ( *s == '.' )
-    { fraction = 0;
-      continue;
-    }
-    if ( *s < '0' || *s > '9' || ++digits > 16 )
-      return FALSE;
-    m = m * 10 + (uint64_t)(*s - '0');
-    if ( fraction >= 0 )
-      fraction++;
-  }
-  if ( fraction < 0 || fraction > 22 || m > ((uint64_t)1 << 53) )
-    return FALSE;
-  *d = (double)m / tens[fraction];
-  return TRUE;
-}
-
-/* A number as Prolog reads it: -?digits, or -?digits.digits with an
-   optional exponent, into *n; FALSE for any other text. */
-static int
-scan_number(cursor *c, number *n)
-{ const char *start, *p, *digits;
+  const char *start, *p, *digits;
+  uint64_t m = 0;                       /* the first 16 digits */
+  int count = 0, fraction = 0, exponent = FALSE;
 
   skip_layout(c);
   start = p = c->s;
@@ -777,14 +756,19 @@ scan_number(cursor *c, number *n)
   if ( p < c->end && *p == '-' )
     p++;
   digits = p;
-  while ( p < c->end && digit_char(*p) )
-    p++;
+  for ( ; p < c->end && digit_char(*p); p++ )
+  { if ( ++count <= 16 )
+      m = m * 10 + (uint64_t)(*p - '0');
+  }
   if ( p == digits )
     return FALSE;
   if ( p + 1 < c->end && *p == '.' && digit_char(p[1]) )
   { n->is_float = TRUE;
     for ( p++; p < c->end && digit_char(*p); p++ )
-      ;
+    { if ( ++count <= 16 )
+        m = m * 10 + (uint64_t)(*p - '0');
+      fraction++;
+    }
     if ( p < c->end && (*p == 'e' || *p == 'E') )
     { const char *q = p + 1;
       if ( q < c->end && (*q == '+' || *q == '-') )
@@ -794,12 +778,14 @@ scan_number(cursor *c, number *n)
       while ( q < c->end && digit_char(*q) )
         q++;
       p = q;
+      exponent = TRUE;
     }
   }
   if ( !ends_token(c, p) )
     return FALSE;
-  if ( n->is_float && exact_decimal(digits, p, &n->d) )
-  { if ( *start == '-' )
+  if ( n->is_float && !exponent && count <= 16 && fraction <= 22 && m <= ((uint64_t)1 << 53) )
+  { n->d = (double)m / tens[fraction];
+    if ( *start == '-' )
       n->d = -n->d;
   } else if ( n->is_float )
   { char buf[64];
@@ -1062,28 +1048,18 @@ bracket_char(char c)
 { return c == '(' || c == ')' || c == '[' || c == ']';
 }
 
-/* The bytes a plain event line may hold: ASCII but NUL, newline and {}'"`%| */
-static const unsigned char plain_bytes[256] =
-{ 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-  1, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-  0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1
-};
-
-/* The line [s, e), without its newline, is a plain event line:
-   event(Name(F), T). or event(Name, T). with T F, [F] or a blank and
-   [F], where F holds no bracket, and no byte of the line is NUL, beyond
-   ASCII or one of {}'"`%|. */
+/* The line [s, e), without its newline, has the shape of a plain event
+   line, event(Name(F), T). or event(Name, T). with T F, [F] or a blank
+   and [F], where F holds no bracket.  F may also hold none of NUL,
+   bytes beyond ASCII and {}'"`%|, which is not checked here: a line
+   that take_event() reads holds none of them (each byte it reads is
+   layout or one of a number, a name, `-+.,()[]`). */
 static int
 plain_line(const char *s, const char *e, int64_t max_line)
 { const char *p;
 
   if ( e - s < 10 || e - s > max_line )
     return FALSE;
-  for ( p = s; p < e; p++ )
-  { if ( !plain_bytes[(unsigned char)*p] )
-      return FALSE;
-  }
   if ( memcmp(s, "event(", 6) != 0 || e[-2] != ')' || e[-1] != '.' )
     return FALSE;
   p = s + 6;
@@ -1186,21 +1162,99 @@ scan_arg(cursor *c, scan_atoms *a, int col, int64_t *value, uint8_t *tag)
   return TRUE;
 }
 
-/* The head of a row: the index of Name/Arity among the heads (3 int64
-   each: offset, length, arity), added if new; -1 if they are full. */
+/* Where the rows of a block go (see etalis_scan_events()). */
+typedef struct
+{ int64_t rows;
+  int64_t max_line;
+  int32_t *codes;
+  int64_t *values;
+  uint8_t *tags;
+  uint8_t *points;
+  int64_t *heads;               /* 3 a head: offset, length, arity */
+  int64_t nheads;
+  int64_t most;                 /* the most arguments of a row */
+  int64_t intervals;
+  scan_atoms atoms;
+} scan_rows;
+
+/* The head of a row: the index of Name/Arity among the heads, added if
+   new; -1 if they are full. */
 static int32_t
-head_code(const char *text, int64_t *heads, int64_t *nheads, const char *name, size_t len, size_t arity)
-{ for ( int64_t i = 0; i < *nheads; i++ )
-  { const int64_t *h = heads + 3 * i;
+head_code(scan_rows *r, const char *name, size_t len, size_t arity)
+{ const char *text = r->atoms.text;
+
+  for ( int64_t i = 0; i < r->nheads; i++ )
+  { const int64_t *h = r->heads + 3 * i;
     if ( (size_t)h[1] == len && (size_t)h[2] == arity && memcmp(text + h[0], name, len) == 0 )
       return (int32_t)i;
   }
-  if ( *nheads == SCAN_HEADS )
+  if ( r->nheads == SCAN_HEADS )
     return -1;
-  heads[3 * *nheads] = name - text;
-  heads[3 * *nheads + 1] = (int64_t)len;
-  heads[3 * *nheads + 2] = (int64_t)arity;
-  return (int32_t)(*nheads)++;
+  r->heads[3 * r->nheads] = name - text;
+  r->heads[3 * r->nheads + 1] = (int64_t)len;
+  r->heads[3 * r->nheads + 2] = (int64_t)arity;
+  return (int32_t)r->nheads++;
+}
+
+/* The cell of row in column col. */
+static void
+row_cell(scan_rows *r, int64_t col, int64_t row, int64_t **value, uint8_t **tag)
+{ *value = r->values + col * r->rows + row;
+  *tag = r->tags + col * r->rows + row;
+}
+
+/* Row row from the line [s, e) (without its newline), if it is a plain
+   event line that take_event() reads. */
+static int
+scan_line(scan_rows *r, int64_t row, const char *s, const char *e)
+{ const char *name;
+  size_t nlen, arity = 0;
+  number t1, t2;
+  cursor c;
+  int32_t code;
+  int64_t *value;
+  uint8_t *tag;
+
+  if ( !plain_line(s, e, r->max_line) )
+    return FALSE;
+  c.s = s + 6;                          /* after event( */
+  c.end = e - 1;                        /* the full stop */
+  if ( !take_name(&c, &name, &nlen) )
+    return FALSE;
+  if ( *c.s == '(' )
+  { c.s++;
+    do
+    { if ( arity == SCAN_ARGS )
+        return FALSE;
+      row_cell(r, (int64_t)arity, row, &value, &tag);
+      if ( !scan_arg(&c, &r->atoms, (int)arity, value, tag) )
+        return FALSE;
+      arity++;
+    } while ( take_char(&c, ',') );
+    if ( !take_char(&c, ')') )
+      return FALSE;
+  }
+  if ( (code = head_code(r, name, nlen, arity)) < 0 || !take_char(&c, ',') )
+    return FALSE;
+  skip_layout(&c);
+  r->points[row] = *c.s == '[';
+  if ( r->points[row] )
+  { c.s++;
+    if ( !scan_number(&c, &t1) || !take_char(&c, ',') || !scan_number(&c, &t2) || !take_char(&c, ']') )
+      return FALSE;
+    row_cell(r, SCAN_ARGS + 1, row, &value, &tag);
+    number_cell(value, tag, &t2);
+    r->intervals++;
+  } else if ( !scan_number(&c, &t1) )
+    return FALSE;
+  row_cell(r, SCAN_ARGS, row, &value, &tag);
+  number_cell(value, tag, &t1);
+  if ( !take_char(&c, ')') || c.s != c.end )
+    return FALSE;
+  r->codes[row] = code;
+  if ( (int64_t)arity > r->most )
+    r->most = (int64_t)arity;
+  return TRUE;
 }
 
 /* etalis_scan_events(Text, Len, Rows, MaxLine, Codes, Values, Tags,
@@ -1227,83 +1281,42 @@ int64_t
 etalis_scan_events(const char *text, int64_t len, int64_t rows, int64_t max_line,
                    int32_t *codes, int64_t *values, uint8_t *tags, uint8_t *points,
                    int64_t *heads, int64_t *atoms, int32_t *slots, int64_t nslots, int64_t *counts)
-{ const char *s = text, *end;
-  int64_t row = 0, lines = 0, nheads = 0, most = 0, intervals = 0;
-  scan_atoms a;
+{ const char *s = text, *end = text + (len > 0 ? len : 0);
+  int64_t row = 0;
+  scan_rows r;
+  int plain = nslots >= 2 && nslots <= ((int64_t)1 << 31) && (nslots & (nslots - 1)) == 0 &&
+              localeconv()->decimal_point[0] == '.';      /* strtod reads the locale's point */
 
-  end = text + (len > 0 ? len : 0);
-  while ( s < end && lines < rows )      /* the block */
+  r.rows = rows;
+  r.max_line = max_line;
+  r.codes = codes;
+  r.values = values;
+  r.tags = tags;
+  r.points = points;
+  r.heads = heads;
+  r.nheads = r.most = r.intervals = 0;
+  r.atoms.text = text;
+  r.atoms.atoms = atoms;
+  r.atoms.slots = slots;
+  r.atoms.mask = (uint64_t)nslots - 1;
+  r.atoms.cap = nslots / 2;
+  r.atoms.count = 0;
+  memset(r.atoms.in_column, 0, sizeof r.atoms.in_column);
+  for ( ; s < end && row < rows; row++ )
   { const char *e = memchr(s, '\n', (size_t)(end - s));
-    s = e ? e + 1 : end;
-    lines++;
-  }
-  counts[4] = s - text;
-  counts[5] = lines;
-  end = s;
-  s = text;
-  if ( nslots < 2 || nslots > ((int64_t)1 << 31) || (nslots & (nslots - 1)) != 0 )
-    return -1;
-  if ( localeconv()->decimal_point[0] != '.' )      /* strtod reads the locale's point */
-    return -1;
-  a.text = text;
-  a.atoms = atoms;
-  a.slots = slots;
-  a.mask = (uint64_t)nslots - 1;
-  a.cap = nslots / 2;
-  a.count = 0;
-  memset(a.in_column, 0, sizeof a.in_column);
-  while ( s < end )
-  { const char *e = memchr(s, '\n', (size_t)(end - s));
-    const char *name;
-    size_t nlen, arity = 0;
-    number t1, t2;
-    cursor c;
-    int32_t code;
 
     if ( !e )
       e = end;
-    if ( !plain_line(s, e, max_line) )
-      return -1;
-    c.s = s + 6;                        /* after event( */
-    c.end = e - 1;                      /* the full stop */
-    if ( !take_name(&c, &name, &nlen) )
-      return -1;
-    if ( *c.s == '(' )
-    { c.s++;
-      do
-      { if ( arity == SCAN_ARGS ||
-             !scan_arg(&c, &a, (int)arity, values + (int64_t)arity * rows + row, tags + (int64_t)arity * rows + row) )
-          return -1;
-        arity++;
-      } while ( take_char(&c, ',') );
-      if ( !take_char(&c, ')') )
-        return -1;
-    }
-    if ( (code = head_code(text, heads, &nheads, name, nlen, arity)) < 0 || !take_char(&c, ',') )
-      return -1;
-    skip_layout(&c);
-    points[row] = *c.s == '[';
-    if ( points[row] )
-    { c.s++;
-      if ( !scan_number(&c, &t1) || !take_char(&c, ',') || !scan_number(&c, &t2) || !take_char(&c, ']') )
-        return -1;
-      number_cell(values + (int64_t)(SCAN_ARGS + 1) * rows + row, tags + (int64_t)(SCAN_ARGS + 1) * rows + row, &t2);
-      intervals++;
-    } else if ( !scan_number(&c, &t1) )
-      return -1;
-    number_cell(values + (int64_t)SCAN_ARGS * rows + row, tags + (int64_t)SCAN_ARGS * rows + row, &t1);
-    if ( !take_char(&c, ')') || c.s != c.end )
-      return -1;
-    codes[row++] = code;
-    if ( (int64_t)arity > most )
-      most = (int64_t)arity;
+    plain = plain && scan_line(&r, row, s, e);
     s = e < end ? e + 1 : end;
   }
-  counts[0] = nheads;
-  counts[1] = a.count;
-  counts[2] = most;
-  counts[3] = intervals;
-  return row;
+  counts[0] = r.nheads;
+  counts[1] = r.atoms.count;
+  counts[2] = r.most;
+  counts[3] = r.intervals;
+  counts[4] = s - text;
+  counts[5] = row;
+  return plain ? row : -1;
 }
 
 /* -- detections written as JSON lines ------------------------------------
