@@ -177,8 +177,8 @@ def test_more_than_64_heads_or_32_arguments_are_read_as_before(scan: Scanner) ->
 
 def test_atoms_get_a_table_a_column(scan: Scanner) -> None:
     data = b"event(a(x, y), 1).\nevent(a(y, x), 2).\nevent(a(x, 1.5), 3).\nevent(b, [4, 5]).\n"
-    packed = scan.packed(data)
-    assert packed is not None
+    end, lines, packed = scan.block(data, 0, 100)
+    assert (end, lines) == (len(data), 4) and packed is not None
     assert packed.heads == ["(a)/2", "(b)/0"]
     assert [c.table for c in packed.columns] == [["(x)", "(y)"], ["(y)", "(x)"], [], []]
     assert packed.codes.tolist() == [0, 0, 0, 1]

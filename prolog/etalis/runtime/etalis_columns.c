@@ -757,7 +757,7 @@ scan_number(cursor *c, number *n)
     p++;
   digits = p;
   for ( ; p < c->end && digit_char(*p); p++ )
-  { if ( ++count <= 16 )
+  { if ( count < 17 && ++count <= 16 )   /* counted up to 17: more is as many */
       m = m * 10 + (uint64_t)(*p - '0');
   }
   if ( p == digits )
@@ -765,9 +765,10 @@ scan_number(cursor *c, number *n)
   if ( p + 1 < c->end && *p == '.' && digit_char(p[1]) )
   { n->is_float = TRUE;
     for ( p++; p < c->end && digit_char(*p); p++ )
-    { if ( ++count <= 16 )
+    { if ( count < 17 && ++count <= 16 )
         m = m * 10 + (uint64_t)(*p - '0');
-      fraction++;
+      if ( fraction < 23 )
+        fraction++;
     }
     if ( p < c->end && (*p == 'e' || *p == 'E') )
     { const char *q = p + 1;

@@ -120,12 +120,6 @@ class Scanner:
         return at + length, n, Packed(codes[:n], names, columns, intervals == n,
                                       points[:n] if 0 < intervals < n else None)
 
-    def packed(self, block: bytes) -> Optional[Packed]:
-        """The events of ``block`` (whole lines, the last may lack its
-        newline) as packed columns, row i line i, if they are all plain
-        events, else None."""
-        return self.block(block, 0, block.count(b"\n") + 1)[2]
-
 
 def scanner() -> Optional[Scanner]:
     """The library's scanner, if the engine has loaded the library (into
