@@ -268,6 +268,7 @@ def test_a_resumed_run_whose_rules_read_again_give_other_counts_says_so_and_writ
         return feed(self, text.replace("smoke(k3)", "smoke(k9)"), *a)
 
     monkeypatch.setattr(Engine, "feed_text", other)
+    monkeypatch.setenv("ETALIS_TEXT_PATH", "1")     # the events as text, through feed_text
     assert main(args) == EXIT_FAILURE
     said = capsys.readouterr().err.splitlines()
     c = before.counters      # the summary is the checkpoint's, which stays

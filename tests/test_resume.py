@@ -336,15 +336,18 @@ def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_it
     resume()
     checkpoint, written = (ck / "checkpoint").read_bytes(), out.read_bytes()
     capsys.readouterr()
-    feed, fed = Engine.feed_text, []
+    feeds, fed = (Engine.feed_text, Engine.feed_packed), []
 
-    def terminated(self: Engine, *a: Any, **kw: Any) -> Any:
-        fed.append(a[1])
-        if len(fed) == 2:          # the second batch of the lines 251 to 1,500 read again
-            os.kill(os.getpid(), signal.SIGTERM)
-        return feed(self, *a, **kw)
+    def terminating(feed: Any) -> Any:
+        def terminated(self: Engine, *a: Any, **kw: Any) -> Any:
+            fed.append(a[1])
+            if len(fed) == 2:          # the second batch of the lines 251 to 1,500 read again
+                os.kill(os.getpid(), signal.SIGTERM)
+            return feed(self, *a, **kw)
+        return terminated
 
-    monkeypatch.setattr(Engine, "feed_text", terminated)
+    monkeypatch.setattr(Engine, "feed_text", terminating(feeds[0]))     # a .events file's batches: text or packed
+    monkeypatch.setattr(Engine, "feed_packed", terminating(feeds[1]))
     assert main(args) == 143
     assert fed[:2] == [251, 501]
     said = capsys.readouterr().err.splitlines()
@@ -356,7 +359,8 @@ def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_it
     # the output cut back to what the checkpoint committed, as a resumed run does first
     committed = json.loads(checkpoint.splitlines()[1])["output"]
     assert ((ck / "checkpoint").read_bytes(), out.read_bytes()) == (checkpoint, written[:committed])
-    monkeypatch.setattr(Engine, "feed_text", feed)
+    monkeypatch.setattr(Engine, "feed_text", feeds[0])
+    monkeypatch.setattr(Engine, "feed_packed", feeds[1])
     assert main(args) == 0
     assert summary(capsys.readouterr().err) == summary(expected)
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
