@@ -51,8 +51,10 @@ columns_library(File) :-
     must_be(atom, File),
     (   columns_loaded
     ->  true
-    ;   open_shared_object(File, _, [global]),
-        load_foreign_library(File)
+    ;   absolute_file_name(File, Path, [file_type(executable), access(read), file_errors(fail)])
+    ->  open_shared_object(Path, _, [global]),
+        load_foreign_library(Path)
+    ;   load_foreign_library(File)
     ).
 
 %!  columns_loaded is semidet.
