@@ -577,3 +577,15 @@ def test_partition_contiguity_with_plus_and_a_skip_strategy() -> None:
     assert args_and_times("h <- a(_) seq c.", "strict(partition)", [("a", [1], 1), ("b", [1], 2), ("c", [], 3),
                                                                   ("a", [2], 4), ("a", [3], 5), ("c", [], 6)]) == [
         ((), (1, 3)), ((), (5, 6))]
+
+
+def test_the_rules_as_read_name_anonymous_variables_apart_from_a_users_named_like_them() -> None:
+    """The reader's JSON of a rule names each `_` _G0, _G1, ...; a
+    variable the user called _G0 keeps its name and the `_` gets the next
+    free one, so no join appears that the rule does not write."""
+    [rule] = RuleSet.from_text("h(_G0) <- a(_G0) seq b(_).\n").rules
+    assert (term_vars(rule.head), term_vars(rule.pattern.left.event), term_vars(rule.pattern.right.event)) == (
+        {"_G0"}, {"_G0"}, {"_G1"})
+    with Engine.from_string("h(_G0) <- a(_G0) seq b(_).\n") as engine:
+        assert [(d.event, d.args, d.start, d.end) for d in engine.emit_many(
+            [("a", (1,), 1), ("b", (2,), 2)]).detections] == [("h", (1,), 1, 2)]
