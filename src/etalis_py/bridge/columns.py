@@ -520,17 +520,18 @@ def build(source: Path, target: Path, home: str) -> str:
     """Compile ``source`` into the shared library ``target``; the reason
     it could not, or ``""``."""
     include = Path(home) / "include"
-    if not (include / "SWI-Prolog.h").is_file():
-        return f"no SWI-Prolog.h in {include} (install swi-prolog-core or the SWI-Prolog headers)"
-    return compile_library(source, target, [f"-I{include}"])
+    return compile_library(source, target, [f"-I{include}"], include / "SWI-Prolog.h")
 
 
-def compile_library(source: Path, target: Path, flags: Sequence[str] = ()) -> str:
-    """Compile the C file ``source`` (with the compiler's ``flags``) into
-    the shared library ``target``; the reason it could not, or ``""``."""
+def compile_library(source: Path, target: Path, flags: Sequence[str] = (), header: Optional[Path] = None) -> str:
+    """Compile the C file ``source`` (with the compiler's ``flags``, and
+    the ``header`` it includes) into the shared library ``target``; the
+    reason it could not, or ``""``."""
     compiler = next((c for c in (os.environ.get("CC"), "cc", "gcc") if c and shutil.which(c)), None)
     if compiler is None:
         return "no C compiler (cc or gcc) on PATH"
+    if header is not None and not header.is_file():
+        return f"no {header.name} in {header.parent} (install swi-prolog-core or the SWI-Prolog headers)"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:

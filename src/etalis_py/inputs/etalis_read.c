@@ -282,11 +282,13 @@ int64_t etalis_jsonl_block(const char *data, int64_t len, int64_t rows, int64_t 
   if (row != rows) goto done;
   {
     int64_t width = arity < 0 ? 0 : arity;
+    uint8_t kinds = 0;
     for (int64_t j = 0; j < width; j++) {
-      /* a column of texts and numbers is none that pyarrow reads */
-      if ((seen[j] & SEEN_TEXT) && seen[j] != SEEN_TEXT) goto done;
+      kinds |= seen[j];
       text_counts[j] = columns[j].count;
     }
+    /* arguments of texts and numbers are no list that pyarrow reads */
+    if ((kinds & SEEN_TEXT) && kinds != SEEN_TEXT) goto done;
     /* the time to the column after the arguments */
     if (width < room) {
       memmove(values + width * rows, values + room * rows, (size_t)rows * sizeof *values);

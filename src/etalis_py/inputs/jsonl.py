@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Optional
@@ -60,6 +61,9 @@ def read_jsonl(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Rea
 
 
 _FIELDS = {"event", "args", "time"}
+_OBJECT_FIRST = re.compile(rb"[ \t\r\n]*\{")
+"""A block that pyarrow's JSON reader is given starts with an object
+(pyarrow 26 crashes on a block whose first value is ``null``)."""
 
 
 def _bulk_block(data: bytes, first: int, names: dict[str, str]) -> Optional[Batch]:
@@ -71,7 +75,7 @@ def _bulk_block(data: bytes, first: int, names: dict[str, str]) -> Optional[Batc
     number (or not finite), or that lacks a field, is decoded again by
     Python's JSON reader, so that each value is the one ``json.loads``
     gives."""
-    if decode_lines(data)[1]:
+    if decode_lines(data)[1] or not _OBJECT_FIRST.match(data):
         return None
     try:
         table = pa_json.read_json(io.BytesIO(data), read_options=pa_json.ReadOptions(use_threads=False,

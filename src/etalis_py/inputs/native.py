@@ -49,7 +49,7 @@ class BlockReader:
         except (OSError, AttributeError):
             return None
         function.restype = ctypes.c_int64
-        function.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64] + [ctypes.c_void_p] * 9
+        function.argtypes = (ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 9)
         return BlockReader(function)
 
     def jsonl(self, data: bytes, names: dict[str, str]) -> Optional[Packed]:
@@ -78,7 +78,7 @@ class BlockReader:
             room = int(counts[1])
             if room > _MOST_ARGS:
                 return None
-        if arity == _NOT_MINE:
+        if arity == _NOT_MINE or (arity == _NO_ARGS and _whole_float_times(values[0], tags[0], int(seen[0]))):
             return None
         arity = max(0, arity)
         spans = name_spans[:int(counts[0])].tolist()
@@ -102,3 +102,15 @@ class BlockReader:
                     return None     # a text the general way rejects its row for
                 columns.append(Cells(values[j], TABLE, table))
         return Packed(codes, heads, columns)
+
+
+def _whole_float_times(values: "np.ndarray[Any, Any]", tags: "np.ndarray[Any, Any]", kinds: int) -> bool:
+    """Times that pyarrow reads as whole floats (ints among floats, or
+    floats such as 5.0): in lines without ``args`` the general way reads
+    them again as objects, which it packs as events over an interval."""
+    if not kinds & _SEEN_FLOAT:
+        return False
+    if kinds & _SEEN_INT:
+        return True
+    floats = values.view(np.float64)
+    return bool((floats == np.floor(floats)).any())
