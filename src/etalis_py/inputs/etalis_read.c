@@ -19,6 +19,7 @@
    Library of its own: no SWI-Prolog or Python headers; called through
    ctypes (src/etalis_py/inputs/native.py). */
 
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stddef.h>
@@ -121,6 +122,50 @@ static int plain_string(cursor *c, const unsigned char *base, int64_t *off, int6
 
 static int digit(const cursor *c) { return c->p < c->end && *c->p >= '0' && *c->p <= '9'; }
 
+/* The double of the unsigned decimal [s, end) (digits, a fraction, an
+   exponent) when it is m * 10^e with m <= 2^53 and |e| <= 22: m and 10^e
+   are doubles exactly, so one multiplication or division rounds
+   correctly (Clinger's fast path; only where doubles are evaluated as
+   doubles).  0: the number is left to strtod. */
+static int exact_double(const unsigned char *s, const unsigned char *end, double *x) {
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+  static const double powers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  uint64_t m = 0;
+  long e = 0;
+  int fraction = 0;
+  for (; s < end && *s != 'e' && *s != 'E'; s++) {
+    if (*s == '.') {
+      fraction = 1;
+      continue;
+    }
+    if (m > (UINT64_C(1) << 53) / 10) return 0;
+    m = m * 10 + (uint64_t)(*s - '0');
+    e -= fraction;
+  }
+  if (m > UINT64_C(1) << 53) return 0;
+  if (s < end) {   /* the exponent */
+    int sign = 1;
+    long exponent = 0;
+    s++;
+    if (*s == '+' || *s == '-') sign = *s++ == '-' ? -1 : 1;
+    for (; s < end; s++) {
+      if (exponent > 1000) return 0;
+      exponent = exponent * 10 + (*s - '0');
+    }
+    e += sign * exponent;
+  }
+  if (e < -22 || e > 22) return 0;
+  *x = e < 0 ? (double)m / powers[-e] : (double)m * powers[e];
+  return 1;
+#else
+  (void)s;
+  (void)end;
+  (void)x;
+  return 0;
+#endif
+}
+
 /* A JSON number as Python's json reads it: an int64 (tag CELL_INT) or a
    finite double (CELL_FLOAT, its bits in *cell). */
 static int number(cursor *c, int64_t *cell, int *tag) {
@@ -161,17 +206,38 @@ static int number(cursor *c, int64_t *cell, int *tag) {
     *tag = CELL_INT;
     return 1;
   }
+  double x;
+  if (exact_double(s + negative, c->p, &x)) {
+    if (negative) x = -x;
+    memcpy(cell, &x, sizeof x);
+    *tag = CELL_FLOAT;
+    return 1;
+  }
   size_t n = (size_t)(c->p - s);
   if (n >= NUMBER_MAX) return 0;
   char text[NUMBER_MAX];
   for (size_t i = 0; i < n; i++) text[i] = s[i] == '.' ? c->point : (char)s[i];
   text[n] = '\0';
   char *stop;
-  double x = strtod(text, &stop);
+  x = strtod(text, &stop);
   if (stop != text + n || !isfinite(x)) return 0;
   memcpy(cell, &x, sizeof x);
   *tag = CELL_FLOAT;
   return 1;
+}
+
+/** The number of lines of data[0..len): its newlines, and one more if
+    the last line has none. */
+int64_t etalis_lines(const char *data, int64_t len) {
+  int64_t lines = 0;
+  const char *p = data, *end = data + (len > 0 ? len : 0);
+  while (p < end) {
+    const char *newline = memchr(p, '\n', (size_t)(end - p));
+    lines++;
+    if (!newline) break;
+    p = newline + 1;
+  }
+  return lines;
 }
 
 /** Reads the block data[0..len) of `rows` lines (the last one with or

@@ -36,6 +36,7 @@ class BlockReader:
     """The C reader's entry point (see :meth:`load`)."""
 
     jsonl_block: Any
+    lines: Any
 
     @staticmethod
     def load() -> Optional["BlockReader"]:
@@ -45,12 +46,14 @@ class BlockReader:
         if path is None:
             return None
         try:
-            function = ctypes.CDLL(str(path)).etalis_jsonl_block
+            library = ctypes.CDLL(str(path))
+            function, lines = library.etalis_jsonl_block, library.etalis_lines
         except (OSError, AttributeError):
             return None
-        function.restype = ctypes.c_int64
+        function.restype = lines.restype = ctypes.c_int64
         function.argtypes = (ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 9)
-        return BlockReader(function)
+        lines.argtypes = (ctypes.c_char_p, ctypes.c_int64)
+        return BlockReader(function, lines)
 
     def jsonl(self, data: bytes, names: dict[str, str]) -> Optional[Packed]:
         """The packed batch of the JSON lines ``data`` that
@@ -58,7 +61,7 @@ class BlockReader:
         is an object of a plain ``event`` name (ASCII, no escapes), a
         number ``time`` and ``args`` of one length (or none in any line)
         whose columns are numbers or plain texts; else None."""
-        rows = data.count(b"\n") + (not data.endswith(b"\n"))
+        rows = self.lines(data, len(data))
         room = _ROOM
         while True:
             codes = np.empty(rows, dtype=np.int32)
