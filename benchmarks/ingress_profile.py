@@ -130,7 +130,7 @@ def main() -> None:
     rows.append((f"text: Python, decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
     with tempfile.TemporaryDirectory() as tmp:
         for suffix, write, way in ((".csv", write_csv, "CSV in bulk, pyarrow's CSV reader"),
-                                   (".jsonl", write_jsonl, "JSON lines in bulk, pyarrow's JSON reader"),
+                                   (".jsonl", write_jsonl, "JSON lines in bulk, the C reader"),
                                    (".parquet", write_parquet, "Parquet by record batches"),
                                    (".events", write_events, "event lines as batch lists (text)")):
             path = Path(tmp) / f"stream{suffix}"

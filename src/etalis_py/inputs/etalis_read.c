@@ -53,6 +53,14 @@ static uint64_t hash_span(const unsigned char *p, size_t n) {
   return h;
 }
 
+/* Whether the n bytes at a and b are the same (names and keys are short:
+   a loop, not a call). */
+static int same(const unsigned char *a, const unsigned char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return 0;
+  return 1;
+}
+
 static int grow(texts *t) {
   size_t size = t->size ? 2 * t->size : 64;
   int64_t *slots = calloc(size, sizeof *slots);
@@ -76,7 +84,7 @@ static int64_t intern(texts *t, int64_t off, int64_t len) {
   size_t at = (size_t)hash_span(p, (size_t)len) & (t->size - 1);
   while (t->slots[at]) {
     int64_t k = t->slots[at] - 1;
-    if (t->spans[2 * k + 1] == len && memcmp(t->data + t->spans[2 * k], p, (size_t)len) == 0) return k;
+    if (t->spans[2 * k + 1] == len && same(t->data + t->spans[2 * k], p, (size_t)len)) return k;
     at = (at + 1) & (t->size - 1);
   }
   t->spans[2 * t->count] = off;
@@ -285,13 +293,13 @@ int64_t etalis_jsonl_block(const char *data, int64_t len, int64_t rows, int64_t 
       int64_t off, n;
       if (!plain_string(&c, base, &off, &n) || !take(&c, ':')) goto done;
       const unsigned char *key = base + off;
-      if (n == 5 && memcmp(key, "event", 5) == 0 && !has_event) {
+      if (n == 5 && same(key, (const unsigned char *)"event", 5) && !has_event) {
         has_event = 1;
         if (!plain_string(&c, base, &off, &n)) goto done;
         int64_t k = intern(&names, off, n);
         if (k < 0 || k > INT32_MAX) goto done;
         codes[row] = (int32_t)k;
-      } else if (n == 4 && memcmp(key, "time", 4) == 0 && !has_time) {
+      } else if (n == 4 && same(key, (const unsigned char *)"time", 4) && !has_time) {
         has_time = 1;
         int64_t cell;
         int tag;
@@ -299,7 +307,7 @@ int64_t etalis_jsonl_block(const char *data, int64_t len, int64_t rows, int64_t 
         /* the time's column follows the arguments: its place is known once the arity is */
         values[room * rows + row] = cell;
         tags[room * rows + row] = (uint8_t)tag;
-      } else if (n == 4 && memcmp(key, "args", 4) == 0 && !has_args) {
+      } else if (n == 4 && same(key, (const unsigned char *)"args", 4) && !has_args) {
         has_args = 1;
         if (!take(&c, '[')) goto done;
         int64_t j = 0;
