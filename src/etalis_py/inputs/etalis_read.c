@@ -379,3 +379,105 @@ done:
   free(names.slots);
   return result;
 }
+
+/* A plain decimal numeral filling [s, end): -?[0-9]+ of at most 18 digits
+   (an int64, as Python's int() reads it), or -?[0-9]+.[0-9]+ (a double,
+   as float() reads it, finite). */
+static int numeral(const unsigned char *s, const unsigned char *end, int64_t *cell, int *tag) {
+  cursor c = {s, end, 0};
+  const char *point = localeconv()->decimal_point;
+  if (!point || strlen(point) != 1) return 0;
+  c.point = point[0];
+  int negative = c.p < c.end && *c.p == '-';
+  if (negative) c.p++;
+  const unsigned char *digits = c.p;
+  while (digit(&c)) c.p++;
+  if (c.p == digits) return 0;
+  if (c.p == c.end) {
+    if (c.p - digits > 18) return 0;
+    int64_t v = 0;
+    for (const unsigned char *d = digits; d < c.end; d++) v = v * 10 + (*d - '0');
+    *cell = negative ? -v : v;
+    *tag = CELL_INT;
+    return 1;
+  }
+  if (*c.p != '.') return 0;
+  c.p++;
+  const unsigned char *fraction = c.p;
+  while (digit(&c)) c.p++;
+  if (c.p == fraction || c.p != c.end) return 0;
+  c.p = s;
+  return number(&c, cell, tag) && c.p == end;
+}
+
+/** Reads the block data[0..len) of `rows` CSV lines (the last one with or
+    without its newline; no quote, no return: each line one row, its
+    fields what lies between its commas), each of `fields` fields, into:
+
+    - codes[row]: if name_field >= 0, the index of the row's name (its
+      field: printable ASCII, no blank) among the distinct names, whose
+      spans go to name_spans (2 a row of room), name_count[0] of them;
+    - values[col * rows + row], tags[...]: the cells of the fields
+      arg_fields[0..nargs) and then time_field, each a plain decimal
+      numeral (see numeral()); seen[col]: the kinds of cell of column col.
+
+    Returns 0, or NOT_MINE for a block of another shape (a row of another
+    number of fields, an empty line, any other name or value). */
+int64_t etalis_csv_block(const char *data, int64_t len, int64_t rows, int64_t fields, int64_t name_field,
+                         const int64_t *arg_fields, int64_t nargs, int64_t time_field, int32_t *codes,
+                         int64_t *values, uint8_t *tags, int64_t *name_spans, int64_t *name_count, uint8_t *seen) {
+  if (!data || len < 0 || rows <= 0 || fields <= 0 || nargs < 0 || name_field >= fields || time_field < 0 ||
+      time_field >= fields)
+    return NOT_MINE;
+  for (int64_t j = 0; j < nargs; j++)
+    if (arg_fields[j] < 0 || arg_fields[j] >= fields) return NOT_MINE;
+  const unsigned char *base = (const unsigned char *)data, *end = base + len;
+  int64_t result = NOT_MINE;
+  texts names = {base, name_spans, 0, NULL, 0};
+  int64_t *starts = malloc((size_t)(fields + 1) * sizeof *starts);   /* where each field starts, and the end + 1 */
+  if (!starts) return NOT_MINE;
+  memset(seen, 0, (size_t)nargs + 1);
+  const unsigned char *line = base;
+  int64_t row = 0;
+  while (line < end) {
+    if (row >= rows) goto done;
+    const unsigned char *newline = memchr(line, '\n', (size_t)(end - line));
+    const unsigned char *stop = newline ? newline : end;
+    if (stop == line) goto done;
+    int64_t k = 0;
+    starts[0] = line - base;
+    for (const unsigned char *p = line; p < stop; p++) {
+      if (*p == ',') {
+        if (++k >= fields) goto done;
+        starts[k] = p + 1 - base;
+      }
+    }
+    if (k != fields - 1) goto done;
+    starts[fields] = stop + 1 - base;
+    if (name_field >= 0) {
+      int64_t off = starts[name_field], n = starts[name_field + 1] - 1 - off;
+      if (n <= 0) goto done;
+      for (int64_t i = 0; i < n; i++)
+        if (base[off + i] < 0x21 || base[off + i] > 0x7e) goto done;
+      int64_t code = intern(&names, off, n);
+      if (code < 0 || code > INT32_MAX) goto done;
+      codes[row] = (int32_t)code;
+    }
+    for (int64_t j = 0; j <= nargs; j++) {
+      int64_t f = j < nargs ? arg_fields[j] : time_field;
+      int tag;
+      if (!numeral(base + starts[f], base + starts[f + 1] - 1, &values[j * rows + row], &tag)) goto done;
+      tags[j * rows + row] = (uint8_t)tag;
+      seen[j] |= (uint8_t)(1 << tag);
+    }
+    line = newline ? newline + 1 : end;
+    row++;
+  }
+  if (row != rows) goto done;
+  *name_count = names.count;
+  result = 0;
+done:
+  free(starts);
+  free(names.slots);
+  return result;
+}

@@ -1,5 +1,5 @@
-"""Blocks of input lines read into packed columns by C (``etalis_read.c``,
-called through ctypes).
+"""Blocks of input lines (JSON lines, CSV) read into packed columns by C
+(``etalis_read.c``, called through ctypes).
 
 The C reader takes the common shape of a block only, and says so when a
 block is not of it; then the caller reads the block the general way,
@@ -13,12 +13,15 @@ from __future__ import annotations
 import ctypes
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
 
-from ..bridge.columns import FLOAT, INT, TABLE, Cells, Packed, built_library, compile_library, name_heads
+from ..bridge.columns import FLOAT, INT, TABLE, Cells, Packed, built_library, compile_library, head_text, name_heads
+from ..bridge.prolog_text import quote_atom
 from ..events import prolog_value
+from .mapping import Mapping
 
 SOURCE = Path(__file__).with_name("etalis_read.c")
 
@@ -37,6 +40,7 @@ class BlockReader:
 
     jsonl_block: Any
     lines: Any
+    csv_block: Any
 
     @staticmethod
     def load() -> Optional["BlockReader"]:
@@ -47,13 +51,15 @@ class BlockReader:
             return None
         try:
             library = ctypes.CDLL(str(path))
-            function, lines = library.etalis_jsonl_block, library.etalis_lines
+            function, lines, csv = library.etalis_jsonl_block, library.etalis_lines, library.etalis_csv_block
         except (OSError, AttributeError):
             return None
-        function.restype = lines.restype = ctypes.c_int64
+        function.restype = lines.restype = csv.restype = ctypes.c_int64
         function.argtypes = (ctypes.c_char_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, *[ctypes.c_void_p] * 9)
         lines.argtypes = (ctypes.c_char_p, ctypes.c_int64)
-        return BlockReader(function, lines)
+        csv.argtypes = (ctypes.c_char_p, *[ctypes.c_int64] * 4, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                        *[ctypes.c_void_p] * 6)
+        return BlockReader(function, lines, csv)
 
     def jsonl(self, data: bytes, names: dict[str, str]) -> Optional[Packed]:
         """The packed batch of the JSON lines ``data`` that
@@ -91,12 +97,8 @@ class BlockReader:
         columns = []
         for j in range(arity + 1):
             kinds = int(seen[j])
-            if kinds == _SEEN_INT:
-                columns.append(Cells(values[j], INT))
-            elif kinds == _SEEN_FLOAT:
-                columns.append(Cells(values[j].view(np.float64), FLOAT))
-            elif kinds == _SEEN_INT | _SEEN_FLOAT:
-                columns.append(Cells(values[j], tags[j]))
+            if kinds != _SEEN_TEXT:
+                columns.append(_number_cells(values[j], tags[j], kinds))
             else:
                 texts = text_spans[j, :int(text_counts[j])].tolist()
                 try:
@@ -105,6 +107,54 @@ class BlockReader:
                     return None     # a text the general way rejects its row for
                 columns.append(Cells(values[j], TABLE, table))
         return Packed(codes, heads, columns)
+
+    def csv(self, data: bytes, header: Sequence[str], mapping: Mapping) -> Optional[Packed]:
+        """The packed batch of the CSV lines ``data`` (plain: no quote, no
+        carriage return) that :func:`~etalis_py.inputs.delimited._bulk_block`
+        gives, if every line has the header's number of fields, its name
+        (if a column holds it) printable ASCII without a blank, and its
+        arguments and time plain decimal numerals (an int of at most 18
+        digits, or one with a fraction); else None."""
+        if mapping.time is None or mapping.time_format is not None or mapping.graph_col is not None:
+            return None
+        position: dict[str, int] = {}
+        for i, column in enumerate(header):
+            position.setdefault(column, i)
+        wanted = [*mapping.args, mapping.time] + ([mapping.event_col] if mapping.event_col is not None else [])
+        if any(column not in position for column in wanted) or (mapping.event_col is None) == (mapping.event is None):
+            return None
+        rows = self.lines(data, len(data))
+        arity = len(mapping.args)
+        codes = np.zeros(rows, dtype=np.int32)
+        values = np.empty((arity + 1, rows), dtype=np.int64)
+        tags = np.empty((arity + 1, rows), dtype=np.uint8)
+        name_spans = np.empty((rows, 2), dtype=np.int64)
+        fields = np.array([position[a] for a in mapping.args] or [0], dtype=np.int64)
+        seen = np.zeros(arity + 1, dtype=np.uint8)
+        count = np.zeros(1, dtype=np.int64)
+        name_field = position[mapping.event_col] if mapping.event_col is not None else -1
+        if self.csv_block(data, len(data), rows, len(header), name_field, fields.ctypes.data, arity,
+                          position[mapping.time], codes.ctypes.data, values.ctypes.data, tags.ctypes.data,
+                          name_spans.ctypes.data, count.ctypes.data, seen.ctypes.data) != 0:
+            return None
+        try:
+            if mapping.event is not None:
+                heads = [head_text(quote_atom(mapping.event), arity)]
+            else:
+                heads = [head_text(quote_atom(data[at:at + n].decode("ascii")), arity)
+                         for at, n in name_spans[:int(count[0])].tolist()]
+        except ValueError:
+            return None     # a name the general way rejects its row for
+        return Packed(codes, heads, [_number_cells(values[j], tags[j], int(seen[j])) for j in range(arity + 1)])
+
+
+def _number_cells(values: "np.ndarray[Any, Any]", tags: "np.ndarray[Any, Any]", kinds: int) -> Cells:
+    """A column of the C reader's numbers: int64s, float64s, or both by their tags."""
+    if kinds == _SEEN_INT:
+        return Cells(values, INT)
+    if kinds == _SEEN_FLOAT:
+        return Cells(values.view(np.float64), FLOAT)
+    return Cells(values, tags)
 
 
 def _whole_float_times(values: "np.ndarray[Any, Any]", tags: "np.ndarray[Any, Any]", kinds: int) -> bool:
