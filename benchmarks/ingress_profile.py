@@ -49,7 +49,7 @@ def reading_rows(n: int, repeat: int) -> list[tuple[str, float]]:
     etalis run reads it, in each format (best of ``repeat``)."""
     rows: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for suffix, write, way in ((".csv", write_csv, "CSV in bulk, pyarrow's CSV reader"),
+        for suffix, write, way in ((".csv", write_csv, "CSV in bulk, the C reader"),
                                    (".jsonl", write_jsonl, "JSON lines in bulk, the C reader"),
                                    (".parquet", write_parquet, "Parquet by record batches"),
                                    (".events", write_events, "event lines as batch lists (text)")):
