@@ -1,20 +1,22 @@
-/* Reading a block of JSON lines into packed columns, without Python
-   objects.
+/* Reading a block of JSON lines or CSV rows into packed columns, without
+   Python objects.
 
    etalis_jsonl_block() reads a block of lines, each an object
    {"event": Name, "args": [Value, ...], "time": Number} (keys in any
    order, "args" in every line or in none, one arity a block), where a
    name or a value that is a text is plain ASCII without escapes and a
-   value that is a number is an int64 or a finite double.  It fills, for
-   each row, the index of its name among the block's distinct names
-   (first seen first), and for each column the row's cell: an int64, the
-   bits of a double, or the index of its text among the column's distinct
-   texts.  Anything else (another shape, an escape, a byte that is not
-   ASCII, an integer beyond int64, a number beyond a double, an empty
-   line, a column of texts and numbers) is "not mine": the caller reads
-   the block the general way.  Numbers are read as Python's json module
-   reads them: without a fraction or an exponent an int, else a double
-   correctly rounded (strtod).
+   value that is a number is an int64 or a finite double.
+   etalis_csv_block() reads a block of CSV rows without quotes whose
+   name is printable ASCII without a blank and whose arguments and time
+   are plain decimal numerals.  Both fill, for each row, the index of its
+   name among the block's distinct names (first seen first), and for each
+   column the row's cell: an int64, the bits of a double, or the index of
+   its text among the column's distinct texts.  Anything else (another
+   shape, an escape, a byte that is not ASCII, an integer beyond int64, a
+   number beyond a double, an empty line, a column of texts and numbers)
+   is "not mine": the caller reads the block the general way, which gives
+   the same batch.  Numbers are read as Python reads them: without a
+   fraction or an exponent an int, else a double correctly rounded.
 
    Library of its own: no SWI-Prolog or Python headers; called through
    ctypes (src/etalis_py/inputs/native.py). */

@@ -11,9 +11,9 @@ compiler every block is read the general way.
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
 from typing import Any, Optional
 
 import numpy as np
@@ -36,7 +36,7 @@ _MOST_ARGS = 64
 
 @dataclass(frozen=True)
 class BlockReader:
-    """The C reader's entry point (see :meth:`load`)."""
+    """The C reader's functions (see :meth:`load`)."""
 
     jsonl_block: Any
     lines: Any
