@@ -20,6 +20,7 @@ from etalis_py.cli import main
 from etalis_py.events import prolog_value
 from etalis_py.inputs import jsonl
 from etalis_py.inputs.jsonl import _bulk_block
+from etalis_py.inputs import native
 from etalis_py.inputs.native import BlockReader
 from etalis_py.inputs.registry import Reading
 from etalis_py.errors import Rejection
@@ -239,3 +240,16 @@ def test_etalis_run_detects_the_same_either_way(tmp_path: Path, way: str, monkey
     # b(1.0) at 0.5 matches no a(1): a float is no int
     assert out.read_text() == "".join(f'{{"event": "c", "args": [{x}], "start": {s}, "end": {e}}}\n' for x, s, e in [
         (0, 0.0, 1.5), (2, 1.0, 2.5), (1, 2.0, 3.5), (0, 0.0, 4.5), (0, 3.0, 4.5), (2, 1.0, 5.5), (2, 4.0, 5.5)])
+
+
+def test_without_a_compiler_blocks_are_read_the_general_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = tmp_path / "etalis_read.c"
+    source.write_bytes(native.SOURCE.read_bytes())
+    monkeypatch.setattr(native, "SOURCE", source)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    assert BlockReader.load() is None
+    batch, = jsonl.read_jsonl([b'{"event": "a", "args": [1], "time": 2}\n'], None, Reading(packed=True))
+    assert batch.packed is not None and batch.packed.heads == ["(a)/1"]
+    assert [c.values.tolist() for c in batch.packed.columns] == [[1], [2]]
