@@ -21,11 +21,18 @@ setup: swipl java chromium venv native
 # The columnar hand-over of events (prolog/etalis/runtime/etalis_columns.c), built
 # beside its source when a C compiler is there; without one, the package
 # builds it at first use into ~/.cache/etalis-py, or events cross as text.
+# The reader of JSON line blocks (src/etalis_py/inputs/etalis_read.c) is
+# built the same way; without it blocks are read by pyarrow.
 NATIVE  := prolog/etalis/runtime/etalis_columns.so
+READER  := src/etalis_py/inputs/etalis_read.so
 native:
 	@if command -v $${CC:-cc} >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory $(NATIVE); \
+	  $(MAKE) --no-print-directory $(NATIVE) $(READER); \
 	else echo "== no C compiler: events will cross into Prolog as text"; fi
+
+$(READER): src/etalis_py/inputs/etalis_read.c
+	@echo "== building $@"
+	@$${CC:-cc} -O2 -std=c99 -shared -fPIC $< -o $@
 
 $(NATIVE): prolog/etalis/runtime/etalis_columns.c
 	@echo "== building $@"
@@ -87,4 +94,4 @@ typecheck: setup
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis out $(NATIVE)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .hypothesis out $(NATIVE) $(READER)

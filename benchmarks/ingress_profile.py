@@ -5,7 +5,9 @@ first the packed columns that emit_many hands over (see
 src/etalis_py/columns.py), then the text batch lists of the same stream,
 then reading the stream's file as etalis run reads it, in each format.
 
-    .venv/bin/python benchmarks/ingress_profile.py [--events 100000] [--repeat 3]
+    .venv/bin/python benchmarks/ingress_profile.py [--events 100000] [--repeat 3] [--reading]
+
+(--reading: only the rows of reading the file.)
 """
 
 from __future__ import annotations
@@ -42,12 +44,45 @@ def best(repeat: int, setup: Callable[[], Any], step: Callable[[Any], Any]) -> t
     return min(times), result
 
 
+def reading_rows(n: int, repeat: int) -> list[tuple[str, float]]:
+    """The CPU seconds of reading the stream's file of ``n`` events as
+    etalis run reads it, in each format (best of ``repeat``)."""
+    rows: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for suffix, write, packed, way in (
+                (".csv", write_csv, True, "CSV in bulk, the C reader (etalis run's reader)"),
+                (".jsonl", write_jsonl, True, "JSON lines in bulk, the C reader (etalis run's reader)"),
+                (".parquet", write_parquet, True, "Parquet by record batches (etalis run's reader)"),
+                (".events", write_events, True,
+                 "blocks of plain events scanned by the foreign library into packed columns (etalis run's reader)"),
+                (".events", write_events, False, "event lines as batch lists (text; ETALIS_TEXT_PATH=1)")):
+            path = Path(tmp) / f"stream{suffix}"
+            options = write(path, n)
+            mapping = Mapping(event_col="name", args=("k",), time="t") if options else None
+            t, _ = best(repeat, lambda: None, lambda _: sum(b.end_line - b.first_line for b in read_batches(
+                path, mapping, packed=packed)))
+            rows.append((f"reading a {suffix} file into batches: {way}", t))
+    return rows
+
+
+def report(n: int, repeat: int, rows: list[tuple[str, float]]) -> None:
+    print(f"{n:,} events, best of {repeat} (CPU seconds)\n")
+    print("| step | CPU s | µs per event |")
+    print("|---|---:|---:|")
+    for what, s in rows:
+        print(f"| {what} | {s:.3f} | {s / n * 1e6:.2f} |")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--reading", action="store_true", help="only the rows of reading the stream's file")
     ns = p.parse_args()
     n = ns.events
+    if ns.reading:
+        report(n, ns.repeat, reading_rows(n, ns.repeat))
+        return
     events = list(stream(n))
     rows: list[tuple[str, float]] = []
 
@@ -128,25 +163,8 @@ def main() -> None:
     rows.append(("text: a feed of batch lists, the benchmark's rule (all of Prolog's side)", t))
     t, found = best(ns.repeat, lambda: None, lambda _: [parse_rows(b) for b in bodies])
     rows.append((f"text: Python, decoding the {sum(map(len, found)):,} detections (rows, json.loads per batch)", t))
-    with tempfile.TemporaryDirectory() as tmp:
-        for suffix, write, packed, way in (
-                (".csv", write_csv, True, "CSV in bulk, pyarrow's CSV reader (etalis run's reader)"),
-                (".jsonl", write_jsonl, True, "JSON lines in bulk, pyarrow's JSON reader (etalis run's reader)"),
-                (".parquet", write_parquet, True, "Parquet by record batches (etalis run's reader)"),
-                (".events", write_events, True,
-                 "blocks of plain events scanned by the foreign library into packed columns (etalis run's reader)"),
-                (".events", write_events, False, "event lines as batch lists (text; ETALIS_TEXT_PATH=1)")):
-            path = Path(tmp) / f"stream{suffix}"
-            options = write(path, n)
-            mapping = Mapping(event_col="name", args=("k",), time="t") if options else None
-            t, _ = best(ns.repeat, lambda: None, lambda _: sum(b.end_line - b.first_line for b in read_batches(
-                path, mapping, packed=packed)))
-            rows.append((f"reading a {suffix} file into batches: {way}", t))
-    print(f"{n:,} events, best of {ns.repeat} (CPU seconds)\n")
-    print("| step | CPU s | µs per event |")
-    print("|---|---:|---:|")
-    for what, s in rows:
-        print(f"| {what} | {s:.3f} | {s / n * 1e6:.2f} |")
+    rows += reading_rows(n, ns.repeat)
+    report(n, ns.repeat, rows)
 
 
 if __name__ == "__main__":

@@ -308,7 +308,7 @@ def immediate_events(p: Pattern) -> set[str]:
 def rename(p: Pattern, mapping: Mapping[str, str]) -> Pattern:
     """The pattern with variables renamed (in events and conditions)."""
     if isinstance(p, EventP):
-        return EventP(_rename_term(p.event, mapping))
+        return EventP(rename_term(p.event, mapping))
     if isinstance(p, Binary):
         return Binary(p.op, rename(p.left, mapping), rename(p.right, mapping))
     if isinstance(p, Where):
@@ -320,11 +320,12 @@ def rename(p: Pattern, mapping: Mapping[str, str]) -> Pattern:
     return Within(rename(p.pattern, mapping), p.window)
 
 
-def _rename_term(t: Term, mapping: Mapping[str, str]) -> Term:
+def rename_term(t: Term, mapping: Mapping[str, str]) -> Term:
+    """The term with variables renamed."""
     if isinstance(t, Var):
         return Var(mapping.get(t.name, t.name))
     if isinstance(t, Struct):
-        return Struct(t.functor, tuple(_rename_term(a, mapping) for a in t.args))
+        return Struct(t.functor, tuple(rename_term(a, mapping) for a in t.args))
     return t
 
 

@@ -29,10 +29,11 @@ assumption of the code.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from etalis_py.bridge.engine import Engine
@@ -40,10 +41,11 @@ from etalis_py.events import Event, Time
 from etalis_py.rules.rules import (
     Binary, Compound, Const, EventP, Ground, Pattern, Rule, Struct, Term, Var, Where, Within, term_vars)
 from .evaluate import Fact, GoalSolver, PrologGoals, reported_value
-from .generate import Choices
-from .terms import RuleSet, goal_variables, ground_from_python, instantiate, match
+from .generate import Choices, rename, rename_term
+from .terms import RuleSet, goal_variables, ground_from_python, instantiate, match, pattern_variables
 
 _INTERVAL = re.compile(r"\b(start|end|t1|t2|duration|check)\(")
+_ANONYMOUS = re.compile(r"_G(\d+)")
 
 SELECTORS = ("strict", "nxt", "last", "max")
 """CEL's selectors: filters on the matches that end at the same position."""
@@ -100,8 +102,32 @@ def sequence_of(rule: Rule, helpers: Sequence[Rule] = ()) -> Chain:
             break           # the condition of the last event (see _elements)
         else:
             raise ValueError(f"not a sequence rule: {rule.text()}")
-    elements = tuple(_elements(p, rule, {_head_name(h.head): h for h in helpers if _first_of_plus(h)}))
+    # the reader numbers each rule's anonymous variables from _G0: those of
+    # the hidden rules are renamed apart, or a `_` of a `P+` would join a
+    # `_` of the rule that has the same number
+    taken = _anonymous(rule)
+    firsts: dict[str, Rule] = {}
+    for h in helpers:
+        if _first_of_plus(h):
+            h = _apart(h, taken)
+            taken |= _anonymous(h)
+            firsts[_head_name(h.head)] = h
+    elements = tuple(_elements(p, rule, firsts))
     return Chain(rule.head, elements, goal, window)
+
+
+def _anonymous(rule: Rule) -> set[str]:
+    """The names of the anonymous variables of ``rule``."""
+    names = term_vars(rule.head) | pattern_variables(rule.pattern)
+    return {n for n in names if _ANONYMOUS.fullmatch(n)}
+
+
+def _apart(rule: Rule, taken: set[str]) -> Rule:
+    """``rule`` with its anonymous variables renamed to ones that are
+    not in ``taken``."""
+    free = (f"_G{n}" for n in itertools.count(max((int(n[2:]) for n in taken), default=-1) + 1))
+    mapping = dict(zip(sorted(_anonymous(rule)), free))
+    return replace(rule, head=rename_term(rule.head, mapping), pattern=rename(rule.pattern, mapping))
 
 
 def chain_of(text: str) -> Chain:

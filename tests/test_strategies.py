@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,10 @@ from hypothesis import strategies as st
 from etalis_py import Detection, Engine, RuleError
 from etalis_py.errors import InferenceLimitError
 from etalis_py.events import Event
+from etalis_py.rules.rules import term_vars
 from reference.selection import (
     STRATEGIES,
+    ChainCase,
     Match,
     chain_of,
     check_chain_case,
@@ -438,6 +441,39 @@ def test_reference_definitions_of_plus(strategy: str, positions: list[tuple[int,
             sorted(positions)
 
 
+# a `_` in P+ and the `_`s of the rest of the rule are distinct variables
+ANONYMOUS_PLUS = "h <- a(_) seq a(_) seq b(_)+ ."
+# positions:          0                1                2                3                4
+ANONYMOUS_STREAM = [("a", [1], 2), ("a", [0], 4), ("b", [0], 5), ("b", [0], 7), ("c", [], 8),
+                    ("b", [1], 10), ("a", [0], 11), ("a", [0], 13), ("b", [1], 14)]
+
+
+def test_strict_keeps_a_plus_at_the_end_of_adjacent_events_whatever_their_values() -> None:
+    assert detections(ANONYMOUS_PLUS, "strict", ANONYMOUS_STREAM) == [
+        ("h", (), 2, 5, ("a", "a", "b"), (2, 4, 5)),
+        ("h", (), 2, 7, ("a", "a", "b", "b"), (2, 4, 5, 7)),
+        ("h", (), 11, 14, ("a", "a", "b"), (11, 13, 14))]
+
+
+def test_the_reference_reads_the_anonymous_variables_of_plus_apart_from_the_rules() -> None:
+    seq = chain_of(ANONYMOUS_PLUS)
+    variables = [v for e in seq.elements for v in sorted(term_vars(e.event))]
+    assert len(variables) == 3 and len(set(variables)) == 3
+    assert [(e.plus, e.own) for e in seq.elements] == [(False, ()), (False, ()), (True, (variables[2],))]
+    events = [Event(n, tuple(a), t, t) for n, a, t in ANONYMOUS_STREAM]
+    with PrologGoals(ANONYMOUS_PLUS) as solver:
+        assert [m.positions for m in reference_matches("strict", seq, events, solver)] == [
+            (0, 1, 2), (0, 1, 2, 3), (6, 7, 8)]
+        # a(1) a(0) and then b(1), or b(1) after a(0) a(0): no join between them
+        assert sorted(m.positions for m in reference_matches("unrestricted", seq, events, solver)) == [
+            (0, 1, 2), (0, 1, 2, 3), (0, 1, 2, 3, 5), (0, 1, 2, 3, 5, 8), (0, 1, 2, 3, 8), (0, 1, 2, 5),
+            (0, 1, 2, 5, 8), (0, 1, 2, 8), (0, 1, 3), (0, 1, 3, 5), (0, 1, 3, 5, 8), (0, 1, 3, 8), (0, 1, 5),
+            (0, 1, 5, 8), (0, 1, 8), (0, 6, 8), (0, 7, 8), (1, 6, 8), (1, 7, 8), (6, 7, 8)]
+    for strategy in ("unrestricted", "strict", "max", "nxt", "last", "stn"):
+        case = ChainCase(strategy, ANONYMOUS_PLUS, tuple(events))
+        assert check_chain_case(case) == (Counter(), Counter()), strategy
+
+
 def test_an_event_stopped_at_the_inference_limit_leaves_no_match_to_the_next() -> None:
     rules = ":- policy(p, last).\np : h(X) <- a(X) seq b.\nz <- b where loop.\nloop :- loop.\ny <- c."
     with Engine.from_string(rules, inference_limit=100_000) as engine:
@@ -541,3 +577,15 @@ def test_partition_contiguity_with_plus_and_a_skip_strategy() -> None:
     assert args_and_times("h <- a(_) seq c.", "strict(partition)", [("a", [1], 1), ("b", [1], 2), ("c", [], 3),
                                                                   ("a", [2], 4), ("a", [3], 5), ("c", [], 6)]) == [
         ((), (1, 3)), ((), (5, 6))]
+
+
+def test_the_rules_as_read_name_anonymous_variables_apart_from_a_users_named_like_them() -> None:
+    """The reader's JSON of a rule names each `_` _G0, _G1, ...; a
+    variable the user called _G0 keeps its name and the `_` gets the next
+    free one, so no join appears that the rule does not write."""
+    [rule] = RuleSet.from_text("h(_G0) <- a(_G0) seq b(_).\n").rules
+    assert (term_vars(rule.head), term_vars(rule.pattern.left.event), term_vars(rule.pattern.right.event)) == (
+        {"_G0"}, {"_G0"}, {"_G1"})
+    with Engine.from_string("h(_G0) <- a(_G0) seq b(_).\n") as engine:
+        assert [(d.event, d.args, d.start, d.end) for d in engine.emit_many(
+            [("a", (1,), 1), ("b", (2,), 2)]).detections] == [("h", (1,), 1, 2)]

@@ -1681,6 +1681,67 @@ write_detection(term_t format, term_t e, term_t t1, term_t t2)
   return rc;
 }
 
+/* -- the note of the event being fed ------------------------------------
+
+   etalis_feed's quick loop notes before each event its input line and
+   the characters written to the current output before it, which the
+   handler of an event stopped at a limit and the watchdog read: here in
+   two numbers of the thread's own, one call an event (character_count/2
+   and two nb_setarg/3 took three).  A line is a positive integer, or
+   start (before the first event) or none (after the last). */
+
+static __thread int64_t note_line = -2;
+static __thread int64_t note_kept = 0;
+static atom_t ATOM_start;
+static atom_t ATOM_none;
+
+#define NOTE_START (-1)
+#define NOTE_NONE (-2)
+
+/* etalis_note(+Line): note Line and the current output's character
+   count; fails if that output keeps no position. */
+static foreign_t
+note_event(term_t line)
+{ int64_t l;
+  IOSTREAM *out = Scurrent_output;
+
+  if ( !PL_get_int64_ex(line, &l) )
+    return FALSE;
+  if ( !out || !out->position )
+    return FALSE;
+  note_line = l;
+  note_kept = out->position->charno;
+  return TRUE;
+}
+
+/* etalis_note_set(+Line, +Kept): note Line (an integer, start or none)
+   and Kept. */
+static foreign_t
+note_set(term_t line, term_t kept)
+{ int64_t l, k;
+  atom_t a;
+
+  if ( PL_get_atom(line, &a) && (a == ATOM_start || a == ATOM_none) )
+    l = a == ATOM_start ? NOTE_START : NOTE_NONE;
+  else if ( !PL_get_int64_ex(line, &l) )
+    return FALSE;
+  else if ( l < 0 )
+    return PL_domain_error("not_less_than_zero", line);
+  if ( !PL_get_int64_ex(kept, &k) )
+    return FALSE;
+  note_line = l;
+  note_kept = k;
+  return TRUE;
+}
+
+/* etalis_noted(-Line, -Kept): what the note holds. */
+static foreign_t
+noted(term_t line, term_t kept)
+{ int rc = note_line >= 0 ? PL_unify_int64(line, note_line)
+                          : PL_unify_atom(line, note_line == NOTE_START ? ATOM_start : ATOM_none);
+  return rc && PL_unify_int64(kept, note_kept);
+}
+
 install_t
 install_etalis_columns(void)
 { term_t nil = PL_new_term_ref();
@@ -1689,6 +1750,8 @@ install_etalis_columns(void)
   if ( !PL_get_atom(nil, &ATOM_nil_list) )
     ATOM_nil_list = 0;
   FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
+  ATOM_start = PL_new_atom("start");
+  ATOM_none = PL_new_atom("none");
   FUNCTOR_columns4 = PL_new_functor(PL_new_atom("columns"), 4);
   FUNCTOR_col3 = PL_new_functor(PL_new_atom("col"), 3);
   FUNCTOR_all1 = PL_new_functor(PL_new_atom("all"), 1);
@@ -1712,4 +1775,7 @@ install_etalis_columns(void)
   PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_list_terms", 4, list_terms, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_write_detection", 4, write_detection, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_note", 1, note_event, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_note_set", 2, note_set, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_noted", 2, noted, 0);
 }

@@ -110,7 +110,8 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
             Singletons),
     maplist([N=V]>>(V = '$VAR'(N)), VN),
     term_variables(H-P, Anon),
-    foldl([V, I0, I]>>(format(atom(N), '_G~d', [I0]), V = '$VAR'(N), I is I0+1), Anon, 0, _),
+    findall(N, member(N=_, VN), Taken),
+    foldl(anonymous_named(Taken), Anon, 0, _),
     timer_steps(Head0, P, Steps, Timer),
     (   run_event(Head0, Run) -> true ; Run = null ),
     (   Label \== '', memberchk(Label-Pol-_, Overrides) -> Own = true ; Pol = Default, Own = false ),
@@ -124,6 +125,19 @@ rule_json(Label, Head0, Pattern, pos(_, Line, Column), VarNames, Overrides, Defa
     Json = _{label: Label, head: HJ, pattern: PJ, line: Line, column: Column, policy: PolS, own_policy: Own,
              steps: StepsJ, unbound: UnboundJ, never: NeverJ, numeric: Numeric, head_unbound: HeadUnboundJ, timer: Timer,
              run: Run, singletons: Singletons}.
+
+%   anonymous_named(+Taken, ?Var, +I0, -I): Var, a variable the user
+%   did not name, is '$VAR'('_GN') for the first N from I0 whose name is
+%   not in Taken (a user's variable may be called _G0 too); I is N + 1.
+
+anonymous_named(Taken, V, I0, I) :-
+    format(atom(N), '_G~d', [I0]),
+    (   memberchk(N, Taken)
+    ->  I1 is I0 + 1,
+        anonymous_named(Taken, V, I1, I)
+    ;   V = '$VAR'(N),
+        I is I0 + 1
+    ).
 
 %   hidden_event(+Event): Event is one the reader made ('$plusN', a
 %   run's event); a variable the user wrote in the part it stands for

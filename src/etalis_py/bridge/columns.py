@@ -489,16 +489,25 @@ def find_or_build(prolog: Path, home: str) -> tuple[Optional[Path], str]:
     home (its ``include/`` holds SWI-Prolog.h).  Returns the path, or None
     and why it cannot be built."""
     source = library_source(prolog)
+    return built_library(source, home, lambda target: build(source, target, home))
+
+
+def built_library(source: Path, key: str, make: Callable[[Path], str]) -> tuple[Optional[Path], str]:
+    """The shared library of the C file ``source``: the one ``make`` built
+    beside it if it is newer than the source, else one in the cache
+    directory (named by the source and ``key``), made now by
+    ``make(target)`` if it is missing.  Returns the path, or None and why
+    it cannot be made."""
     if not source.is_file():
         return None, f"no {source}"
-    prebuilt = prebuilt_library(prolog)
+    prebuilt = source.with_suffix(".so")
     if prebuilt.is_file() and prebuilt.stat().st_mtime >= source.stat().st_mtime:
         return prebuilt, ""
-    digest = hashlib.sha256(source.read_bytes() + home.encode()).hexdigest()[:16]
-    target = cache_dir() / digest / "etalis_columns.so"
+    digest = hashlib.sha256(source.read_bytes() + key.encode()).hexdigest()[:16]
+    target = cache_dir() / digest / prebuilt.name
     if target.is_file():
         return target, ""
-    why = build(source, target, home)
+    why = make(target)
     return (None, why) if why else (target, "")
 
 
@@ -510,17 +519,24 @@ def cache_dir() -> Path:
 def build(source: Path, target: Path, home: str) -> str:
     """Compile ``source`` into the shared library ``target``; the reason
     it could not, or ``""``."""
+    include = Path(home) / "include"
+    return compile_library(source, target, [f"-I{include}"], include / "SWI-Prolog.h")
+
+
+def compile_library(source: Path, target: Path, flags: Sequence[str] = (), header: Optional[Path] = None) -> str:
+    """Compile the C file ``source`` (with the compiler's ``flags``, and
+    the ``header`` it includes) into the shared library ``target``; the
+    reason it could not, or ``""``."""
     compiler = next((c for c in (os.environ.get("CC"), "cc", "gcc") if c and shutil.which(c)), None)
     if compiler is None:
         return "no C compiler (cc or gcc) on PATH"
-    include = Path(home) / "include"
-    if not (include / "SWI-Prolog.h").is_file():
-        return f"no SWI-Prolog.h in {include} (install swi-prolog-core or the SWI-Prolog headers)"
+    if header is not None and not header.is_file():
+        return f"no {header.name} in {header.parent} (install swi-prolog-core or the SWI-Prolog headers)"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
             built = Path(tmp) / target.name
-            done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", f"-I{include}", str(source), "-o", str(built)],
+            done = subprocess.run([compiler, "-O2", "-shared", "-fPIC", *flags, str(source), "-o", str(built)],
                                   capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
                 return f"{compiler} failed: {done.stderr.strip()[:400]}"

@@ -7,7 +7,10 @@ reference's row mapper (``reference/mapping.py``) converts a row.  The
 lines are read in bulk by pyarrow's CSV reader (:func:`_bulk_block`), a
 batch's lines at a time, up to the first chunk with a quote (a field may
 span lines), a carriage return or a line that is not text; from there on
-row by row with Python's csv module, which numbers each row's lines.
+row by row with Python's csv module, which numbers each row's lines.  A
+block of rows whose arguments and time are plain decimal numerals is read
+by C (:class:`~etalis_py.inputs.native.BlockReader`) into the same
+packed batch.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import pyarrow.csv as pa_csv
 
 from .batch import Batch
 from ..events import NOTHING, InvalidEvent, Rejection, batch_list
+from .native import BlockReader
 from .registry import Reading
 from .lines import BOM, Lines, decode_lines
 from .mapping import Mapping, is_date, missing_column
@@ -45,6 +49,7 @@ def read_csv(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Readi
     chunks = iter(chunks)
     header = list(mapping.columns) if mapping.columns else None
     pending = b""       # whole lines not yet read, from line ``line``
+    reader = BlockReader.load() if reading.packed else None
     line = 1
     for data in chunks:
         if line == 1 and not pending:
@@ -65,14 +70,14 @@ def read_csv(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Readi
         cut = 0
         for at in range(batch_lines, len(newlines) + 1, batch_lines):
             end = int(newlines[at - 1]) + 1
-            yield _bulk_block(pending[cut:end], line, header, mapping, reading.packed)
+            yield _block(reader, pending[cut:end], line, header, mapping, reading.packed)
             cut, line = end, line + batch_lines
         pending = pending[cut:]
     if header is None and pending:
         header, pending = _header(pending, mapping)
         line = 2
     if pending:
-        yield _bulk_block(pending, line, header or [], mapping, reading.packed)
+        yield _block(reader, pending, line, header or [], mapping, reading.packed)
 
 
 _NEWLINE = ord("\n")
@@ -101,6 +106,16 @@ def _header(data: bytes, mapping: Mapping) -> tuple[list[str], bytes]:
     if error is not None:
         raise error
     return header, data[end:]
+
+
+def _block(reader: Optional[BlockReader], data: bytes, first: int, header: Sequence[str], mapping: Mapping,
+           packed: bool) -> Batch:
+    """The batch of the lines ``data`` (plain), by the C reader if it
+    takes them (the same batch), else by :func:`_bulk_block`."""
+    cells = reader.csv(data, header, mapping) if reader is not None and packed and header else None
+    if cells is not None:
+        return Batch("", first, [], len(cells), cells)
+    return _bulk_block(data, first, header, mapping, packed)
 
 
 def _bulk_block(data: bytes, first: int, header: Sequence[str], mapping: Mapping, packed: bool) -> Batch:

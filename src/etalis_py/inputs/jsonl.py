@@ -2,13 +2,15 @@
 "time": 5}`` (or ``start`` and ``end``, as :meth:`Event.coerce` reads an
 event).
 
-A block of a batch's lines is read in bulk when it can be
-(:func:`_bulk_block`): pyarrow's JSON reader makes columns of the whole
-block, which cross as packed columns without a Python object per line.  A
-block that pyarrow cannot read in one piece (a line that is not JSON,
-arguments of more than one kind of value, a field other than the event's)
-goes line by line, so that each bad line is rejected with its number and
-reason, and counted.
+A block of a batch's lines is read in bulk when it can be: by C
+(:class:`~etalis_py.inputs.native.BlockReader`) when each line is a plain
+event of the usual shape, else by :func:`_bulk_block`: pyarrow's JSON
+reader makes columns of the whole block, which cross as packed columns
+without a Python object per line.  Both give the same batch.  A block
+that pyarrow cannot read in one piece (a line that is not JSON, arguments
+of more than one kind of value, a field other than the event's) goes line
+by line, so that each bad line is rejected with its number and reason,
+and counted.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Optional
@@ -28,6 +31,7 @@ import pyarrow.json as pa_json
 from .batch import Batch, Item, batched
 from ..bridge.columns import Cells, Packed, items_packed, name_heads, number_cells, value_cells
 from ..events import MAX_NESTING, NOTHING, Event, InvalidEvent, Rejection, plain_element, prolog_value
+from .native import BlockReader
 from .registry import Reading
 from .lines import Lines, decode_lines, line_blocks, line_starts, not_text
 from .mapping import Mapping, is_date
@@ -42,7 +46,12 @@ def read_jsonl(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Rea
         yield from _jsonl_batches(Lines(chunks), reading.batch_lines)
         return
     names: dict[str, str] = {}
+    reader = BlockReader.load()
     for first, block in line_blocks(chunks, max(1, reading.batch_lines)):
+        packed = reader.jsonl(block, names) if reader is not None else None
+        if packed is not None:
+            yield Batch("", first, [], len(packed), packed)
+            continue
         bulk = _bulk_block(block, first, names)
         if bulk is not None:
             yield bulk
@@ -52,6 +61,9 @@ def read_jsonl(chunks: Iterable[bytes], mapping: Optional[Mapping], reading: Rea
 
 
 _FIELDS = {"event", "args", "time"}
+_OBJECT_FIRST = re.compile(rb"[ \t\r\n]*\{")
+"""A block that pyarrow's JSON reader is given starts with an object
+(pyarrow 26 crashes on a block whose first value is ``null``)."""
 
 
 def _bulk_block(data: bytes, first: int, names: dict[str, str]) -> Optional[Batch]:
@@ -63,7 +75,7 @@ def _bulk_block(data: bytes, first: int, names: dict[str, str]) -> Optional[Batc
     number (or not finite), or that lacks a field, is decoded again by
     Python's JSON reader, so that each value is the one ``json.loads``
     gives."""
-    if decode_lines(data)[1]:
+    if decode_lines(data)[1] or not _OBJECT_FIRST.match(data):
         return None
     try:
         table = pa_json.read_json(io.BytesIO(data), read_options=pa_json.ReadOptions(use_threads=False,
