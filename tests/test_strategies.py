@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from etalis_py import Detection, Engine, RuleError
 from etalis_py.errors import InferenceLimitError
 from etalis_py.events import Event
-from etalis_py.rules.rules import term_vars
+from etalis_py.rules.rules import Binary, EventP, term_vars
 from reference.selection import (
     STRATEGIES,
     ChainCase,
@@ -584,7 +584,9 @@ def test_the_rules_as_read_name_anonymous_variables_apart_from_a_users_named_lik
     variable the user called _G0 keeps its name and the `_` gets the next
     free one, so no join appears that the rule does not write."""
     [rule] = RuleSet.from_text("h(_G0) <- a(_G0) seq b(_).\n").rules
-    assert (term_vars(rule.head), term_vars(rule.pattern.left.event), term_vars(rule.pattern.right.event)) == (
+    seq = rule.pattern
+    assert isinstance(seq, Binary) and isinstance(seq.left, EventP) and isinstance(seq.right, EventP)
+    assert (term_vars(rule.head), term_vars(seq.left.event), term_vars(seq.right.event)) == (
         {"_G0"}, {"_G0"}, {"_G1"})
     with Engine.from_string("h(_G0) <- a(_G0) seq b(_).\n") as engine:
         assert [(d.event, d.args, d.start, d.end) for d in engine.emit_many(
