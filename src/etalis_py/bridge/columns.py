@@ -432,12 +432,13 @@ def name_heads(distinct: Sequence[str], arity: int, names: dict[str, str]) -> Op
 def unpacked_detections(layout: dict[str, Any], count: int) -> list[Detection]:
     """The first ``count`` detections of a ``packed`` feed, from the
     buffers that ``layout`` (the reply's ``packed``, see ``columns.pl``)
-    points to: to be read before the bridge's next request.  Each is made
-    as :meth:`Detection.from_row` makes one, without the row between."""
+    points to: to be read before the bridge's next request.  Each is the
+    detection :meth:`Detection.from_row` makes, made column by column
+    (:meth:`Detection.made`) without a row between."""
     if count == 0:
         return []
-    heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32).tolist()
-    arities = np.frombuffer(ctypes.string_at(layout["arities"], 4 * count), dtype=np.int32)
+    heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32)
+    arities = np.frombuffer(ctypes.string_at(layout["arities"], 4 * count), dtype=np.int32).astype(np.int64)
     cells = int(arities.sum()) + 2 * count
     tags = np.frombuffer(ctypes.string_at(layout["tags"], cells), dtype=np.uint8)
     raw = np.frombuffer(ctypes.string_at(layout["values"], 8 * cells), dtype=np.int64)
@@ -450,17 +451,32 @@ def unpacked_detections(layout: dict[str, Any], count: int) -> list[Detection]:
     out[mask] = list(map(atoms.__getitem__, raw[mask].tolist()))
     for i, text in zip(np.flatnonzero(tags == JSON).tolist(), raw[tags == JSON].tolist()):
         out[i] = json.loads(layout["texts"][text])
-    values = out.tolist()
-    ends = np.cumsum(arities + 2).tolist()      # where each detection's cells end
-    new = object.__new__                          # a frozen dataclass, filled as its __init__ would fill it
-    made: list[Detection] = []
-    append = made.append
-    for name, k, end in zip(map(atoms.__getitem__, heads), arities.tolist(), ends):
-        d = new(Detection)
-        d.__dict__.update(event=name, args=tuple(values[end - k - 2:end - 2]), start=values[end - 2],
-                          end=values[end - 1], provenance=())
-        append(d)
-    return made
+    ends = np.cumsum(arities + 2)               # where each detection's cells end
+    names = list(map(atoms.__getitem__, heads.tolist()))
+    return Detection.made(names, detection_args(out, arities, ends), out[ends - 2].tolist(), out[ends - 1].tolist())
+
+
+def detection_args(values: "np.ndarray[Any, Any]", arities: "np.ndarray[Any, Any]",
+                   ends: "np.ndarray[Any, Any]") -> list[tuple[Any, ...]]:
+    """The argument tuples of detections whose cells (``values``, the
+    arguments then the two times) end at ``ends``: the columns of the
+    detections of each arity, zipped."""
+    lowest = int(arities.min())
+    if lowest == arities.max():
+        return arity_args(values, ends - (lowest + 2), lowest)
+    args: list[tuple[Any, ...]] = [()] * len(arities)
+    for arity in np.unique(arities).tolist():
+        rows = np.flatnonzero(arities == arity)
+        for i, t in zip(rows.tolist(), arity_args(values, ends[rows] - (arity + 2), arity)):
+            args[i] = t
+    return args
+
+
+def arity_args(values: "np.ndarray[Any, Any]", starts: "np.ndarray[Any, Any]", arity: int) -> list[tuple[Any, ...]]:
+    """The tuples of ``arity`` values from each of ``starts``."""
+    if arity == 0:
+        return [()] * len(starts)
+    return list(zip(*(values[starts + k].tolist() for k in range(arity))))
 
 
 def _uniform(items: Sequence[Any]) -> bool:
