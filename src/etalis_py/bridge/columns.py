@@ -314,10 +314,17 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     so is a dict with a plain ``event``, ``args`` and ``time`` (the JSON
     lines of ``etalis run``).  The items at the indexes ``skip`` are no
     event, without a rejection."""
-    if not skip and _uniform(items):
+    if not skip:
         packed = _plain_packed(items, names, first, rejected, reason)
         if packed is not None:
             return packed
+    return rows_packed(items, first, names, rejected, reason, json_points, skip)
+
+
+def rows_packed(items: Sequence[Any], first: int, names: dict[str, str], rejected: list[Rejection],
+                reason: Callable[[Exception], str] = first_clause, json_points: bool = False,
+                skip: Sequence[int] = ()) -> Packed:
+    """:func:`items_packed` item by item, for any items."""
     n = len(items)
     codes = [-1] * n
     heads: dict[tuple[str, int], int] = {}
@@ -386,30 +393,62 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejec
                   reason: Callable[[Exception], str] = first_clause) -> Optional[Packed]:
     """:func:`items_packed` of tuples ``(name, args, time)`` that all have
     a non-empty str name, args of one length and a time that is an int or
-    a finite float, column by column; None for other items."""
+    a finite float, column by column; None for other items.  Each check
+    is one pass that counts the types of a column (a count of a list is
+    cheaper than a set)."""
+    n = len(items)
+    if not n or list(map(type, items)).count(tuple) != n or list(map(len, items)).count(3) != n:
+        return None
     name_col, args_col, times = (list(map(itemgetter(k), items)) for k in range(3))
-    if set(map(type, name_col)) != {str} or not set(map(type, args_col)) <= {tuple, list}:
+    kinds = list(map(type, args_col))
+    if list(map(type, name_col)).count(str) != n or kinds.count(tuple) + kinds.count(list) != n:
         return None
-    arities = set(map(len, args_col))
-    try:
-        if len(arities) != 1 or not set(map(type, times)) <= {int, float} or not all(map(math.isfinite, times)):
-            return None
-    except OverflowError:  # an int beyond a float
+    lengths = list(map(len, args_col))
+    arity = lengths[0]
+    if lengths.count(arity) != n:
         return None
-    arity = arities.pop()
+    time_cells = point_times(times)
+    if time_cells is None:
+        return None
     distinct = list(dict.fromkeys(name_col))
     heads = name_heads(distinct, arity, names)
     if heads is None:
         return None
-    code_of = dict(zip(distinct, range(len(distinct))))
-    codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=len(name_col))
+    if len(distinct) == 1:
+        codes = np.zeros(n, dtype=np.int32)
+    else:
+        code_of = dict(zip(distinct, range(len(distinct))))
+        codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=n)
     bad: dict[int, str] = {}
     columns = [value_cells(list(map(itemgetter(k), args_col)), prolog_value, bad, reason) for k in range(arity)]
-    columns.append(value_cells(times, number_text))
+    columns.append(time_cells)
     for i in sorted(bad):
         codes[i] = -1
         rejected.append(Rejection(first + i, bad[i]))
     return Packed(codes, heads, columns)
+
+
+def point_times(times: Sequence[Any]) -> Optional[Cells]:
+    """The column of times that are all ints or finite floats, else None."""
+    n = len(times)
+    kinds = list(map(type, times))
+    floats = kinds.count(float)
+    if floats == n:
+        values = np.fromiter(times, dtype=np.float64, count=n)
+        return Cells(values, FLOAT) if np.isfinite(values).all() else None
+    if floats + kinds.count(int) != n:
+        return None
+    if not floats:
+        try:
+            return Cells(np.fromiter(times, dtype=np.int64, count=n), INT)
+        except OverflowError:  # beyond int64: its text, below
+            pass
+    try:
+        if not all(map(math.isfinite, times)):
+            return None
+    except OverflowError:  # an int beyond a float
+        return None
+    return value_cells(times, number_text)
 
 
 def name_heads(distinct: Sequence[str], arity: int, names: dict[str, str]) -> Optional[list[str]]:
@@ -477,11 +516,6 @@ def arity_args(values: "np.ndarray[Any, Any]", starts: "np.ndarray[Any, Any]", a
     if arity == 0:
         return [()] * len(starts)
     return list(zip(*(values[starts + k].tolist() for k in range(arity))))
-
-
-def _uniform(items: Sequence[Any]) -> bool:
-    """Every item is a tuple of three."""
-    return set(map(type, items)) == {tuple} and set(map(len, items)) == {3}
 
 
 # -- the library -----------------------------------------------------------
