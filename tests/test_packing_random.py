@@ -36,7 +36,7 @@ def random_items(rng: random.Random) -> list[Any]:
     n = rng.choice([1, 2, 5, 30])
     names = rng.sample(NAMES[:6], rng.randint(1, 3))
     arity = rng.choice([0, 1, 2, 3])
-    kinds = rng.choice([[int], [float], [int, float]])
+    kinds: list[type] = rng.choice([[int], [float], [int, float]])
     nasty = rng.choice([0.0, 0.02, 0.1, 0.3])
     values = rng.sample(VALUES, rng.randint(1, 6))
 
