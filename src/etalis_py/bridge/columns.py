@@ -204,17 +204,18 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
     as itself, any other value as ``text(value)`` in the table (each
     distinct one once).  Where ``text`` raises ValueError or
     RecursionError, ``bad`` gets the row's ``reason`` (unless it has one)."""
-    kinds = set(map(type, values))
-    if kinds == {int}:
+    n = len(values)
+    kinds = list(map(type, values))     # counted: cheaper than a set of them
+    if n and kinds.count(int) == n:
         try:
-            return Cells(np.fromiter(values, dtype=np.int64, count=len(values)), INT)
+            return Cells(np.fromiter(values, dtype=np.int64, count=n), INT)
         except OverflowError:
             pass
-    elif kinds == {float}:
-        floats = np.fromiter(values, dtype=np.float64, count=len(values))
+    elif n and kinds.count(float) == n:
+        floats = np.fromiter(values, dtype=np.float64, count=n)
         if np.isfinite(floats).all():
             return Cells(floats, FLOAT)
-    elif kinds == {str}:
+    elif n and kinds.count(str) == n:
         distinct = dict.fromkeys(values)
         try:
             texts = list(map(text, distinct))
@@ -222,8 +223,7 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
             pass        # row by row below, for each row's reason
         else:
             codes = dict(zip(distinct, range(len(texts))))
-            return Cells(np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values)), TABLE, texts)
-    n = len(values)
+            return Cells(np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=n), TABLE, texts)
     out = np.zeros(n, dtype=np.int64)
     tags = np.zeros(n, dtype=np.uint8)
     floats = out.view(np.float64)
@@ -414,8 +414,12 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejec
     heads = name_heads(distinct, arity, names)
     if heads is None:
         return None
-    if len(distinct) == 1:
+    if len(distinct) <= 4:      # a comparison of the column a name is cheaper than a lookup a row
         codes = np.zeros(n, dtype=np.int32)
+        if len(distinct) > 1:
+            column = np.fromiter(name_col, dtype=object, count=n)
+            for code, name in enumerate(distinct[1:], start=1):
+                codes[column == name] = code
     else:
         code_of = dict(zip(distinct, range(len(distinct))))
         codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=n)
