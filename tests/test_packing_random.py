@@ -3,7 +3,7 @@ one shape) give exactly the events and rejections that packing them item
 by item gives, on random batches with nasty values: escapes, unicode, lone
 surrogates, huge ints, whole-number and negative-zero floats, exponents,
 NaN and infinities, bools, None, nested lists, str subclasses, items of
-other shapes."""
+other shapes; and a DataFrame's good rows give what they give alone."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import random
 from typing import Any, Optional
 
 import numpy as np
+import pandas as pd
 
 from etalis_py.bridge.columns import Cells, Packed, items_packed, rows_packed
 from etalis_py.errors import Rejection
+from etalis_py.inputs.frames import frame_terms
 
 
 class Text(str):
@@ -108,3 +110,74 @@ def test_packing_by_columns_gives_what_packing_item_by_item_gives() -> None:
         assert names == slow_names, items
         fast += packed.points is None
     assert fast > 1000      # the fast way was taken, not only the slow one
+
+
+def random_frame(rng: random.Random, rows: int) -> tuple[pd.DataFrame, list[str]]:
+    """A frame of a name, two argument and a time column of random types,
+    now and then with missing or impossible values; its argument columns."""
+    nasty = rng.choice([0.0, 0.1, 0.4])
+
+    def spoiled(values: list[Any], bad: list[Any]) -> list[Any]:
+        return [rng.choice(bad) if rng.random() < nasty else v for v in values]
+
+    names = spoiled([rng.choice(["a", "b", "é d"]) for _ in range(rows)], [None, "", "\udce9", 3])
+    ints = [rng.randint(-2**63, 2**63 - 1) for _ in range(rows)]
+    floats = [rng.choice([0.5, -0.0, 1e300, 3.0, 1.5e-7]) for _ in range(rows)]
+    kinds = {
+        "int64": lambda: pd.Series(ints, dtype="int64"),
+        "Int64": lambda: pd.Series(spoiled(ints, [None]), dtype="Int64"),
+        "float": lambda: pd.Series(spoiled(floats, [float("nan"), float("inf")]), dtype="float64"),
+        "bool": lambda: pd.Series(spoiled([rng.random() < 0.5 for _ in range(rows)], [None]), dtype="boolean"),
+        "object": lambda: pd.Series(spoiled([rng.choice(["x", 1, 2.5, "it's", [1, "y"]]) for _ in range(rows)],
+                                            [None, float("nan"), {"k": 1}]), dtype=object),
+        "category": lambda: pd.Series(spoiled([rng.choice(["u", "v", "w"]) for _ in range(rows)], [None]),
+                                      dtype="category"),
+        "datetime": lambda: pd.Series(spoiled([pd.Timestamp(1_293_000_000 + i, unit="s") for i in range(rows)],
+                                              [pd.NaT])),
+    }
+    times = {
+        "int": lambda: pd.Series(range(rows), dtype="int64"),
+        "float": lambda: pd.Series(spoiled([i + 0.25 for i in range(rows)], [float("nan"), float("-inf")])),
+        "text": lambda: pd.Series(spoiled([f"2010-12-26T20:{i % 60:02d}:00Z" for i in range(rows)], [None, "soon"])),
+        "datetime": kinds["datetime"],
+    }
+    columns = {"name": pd.Series(names, dtype=object), "x0": kinds[rng.choice(list(kinds))](),
+               "x1": kinds[rng.choice(list(kinds))](), "t": times[rng.choice(list(times))]()}
+    return pd.DataFrame(columns), ["x0", "x1"][:rng.randint(0, 2)]
+
+
+def test_a_frame_gives_for_its_good_rows_what_the_good_rows_alone_give() -> None:
+    """A column with no missing or impossible value skips the reasons: the
+    rows of a frame with bad rows give what those rows alone give, and
+    each row what it gives alone."""
+    rng = random.Random(61206)
+    clean = 0
+    for _ in range(120):
+        frame, args = random_frame(rng, rng.choice([1, 3, 8]))
+        for packed in (False, True):
+            options: dict[str, Any] = dict(event=None, event_col="name", args=args, time="t", start=None, end=None,
+                                           tz=None, packed=packed)
+            try:
+                terms, rejected = frame_terms(frame, **options)
+            except TypeError as e:      # a column that cannot hold times: the same for its good rows
+                assert "cannot hold times" in str(e) or "holds booleans" in str(e)
+                continue
+            bad = {r.line - 1 for r in rejected}
+            rows = events(terms) if isinstance(terms, Packed) else terms
+            for i in range(len(frame)):     # each row alone: the same term, or the same reason
+                alone, alone_rejected = frame_terms(frame.iloc[[i]].reset_index(drop=True), **options)
+                assert [r.reason for r in alone_rejected] == [r.reason for r in rejected if r.line == i + 1]
+                if i not in bad:
+                    assert (events(alone) if isinstance(alone, Packed) else alone) == [rows[i]]
+            good = [i for i in range(len(frame)) if i not in bad]
+            clean += not bad
+            if not good:
+                continue
+            sub_terms, sub_rejected = frame_terms(frame.iloc[good].reset_index(drop=True), **options)
+            assert sub_rejected == []
+            if isinstance(terms, Packed):
+                assert isinstance(sub_terms, Packed)
+                assert [events(terms)[i] for i in good] == events(sub_terms)
+            else:
+                assert [terms[i] for i in good] == sub_terms
+    assert clean > 40
