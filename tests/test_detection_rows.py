@@ -81,6 +81,9 @@ def test_detections_made_by_columns_are_the_constructors() -> None:
     assert made == [Detection("c", (1,), 1, 2), Detection("d", (), 2.5, 3.0)]
     assert [type(d) for d in made] == [Detection, Detection]
     assert repr(made[1]) == "Detection(event='d', args=(), start=2.5, end=3.0)"
+    assert Detection.made(["c"], [()], [1], [1], [(made[0],)]) == [Detection("c", (), 1, 1, (made[0],))]
+    with pytest.raises(ValueError, match=r"^the columns of Detection.made differ in length: 2, 2, 2, 1$"):
+        Detection.made(["c", "d"], [(1,), ()], [1, 2.5], [2])
 
 
 def test_detections_of_several_arities_in_one_batch_come_back_in_order() -> None:
