@@ -111,3 +111,26 @@ def test_the_library_writes_the_line_as_the_stream_encodes_it(tmp_path: Path, en
         assert len(bridge().on_thread(lambda: list(Prolog.query(query)))) == 1
     line = ('["c", ["x", 1.5], 1, 2]' + ending).encode(codec)
     assert (files["library"].read_bytes(), files["prolog"].read_bytes()) == (line, line)
+
+
+@pytest.mark.parametrize("encoding", ["utf8", "octet", "iso_latin_1"])
+def test_the_library_keeps_the_streams_position_as_prolog_does(encoding: str) -> None:
+    """The library copies a line into the stream's buffer at once: the
+    stream's counts (which the feed reads to cut back the detections of an
+    event stopped at a limit) are those that writing the line a character
+    at a time gives, over a buffer's worth of lines and its flushes."""
+    from pyswip import Prolog
+
+    assert Engine.from_string("z <- y.\n").columnar()
+    counts = {}
+    for writer in ("etalis_columns:etalis_write_detection", "etalis_protocol:write_json_detection"):
+        query = (f"new_memory_file(F), open_memory_file(F, write, S, [encoding({encoding})]), "
+                 f"forall(between(1, 3000, I), ( T is I * 0.01, with_output_to(S, {writer}(object, c(I, x), T, T)) )), "
+                 "character_count(S, C), line_count(S, L), line_position(S, P), byte_count(S, B), close(S), "
+                 "memory_file_to_string(F, Text), free_memory_file(F), string_length(Text, N), "
+                 "sub_string(Text, _, 60, 0, End)")
+        [answer] = bridge().on_thread(lambda: list(Prolog.query(query)))
+        counts[writer] = (answer["C"], answer["L"], answer["P"], answer["B"], answer["N"], answer["End"])
+    library, prolog = counts.values()
+    assert library == prolog
+    assert library[:5] == (library[4], 3001, 0, library[4], library[4]) and library[4] > 100_000

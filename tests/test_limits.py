@@ -433,3 +433,28 @@ def test_a_stack_limit_is_shown_as_given_to_a_tenth() -> None:
     # ETALIS_STACK_LIMIT=22.5m reaches its limit at 22.5 MiB, not at the 22 that a rounding down showed
     assert [byte_size(n) for n in (22 * 2**20 + 2**19, 28 * 2**20, 29440 * 2**10, 2**30, 3 * 2**29, 16 * 2**30)] == \
         ["22.5 MiB", "28 MiB", "28.8 MiB", "1 GiB", "1.5 GiB", "16 GiB"]
+
+
+@pytest.mark.parametrize("text_path", ["1", "0"])
+def test_the_note_of_the_event_running_is_kept_alike_with_and_without_the_foreign_library(
+        tmp_path: Path, text_path: str) -> None:
+    """The feed notes each event's line and the output before it, in the
+    foreign library when it is loaded, else in a term set in place (text
+    crossing leaves the library unloaded): the detections of the event
+    stopped are cut, those before it and after a raised event are kept, and
+    the line is the input event's, both ways."""
+    rules = tmp_path / "r.etl"
+    rules.write_text("h(X) <- b(X) where X > 0.\nz(X) <- b(X) where slow(X).\n"     # h(3) is written, then z loops
+                     "e(X) <- a(X).\nc(X) <- a(X) do event(r(X)).\nf(X) <- r(X).\n"
+                     "slow(X) :- X =:= 3 -> loop(X) ; true.\nloop(X) :- loop(X).\n")
+    events = tmp_path / "s.events"
+    events.write_text("a(1).\nb(1).\nb(2).\na(2).\nb(3).\nb(4).\n")
+    env = {**os.environ, "ETALIS_TEXT_PATH": text_path}
+    done = subprocess.run([sys.executable, "-m", "etalis_py.cli", "run", str(rules), "--events", str(events),
+                           "--inference-limit", "100000"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 3
+    assert [tuple(json.loads(line).values()) for line in done.stdout.splitlines()] == [
+        ("c", [1], 1, 1), ("e", [1], 1, 1), ("f", [1], 1, 1), ("h", [1], 2, 2), ("z", [1], 2, 2),
+        ("h", [2], 3, 3), ("z", [2], 3, 3), ("c", [2], 4, 4), ("e", [2], 4, 4), ("f", [2], 4, 4)]
+    assert done.stderr.splitlines()[0] == (f"{events}:5: error: event b(3) (line 5) took more than 100,000 "
+                                           "inferences, the limit per event, in the where condition slow(3)")

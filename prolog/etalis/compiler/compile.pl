@@ -152,18 +152,22 @@ selecting_program(compiled(program(_, Links), _, _, _)) :-
 %   Options, else from the file's directives, else from Defaults.
 
 rules_and_settings(Items0, Options, Defaults, Rules, Statics, Settings) :-
-    start_names(Options, Defaults, Names0),
+    Given = [options(Options), defaults(Defaults)],        % settings that no directive gives
+    no_hidden_names(NoNames),
+    setting(hidden_names, Given, NoNames, Names0),
     numbered_items(Items0, Names0, Items, Names1),
     include(is_rule, Items, Rules0),
     include(is_static, Items, Statics),
     file_directives(Items, Directives),
-    default_policy(Options, Directives, Defaults, Policy),
+    Places = [options(Options), directives(Directives), defaults(Defaults)],
+    setting(policy, Places, unrestricted, Policy),
     findall(L-P-W, ( member(rule_policy(L, P0, W), Directives), run_policy(P0, Policy, P) ), Overrides),
-    default_skip(Directives, Defaults, SkipDefault),
+    setting(skip, [directives(Directives), defaults(Defaults)], no_skip, SkipDefault),
     findall(L-S-W, member(rule_skip(L, S, W), Directives), SkipOverrides),
-    lateness(Options, Defaults, Lateness),
-    inference_limit(Options, Defaults, Limit),
-    max_age(Options, Directives, Defaults, MaxAge),
+    setting(lateness, Given, none, Lateness),
+    default_inference_limit(DefaultLimit),
+    setting(inference_limit, Given, DefaultLimit, Limit),
+    setting(max_age, Places, inf, MaxAge),
     unique_labels(Rules0),
     check_overrides(Overrides, Rules0),
     check_overrides(SkipOverrides, Rules0),
@@ -174,9 +178,9 @@ rules_and_settings(Items0, Options, Defaults, Rules, Statics, Settings) :-
     ->  repeating_events(RuleItems, Repeating0)
     ;   check_recursion(RuleItems, Repeating0)
     ),
-    explain(Options, Defaults, Explain),
-    Given = given(Policy, Overrides, skips(SkipDefault, SkipOverrides), MaxAge, Explain),
-    policy_rules(Given, Rules1, Names1, Rules, Chains, Names),
+    setting(explain, Given, false, Explain),
+    Chosen = given(Policy, Overrides, skips(SkipDefault, SkipOverrides), MaxAge, Explain),
+    policy_rules(Chosen, Rules1, Names1, Rules, Chains, Names),
     reported_events(Options, Directives, Defaults, Items-Rules0, Explain, Explicit, Printed, Asked),
     explained_specs(Explain, Repeating0, Repeating),
     Settings = _{policy: Policy, skip: SkipDefault, max_age: MaxAge, lateness: Lateness, explain: Explain,
@@ -185,65 +189,51 @@ rules_and_settings(Items0, Options, Defaults, Rules, Statics, Settings) :-
                  printed_explicit: Explicit, overrides: Overrides,
                  directives: Directives, chains: Chains, hidden_names: Names}.
 
-start_names(Options, Defaults, Names) :-
-    (   memberchk(hidden_names(Names), Options)
-    ->  true
-    ;   get_dict(hidden_names, Defaults, Names)
-    ->  true
-    ;   no_hidden_names(Names)
+%   setting(+Key, +Places, +Default, -Value): the setting Key from the
+%   first of Places that gives it (see setting/3), else Default.
+
+setting(Key, Places, Default, Value) :-
+    (   setting(Key, Places, Value0)
+    ->  Value = Value0
+    ;   Value = Default
     ).
 
-default_policy(Options, Directives, Defaults, Policy) :-
-    (   option_policy(Options, Policy)
-    ->  true
-    ;   memberchk(policy(Policy), Directives)
-    ->  true
-    ;   get_dict(policy, Defaults, Policy)
-    ->  true
-    ;   Policy = unrestricted
-    ).
+%   setting(+Key, +Places, -Value) is semidet: the setting Key from the
+%   first of Places that gives it: options(Options), the compile call's
+%   options, checked (see option_setting/3); directives(Directives), the
+%   rule file's; defaults(Dict), the settings of the engine extended.
 
-default_skip(Directives, Defaults, Skip) :-
-    (   memberchk(skip(Skip), Directives)
-    ->  true
-    ;   get_dict(skip, Defaults, Skip)
-    ->  true
-    ;   Skip = no_skip
-    ).
+setting(Key, Places, Value) :-
+    member(Place, Places),
+    place_setting(Place, Key, Value),
+    !.
 
-lateness(Options, Defaults, Lateness) :-
-    (   memberchk(lateness(Lateness), Options)
-    ->  must_be(between(0.0, inf), Lateness)
-    ;   get_dict(lateness, Defaults, Lateness)
-    ->  true
-    ;   Lateness = none
-    ).
+place_setting(options(Options), Key, Value) :-
+    option_setting(Key, Options, Value).
+place_setting(directives(Directives), Key, Value) :-
+    Directive =.. [Key, Value],
+    memberchk(Directive, Directives).
+place_setting(defaults(Defaults), Key, Value) :-
+    get_dict(Key, Defaults, Value).
 
-inference_limit(Options, Defaults, Limit) :-
-    (   memberchk(inference_limit(Limit), Options)
-    ->  (   Limit == inf -> true ; must_be(positive_integer, Limit) )
-    ;   get_dict(inference_limit, Defaults, Limit)
-    ->  true
-    ;   default_inference_limit(Limit)
-    ).
+%   option_setting(+Key, +Options, -Value) is semidet: the setting Key as
+%   Options give it, checked (explain is taken from Options only when true).
 
-max_age(Options, Directives, Defaults, MaxAge) :-
-    (   memberchk(max_age(MaxAge), Options)
-    ->  must_be(between(0.0, inf), MaxAge)
-    ;   memberchk(max_age(MaxAge), Directives)
-    ->  true
-    ;   get_dict(max_age, Defaults, MaxAge)
-    ->  true
-    ;   MaxAge = inf
-    ).
-
-explain(Options, Defaults, Explain) :-
-    (   memberchk(explain(true), Options)
-    ->  Explain = true
-    ;   get_dict(explain, Defaults, Explain)
-    ->  true
-    ;   Explain = false
-    ).
+option_setting(policy, Options, Policy) :-
+    option_policy(Options, Policy).
+option_setting(hidden_names, Options, Names) :-
+    memberchk(hidden_names(Names), Options).
+option_setting(lateness, Options, Lateness) :-
+    memberchk(lateness(Lateness), Options),
+    must_be(between(0.0, inf), Lateness).
+option_setting(inference_limit, Options, Limit) :-
+    memberchk(inference_limit(Limit), Options),
+    (   Limit == inf -> true ; must_be(positive_integer, Limit) ).
+option_setting(max_age, Options, MaxAge) :-
+    memberchk(max_age(MaxAge), Options),
+    must_be(between(0.0, inf), MaxAge).
+option_setting(explain, Options, true) :-
+    memberchk(explain(true), Options).
 
 %   policy_rules(+Given, +Rules0, +Names0, -Rules, -Chains, -Names): the
 %   rules Rules0 as compiled under their policies and strategies (see

@@ -1011,25 +1011,34 @@ out:
    etalis_protocol's write_detection/2 writes; any other is left to it. */
 
 typedef struct
-{ char *buf;
+{ char *buf;                            /* first the stack's space, on the heap when that is full */
   size_t len;
   size_t size;
   int short_floats;                     /* floats by short_float() where it can */
+  int on_heap;
 } line_buffer;
 
 static atom_t ATOM_float_format;
+static atom_t ATOM_nil_list;                /* [], which is not the atom '[]' */
 static atom_t ATOM_empty;
 
 static int
 put_bytes(line_buffer *b, const char *s, size_t len)
 { if ( b->len + len > b->size )
-  { size_t size = b->size ? 2 * b->size : 256;
+  { size_t size = 2 * b->size;
     char *buf;
 
     while ( size < b->len + len )
       size *= 2;
-    if ( !(buf = realloc(b->buf, size)) )
-      return FALSE;
+    if ( b->on_heap )
+    { if ( !(buf = realloc(b->buf, size)) )
+        return FALSE;
+    } else
+    { if ( !(buf = malloc(size)) )
+        return FALSE;
+      memcpy(buf, b->buf, b->len);
+      b->on_heap = TRUE;
+    }
     b->buf = buf;
     b->size = size;
   }
@@ -1100,6 +1109,90 @@ short_float(double d, char s[40])
   return n;
 }
 
+/* The decimal digits of i (with its sign) in s; their count. */
+static size_t
+int64_digits(int64_t i, char s[24])
+{ char rev[24];
+  size_t n = 0, r = 0;
+  uint64_t u = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+
+  do
+  { rev[r++] = (char)('0' + u % 10);
+    u /= 10;
+  } while ( u );
+  if ( i < 0 )
+    s[n++] = '-';
+  while ( r )
+    s[n++] = rev[--r];
+  return n;
+}
+
+/* A float d of at least 1e-4 and below 1e15 in magnitude that needs 16
+   or 17 significant digits to read back as d (short_float() found no
+   fewer), as write/1 writes it: the shortest digits that read back, the
+   nearest of them to d, with the point in place.  %.15e and %.16e give
+   the nearest decimal of 16 and 17 digits, correctly rounded; if the
+   nearest of 16 does not read back, none of 16 does unless d is a power
+   of two (its neighbours are unevenly far apart, so a farther decimal
+   may read back where the nearest does not): that d is left to Prolog,
+   as is any other.  Returns the length written into s, or 0. */
+static size_t
+long_float(double d, char s[40])
+{ char e[40], digits[24];
+  double a = fabs(d);
+  int prec, exp10, len = 0, k;
+  size_t n = 0;
+  char *end;
+
+  if ( !(a >= 1e-4 && a < 1e15) )
+    return 0;
+  for ( prec = 16; prec <= 17; prec++ )
+  { int written = snprintf(e, sizeof(e), "%.*e", prec - 1, a);
+
+    if ( written <= 0 || (size_t)written >= sizeof(e) )
+      return 0;
+    if ( strtod(e, NULL) == a )
+      break;
+    if ( prec == 16 )
+    { int two;
+      if ( frexp(a, &two) == 0.5 )       /* a power of two */
+        return 0;
+    }
+  }
+  if ( prec > 17 )
+    return 0;
+  for ( const char *c = e; *c && *c != 'e'; c++ )   /* d.ddd...e+XX: the digits */
+  { if ( *c >= '0' && *c <= '9' )
+      digits[len++] = *c;
+  }
+  end = strchr(e, 'e');
+  if ( !end || len != prec )
+    return 0;
+  exp10 = (int)strtol(end + 1, NULL, 10);
+  while ( len > 1 && digits[len - 1] == '0' )   /* as the shortest digits have none at the end */
+    len--;
+  /* the value is 0.digits * 10^(exp10 + 1): digits before the point */
+  k = exp10 + 1;
+  if ( signbit(d) )
+    s[n++] = '-';
+  if ( k <= 0 )
+  { memcpy(s + n, "0.", 2);
+    n += 2;
+    memset(s + n, '0', (size_t)(-k));
+    n += (size_t)(-k);
+    memcpy(s + n, digits, (size_t)len);
+    n += (size_t)len;
+  } else if ( k < len )
+  { memcpy(s + n, digits, (size_t)k);
+    n += (size_t)k;
+    s[n++] = '.';
+    memcpy(s + n, digits + k, (size_t)(len - k));
+    n += (size_t)(len - k);
+  } else
+    return 0;                                   /* a whole number of 16 digits: not in range */
+  return n;
+}
+
 /* A number as write/1 writes it; a float that is not finite as null if
    null_if_not_finite (an argument), else not here (a time, which
    write_detection/2 writes as write/1 does). */
@@ -1115,7 +1208,7 @@ put_number(line_buffer *b, term_t t, int null_if_not_finite)
       return FALSE;
     if ( !isfinite(d) )
       return null_if_not_finite && put_str(b, "null");
-    if ( b->short_floats && (len = short_float(d, text)) )
+    if ( b->short_floats && ((len = short_float(d, text)) || (len = long_float(d, text))) )
       return put_bytes(b, text, len);
   } else if ( !PL_is_integer(t) )
     return FALSE;
@@ -1123,8 +1216,8 @@ put_number(line_buffer *b, term_t t, int null_if_not_finite)
   { int64_t i;
     if ( PL_get_int64(t, &i) )          /* not a big integer: its digits here */
     { char digits[24];
-      int n = snprintf(digits, sizeof(digits), "%" PRId64, i);
-      return n > 0 && put_bytes(b, digits, (size_t)n);
+      size_t n = int64_digits(i, digits);
+      return put_bytes(b, digits, n);
     }
   }
   if ( !PL_get_nchars(t, &len, &s, CVT_INTEGER|CVT_FLOAT|BUF_STACK) )
@@ -1134,10 +1227,25 @@ put_number(line_buffer *b, term_t t, int null_if_not_finite)
 
 static int
 put_plain_text(line_buffer *b, term_t t)
-{ char *s;
+{ const char *s = NULL;
+  char *copy;
   size_t len;
+  atom_t a;
 
-  if ( !PL_get_nchars(t, &len, &s, CVT_ATOM|CVT_STRING|BUF_STACK) || len > 256 )
+  /* an atom's or a string's own text where it is one byte a character
+     (no copy: a copy on the stack of buffers costs more than the line) */
+  if ( PL_get_atom(t, &a) )
+  { if ( a == ATOM_nil_list )                  /* [], not an atom of text: left to Prolog */
+      return FALSE;
+    s = PL_atom_nchars(a, &len);
+  } else if ( PL_is_string(t) && PL_get_string(t, &copy, &len) )
+    s = copy;
+  if ( !s )
+  { if ( !PL_get_nchars(t, &len, &copy, CVT_ATOM|CVT_STRING|BUF_STACK) )
+      return FALSE;
+    s = copy;
+  }
+  if ( len > 256 )
     return FALSE;
   for ( size_t i = 0; i < len; i++ )
   { unsigned char c = (unsigned char)s[i];
@@ -1191,6 +1299,31 @@ detection_line(line_buffer *b, int object, term_t e, term_t t1, term_t t2)
          put_str(b, object ? "}\n" : "]\n");
 }
 
+/* Write the line buf (printable ASCII, one newline, at its end) to out,
+   a stream of ASCII-compatible bytes: into its buffer at once where it
+   has room, keeping its position as Sputc() keeps it a byte at a time
+   (which costs ten times more: character_count/2 reads it); else by
+   Sfwrite(). */
+static int
+ascii_line_written(IOSTREAM *out, const char *buf, size_t len)
+{ if ( len && buf[len - 1] == '\n' && !out->tee && (out->flags & SIO_FBUF) &&
+       !(out->flags & (SIO_LBUF|SIO_NBUF)) && out->bufp && out->limitp &&
+       (size_t)(out->limitp - out->bufp) > len )
+  { memcpy(out->bufp, buf, len);
+    out->bufp += len;
+    out->lastc = '\n';
+    if ( out->position )
+    { out->position->byteno += (int64_t)len;
+      out->position->charno += (int64_t)len;
+      out->position->lineno++;
+      out->position->linepos = 0;
+      out->flags &= ~SIO_NOLINEPOS;
+    }
+    return TRUE;
+  }
+  return Sfwrite(buf, 1, len, out) == len;
+}
+
 /* etalis_write_detection(+Format, +E, +T1, +T2): write the detection of E
    over [T1, T2] to the current output as a line of JSON of Format
    (object or row), if it is of the kind above; else fail, writing
@@ -1199,7 +1332,8 @@ static foreign_t
 write_detection(term_t format, term_t e, term_t t1, term_t t2)
 { atom_t f;
   int object, rc;
-  line_buffer b = { NULL, 0, 0, FALSE };
+  char space[512];
+  line_buffer b = { space, 0, sizeof(space), FALSE, FALSE };
   IOSTREAM *out;
   atom_t float_format;
 
@@ -1217,7 +1351,7 @@ write_detection(term_t format, term_t e, term_t t1, term_t t2)
          writes a newline as \r\n */
       if ( (out->encoding == ENC_UTF8 || out->encoding == ENC_ASCII || out->encoding == ENC_ISO_LATIN_1) &&
            out->newline != SIO_NL_DOS )
-        rc = Sfwrite(b.buf, 1, b.len, out) == b.len;
+        rc = ascii_line_written(out, b.buf, b.len);
       else
       { for ( size_t i = 0; rc && i < b.len; i++ )
           rc = Sputcode((unsigned char)b.buf[i], out) >= 0;
@@ -1225,13 +1359,82 @@ write_detection(term_t format, term_t e, term_t t1, term_t t2)
       rc = PL_release_stream(out) && rc;
     }
   }
-  free(b.buf);
+  if ( b.on_heap )
+    free(b.buf);
   return rc;
+}
+
+/* -- the note of the event being fed ------------------------------------
+
+   etalis_feed's quick loop notes before each event its input line and
+   the characters written to the current output before it, which the
+   handler of an event stopped at a limit and the watchdog read: here in
+   two numbers of the thread's own, one call an event (character_count/2
+   and two nb_setarg/3 took three).  A line is a positive integer, or
+   start (before the first event) or none (after the last). */
+
+static __thread int64_t note_line = -2;
+static __thread int64_t note_kept = 0;
+static atom_t ATOM_start;
+static atom_t ATOM_none;
+
+#define NOTE_START (-1)
+#define NOTE_NONE (-2)
+
+/* etalis_note(+Line): note Line and the current output's character
+   count; fails if that output keeps no position. */
+static foreign_t
+note_event(term_t line)
+{ int64_t l;
+  IOSTREAM *out = Scurrent_output;
+
+  if ( !PL_get_int64_ex(line, &l) )
+    return FALSE;
+  if ( !out || !out->position )
+    return FALSE;
+  note_line = l;
+  note_kept = out->position->charno;
+  return TRUE;
+}
+
+/* etalis_note_set(+Line, +Kept): note Line (an integer, start or none)
+   and Kept. */
+static foreign_t
+note_set(term_t line, term_t kept)
+{ int64_t l, k;
+  atom_t a;
+
+  if ( PL_get_atom(line, &a) && (a == ATOM_start || a == ATOM_none) )
+    l = a == ATOM_start ? NOTE_START : NOTE_NONE;
+  else if ( !PL_get_int64_ex(line, &l) )
+    return FALSE;
+  else if ( l < 0 )
+    return PL_domain_error("not_less_than_zero", line);
+  if ( !PL_get_int64_ex(kept, &k) )
+    return FALSE;
+  note_line = l;
+  note_kept = k;
+  return TRUE;
+}
+
+/* etalis_noted(-Line, -Kept): what the note holds. */
+static foreign_t
+noted(term_t line, term_t kept)
+{ int rc = note_line >= 0 ? PL_unify_int64(line, note_line)
+                          : PL_unify_atom(line, note_line == NOTE_START ? ATOM_start : ATOM_none);
+  return rc && PL_unify_int64(kept, note_kept);
 }
 
 install_t
 install_etalis_columns(void)
-{ FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
+{ term_t nil = PL_new_term_ref();
+
+  PL_put_nil(nil);
+  if ( !PL_get_atom(nil, &ATOM_nil_list) )
+    ATOM_nil_list = 0;
+  FUNCTOR_event2 = PL_new_functor(PL_new_atom("event"), 2);
+  ATOM_start = PL_new_atom("start");
+  ATOM_none = PL_new_atom("none");
   FUNCTOR_columns4 = PL_new_functor(PL_new_atom("columns"), 4);
   FUNCTOR_col3 = PL_new_functor(PL_new_atom("col"), 3);
   FUNCTOR_all1 = PL_new_functor(PL_new_atom("all"), 1);
@@ -1255,4 +1458,7 @@ install_etalis_columns(void)
   PL_register_foreign_in_module("etalis_columns", "etalis_graph_terms", 7, graph_terms, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_list_terms", 4, list_terms, 0);
   PL_register_foreign_in_module("etalis_columns", "etalis_write_detection", 4, write_detection, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_note", 1, note_event, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_note_set", 2, note_set, 0);
+  PL_register_foreign_in_module("etalis_columns", "etalis_noted", 2, noted, 0);
 }

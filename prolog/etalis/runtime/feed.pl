@@ -14,6 +14,7 @@
                        memory_hit/4, dropped_changes/1, watched/3, output_string/2]).
 :- use_module(feed_state, [feed_start/1, feed_value/3, engine_warnings/2, changes_flag/2]).
 :- use_module(protocol, [detection_format/1]).
+:- use_module(columns, [columns_loaded/0]).
 :- use_module('../reader/terms', [finite_number/1]).
 
 /** <module> Feeding an engine: one batch, one loop
@@ -358,12 +359,12 @@ term_full(Resource, Term, Line, batch(M, _, _, _, _, _, _, _), Kept, stopped(Hit
 %   set back after it.
 
 quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last, A0, A, Stop) :-
-    character_count(current_output, Kept),
-    At = at(start, Kept),
+    current_output(Out),
+    character_count(Out, Kept),
+    note_start(Out, Kept, At, Saved),
     limit_budget(Limit, Budget),
     changes_flag(M, Changes),
     nb_setarg(1, Changes, true),                % what rules recorded before the run is looked for too
-    current_output(Out),
     Engine = engine(M:'$run', Changes, M:'$rule_update', M:'$raised', Out),
     (   nb_current(etalis_line, Outer)
     ->  true
@@ -372,8 +373,58 @@ quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last
     b_setval(etalis_line, At),
     catch(quick_loop(Terms, Line, Checked, Engine, Budget, Format, S, At, Last0, Rest, RestLine, Last, A0, A, Stop),
           Error,
-          quick_stopped(Error, Budget, At, Terms, Line, Checked, M, Limit, Last0, Rest, RestLine, Last, A0, A, Stop)),
+          ( noted(At, AtLine, AtKept),
+            note_restored(Saved),               % before an exception goes on to a run outside
+            quick_stopped(Error, Budget, at(AtLine, AtKept), Terms, Line, Checked, M, Limit, Last0, Rest, RestLine,
+                          Last, A0, A, Stop)
+          )),
+    note_restored(Saved),
     b_setval(etalis_line, Outer).
+
+%   note_start(+Out, +Kept, -At, -Saved): At is the note of the event
+%   that quick_loop/15 runs, its line `start` and Kept the characters
+%   written to Out before it: `noted` if the foreign library keeps it
+%   (one call an event, see note/3), then Saved is the note it held (a
+%   run outside, which this one is inside of, gets it back, see
+%   note_restored/1); else the term at(Line, Kept), set in place, and
+%   Saved is `none`.
+
+note_start(Out, Kept, noted, note(Line, Noted)) :-
+    columns_loaded,
+    stream_property(Out, position(_)),
+    !,
+    etalis_columns:etalis_noted(Line, Noted),
+    etalis_columns:etalis_note_set(start, Kept).
+note_start(_, Kept, at(start, Kept), none).
+
+%   note(+At, +At, +Out, +Line): the event of line Line runs now, after
+%   what was written to Out so far (At twice: the first for the clause,
+%   the second the term set in place).
+
+note(noted, _, _, Line) :-
+    etalis_columns:etalis_note(Line).
+note(at(_, _), At, Out, Line) :-
+    character_count(Out, Kept),
+    nb_setarg(1, At, Line),
+    nb_setarg(2, At, Kept).
+
+%   noted(+At, -Line, -Kept): what the note At holds (see note_start/4).
+
+noted(noted, Line, Kept) :-
+    etalis_columns:etalis_noted(Line, Kept).
+noted(at(Line, Kept), Line, Kept).
+
+%   note_done(+At, +At): no event of the note At runs any more.
+
+note_done(noted, _) :-
+    etalis_columns:etalis_noted(_, Kept),
+    etalis_columns:etalis_note_set(none, Kept).
+note_done(at(_, _), At) :-
+    nb_setarg(1, At, none).
+
+note_restored(none).
+note_restored(note(Line, Kept)) :-
+    etalis_columns:etalis_note_set(Line, Kept).
 
 %   quick_stopped(+Error, +Budget, +At, +Terms, +Line, +Checked, +M, +Limit,
 %                 +Last0, -Rest, -RestLine, -Last, +A0, -A, -Stop)
@@ -468,9 +519,7 @@ quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Re
         ;   quick_event(Checked, Term, E, T1, T2)
         ),
         T2 >= Last0
-    ->  character_count(Out, Kept),
-        nb_setarg(1, At, Line),
-        nb_setarg(2, At, Kept),
+    ->  note(At, At, Out, Line),
         limited_run(Budget, Run, E, T1, T2, Format),
         (   (   Changes = changes(false)        % the usual case, tested inline
             ->  true
@@ -478,7 +527,8 @@ quick_loop([Term|Terms], Line, Checked, Engine, Budget, Format, S, At, Last0, Re
             )
         ->  A1 is A0 + 1,
             quick_loop(Terms, Next, Checked, Engine, Budget, Format, S, At, T2, Rest, RestLine, Last, A1, A, Stop)
-        ;   nb_setarg(1, At, none),             % the event is done: what follows is no longer its
+        ;   noted(At, _, Kept),
+            note_done(At, At),                  % the event is done: what follows is no longer its
             b_setval(etalis_line, Line),        % but what it changed or raised reports to its line
             A1 is A0 + 1,
             catch(( rule_updates(S),

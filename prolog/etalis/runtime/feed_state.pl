@@ -39,13 +39,18 @@ feed_warning(M, Text) :-
 %   etalis_line holds it, set before each event (see
 %   etalis_process:run/5), or holds a term at(Line, Kept) whose first
 %   argument a loop over many events sets in place before each (see
-%   etalis_feed:quick_run/14), a global variable set once for them all.
+%   etalis_feed:quick_run/14), a global variable set once for them all,
+%   or `noted` when the foreign library keeps that note.
 %   Fails outside the processing of an input line.
 
 input_line(Line) :-
     nb_current(etalis_line, Value),
     (   Value = at(Line0, _)
     ->  integer(Line0),
+        Line = Line0
+    ;   Value == noted                          % the foreign library keeps the note
+    ->  etalis_columns:etalis_noted(Line0, _),
+        integer(Line0),
         Line = Line0
     ;   integer(Value),
         Line = Value

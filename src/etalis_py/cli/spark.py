@@ -41,16 +41,13 @@ def add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]"
     """``etalis replay``: the same rules and mapping as ``run``, over a data
     set on Spark (docs/spark.md)."""
     rp = sub.add_parser("replay", help="replay a data set through the rules on Spark")
-    rp.add_argument("rules", type=Path, help="the .etl rule file")
-    rp.add_argument("--events", required=True, metavar="PATH",
-                    help="the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI); "
-                    "JSON lines without a mapping, and .events files, are an event a line, as etalis run reads them")
-    rp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
-                    help="the data's format: csv, parquet, jsonl or events (default: from the file name)")
+    _add_spark_input(rp, "--events", "PATH",
+                     "the data: a CSV, Parquet or JSON-lines file or directory (local or a Hadoop URI); "
+                     "JSON lines without a mapping, and .events files, are an event a line, as etalis run reads them",
+                     "the data's format: csv, parquet, jsonl or events (default: from the file name)",
+                     "the key column: rules whose events all carry the key run partitioned by it")
     rp.add_argument("--stream", type=_stream_iri, metavar="IRI",
                     help="the graphs of --graph-col are on the stream IRI, asked with graph_stream(G, S)")
-    rp.add_argument("--partition-by", metavar="COL",
-                    help="the key column: rules whose events all carry the key run partitioned by it")
     rp.add_argument("--out", metavar="DIR",
                     help="write detections, rejected rows and summary.json here (atomically); "
                     "default: print the detections as run does")
@@ -149,19 +146,26 @@ def replay(ns: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _add_spark_input(p: argparse.ArgumentParser, data: str, metavar: str, data_help: str, format_help: str,
+                     key_help: str) -> None:
+    """The rule file, the data (``data``, required), its format and its key
+    column: what replay and stream both take first."""
+    p.add_argument("rules", type=Path, help="the .etl rule file")
+    p.add_argument(data, required=True, metavar=metavar, help=data_help)
+    p.add_argument("--input-format", type=spark_format_option, metavar="FORMAT", help=format_help)
+    p.add_argument("--partition-by", metavar="COL", help=key_help)
+
+
 def add_stream_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """``etalis stream``: replay's rules, mapping and plan, live on Spark
     Structured Streaming (docs/spark.md, Streaming)."""
     sp = sub.add_parser("stream", help="detect live on Spark Structured Streaming, as files land in a folder")
-    sp.add_argument("rules", type=Path, help="the .etl rule file")
-    sp.add_argument("--source", required=True, metavar="DIR|URL",
-                    help="a folder whose new files are read as they land (CSV, JSON lines or Parquet), "
-                    "socket://HOST:PORT or kafka://HOST:PORT/TOPIC (CSV lines, named by --columns)")
-    sp.add_argument("--input-format", type=spark_format_option, metavar="FORMAT",
-                    help="the files' format: csv, jsonl, parquet or events (default: from their names); JSON lines "
-                    "without a mapping, and events, are an event a line, as etalis run reads them")
-    sp.add_argument("--partition-by", metavar="COL",
-                    help="the key column: rules whose events all carry the key run with a state per key")
+    _add_spark_input(sp, "--source", "DIR|URL",
+                     "a folder whose new files are read as they land (CSV, JSON lines or Parquet), "
+                     "socket://HOST:PORT or kafka://HOST:PORT/TOPIC (CSV lines, named by --columns)",
+                     "the files' format: csv, jsonl, parquet or events (default: from their names); JSON lines "
+                     "without a mapping, and events, are an event a line, as etalis run reads them",
+                     "the key column: rules whose events all carry the key run with a state per key")
     sp.add_argument("--checkpoint", required=True, metavar="DIR",
                     help="the stream's progress and its engines' state: start again with the same DIR to go on")
     sp.add_argument("--out", required=True, metavar="DIR",
