@@ -65,14 +65,15 @@ def frame_terms(
                                     f"column of the frame: did you mean event_col={event!r}?"), stacklevel=3)
     rows = len(frame)
     reasons: np.ndarray[Any, np.dtype[np.object_]] = np.full(rows, None, dtype=object)
-    reasoned = [False]      # some row has a reason (a column's reasons are None if none of its rows has one)
+    reasoned = False        # some row has a reason (a column's reasons are None if none of its rows has one)
 
     def column(name: str, convert: Callable[["pd.Series[Any]", str, Zone], tuple[Any, Any]]) -> Any:
+        nonlocal reasoned
         texts, why = convert(frame[name], str(name), tz)
         if why is not None:
             fresh = (reasons == None) & (why != None)  # noqa: E711 (elementwise)
             reasons[fresh] = why[fresh]
-            reasoned[0] = True
+            reasoned = True
         return texts
 
     # one format per row, filled from the columns' texts (str.format is much
@@ -94,7 +95,7 @@ def frame_terms(
     else:
         when = "[{}, {}]"
         columns.extend((column(start or "", _time_texts), column(end or "", _time_texts)))
-    bad = np.flatnonzero(reasons != None).tolist() if reasoned[0] else []  # noqa: E711
+    bad = np.flatnonzero(reasons != None).tolist() if reasoned else []  # noqa: E711
     rejected = [Rejection(i + 1, str(reasons[i])) for i in bad]
     if packed:
         return _packed(event, columns, len(args), time is None, bad), rejected
@@ -281,7 +282,8 @@ def _by_value(series: "pd.Series[Any]", col: str, convert: Callable[[Any], str])
 
 
 def _take(texts: Any, reasons: Any, codes: Any, col: str) -> tuple[Any, Any]:
-    """The texts and reasons of distinct values, by each row's code (-1: missing)."""
+    """The texts and reasons (None: none) of distinct values, by each row's
+    code (-1: missing); the reasons are None if no row has one."""
     present = codes >= 0
     if present.all() and (reasons is None or not (reasons != None).any()):  # noqa: E711
         return texts[codes], None
