@@ -204,17 +204,18 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
     as itself, any other value as ``text(value)`` in the table (each
     distinct one once).  Where ``text`` raises ValueError or
     RecursionError, ``bad`` gets the row's ``reason`` (unless it has one)."""
-    kinds = set(map(type, values))
-    if kinds == {int}:
+    n = len(values)
+    kinds = list(map(type, values))     # counted: cheaper than a set of them
+    if n and kinds.count(int) == n:
         try:
-            return Cells(np.fromiter(values, dtype=np.int64, count=len(values)), INT)
+            return Cells(np.fromiter(values, dtype=np.int64, count=n), INT)
         except OverflowError:
             pass
-    elif kinds == {float}:
-        floats = np.fromiter(values, dtype=np.float64, count=len(values))
+    elif n and kinds.count(float) == n:
+        floats = np.fromiter(values, dtype=np.float64, count=n)
         if np.isfinite(floats).all():
             return Cells(floats, FLOAT)
-    elif kinds == {str}:
+    elif n and kinds.count(str) == n:
         distinct = dict.fromkeys(values)
         try:
             texts = list(map(text, distinct))
@@ -222,8 +223,7 @@ def value_cells(values: Sequence[Any], text: Callable[[Any], str], bad: Optional
             pass        # row by row below, for each row's reason
         else:
             codes = dict(zip(distinct, range(len(texts))))
-            return Cells(np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values)), TABLE, texts)
-    n = len(values)
+            return Cells(np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=n), TABLE, texts)
     out = np.zeros(n, dtype=np.int64)
     tags = np.zeros(n, dtype=np.uint8)
     floats = out.view(np.float64)
@@ -314,10 +314,17 @@ def items_packed(items: Sequence[Any], first: int, names: dict[str, str], reject
     so is a dict with a plain ``event``, ``args`` and ``time`` (the JSON
     lines of ``etalis run``).  The items at the indexes ``skip`` are no
     event, without a rejection."""
-    if not skip and _uniform(items):
+    if not skip:
         packed = _plain_packed(items, names, first, rejected, reason)
         if packed is not None:
             return packed
+    return rows_packed(items, first, names, rejected, reason, json_points, skip)
+
+
+def rows_packed(items: Sequence[Any], first: int, names: dict[str, str], rejected: list[Rejection],
+                reason: Callable[[Exception], str] = first_clause, json_points: bool = False,
+                skip: Sequence[int] = ()) -> Packed:
+    """:func:`items_packed` item by item, for any items."""
     n = len(items)
     codes = [-1] * n
     heads: dict[tuple[str, int], int] = {}
@@ -386,30 +393,66 @@ def _plain_packed(items: Sequence[Any], names: dict[str, str], first: int, rejec
                   reason: Callable[[Exception], str] = first_clause) -> Optional[Packed]:
     """:func:`items_packed` of tuples ``(name, args, time)`` that all have
     a non-empty str name, args of one length and a time that is an int or
-    a finite float, column by column; None for other items."""
+    a finite float, column by column; None for other items.  Each check
+    is one pass that counts the types of a column (a count of a list is
+    cheaper than a set)."""
+    n = len(items)
+    if not n or list(map(type, items)).count(tuple) != n or list(map(len, items)).count(3) != n:
+        return None
     name_col, args_col, times = (list(map(itemgetter(k), items)) for k in range(3))
-    if set(map(type, name_col)) != {str} or not set(map(type, args_col)) <= {tuple, list}:
+    kinds = list(map(type, args_col))
+    if list(map(type, name_col)).count(str) != n or kinds.count(tuple) + kinds.count(list) != n:
         return None
-    arities = set(map(len, args_col))
-    try:
-        if len(arities) != 1 or not set(map(type, times)) <= {int, float} or not all(map(math.isfinite, times)):
-            return None
-    except OverflowError:  # an int beyond a float
+    lengths = list(map(len, args_col))
+    arity = lengths[0]
+    if lengths.count(arity) != n:
         return None
-    arity = arities.pop()
+    time_cells = point_times(times)
+    if time_cells is None:
+        return None
     distinct = list(dict.fromkeys(name_col))
     heads = name_heads(distinct, arity, names)
     if heads is None:
         return None
-    code_of = dict(zip(distinct, range(len(distinct))))
-    codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=len(name_col))
+    if len(distinct) <= 4:      # a comparison of the column a name is cheaper than a lookup a row
+        codes = np.zeros(n, dtype=np.int32)
+        if len(distinct) > 1:
+            column = np.fromiter(name_col, dtype=object, count=n)
+            for code, name in enumerate(distinct[1:], start=1):
+                codes[column == name] = code
+    else:
+        code_of = dict(zip(distinct, range(len(distinct))))
+        codes = np.fromiter(map(code_of.__getitem__, name_col), dtype=np.int32, count=n)
     bad: dict[int, str] = {}
     columns = [value_cells(list(map(itemgetter(k), args_col)), prolog_value, bad, reason) for k in range(arity)]
-    columns.append(value_cells(times, number_text))
+    columns.append(time_cells)
     for i in sorted(bad):
         codes[i] = -1
         rejected.append(Rejection(first + i, bad[i]))
     return Packed(codes, heads, columns)
+
+
+def point_times(times: Sequence[Any]) -> Optional[Cells]:
+    """The column of times that are all ints or finite floats, else None."""
+    n = len(times)
+    kinds = list(map(type, times))
+    floats = kinds.count(float)
+    if floats == n:
+        values = np.fromiter(times, dtype=np.float64, count=n)
+        return Cells(values, FLOAT) if np.isfinite(values).all() else None
+    if floats + kinds.count(int) != n:
+        return None
+    if not floats:
+        try:
+            return Cells(np.fromiter(times, dtype=np.int64, count=n), INT)
+        except OverflowError:  # beyond int64: its text, below
+            pass
+    try:
+        if not all(map(math.isfinite, times)):
+            return None
+    except OverflowError:  # an int beyond a float
+        return None
+    return value_cells(times, number_text)
 
 
 def name_heads(distinct: Sequence[str], arity: int, names: dict[str, str]) -> Optional[list[str]]:
@@ -432,12 +475,13 @@ def name_heads(distinct: Sequence[str], arity: int, names: dict[str, str]) -> Op
 def unpacked_detections(layout: dict[str, Any], count: int) -> list[Detection]:
     """The first ``count`` detections of a ``packed`` feed, from the
     buffers that ``layout`` (the reply's ``packed``, see ``columns.pl``)
-    points to: to be read before the bridge's next request.  Each is made
-    as :meth:`Detection.from_row` makes one, without the row between."""
+    points to: to be read before the bridge's next request.  Each is the
+    detection :meth:`Detection.from_row` makes, made column by column
+    (:meth:`Detection.made`) without a row between."""
     if count == 0:
         return []
-    heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32).tolist()
-    arities = np.frombuffer(ctypes.string_at(layout["arities"], 4 * count), dtype=np.int32)
+    heads = np.frombuffer(ctypes.string_at(layout["heads"], 4 * count), dtype=np.int32)
+    arities = np.frombuffer(ctypes.string_at(layout["arities"], 4 * count), dtype=np.int32).astype(np.int64)
     cells = int(arities.sum()) + 2 * count
     tags = np.frombuffer(ctypes.string_at(layout["tags"], cells), dtype=np.uint8)
     raw = np.frombuffer(ctypes.string_at(layout["values"], 8 * cells), dtype=np.int64)
@@ -450,22 +494,32 @@ def unpacked_detections(layout: dict[str, Any], count: int) -> list[Detection]:
     out[mask] = list(map(atoms.__getitem__, raw[mask].tolist()))
     for i, text in zip(np.flatnonzero(tags == JSON).tolist(), raw[tags == JSON].tolist()):
         out[i] = json.loads(layout["texts"][text])
-    values = out.tolist()
-    ends = np.cumsum(arities + 2).tolist()      # where each detection's cells end
-    new = object.__new__                          # a frozen dataclass, filled as its __init__ would fill it
-    made: list[Detection] = []
-    append = made.append
-    for name, k, end in zip(map(atoms.__getitem__, heads), arities.tolist(), ends):
-        d = new(Detection)
-        d.__dict__.update(event=name, args=tuple(values[end - k - 2:end - 2]), start=values[end - 2],
-                          end=values[end - 1], provenance=())
-        append(d)
-    return made
+    ends = np.cumsum(arities + 2)               # where each detection's cells end
+    names = list(map(atoms.__getitem__, heads.tolist()))
+    return Detection.made(names, detection_args(out, arities, ends), out[ends - 2].tolist(), out[ends - 1].tolist())
 
 
-def _uniform(items: Sequence[Any]) -> bool:
-    """Every item is a tuple of three."""
-    return set(map(type, items)) == {tuple} and set(map(len, items)) == {3}
+def detection_args(values: "np.ndarray[Any, Any]", arities: "np.ndarray[Any, Any]",
+                   ends: "np.ndarray[Any, Any]") -> list[tuple[Any, ...]]:
+    """The argument tuples of detections whose cells (``values``, the
+    arguments then the two times) end at ``ends``: the columns of the
+    detections of each arity, zipped."""
+    lowest = int(arities.min())
+    if lowest == arities.max():
+        return arity_args(values, ends - (lowest + 2), lowest)
+    args: list[tuple[Any, ...]] = [()] * len(arities)
+    for arity in np.unique(arities).tolist():
+        rows = np.flatnonzero(arities == arity)
+        for i, t in zip(rows.tolist(), arity_args(values, ends[rows] - (arity + 2), arity)):
+            args[i] = t
+    return args
+
+
+def arity_args(values: "np.ndarray[Any, Any]", starts: "np.ndarray[Any, Any]", arity: int) -> list[tuple[Any, ...]]:
+    """The tuples of ``arity`` values from each of ``starts``."""
+    if arity == 0:
+        return [()] * len(starts)
+    return list(zip(*(values[starts + k].tolist() for k in range(arity))))
 
 
 # -- the library -----------------------------------------------------------

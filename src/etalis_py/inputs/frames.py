@@ -65,11 +65,15 @@ def frame_terms(
                                     f"column of the frame: did you mean event_col={event!r}?"), stacklevel=3)
     rows = len(frame)
     reasons: np.ndarray[Any, np.dtype[np.object_]] = np.full(rows, None, dtype=object)
+    reasoned = False        # some row has a reason (a column's reasons are None if none of its rows has one)
 
     def column(name: str, convert: Callable[["pd.Series[Any]", str, Zone], tuple[Any, Any]]) -> Any:
+        nonlocal reasoned
         texts, why = convert(frame[name], str(name), tz)
-        fresh = (reasons == None) & (why != None)  # noqa: E711 (elementwise)
-        reasons[fresh] = why[fresh]
+        if why is not None:
+            fresh = (reasons == None) & (why != None)  # noqa: E711 (elementwise)
+            reasons[fresh] = why[fresh]
+            reasoned = True
         return texts
 
     # one format per row, filled from the columns' texts (str.format is much
@@ -91,7 +95,7 @@ def frame_terms(
     else:
         when = "[{}, {}]"
         columns.extend((column(start or "", _time_texts), column(end or "", _time_texts)))
-    bad = np.flatnonzero(reasons != None).tolist()  # noqa: E711
+    bad = np.flatnonzero(reasons != None).tolist() if reasoned else []  # noqa: E711
     rejected = [Rejection(i + 1, str(reasons[i])) for i in bad]
     if packed:
         return _packed(event, columns, len(args), time is None, bad), rejected
@@ -190,7 +194,9 @@ def _missing(series: "pd.Series[Any]", col: str) -> Any:
 
 
 def _marked(mask: Any, reason: str) -> Any:
-    """``reason`` where ``mask`` holds, None elsewhere."""
+    """``reason`` where ``mask`` holds, None elsewhere; None if it holds nowhere."""
+    if not mask.any():
+        return None
     why = np.full(len(mask), None, dtype=object)
     why[mask] = reason
     return why
@@ -199,6 +205,8 @@ def _marked(mask: Any, reason: str) -> Any:
 def _plain(series: "pd.Series[Any]", col: str, texts: Callable[["pd.Series[Any]"], "pd.Series[Any]"]) -> tuple[Any, Any]:
     """Texts of a column whose every present value converts, missing ones rejected."""
     why = _missing(series, col)
+    if why is None:
+        return texts(series).to_numpy(dtype=object), None
     out = np.full(len(series), "", dtype=object)
     present = why == None  # noqa: E711
     out[present] = texts(series[present]).to_numpy(dtype=object)
@@ -208,6 +216,8 @@ def _plain(series: "pd.Series[Any]", col: str, texts: Callable[["pd.Series[Any]"
 def _ints(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
     """A column of ints as int64 numbers (0 where missing)."""
     why = _missing(series, col)
+    if why is None:
+        return series.astype("int64").to_numpy(), None
     present = why == None  # noqa: E711
     out = np.zeros(len(series), dtype=np.int64)
     out[present] = series[present].astype("int64").to_numpy()
@@ -218,7 +228,10 @@ def _floats(series: "pd.Series[Any]", col: str) -> tuple[Any, Any]:
     """A column of floats as float64 numbers (0.0 where missing or not finite)."""
     values = series.to_numpy(dtype="float64", na_value=np.nan)
     finite = np.isfinite(values)
-    why = _marked(np.isnan(values), f"column {col!r} is missing")
+    if finite.all():
+        return values, None
+    why = np.full(len(values), None, dtype=object)
+    why[np.isnan(values)] = f"column {col!r} is missing"
     infinite = ~finite & ~np.isnan(values)
     why[infinite] = [f"column {col!r}: {v!r} is not a finite number" for v in values[infinite].tolist()]
     return np.where(finite, values, 0.0), why
@@ -269,8 +282,13 @@ def _by_value(series: "pd.Series[Any]", col: str, convert: Callable[[Any], str])
 
 
 def _take(texts: Any, reasons: Any, codes: Any, col: str) -> tuple[Any, Any]:
-    """The texts and reasons of distinct values, by each row's code (-1: missing)."""
+    """The texts and reasons (None: none) of distinct values, by each row's
+    code (-1: missing); the reasons are None if no row has one."""
     present = codes >= 0
+    if present.all() and (reasons is None or not (reasons != None).any()):  # noqa: E711
+        return texts[codes], None
+    if reasons is None:
+        reasons = np.full(len(texts), None, dtype=object)
     out = np.zeros(len(codes), dtype=texts.dtype) if texts.dtype.kind in "if" else np.full(len(codes), "", dtype=object)
     why = np.full(len(codes), f"column {col!r} is missing", dtype=object)
     out[present] = texts[codes[present]]
