@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Optional
 
 import pytest
 
-from etalis_py.bridge.columns import Packed
-from etalis_py.cli import main
 from etalis_py.inputs.delimited import _bulk_block
 from etalis_py.inputs.mapping import Mapping
 from etalis_py.inputs.native import BlockReader
-from test_jsonl_native import same_packed
+from test_jsonl_native import DETECTED, run_either_way, same_packed
 
 READER = BlockReader.load()
 
@@ -112,23 +109,5 @@ STREAM = "name,k,t\n" + "".join(f"{'ab'[i % 2]},{i % 3},{i * 0.5}\n" for i in ra
 
 @pytest.mark.parametrize("way", ["c", "general"])
 def test_etalis_run_detects_the_same_either_way(tmp_path: Path, way: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    taken: list[bool] = []
-    if way == "general":
-        monkeypatch.setattr(BlockReader, "load", staticmethod(lambda: None))
-    else:
-        read = BlockReader.csv
-
-        def spied(self: BlockReader, data: bytes, header: list[str], mapping: Mapping) -> Optional[Packed]:
-            packed = read(self, data, header, mapping)
-            taken.append(packed is not None)
-            return packed
-
-        monkeypatch.setattr(BlockReader, "csv", spied)
-    (tmp_path / "r.etl").write_text("c(X) <- a(X) seq b(X) within 10.\n")
-    (tmp_path / "s.csv").write_text(STREAM)
-    out = tmp_path / "out.jsonl"
-    assert main(["run", str(tmp_path / "r.etl"), str(tmp_path / "s.csv"), "--event-col", "name", "--args", "k",
-                 "--time", "t", "--out", str(out), "--quiet"]) == 0
-    assert taken == ([True] if way == "c" else [])
-    assert out.read_text() == "".join(f'{{"event": "c", "args": [{x}], "start": {s}, "end": {e}}}\n' for x, s, e in [
-        (0, 0.0, 1.5), (2, 1.0, 2.5), (1, 2.0, 3.5), (0, 0.0, 4.5), (0, 3.0, 4.5), (2, 1.0, 5.5), (2, 4.0, 5.5)])
+    assert run_either_way(tmp_path, monkeypatch, way, "csv", STREAM, ".csv",
+                          "--event-col", "name", "--args", "k", "--time", "t") == DETECTED

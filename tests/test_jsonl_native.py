@@ -218,28 +218,47 @@ STREAM = "".join(json.dumps({"event": "ab"[i % 2], "args": [i % 3], "time": i * 
 STREAM = STREAM.replace('"args": [1]', '"args": [1.0]', 1)
 
 
-@pytest.mark.parametrize("way", ["c", "general"])
-def test_etalis_run_detects_the_same_either_way(tmp_path: Path, way: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def blocks_taken(monkeypatch: pytest.MonkeyPatch, way: str, reader: str) -> list[bool]:
+    """Whether the C reader's method ``reader`` took each block, as it is
+    asked (way ``c``); way ``general``: no C reader (nothing is asked)."""
     taken: list[bool] = []
     if way == "general":
         monkeypatch.setattr(BlockReader, "load", staticmethod(lambda: None))
-    else:
-        read = BlockReader.jsonl
+        return taken
+    read = getattr(BlockReader, reader)
 
-        def spied(self: BlockReader, data: bytes, names: dict[str, str]) -> Optional[Packed]:
-            packed = read(self, data, names)
-            taken.append(packed is not None)
-            return packed
+    def spied(self: BlockReader, *args: Any) -> Optional[Packed]:
+        packed: Optional[Packed] = read(self, *args)
+        taken.append(packed is not None)
+        return packed
 
-        monkeypatch.setattr(BlockReader, "jsonl", spied)
-    (tmp_path / "r.etl").write_text("c(X) <- a(X) seq b(X) within 10.\n")
-    (tmp_path / "s.jsonl").write_text(STREAM)
-    out = tmp_path / "out.jsonl"
-    assert main(["run", str(tmp_path / "r.etl"), str(tmp_path / "s.jsonl"), "--out", str(out), "--quiet"]) == 0
+    monkeypatch.setattr(BlockReader, reader, spied)
+    return taken
+
+
+DETECTED = "".join(f'{{"event": "c", "args": [{x}], "start": {s}, "end": {e}}}\n' for x, s, e in [
+    (0, 0.0, 1.5), (2, 1.0, 2.5), (1, 2.0, 3.5), (0, 0.0, 4.5), (0, 3.0, 4.5), (2, 1.0, 5.5), (2, 4.0, 5.5)])
+"""What ``c(X) <- a(X) seq b(X) within 10`` detects in the twelve events of STREAM (and of the CSV tests')."""
+
+
+def run_either_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str, reader: str, stream: str, suffix: str,
+                   *options: str) -> str:
+    """What ``etalis run`` writes for the file ``stream`` (of ``suffix``),
+    its one block read by the C reader's method ``reader`` (way ``c``,
+    which must take it) or without the C reader (way ``general``)."""
+    taken = blocks_taken(monkeypatch, way, reader)
+    rules, events, out = tmp_path / "r.etl", tmp_path / f"s{suffix}", tmp_path / "out.jsonl"
+    rules.write_text("c(X) <- a(X) seq b(X) within 10.\n")
+    events.write_text(stream)
+    assert main(["run", str(rules), str(events), *options, "--out", str(out), "--quiet"]) == 0
     assert taken == ([True] if way == "c" else [])
+    return out.read_text()
+
+
+@pytest.mark.parametrize("way", ["c", "general"])
+def test_etalis_run_detects_the_same_either_way(tmp_path: Path, way: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # b(1.0) at 0.5 matches no a(1): a float is no int
-    assert out.read_text() == "".join(f'{{"event": "c", "args": [{x}], "start": {s}, "end": {e}}}\n' for x, s, e in [
-        (0, 0.0, 1.5), (2, 1.0, 2.5), (1, 2.0, 3.5), (0, 0.0, 4.5), (0, 3.0, 4.5), (2, 1.0, 5.5), (2, 4.0, 5.5)])
+    assert run_either_way(tmp_path, monkeypatch, way, "jsonl", STREAM, ".jsonl") == DETECTED
 
 
 def test_without_a_compiler_blocks_are_read_the_general_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
