@@ -100,6 +100,14 @@ typedef struct {
   char point;                     /* the C library's decimal point (strtod follows the locale) */
 } cursor;
 
+/** The end of the line at *line (its newline, or the end of the data),
+    and *line moved to the next line. */
+static const unsigned char *next_line(const unsigned char **line, const unsigned char *end) {
+  const unsigned char *newline = memchr(*line, '\n', (size_t)(end - *line));
+  *line = newline ? newline + 1 : end;
+  return newline ? newline : end;
+}
+
 static void blanks(cursor *c) {
   while (c->p < c->end && (*c->p == ' ' || *c->p == '\t')) c->p++;
 }
@@ -285,9 +293,8 @@ int64_t etalis_jsonl_block(const char *data, int64_t len, int64_t rows, int64_t 
   int64_t row = 0;
   while (line < end) {
     if (row >= rows) goto done;
-    const unsigned char *newline = memchr(line, '\n', (size_t)(end - line));
-    cursor c = {line, newline ? newline : end, point[0]};
-    line = newline ? newline + 1 : end;
+    const unsigned char *start = line, *stop = next_line(&line, end);
+    cursor c = {start, stop, point[0]};
     if (c.end > c.p && c.end[-1] == '\r') c.end--;   /* CRLF; a return elsewhere is not mine */
     int has_event = 0, has_args = 0, has_time = 0;
     if (!take(&c, '{')) goto done;
@@ -435,20 +442,19 @@ int64_t etalis_csv_block(const char *data, int64_t len, int64_t rows, int64_t fi
     if (arg_fields[j] < 0 || arg_fields[j] >= fields) return NOT_MINE;
   const unsigned char *base = (const unsigned char *)data, *end = base + len;
   int64_t result = NOT_MINE;
+  memset(seen, 0, (size_t)nargs + 1);
   texts names = {base, name_spans, 0, NULL, 0};
   int64_t *starts = malloc((size_t)(fields + 1) * sizeof *starts);   /* where each field starts, and the end + 1 */
   if (!starts) return NOT_MINE;
-  memset(seen, 0, (size_t)nargs + 1);
   const unsigned char *line = base;
-  int64_t row = 0;
-  while (line < end) {
+  int64_t row;
+  for (row = 0; line < end; row++) {
     if (row >= rows) goto done;
-    const unsigned char *newline = memchr(line, '\n', (size_t)(end - line));
-    const unsigned char *stop = newline ? newline : end;
-    if (stop == line) goto done;
+    const unsigned char *start = line, *stop = next_line(&line, end);
+    if (stop == start) goto done;
     int64_t k = 0;
-    starts[0] = line - base;
-    for (const unsigned char *p = line; p < stop; p++) {
+    starts[0] = start - base;
+    for (const unsigned char *p = start; p < stop; p++) {
       if (*p == ',') {
         if (++k >= fields) goto done;
         starts[k] = p + 1 - base;
@@ -472,8 +478,6 @@ int64_t etalis_csv_block(const char *data, int64_t len, int64_t rows, int64_t fi
       tags[j * rows + row] = (uint8_t)tag;
       seen[j] |= (uint8_t)(1 << tag);
     }
-    line = newline ? newline + 1 : end;
-    row++;
   }
   if (row != rows) goto done;
   *name_count = names.count;
