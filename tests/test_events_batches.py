@@ -5,9 +5,11 @@ the line on its own: the same detections and the same rejections."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 from etalis_py import Engine
+from etalis_py.inputs.lines import BOM, _whole_chunks, line_blocks
 from etalis_py.inputs.streams import read_batches
 
 RULES = "c(X) <- a(X).\n"
@@ -54,3 +56,28 @@ def test_a_line_with_a_quote_a_comment_or_nested_brackets_sends_its_batch_line_b
         assert kinds == [None], odd                       # event lines, not a batch list
         assert lines.startswith('{"event": "c", "args": [1], "start": 1, "end": 1}\n'
                                 '{"event": "c", "args": [2], "start": 2, "end": 2}\n'), odd
+
+
+def test_reads_become_chunks_of_whole_lines_and_blocks_of_n_lines_with_their_first_line() -> None:
+    """Random reads (lines longer than a read, empty reads, a byte order
+    mark) give chunks that end at a newline and, cut again, blocks of
+    exactly n lines each (the last fewer) with the number of their first
+    line: together the input, its mark at the start dropped."""
+    rng = random.Random(7)
+    for _ in range(2000):
+        text = b"".join(rng.choice([b"a", b"bb\n", b"\n", b"ccc", b"\xef\xbb\xbf", b"x" * rng.randint(0, 40) + b"\n"])
+                        for _ in range(rng.randint(0, 50)))
+        if rng.random() < 0.3:
+            text = BOM + text
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randint(0, 8))))
+        reads = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
+        reads.insert(rng.randint(0, len(reads)), b"")
+        chunks = list(_whole_chunks(reads))
+        assert b"".join(chunks) == text
+        assert all(c.endswith(b"\n") for c in chunks[:-1] if c)
+        n = rng.randint(1, 5)
+        blocks = list(line_blocks(chunks, n))
+        assert b"".join(b for _, b in blocks) == text.removeprefix(BOM)
+        assert [first for first, _ in blocks] == [1 + i * n for i in range(len(blocks))]
+        assert all(b.count(b"\n") == n for _, b in blocks[:-1])
+        assert not blocks or 0 < blocks[-1][1].count(b"\n") + (not blocks[-1][1].endswith(b"\n")) <= n

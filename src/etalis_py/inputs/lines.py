@@ -113,23 +113,38 @@ class Lines:
 def line_blocks(chunks: Iterable[bytes], lines: int) -> Iterator[tuple[int, bytes]]:
     """The chunks of whole lines cut again into blocks of ``lines`` lines
     (the last one fewer), each with the number of its first line; a byte
-    order mark at the start is dropped."""
-    pending = b""
+    order mark at the start is dropped.  The chunks gather in one buffer
+    that is used again, so that each block is the only new copy of its
+    bytes (fresh memory for every chunk's copies cost more in page faults
+    than the copying)."""
+    pending = bytearray()
+    newlines = np.empty(0, dtype=np.intp)     # where pending's newlines not yet in a block are
     first = 1
     start = True
     for data in chunks:
         if start and data:
             data, start = data.removeprefix(BOM), False
+        if not data:
+            continue
+        found = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE) + len(pending)
         pending += data
-        newlines = np.flatnonzero(np.frombuffer(pending, dtype=np.uint8) == _NEWLINE)
-        cut = 0
-        for at in range(lines, len(newlines) + 1, lines):
-            end = int(newlines[at - 1]) + 1
-            yield first, pending[cut:end]
-            cut, first = end, first + lines
-        pending = pending[cut:]
+        newlines = np.concatenate((newlines, found)) if len(newlines) else found
+        whole = len(newlines) // lines * lines
+        if not whole:
+            continue
+        with memoryview(pending) as view:
+            cut, blocks = 0, []
+            for at in range(lines, whole + 1, lines):
+                end = int(newlines[at - 1]) + 1
+                blocks.append(bytes(view[cut:end]))
+                cut = end
+        del pending[:cut]
+        newlines = newlines[whole:] - cut
+        for block in blocks:
+            yield first, block
+            first += lines
     if pending:
-        yield first, pending
+        yield first, bytes(pending)
 
 
 def line_starts(data: bytes) -> "np.ndarray[Any, Any]":
@@ -160,9 +175,13 @@ def _whole_chunks(reads: Iterable[bytes]) -> Iterator[bytes]:
         if not data:
             yield b""
             continue
-        whole, pending = whole_lines(pending + data)
-        if whole:
-            yield whole
+        cut = data.rfind(b"\n") + 1
+        if not cut:                     # no line ends in this read yet
+            pending += data
+            continue
+        whole = b"".join((pending, memoryview(data)[:cut])) if pending else data[:cut]    # one copy, not two
+        pending = data[cut:]
+        yield whole
     if pending:
         yield pending
 
