@@ -27,7 +27,7 @@ import numpy as np
 from .batch import PLAIN_EVENTS, Batch, Item, batched
 from ..events import MAX_NESTING, Rejection
 from .registry import Reading
-from .lines import BOM, Lines
+from .lines import Lines, unmarked
 from .mapping import Mapping
 from ..bridge.columns import INT, Cells, Packed, head_text
 from ..bridge.prolog_text import MAX_TEXT
@@ -50,12 +50,7 @@ def _scanned_batches(chunks: Iterable[bytes], batch_lines: int, scan: "Scanner")
     pending = b""
     at = newlines = 0           # where the rest of pending starts, and its newlines
     first = 1
-    start = True
-    for data in chunks:
-        if start and data:
-            data, start = data.removeprefix(BOM), False
-        if not data:
-            continue
+    for data in unmarked(chunks):
         pending = pending[at:] + data
         at = 0
         newlines += data.count(b"\n")

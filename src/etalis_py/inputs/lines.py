@@ -110,6 +110,16 @@ class Lines:
 
 
 
+def unmarked(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """The chunks that hold bytes, a byte order mark at the start dropped."""
+    start = True
+    for data in chunks:
+        if start and data:
+            data, start = data.removeprefix(BOM), False
+        if data:
+            yield data
+
+
 def line_blocks(chunks: Iterable[bytes], lines: int) -> Iterator[tuple[int, bytes]]:
     """The chunks of whole lines cut again into blocks of ``lines`` lines
     (the last one fewer), each with the number of its first line; a byte
@@ -120,12 +130,7 @@ def line_blocks(chunks: Iterable[bytes], lines: int) -> Iterator[tuple[int, byte
     pending = bytearray()
     newlines = np.empty(0, dtype=np.intp)     # where pending's newlines not yet in a block are
     first = 1
-    start = True
-    for data in chunks:
-        if start and data:
-            data, start = data.removeprefix(BOM), False
-        if not data:
-            continue
+    for data in unmarked(chunks):
         found = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _NEWLINE) + len(pending)
         pending += data
         newlines = np.concatenate((newlines, found)) if len(newlines) else found
