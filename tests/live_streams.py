@@ -53,6 +53,16 @@ def write_stream(path: Path, events: list[tuple[str, str, int]]) -> None:
     path.write_text(text, encoding="utf-8")
 
 
+def stateful_files(tmp_path: Path, n: int, name: str = "e.events") -> tuple[Path, Path]:
+    """The rule file of STATEFUL and a file ``name`` (its format by its
+    suffix) of the first ``n`` events of :func:`stream`, in ``tmp_path``."""
+    rules = tmp_path / "stateful.etl"
+    rules.write_text(STATEFUL)
+    events = tmp_path / name
+    write_stream(events, stream(n))
+    return rules, events
+
+
 def mapping(path: Path) -> list[str]:
     return ["--event-col", "name", "--args", "key", "--time", "time"] if path.suffix in (".csv", ".parquet") else []
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from etalis_py import Detection, Engine
 from etalis_py.cli import main
 
-from live_streams import ETALIS, SILENT, STATEFUL, mapping, run_cli, stream, summary, write_stream
+from live_streams import ETALIS, SILENT, STATEFUL, mapping, run_cli, stateful_files, stream, summary, write_stream
 
 # -- the engine's time: advance_to -----------------------------------------------
 
@@ -159,10 +159,7 @@ def test_a_resumed_run_says_where_it_takes_up_its_input(tmp_path: Path, capsys: 
 
 def test_a_run_resumed_on_standard_input_reads_the_lines_after_those_consumed(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "all.events"
-    write_stream(events, stream(2000))
+    rules, events = stateful_files(tmp_path, 2000, "all.events")
     lines = events.read_text().splitlines(keepends=True)
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet",
                  "--lateness", "2"]) == 0
@@ -266,10 +263,7 @@ def test_a_sigkilled_run_writes_only_whole_lines_into_a_pipe(tmp_path: Path) -> 
 
 
 def test_checkpoints_need_output_written_as_it_goes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.events"
-    write_stream(events, stream(10))
+    rules, events = stateful_files(tmp_path, 10)
     assert main(["run", str(rules), str(events), "--format", "table", "--checkpoint", str(tmp_path / "ck")]) == 1
     assert capsys.readouterr().err == ("etalis: --checkpoint resumes output written as it goes: --format jsonl or "
                                        "csv, not table (written at the end)\n")

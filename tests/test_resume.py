@@ -13,7 +13,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -22,7 +22,7 @@ from etalis_py.bridge.checkpoint import lock_directory
 from etalis_py.cli import main, running
 from etalis_py.cli.entry import parse
 
-from live_streams import ETALIS, SILENT, STATEFUL, mapping, stream, summary, write_stream
+from live_streams import ETALIS, SILENT, STATEFUL, mapping, stateful_files, stream, summary, write_stream
 
 
 class Crash(BaseException):
@@ -48,6 +48,19 @@ def crash_at(monkeypatch: pytest.MonkeyPatch, nth: int) -> tuple[list[int], Call
     monkeypatch.setattr(running._Checkpoints, "save", crashing)
     return lines, lambda: monkeypatch.setattr(running._Checkpoints, "save", save)
 
+
+def crashed_then_resumed(capsys: pytest.CaptureFixture[str], resume: Callable[[], None], args: list[str],
+                         again: Optional[list[str]] = None) -> list[str]:
+    """The lines on standard error of the run of ``args`` started again
+    (as ``again``, if given) after it crashed (see :func:`crash_at`,
+    whose ``resume`` puts the checkpoints back)."""
+    with pytest.raises(Crash):
+        main(args)
+    capsys.readouterr()
+    resume()
+    assert main(again or args) == 0
+    return capsys.readouterr().err.splitlines()
+
 @pytest.mark.parametrize("suffix", [".events", ".jsonl", ".csv", ".parquet"])
 @pytest.mark.parametrize("crash", [2, 7, 12])
 def test_a_run_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_run_writes(
@@ -67,12 +80,7 @@ def test_a_run_crashed_after_checkpoints_without_a_snapshot_resumes_to_what_one_
     saved, resume = crash_at(monkeypatch, crash)
     args = ["run", str(rules), str(events), "--out", str(out), "--lateness", "2", "--checkpoint",
             str(tmp_path / "ck"), "--checkpoint-every", "250", *mapping(events)]
-    with pytest.raises(Crash):
-        main(args)
-    capsys.readouterr()
-    resume()
-    assert main(args) == 0
-    resumed = capsys.readouterr().err.splitlines()
+    resumed = crashed_then_resumed(capsys, resume, args)
     assert out.read_bytes() == (tmp_path / "ref.jsonl").read_bytes()
     assert summary(resumed[-1]) == summary(expected[-1])
     first = 2 if suffix == ".csv" else 1
@@ -89,22 +97,16 @@ def test_a_resumed_run_whose_batches_straddle_the_checkpoint_s_position_writes_w
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     # batches end elsewhere when they are read again: here the resumed run's are of 400 lines, not
     # 250 (as a followed file's end where the file ended as it was read)
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.events"
-    write_stream(events, stream(3000))
+    rules, events = stateful_files(tmp_path, 3000)
     out = tmp_path / "out.jsonl"
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--lateness", "2"]) == 0
     expected = capsys.readouterr().err.splitlines()
 
     saved, resume = crash_at(monkeypatch, 7)  # the checkpoint at line 1501 is durable, its snapshot at 251
     args = ["run", str(rules), str(events), "--out", str(out), "--lateness", "2", "--checkpoint", str(tmp_path / "ck")]
-    with pytest.raises(Crash):
-        main([*args, "--checkpoint-every", "250"])
-    capsys.readouterr()
-    resume()
-    assert main([*args, "--checkpoint-every", "400"]) == 0      # lines 251-650, ..., 1451-1850
-    resumed = capsys.readouterr().err.splitlines()
+    # read again in batches of lines 251-650, ..., 1451-1850
+    resumed = crashed_then_resumed(capsys, resume, [*args, "--checkpoint-every", "250"],
+                                   [*args, "--checkpoint-every", "400"])
     assert resumed[0].endswith("; the state is rebuilt from its snapshot at line 251 by reading the 1,250 lines "
                                "after it again, without writing their detections twice")
     assert summary(resumed[-1]) == summary(expected[-1])
@@ -124,10 +126,7 @@ def state_at(data: bytes, line: int) -> int:
 
 
 def run_to_its_end_with_a_checkpoint(tmp_path: Path) -> tuple[list[str], Path]:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.events"
-    write_stream(events, stream(100))
+    rules, events = stateful_files(tmp_path, 100)
     ck = tmp_path / "ck"
     args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet"]
     assert main(args) == 0
@@ -197,10 +196,7 @@ def test_a_checkpoint_of_another_format_is_refused_with_what_to_do(
 
 def test_a_checkpoint_of_other_rules_or_a_replaced_input_is_refused(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.events"
-    write_stream(events, stream(100))
+    rules, events = stateful_files(tmp_path, 100)
     ck = tmp_path / "ck"
     args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet"]
     assert main(args) == 0
@@ -218,10 +214,7 @@ def test_a_checkpoint_of_other_rules_or_a_replaced_input_is_refused(tmp_path: Pa
 
 def test_a_checkpoint_resumed_with_other_options_that_read_its_rows_is_refused(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.csv"
-    write_stream(events, stream(100))
+    rules, events = stateful_files(tmp_path, 100, "e.csv")
     ck = tmp_path / "ck"
     args = ["run", str(rules), str(events), "--out", str(tmp_path / "o.jsonl"), "--checkpoint", str(ck), "--quiet",
             "--event-col", "name", "--args", "key"]
@@ -253,12 +246,7 @@ def test_a_graph_stream_crashed_after_checkpoints_without_a_snapshot_resumes_to_
     out = tmp_path / "out.jsonl"
     args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"),
             "--checkpoint-every", "7"]
-    with pytest.raises(Crash):
-        main(args)
-    capsys.readouterr()
-    resume()
-    assert main(args) == 0
-    err = capsys.readouterr().err.splitlines()
+    err = crashed_then_resumed(capsys, resume, args)
     first, second = saved[:2]
     assert err[0].endswith(f"; the state is rebuilt from its snapshot at line {first} by reading the "
                            f"{second - first} lines after it again, without writing their detections twice")
@@ -271,24 +259,17 @@ def test_a_graph_stream_crashed_after_checkpoints_without_a_snapshot_resumes_to_
 def test_a_run_resumed_with_another_checkpoint_every_reads_again_up_to_its_checkpoint_exactly(
         tmp_path: Path, suffix: str, every: int, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / f"e{suffix}"
-    write_stream(events, stream(3000))
+    rules, events = stateful_files(tmp_path, 3000, f"e{suffix}")
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), *mapping(events)]) == 0
     expected = capsys.readouterr().err.splitlines()
 
     saved, resume = crash_at(monkeypatch, 7)
     out = tmp_path / "out.jsonl"
     args = ["run", str(rules), str(events), "--out", str(out), "--checkpoint", str(tmp_path / "ck"), *mapping(events)]
-    with pytest.raises(Crash):
-        main([*args, "--checkpoint-every", "250"])
-    capsys.readouterr()
-    resume()
     # the batches of 100 or 400 lines from the snapshot's line do not end
     # at the checkpoint's: the last one read again is cut there
-    assert main([*args, "--checkpoint-every", str(every)]) == 0
-    resumed = capsys.readouterr().err.splitlines()
+    resumed = crashed_then_resumed(capsys, resume, [*args, "--checkpoint-every", "250"],
+                                   [*args, "--checkpoint-every", str(every)])
     assert resumed[0].endswith(f"; the state is rebuilt from its snapshot at line {saved[0]} by reading the "
                                "1,250 lines after it again, without writing their detections twice")
     assert summary(resumed[-1]) == summary(expected[-1])
@@ -320,10 +301,7 @@ def test_a_timer_the_wall_clock_fired_after_resuming_is_in_the_next_checkpoint_a
 
 def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_its_counts(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    events = tmp_path / "e.events"
-    write_stream(events, stream(3000))
+    rules, events = stateful_files(tmp_path, 3000)
     assert main(["run", str(rules), str(events), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
     expected = capsys.readouterr().err
 
@@ -368,10 +346,7 @@ def test_sigterm_while_reading_again_leaves_the_checkpoint_as_it_was_and_says_it
 
 def test_a_followed_run_crashed_after_checkpoints_without_a_snapshot_resumes_where_its_batches_ended(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    rules = tmp_path / "stateful.etl"
-    rules.write_text(STATEFUL)
-    whole = tmp_path / "whole.events"
-    write_stream(whole, stream(1500))
+    rules, whole = stateful_files(tmp_path, 1500, "whole.events")
     assert main(["run", str(rules), str(whole), "--out", str(tmp_path / "ref.jsonl"), "--quiet"]) == 0
     expected = capsys.readouterr().err
     lines = whole.read_text().splitlines(keepends=True)

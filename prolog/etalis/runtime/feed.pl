@@ -384,7 +384,7 @@ quick_run(Terms, Line, Checked, M, Limit, Format, S, Last0, Rest, RestLine, Last
 %   note_start(+Out, +Kept, -At, -Saved): At is the note of the event
 %   that quick_loop/15 runs, its line `start` and Kept the characters
 %   written to Out before it: `noted` if the foreign library keeps it
-%   (one call an event, see note/3), then Saved is the note it held (a
+%   (one call an event, see note/4), then Saved is the note it held (a
 %   run outside, which this one is inside of, gets it back, see
 %   note_restored/1); else the term at(Line, Kept), set in place, and
 %   Saved is `none`.
